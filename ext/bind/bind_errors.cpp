@@ -1,0 +1,72 @@
+// The exception classes of hrxarray and the translation of hrx::Error kinds
+// onto them. Registered first so that every later binding can raise them.
+#include <Python.h>
+
+#include "bindings.h"
+#include "errors.h"
+
+namespace nb = nanobind;
+
+namespace hrx::bind {
+namespace {
+
+PyObject* g_hrx_error = nullptr;
+PyObject* g_busy = nullptr;
+PyObject* g_unsupported = nullptr;
+PyObject* g_device_lost = nullptr;
+PyObject* g_execution = nullptr;
+PyObject* g_cancelled = nullptr;
+PyObject* g_contract = nullptr;
+
+PyObject* make(nb::module_& m, const char* name, PyObject* base, const char* doc) {
+    std::string qualified = std::string("hrxarray.") + name;
+    PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base, nullptr);
+    if (!type) throw nb::python_error();
+    m.attr(name) = nb::steal(type);
+    return type;  // the module attribute keeps it alive for the process
+}
+
+PyObject* type_for(ErrorKind kind) {
+    switch (kind) {
+        case ErrorKind::Message: return PyExc_ValueError;
+        case ErrorKind::Index: return PyExc_IndexError;
+        case ErrorKind::Contract: return g_contract;
+        case ErrorKind::Busy: return g_busy;
+        case ErrorKind::Unsupported: return g_unsupported;
+        case ErrorKind::DeviceLost: return g_device_lost;
+        case ErrorKind::Execution: return g_execution;
+        case ErrorKind::Cancelled: return g_cancelled;
+        case ErrorKind::Generic: return g_hrx_error;
+    }
+    return g_hrx_error;
+}
+
+}  // namespace
+
+void bind_errors(nb::module_& m) {
+    g_hrx_error = make(m, "HrxError", PyExc_RuntimeError, "Base class of hrxarray's runtime errors.");
+    g_busy = make(m, "BusyError", g_hrx_error,
+                  "A capacity is exhausted or a guard, lease or mapping conflicts; hrxarray never waits "
+                  "implicitly for these.");
+    g_unsupported = make(m, "UnsupportedError", g_hrx_error,
+                         "The placement, device or engine cannot do what was asked (for example mapping "
+                         "GpuLocal memory on the host).");
+    g_device_lost = make(m, "DeviceLostError", g_hrx_error,
+                         "The storage was poisoned by an earlier device failure; the message carries the "
+                         "original failure.");
+    g_execution = make(m, "ExecutionError", g_hrx_error,
+                       "A region failed while executing; chained to the region's own error.");
+    g_cancelled = make(m, "CancelledError", g_hrx_error, "The submission was cancelled before it finished.");
+    g_contract = make(m, "ContractError", PyExc_ValueError,
+                      "Arguments break a kernel's binding contract (count, length, alignment, aliasing).");
+
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const Error& e) {
+            PyErr_SetString(type_for(e.kind()), e.what());
+        }
+    });
+}
+
+}  // namespace hrx::bind

@@ -1,0 +1,225 @@
+// Runtime, devices, statistics and memory budgets.
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "errors.h"
+#include "provider/provider.h"
+#include "py_types.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace hrx::bind {
+namespace {
+
+// A reservation taken from a MemoryBudget by hand; released once.
+struct BudgetReservation {
+    std::shared_ptr<MemoryBudget> budget;
+    uint64_t bytes = 0;
+    bool active = true;
+    void release() {
+        if (active) budget->release(bytes);
+        active = false;
+    }
+    ~BudgetReservation() { release(); }
+};
+
+nb::dict stats_dict(const Statistics& s) {
+    nb::dict d;
+    d["allocations"] = s.allocations;
+    d["imports"] = s.imports;
+    d["submissions"] = s.submissions;
+    d["completions"] = s.completions;
+    d["copied_bytes"] = s.copied_bytes;
+    d["cache_maintenance_bytes"] = s.cache_maintenance_bytes;
+    d["live_bytes"] = s.live_bytes;
+    d["peak_bytes"] = s.peak_bytes;
+    return d;
+}
+
+std::string device_repr(const char* kind, const RuntimeCore& rt, Engine e, int index) {
+    const auto& ep = rt.endpoint(e, index);
+    std::string s = std::string(kind) + "(index=" + std::to_string(index) + ", target='" + ep.target + "'";
+    if (e == Engine::Npu) s += ", columns=" + std::to_string(ep.columns);
+    return s + ", backend='" + rt.backend() + "')";
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+    // Declared first so that every signature below names it; its methods are
+    // added once the memory types they return are registered.
+    nb::class_<RuntimeCore> rt(m, "Runtime",
+                               "An HRX runtime over the device fabric: devices, allocation, statistics (and, with "
+                               "the runtime layer, lanes, graphs and completions). The emulated fabric is used "
+                               "when no native provider is available.");
+
+    nb::class_<Statistics>(m, "Statistics",
+                           "A snapshot of a runtime's counters (HRX execution::Statistics). Compare two "
+                           "snapshots to see what a piece of work allocated, imported, copied or maintained.")
+        .def_ro("allocations", &Statistics::allocations, "Backing allocations made.")
+        .def_ro("imports", &Statistics::imports, "Imports: Shared allocations and dma-buf adoptions.")
+        .def_ro("submissions", &Statistics::submissions, "Graph submissions accepted.")
+        .def_ro("completions", &Statistics::completions, "Submissions retired.")
+        .def_ro("copied_bytes", &Statistics::copied_bytes, "Bytes moved by copy regions.")
+        .def_ro("cache_maintenance_bytes", &Statistics::cache_maintenance_bytes,
+                "Bytes covered by host cache maintenance (flush/invalidate).")
+        .def_ro("live_bytes", &Statistics::live_bytes, "Bytes of storage alive now.")
+        .def_ro("peak_bytes", &Statistics::peak_bytes, "Largest live_bytes seen.")
+        .def("as_dict", &stats_dict, "The counters as a dict.")
+        .def("__eq__", [](const Statistics& a, const Statistics& b) { return stats_dict(a).equal(stats_dict(b)); })
+        .def("__repr__", [](const Statistics& s) {
+            return "Statistics(" + nb::cast<std::string>(nb::str(stats_dict(s))) + ")";
+        });
+
+    nb::class_<BudgetReservation>(m, "BudgetReservation",
+                                  "Bytes reserved from a MemoryBudget; released by release(), by leaving "
+                                  "its with-block, or when it is garbage collected.")
+        .def_ro("bytes", &BudgetReservation::bytes, "The reserved byte count.")
+        .def_ro("active", &BudgetReservation::active, "True until released.")
+        .def("release", &BudgetReservation::release, "Give the bytes back (idempotent).")
+        .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+        .def("__exit__", [](BudgetReservation& r, nb::handle, nb::handle, nb::handle) { r.release(); },
+             "exc_type"_a.none(), "exc"_a.none(), "tb"_a.none());
+
+    nb::class_<MemoryBudget>(m, "MemoryBudget",
+                             "A byte budget. Pass it as Runtime(memory_budget=...): every allocation reserves "
+                             "its bytes first; requests larger than the whole budget raise ValueError, requests "
+                             "that cannot fit now raise BusyError. Quarantined storage keeps its charge.")
+        .def(nb::new_([](int64_t limit) {
+                 if (limit <= 0)
+                     fail(ErrorKind::Message, "MemoryBudget: the limit must be a positive byte count, got " +
+                                                  std::to_string(limit));
+                 return std::make_shared<MemoryBudget>(static_cast<uint64_t>(limit));
+             }),
+             "limit"_a)
+        .def_prop_ro("limit", &MemoryBudget::limit, "The budget in bytes.")
+        .def_prop_ro("used", &MemoryBudget::used, "Bytes currently charged.")
+        .def(
+            "reserve",
+            [](const std::shared_ptr<MemoryBudget>& b, int64_t n) {
+                if (n <= 0) fail(ErrorKind::Message, "MemoryBudget.reserve: n must be positive, got " + std::to_string(n));
+                b->reserve(static_cast<uint64_t>(n), "MemoryBudget.reserve(" + std::to_string(n) + ")");
+                return new BudgetReservation{b, static_cast<uint64_t>(n), true};
+            },
+            "n"_a, "Reserve n bytes (for work that will allocate later); returns a BudgetReservation guard.")
+        .def("__repr__", [](const MemoryBudget& b) {
+            return "MemoryBudget(limit=" + std::to_string(b.limit()) + ", used=" + std::to_string(b.used()) + ")";
+        });
+
+    nb::class_<GpuDevice>(m, "GpuDevice", "The runtime's GPU (gfx1151 on Strix Halo). Obtain it from rt.gpu().")
+        .def_prop_ro("index", [](const GpuDevice& d) { return d.index; }, "The GPU's index.")
+        .def_prop_ro("target", [](const GpuDevice& d) { return d.runtime->endpoint(Engine::Gpu, d.index).target; },
+                     "The bare AMDGPU target, 'gfx1151'.")
+        .def_prop_ro("name", [](const GpuDevice& d) { return d.runtime->endpoint(Engine::Gpu, d.index).name; },
+                     "A human-readable device name.")
+        .def_prop_ro("backend", [](const GpuDevice& d) { return d.runtime->backend(); },
+                     "'emulated' or 'native'.")
+        .def_prop_ro("runtime", [](const GpuDevice& d) { return d.runtime; }, "The owning Runtime.")
+        .def("__eq__", [](const GpuDevice& a, nb::handle b) {
+            return nb::isinstance<GpuDevice>(b) && a == nb::cast<const GpuDevice&>(b);
+        })
+        .def("__hash__", [](const GpuDevice& d) { return std::hash<const void*>()(d.runtime.get()) ^ 0x61u; })
+        .def("__repr__", [](const GpuDevice& d) { return device_repr("GpuDevice", *d.runtime, Engine::Gpu, d.index); });
+
+    nb::class_<NpuDevice>(m, "NpuDevice",
+                          "One XDNA2 NPU (Strix Halo NPU5, 8 columns). Obtain it from rt.npu(index).")
+        .def_prop_ro("index", [](const NpuDevice& d) { return d.index; }, "The NPU's index.")
+        .def_prop_ro("target", [](const NpuDevice& d) { return d.runtime->endpoint(Engine::Npu, d.index).target; },
+                     "The exact XDNA deployment target, 'amd.xdna.strix_halo.17f0_11'.")
+        .def_prop_ro("columns", [](const NpuDevice& d) { return d.runtime->endpoint(Engine::Npu, d.index).columns; },
+                     "AIE array columns (8).")
+        .def_prop_ro("name", [](const NpuDevice& d) { return d.runtime->endpoint(Engine::Npu, d.index).name; },
+                     "A human-readable device name.")
+        .def_prop_ro("backend", [](const NpuDevice& d) { return d.runtime->backend(); },
+                     "'emulated' or 'native'.")
+        .def_prop_ro("runtime", [](const NpuDevice& d) { return d.runtime; }, "The owning Runtime.")
+        .def("__eq__", [](const NpuDevice& a, nb::handle b) {
+            return nb::isinstance<NpuDevice>(b) && a == nb::cast<const NpuDevice&>(b);
+        })
+        .def("__hash__",
+             [](const NpuDevice& d) { return std::hash<const void*>()(d.runtime.get()) ^ (0x9e37u + unsigned(d.index)); })
+        .def("__repr__", [](const NpuDevice& d) { return device_repr("NpuDevice", *d.runtime, Engine::Npu, d.index); });
+
+    bind_memory(m);
+
+    rt        .def(nb::new_([](int64_t max_submissions, int64_t graph_slots, std::shared_ptr<MemoryBudget> memory_budget,
+                         int64_t gpu_index, bool check_visibility) {
+                 RuntimeOptions o;
+                 o.max_submissions = max_submissions;
+                 o.graph_slots = graph_slots;
+                 o.gpu_index = gpu_index;
+                 o.check_visibility = check_visibility;
+                 o.memory_budget = std::move(memory_budget);
+                 return RuntimeCore::create(o, provider::make_emulated_provider());
+             }),
+             nb::kw_only(), "max_submissions"_a = 64, "graph_slots"_a = 2, "memory_budget"_a.none() = nb::none(),
+             "gpu_index"_a = 0, "check_visibility"_a = false,
+             "Create a runtime. check_visibility=True makes the emulator raise when an engine would read bytes "
+             "that no cache transition made visible to it.")
+        .def_prop_ro("backend", &RuntimeCore::backend, "'emulated' or 'native'.")
+        .def_prop_ro("max_submissions", [](const RuntimeCore& r) { return r.options().max_submissions; },
+                     "Pending submissions allowed before BusyError.")
+        .def_prop_ro("graph_slots", [](const RuntimeCore& r) { return r.options().graph_slots; },
+                     "Completion slots per prepared graph.")
+        .def_prop_ro("memory_budget", [](const RuntimeCore& r) { return r.options().memory_budget; },
+                     "The MemoryBudget charged by allocations, or None.")
+        .def_prop_ro("check_visibility", [](const RuntimeCore& r) { return r.options().check_visibility; },
+                     "Whether skipped cache transitions raise.")
+        .def("gpu", &RuntimeCore::gpu, "The runtime's GPU device.")
+        .def("npu", &RuntimeCore::npu, "index"_a = 0,
+             "NPU number `index`; negative → ValueError, missing → UnsupportedError.")
+        .def(
+            "devices",
+            [](const std::shared_ptr<RuntimeCore>& rt) {
+                nb::list out;
+                out.append(nb::cast(rt->gpu()));
+                for (int i = 0; i < rt->npu_count(); ++i) out.append(nb::cast(rt->npu(i)));
+                return out;
+            },
+            "Every device of the runtime: the GPU, then the NPUs.")
+        .def("statistics", &RuntimeCore::statistics, "A snapshot of the runtime's Statistics.")
+        .def(
+            "allocate",
+            [](RuntimeCore& r, int64_t nbytes, const PyPlacement& placement) {
+                if (nbytes <= 0)
+                    fail(ErrorKind::Message, "allocate(" + std::to_string(nbytes) + ", " + placement.value.repr() +
+                                                 "): allocation size must be in 1..=isize::MAX");
+                return r.allocate(static_cast<uint64_t>(nbytes), placement.value);
+            },
+            "nbytes"_a, "placement"_a,
+            "Allocate a zero-filled, 64-byte aligned Buffer of nbytes in the placement. The memory budget, if "
+            "any, is reserved first.")
+        .def(
+            "adopt",
+            [](RuntimeCore& r, const std::shared_ptr<Buffer>& buffer, const PyPlacement& placement) {
+                return r.adopt(buffer, placement.value);
+            },
+            "buffer"_a, "placement"_a,
+            "Share a GPU buffer (GpuLocal or HostVisible) with the NPU as Shared(npu), the way HRX exports and "
+            "imports a dma-buf: the alias retains the original and shares its leases, guards and visibility "
+            "state; it counts as an import and is not charged twice.")
+        .def(
+            "allocation_profiles",
+            [](const std::shared_ptr<RuntimeCore>& r, nb::list devices, bool coherent_gpu) {
+                std::vector<Site> sites;
+                for (nb::handle d : devices) {
+                    Site s = site_from_py(d, r.get(), "allocation_profiles");
+                    if (s.engine == Engine::Host)
+                        fail(ErrorKind::Message, "allocation_profiles: list devices, not 'host' (every profile is host-mapped)");
+                    sites.push_back(s);
+                }
+                return r->allocation_profiles(sites, coherent_gpu);
+            },
+            "devices"_a, "coherent_gpu"_a = false,
+            "The allocation profiles that admit every listed device, queried without allocating. "
+            "coherent_gpu=True requests coherent GPU attachments (never NPU coherence).")
+        .def("__repr__", [](const RuntimeCore& r) {
+            return "Runtime(backend='" + r.backend() + "', max_submissions=" + std::to_string(r.options().max_submissions) +
+                   ", graph_slots=" + std::to_string(r.options().graph_slots) + ")";
+        });
+}
+
+}  // namespace hrx::bind

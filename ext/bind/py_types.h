@@ -1,0 +1,29 @@
+// Binding-side value types shared by several bind_*.cpp files.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <string>
+
+#include "memory/placement.h"
+#include "memory/visibility.h"
+#include "runtime/runtime.h"
+
+namespace hrx::bind {
+
+// Python placement objects: one base class and four value subclasses.
+struct PyPlacement {
+    Placement value;
+};
+struct PyGpuLocal : PyPlacement {};
+struct PyHostVisible : PyPlacement {};
+struct PyNpuLocal : PyPlacement {};
+struct PyShared : PyPlacement {};
+
+// The Python object (of the right subclass) for a placement.
+nanobind::object placement_to_py(const Placement& p);
+
+// "host", a GpuDevice or an NpuDevice of `runtime`; TypeError/ValueError otherwise.
+Site site_from_py(nanobind::handle h, const RuntimeCore* runtime, const std::string& op);
+
+}  // namespace hrx::bind

@@ -1,0 +1,35 @@
+// Error model of the core. Every failure is an hrx::Error with a kind; the
+// binding layer maps kinds onto the Python exception classes (HrxError and its
+// subclasses, ValueError for Message, IndexError, ContractError). A function
+// that throws must leave every object as it found it ("a failed call changes
+// nothing"), so checks run before any mutation.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace hrx {
+
+enum class ErrorKind {
+    Message,      // bad argument (Python ValueError), HRX's Error::Message
+    Index,        // out-of-range index (Python IndexError)
+    Contract,     // kernel contract violation (hx.ContractError, a ValueError)
+    Busy,         // capacity or conflict; never a wait
+    Unsupported,  // the placement/engine cannot do this
+    DeviceLost,   // storage poisoned by an earlier failure
+    Execution,    // a region failed
+    Cancelled,    // a submission was cancelled
+    Generic,      // other runtime failures (hx.HrxError)
+};
+
+class Error : public std::runtime_error {
+public:
+    Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+    ErrorKind kind() const noexcept { return kind_; }
+
+private:
+    ErrorKind kind_;
+};
+
+[[noreturn]] inline void fail(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
+
+}  // namespace hrx

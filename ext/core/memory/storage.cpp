@@ -1,0 +1,245 @@
+#include "memory/storage.h"
+
+#include "errors.h"
+#include "runtime/runtime.h"
+
+namespace hrx {
+
+StorageState::StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr<provider::Memory> memory,
+                           Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget)
+    : runtime_(std::move(runtime)),
+      memory_(std::move(memory)),
+      id_(id),
+      bytes_(memory_->size()),
+      budget_(std::move(budget)),
+      needs_maintenance_(memory_->backing().needs_host_maintenance()),
+      visibility_(initial_writer) {}
+
+StorageState::~StorageState() {
+    // Quarantined storage stays charged: the runtime can no longer prove that
+    // no device still touches it (HRX keeps such owners leaked).
+    if (quarantined_) return;
+    runtime_->count_free(bytes_);
+    if (budget_) budget_->release(bytes_);
+}
+
+// --- host guards -----------------------------------------------------------
+
+bool StorageState::host_conflict_locked(bool write, std::string* why) const {
+    if (external_) {
+        *why = "an external GPU hand-off is in progress";
+        return true;
+    }
+    if (host_writer_) {
+        *why = "a write mapping is live";
+        return true;
+    }
+    if (write && host_readers_ > 0) {
+        *why = std::to_string(host_readers_) + " read mapping(s) are live";
+        return true;
+    }
+    if (write && host_leases_ > 0) {
+        *why = std::to_string(host_leases_) + " host lease(s) (DLPack export or zero-copy view) are live";
+        return true;
+    }
+    return false;
+}
+
+bool StorageState::device_conflict_locked(bool write) const {
+    return write ? (device_readers_ + device_writers_ > 0) : device_writers_ > 0;
+}
+
+void StorageState::acquire_host(bool write, bool wait, const std::string& who) {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+        if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
+        std::string why;
+        if (host_conflict_locked(write, &why)) fail(ErrorKind::Busy, who + ": conflicting host mapping (" + why + ")");
+        if (!device_conflict_locked(write)) break;
+        if (!wait) fail(ErrorKind::Busy, who + ": allocation is in device use");
+        changed_.wait(lock);
+    }
+    // Acquire for the host before the guard is handed out; nothing has been
+    // changed yet if this throws.
+    make_visible_locked(Engine::Host);
+    if (write)
+        host_writer_ = true;
+    else
+        ++host_readers_;
+}
+
+void StorageState::release_host(bool write) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (write) {
+            host_writer_ = false;
+            // The host now holds the authoritative bytes; device consumers get a flush.
+            visibility_.mark_written(Engine::Host);
+        } else {
+            --host_readers_;
+        }
+    }
+    changed_.notify_all();
+}
+
+void StorageState::acquire_host_lease(bool writable, const std::string& who) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
+    if (external_ || host_writer_)
+        fail(ErrorKind::Busy, who + ": conflicting host mapping (" +
+                                  (external_ ? "an external GPU hand-off is in progress" : "a write mapping is live") +
+                                  ")");
+    if (device_conflict_locked(writable))
+        fail(ErrorKind::Busy, who + ": allocation is in device use");
+    make_visible_locked(Engine::Host);
+    ++host_leases_;
+    if (writable) ++writable_host_leases_;
+}
+
+void StorageState::release_host_lease(bool writable) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        --host_leases_;
+        if (writable) {
+            --writable_host_leases_;
+            visibility_.mark_written(Engine::Host);
+        }
+    }
+    changed_.notify_all();
+}
+
+// --- device use ------------------------------------------------------------
+
+void StorageState::acquire_device_use(Access access) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (access_writes(access))
+        ++device_writers_;
+    else
+        ++device_readers_;
+}
+
+void StorageState::release_device_use(Access access) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (access_writes(access))
+            --device_writers_;
+        else
+            --device_readers_;
+    }
+    changed_.notify_all();
+}
+
+void StorageState::check_device_binding(Access access, const std::string& who) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool writes = access_writes(access);
+    const bool conflict = external_ || host_writer_ || (writes && (host_readers_ > 0 || host_leases_ > 0)) ||
+                          writable_host_leases_ > 0;
+    if (conflict) fail(ErrorKind::Busy, who + ": device binding conflicts with a live host mapping");
+}
+
+// --- poison ----------------------------------------------------------------
+
+void StorageState::poison(const std::string& message) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!poison_) poison_ = message;  // the first failure is the one users need
+    }
+    changed_.notify_all();
+}
+
+std::optional<std::string> StorageState::poison_message() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return poison_;
+}
+
+void StorageState::throw_if_poisoned(const std::string& who) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
+}
+
+void StorageState::quarantine() {
+    std::lock_guard<std::mutex> lock(mu_);
+    quarantined_ = true;
+}
+
+// --- visibility --------------------------------------------------------------
+
+uint64_t StorageState::make_visible_locked(Engine engine) {
+    auto op = visibility_.transition_for(engine);
+    if (!op) return 0;
+    uint64_t maintained = 0;
+    if (needs_maintenance_) {
+        memory_->cache_control(*op, 0, bytes_);
+        maintained = bytes_;
+        runtime_->count_maintenance(bytes_);
+    }
+    visibility_.mark_visible(engine);
+    return maintained;
+}
+
+uint64_t StorageState::make_visible(Engine engine) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return make_visible_locked(engine);
+}
+
+void StorageState::mark_written(Engine engine) {
+    std::lock_guard<std::mutex> lock(mu_);
+    visibility_.mark_written(engine);
+}
+
+void StorageState::check_engine_access(Engine engine, Access access, const std::string& who) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!access_reads(access) || visibility_.visible_to(engine)) return;
+    fail(ErrorKind::Generic, who + ": visibility violation: " + engine_name(engine) +
+                                 " would read bytes last written by " + engine_name(visibility_.last_writer()) +
+                                 " that were never made visible to it (a cache transition was skipped)");
+}
+
+Engine StorageState::last_writer() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return visibility_.last_writer();
+}
+
+uint8_t StorageState::visible_mask() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return visibility_.visible_mask();
+}
+
+bool StorageState::needs_host_maintenance() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return needs_maintenance_;
+}
+
+const provider::Memory& StorageState::add_import(std::unique_ptr<provider::Memory> alias) {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Once any handle admits the NPU, host maintenance is needed for every handle.
+    needs_maintenance_ = needs_maintenance_ || alias->backing().needs_host_maintenance();
+    imports_.push_back(std::move(alias));
+    return *imports_.back();
+}
+
+GuardSnapshot StorageState::guards() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {host_readers_, host_writer_, host_leases_, writable_host_leases_, device_readers_, device_writers_,
+            external_};
+}
+
+void StorageState::host_cache_control(HostCacheOp op, uint64_t offset, uint64_t length) {
+    memory_->cache_control(op, offset, length);
+}
+
+// --- Buffer -----------------------------------------------------------------
+
+std::string Buffer::describe() const {
+    return "Buffer#" + std::to_string(state_->id()) + " (" + placement_.repr() + ", " +
+           std::to_string(state_->bytes()) + " bytes)";
+}
+
+void Buffer::require_host_mapped(const std::string& op) const {
+    if (!placement_.host_mapped())
+        fail(ErrorKind::Unsupported, op +
+                                         ": GPU-local memory is not host mapped; use an explicit graph copy to "
+                                         "shared storage");
+}
+
+}  // namespace hrx

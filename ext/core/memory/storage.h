@@ -1,0 +1,143 @@
+// Storage and buffer handles.
+//
+// Note [Storage and handles]: one StorageState per backing allocation holds
+// everything HRX says aliases share: lifetime, host-guard state, device-use
+// leases, poison and visibility state. A Buffer is one handle on it with its
+// own placement (an adopted alias is Shared while its source is GpuLocal).
+// Every state change happens under the state's mutex; waits use its condition
+// variable, so a host guard blocked on device work wakes when a lease drops.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "memory/placement.h"
+#include "memory/visibility_state.h"
+#include "provider/provider.h"
+
+namespace hrx {
+
+class MemoryBudget;
+
+// A snapshot of the guard state, for diagnostics and tests.
+struct GuardSnapshot {
+    int host_readers = 0;
+    bool host_writer = false;
+    int host_leases = 0;
+    int writable_host_leases = 0;
+    int device_readers = 0;
+    int device_writers = 0;
+    bool external = false;
+};
+
+class StorageState {
+public:
+    StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr<provider::Memory> memory,
+                 Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget);
+    ~StorageState();
+    StorageState(const StorageState&) = delete;
+    StorageState& operator=(const StorageState&) = delete;
+
+    uint64_t id() const { return id_; }
+    uint64_t bytes() const { return bytes_; }
+    uint8_t* data() const { return memory_->host_pointer(); }
+    const provider::Memory& memory() const { return *memory_; }
+    const std::shared_ptr<RuntimeCore>& runtime() const { return runtime_; }
+
+    // Host mapping guards (HRX §1.8). `who` names the operation and buffer
+    // for messages. Blocking variants wait for conflicting device use; the
+    // caller must not hold the GIL.
+    void acquire_host(bool write, bool wait, const std::string& who);
+    void release_host(bool write);
+    // Host leases (DLPack exports, zero-copy views) coexist with each other
+    // and with read guards; a writable lease also blocks device reads.
+    void acquire_host_lease(bool writable, const std::string& who);
+    void release_host_lease(bool writable);
+
+    // Device-use leases: taken by the runtime at dispatch, dropped at retirement.
+    void acquire_device_use(Access access);
+    void release_device_use(Access access);
+    // Busy when binding the storage for `access` conflicts with a live host
+    // guard or lease; the runtime calls it when a graph is submitted.
+    void check_device_binding(Access access, const std::string& who) const;
+
+    // Poison (HRX: a failed region poisons every storage its graph used).
+    void poison(const std::string& message);
+    std::optional<std::string> poison_message() const;
+    void throw_if_poisoned(const std::string& who) const;
+    // Quarantined storage keeps its live bytes and budget charge for ever.
+    void quarantine();
+
+    // Visibility: make the bytes visible to `engine`, performing and counting
+    // whole-allocation maintenance when needed. Returns the bytes maintained.
+    uint64_t make_visible(Engine engine);
+    void mark_written(Engine engine);
+    // Checked mode: raise when `engine` would read bytes not yet made visible
+    // to it, i.e. when a transition was skipped. Always checks when asked
+    // directly; the runtime calls it only in checked mode.
+    void check_engine_access(Engine engine, Access access, const std::string& who) const;
+    Engine last_writer() const;
+    uint8_t visible_mask() const;
+    bool needs_host_maintenance() const;
+    // A dma-buf import for more consumers; kept alive with the storage.
+    const provider::Memory& add_import(std::unique_ptr<provider::Memory> alias);
+
+    GuardSnapshot guards() const;
+    void host_cache_control(HostCacheOp op, uint64_t offset, uint64_t length);
+
+private:
+    uint64_t make_visible_locked(Engine engine);
+    bool host_conflict_locked(bool write, std::string* why) const;
+    bool device_conflict_locked(bool write) const;
+
+    std::shared_ptr<RuntimeCore> runtime_;
+    std::unique_ptr<provider::Memory> memory_;
+    std::vector<std::unique_ptr<provider::Memory>> imports_;
+    uint64_t id_;
+    uint64_t bytes_;
+    std::shared_ptr<MemoryBudget> budget_;
+
+    mutable std::mutex mu_;
+    std::condition_variable changed_;
+    int host_readers_ = 0;
+    bool host_writer_ = false;
+    int host_leases_ = 0;
+    int writable_host_leases_ = 0;
+    int device_readers_ = 0;
+    int device_writers_ = 0;
+    bool external_ = false;
+    std::optional<std::string> poison_;
+    bool quarantined_ = false;
+    bool needs_maintenance_ = true;
+    VisibilityState visibility_;
+};
+
+// One handle on a storage (HRX execution::Buffer). Cheap to copy; copies are
+// aliases of the same storage.
+class Buffer {
+public:
+    Buffer(std::shared_ptr<StorageState> state, Placement placement, BackingDesc backing)
+        : state_(std::move(state)), placement_(std::move(placement)), backing_(backing) {}
+
+    const std::shared_ptr<StorageState>& state() const { return state_; }
+    const Placement& placement() const { return placement_; }
+    const BackingDesc& backing() const { return backing_; }
+    uint64_t nbytes() const { return state_->bytes(); }
+    // "Buffer#3 (Shared(npu:0), 4096 bytes)": every message names its buffer.
+    std::string describe() const;
+    // Throws Unsupported for placements the host cannot map; `op` names the
+    // operation and this buffer.
+    void require_host_mapped(const std::string& op) const;
+
+private:
+    std::shared_ptr<StorageState> state_;
+    Placement placement_;
+    BackingDesc backing_;
+};
+
+}  // namespace hrx

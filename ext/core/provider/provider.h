@@ -1,0 +1,80 @@
+// The device-provider interface: the one seam between the runtime and the
+// devices. It is shaped like libamdf (endpoints, memory create/import/map,
+// host cache control, pair-visibility queries, queues) so that a native
+// provider over the HRX bundle can be added beside the emulated one without
+// the runtime changing. The runtime talks only to this interface.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "memory/visibility.h"
+
+namespace hrx::provider {
+
+// A device the provider can open (libamdf endpoint).
+struct EndpointInfo {
+    Engine engine = Engine::Gpu;
+    int ordinal = 0;
+    std::string name;
+    std::string target;  // "gfx1151" or "amd.xdna.strix_halo.17f0_11"
+    int columns = 0;     // NPU array columns; 0 for the GPU
+};
+
+// One allocation profile for a consumer set (libamdf memory profile).
+struct ProfileInfo {
+    uint32_t ordinal = 0;
+    std::string name;
+    uint64_t maximum_bytes = 0;
+    uint64_t byte_granularity = 1;
+};
+
+// One backing store, owned by whoever holds the unique_ptr. Imports (dma-buf
+// aliases) borrow the source's pages: the caller keeps the source alive.
+class Memory {
+public:
+    virtual ~Memory() = default;
+    virtual uint8_t* host_pointer() const = 0;
+    virtual uint64_t size() const = 0;
+    virtual const BackingDesc& backing() const = 0;
+    // Runs a host cache operation over the line cover of [offset, offset+length).
+    virtual void cache_control(HostCacheOp op, uint64_t offset, uint64_t length) = 0;
+};
+
+// An ordered stream of work on one engine. The emulated queue runs work on
+// the submitting thread: the runtime's lane worker is the engine.
+class Queue {
+public:
+    virtual ~Queue() = default;
+    virtual Engine engine() const = 0;
+    virtual void submit(const std::function<void()>& work) = 0;
+    virtual void synchronize() = 0;
+};
+
+class Provider {
+public:
+    virtual ~Provider() = default;
+    virtual std::string name() const = 0;  // "emulated" or "native"
+    virtual std::vector<EndpointInfo> endpoints() const = 0;
+    // Profiles that can serve the backing; empty when none admits all consumers.
+    virtual std::vector<ProfileInfo> query_profiles(const BackingDesc& want) const = 0;
+    // Zero-filled, 64-byte aligned. Throws std::bad_alloc when memory runs out.
+    virtual std::unique_ptr<Memory> create_memory(const BackingDesc& want, uint64_t bytes) = 0;
+    // Export `source` and import it for the consumers of `want` (dma-buf path).
+    virtual std::unique_ptr<Memory> import_memory(const Memory& source, const BackingDesc& want) = 0;
+    // Pair query for a backing (existing or prospective). Throws Message when a
+    // device site was not admitted to the backing.
+    virtual VisibilityFacts pair_info(const BackingDesc& backing, const Site& producer,
+                                      const Site& consumer) const = 0;
+    // The host mapping's recipe for publishing host writes (release) or
+    // acquiring device writes, toward the backing's device consumers.
+    virtual CacheTransition host_recipe(const BackingDesc& backing, bool release) const = 0;
+    virtual std::unique_ptr<Queue> create_queue(Engine engine, int ordinal) = 0;
+};
+
+std::shared_ptr<Provider> make_emulated_provider();
+
+}  // namespace hrx::provider

@@ -1,0 +1,218 @@
+#include "runtime/runtime.h"
+
+#include <algorithm>
+#include <limits>
+#include <new>
+
+#include "errors.h"
+
+namespace hrx {
+
+// --- MemoryBudget -------------------------------------------------------------
+
+MemoryBudget::MemoryBudget(uint64_t limit) : limit_(limit) {
+    if (limit == 0) fail(ErrorKind::Message, "MemoryBudget: the limit must be at least 1 byte");
+}
+
+uint64_t MemoryBudget::used() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return used_;
+}
+
+void MemoryBudget::reserve(uint64_t n, const std::string& who) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (n > limit_)
+        fail(ErrorKind::Message, who + ": " + std::to_string(n) + " bytes exceed the whole memory budget of " +
+                                     std::to_string(limit_) + " bytes");
+    if (n > limit_ - used_)
+        fail(ErrorKind::Busy, who + ": memory budget exhausted: " + std::to_string(n) + " bytes requested, " +
+                                  std::to_string(limit_ - used_) + " of " + std::to_string(limit_) + " free");
+    used_ += n;
+}
+
+void MemoryBudget::release(uint64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    used_ -= std::min(n, used_);
+}
+
+// --- AllocationProfile ----------------------------------------------------------
+
+Placement AllocationProfile::placement() const {
+    Placement p;
+    if (backing.npu) {
+        p.kind = backing.gpu ? PlacementKind::Shared : PlacementKind::NpuLocal;
+        p.runtime = runtime;
+        p.npu_index = backing.npu_index;
+    } else {
+        p.kind = backing.gpu_coherent ? PlacementKind::HostVisible : PlacementKind::GpuLocal;
+    }
+    return p;
+}
+
+// --- RuntimeCore ---------------------------------------------------------------
+
+RuntimeCore::RuntimeCore(const RuntimeOptions& options, std::shared_ptr<provider::Provider> provider)
+    : options_(options), provider_(std::move(provider)), endpoints_(provider_->endpoints()) {}
+
+RuntimeCore::~RuntimeCore() = default;
+
+std::shared_ptr<RuntimeCore> RuntimeCore::create(const RuntimeOptions& options,
+                                                 std::shared_ptr<provider::Provider> provider) {
+    if (options.max_submissions <= 0 || options.graph_slots <= 0 || options.gpu_index < 0)
+        fail(ErrorKind::Message, "Runtime: runtime capacities must be nonzero and GPU index nonnegative (max_submissions=" +
+                                     std::to_string(options.max_submissions) +
+                                     ", graph_slots=" + std::to_string(options.graph_slots) +
+                                     ", gpu_index=" + std::to_string(options.gpu_index) + ")");
+    return std::shared_ptr<RuntimeCore>(new RuntimeCore(options, std::move(provider)));
+}
+
+const provider::EndpointInfo& RuntimeCore::endpoint(Engine engine, int index) const {
+    for (const auto& e : endpoints_)
+        if (e.engine == engine && e.ordinal == index) return e;
+    fail(ErrorKind::Unsupported, std::string(engine_name(engine)) + " device " + std::to_string(index) +
+                                     " is unavailable (the " + provider_->name() + " fabric has " +
+                                     std::to_string(std::count_if(endpoints_.begin(), endpoints_.end(),
+                                                                  [&](const auto& x) { return x.engine == engine; })) +
+                                     ")");
+}
+
+int RuntimeCore::npu_count() const {
+    return static_cast<int>(
+        std::count_if(endpoints_.begin(), endpoints_.end(), [](const auto& e) { return e.engine == Engine::Npu; }));
+}
+
+GpuDevice RuntimeCore::gpu() {
+    const int index = static_cast<int>(options_.gpu_index);
+    endpoint(Engine::Gpu, index);
+    return {shared_from_this(), index};
+}
+
+NpuDevice RuntimeCore::npu(int index) {
+    if (index < 0) fail(ErrorKind::Message, "npu: device index must be nonnegative, got " + std::to_string(index));
+    endpoint(Engine::Npu, index);
+    return {shared_from_this(), index};
+}
+
+void RuntimeCore::check_placement_owner(const Placement& placement, const std::string& op) const {
+    if (placement.names_npu() && placement.runtime.get() != this)
+        fail(ErrorKind::Message, op + ": placement " + placement.repr() + " names an NPU of another runtime");
+}
+
+std::shared_ptr<Buffer> RuntimeCore::create_buffer(const BackingDesc& backing, const Placement& placement,
+                                                   uint64_t bytes, const std::string& op) {
+    // Reserve before allocating, and give the reservation back if the
+    // allocation fails: a failed call changes nothing.
+    if (options_.memory_budget) options_.memory_budget->reserve(bytes, op);
+    std::unique_ptr<provider::Memory> memory;
+    try {
+        memory = provider_->create_memory(backing, bytes);
+    } catch (...) {
+        if (options_.memory_budget) options_.memory_budget->release(bytes);
+        throw;
+    }
+    const Engine initial_writer = placement.kind == PlacementKind::GpuLocal ? Engine::Gpu : Engine::Host;
+    auto state = std::make_shared<StorageState>(shared_from_this(), std::move(memory), initial_writer,
+                                                next_id_.fetch_add(1), options_.memory_budget);
+    count_allocation(bytes, placement.kind == PlacementKind::Shared);
+    return std::make_shared<Buffer>(std::move(state), placement, backing);
+}
+
+std::shared_ptr<Buffer> RuntimeCore::allocate(uint64_t bytes, const Placement& placement) {
+    const std::string op = "allocate(" + std::to_string(bytes) + ", " + placement.repr() + ")";
+    if (bytes == 0 || bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        fail(ErrorKind::Message, op + ": allocation size must be in 1..=isize::MAX");
+    check_placement_owner(placement, op);
+    if (placement.names_npu()) endpoint(Engine::Npu, placement.npu_index);
+    return create_buffer(placement.backing(), placement, bytes, op);
+}
+
+std::shared_ptr<Buffer> RuntimeCore::adopt(const std::shared_ptr<Buffer>& source, const Placement& placement) {
+    const std::string op = "adopt(" + source->describe() + ", " + placement.repr() + ")";
+    if (source->state()->runtime().get() != this) fail(ErrorKind::Message, op + ": the buffer belongs to another runtime");
+    check_placement_owner(placement, op);
+    source->state()->throw_if_poisoned(op);
+    const PlacementKind from = source->placement().kind;
+    if (placement.kind == PlacementKind::GpuLocal && from == PlacementKind::GpuLocal)
+        return std::make_shared<Buffer>(*source);
+    if (placement.kind != PlacementKind::Shared)
+        fail(ErrorKind::Unsupported, op + ": adoption requires GpuLocal or Shared placement");
+    // Already reachable by every requested device: the source itself serves.
+    if (source->placement() == placement) return std::make_shared<Buffer>(*source);
+    if (from != PlacementKind::GpuLocal && from != PlacementKind::HostVisible)
+        fail(ErrorKind::Unsupported, op + ": only GPU buffers (GpuLocal or HostVisible) can be shared with the NPU");
+    endpoint(Engine::Npu, placement.npu_index);
+    BackingDesc want = source->backing();
+    want.npu = true;
+    want.npu_index = placement.npu_index;
+    const auto& state = source->state();
+    state->add_import(provider_->import_memory(state->memory(), want));
+    count_import();
+    return std::make_shared<Buffer>(state, placement, want);
+}
+
+std::vector<AllocationProfile> RuntimeCore::allocation_profiles(const std::vector<Site>& devices, bool coherent_gpu) {
+    if (devices.empty())
+        fail(ErrorKind::Message, "allocation_profiles: the device list is empty; name the GPU and/or NPU consumers");
+    BackingDesc want;
+    for (size_t i = 0; i < devices.size(); ++i) {
+        const Site& d = devices[i];
+        for (size_t j = 0; j < i; ++j)
+            if (devices[j] == d)
+                fail(ErrorKind::Message, std::string("allocation_profiles: devices must be unique; ") +
+                                             engine_name(d.engine) + ":" + std::to_string(d.index) + " is listed twice");
+        endpoint(d.engine, d.index);
+        if (d.engine == Engine::Gpu) want.gpu = true;
+        if (d.engine == Engine::Npu) {
+            if (want.npu)
+                fail(ErrorKind::Unsupported, "allocation_profiles: one allocation cannot admit two NPUs");
+            want.npu = true;
+            want.npu_index = d.index;
+        }
+    }
+    // coherent_gpu asks for coherent GPU attachments only; it never makes the NPU coherent.
+    want.gpu_coherent = coherent_gpu && want.gpu;
+    std::vector<AllocationProfile> out;
+    for (const auto& info : provider_->query_profiles(want)) out.push_back({shared_from_this(), want, info});
+    return out;
+}
+
+std::shared_ptr<Buffer> RuntimeCore::allocate_with_profile(const AllocationProfile& profile, uint64_t bytes) {
+    const std::string op = "profile.allocate(" + std::to_string(bytes) + ")";
+    if (bytes == 0 || bytes > profile.info.maximum_bytes || bytes % profile.info.byte_granularity != 0)
+        fail(ErrorKind::Message, op + ": allocation does not satisfy the selected profile's size limits (1.." +
+                                     std::to_string(profile.info.maximum_bytes) + " bytes in multiples of " +
+                                     std::to_string(profile.info.byte_granularity) + ")");
+    return create_buffer(profile.backing, profile.placement(), bytes, op);
+}
+
+// --- statistics ------------------------------------------------------------------
+
+Statistics RuntimeCore::statistics() const {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    return stats_;
+}
+
+void RuntimeCore::count_allocation(uint64_t bytes, bool import) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.allocations;
+    if (import) ++stats_.imports;
+    stats_.live_bytes += bytes;
+    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.live_bytes);
+}
+
+void RuntimeCore::count_import() {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.imports;
+}
+
+void RuntimeCore::count_free(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.live_bytes -= std::min(bytes, stats_.live_bytes);
+}
+
+void RuntimeCore::count_maintenance(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.cache_maintenance_bytes += bytes;
+}
+
+}  // namespace hrx

@@ -1,0 +1,116 @@
+// The runtime: devices, allocation, adoption, profiles, budgets and
+// statistics. Lanes, graphs and completions build on it.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "memory/placement.h"
+#include "memory/storage.h"
+#include "provider/provider.h"
+
+namespace hrx {
+
+struct Statistics {
+    uint64_t allocations = 0;
+    uint64_t imports = 0;
+    uint64_t submissions = 0;
+    uint64_t completions = 0;
+    uint64_t copied_bytes = 0;
+    uint64_t cache_maintenance_bytes = 0;
+    uint64_t live_bytes = 0;
+    uint64_t peak_bytes = 0;
+};
+
+// A byte budget shared by every runtime that is given it (HRX MemoryBudget).
+class MemoryBudget {
+public:
+    explicit MemoryBudget(uint64_t limit);
+    uint64_t limit() const { return limit_; }
+    uint64_t used() const;
+    // ValueError when n exceeds the whole budget, Busy when it cannot fit now.
+    void reserve(uint64_t n, const std::string& who);
+    void release(uint64_t n);
+
+private:
+    uint64_t limit_;
+    mutable std::mutex mu_;
+    uint64_t used_ = 0;
+};
+
+struct RuntimeOptions {
+    int64_t max_submissions = 64;
+    int64_t graph_slots = 2;
+    int64_t gpu_index = 0;
+    bool check_visibility = false;
+    std::shared_ptr<MemoryBudget> memory_budget;
+};
+
+class RuntimeCore;
+
+struct GpuDevice {
+    std::shared_ptr<RuntimeCore> runtime;
+    int index = 0;
+    bool operator==(const GpuDevice& o) const { return runtime == o.runtime && index == o.index; }
+};
+
+struct NpuDevice {
+    std::shared_ptr<RuntimeCore> runtime;
+    int index = 0;
+    bool operator==(const NpuDevice& o) const { return runtime == o.runtime && index == o.index; }
+};
+
+// A memory profile for one device set, queried before allocating.
+struct AllocationProfile {
+    std::shared_ptr<RuntimeCore> runtime;
+    BackingDesc backing;
+    provider::ProfileInfo info;
+    // The placement that buffers allocated under this profile report.
+    Placement placement() const;
+};
+
+class RuntimeCore : public std::enable_shared_from_this<RuntimeCore> {
+public:
+    static std::shared_ptr<RuntimeCore> create(const RuntimeOptions& options,
+                                               std::shared_ptr<provider::Provider> provider);
+    ~RuntimeCore();
+
+    const RuntimeOptions& options() const { return options_; }
+    provider::Provider& provider() const { return *provider_; }
+    std::string backend() const { return provider_->name(); }
+
+    GpuDevice gpu();
+    NpuDevice npu(int index);
+    const provider::EndpointInfo& endpoint(Engine engine, int index) const;
+    int npu_count() const;
+
+    std::shared_ptr<Buffer> allocate(uint64_t bytes, const Placement& placement);
+    std::shared_ptr<Buffer> adopt(const std::shared_ptr<Buffer>& source, const Placement& placement);
+    std::vector<AllocationProfile> allocation_profiles(const std::vector<Site>& devices, bool coherent_gpu);
+    std::shared_ptr<Buffer> allocate_with_profile(const AllocationProfile& profile, uint64_t bytes);
+
+    // Statistics, updated by storages and (later) by the lanes.
+    Statistics statistics() const;
+    void count_allocation(uint64_t bytes, bool import);
+    void count_import();
+    void count_free(uint64_t bytes);
+    void count_maintenance(uint64_t bytes);
+
+private:
+    RuntimeCore(const RuntimeOptions& options, std::shared_ptr<provider::Provider> provider);
+    void check_placement_owner(const Placement& placement, const std::string& op) const;
+    std::shared_ptr<Buffer> create_buffer(const BackingDesc& backing, const Placement& placement,
+                                          uint64_t bytes, const std::string& op);
+
+    RuntimeOptions options_;
+    std::shared_ptr<provider::Provider> provider_;
+    std::vector<provider::EndpointInfo> endpoints_;
+    std::atomic<uint64_t> next_id_{1};
+    mutable std::mutex stats_mu_;
+    Statistics stats_;
+};
+
+}  // namespace hrx

@@ -1,0 +1,124 @@
+"""hrxarray: NumPy/DLPack-style device arrays for AMD Strix Halo.
+
+hrxarray follows the execution and memory model of HRX (the hrx-rs runtime
+over libamdf) for the gfx1151 iGPU and the XDNA2 NPU. Without that hardware
+the embedded default backend is an emulated fabric: a GPU and an NPU inside
+the process that keep HRX's rules for placements, visibility, host mapping
+guards, budgets and failure, and run their kernels on the CPU.
+"""
+
+from __future__ import annotations
+
+import os as _os
+import threading as _threading
+
+try:
+    from . import _core
+except ImportError as _exc:  # pragma: no cover - only on a broken install
+    raise ImportError(
+        "hrxarray's compiled core (hrxarray._core) is missing: install the package with "
+        "`pip install .` (or `pip install --no-build-isolation -e .`) and run Python outside "
+        "the source tree's root, or use an editable install"
+    ) from _exc
+
+from ._core import (
+    Access,
+    AllocationProfile,
+    Buffer,
+    BufferView,
+    BudgetReservation,
+    BusyError,
+    CacheTransition,
+    CancelledError,
+    ContractError,
+    DeviceLease,
+    DeviceLostError,
+    ExecutionError,
+    GpuDevice,
+    GpuLocal,
+    HostMapping,
+    HostVisible,
+    HrxError,
+    MemoryBudget,
+    NpuDevice,
+    NpuLocal,
+    Placement,
+    PreparedHostVisibility,
+    Runtime,
+    Shared,
+    Statistics,
+    UnsupportedError,
+    Visibility,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # runtime and devices
+    "Runtime",
+    "default_runtime",
+    "gpu",
+    "npu",
+    "devices",
+    "GpuDevice",
+    "NpuDevice",
+    "Statistics",
+    "MemoryBudget",
+    "BudgetReservation",
+    # placements and memory
+    "Placement",
+    "GpuLocal",
+    "HostVisible",
+    "NpuLocal",
+    "Shared",
+    "Buffer",
+    "BufferView",
+    "HostMapping",
+    "DeviceLease",
+    "Access",
+    "Visibility",
+    "CacheTransition",
+    "PreparedHostVisibility",
+    "AllocationProfile",
+    # errors
+    "HrxError",
+    "BusyError",
+    "UnsupportedError",
+    "DeviceLostError",
+    "ExecutionError",
+    "CancelledError",
+    "ContractError",
+    "__version__",
+]
+
+_default_lock = _threading.Lock()
+_default = None
+
+
+def default_runtime() -> Runtime:
+    """The process-wide default Runtime, created on first use.
+
+    Setting the environment variable ``HRXARRAY_CHECK_VISIBILITY=1`` before its
+    creation turns on the emulator's checked visibility mode.
+    """
+    global _default
+    with _default_lock:
+        if _default is None:
+            checked = _os.environ.get("HRXARRAY_CHECK_VISIBILITY", "") not in ("", "0")
+            _default = Runtime(check_visibility=checked)
+        return _default
+
+
+def gpu() -> GpuDevice:
+    """The default runtime's GPU (``default_runtime().gpu()``)."""
+    return default_runtime().gpu()
+
+
+def npu(index: int = 0) -> NpuDevice:
+    """NPU number ``index`` of the default runtime (``default_runtime().npu(index)``)."""
+    return default_runtime().npu(index)
+
+
+def devices() -> list:
+    """Every device of the default runtime: the GPU, then the NPUs."""
+    return default_runtime().devices()
