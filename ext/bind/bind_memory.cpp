@@ -53,6 +53,18 @@ Site site_from_py(nb::handle h, const RuntimeCore* runtime, const std::string& o
     return s;
 }
 
+uint64_t byte_count(nb::handle h, const std::string& op) {
+    PyObject* index = PyNumber_Index(h.ptr());
+    if (!index) throw nb::python_error();
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (overflow != 0 || v <= 0)
+        fail(ErrorKind::Message, op + ": allocation size must be in 1..=isize::MAX, got " +
+                                     nb::cast<std::string>(nb::repr(h)));
+    return static_cast<uint64_t>(v);
+}
+
 namespace {
 
 using BufferPtr = std::shared_ptr<Buffer>;
@@ -528,11 +540,8 @@ void bind_memory(nb::module_& m) {
             "producer"_a, "consumer"_a, "Prospective visibility facts, before any backing exists.")
         .def(
             "allocate",
-            [](const AllocationProfile& p, int64_t nbytes) {
-                if (nbytes <= 0)
-                    fail(ErrorKind::Message, "profile.allocate(" + std::to_string(nbytes) +
-                                                 "): allocation does not satisfy the selected profile's size limits");
-                return p.runtime->allocate_with_profile(p, static_cast<uint64_t>(nbytes));
+            [](const AllocationProfile& p, nb::handle nbytes) {
+                return p.runtime->allocate_with_profile(p, byte_count(nbytes, "profile.allocate"));
             },
             "nbytes"_a, "Allocate under exactly this profile.")
         .def("__repr__", [](const AllocationProfile& p) {

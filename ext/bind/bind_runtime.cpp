@@ -183,11 +183,10 @@ void bind_runtime(nb::module_& m) {
         .def("statistics", &RuntimeCore::statistics, "A snapshot of the runtime's Statistics.")
         .def(
             "allocate",
-            [](RuntimeCore& r, int64_t nbytes, const PyPlacement& placement) {
-                if (nbytes <= 0)
-                    fail(ErrorKind::Message, "allocate(" + std::to_string(nbytes) + ", " + placement.value.repr() +
-                                                 "): allocation size must be in 1..=isize::MAX");
-                return r.allocate(static_cast<uint64_t>(nbytes), placement.value);
+            [](RuntimeCore& r, nb::handle nbytes, const PyPlacement& placement) {
+                return r.allocate(byte_count(nbytes, "allocate(" + nb::cast<std::string>(nb::repr(nbytes)) + ", " +
+                                                         placement.value.repr() + ")"),
+                                  placement.value);
             },
             "nbytes"_a, "placement"_a,
             "Allocate a zero-filled, 64-byte aligned Buffer of nbytes in the placement. The memory budget, if "

@@ -4,6 +4,12 @@
 
 NB_MODULE(_core, m) {
     m.doc() = "hrxarray's compiled core: runtime, memory fabric and kernels (private; use hrxarray).";
+#ifndef HRX_LEAK_WARNINGS
+    // Objects still referenced by module globals at interpreter exit (the
+    // default runtime, placements in user modules) are not leaks worth a
+    // report; development builds turn the check back on.
+    nanobind::set_leak_warnings(false);
+#endif
     hrx::bind::bind_errors(m);
     hrx::bind::bind_system(m);
     hrx::bind::bind_runtime(m);

@@ -26,4 +26,8 @@ nanobind::object placement_to_py(const Placement& p);
 // "host", a GpuDevice or an NpuDevice of `runtime`; TypeError/ValueError otherwise.
 Site site_from_py(nanobind::handle h, const RuntimeCore* runtime, const std::string& op);
 
+// A byte count from any Python integer (anything with __index__): TypeError
+// for non-integers, ValueError naming `op` when it is outside 1..=isize::MAX.
+uint64_t byte_count(nanobind::handle h, const std::string& op);
+
 }  // namespace hrx::bind

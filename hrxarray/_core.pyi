@@ -1,0 +1,563 @@
+"""
+hrxarray's compiled core: runtime, memory fabric and kernels (private; use hrxarray).
+"""
+
+import enum
+
+from hrxarray import (
+    BusyError as BusyError,
+    CancelledError as CancelledError,
+    ContractError as ContractError,
+    DeviceLostError as DeviceLostError,
+    ExecutionError as ExecutionError,
+    HrxError as HrxError,
+    UnsupportedError as UnsupportedError
+)
+
+
+def cpu_features() -> dict:
+    """
+    The host CPU's features that the emulated devices' kernels can use,
+    detected once per process.
+
+    Keys: 'arch' and 'brand' (str); 'avx2', 'fma', 'avx512f', 'avx512bw',
+    'avx512vl', 'avx512_bf16', 'amx_tile', 'amx_bf16' (bool, as cpuid
+    reports them); 'os_avx512' (bool, the OS saves AVX-512 state);
+    'amx_permitted' (bool, Linux granted this process AMX tile state);
+    'kernel_path' (str): the path the kernels take here, one of
+    'amx_bf16', 'avx512_bf16', 'avx512', 'avx2', 'portable'.
+    """
+
+class Runtime:
+    """
+    An HRX runtime over the device fabric: devices, allocation, statistics (and, with the runtime layer, lanes, graphs and completions). The emulated fabric is used when no native provider is available.
+    """
+
+    def __init__(self, *, max_submissions: int = 64, graph_slots: int = 2, memory_budget: MemoryBudget | None = None, gpu_index: int = 0, check_visibility: bool = False) -> None:
+        """
+        Create a runtime. check_visibility=True makes the emulator raise when an engine would read bytes that no cache transition made visible to it.
+        """
+
+    @property
+    def backend(self) -> str:
+        """'emulated' or 'native'."""
+
+    @property
+    def max_submissions(self) -> int:
+        """Pending submissions allowed before BusyError."""
+
+    @property
+    def graph_slots(self) -> int:
+        """Completion slots per prepared graph."""
+
+    @property
+    def memory_budget(self) -> MemoryBudget:
+        """The MemoryBudget charged by allocations, or None."""
+
+    @property
+    def check_visibility(self) -> bool:
+        """Whether skipped cache transitions raise."""
+
+    def gpu(self) -> GpuDevice:
+        """The runtime's GPU device."""
+
+    def npu(self, index: int = 0) -> NpuDevice:
+        """NPU number `index`; negative → ValueError, missing → UnsupportedError."""
+
+    def devices(self) -> list:
+        """Every device of the runtime: the GPU, then the NPUs."""
+
+    def statistics(self) -> Statistics:
+        """A snapshot of the runtime's Statistics."""
+
+    def allocate(self, nbytes: object, placement: Placement) -> Buffer:
+        """
+        Allocate a zero-filled, 64-byte aligned Buffer of nbytes in the placement. The memory budget, if any, is reserved first.
+        """
+
+    def adopt(self, buffer: Buffer, placement: Placement) -> Buffer:
+        """
+        Share a GPU buffer (GpuLocal or HostVisible) with the NPU as Shared(npu), the way HRX exports and imports a dma-buf: the alias retains the original and shares its leases, guards and visibility state; it counts as an import and is not charged twice.
+        """
+
+    def allocation_profiles(self, devices: list, coherent_gpu: bool = False) -> list[AllocationProfile]:
+        """
+        The allocation profiles that admit every listed device, queried without allocating. coherent_gpu=True requests coherent GPU attachments (never NPU coherence).
+        """
+
+    def __repr__(self) -> str: ...
+
+class Statistics:
+    """
+    A snapshot of a runtime's counters (HRX execution::Statistics). Compare two snapshots to see what a piece of work allocated, imported, copied or maintained.
+    """
+
+    @property
+    def allocations(self) -> int:
+        """Backing allocations made."""
+
+    @property
+    def imports(self) -> int:
+        """Imports: Shared allocations and dma-buf adoptions."""
+
+    @property
+    def submissions(self) -> int:
+        """Graph submissions accepted."""
+
+    @property
+    def completions(self) -> int:
+        """Submissions retired."""
+
+    @property
+    def copied_bytes(self) -> int:
+        """Bytes moved by copy regions."""
+
+    @property
+    def cache_maintenance_bytes(self) -> int:
+        """Bytes covered by host cache maintenance (flush/invalidate)."""
+
+    @property
+    def live_bytes(self) -> int:
+        """Bytes of storage alive now."""
+
+    @property
+    def peak_bytes(self) -> int:
+        """Largest live_bytes seen."""
+
+    def as_dict(self) -> dict:
+        """The counters as a dict."""
+
+    def __eq__(self, arg: Statistics, /) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class BudgetReservation:
+    """
+    Bytes reserved from a MemoryBudget; released by release(), by leaving its with-block, or when it is garbage collected.
+    """
+
+    @property
+    def bytes(self) -> int:
+        """The reserved byte count."""
+
+    @property
+    def active(self) -> bool:
+        """True until released."""
+
+    def release(self) -> None:
+        """Give the bytes back (idempotent)."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, exc_type: object | None, exc: object | None, tb: object | None) -> None: ...
+
+class MemoryBudget:
+    """
+    A byte budget. Pass it as Runtime(memory_budget=...): every allocation reserves its bytes first; requests larger than the whole budget raise ValueError, requests that cannot fit now raise BusyError. Quarantined storage keeps its charge.
+    """
+
+    def __init__(self, limit: int) -> None: ...
+
+    @property
+    def limit(self) -> int:
+        """The budget in bytes."""
+
+    @property
+    def used(self) -> int:
+        """Bytes currently charged."""
+
+    def reserve(self, n: int) -> BudgetReservation:
+        """
+        Reserve n bytes (for work that will allocate later); returns a BudgetReservation guard.
+        """
+
+    def __repr__(self) -> str: ...
+
+class GpuDevice:
+    """The runtime's GPU (gfx1151 on Strix Halo). Obtain it from rt.gpu()."""
+
+    @property
+    def index(self) -> int:
+        """The GPU's index."""
+
+    @property
+    def target(self) -> str:
+        """The bare AMDGPU target, 'gfx1151'."""
+
+    @property
+    def name(self) -> str:
+        """A human-readable device name."""
+
+    @property
+    def backend(self) -> str:
+        """'emulated' or 'native'."""
+
+    @property
+    def runtime(self) -> Runtime:
+        """The owning Runtime."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class NpuDevice:
+    """
+    One XDNA2 NPU (Strix Halo NPU5, 8 columns). Obtain it from rt.npu(index).
+    """
+
+    @property
+    def index(self) -> int:
+        """The NPU's index."""
+
+    @property
+    def target(self) -> str:
+        """The exact XDNA deployment target, 'amd.xdna.strix_halo.17f0_11'."""
+
+    @property
+    def columns(self) -> int:
+        """AIE array columns (8)."""
+
+    @property
+    def name(self) -> str:
+        """A human-readable device name."""
+
+    @property
+    def backend(self) -> str:
+        """'emulated' or 'native'."""
+
+    @property
+    def runtime(self) -> Runtime:
+        """The owning Runtime."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class Access(enum.Enum):
+    """How a kernel or host region uses a binding."""
+
+    READ = 1
+    """Reads only."""
+
+    WRITE = 2
+    """Writes without reading the prior contents."""
+
+    READ_WRITE = 3
+    """Reads and writes."""
+
+class Placement:
+    """
+    Base class of the placements GpuLocal, HostVisible, NpuLocal and Shared: hashable value objects saying where storage lives and which engines may bind it.
+    """
+
+    @property
+    def host_mapped(self) -> bool:
+        """Whether the host may map this storage (every placement but GpuLocal)."""
+
+    @property
+    def gpu_bindable(self) -> bool:
+        """
+        Whether GPU copies and kernels may bind it (every placement but NpuLocal).
+        """
+
+    @property
+    def npu_bindable(self) -> bool:
+        """Whether NPU programs may bind it (NpuLocal and Shared)."""
+
+    @property
+    def npu(self) -> object:
+        """The NPU this placement names, or None."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class GpuLocal(Placement):
+    """
+    GPU storage (cacheable system memory on Strix Halo) that the host does not map: move data in and out with graph copies.
+    """
+
+    def __init__(self) -> None: ...
+
+class HostVisible(Placement):
+    """
+    Coherent host-local memory that the GPU can bind (copies and kernels); not bindable by the NPU.
+    """
+
+    def __init__(self) -> None: ...
+
+class NpuLocal(Placement):
+    """Host-mapped memory admitted only for one NPU."""
+
+    def __init__(self, npu: NpuDevice) -> None: ...
+
+class Shared(Placement):
+    """
+    One allocation admitted for both the GPU and the NPU (and host mapped); hazards on it are allocation-wide.
+    """
+
+    def __init__(self, npu: NpuDevice) -> None: ...
+
+class CacheTransition:
+    """
+    One side of a visibility relation: kind ('unknown', 'none', 'range', 'global'), executor ('none', 'queue', 'program', 'host_direct', 'host_api'), operation ('none', 'release_to_system', 'acquire_from_system', 'flush', 'invalidate') and range granularity in bytes.
+    """
+
+    def __init__(self, kind: str, executor: str, operation: str, range_granularity: int) -> None: ...
+
+    @property
+    def kind(self) -> str:
+        """The transition kind."""
+
+    @property
+    def executor(self) -> str:
+        """Who performs it."""
+
+    @property
+    def operation(self) -> str:
+        """What it does."""
+
+    @property
+    def range_granularity(self) -> int:
+        """
+        Smallest independently transitionable range (bytes); 0 for none/global.
+        """
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class Visibility:
+    """
+    What a producer site must do after writing (release) and a consumer site before reading (acquire) so the consumer sees the bytes, plus atomic scopes. Describes visibility only: execution order is separate.
+    """
+
+    @property
+    def shared_backing_reachable(self) -> bool:
+        """The consumer reaches the producer's backing directly."""
+
+    @property
+    def release(self) -> CacheTransition:
+        """Producer-side CacheTransition after writes."""
+
+    @property
+    def acquire(self) -> CacheTransition:
+        """Consumer-side CacheTransition before reads."""
+
+    @property
+    def atomic_scope_32(self) -> str:
+        """
+        Widest scope of mutual atomicity for aligned 32-bit words: 'none', 'device', 'fabric', 'system'.
+        """
+
+    @property
+    def atomic_scope_64(self) -> str:
+        """As atomic_scope_32, for 64-bit words."""
+
+    @property
+    def estimated_fixed_cost_ns(self) -> int | None:
+        """The provider's fixed-cost estimate in ns (not a measurement), or None."""
+
+    def __repr__(self) -> str: ...
+
+class PreparedHostVisibility:
+    """
+    Host cache maintenance prepared once with HRX's range rules (sorted, merged when overlapping or adjacent, collapsed to the whole buffer for 'none'/'global' recipes); execute() runs it.
+    """
+
+    @property
+    def ranges(self) -> list:
+        """The merged (start, end) byte ranges."""
+
+    @property
+    def operation_count(self) -> int:
+        """
+        Native cache calls (or fences for a no-op recipe) that execute() makes.
+        """
+
+    @property
+    def transition(self) -> CacheTransition:
+        """The host recipe being applied."""
+
+    def execute(self) -> None:
+        """
+        Run one host cache transition per range; maintained bytes are added to the statistics.
+        """
+
+    def __repr__(self) -> str: ...
+
+class HostMapping:
+    """
+    A live host mapping guard over a whole buffer. Use it as a context manager: `with buf.map_read() as view:` gives a NumPy uint8 view (read-only for read guards) that raises once the guard is released.
+    """
+
+    @property
+    def active(self) -> bool:
+        """True until released."""
+
+    @property
+    def writable(self) -> bool:
+        """True for write guards."""
+
+    @property
+    def buffer(self) -> Buffer:
+        """The mapped Buffer."""
+
+    def release(self) -> None:
+        """
+        Release the guard (idempotent); dropping a write guard marks the host as the last writer.
+        """
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, exc_type: object | None, exc: object | None, tb: object | None) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class DeviceLease:
+    """
+    A device-use lease on a buffer's storage, as the runtime takes at dispatch; for tests and diagnostics.
+    """
+
+    @property
+    def active(self) -> bool:
+        """True until released."""
+
+    def release(self) -> None:
+        """Drop the lease (idempotent); waiting host guards wake."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, exc_type: object | None, exc: object | None, tb: object | None) -> None: ...
+
+class BufferView:
+    """
+    A byte range of a Buffer (HRX BufferView); keeping it alive keeps the storage alive.
+    """
+
+    @property
+    def buffer(self) -> Buffer:
+        """The viewed Buffer."""
+
+    @property
+    def offset(self) -> int:
+        """Start, in bytes from the start of the buffer."""
+
+    @property
+    def length(self) -> int:
+        """Length in bytes."""
+
+    def slice(self, offset: int, length: int | None = None) -> BufferView:
+        """A sub-view relative to this view; out of bounds → ValueError."""
+
+    def __len__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class Buffer:
+    """
+    A runtime buffer (HRX execution::Buffer): zero-filled, 64-byte aligned storage in one placement. Copies made with clone() and aliases made by Runtime.adopt share lifetime, guards, poison and visibility state.
+    """
+
+    @property
+    def nbytes(self) -> int:
+        """Size in bytes."""
+
+    @property
+    def placement(self) -> object:
+        """The placement."""
+
+    @property
+    def runtime(self) -> Runtime:
+        """The owning Runtime."""
+
+    @property
+    def poisoned(self) -> bool:
+        """True once a failure poisoned the storage."""
+
+    def view(self, offset: int = 0, length: int | None = None) -> BufferView:
+        """
+        A BufferView of [offset, offset+length) (to the end by default); out of bounds → ValueError.
+        """
+
+    def clone(self) -> Buffer:
+        """
+        Another handle on the same storage (an alias); the storage lives while any handle does.
+        """
+
+    def same_storage(self, other: Buffer) -> bool:
+        """Whether both handles alias one storage."""
+
+    def map_read(self) -> HostMapping:
+        """
+        A read guard; waits for pending device writers. Conflicting host writers → BusyError; GpuLocal → UnsupportedError; poisoned storage → DeviceLostError.
+        """
+
+    def map_write(self) -> HostMapping:
+        """
+        A write guard; waits for any pending device use. Any other live host guard or lease → BusyError.
+        """
+
+    def try_map_read(self) -> HostMapping:
+        """As map_read, but pending device writers → BusyError instead of a wait."""
+
+    def try_map_write(self) -> HostMapping:
+        """As map_write, but pending device use → BusyError instead of a wait."""
+
+    def visibility(self, producer: object, consumer: object) -> object:
+        """
+        Visibility facts between two sites ('host' or a device) of this buffer's backing; a device not admitted to the backing → ValueError.
+        """
+
+    def prepare_release_host(self, ranges: object | None = None) -> PreparedHostVisibility:
+        """
+        Prepare the host flush that publishes host writes of the (start, end) ranges (None: whole buffer).
+        """
+
+    def prepare_acquire_host(self, ranges: object | None = None) -> PreparedHostVisibility:
+        """
+        Prepare the host invalidate that acquires device writes of the (start, end) ranges (None: whole buffer).
+        """
+
+    def __repr__(self) -> str: ...
+
+class AllocationProfile:
+    """
+    A memory profile for a device set (HRX fabric::AllocationProfile), queried before any allocation: size limits, prospective visibility facts, allocate().
+    """
+
+    @property
+    def name(self) -> str:
+        """The profile's name."""
+
+    @property
+    def maximum_bytes(self) -> int:
+        """Largest allocation."""
+
+    @property
+    def byte_granularity(self) -> int:
+        """Sizes must be multiples of this."""
+
+    @property
+    def placement(self) -> object:
+        """The placement its buffers report."""
+
+    @property
+    def coherent_gpu(self) -> bool:
+        """Whether the GPU attachment is host-coherent."""
+
+    def visibility(self, producer: object, consumer: object) -> object:
+        """Prospective visibility facts, before any backing exists."""
+
+    def allocate(self, nbytes: object) -> Buffer:
+        """Allocate under exactly this profile."""
+
+    def __repr__(self) -> str: ...
