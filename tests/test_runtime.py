@@ -1,6 +1,7 @@
 """Runtime construction, devices and the default runtime."""
 
 import gc
+import os
 import subprocess
 import sys
 
@@ -75,15 +76,16 @@ def test_default_runtime_is_one_object_and_module_shortcuts_use_it():
     assert hx.npu() != hx.Runtime().npu()
 
 
-def test_default_runtime_checked_mode_from_environment():
+def test_default_runtime_checked_mode_from_environment(tmp_path):
     code = "import hrxarray as hx; print(hx.default_runtime().check_visibility)"
     for value, expected in (("1", "True"), ("0", "False")):
         out = subprocess.run(
             [sys.executable, "-c", code],
-            env={**__import__("os").environ, "HRXARRAY_CHECK_VISIBILITY": value},
+            env={**os.environ, "HRXARRAY_CHECK_VISIBILITY": value},
             capture_output=True,
             text=True,
             timeout=60,
+            cwd=tmp_path,  # outside the source tree, whose hrxarray/ has no compiled module
         )
         assert out.stdout.strip() == expected, out.stderr
 

@@ -26,6 +26,7 @@ def test_stub_is_current(tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
+        cwd=tmp_path,  # outside the source tree, whose hrxarray/ has no compiled module
     )
     assert proc.returncode == 0, proc.stderr
     fresh = out.read_text().splitlines(keepends=True)
