@@ -13,6 +13,7 @@ from hrxarray import (
     HrxError as HrxError,
     UnsupportedError as UnsupportedError
 )
+from hrxarray._core import numerics as numerics
 
 
 def cpu_features() -> dict:

@@ -53,16 +53,31 @@ Site site_from_py(nb::handle h, const RuntimeCore* runtime, const std::string& o
     return s;
 }
 
-uint64_t byte_count(nb::handle h, const std::string& op) {
+namespace {
+
+// A Python integer (anything with __index__) as int64; TypeError naming `op`
+// for non-integers, nullopt when it does not fit.
+std::optional<int64_t> py_int64(nb::handle h, const std::string& op) {
     PyObject* index = PyNumber_Index(h.ptr());
-    if (!index) throw nb::python_error();
+    if (!index) {
+        PyErr_Clear();
+        throw nb::type_error((op + ": expected an integer, got " + nb::cast<std::string>(nb::repr(h))).c_str());
+    }
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
     Py_DECREF(index);
-    if (overflow != 0 || v <= 0)
+    if (overflow != 0) return std::nullopt;
+    return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+uint64_t byte_count(nb::handle h, const std::string& op) {
+    auto v = py_int64(h, op);
+    if (!v || *v <= 0)
         fail(ErrorKind::Message, op + ": allocation size must be in 1..=isize::MAX, got " +
                                      nb::cast<std::string>(nb::repr(h)));
-    return static_cast<uint64_t>(v);
+    return static_cast<uint64_t>(*v);
 }
 
 namespace {
@@ -161,7 +176,7 @@ struct PreparedHostVisibility {
     std::vector<ByteRange> ranges;
 };
 
-std::vector<ByteRange> ranges_from_py(nb::handle obj, uint64_t len) {
+std::vector<ByteRange> ranges_from_py(nb::handle obj, uint64_t len, const std::string& op) {
     std::vector<ByteRange> out;
     if (obj.is_none()) {
         out.push_back({0, len});
@@ -173,19 +188,21 @@ std::vector<ByteRange> ranges_from_py(nb::handle obj, uint64_t len) {
                                      std::to_string(len) + " bytes");
     };
     for (nb::handle item : obj) {
-        int64_t start = 0, end = 0;
+        nb::object first, second;
         if (PyRange_Check(item.ptr())) {
-            if (nb::cast<int64_t>(item.attr("step")) != 1)
+            if (!nb::cast<nb::int_>(item.attr("step")).equal(nb::int_(1)))
                 fail(ErrorKind::Message, "visibility ranges need step 1, got " + nb::cast<std::string>(nb::repr(item)));
-            start = nb::cast<int64_t>(item.attr("start"));
-            end = nb::cast<int64_t>(item.attr("stop"));
+            first = item.attr("start");
+            second = item.attr("stop");
         } else {
-            if (!PySequence_Check(item.ptr()) || PySequence_Size(item.ptr()) != 2) bad(item);
-            start = nb::cast<int64_t>(item[0]);
-            end = nb::cast<int64_t>(item[1]);
+            if (nb::isinstance<nb::str>(item) || !PySequence_Check(item.ptr()) || PySequence_Size(item.ptr()) != 2)
+                bad(item);
+            first = item[0];
+            second = item[1];
         }
-        if (start < 0 || end < 0) bad(item);
-        out.push_back({static_cast<uint64_t>(start), static_cast<uint64_t>(end)});
+        auto start = py_int64(first, op), end = py_int64(second, op);
+        if (!start || !end || *start < 0 || *end < 0) bad(item);
+        out.push_back({static_cast<uint64_t>(*start), static_cast<uint64_t>(*end)});
     }
     return out;
 }
@@ -193,7 +210,7 @@ std::vector<ByteRange> ranges_from_py(nb::handle obj, uint64_t len) {
 PreparedHostVisibility prepare_host(const BufferPtr& b, nb::handle ranges, bool release) {
     const std::string op = std::string(release ? "prepare_release_host" : "prepare_acquire_host") + " on " + b->describe();
     b->require_host_mapped(op);
-    auto requested = ranges_from_py(ranges, b->nbytes());
+    auto requested = ranges_from_py(ranges, b->nbytes(), op);
     const auto& provider = b->state()->runtime()->provider();
     CacheTransition t = provider.host_recipe(b->backing(), release);
     if (t.kind == TransitionKind::Unknown)

@@ -8,4 +8,5 @@ void bind_errors(nanobind::module_& m);
 void bind_system(nanobind::module_& m);
 void bind_runtime(nanobind::module_& m);
 void bind_memory(nanobind::module_& m);
+void bind_numerics(nanobind::module_& m);
 }  // namespace hrx::bind

@@ -12,5 +12,6 @@ NB_MODULE(_core, m) {
 #endif
     hrx::bind::bind_errors(m);
     hrx::bind::bind_system(m);
+    hrx::bind::bind_numerics(m);
     hrx::bind::bind_runtime(m);
 }

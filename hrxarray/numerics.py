@@ -1,0 +1,258 @@
+"""Host-side BF16 and BFP16 numerics: the emulated devices' own kernels on NumPy arrays.
+
+These functions run the very C++ kernels the emulated NPU and GPU run, so they
+double as reference tools: what ``bfp16_quantize`` returns is what an NPU
+kernel fed with bfp16ebs8 data sees. The formats are defined in DESIGN.md
+("Numerics"):
+
+* **BF16** is ``ml_dtypes.bfloat16``. float32 -> bf16 rounds to nearest even,
+  keeps bf16 subnormals, overflows to Inf, and turns NaN into the quiet NaN
+  0x7FC0 with its sign (as ml_dtypes does). bf16 -> float32 is exact.
+* **BFP16** is bfp16ebs8: blocks of 8 consecutive values of the last axis, 9
+  bytes each, ``[E, m0 .. m7]``. E is the largest biased fp32 exponent field in
+  the block, each m is an int8 (two's complement) and stands for
+  ``m * 2**(E - 133)``. fp32 subnormal inputs flush to zero (a block of zeros
+  and subnormals has E = 0). NaN and Inf have no encoding and are refused.
+  ``rounding="floor"`` (the default) rounds mantissas toward -inf, as
+  mlir-aie's host reference says the NPU does; ``rounding="even"`` rounds half
+  to even and, when a mantissa rounds up to 128, increments E and rounds the
+  block again at the doubled scale, as AMD Quark does.
+* In a block whose E is 254 (magnitudes near float32's maximum) mantissas
+  saturate to [-127, 127] in both roundings, because m = +-128 there would
+  decode to +-2**128 = +-Inf (and an E bump to 255 likewise): encoding finite
+  values always yields blocks that decode to finite values. This is
+  hrxarray's choice for a corner the sources leave open; it differs from
+  mlir-aie's floor reference only for values below -127 * 2**121.
+
+Every function accepts any strides (copying to a C-contiguous buffer where the
+kernel needs one) and releases the GIL while the kernel runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from ._core import numerics as _k
+
+__all__ = [
+    "bfloat16",
+    "to_bfloat16",
+    "from_bfloat16",
+    "bfp16_encode",
+    "bfp16_decode",
+    "bfp16_quantize",
+    "BFP16_BLOCK_VALUES",
+    "BFP16_BLOCK_BYTES",
+    "ROUNDINGS",
+]
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+"""The bf16 dtype (``ml_dtypes.bfloat16``)."""
+
+BFP16_BLOCK_VALUES = 8
+"""Values per bfp16ebs8 block (along the last axis)."""
+
+BFP16_BLOCK_BYTES = 9
+"""Bytes per bfp16ebs8 block: the shared exponent E, then 8 int8 mantissas."""
+
+ROUNDINGS = ("floor", "even")
+"""The mantissa roundings bfp16_encode accepts; "floor" is the default."""
+
+_F32 = np.dtype(np.float32)
+_U8 = np.dtype(np.uint8)
+
+
+def _c_contiguous(a: np.ndarray) -> np.ndarray:
+    """Return ``a`` itself when the kernels can read it in place, else a C-contiguous copy."""
+    if a.flags.c_contiguous and a.flags.aligned and a.dtype.isnative:
+        return a
+    return np.array(a, dtype=a.dtype.newbyteorder("="), order="C")
+
+
+def _input(x: Any, func: str, dtypes: tuple[np.dtype, ...], hint: str) -> np.ndarray:
+    """``x`` as an ndarray of one of ``dtypes`` (byte order aside), else TypeError."""
+    a = np.asarray(x)
+    native = a.dtype.newbyteorder("=") if a.dtype.byteorder not in ("=", "|") else a.dtype
+    if native not in dtypes:
+        names = " or ".join(str(d) for d in dtypes)
+        raise TypeError(f"{func}() expects a {names} array, got dtype {a.dtype}{hint}")
+    return a
+
+
+def _check_out(out: Any, func: str, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """Validate an ``out=`` argument: an ndarray of ``dtype`` and ``shape``, writeable."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{func}(): out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.dtype != dtype:
+        raise TypeError(f"{func}(): out must have dtype {dtype}, got {out.dtype}")
+    if out.shape != shape:
+        raise ValueError(f"{func}(): out has shape {out.shape}, but the result has shape {shape}")
+    if not out.flags.writeable:
+        raise ValueError(f"{func}(): out is read-only")
+    return out
+
+
+def _convert(x: np.ndarray, out: np.ndarray | None, func: str, out_dtype: np.dtype,
+             kernel: Any, src_bits: np.dtype, dst_bits: np.dtype) -> np.ndarray:
+    """Run an elementwise conversion kernel from ``x`` into ``out`` (allocated if None)."""
+    if out is None:
+        out = np.empty(x.shape, out_dtype)
+    else:
+        _check_out(out, func, out_dtype, x.shape)
+        if np.may_share_memory(x, out):
+            x = x.copy()
+    src = _c_contiguous(x)
+    direct = out.flags.c_contiguous and out.flags.aligned
+    dst = out if direct else np.empty(x.shape, out_dtype)
+    kernel(src.view(src_bits), dst.view(dst_bits))
+    if not direct:
+        out[...] = dst
+    return out
+
+
+def to_bfloat16(x: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """Round a float32 array to bfloat16, to nearest even.
+
+    Args:
+        x: float32 array (any shape and strides). Other dtypes raise TypeError:
+            convert float64 with ``x.astype(np.float32)`` first, knowingly, since
+            that rounds twice.
+        out: optional ``ml_dtypes.bfloat16`` array of ``x``'s shape to write into.
+
+    Returns:
+        The bfloat16 array (``out`` when given). Matches ``x.astype(ml_dtypes.bfloat16)``
+        bit for bit: overflow gives Inf, bf16 subnormals are kept, NaN gives the quiet
+        NaN 0x7FC0 with the input's sign.
+
+    Raises:
+        TypeError: ``x`` is not float32, or ``out`` is not a bfloat16 ndarray.
+        ValueError: ``out`` has the wrong shape or is read-only.
+    """
+    a = _input(x, "to_bfloat16", (_F32,), "; convert it with .astype(numpy.float32) first")
+    return _convert(a, out, "to_bfloat16", bfloat16, _k.f32_to_bf16, _F32, np.dtype(np.uint16))
+
+
+def from_bfloat16(x: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """Widen a bfloat16 array to float32 (exact; NaN payloads are kept).
+
+    Args:
+        x: ``ml_dtypes.bfloat16`` array (any shape and strides).
+        out: optional float32 array of ``x``'s shape to write into.
+
+    Returns:
+        The float32 array (``out`` when given).
+
+    Raises:
+        TypeError: ``x`` is not bfloat16, or ``out`` is not a float32 ndarray.
+        ValueError: ``out`` has the wrong shape or is read-only.
+    """
+    a = _input(x, "from_bfloat16", (bfloat16,), "")
+    return _convert(a, out, "from_bfloat16", _F32, _k.bf16_to_f32, np.dtype(np.uint16), _F32)
+
+
+def _check_rounding(rounding: Any) -> str:
+    """Return ``rounding`` if it is one of ROUNDINGS, else raise ValueError."""
+    if not isinstance(rounding, str) or rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be 'floor' or 'even', got {rounding!r}")
+    return rounding
+
+
+def _fmt_index(idx: tuple[int, ...]) -> str:
+    """Format an index tuple the way it is written in a subscript: ``0, 3``."""
+    return ", ".join(str(int(i)) for i in idx)
+
+
+def bfp16_encode(x: Any, rounding: str = "floor") -> np.ndarray:
+    """Encode float32 (or bfloat16) values as bfp16ebs8 blocks along the last axis.
+
+    Args:
+        x: float32 or ``ml_dtypes.bfloat16`` array of shape ``(..., n)`` with ``n`` a
+            multiple of 8 (any strides). bf16 input is widened exactly first.
+        rounding: ``"floor"`` (default; toward -inf, mlir-aie's reference) or
+            ``"even"`` (half to even with an exponent bump on overflow, AMD Quark).
+
+    Returns:
+        uint8 array of shape ``(..., n // 8, 9)``; block ``[E, m0 .. m7]`` stands for
+        ``m_i * 2**(E - 133)`` with the ``m_i`` read as int8.
+
+    Raises:
+        TypeError: ``x`` is not float32 or bfloat16.
+        ValueError: bad ``rounding``; ``x`` is 0-d; ``n`` is not a multiple of 8; or
+            ``x`` holds NaN or Inf (the message names the first offending block).
+    """
+    _check_rounding(rounding)
+    a = _input(x, "bfp16_encode", (_F32, bfloat16), "")
+    if a.dtype == bfloat16:
+        a = from_bfloat16(a)
+    if a.ndim == 0:
+        raise ValueError("bfp16_encode() needs an array with at least one axis; blocks run along the last")
+    n = a.shape[-1]
+    if n % BFP16_BLOCK_VALUES:
+        where = ""
+        if a.size:
+            block = (0,) * (a.ndim - 1) + (n // BFP16_BLOCK_VALUES,)
+            where = (f": block ({_fmt_index(block)}) of the first row is incomplete "
+                     f"(only {n % BFP16_BLOCK_VALUES} values)")
+        raise ValueError(f"bfp16_encode(): the last axis has length {n}, not a multiple of 8{where}")
+    src = _c_contiguous(a)
+    blocks_shape = a.shape[:-1] + (n // BFP16_BLOCK_VALUES,)
+    out = np.empty(blocks_shape + (BFP16_BLOCK_BYTES,), _U8)
+    bad = _k.bfp16_encode(src, out, rounding)
+    if bad >= 0:
+        block = np.unravel_index(bad, blocks_shape)
+        vals = src.reshape(-1)[bad * BFP16_BLOCK_VALUES:(bad + 1) * BFP16_BLOCK_VALUES]
+        j = int(np.flatnonzero(~np.isfinite(vals))[0])
+        first = block[:-1] + (block[-1] * BFP16_BLOCK_VALUES + j,)
+        lo = block[-1] * BFP16_BLOCK_VALUES
+        span = ", ".join([str(int(i)) for i in block[:-1]] + [f"{lo}:{lo + BFP16_BLOCK_VALUES}"])
+        raise ValueError(
+            f"bfp16_encode(): bfp16 has no encoding for NaN or Inf; the first offending block is "
+            f"block ({_fmt_index(block)}), x[{span}], where x[{_fmt_index(first)}] = {vals[j]}")
+    return out
+
+
+def bfp16_decode(blocks: Any) -> np.ndarray:
+    """Decode bfp16ebs8 blocks to float32.
+
+    Args:
+        blocks: uint8 array of shape ``(..., nb, 9)`` (any strides), as bfp16_encode
+            returns. Every byte pattern decodes: ``m_i * 2**(E - 133)`` exactly, which
+            overflows to +-Inf only for E = 255 with ``|m_i| >= 64`` or E = 254 with
+            ``m_i = -128`` (patterns the encoder never writes).
+
+    Returns:
+        float32 array of shape ``(..., nb * 8)``.
+
+    Raises:
+        TypeError: ``blocks`` is not uint8.
+        ValueError: ``blocks`` has fewer than 2 axes or its last axis is not 9 long.
+    """
+    a = _input(blocks, "bfp16_decode", (_U8,), "")
+    if a.ndim < 2 or a.shape[-1] != BFP16_BLOCK_BYTES:
+        raise ValueError(f"bfp16_decode() expects blocks of shape (..., nb, 9), got shape {a.shape}")
+    src = _c_contiguous(a)
+    out = np.empty(a.shape[:-2] + (a.shape[-2] * BFP16_BLOCK_VALUES,), _F32)
+    _k.bfp16_decode(src, out)
+    return out
+
+
+def bfp16_quantize(x: Any, rounding: str = "floor") -> np.ndarray:
+    """Round float32 (or bfloat16) values through bfp16ebs8: ``bfp16_decode(bfp16_encode(x, rounding))``.
+
+    This is what an NPU kernel fed with bfp16 data sees of ``x``, and what a
+    reference computation should use in its place.
+
+    Args:
+        x: float32 or ``ml_dtypes.bfloat16`` array of shape ``(..., n)``, ``n`` a multiple of 8.
+        rounding: ``"floor"`` (default) or ``"even"``, as for bfp16_encode.
+
+    Returns:
+        float32 array of ``x``'s shape.
+
+    Raises:
+        TypeError, ValueError: as bfp16_encode.
+    """
+    return bfp16_decode(bfp16_encode(x, rounding))
