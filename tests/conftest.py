@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import hrxarray as hx
+from helpers import make_placement
 
 # "ci" keeps the suite well inside CI's time on 2 cores; "thorough" is for
 # local soak runs: HYPOTHESIS_PROFILE=thorough pytest
@@ -29,13 +30,3 @@ def npu(rt):
 def placement(request, rt):
     """Each of the four placements, on the test's runtime."""
     return make_placement(request.param, rt)
-
-
-def make_placement(name, rt):
-    if name == "GpuLocal":
-        return hx.GpuLocal()
-    if name == "HostVisible":
-        return hx.HostVisible()
-    if name == "NpuLocal":
-        return hx.NpuLocal(rt.npu())
-    return hx.Shared(rt.npu())

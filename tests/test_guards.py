@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import hrxarray as hx
+from helpers import make_placement
 from hrxarray._hostview import HostView
 
 # --------------------------------------------------------------------------
@@ -34,25 +35,11 @@ DEVICE_WRITER = {"HostVisible": "gpu", "NpuLocal": "npu", "Shared": "npu"}
 MAPS = ["map_read", "map_write", "try_map_read", "try_map_write"]
 WATCHDOG_S = 120  # a hang in a threaded test aborts the run with tracebacks instead of wedging CI
 
-
-@pytest.fixture
-def rt():
-    return hx.Runtime()
-
-
-@pytest.fixture
-def npu(rt):
-    return rt.npu()
+# rt and npu fixtures: tests/conftest.py
 
 
 def placement_for(rt, name):
-    if name == "HostVisible":
-        return hx.HostVisible()
-    if name == "NpuLocal":
-        return hx.NpuLocal(rt.npu())
-    if name == "Shared":
-        return hx.Shared(rt.npu())
-    return hx.GpuLocal()
+    return make_placement(name, rt)
 
 
 def alloc(rt, name, nbytes=256):

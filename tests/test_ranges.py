@@ -21,15 +21,7 @@ import hrxarray as hx
 # --------------------------------------------------------------------------
 # fixtures and helpers
 
-
-@pytest.fixture
-def rt():
-    return hx.Runtime()
-
-
-@pytest.fixture
-def npu(rt):
-    return rt.npu()
+# rt and npu fixtures: tests/conftest.py
 
 
 PLACEMENTS = ["HostVisible", "NpuLocal", "Shared"]

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hrxarray as hx
+from helpers import make_placement
 
 NONE = ("none", "none", "none", 0)
 FLUSH = ("range", "host_direct", "flush", 64)
@@ -44,7 +45,7 @@ def as_tuple(t):
     return (t.kind, t.executor, t.operation, t.range_granularity)
 
 
-def sites_of(rt, names):
+def sites_of(rt):
     return {"host": "host", "gpu": rt.gpu(), "npu": rt.npu()}
 
 
@@ -62,7 +63,7 @@ ADMITTED = {
 def test_buffer_visibility_table(rt, placement, producer, consumer):
     buf = rt.allocate(256, placement)
     admitted, coherent = ADMITTED[type(placement).__name__]
-    sites = sites_of(rt, admitted)
+    sites = sites_of(rt)
     if producer not in admitted or consumer not in admitted:
         with pytest.raises(ValueError, match="visibility device has no access to backing"):
             buf.visibility(sites[producer], sites[consumer])
@@ -123,7 +124,7 @@ PROFILE_CASES = [
 
 @pytest.mark.parametrize("names,coherent,placement_name", PROFILE_CASES)
 def test_profiles_describe_before_allocating(rt, names, coherent, placement_name):
-    sites = sites_of(rt, names)
+    sites = sites_of(rt)
     before = rt.statistics()
     profiles = rt.allocation_profiles([sites[n] for n in names], coherent_gpu=coherent)
     assert rt.statistics() == before, "querying profiles allocates nothing"
@@ -205,8 +206,6 @@ class StateModel:
 @given(ops=st.lists(st.tuples(st.sampled_from(["visible", "written", "read", "write"]), st.sampled_from(ENGINES))))
 def test_visibility_state_machine_matches_model(placement_name, ops):
     rt = hx.Runtime(check_visibility=True)
-    from conftest import make_placement
-
     buf = rt.allocate(192, make_placement(placement_name, rt))
     model = StateModel("gpu" if placement_name == "GpuLocal" else "host", 192, placement_name != "HostVisible")
     for op, engine in ops:
