@@ -164,8 +164,13 @@ def test_adopted_alias_retains_the_source_and_shares_state(rt, npu):
 def test_adoption_makes_storage_need_host_maintenance(rt, npu):
     src = rt.allocate(64, hx.HostVisible())
     assert src._state()["needs_host_maintenance"] is False
-    rt.adopt(src, hx.Shared(npu))
+    assert src.prepare_acquire_host().transition.kind == "none"
+    alias = rt.adopt(src, hx.Shared(npu))
     assert src._state()["needs_host_maintenance"] is True
+    # The NPU now writes this storage: host accesses through either handle must invalidate.
+    for handle in (src, alias):
+        assert handle.prepare_acquire_host().transition.kind == "range"
+        assert handle.prepare_release_host().transition.kind == "range"
 
 
 def test_adopt_rules(rt, npu):

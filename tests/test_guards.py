@@ -580,6 +580,11 @@ class GuardMachine(RuleBasedStateMachine):
     def take_lease(self, handle, access):
         lease = self.handles[handle]._device_lease(getattr(hx.Access, access))
         self.leases.append((lease, access != "READ"))
+        # Probe both kinds of guard right away (short-lived), so that every
+        # lease is checked against reads and writes.
+        self.state_matches_model()
+        self.do_map(1 - handle, False, False, keep=False)
+        self.do_map(handle, True, False, keep=False)
 
     @precondition(lambda self: self.leases)
     @rule(data=st.data())

@@ -212,7 +212,12 @@ PreparedHostVisibility prepare_host(const BufferPtr& b, nb::handle ranges, bool 
     b->require_host_mapped(op);
     auto requested = ranges_from_py(ranges, b->nbytes(), op);
     const auto& provider = b->state()->runtime()->provider();
-    CacheTransition t = provider.host_recipe(b->backing(), release);
+    // Maintenance is a property of the storage, not of one handle: once an
+    // adopted alias lets the NPU in, the source handle's host accesses need
+    // the flush/invalidate too.
+    BackingDesc effective = b->backing();
+    if (b->state()->needs_host_maintenance()) effective.gpu_coherent = false;
+    CacheTransition t = provider.host_recipe(effective, release);
     if (t.kind == TransitionKind::Unknown)
         fail(ErrorKind::Unsupported, op + ": unqualified host visibility relation");
     if (t.kind != TransitionKind::None && !t.is_host_action())
