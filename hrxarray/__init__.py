@@ -9,8 +9,10 @@ guards, budgets and failure, and run their kernels on the CPU.
 
 from __future__ import annotations
 
+import atexit as _atexit
 import os as _os
 import threading as _threading
+import weakref as _weakref
 
 try:
     from . import _core
@@ -30,11 +32,14 @@ from ._core import (
     BusyError,
     CacheTransition,
     CancelledError,
+    Completion,
     ContractError,
     DeviceLease,
     DeviceLostError,
+    ExecutableGraph,
     ExecutionError,
     GpuDevice,
+    Graph,
     GpuLocal,
     HostMapping,
     HostVisible,
@@ -50,6 +55,7 @@ from ._core import (
     UnsupportedError,
     Visibility,
 )
+from ._trace import Trace
 
 __version__ = "0.1.0"
 
@@ -80,6 +86,11 @@ __all__ = [
     "CacheTransition",
     "PreparedHostVisibility",
     "AllocationProfile",
+    # graphs and execution
+    "Graph",
+    "ExecutableGraph",
+    "Completion",
+    "Trace",
     # errors
     "HrxError",
     "BusyError",
@@ -90,6 +101,26 @@ __all__ = [
     "ContractError",
     "__version__",
 ]
+
+_runtimes = _weakref.WeakSet()
+_runtime_init = Runtime.__init__
+
+
+def _tracked_init(self, *args, **kwargs):
+    _runtime_init(self, *args, **kwargs)
+    _runtimes.add(self)
+
+
+Runtime.__init__ = _tracked_init
+
+
+@_atexit.register
+def _drain_runtimes():
+    # Accepted work finishes before the interpreter goes away: host regions
+    # need a live interpreter, and lane threads must not outlive it mid-region.
+    for rt in list(_runtimes):
+        rt.drain()
+
 
 _default_lock = _threading.Lock()
 _default = None

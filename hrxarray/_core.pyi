@@ -11,7 +11,8 @@ from hrxarray import (
     DeviceLostError as DeviceLostError,
     ExecutionError as ExecutionError,
     HrxError as HrxError,
-    UnsupportedError as UnsupportedError
+    UnsupportedError as UnsupportedError,
+    _tracked_init as __init__
 )
 from hrxarray._core import numerics as numerics
 
@@ -34,10 +35,22 @@ class Runtime:
     An HRX runtime over the device fabric: devices, allocation, statistics (and, with the runtime layer, lanes, graphs and completions). The emulated fabric is used when no native provider is available.
     """
 
-    def __init__(self, *, max_submissions: int = 64, graph_slots: int = 2, memory_budget: MemoryBudget | None = None, gpu_index: int = 0, check_visibility: bool = False) -> None:
+    def graph(self) -> Graph:
+        """A new, empty Graph on this runtime."""
+
+    def start_trace(self, capacity: int) -> None:
         """
-        Create a runtime. check_visibility=True makes the emulator raise when an engine would read bytes that no cache transition made visible to it.
+        Record executed regions (at most capacity, oldest dropped); already tracing → BusyError.
         """
+
+    def finish_trace(self) -> object:
+        """Stop tracing and return the Trace (does not wait for pending work)."""
+
+    def pending(self) -> int:
+        """Submissions not yet retired."""
+
+    def drain(self) -> None:
+        """Wait (without the GIL) until every accepted submission has retired."""
 
     @property
     def backend(self) -> str:
@@ -560,5 +573,89 @@ class AllocationProfile:
 
     def allocate(self, nbytes: object) -> Buffer:
         """Allocate under exactly this profile."""
+
+    def __repr__(self) -> str: ...
+
+class Graph:
+    """
+    A graph under construction (HRX Graph): fills, copies, kernels and host regions over buffer views. prepare() turns it into an ExecutableGraph of lane-bound regions.
+    """
+
+    def fill(self, view: object, byte: int) -> None:
+        """Fill a GPU-bindable view with one byte value (compute lane)."""
+
+    def copy(self, dst: object, src: object) -> None:
+        """
+        Copy src into dst (equal, non-overlapping lengths). Host-mapped → not host-mapped runs on the upload lane, the reverse on the download lane, anything else on the compute lane.
+        """
+
+    def copy_on(self, dst: object, src: object, lane: str) -> None:
+        """Copy on an explicit GPU lane ('upload', 'compute' or 'download')."""
+
+    def host(self, fn: object, accesses: object) -> None:
+        """
+        A host region: fn(*arrays) runs on the host lane, holding the GIL, with one NumPy uint8 array per (view, Access) pair (read-only for READ).
+        """
+
+    def __len__(self) -> int: ...
+
+    def prepare(self) -> ExecutableGraph:
+        """
+        Form lane-bound regions and their dependencies; bindings are immutable afterwards. An empty graph → ValueError.
+        """
+
+class ExecutableGraph:
+    """
+    A prepared graph (HRX ExecutableGraph): replay it with submit(); replays allocate nothing.
+    """
+
+    @property
+    def regions(self) -> list:
+        """The lane of each region, in order."""
+
+    @property
+    def quarantined(self) -> bool:
+        """True after a region of it failed."""
+
+    def submit(self) -> Completion:
+        """
+        Submit a run; never waits. Exhaustion (submission capacity, graph slots, a conflicting live host mapping) is BusyError; poisoned storage or a quarantined graph is DeviceLostError.
+        """
+
+    def submit_after(self, completions: object) -> Completion:
+        """
+        As submit(), also ordered after the given completions; a failed or cancelled producer prevents execution.
+        """
+
+class Completion:
+    """
+    The completion of one submission. Waits release the GIL; a timeout never cancels. Keeping it alive keeps its graph slot reserved. Awaitable in asyncio.
+    """
+
+    def done(self) -> bool:
+        """Whether it has finished (in any way)."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to timeout seconds (None: no limit); True once finished."""
+
+    def result(self, timeout: float | None = None) -> None:
+        """
+        Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError.
+        """
+
+    def exception(self, timeout: float | None = None) -> object:
+        """Wait, then return the exception result() would raise, or None."""
+
+    def cancel(self) -> bool:
+        """
+        Skip the regions not yet scheduled (running ones drain); the result is CancelledError. False if already finished.
+        """
+
+    def add_done_callback(self, fn: object) -> None:
+        """
+        Call fn(completion) once when finished (at once if it already is), holding the GIL.
+        """
+
+    def __await__(self) -> object: ...
 
     def __repr__(self) -> str: ...

@@ -43,6 +43,8 @@ PyObject* type_for(ErrorKind kind) {
 
 }  // namespace
 
+PyObject* exception_type(ErrorKind kind) { return type_for(kind); }
+
 void bind_errors(nb::module_& m) {
     g_hrx_error = make(m, "HrxError", PyExc_RuntimeError, "Base class of hrxarray's runtime errors.");
     g_busy = make(m, "BusyError", g_hrx_error,

@@ -84,12 +84,6 @@ namespace {
 
 using BufferPtr = std::shared_ptr<Buffer>;
 
-// A window on a buffer (HRX BufferView); keeping it alive keeps the storage alive.
-struct BufferView {
-    BufferPtr buffer;
-    uint64_t offset = 0;
-    uint64_t length = 0;
-};
 
 uint64_t checked_len(const std::string& op, uint64_t base_len, int64_t offset, std::optional<int64_t> length) {
     const int64_t len = length ? *length : static_cast<int64_t>(base_len) - offset;

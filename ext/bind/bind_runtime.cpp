@@ -51,7 +51,7 @@ std::string device_repr(const char* kind, const RuntimeCore& rt, Engine e, int i
 void bind_runtime(nb::module_& m) {
     // Declared first so that every signature below names it; its methods are
     // added once the memory types they return are registered.
-    nb::class_<RuntimeCore> rt(m, "Runtime",
+    nb::class_<RuntimeCore> rt(m, "Runtime", nb::is_weak_referenceable(),
                                "An HRX runtime over the device fabric: devices, allocation, statistics (and, with "
                                "the runtime layer, lanes, graphs and completions). The emulated fabric is used "
                                "when no native provider is available.");
@@ -144,6 +144,7 @@ void bind_runtime(nb::module_& m) {
         .def("__repr__", [](const NpuDevice& d) { return device_repr("NpuDevice", *d.runtime, Engine::Npu, d.index); });
 
     bind_memory(m);
+    bind_graph(m, rt);
 
     rt        .def(nb::new_([](int64_t max_submissions, int64_t graph_slots, std::shared_ptr<MemoryBudget> memory_budget,
                          int64_t gpu_index, bool check_visibility) {

@@ -3,10 +3,19 @@
 #pragma once
 #include <nanobind/nanobind.h>
 
+#include "errors.h"
+
+namespace hrx {
+class RuntimeCore;
+}
+
 namespace hrx::bind {
 void bind_errors(nanobind::module_& m);
 void bind_system(nanobind::module_& m);
 void bind_runtime(nanobind::module_& m);
 void bind_memory(nanobind::module_& m);
+void bind_graph(nanobind::module_& m, nanobind::class_<RuntimeCore>& runtime);
+// The Python exception class for an error kind (borrowed reference).
+PyObject* exception_type(ErrorKind kind);
 void bind_numerics(nanobind::module_& m);
 }  // namespace hrx::bind

@@ -129,8 +129,21 @@ void StorageState::release_device_use(Access access) {
     changed_.notify_all();
 }
 
+void StorageState::acquire_device_use_checked(Access access, const std::string& who) {
+    std::lock_guard<std::mutex> lock(mu_);
+    check_device_binding_locked(access, who);
+    if (access_writes(access))
+        ++device_writers_;
+    else
+        ++device_readers_;
+}
+
 void StorageState::check_device_binding(Access access, const std::string& who) const {
     std::lock_guard<std::mutex> lock(mu_);
+    check_device_binding_locked(access, who);
+}
+
+void StorageState::check_device_binding_locked(Access access, const std::string& who) const {
     const bool writes = access_writes(access);
     const bool conflict = external_ || host_writer_ || (writes && (host_readers_ > 0 || host_leases_ > 0)) ||
                           writable_host_leases_ > 0;

@@ -61,6 +61,9 @@ public:
 
     // Device-use leases: taken by the runtime at dispatch, dropped at retirement.
     void acquire_device_use(Access access);
+    // As acquire_device_use, but Busy (changing nothing) when the binding
+    // conflicts with a live host guard or lease.
+    void acquire_device_use_checked(Access access, const std::string& who);
     void release_device_use(Access access);
     // Busy when binding the storage for `access` conflicts with a live host
     // guard or lease; the runtime calls it when a graph is submitted.
@@ -94,6 +97,7 @@ private:
     uint64_t make_visible_locked(Engine engine);
     bool host_conflict_locked(bool write, std::string* why) const;
     bool device_conflict_locked(bool write) const;
+    void check_device_binding_locked(Access access, const std::string& who) const;
 
     std::shared_ptr<RuntimeCore> runtime_;
     std::unique_ptr<provider::Memory> memory_;
@@ -138,6 +142,17 @@ private:
     std::shared_ptr<StorageState> state_;
     Placement placement_;
     BackingDesc backing_;
+};
+
+// A window on a buffer (HRX BufferView); keeping it alive keeps the storage alive.
+struct BufferView {
+    std::shared_ptr<Buffer> buffer;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    uint8_t* data() const { return buffer->state()->data() + offset; }
+    bool overlaps(const BufferView& o) const {
+        return buffer->state() == o.buffer->state() && offset < o.offset + o.length && o.offset < offset + length;
+    }
 };
 
 }  // namespace hrx

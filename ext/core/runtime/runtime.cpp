@@ -52,9 +52,16 @@ Placement AllocationProfile::placement() const {
 // --- RuntimeCore ---------------------------------------------------------------
 
 RuntimeCore::RuntimeCore(const RuntimeOptions& options, std::shared_ptr<provider::Provider> provider)
-    : options_(options), provider_(std::move(provider)), endpoints_(provider_->endpoints()) {}
+    : options_(options),
+      provider_(std::move(provider)),
+      endpoints_(provider_->endpoints()),
+      scheduler_(std::make_shared<Scheduler>(this)) {
+    scheduler_->start();
+}
 
-RuntimeCore::~RuntimeCore() = default;
+// Every accepted submission holds the runtime, so nothing is pending here;
+// the lane threads exit on their own.
+RuntimeCore::~RuntimeCore() { scheduler_->shutdown(); }
 
 std::shared_ptr<RuntimeCore> RuntimeCore::create(const RuntimeOptions& options,
                                                  std::shared_ptr<provider::Provider> provider) {
@@ -185,6 +192,57 @@ std::shared_ptr<Buffer> RuntimeCore::allocate_with_profile(const AllocationProfi
     return create_buffer(profile.backing, profile.placement(), bytes, op);
 }
 
+// --- submission ------------------------------------------------------------------
+
+std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<PreparedGraph>& graph,
+                                                     const std::vector<std::shared_ptr<CompletionState>>& after,
+                                                     std::shared_ptr<SlotToken>* slot) {
+    const std::string op = "submit";
+    if (graph->runtime.get() != this) fail(ErrorKind::Message, op + ": the graph belongs to another runtime");
+    for (const auto& c : after)
+        if (c->owner().lock() != std::static_pointer_cast<void>(scheduler_))
+            fail(ErrorKind::Message, op + ": a producer completion belongs to another runtime");
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    if (graph->quarantined())
+        fail(ErrorKind::DeviceLost, op + ": the graph is quarantined after a failed region");
+    for (const auto& [storage, writes] : graph->storages) storage->throw_if_poisoned(op);
+    if (static_cast<int64_t>(scheduler_->pending()) >= options_.max_submissions)
+        fail(ErrorKind::Busy, op + ": runtime submission capacity exhausted (" +
+                                  std::to_string(options_.max_submissions) + " pending)");
+    auto sub = std::make_shared<Submission>();
+    // Device-use leases are taken now and dropped at retirement; a live host
+    // mapping that conflicts refuses the whole submission, changing nothing.
+    for (const auto& [storage, writes] : graph->storages) {
+        const Access a = writes ? Access::Write : Access::Read;
+        try {
+            storage->acquire_device_use_checked(a, op);
+        } catch (...) {
+            for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
+            throw;
+        }
+        sub->leases.push_back({storage, a});
+    }
+    if (!graph->try_take_slot()) {
+        for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
+        fail(ErrorKind::Busy, op + ": prepared run slots are occupied; drop completed observers or reserve more slots");
+    }
+    auto token = std::make_shared<SlotToken>();
+    token->graph = graph;
+    sub->graph = graph;
+    sub->slot = token;
+    sub->after = after;
+    sub->completion = scheduler_->make_completion();
+    sub->regions.assign(graph->regions.size(), Submission::RegionState::Waiting);
+    {
+        std::lock_guard<std::mutex> stats_lock(stats_mu_);
+        ++stats_.submissions;
+    }
+    auto completion = sub->completion;
+    *slot = std::move(token);
+    scheduler_->enqueue(std::move(sub));
+    return completion;
+}
+
 // --- statistics ------------------------------------------------------------------
 
 Statistics RuntimeCore::statistics() const {
@@ -208,6 +266,16 @@ void RuntimeCore::count_import() {
 void RuntimeCore::count_free(uint64_t bytes) {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.live_bytes -= std::min(bytes, stats_.live_bytes);
+}
+
+void RuntimeCore::count_completion() {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.completions;
+}
+
+void RuntimeCore::count_copied(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.copied_bytes += bytes;
 }
 
 void RuntimeCore::count_maintenance(uint64_t bytes) {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "memory/placement.h"
+#include "runtime/graph.h"
+#include "runtime/scheduler.h"
 #include "memory/storage.h"
 #include "provider/provider.h"
 
@@ -92,8 +94,16 @@ public:
     std::vector<AllocationProfile> allocation_profiles(const std::vector<Site>& devices, bool coherent_gpu);
     std::shared_ptr<Buffer> allocate_with_profile(const AllocationProfile& profile, uint64_t bytes);
 
-    // Statistics, updated by storages and (later) by the lanes.
+    // Submit a prepared graph (HRX ExecutableGraph::submit_after). Never waits.
+    std::shared_ptr<CompletionState> submit(const std::shared_ptr<PreparedGraph>& graph,
+                                            const std::vector<std::shared_ptr<CompletionState>>& after,
+                                            std::shared_ptr<SlotToken>* slot);
+    Scheduler& scheduler() const { return *scheduler_; }
+
+    // Statistics, updated by storages and by the lanes.
     Statistics statistics() const;
+    void count_completion();
+    void count_copied(uint64_t bytes);
     void count_allocation(uint64_t bytes, bool import);
     void count_import();
     void count_free(uint64_t bytes);
@@ -111,6 +121,8 @@ private:
     std::atomic<uint64_t> next_id_{1};
     mutable std::mutex stats_mu_;
     Statistics stats_;
+    std::mutex submit_mu_;
+    std::shared_ptr<Scheduler> scheduler_;
 };
 
 }  // namespace hrx

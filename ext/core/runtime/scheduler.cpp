@@ -1,0 +1,317 @@
+#include "runtime/scheduler.h"
+
+#include <cstring>
+
+#include "runtime/runtime.h"
+
+namespace hrx {
+
+// --- CompletionState -----------------------------------------------------------
+
+bool CompletionState::done() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return outcome_.status != Status::Pending;
+}
+
+CompletionState::Outcome CompletionState::outcome() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return outcome_;
+}
+
+bool CompletionState::wait(std::optional<double> seconds) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto finished = [&] { return outcome_.status != Status::Pending; };
+    if (!seconds) {
+        cv_.wait(lock, finished);
+        return true;
+    }
+    return cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, *seconds)), finished);
+}
+
+void CompletionState::on_done(std::function<void()> fn) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (outcome_.status == Status::Pending) {
+            callbacks_.push_back(std::move(fn));
+            return;
+        }
+    }
+    fn();
+}
+
+void CompletionState::finish(Outcome outcome) {
+    std::vector<std::function<void()>> callbacks;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (outcome_.status != Status::Pending) return;
+        outcome_ = std::move(outcome);
+        callbacks.swap(callbacks_);
+    }
+    cv_.notify_all();
+    for (auto& cb : callbacks) cb();
+}
+
+// --- Scheduler -------------------------------------------------------------------
+
+Scheduler::Scheduler(RuntimeCore* runtime) : runtime_(runtime) {}
+
+Scheduler::~Scheduler() = default;
+
+void Scheduler::start() {
+    auto self = shared_from_this();
+    for (int i = 0; i < kLaneCount; ++i)
+        threads_.emplace_back([self, i] { self->worker(static_cast<Lane>(i)); });
+}
+
+void Scheduler::shutdown() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stopping_ = true;
+    }
+    work_cv_.notify_all();
+    // The workers keep the scheduler alive and finish every accepted
+    // submission before they exit; joining here could deadlock when the last
+    // runtime handle is dropped on a worker thread or while the GIL is held.
+    for (auto& t : threads_) t.detach();
+    threads_.clear();
+}
+
+std::shared_ptr<CompletionState> Scheduler::make_completion() {
+    return std::make_shared<CompletionState>(std::weak_ptr<void>(shared_from_this()), next_id_.fetch_add(1));
+}
+
+void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        pending_.push_back(std::move(sub));
+    }
+    work_cv_.notify_all();
+}
+
+void Scheduler::poke() {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    work_cv_.notify_all();
+}
+
+size_t Scheduler::pending() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pending_.size();
+}
+
+void Scheduler::drain() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [&] { return pending_.empty(); });
+}
+
+void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
+                                std::vector<std::shared_ptr<Submission>>* finished) {
+    auto sub = *it;
+    for (auto& [storage, access] : sub->leases) storage->release_device_use(access);
+    sub->leases.clear();
+    runtime_->count_completion();
+    pending_.erase(it);
+    finished->push_back(std::move(sub));
+}
+
+// Skip what cannot run any more (cancelled, failed, or a failed producer) and
+// retire submissions with nothing left to run.
+void Scheduler::settle_locked(std::vector<std::shared_ptr<Submission>>* finished) {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        Submission& s = **it;
+        if (!s.failed) {
+            for (const auto& producer : s.after) {
+                auto o = producer->outcome();
+                if (o.status == CompletionState::Status::Failed || o.status == CompletionState::Status::Cancelled) {
+                    s.failed = true;
+                    s.failure = {CompletionState::Status::Failed,
+                                 "a producer submission " +
+                                     std::string(o.status == CompletionState::Status::Failed ? "failed" : "was cancelled") +
+                                     ": " + o.message,
+                                 ErrorKind::Cancelled, nullptr};
+                    break;
+                }
+            }
+        }
+        const bool stop = s.failed || s.completion->cancel_requested();
+        bool all_final = true;
+        for (auto& r : s.regions) {
+            if (stop && r == Submission::RegionState::Waiting) r = Submission::RegionState::Skipped;
+            if (r == Submission::RegionState::Waiting || r == Submission::RegionState::Running) all_final = false;
+        }
+        if (all_final) {
+            auto next = std::next(it);
+            finalize_locked(it, finished);
+            it = next;
+        } else {
+            ++it;
+        }
+    }
+}
+
+Submission* Scheduler::find_runnable(Lane lane, size_t* region) {
+    if (lane_busy_[static_cast<int>(lane)]) return nullptr;
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+        Submission& s = **it;
+        if (s.failed || s.completion->cancel_requested()) continue;
+        bool ready = true;
+        for (const auto& producer : s.after)
+            if (!producer->done()) ready = false;
+        // Whole-graph ordering across submissions (HRX): nothing of this one
+        // starts while an earlier pending submission's summary conflicts.
+        for (auto e = pending_.begin(); ready && e != it; ++e)
+            if (summaries_conflict((*e)->graph->summary, s.graph->summary)) ready = false;
+        if (!ready) continue;
+        for (size_t r = 0; r < s.regions.size(); ++r) {
+            if (s.regions[r] != Submission::RegionState::Waiting || s.graph->regions[r].lane != lane) continue;
+            bool deps_done = true;
+            for (size_t d : s.graph->regions[r].deps)
+                if (s.regions[d] != Submission::RegionState::Done) deps_done = false;
+            if (deps_done) {
+                *region = r;
+                return &s;
+            }
+        }
+    }
+    return nullptr;
+}
+
+void Scheduler::worker(Lane lane) {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+        std::vector<std::shared_ptr<Submission>> finished;
+        settle_locked(&finished);
+        size_t r = 0;
+        Submission* sub = find_runnable(lane, &r);
+        if (sub) {
+            sub->regions[r] = Submission::RegionState::Running;
+            ++sub->running;
+            lane_busy_[static_cast<int>(lane)] = true;
+            // `sub` stays valid: a submission with a running region is never retired.
+            lock.unlock();
+            run_region(*sub, r, lane);
+            lock.lock();
+            lane_busy_[static_cast<int>(lane)] = false;
+            --sub->running;
+            settle_locked(&finished);
+        }
+        const bool idle = pending_.empty();
+        if (!finished.empty() || sub) work_cv_.notify_all();
+        if (idle) idle_cv_.notify_all();
+        if (!finished.empty()) {
+            lock.unlock();
+            for (auto& f : finished) f->completion->finish(f->failed ? f->failure
+                                                                   : f->completion->cancel_requested()
+                                                                         ? CompletionState::Outcome{CompletionState::Status::Cancelled, "the submission was cancelled", ErrorKind::Cancelled, nullptr}
+                                                                         : CompletionState::Outcome{CompletionState::Status::Succeeded, "", ErrorKind::Generic, nullptr});
+            // Dropping the submissions may drop the last handle on the runtime.
+            finished.clear();
+            lock.lock();
+            continue;
+        }
+        if (sub) continue;
+        if (stopping_ && pending_.empty()) return;
+        work_cv_.wait(lock);
+    }
+}
+
+void Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
+    const Region& region = sub.graph->regions[index];
+    const Engine engine = lane_engine(lane);
+    const bool checked = runtime_->options().check_visibility;
+    const auto t0 = std::chrono::steady_clock::now();
+    bool failed = false;
+    try {
+        // Make every used storage visible to the engine first (HRX §2.4).
+        for (size_t oi : region.ops)
+            for (const auto& u : sub.graph->ops[oi].uses) {
+                const auto& st = *u.view.buffer->state();
+                st.throw_if_poisoned(std::string("region on the ") + lane_name(lane) + " lane");
+                u.view.buffer->state()->make_visible(engine);
+                if (checked) st.check_engine_access(engine, u.access, u.view.buffer->describe());
+            }
+        for (size_t oi : region.ops) {
+            const Op& op = sub.graph->ops[oi];
+            switch (op.kind) {
+                case Op::Kind::Fill: std::memset(op.uses[0].view.data(), op.byte, op.uses[0].view.length); break;
+                case Op::Kind::Copy:
+                    std::memcpy(op.uses[0].view.data(), op.uses[1].view.data(), op.uses[0].view.length);
+                    break;
+                case Op::Kind::Host: {
+                    std::vector<HostSpan> spans;
+                    for (const auto& u : op.uses)
+                        spans.push_back({u.view.buffer->state(), u.view.data(), u.view.length, access_writes(u.access)});
+                    op.host(spans);
+                    break;
+                }
+            }
+        }
+        for (size_t oi : region.ops)
+            for (const auto& u : sub.graph->ops[oi].uses)
+                if (access_writes(u.access)) u.view.buffer->state()->mark_written(engine);
+        if (region.copy_bytes) runtime_->count_copied(region.copy_bytes);
+    } catch (const std::exception& e) {
+        failed = true;
+        const std::string message = "executing graph region " + std::to_string(index) + " (" + lane_name(lane) +
+                                    " lane): " + e.what();
+        CompletionState::Outcome o{CompletionState::Status::Failed, message, ErrorKind::Generic, nullptr};
+        if (auto* err = dynamic_cast<const Error*>(&e)) o.cause_kind = err->kind();
+        if (auto* foreign = dynamic_cast<const ForeignError*>(&e)) o.cause_payload = foreign->payload();
+        // HRX: every storage of the whole graph (and so every alias) is
+        // poisoned, the graph is quarantined and its storage keeps its charge.
+        for (auto& [storage, writes] : sub.graph->storages) {
+            storage->poison(message);
+            storage->quarantine();
+        }
+        sub.graph->quarantine();
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!sub.failed) {
+            sub.failed = true;
+            sub.failure = std::move(o);
+        }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        sub.regions[index] = failed ? Submission::RegionState::Skipped : Submission::RegionState::Done;
+    }
+    TraceEvent ev;
+    ev.lane = lane;
+    ev.bytes = region.copy_bytes;
+    ev.failed = failed;
+    ev.region = index;
+    ev.submission = sub.completion->id();
+    {
+        std::lock_guard<std::mutex> lock(trace_mu_);
+        if (!tracing_) return;
+        ev.start_us = std::chrono::duration<double, std::micro>(t0 - trace_origin_).count();
+        ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        trace_.push_back(ev);
+        while (trace_.size() > trace_capacity_) {
+            trace_.pop_front();
+            ++trace_dropped_;
+        }
+    }
+}
+
+void Scheduler::start_trace(size_t capacity) {
+    if (capacity == 0) fail(ErrorKind::Message, "start_trace: capacity must be at least 1");
+    std::lock_guard<std::mutex> lock(trace_mu_);
+    if (tracing_) fail(ErrorKind::Busy, "start_trace: a trace is already running");
+    tracing_ = true;
+    trace_capacity_ = capacity;
+    trace_dropped_ = 0;
+    trace_.clear();
+    trace_origin_ = std::chrono::steady_clock::now();
+}
+
+std::vector<TraceEvent> Scheduler::finish_trace(uint64_t* dropped) {
+    std::lock_guard<std::mutex> lock(trace_mu_);
+    if (!tracing_) fail(ErrorKind::Message, "finish_trace: no trace is running; call start_trace first");
+    tracing_ = false;
+    *dropped = trace_dropped_;
+    std::vector<TraceEvent> out(trace_.begin(), trace_.end());
+    trace_.clear();
+    return out;
+}
+
+}  // namespace hrx

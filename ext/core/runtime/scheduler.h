@@ -1,0 +1,153 @@
+// The scheduler: lane worker threads, submissions, completions and traces.
+//
+// Note [Lanes and locks]: one mutex guards every submission's region states,
+// the lane-busy flags and the pending list; each lane has one worker thread
+// that runs at most one region at a time. Region bodies, completion callbacks
+// and the destruction of anything that may end a runtime happen outside that
+// mutex: callbacks take the GIL, and a Python thread holding the GIL may be
+// waiting for the mutex. Lock order: scheduler mutex, then a storage mutex.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "errors.h"
+#include "runtime/graph.h"
+
+namespace hrx {
+
+// An error carrying an opaque payload from the layer above (the Python
+// exception a host region raised), so a completion can chain to it.
+class ForeignError : public Error {
+public:
+    ForeignError(const std::string& message, std::shared_ptr<void> payload)
+        : Error(ErrorKind::Generic, message), payload_(std::move(payload)) {}
+    const std::shared_ptr<void>& payload() const { return payload_; }
+
+private:
+    std::shared_ptr<void> payload_;
+};
+
+class CompletionState {
+public:
+    enum class Status : uint8_t { Pending, Succeeded, Failed, Cancelled };
+    struct Outcome {
+        Status status = Status::Pending;
+        std::string message;
+        ErrorKind cause_kind = ErrorKind::Generic;
+        std::shared_ptr<void> cause_payload;
+    };
+
+    CompletionState(std::weak_ptr<void> owner, uint64_t id) : owner_(std::move(owner)), id_(id) {}
+    uint64_t id() const { return id_; }
+    const std::weak_ptr<void>& owner() const { return owner_; }
+    bool done() const;
+    Outcome outcome() const;
+    // Waits without a timeout when `seconds` is empty; false on timeout.
+    bool wait(std::optional<double> seconds) const;
+    // Runs `fn` once when done: at once on this thread if already done.
+    void on_done(std::function<void()> fn);
+    void finish(Outcome outcome);
+    void request_cancel() { cancel_requested_.store(true); }
+    bool cancel_requested() const { return cancel_requested_.load(); }
+
+private:
+    std::weak_ptr<void> owner_;  // the scheduler, to reject another runtime's completions
+    uint64_t id_;
+    mutable std::mutex mu_;
+    mutable std::condition_variable cv_;
+    Outcome outcome_;
+    std::vector<std::function<void()>> callbacks_;
+    std::atomic<bool> cancel_requested_{false};
+};
+
+// Holds one of a prepared graph's completion slots until every holder (the
+// run and each Completion observer) is gone.
+struct SlotToken {
+    std::shared_ptr<PreparedGraph> graph;
+    ~SlotToken() {
+        if (graph) graph->release_slot();
+    }
+};
+
+struct TraceEvent {
+    Lane lane = Lane::Compute;
+    double start_us = 0;
+    double duration_us = 0;
+    uint64_t bytes = 0;
+    bool failed = false;
+    uint64_t submission = 0;
+    size_t region = 0;
+};
+
+struct Submission;
+
+class Scheduler : public std::enable_shared_from_this<Scheduler> {
+public:
+    explicit Scheduler(RuntimeCore* runtime);
+    ~Scheduler();
+    void start();
+    // Accept a submission (all checks done by the caller). Never waits.
+    void enqueue(std::shared_ptr<Submission> sub);
+    size_t pending() const;
+    // Wake the workers to re-check cancellations and producers.
+    void poke();
+    // Wait until no submission is pending (GIL must not be held).
+    void drain();
+    // Stop accepting; workers exit once everything accepted has run.
+    void shutdown();
+
+    void start_trace(size_t capacity);
+    std::vector<TraceEvent> finish_trace(uint64_t* dropped);
+    std::shared_ptr<CompletionState> make_completion();
+
+private:
+    void worker(Lane lane);
+    Submission* find_runnable(Lane lane, size_t* region);
+    void settle_locked(std::vector<std::shared_ptr<Submission>>* finished);
+    void finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
+                         std::vector<std::shared_ptr<Submission>>* finished);
+    void run_region(Submission& sub, size_t region, Lane lane);
+    void record(const TraceEvent& e);
+
+    RuntimeCore* runtime_;  // the owner; outlives every accepted submission (they hold it)
+    mutable std::mutex mu_;
+    std::condition_variable work_cv_;
+    std::condition_variable idle_cv_;
+    std::list<std::shared_ptr<Submission>> pending_;
+    bool lane_busy_[kLaneCount] = {};
+    bool stopping_ = false;
+    std::vector<std::thread> threads_;
+    std::atomic<uint64_t> next_id_{1};
+
+    std::mutex trace_mu_;
+    bool tracing_ = false;
+    size_t trace_capacity_ = 0;
+    uint64_t trace_dropped_ = 0;
+    std::list<TraceEvent> trace_;
+    std::chrono::steady_clock::time_point trace_origin_;
+};
+
+struct Submission {
+    enum class RegionState : uint8_t { Waiting, Running, Done, Skipped };
+    std::shared_ptr<PreparedGraph> graph;
+    std::shared_ptr<CompletionState> completion;
+    std::shared_ptr<SlotToken> slot;
+    std::vector<std::shared_ptr<CompletionState>> after;
+    std::vector<RegionState> regions;
+    std::vector<std::pair<std::shared_ptr<StorageState>, Access>> leases;
+    int running = 0;
+    bool failed = false;
+    CompletionState::Outcome failure;
+};
+
+}  // namespace hrx
