@@ -18,7 +18,7 @@ try:
     from . import _core
 except ImportError as _exc:  # pragma: no cover - only on a broken install
     raise ImportError(
-        "hrxarray's compiled core (hrxarray._core) is missing: install the package with "
+        f"hrxarray's compiled core (hrxarray._core) could not be imported ({_exc}); install the package with "
         "`pip install .` (or `pip install --no-build-isolation -e .`) and run Python outside "
         "the source tree's root, or use an editable install"
     ) from _exc

@@ -597,6 +597,16 @@ class Graph:
         A host region: fn(*arrays) runs on the host lane, holding the GIL, with one NumPy uint8 array per (view, Access) pair (read-only for READ).
         """
 
+    def gpu(self, kernel: object, views: object) -> None:
+        """
+        Run a GpuKernel over views (one per contract binding) on the compute lane; contract violations → ContractError.
+        """
+
+    def npu(self, kernel: object, views: object) -> None:
+        """
+        Run an NpuKernel over views (NpuLocal or Shared storage of its NPU) as its own region on the npu lane.
+        """
+
     def __len__(self) -> int: ...
 
     def prepare(self) -> ExecutableGraph:

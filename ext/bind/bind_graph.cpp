@@ -14,6 +14,16 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace hrx::bind {
+
+std::shared_ptr<Kernel> kernel_from_py(nb::handle h, const char* op) {
+    std::shared_ptr<Kernel> k;
+    if (!nb::try_cast(h, k) || !k)
+        throw nb::type_error((std::string(op) + ": expected a GpuKernel or NpuKernel, got " +
+                              nb::cast<std::string>(nb::repr(h.type())))
+                                 .c_str());
+    return k;
+}
+
 namespace {
 
 bool interpreter_alive() {
@@ -46,6 +56,12 @@ BufferView view_from_py(nb::handle h, const char* op) {
     throw nb::type_error((std::string(op) + ": expected a Buffer or BufferView, got " +
                           nb::cast<std::string>(nb::repr(h.type())))
                              .c_str());
+}
+
+std::vector<BufferView> views_from_py(nb::handle views, const char* op) {
+    std::vector<BufferView> out;
+    for (nb::handle v : views) out.push_back(view_from_py(v, op));
+    return out;
 }
 
 nb::object span_array(const HostSpan& s) {
@@ -167,6 +183,21 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
             "fn"_a, "accesses"_a,
             "A host region: fn(*arrays) runs on the host lane, holding the GIL, with one NumPy uint8 array "
             "per (view, Access) pair (read-only for READ).")
+        .def(
+            "gpu",
+            [](Graph& g, nb::handle kernel, nb::handle views) {
+                g.builder.gpu(kernel_from_py(kernel, "gpu"), views_from_py(views, "gpu"));
+            },
+            "kernel"_a, "views"_a,
+            "Run a GpuKernel over views (one per contract binding) on the compute lane; contract violations → "
+            "ContractError.")
+        .def(
+            "npu",
+            [](Graph& g, nb::handle kernel, nb::handle views) {
+                g.builder.npu(kernel_from_py(kernel, "npu"), views_from_py(views, "npu"));
+            },
+            "kernel"_a, "views"_a,
+            "Run an NpuKernel over views (NpuLocal or Shared storage of its NPU) as its own region on the npu lane.")
         .def("__len__", [](const Graph& g) { return g.builder.size(); })
         .def("prepare", &prepare,
              "Form lane-bound regions and their dependencies; bindings are immutable afterwards. An empty graph "

@@ -7,6 +7,7 @@
 
 #include "memory/placement.h"
 #include "memory/visibility.h"
+#include "runtime/kernel.h"
 #include "runtime/runtime.h"
 
 namespace hrx::bind {
@@ -29,5 +30,8 @@ Site site_from_py(nanobind::handle h, const RuntimeCore* runtime, const std::str
 // A byte count from any Python integer (anything with __index__): TypeError
 // for non-integers, ValueError naming `op` when it is outside 1..=isize::MAX.
 uint64_t byte_count(nanobind::handle h, const std::string& op);
+
+// The Kernel behind a Python GpuKernel or NpuKernel; TypeError otherwise.
+std::shared_ptr<Kernel> kernel_from_py(nanobind::handle h, const char* op);
 
 }  // namespace hrx::bind

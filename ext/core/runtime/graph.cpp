@@ -126,6 +126,37 @@ void GraphBuilder::host(HostFn fn, const std::vector<Use>& accesses) {
     ops_.push_back(std::move(op));
 }
 
+void GraphBuilder::gpu(const std::shared_ptr<Kernel>& k, const std::vector<BufferView>& views) {
+    kernel(k, views, Engine::Gpu);
+}
+
+void GraphBuilder::npu(const std::shared_ptr<Kernel>& k, const std::vector<BufferView>& views) {
+    kernel(k, views, Engine::Npu);
+}
+
+void GraphBuilder::kernel(const std::shared_ptr<Kernel>& k, const std::vector<BufferView>& views, Engine engine) {
+    const std::string op = std::string(engine == Engine::Gpu ? "gpu" : "npu") + "(" + k->name + ")";
+    if (k->engine != engine)
+        fail(ErrorKind::Message, op + ": a " + engine_name(k->engine) + " kernel cannot run on the " +
+                                     engine_name(engine) + " lane");
+    for (const auto& v : views) {
+        check_owner(v, op);
+        const Placement& p = v.buffer->placement();
+        if (engine == Engine::Gpu && !p.gpu_bindable())
+            fail(ErrorKind::Unsupported, op + ": NPU-local storage cannot bind to the GPU (" + v.buffer->describe() + ")");
+        if (engine == Engine::Npu && (!p.npu_bindable() || p.npu_index != k->npu_index))
+            fail(ErrorKind::Unsupported, op + ": " + v.buffer->describe() + " is not bindable by npu:" +
+                                             std::to_string(k->npu_index) + " (use NpuLocal or Shared storage of it)");
+    }
+    k->contract.check_use(views, op, engine);
+    Op o;
+    o.kind = Op::Kind::Kernel;
+    o.lane = engine == Engine::Gpu ? Lane::Compute : Lane::Npu;
+    for (size_t i = 0; i < views.size(); ++i) o.uses.push_back({views[i], k->contract.bindings[i].access});
+    o.kernel = k;
+    ops_.push_back(std::move(o));
+}
+
 namespace {
 
 // The hazard key of a use: allocation-wide for Shared storage (cross-engine
@@ -172,6 +203,8 @@ std::shared_ptr<PreparedGraph> GraphBuilder::prepare() const {
     for (size_t r = 0; r < g->regions.size(); ++r)
         for (size_t e = 0; e < r; ++e)
             if (summaries_conflict(keys[e], keys[r])) g->regions[r].deps.push_back(e);
+    for (const auto& op : g->ops)
+        if (op.kind == Op::Kind::Kernel && op.kernel->engine == Engine::Npu) g->npu_kernels.push_back(op.kernel);
     for (const auto& k : keys) g->summary.insert(g->summary.end(), k.begin(), k.end());
     std::map<const StorageState*, size_t> index;
     for (const auto& op : g->ops)

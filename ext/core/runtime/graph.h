@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "memory/storage.h"
+#include "runtime/kernel.h"
 
 namespace hrx {
 
@@ -40,11 +41,12 @@ struct Use {
 };
 
 struct Op {
-    enum class Kind : uint8_t { Fill, Copy, Host } kind = Kind::Fill;
+    enum class Kind : uint8_t { Fill, Copy, Host, Kernel } kind = Kind::Fill;
     Lane lane = Lane::Compute;
     std::vector<Use> uses;  // Fill: [dst]; Copy: [dst, src]; Host: the accesses
     uint8_t byte = 0;
     HostFn host;
+    std::shared_ptr<Kernel> kernel;  // Kernel: uses are its bindings, in order
 };
 
 struct Region {
@@ -72,6 +74,8 @@ public:
     std::vector<SummaryInterval> summary;
     // Every storage the graph uses and whether the graph writes it.
     std::vector<std::pair<std::shared_ptr<StorageState>, bool>> storages;
+    // NPU programs with one invocation per replay (for the 128-pending limit).
+    std::vector<std::shared_ptr<Kernel>> npu_kernels;
 
     // Completion slots (HRX graph_slots): a slot stays reserved while its run
     // is pending or a Completion observer for it is alive.
@@ -93,11 +97,14 @@ public:
     void copy(const BufferView& dst, const BufferView& src);
     void copy_on(const BufferView& dst, const BufferView& src, Lane lane);
     void host(HostFn fn, const std::vector<Use>& accesses);
+    void gpu(const std::shared_ptr<Kernel>& kernel, const std::vector<BufferView>& views);
+    void npu(const std::shared_ptr<Kernel>& kernel, const std::vector<BufferView>& views);
     size_t size() const { return ops_.size(); }
     std::shared_ptr<PreparedGraph> prepare() const;
 
 private:
     void check_owner(const BufferView& v, const std::string& op) const;
+    void kernel(const std::shared_ptr<Kernel>& kernel, const std::vector<BufferView>& views, Engine engine);
     std::shared_ptr<RuntimeCore> runtime_;
     std::vector<Op> ops_;
 };

@@ -108,6 +108,7 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     auto sub = *it;
     for (auto& [storage, access] : sub->leases) storage->release_device_use(access);
     sub->leases.clear();
+    for (auto& k : sub->graph->npu_kernels) k->pending.fetch_sub(1);
     runtime_->count_completion();
     pending_.erase(it);
     finished->push_back(std::move(sub));
@@ -236,6 +237,14 @@ void Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
                 case Op::Kind::Copy:
                     std::memcpy(op.uses[0].view.data(), op.uses[1].view.data(), op.uses[0].view.length);
                     break;
+                case Op::Kind::Kernel: {
+                    if (op.kernel->fault_armed.exchange(false))
+                        fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + op.kernel->fault_message);
+                    std::vector<BufferView> views;
+                    for (const auto& u : op.uses) views.push_back(u.view);
+                    op.kernel->run(views);
+                    break;
+                }
                 case Op::Kind::Host: {
                     std::vector<HostSpan> spans;
                     for (const auto& u : op.uses)

@@ -1,0 +1,80 @@
+// Kernel contracts (HRX §2.9): validation of a contract on its own, and the
+// checks every use of a kernel over concrete views must pass.
+#include "runtime/kernel.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "errors.h"
+
+namespace hrx {
+
+namespace {
+
+constexpr uint64_t kIsizeMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+bool power_of_two(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+std::string binding_label(size_t i, const BindingContract& b) {
+    std::string s = "binding " + std::to_string(i);
+    if (!b.layout.empty()) s += " (" + b.layout + ")";
+    return s;
+}
+
+std::string view_label(const BufferView& v) {
+    return "the view at offset " + std::to_string(v.offset) + ", length " + std::to_string(v.length) + " of " +
+           v.buffer->describe();
+}
+
+}  // namespace
+
+void KernelContract::validate() const {
+    for (const auto& b : bindings) {
+        if (b.bytes == 0 || b.bytes > kIsizeMax || !power_of_two(b.alignment))
+            fail(ErrorKind::Message, "invalid kernel binding extent or alignment: " +
+                                         binding_label(static_cast<size_t>(&b - bindings.data()), b) + " has " +
+                                         std::to_string(b.bytes) + " bytes, alignment " +
+                                         std::to_string(b.alignment) +
+                                         " (extent must be in 1..=isize::MAX, alignment a power of two)");
+    }
+}
+
+// Note [Order of the per-use checks]: the binding count first (nothing else
+// is meaningful without it), then each view in binding order (extent, view
+// offset, absolute address), then overlaps between pairs. The first failure
+// is reported; nothing is changed by a failed check.
+void KernelContract::check_use(const std::vector<BufferView>& views, const std::string& op, Engine engine) const {
+    if (views.size() != bindings.size())
+        fail(ErrorKind::Contract, op + ": kernel binding count mismatch: the contract has " +
+                                      std::to_string(bindings.size()) + " bindings, " +
+                                      std::to_string(views.size()) + " views were given");
+    const char* alloc_kind = engine == Engine::Npu ? "NPU" : "GPU";
+    for (size_t i = 0; i < views.size(); ++i) {
+        const auto& b = bindings[i];
+        const auto& v = views[i];
+        if (v.length < b.bytes || v.offset % b.alignment != 0)
+            fail(ErrorKind::Contract,
+                 op + ": " + binding_label(i, b) + " needs a view of at least " + std::to_string(b.bytes) +
+                     " bytes at an offset aligned to " + std::to_string(b.alignment) + " bytes; got " + view_label(v));
+        // View offsets alone do not prove base alignment: check the address.
+        const auto address = reinterpret_cast<uintptr_t>(v.data());
+        if (address % b.alignment != 0)
+            fail(ErrorKind::Contract, op + ": " + alloc_kind + " allocation does not satisfy kernel alignment: " +
+                                          binding_label(i, b) + " needs " + std::to_string(b.alignment) +
+                                          "-byte alignment; " + view_label(v) + " starts at an address ≡ " +
+                                          std::to_string(address % b.alignment) + " (mod " +
+                                          std::to_string(b.alignment) + ")");
+    }
+    for (size_t i = 0; i < views.size(); ++i) {
+        for (size_t j = i + 1; j < views.size(); ++j) {
+            if (!access_writes(bindings[i].access) && !access_writes(bindings[j].access)) continue;
+            if (views[i].overlaps(views[j]))
+                fail(ErrorKind::Contract, op + ": overlapping writable kernel arguments require an unsafe dispatch: " +
+                                              binding_label(i, bindings[i]) + " and " +
+                                              binding_label(j, bindings[j]) + " share bytes of " +
+                                              views[i].buffer->describe());
+        }
+    }
+}
+
+}  // namespace hrx

@@ -1,0 +1,54 @@
+// Kernels and their binding contracts (HRX §2.9): the GPU kernels and NPU
+// programs the emulated devices run, each with the memory contract that every
+// use is checked against.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "memory/storage.h"
+
+namespace hrx {
+
+struct BindingContract {
+    uint64_t bytes = 0;      // minimum accessible extent
+    uint64_t alignment = 1;  // required byte alignment (power of two)
+    Access access = Access::Read;
+    std::string layout;      // diagnostic label only
+};
+
+struct KernelContract {
+    std::vector<BindingContract> bindings;
+    std::vector<uint8_t> constants;
+    // Every binding needs 0 < bytes <= isize::MAX and a power-of-two alignment,
+    // else Message "invalid kernel binding extent or alignment".
+    void validate() const;
+    // Per-use checks (ContractError): binding count, each view long enough and
+    // aligned (view offset and absolute address), no overlapping views where
+    // either side writes. `engine_name` names the allocation kind in messages.
+    void check_use(const std::vector<BufferView>& views, const std::string& op, Engine engine) const;
+};
+
+// A loaded GPU kernel or NPU program. `run` executes one invocation on the
+// calling lane thread over the bound views (already checked).
+struct Kernel {
+    Engine engine = Engine::Gpu;
+    std::string name;
+    KernelContract contract;
+    int npu_index = 0;          // NPU programs: the device they were loaded for
+    uint64_t image_bytes = 0;   // NPU programs: charged to the budget at load
+    std::function<void(const std::vector<BufferView>&)> run;
+    // NPU: at most 128 pending invocations per program (Busy beyond).
+    std::atomic<int> pending{0};
+    // Fault injection (tests and failure drills): the next run throws this.
+    std::atomic<bool> fault_armed{false};
+    std::string fault_message;
+};
+
+constexpr int kMaxPendingNpuInvocations = 128;
+
+}  // namespace hrx
