@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit as _atexit
 import os as _os
 import threading as _threading
-import weakref as _weakref
 
 try:
     from . import _core
@@ -102,24 +101,11 @@ __all__ = [
     "__version__",
 ]
 
-_runtimes = _weakref.WeakSet()
-_runtime_init = Runtime.__init__
-
-
-def _tracked_init(self, *args, **kwargs):
-    _runtime_init(self, *args, **kwargs)
-    _runtimes.add(self)
-
-
-Runtime.__init__ = _tracked_init
-
-
 @_atexit.register
 def _drain_runtimes():
     # Accepted work finishes before the interpreter goes away: host regions
-    # need a live interpreter, and lane threads must not outlive it mid-region.
-    for rt in list(_runtimes):
-        rt.drain()
+    # and completion callbacks need a live interpreter.
+    _core._drain_all()
 
 
 _default_lock = _threading.Lock()

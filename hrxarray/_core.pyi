@@ -11,8 +11,7 @@ from hrxarray import (
     DeviceLostError as DeviceLostError,
     ExecutionError as ExecutionError,
     HrxError as HrxError,
-    UnsupportedError as UnsupportedError,
-    _tracked_init as __init__
+    UnsupportedError as UnsupportedError
 )
 from hrxarray._core import numerics as numerics
 
@@ -34,6 +33,11 @@ class Runtime:
     """
     An HRX runtime over the device fabric: devices, allocation, statistics (and, with the runtime layer, lanes, graphs and completions). The emulated fabric is used when no native provider is available.
     """
+
+    def __init__(self, *, max_submissions: int = 64, graph_slots: int = 2, memory_budget: MemoryBudget | None = None, gpu_index: int = 0, check_visibility: bool = False) -> None:
+        """
+        Create a runtime. check_visibility=True makes the emulator raise when an engine would read bytes that no cache transition made visible to it.
+        """
 
     def graph(self) -> Graph:
         """A new, empty Graph on this runtime."""

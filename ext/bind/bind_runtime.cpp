@@ -1,4 +1,7 @@
 // Runtime, devices, statistics and memory budgets.
+#include <algorithm>
+#include <mutex>
+
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -25,6 +28,29 @@ struct BudgetReservation {
     }
     ~BudgetReservation() { release(); }
 };
+
+// Every runtime created from Python, so that interpreter exit can let their
+// accepted work finish first (host regions need a live interpreter).
+std::mutex g_runtimes_mu;
+std::vector<std::weak_ptr<RuntimeCore>>* g_runtimes = new std::vector<std::weak_ptr<RuntimeCore>>();
+
+void track(const std::shared_ptr<RuntimeCore>& rt) {
+    std::lock_guard<std::mutex> lock(g_runtimes_mu);
+    auto& v = *g_runtimes;
+    v.erase(std::remove_if(v.begin(), v.end(), [](const auto& w) { return w.expired(); }), v.end());
+    v.push_back(rt);
+}
+
+void drain_all() {
+    std::vector<std::shared_ptr<RuntimeCore>> live;
+    {
+        std::lock_guard<std::mutex> lock(g_runtimes_mu);
+        for (const auto& w : *g_runtimes)
+            if (auto rt = w.lock()) live.push_back(std::move(rt));
+    }
+    nb::gil_scoped_release release;
+    for (const auto& rt : live) rt->scheduler().drain();
+}
 
 nb::dict stats_dict(const Statistics& s) {
     nb::dict d;
@@ -145,6 +171,8 @@ void bind_runtime(nb::module_& m) {
 
     bind_memory(m);
     bind_graph(m, rt);
+    m.def("_drain_all", &drain_all,
+          "Wait (without the GIL) until every live runtime has retired its accepted work; run at exit.");
 
     rt        .def(nb::new_([](int64_t max_submissions, int64_t graph_slots, std::shared_ptr<MemoryBudget> memory_budget,
                          int64_t gpu_index, bool check_visibility) {
@@ -154,7 +182,9 @@ void bind_runtime(nb::module_& m) {
                  o.gpu_index = gpu_index;
                  o.check_visibility = check_visibility;
                  o.memory_budget = std::move(memory_budget);
-                 return RuntimeCore::create(o, provider::make_emulated_provider());
+                 auto rt = RuntimeCore::create(o, provider::make_emulated_provider());
+                 track(rt);
+                 return rt;
              }),
              nb::kw_only(), "max_submissions"_a = 64, "graph_slots"_a = 2, "memory_budget"_a.none() = nb::none(),
              "gpu_index"_a = 0, "check_visibility"_a = false,

@@ -1,0 +1,310 @@
+// The built-in programs of the emulated devices; semantics in
+// Note [Built-in program semantics] (programs.h).
+#include "runtime/programs.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+
+#include "errors.h"
+#include "kernels/bf16.h"
+
+namespace hrx {
+
+namespace {
+
+constexpr int64_t kIsizeMax = std::numeric_limits<int64_t>::max();
+constexpr uint64_t kCopyPacketBytes = 4096;
+constexpr uint64_t kGemmInputBytes = 64 * 2;    // 8×8 bf16
+constexpr uint64_t kGemmOutputBytes = 64 * 4;   // 8×8 fp32
+constexpr int64_t kMaxGemmBatch = 16384;
+constexpr uint64_t kNpuAlignment = 64;          // the core functions assume 64-byte alignment
+constexpr int kMaxColumns = 8;
+
+// --- configuration --------------------------------------------------------------
+
+std::string value_str(const ConfigValue& v) {
+    if (v.is_int) return std::to_string(v.i);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v.f);
+    return buf;
+}
+
+void check_keys(const std::string& who, const KernelConfig& config, std::initializer_list<const char*> known) {
+    for (const auto& [key, value] : config) {
+        bool ok = false;
+        for (const char* k : known) ok = ok || key == k;
+        if (ok) continue;
+        std::string list;
+        for (const char* k : known) list += std::string(list.empty() ? "'" : ", '") + k + "'";
+        fail(ErrorKind::Message, who + ": unknown config key '" + key + "'" +
+                                     (list.empty() ? " (the program takes no configuration)"
+                                                   : " (known keys: " + list + ")"));
+    }
+}
+
+int64_t int_key(const std::string& who, const KernelConfig& config, const char* key, std::optional<int64_t> dflt,
+                int64_t lo, int64_t hi) {
+    auto it = config.find(key);
+    if (it == config.end()) {
+        if (!dflt) fail(ErrorKind::Message, who + ": config key '" + std::string(key) + "' is required");
+        return *dflt;
+    }
+    const ConfigValue& v = it->second;
+    if (!v.is_int)
+        fail(ErrorKind::Message, who + ": config key '" + std::string(key) + "' must be an integer, got " + value_str(v));
+    if (v.i < lo || v.i > hi)
+        fail(ErrorKind::Message, who + ": config key '" + std::string(key) + "' = " + value_str(v) +
+                                     " is out of range " + std::to_string(lo) + "..=" + std::to_string(hi));
+    return v.i;
+}
+
+float float_key(const std::string& who, const KernelConfig& config, const char* key, double dflt) {
+    auto it = config.find(key);
+    const ConfigValue v = it == config.end() ? ConfigValue::real(dflt) : it->second;
+    if (!std::isfinite(v.f) || std::fabs(v.f) > static_cast<double>(std::numeric_limits<float>::max()))
+        fail(ErrorKind::Message, who + ": config key '" + std::string(key) + "' = " + value_str(v) +
+                                     " is not a finite float32 value");
+    return static_cast<float>(v.f);
+}
+
+BindingContract binding(uint64_t bytes, uint64_t alignment, Access access, std::string layout) {
+    return BindingContract{bytes, alignment, access, std::move(layout)};
+}
+
+// --- numerics -----------------------------------------------------------------
+
+inline float bf16_value(uint16_t h) { return std::bit_cast<float>(kernels::bf16_to_f32_bits(h)); }
+inline uint16_t bf16_round(float f) { return kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f)); }
+
+// The NPU has no denormals: a subnormal becomes a zero of the same sign.
+inline float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+
+// One 8×8 problem, row-major: c = a·b, accumulated in k order 0..7 (programs.h).
+void gemm8x8(const uint16_t* a, const uint16_t* b, float* c) {
+    float A[64], B[64];
+    for (int i = 0; i < 64; ++i) {
+        A[i] = flush(bf16_value(a[i]));
+        B[i] = flush(bf16_value(b[i]));
+    }
+    for (int i = 0; i < 8; ++i) {
+        for (int j = 0; j < 8; ++j) {
+            float acc = 0.0f;
+            for (int k = 0; k < 8; ++k) {
+                // Separate statements: no fused multiply-add may form here.
+                const float p = flush(A[i * 8 + k] * B[k * 8 + j]);
+                acc = flush(acc + p);
+            }
+            c[i * 8 + j] = acc;
+        }
+    }
+}
+
+// --- NPU programs ------------------------------------------------------------------
+
+struct NpuSpec {
+    KernelContract contract;
+    uint64_t image_bytes = 0;
+};
+
+NpuSpec npu_spec(const std::string& name, const KernelConfig& config, const std::string& who) {
+    NpuSpec s;
+    if (name == "copy") {
+        check_keys(who, config, {"copy.packets"});
+        const auto packets = static_cast<uint64_t>(
+            int_key(who, config, "copy.packets", 1, 1, kIsizeMax / static_cast<int64_t>(kCopyPacketBytes)));
+        const uint64_t n = packets * kCopyPacketBytes;
+        s.contract.bindings = {binding(n, kNpuAlignment, Access::Read, "src: " + std::to_string(packets) + "x4096 B"),
+                               binding(n, kNpuAlignment, Access::Write, "dst: " + std::to_string(packets) + "x4096 B")};
+        s.image_bytes = 4096 + 64 * packets;
+    } else if (name == "gemm" || name == "batched_gemm") {
+        uint64_t batch = 1;
+        if (name == "gemm") {
+            check_keys(who, config, {});
+        } else {
+            check_keys(who, config, {"gemm.batch"});
+            batch = static_cast<uint64_t>(int_key(who, config, "gemm.batch", 1, 1, kMaxGemmBatch));
+        }
+        const std::string shape = batch == 1 ? "8x8" : std::to_string(batch) + "x8x8";
+        s.contract.bindings = {binding(batch * kGemmInputBytes, kNpuAlignment, Access::Read, "lhs: " + shape + " bf16"),
+                               binding(batch * kGemmInputBytes, kNpuAlignment, Access::Read, "rhs: " + shape + " bf16"),
+                               binding(batch * kGemmOutputBytes, kNpuAlignment, Access::Write,
+                                       "output: " + shape + " f32")};
+        s.image_bytes = 8192 + 16 * batch;
+    } else {
+        fail(ErrorKind::Message, who + ": unknown NPU program '" + name +
+                                     "' (built-in programs: 'copy', 'batched_gemm', 'gemm')");
+    }
+    return s;
+}
+
+std::function<void(const std::vector<BufferView>&)> npu_run(const Artifact& a) {
+    const KernelContract c = artifact_contract(a);
+    if (a.name == "copy") {
+        const uint64_t n = c.bindings[0].bytes;
+        return [n](const std::vector<BufferView>& v) { std::memcpy(v[1].data(), v[0].data(), n); };
+    }
+    const uint64_t batch = c.bindings[0].bytes / kGemmInputBytes;
+    return [batch](const std::vector<BufferView>& v) {
+        const auto* a = reinterpret_cast<const uint16_t*>(v[0].data());
+        const auto* b = reinterpret_cast<const uint16_t*>(v[1].data());
+        auto* out = reinterpret_cast<float*>(v[2].data());
+        for (uint64_t p = 0; p < batch; ++p) gemm8x8(a + 64 * p, b + 64 * p, out + 64 * p);
+    };
+}
+
+// Bytes charged to a memory budget, given back when the last holder (the
+// kernel's `run`, and any copy of it) is destroyed.
+struct BudgetCharge {
+    std::shared_ptr<MemoryBudget> budget;
+    uint64_t bytes = 0;
+    BudgetCharge() = default;
+    BudgetCharge(const BudgetCharge&) = delete;
+    BudgetCharge& operator=(const BudgetCharge&) = delete;
+    ~BudgetCharge() {
+        if (budget && bytes) budget->release(bytes);
+    }
+};
+
+// --- GPU kernels -------------------------------------------------------------------
+
+std::string gpu_who(const std::string& name) { return "kernels.gpu('" + name + "')"; }
+
+}  // namespace
+
+Artifact make_npu_artifact(const std::string& name, const KernelConfig& config, const std::string& target) {
+    const std::string who = "kernels.npu('" + name + "')";
+    if (target.empty()) fail(ErrorKind::Message, who + ": the target must not be empty");
+    NpuSpec s = npu_spec(name, config, who);
+    Artifact a;
+    a.target = target;
+    a.symbol = name;
+    a.bytes = s.image_bytes;
+    a.name = name;
+    a.config = config;
+    if (name == "copy") a.config["copy.packets"] = ConfigValue::integer(int_key(who, config, "copy.packets", 1, 1, kIsizeMax));
+    if (name == "batched_gemm") a.config["gemm.batch"] = ConfigValue::integer(int_key(who, config, "gemm.batch", 1, 1, kMaxGemmBatch));
+    return a;
+}
+
+KernelContract artifact_contract(const Artifact& artifact) {
+    return npu_spec(artifact.name, artifact.config, "artifact '" + artifact.name + "'").contract;
+}
+
+std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const KernelConfig& config) {
+    const std::string who = gpu_who(name);
+    auto k = std::make_shared<GpuKernel>();
+    k->engine = Engine::Gpu;
+    k->name = name;
+    if (name != "transform_i32" && name != "euler_bf16" && name != "add_f32")
+        fail(ErrorKind::Message, who + ": unknown GPU kernel '" + name +
+                                     "' (built-in kernels: 'add_f32', 'euler_bf16', 'transform_i32')");
+    if (name == "transform_i32") {
+        check_keys(who, config, {"elements"});
+        const auto n = static_cast<uint64_t>(int_key(who, config, "elements", std::nullopt, 1, kIsizeMax / 4));
+        k->contract.bindings = {binding(4 * n, 4, Access::Read, "in: " + std::to_string(n) + " i32"),
+                                binding(4 * n, 4, Access::Write, "out: " + std::to_string(n) + " i32")};
+        k->run = [n](const std::vector<BufferView>& v) {
+            const auto* in = reinterpret_cast<const uint32_t*>(v[0].data());
+            auto* out = reinterpret_cast<uint32_t*>(v[1].data());
+            for (uint64_t i = 0; i < n; ++i) out[i] = in[i] * 3u + 7u;  // wraps modulo 2^32
+        };
+    } else if (name == "euler_bf16") {
+        check_keys(who, config, {"elements", "dt"});
+        const auto n = static_cast<uint64_t>(int_key(who, config, "elements", std::nullopt, 1, kIsizeMax / 2));
+        const float dt = float_key(who, config, "dt", 1.0);
+        k->contract.bindings = {binding(2 * n, 2, Access::ReadWrite, "x: " + std::to_string(n) + " bf16"),
+                                binding(2 * n, 2, Access::Read, "v: " + std::to_string(n) + " bf16")};
+        k->run = [n, dt](const std::vector<BufferView>& v) {
+            auto* x = reinterpret_cast<uint16_t*>(v[0].data());
+            const auto* vel = reinterpret_cast<const uint16_t*>(v[1].data());
+            for (uint64_t i = 0; i < n; ++i) {
+                const float step = dt * bf16_value(vel[i]);
+                const float sum = bf16_value(x[i]) + step;
+                x[i] = bf16_round(sum);
+            }
+        };
+    } else {
+        check_keys(who, config, {"elements", "delta"});
+        const auto n = static_cast<uint64_t>(int_key(who, config, "elements", std::nullopt, 1, kIsizeMax / 4));
+        const float delta = float_key(who, config, "delta", 1.0);
+        k->contract.bindings = {binding(4 * n, 4, Access::ReadWrite, "C: " + std::to_string(n) + " f32")};
+        k->run = [n, delta](const std::vector<BufferView>& v) {
+            auto* c = reinterpret_cast<float*>(v[0].data());
+            for (uint64_t i = 0; i < n; ++i) c[i] = c[i] + delta;
+        };
+    }
+    k->contract.validate();
+    return k;
+}
+
+std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
+                                             const KernelContract& contract) {
+    const std::string op = "load_artifact('" + artifact.name + "')";
+    contract.validate();
+    const auto& ep = npu.runtime->endpoint(Engine::Npu, npu.index);
+    const char* unsupported = "XDNA requires an exact device profile, 1..=8 columns, and buffer-only bindings";
+    if (artifact.target != ep.target)
+        fail(ErrorKind::Unsupported, op + ": " + unsupported + ": the artifact targets '" + artifact.target +
+                                         "', npu:" + std::to_string(npu.index) + " is '" + ep.target + "'");
+    if (columns < 1 || columns > std::min(kMaxColumns, ep.columns))
+        fail(ErrorKind::Unsupported, op + ": " + unsupported + ": columns = " + std::to_string(columns));
+    if (!contract.constants.empty())
+        fail(ErrorKind::Unsupported, op + ": " + unsupported + ": the contract has " +
+                                         std::to_string(contract.constants.size()) + " constant bytes");
+    // The emulated code accesses exactly its own contract: the caller's must cover it.
+    const KernelContract need = artifact_contract(artifact);
+    if (contract.bindings.size() != need.bindings.size())
+        fail(ErrorKind::Contract, op + ": kernel binding count mismatch: the program has " +
+                                      std::to_string(need.bindings.size()) + " bindings, the contract " +
+                                      std::to_string(contract.bindings.size()));
+    for (size_t i = 0; i < need.bindings.size(); ++i) {
+        const auto& have = contract.bindings[i];
+        const auto& want = need.bindings[i];
+        const auto bits = [](Access a) { return static_cast<uint8_t>(a); };
+        if (have.bytes < want.bytes || have.alignment < want.alignment ||
+            (bits(have.access) & bits(want.access)) != bits(want.access))
+            fail(ErrorKind::Contract,
+                 op + ": the contract does not cover the program's binding " + std::to_string(i) + " (" + want.layout +
+                     "): the program needs " + std::to_string(want.bytes) + " bytes, alignment " +
+                     std::to_string(want.alignment) + ", " + access_name(want.access) + "; the contract gives " +
+                     std::to_string(have.bytes) + " bytes, alignment " + std::to_string(have.alignment) + ", " +
+                     access_name(have.access));
+    }
+
+    auto k = std::make_shared<NpuKernel>();
+    k->engine = Engine::Npu;
+    k->name = artifact.name;
+    k->contract = contract;
+    k->npu_index = npu.index;
+    k->image_bytes = artifact.bytes;
+    k->columns = static_cast<int>(columns);
+    auto charge = std::make_shared<BudgetCharge>();
+    auto body = npu_run(artifact);
+    if (const auto& budget = npu.runtime->options().memory_budget) {
+        budget->reserve(artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
+        charge->budget = budget;
+        charge->bytes = artifact.bytes;
+    }
+    k->run = [charge, body = std::move(body)](const std::vector<BufferView>& v) { body(v); };
+    return k;
+}
+
+void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op) {
+    for (const auto& v : views) {
+        const Placement& p = v.buffer->placement();
+        if (kernel.engine == Engine::Gpu && !p.gpu_bindable())
+            fail(ErrorKind::Unsupported, op + ": NPU-local storage cannot bind to the GPU (" + v.buffer->describe() + ")");
+        if (kernel.engine == Engine::Npu && (!p.npu_bindable() || p.npu_index != kernel.npu_index))
+            fail(ErrorKind::Unsupported, op + ": " + v.buffer->describe() + " is not bindable by npu:" +
+                                             std::to_string(kernel.npu_index) + " (use NpuLocal or Shared storage of it)");
+    }
+    kernel.contract.check_use(views, op, kernel.engine);
+}
+
+}  // namespace hrx

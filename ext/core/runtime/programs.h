@@ -1,0 +1,102 @@
+// The built-in programs of the emulated devices (HRX's Loom fixtures): NPU
+// artifacts `copy`, `gemm`, `batched_gemm` and GPU kernels `transform_i32`,
+// `euler_bf16`, `add_f32`, each with its binding contract and an exact CPU
+// implementation.
+//
+// Note [Built-in program semantics]
+//   NPU copy          config copy.packets (≥ 1, default 1); bindings
+//                     src READ, dst WRITE of packets·4096 bytes: dst = src.
+//   NPU gemm          bindings lhs READ 128 B, rhs READ 128 B, output WRITE
+//                     256 B (one row-major 8×8 problem, see below).
+//   NPU batched_gemm  config gemm.batch (1..=16384, default 1); the same three
+//                     bindings holding `batch` consecutive problems
+//                     (batch·128, batch·128, batch·256 bytes).
+//   GPU transform_i32 config elements (required); in READ, out WRITE, int32:
+//                     out[i] = in[i]·3 + 7 with two's-complement wraparound.
+//   GPU euler_bf16    config elements (required), dt (float, default 1.0,
+//                     rounded to float32); x READ_WRITE bf16, v READ bf16:
+//                     x[i] = bf16_rne(f32(x[i]) + f32(dt·f32(v[i]))), i.e. the
+//                     product and the sum are each rounded to float32, then
+//                     the sum to bfloat16 (round to nearest even, NaN → qNaN).
+//   GPU add_f32       config elements (required), delta (float, default 1.0,
+//                     rounded to float32); C READ_WRITE float32:
+//                     C[i] = f32(C[i] + delta).
+// The 8×8 matmul: C[i][j] = Σ_k A[i][k]·B[k][j] with the BF16 inputs widened
+// exactly to float32, each product rounded to float32 (exact for bf16 inputs
+// unless it under/overflows) and added to a float32 accumulator that starts
+// at +0.0, in the fixed order k = 0, 1, ..., 7. There are no denormals (the
+// NPU flushes them): subnormal inputs, products and partial sums become zero
+// of the same sign. Integer-valued inputs give exact results, as HRX's own
+// checks require. (The hardware quantises the inputs to bfp16ebs8 first; for
+// the integer and small-power-of-two data of HRX's fixtures that is exact,
+// and this emulation keeps the bf16 values unquantised.)
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "runtime/kernel.h"
+#include "runtime/runtime.h"
+
+namespace hrx {
+
+// The exact XDNA deployment target of the Strix Halo NPU5.
+inline constexpr const char* kStrixHaloNpuTarget = "amd.xdna.strix_halo.17f0_11";
+
+// One configuration value: an integer or a float (Loom specialisation key).
+struct ConfigValue {
+    bool is_int = true;
+    int64_t i = 0;
+    double f = 0.0;
+    static ConfigValue integer(int64_t v) { return {true, v, static_cast<double>(v)}; }
+    static ConfigValue real(double v) { return {false, 0, v}; }
+};
+using KernelConfig = std::map<std::string, ConfigValue>;
+
+// A compiled NPU program for one target (HRX loom::Artifact). `config` holds
+// every key of the program, defaults filled in.
+struct Artifact {
+    std::string target;
+    std::string symbol;
+    uint64_t bytes = 0;  // image size, charged to the memory budget at load
+    std::string name;
+    KernelConfig config;
+};
+
+// The Python GpuKernel and NpuKernel objects are these types (held by
+// std::shared_ptr, so they cast to std::shared_ptr<Kernel>).
+struct GpuKernel : Kernel {};
+struct NpuKernel : Kernel {
+    int columns = 0;
+};
+
+// NPU program `name` ("copy", "gemm", "batched_gemm") with `config`, compiled
+// for `target`. Unknown names, unknown keys and out-of-range values → Message.
+Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
+                           const std::string& target = kStrixHaloNpuTarget);
+
+// The contract the artifact's code needs (its exact bindings, no constants).
+KernelContract artifact_contract(const Artifact& artifact);
+
+// GPU kernel `name` ("transform_i32", "euler_bf16", "add_f32") with `config`,
+// loaded: contract and run. Errors as make_npu_artifact.
+std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const KernelConfig& config);
+
+// HRX NpuDevice::load_artifact: validates `contract` (Message), then requires
+// the exact device target, columns in 1..=8 and no constants (Unsupported
+// "XDNA requires an exact device profile, 1..=8 columns, and buffer-only
+// bindings"), then that `contract` covers what the code accesses (Contract:
+// same binding count, each binding at least the program's extent and
+// alignment, access including the program's). Then it reserves the image
+// bytes from the runtime's memory budget (Message/Busy as MemoryBudget); the
+// charge is released when the returned kernel is destroyed.
+std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
+                                             const KernelContract& contract);
+
+// The checks a graph makes before binding `views` to `kernel`: each view's
+// storage bindable by the kernel's engine (and NPU), Unsupported otherwise,
+// then contract.check_use. Test hooks and tools use it.
+void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op);
+
+}  // namespace hrx
