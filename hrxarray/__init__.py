@@ -25,6 +25,8 @@ except ImportError as _exc:  # pragma: no cover - only on a broken install
 from ._core import (
     Access,
     AllocationProfile,
+    Artifact,
+    BindingContract,
     Buffer,
     BufferView,
     BudgetReservation,
@@ -38,22 +40,29 @@ from ._core import (
     ExecutableGraph,
     ExecutionError,
     GpuDevice,
+    GpuKernel,
     Graph,
     GpuLocal,
     HostMapping,
     HostVisible,
     HrxError,
+    KernelContract,
     MemoryBudget,
     NpuDevice,
+    NpuKernel,
     NpuLocal,
     Placement,
     PreparedHostVisibility,
+    ResidentProgram,
+    ResidentSession,
+    ResidentStartup,
     Runtime,
     Shared,
     Statistics,
     UnsupportedError,
     Visibility,
 )
+from . import kernels
 from ._trace import Trace
 
 __version__ = "0.1.0"
@@ -90,6 +99,16 @@ __all__ = [
     "ExecutableGraph",
     "Completion",
     "Trace",
+    # kernels
+    "kernels",
+    "KernelContract",
+    "BindingContract",
+    "Artifact",
+    "GpuKernel",
+    "NpuKernel",
+    "ResidentStartup",
+    "ResidentProgram",
+    "ResidentSession",
     # errors
     "HrxError",
     "BusyError",

@@ -2,6 +2,7 @@
 hrxarray's compiled core: runtime, memory fabric and kernels (private; use hrxarray).
 """
 
+from collections.abc import Sequence
 import enum
 
 from hrxarray import (
@@ -13,7 +14,7 @@ from hrxarray import (
     HrxError as HrxError,
     UnsupportedError as UnsupportedError
 )
-from hrxarray._core import numerics as numerics
+from hrxarray._core import kernels as kernels, numerics as numerics
 
 
 def cpu_features() -> dict:
@@ -254,6 +255,11 @@ class NpuDevice:
     def __hash__(self) -> int: ...
 
     def __repr__(self) -> str: ...
+
+    def load_artifact(self, artifact: Artifact, columns: int, contract: KernelContract) -> NpuKernel:
+        """
+        Load an NPU artifact on this device (HRX NpuDevice::load_artifact): validate the contract, require the exact target, 1..=8 columns and buffer-only bindings (UnsupportedError), and charge the image bytes to the memory budget until the last NpuKernel handle goes.
+        """
 
 class Access(enum.Enum):
     """How a kernel or host region uses a binding."""
@@ -654,7 +660,7 @@ class Completion:
 
     def result(self, timeout: float | None = None) -> None:
         """
-        Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError.
+        Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError; TimeoutError if the timeout passes first.
         """
 
     def exception(self, timeout: float | None = None) -> object:
@@ -671,5 +677,196 @@ class Completion:
         """
 
     def __await__(self) -> object: ...
+
+    def __repr__(self) -> str: ...
+
+class ResidentStartup:
+    """
+    The startup word of a resident GPU–NPU exchange: a 64-byte allocation on a coherent-GPU profile admitting both devices. Word 0: WAIT = 0, RUN = 1, ABORT = 2; only the host writes it, once.
+    """
+
+    def __init__(self, gpu: GpuDevice, npu: NpuDevice) -> None: ...
+
+    @property
+    def word(self) -> Buffer:
+        """The Buffer holding the decision word."""
+
+    @property
+    def decision(self) -> int:
+        """The published decision: 0 WAIT, 1 RUN, 2 ABORT."""
+
+    def gpu_program(self, exchange: object, control: object, *, generations: int = 1, payload_words: int = 16, word_offset: int = 1, credits: int = 1, slot_stride: int = 256, seed: int = 1) -> ResidentProgram:
+        """
+        The emulated GPU participant: writes request slots in `exchange`, checks each response and writes its terminal state to word 48 of the 256-byte `control` block (1 complete, 2 aborted; word 49 completed generations, word 50 mismatches).
+        """
+
+    def npu_program(self, exchange: object, *, generations: int = 1, payload_words: int = 16, word_offset: int = 1, credits: int = 1, slot_stride: int = 256, seed: int = 1) -> ResidentProgram:
+        """
+        The emulated NPU participant: answers each request with request * 3 + generation (mod 2**32).
+        """
+
+class ResidentProgram:
+    """
+    A prepared resident participant (from ResidentStartup.gpu_program/npu_program).
+    """
+
+    @property
+    def engine(self) -> str:
+        """'gpu' or 'npu'."""
+
+class ResidentSession:
+    """
+    A resident exchange (HRX ResidentSession): submit both participants in either order, then start() (RUN) or abort() (ABORT, before start). One decision only.
+    """
+
+    def __init__(self, startup: ResidentStartup, gpu_program: ResidentProgram, npu_program: ResidentProgram) -> None: ...
+
+    def submit_gpu(self) -> None:
+        """Accept the GPU participant (once; again → BusyError)."""
+
+    def submit_npu(self) -> None:
+        """Accept the NPU participant (once; again → BusyError)."""
+
+    def start(self) -> None:
+        """Publish RUN; both participants must have been accepted."""
+
+    def abort(self) -> None:
+        """Publish ABORT before start (not a cancellation of a running exchange)."""
+
+    def done(self) -> bool:
+        """Whether both participants have finished."""
+
+    @property
+    def decision(self) -> int:
+        """0 WAIT, 1 RUN, 2 ABORT."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """
+        Wait for both participants (a decision is required); False on timeout. A failed participant → ExecutionError.
+        """
+
+class BindingContract:
+    """
+    One argument of a kernel contract (HRX BindingContract): the minimum accessible extent in bytes, the required byte alignment (a power of two), every access the code may make through it, and a diagnostic layout label.
+    """
+
+    def __init__(self, bytes: object, alignment: object, access: Access, layout: str = '') -> None: ...
+
+    @property
+    def bytes(self) -> int:
+        """Minimum accessible extent, including every DMA or vector access."""
+
+    @property
+    def alignment(self) -> int:
+        """Required byte alignment of the view (offset and address)."""
+
+    @property
+    def access(self) -> Access:
+        """Every access the code may perform through the argument."""
+
+    @property
+    def layout(self) -> str:
+        """A diagnostic label; packing is the caller's job."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class KernelContract:
+    """
+    The memory contract of a kernel (HRX KernelContract): its bindings in argument order and its exact scalar constant bytes. Construction validates every binding (ValueError); each use is checked against it (ContractError).
+    """
+
+    def __init__(self, bindings: Sequence[BindingContract], constants: bytes = ...) -> None: ...
+
+    @property
+    def bindings(self) -> list[BindingContract]:
+        """The BindingContracts, in argument order."""
+
+    @property
+    def constants(self) -> bytes:
+        """The exact scalar argument bytes (b'' for buffer-only kernels)."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class Artifact:
+    """
+    A compiled NPU program for one exact XDNA target (HRX loom::Artifact). Load it with npu.load_artifact(artifact, columns, contract).
+    """
+
+    @property
+    def target(self) -> str:
+        """The exact XDNA deployment target it was compiled for."""
+
+    @property
+    def symbol(self) -> str:
+        """The program's entry symbol."""
+
+    @property
+    def bytes(self) -> int:
+        """Image size in bytes, charged to the memory budget at load."""
+
+    @property
+    def name(self) -> str:
+        """The built-in program's name."""
+
+    @property
+    def config(self) -> dict:
+        """
+        Its specialisation (Loom keys such as 'copy.packets'), defaults filled in.
+        """
+
+    @property
+    def contract(self) -> KernelContract:
+        """
+        The contract the program's code needs: pass it (or a wider one) to load_artifact.
+        """
+
+    def __repr__(self) -> str: ...
+
+class Kernel:
+    """
+    Base class of GpuKernel and NpuKernel: a loaded kernel with its contract.
+    """
+
+    @property
+    def name(self) -> str:
+        """The kernel's name."""
+
+    @property
+    def contract(self) -> KernelContract:
+        """Its KernelContract."""
+
+    @property
+    def engine(self) -> str:
+        """'gpu' or 'npu'."""
+
+class GpuKernel(Kernel):
+    """A loaded GPU kernel; run it in a graph with g.gpu(kernel, views)."""
+
+    def __repr__(self) -> str: ...
+
+class NpuKernel(Kernel):
+    """
+    An NPU program loaded on one NPU (HRX NpuKernel); run it in a graph with g.npu(kernel, views). Its image bytes stay charged to the memory budget until it is dropped.
+    """
+
+    @property
+    def columns(self) -> int:
+        """AIE columns it was loaded on (1..=8)."""
+
+    @property
+    def image_bytes(self) -> int:
+        """Image bytes charged to the memory budget."""
+
+    @property
+    def npu_index(self) -> int:
+        """The index of the NPU it was loaded for."""
 
     def __repr__(self) -> str: ...

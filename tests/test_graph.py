@@ -176,3 +176,22 @@ def test_host_region_arrays_match_numpy(rt):
     run(g.prepare())
     np.testing.assert_array_equal(out["a"], np.arange(8, 16))
     np.testing.assert_array_equal(out["b"], np.arange(64))
+
+
+def test_result_timeout_is_timeout_error_and_does_not_cancel(rt):
+    import threading
+
+    gate = threading.Event()
+    buf = rt.allocate(8, hx.HostVisible())
+    g = rt.graph()
+    g.host(lambda v: gate.wait(10), [(buf, hx.Access.READ)])
+    c = g.prepare().submit()
+    try:
+        with pytest.raises(TimeoutError, match="still pending"):
+            c.result(timeout=0.05)
+        with pytest.raises(TimeoutError):
+            c.exception(timeout=0.0)
+        assert not c.done()
+    finally:
+        gate.set()
+    assert c.wait(T) and c.exception() is None

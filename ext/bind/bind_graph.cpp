@@ -232,8 +232,11 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
         .def(
             "result",
             [](const Completion& c, std::optional<double> timeout) {
-                if (!wait_released(*c.state, timeout))
-                    throw nb::builtin_exception(nb::exception_type::runtime_error, "");
+                if (!wait_released(*c.state, timeout)) {
+                    PyErr_SetString(PyExc_TimeoutError, "result: the submission is still pending after the timeout "
+                                                        "(nothing was cancelled)");
+                    throw nb::python_error();
+                }
                 nb::object exc = outcome_exception(c.state->outcome());
                 if (!exc.is_none()) {
                     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
@@ -241,11 +244,16 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                 }
             },
             "timeout"_a.none() = nb::none(),
-            "Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError.")
+            "Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError; "
+            "TimeoutError if the timeout passes first.")
         .def(
             "exception",
             [](const Completion& c, std::optional<double> timeout) {
-                if (!wait_released(*c.state, timeout)) fail(ErrorKind::Busy, "exception: the submission is still pending");
+                if (!wait_released(*c.state, timeout)) {
+                    PyErr_SetString(PyExc_TimeoutError, "exception: the submission is still pending after the "
+                                                        "timeout (nothing was cancelled)");
+                    throw nb::python_error();
+                }
                 return outcome_exception(c.state->outcome());
             },
             "timeout"_a.none() = nb::none(), "Wait, then return the exception result() would raise, or None.")

@@ -13,8 +13,10 @@ namespace hrx::bind {
 void bind_errors(nanobind::module_& m);
 void bind_system(nanobind::module_& m);
 void bind_runtime(nanobind::module_& m);
+void bind_kernels(nanobind::module_& m);
 void bind_memory(nanobind::module_& m);
 void bind_graph(nanobind::module_& m, nanobind::class_<RuntimeCore>& runtime);
+void bind_resident(nanobind::module_& m);
 // The Python exception class for an error kind (borrowed reference).
 PyObject* exception_type(ErrorKind kind);
 void bind_numerics(nanobind::module_& m);

@@ -100,7 +100,7 @@ size_t Scheduler::pending() const {
 
 void Scheduler::drain() {
     std::unique_lock<std::mutex> lock(mu_);
-    idle_cv_.wait(lock, [&] { return pending_.empty(); });
+    idle_cv_.wait(lock, [&] { return pending_.empty() && releasing_ == 0; });
 }
 
 void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
@@ -109,8 +109,12 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     for (auto& [storage, access] : sub->leases) storage->release_device_use(access);
     sub->leases.clear();
     for (auto& k : sub->graph->npu_kernels) k->pending.fetch_sub(1);
+    // The run gives its slot back before anyone can observe the completion,
+    // so `submit().wait()` in a loop never finds the slot still held.
+    sub->slot.reset();
     runtime_->count_completion();
     pending_.erase(it);
+    ++releasing_;
     finished->push_back(std::move(sub));
 }
 
@@ -195,7 +199,7 @@ void Scheduler::worker(Lane lane) {
             --sub->running;
             settle_locked(&finished);
         }
-        const bool idle = pending_.empty();
+        const bool idle = pending_.empty() && releasing_ == 0;
         if (!finished.empty() || sub) work_cv_.notify_all();
         if (idle) idle_cv_.notify_all();
         if (!finished.empty()) {
@@ -205,8 +209,14 @@ void Scheduler::worker(Lane lane) {
                                                                          ? CompletionState::Outcome{CompletionState::Status::Cancelled, "the submission was cancelled", ErrorKind::Cancelled, nullptr}
                                                                          : CompletionState::Outcome{CompletionState::Status::Succeeded, "", ErrorKind::Generic, nullptr});
             // Dropping the submissions may drop the last handle on the runtime.
+            const size_t released = finished.size();
             finished.clear();
             lock.lock();
+            releasing_ -= released;
+            if (pending_.empty() && releasing_ == 0) idle_cv_.notify_all();
+            // Consumers ordered after these completions (submit_after) may run
+            // now; notifying under the mutex means no worker misses it.
+            work_cv_.notify_all();
             continue;
         }
         if (sub) continue;
@@ -279,10 +289,8 @@ void Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
         }
     }
     const auto t1 = std::chrono::steady_clock::now();
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        sub.regions[index] = failed ? Submission::RegionState::Skipped : Submission::RegionState::Done;
-    }
+    // The trace event is recorded before the region counts as done, so a
+    // caller that waited for the completion finds it in the trace.
     TraceEvent ev;
     ev.lane = lane;
     ev.bytes = region.copy_bytes;
@@ -291,15 +299,18 @@ void Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     ev.submission = sub.completion->id();
     {
         std::lock_guard<std::mutex> lock(trace_mu_);
-        if (!tracing_) return;
-        ev.start_us = std::chrono::duration<double, std::micro>(t0 - trace_origin_).count();
-        ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-        trace_.push_back(ev);
-        while (trace_.size() > trace_capacity_) {
-            trace_.pop_front();
-            ++trace_dropped_;
+        if (tracing_) {
+            ev.start_us = std::chrono::duration<double, std::micro>(t0 - trace_origin_).count();
+            ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+            trace_.push_back(ev);
+            while (trace_.size() > trace_capacity_) {
+                trace_.pop_front();
+                ++trace_dropped_;
+            }
         }
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    sub.regions[index] = failed ? Submission::RegionState::Skipped : Submission::RegionState::Done;
 }
 
 void Scheduler::start_trace(size_t capacity) {

@@ -117,7 +117,6 @@ private:
     void finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                          std::vector<std::shared_ptr<Submission>>* finished);
     void run_region(Submission& sub, size_t region, Lane lane);
-    void record(const TraceEvent& e);
 
     RuntimeCore* runtime_;  // the owner; outlives every accepted submission (they hold it)
     mutable std::mutex mu_;
@@ -126,6 +125,9 @@ private:
     std::list<std::shared_ptr<Submission>> pending_;
     bool lane_busy_[kLaneCount] = {};
     bool stopping_ = false;
+    // Retired submissions whose last references (host callables among them)
+    // a worker is still dropping; drain() waits for these too.
+    size_t releasing_ = 0;
     std::vector<std::thread> threads_;
     std::atomic<uint64_t> next_id_{1};
 

@@ -1,0 +1,96 @@
+"""Built-in kernels of the emulated devices (HRX's Loom fixtures).
+
+``npu(name, **config)`` returns an :class:`Artifact`, a compiled NPU program
+that ``npu_device.load_artifact(artifact, columns, contract)`` loads as an
+``NpuKernel``; ``gpu(name, **config)`` returns a loaded ``GpuKernel``. Run
+either in a graph: ``g.npu(kernel, views)`` / ``g.gpu(kernel, views)``, one
+view per binding of the kernel's contract, in order.
+
+Configuration keys use Loom's spelling, so dotted keys are passed through a
+dict: ``npu("copy", **{"copy.packets": 4})``.
+
+NPU programs (bindings in order; every NPU binding is 64-byte aligned):
+
+``copy``
+    ``copy.packets`` (int ≥ 1, default 1) records of 4096 bytes;
+    ``src`` READ, ``dst`` WRITE, ``packets * 4096`` bytes each: ``dst = src``.
+``gemm``
+    One row-major 8×8 problem: ``lhs`` READ (64 bf16, 128 B), ``rhs`` READ
+    (128 B), ``output`` WRITE (64 float32, 256 B):
+    ``C[i, j] = sum_k A[i, k] * B[k, j]``. The bf16 inputs are widened exactly
+    to float32; each product is rounded to float32 and added to a float32
+    accumulator starting at +0.0 in the fixed order k = 0, 1, ..., 7. The NPU
+    has no denormals: subnormal inputs, products and partial sums become zero
+    of the same sign. Integer-valued inputs give exact results.
+``batched_gemm``
+    ``gemm.batch`` (1..=16384, default 1) consecutive 8×8 problems in the same
+    three bindings (``batch * 128``, ``batch * 128``, ``batch * 256`` bytes).
+
+GPU kernels (``elements`` is required, ≥ 1):
+
+``transform_i32``
+    ``in`` READ, ``out`` WRITE, int32, 4-byte aligned:
+    ``out[i] = in[i] * 3 + 7`` with two's-complement wraparound.
+``euler_bf16``
+    ``x`` READ_WRITE, ``v`` READ, bfloat16, 2-byte aligned; ``dt`` (float,
+    default 1.0, rounded to float32): ``x[i] += dt * v[i]`` computed in float32
+    (the product and the sum each rounded to float32), the result rounded to
+    the nearest bfloat16, ties to even.
+``add_f32``
+    ``C`` READ_WRITE, float32, 4-byte aligned; ``delta`` (float, default 1.0,
+    rounded to float32): ``C[i] = C[i] + delta`` in float32.
+
+Unknown names, unknown keys and out-of-range values raise ``ValueError``
+naming them; non-numeric values raise ``TypeError``.
+"""
+
+from __future__ import annotations
+
+from ._core import Artifact, BindingContract, GpuKernel, Kernel, KernelContract, NpuKernel
+from ._core import kernels as _k
+
+__all__ = [
+    "npu",
+    "gpu",
+    "Artifact",
+    "BindingContract",
+    "KernelContract",
+    "Kernel",
+    "GpuKernel",
+    "NpuKernel",
+    "NPU_TARGET",
+]
+
+#: The exact XDNA deployment target of the Strix Halo NPU5.
+NPU_TARGET = "amd.xdna.strix_halo.17f0_11"
+
+
+def npu(name: str, *, target: str = NPU_TARGET, **config: int | float) -> Artifact:
+    """The built-in NPU program ``name`` as an :class:`Artifact`.
+
+    ``name`` is ``"copy"``, ``"gemm"`` or ``"batched_gemm"``; ``config`` holds
+    Loom keys (``"copy.packets"``, ``"gemm.batch"``). ``target`` is the XDNA
+    deployment target the artifact is compiled for; loading it on a device
+    with another target raises ``UnsupportedError``. The artifact's
+    ``.contract`` is what its code needs, ready to pass to
+    ``npu_device.load_artifact(artifact, columns, artifact.contract)``.
+
+    >>> art = npu("copy", **{"copy.packets": 4})
+    >>> art.config, art.contract.bindings[0].bytes
+    ({'copy.packets': 4}, 16384)
+    """
+    return _k.npu(name, target=target, **config)
+
+
+def gpu(name: str, **config: int | float) -> GpuKernel:
+    """The built-in GPU kernel ``name``, loaded, as a :class:`GpuKernel`.
+
+    ``name`` is ``"transform_i32"``, ``"euler_bf16"`` or ``"add_f32"``;
+    ``elements`` is required, ``dt`` (euler_bf16) and ``delta`` (add_f32)
+    default to 1.0. See the module docstring for each kernel's semantics.
+
+    >>> k = gpu("transform_i32", elements=1024)
+    >>> [b.bytes for b in k.contract.bindings]
+    [4096, 4096]
+    """
+    return _k.gpu(name, **config)
