@@ -190,6 +190,16 @@ void bind_kernels(nb::module_& m) {
 
     nb::class_<Kernel>(m, "Kernel", "Base class of GpuKernel and NpuKernel: a loaded kernel with its contract.")
         .def_ro("name", &Kernel::name, "The kernel's name.")
+        .def(
+            "_inject_fault",
+            [](std::shared_ptr<Kernel> k, const std::string& message) {
+                if (k->fault_armed.load()) fail(ErrorKind::Busy, "_inject_fault: a fault is already armed");
+                k->fault_message = message;
+                k->fault_armed.store(true, std::memory_order_release);
+            },
+            "message"_a,
+            "Fault injection (tests and failure drills): the next execution of this kernel fails with message, "
+            "as a device fault would.")
         .def_prop_ro("contract", [](const Kernel& k) { return k.contract; }, "Its KernelContract.")
         .def_prop_ro("engine", [](const Kernel& k) { return std::string(engine_name(k.engine)); },
                      "'gpu' or 'npu'.")
