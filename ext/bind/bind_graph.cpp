@@ -24,6 +24,22 @@ std::shared_ptr<Kernel> kernel_from_py(nb::handle h, const char* op) {
     return k;
 }
 
+BufferView view_from_py(nb::handle h, const std::string& op) {
+    if (nb::isinstance<BufferView>(h)) return nb::cast<BufferView>(h);
+    if (nb::isinstance<Buffer>(h)) {
+        auto b = nb::cast<std::shared_ptr<Buffer>>(h);
+        return BufferView{b, 0, b->nbytes()};
+    }
+    throw nb::type_error(
+        (op + ": expected a Buffer or BufferView, got " + nb::cast<std::string>(nb::repr(h.type()))).c_str());
+}
+
+std::vector<BufferView> views_from_py(nb::handle views, const std::string& op) {
+    std::vector<BufferView> out;
+    for (nb::handle v : nb::iter(views)) out.push_back(view_from_py(v, op));
+    return out;
+}
+
 namespace {
 
 bool interpreter_alive() {
@@ -46,23 +62,6 @@ struct PyRef {
     }
     nb::handle get() const { return obj; }
 };
-
-BufferView view_from_py(nb::handle h, const char* op) {
-    if (nb::isinstance<BufferView>(h)) return nb::cast<BufferView>(h);
-    if (nb::isinstance<Buffer>(h)) {
-        auto b = nb::cast<std::shared_ptr<Buffer>>(h);
-        return BufferView{b, 0, b->nbytes()};
-    }
-    throw nb::type_error((std::string(op) + ": expected a Buffer or BufferView, got " +
-                          nb::cast<std::string>(nb::repr(h.type())))
-                             .c_str());
-}
-
-std::vector<BufferView> views_from_py(nb::handle views, const char* op) {
-    std::vector<BufferView> out;
-    for (nb::handle v : views) out.push_back(view_from_py(v, op));
-    return out;
-}
 
 nb::object span_array(const HostSpan& s) {
     auto* keep = new std::shared_ptr<StorageState>(s.storage);

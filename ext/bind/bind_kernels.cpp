@@ -90,21 +90,6 @@ nb::dict config_dict(const KernelConfig& config) {
     return d;
 }
 
-std::vector<BufferView> views_from_py(nb::handle seq, const std::string& op) {
-    std::vector<BufferView> views;
-    for (nb::handle h : nb::iter(seq)) {
-        if (nb::isinstance<BufferView>(h)) {
-            views.push_back(nb::cast<BufferView>(h));
-        } else if (nb::isinstance<Buffer>(h)) {
-            auto b = nb::cast<std::shared_ptr<Buffer>>(h);
-            views.push_back(BufferView{b, 0, b->nbytes()});
-        } else {
-            throw nb::type_error((op + ": expected a Buffer or BufferView, got " + repr_of(h.type())).c_str());
-        }
-    }
-    return views;
-}
-
 std::string kernel_op(const Kernel& k) { return std::string(engine_name(k.engine)) + "(" + k.name + ")"; }
 
 }  // namespace

@@ -22,15 +22,6 @@ struct ResidentProgram {
     std::optional<BufferView> control;
 };
 
-BufferView as_view(nb::handle h, const char* op) {
-    if (nb::isinstance<BufferView>(h)) return nb::cast<BufferView>(h);
-    if (nb::isinstance<Buffer>(h)) {
-        auto b = nb::cast<std::shared_ptr<Buffer>>(h);
-        return BufferView{b, 0, b->nbytes()};
-    }
-    throw nb::type_error((std::string(op) + ": expected a Buffer or BufferView").c_str());
-}
-
 ResidentConfig config_from(uint32_t generations, uint32_t payload_words, uint32_t word_offset, uint32_t credits,
                            uint32_t slot_stride, uint32_t seed) {
     ResidentConfig c{generations, payload_words, word_offset, credits, slot_stride, seed};
@@ -65,7 +56,7 @@ void bind_resident(nb::module_& m) {
                uint32_t payload_words, uint32_t word_offset, uint32_t credits, uint32_t slot_stride, uint32_t seed) {
                 return ResidentProgram{Engine::Gpu,
                                        config_from(generations, payload_words, word_offset, credits, slot_stride, seed),
-                                       as_view(exchange, "gpu_program"), as_view(control, "gpu_program")};
+                                       view_from_py(exchange, "gpu_program"), view_from_py(control, "gpu_program")};
             },
             "exchange"_a, "control"_a, nb::kw_only(), "generations"_a = 1, "payload_words"_a = 16,
             "word_offset"_a = 1, "credits"_a = 1, "slot_stride"_a = 256, "seed"_a = 1,
@@ -78,7 +69,7 @@ void bind_resident(nb::module_& m) {
                uint32_t word_offset, uint32_t credits, uint32_t slot_stride, uint32_t seed) {
                 return ResidentProgram{Engine::Npu,
                                        config_from(generations, payload_words, word_offset, credits, slot_stride, seed),
-                                       as_view(exchange, "npu_program"), std::nullopt};
+                                       view_from_py(exchange, "npu_program"), std::nullopt};
             },
             "exchange"_a, nb::kw_only(), "generations"_a = 1, "payload_words"_a = 16, "word_offset"_a = 1,
             "credits"_a = 1, "slot_stride"_a = 256, "seed"_a = 1,

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "memory/placement.h"
 #include "memory/visibility.h"
@@ -30,6 +31,11 @@ Site site_from_py(nanobind::handle h, const RuntimeCore* runtime, const std::str
 // A byte count from any Python integer (anything with __index__): TypeError
 // for non-integers, ValueError naming `op` when it is outside 1..=isize::MAX.
 uint64_t byte_count(nanobind::handle h, const std::string& op);
+
+// A Buffer (whole) or BufferView as a view; TypeError naming `op` otherwise.
+BufferView view_from_py(nanobind::handle h, const std::string& op);
+// Every element of an iterable through view_from_py.
+std::vector<BufferView> views_from_py(nanobind::handle views, const std::string& op);
 
 // The Kernel behind a Python GpuKernel or NpuKernel; TypeError otherwise.
 std::shared_ptr<Kernel> kernel_from_py(nanobind::handle h, const char* op);
