@@ -23,7 +23,9 @@ constexpr uint64_t kCopyPacketBytes = 4096;
 constexpr uint64_t kGemmInputBytes = 64 * 2;    // 8×8 bf16
 constexpr uint64_t kGemmOutputBytes = 64 * 4;   // 8×8 fp32
 constexpr int64_t kMaxGemmBatch = 16384;
-constexpr uint64_t kNpuAlignment = 64;          // the core functions assume 64-byte alignment
+// HRX's own contracts for these programs declare 4-byte alignment (u32 words);
+// the emulated bodies need no more.
+constexpr uint64_t kNpuAlignment = 4;
 constexpr int kMaxColumns = 8;
 
 // --- configuration --------------------------------------------------------------

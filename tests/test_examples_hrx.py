@@ -1,0 +1,181 @@
+"""HRX's examples (§5.2-5.4) run in subprocesses with small arguments, and their output is checked.
+
+Each example runs from a temporary directory (never the repository root, whose ``hrxarray/`` folder
+has no compiled module) with the interpreter running the tests.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+BAD_BYTES_MSG = "bytes must be a multiple of 4096 in 4096..=67108864"
+
+
+def run(script, *args, cwd):
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
+
+
+def ok_lines(out):
+    assert out.returncode == 0, f"exit {out.returncode}\nstdout:\n{out.stdout}\nstderr:\n{out.stderr}"
+    assert out.stderr == ""
+    return out.stdout.splitlines()
+
+
+def assert_usage_error(out, message):
+    assert out.returncode != 0
+    assert out.stdout == ""
+    assert "usage: python " in out.stderr
+    assert message in out.stderr
+
+
+# --- shared_roundtrip.py (§5.3) ---------------------------------------------------------
+
+ROUNDTRIP = re.compile(r"GPU -> NPU -> GPU: all (\d+) bytes correct, (\d+) executions, (\d+) prepared regions")
+
+
+@pytest.mark.parametrize("args, nbytes", [((), 1 << 20), ((4096,), 4096), ((12288,), 12288)])
+def test_shared_roundtrip(tmp_path, args, nbytes):
+    lines = ok_lines(run("shared_roundtrip.py", *args, cwd=tmp_path))
+    assert len(lines) == 1
+    m = ROUNDTRIP.fullmatch(lines[0])
+    assert m, lines
+    # fill (compute) -> npu copy (npu) -> copy between host-mapped buffers (compute): three regions
+    assert tuple(int(x) for x in m.groups()) == (nbytes, 10, 3)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("4097",), BAD_BYTES_MSG),
+        (("0",), BAD_BYTES_MSG),
+        (("2048",), BAD_BYTES_MSG),
+        ((str(64 * 2**20 + 4096),), BAD_BYTES_MSG),
+        (("1MiB",), "invalid integer '1MiB'"),
+        (("-4096",), "invalid integer '-4096'"),
+        (("4096", "4096"), "at most one argument"),
+    ],
+)
+def test_shared_roundtrip_bad_argument(tmp_path, args, message):
+    assert_usage_error(run("shared_roundtrip.py", *args, cwd=tmp_path), message)
+
+
+def test_shared_roundtrip_largest_size_is_accepted_by_the_parser():
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import shared_roundtrip
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    assert shared_roundtrip.parse_bytes(["x", str(64 * 2**20)]) == 64 * 2**20
+    assert shared_roundtrip.parse_bytes(["x"]) == 2**20
+    with pytest.raises(shared_roundtrip.UsageError):
+        shared_roundtrip.parse_bytes(["x", "4096.0"])
+
+
+# --- shared_bench.py (§5.4) -------------------------------------------------------------
+
+BENCH = re.compile(r"bytes=(\d+) p50_us=(\d+\.\d\d) p95_us=(\d+\.\d\d)")
+
+
+@pytest.mark.parametrize("nbytes", [4096, 65536])
+def test_shared_bench(tmp_path, nbytes):
+    lines = ok_lines(run("shared_bench.py", nbytes, cwd=tmp_path))
+    assert len(lines) == 1
+    m = BENCH.fullmatch(lines[0])
+    assert m, lines
+    assert int(m[1]) == nbytes
+    p50, p95 = float(m[2]), float(m[3])
+    assert 0 < p50 <= p95
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [(("100",), BAD_BYTES_MSG), (("x",), "invalid integer 'x'"), (("4096", "8192"), "at most one argument")],
+)
+def test_shared_bench_bad_argument(tmp_path, args, message):
+    assert_usage_error(run("shared_bench.py", *args, cwd=tmp_path), message)
+
+
+def test_nearest_rank_percentile():
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import shared_bench
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    samples = [float(x) for x in range(1, 101)]
+    assert shared_bench.percentile(samples, 50) == 50.0
+    assert shared_bench.percentile(samples, 95) == 95.0
+    assert shared_bench.percentile([1.0, 2.0, 3.0], 50) == 2.0
+    assert shared_bench.percentile([7.0], 95) == 7.0
+
+
+# --- gemm_pipeline.py (§5.2) ------------------------------------------------------------
+
+GEMM = re.compile(r"M=(\d+) K=(\d+) N=(\d+) p50_ms=(\d+\.\d+) p95_ms=(\d+\.\d+) pipelined_requests_s=(\d+\.\d+)")
+
+
+def check_gemm_output(out):
+    lines = ok_lines(out)
+    assert len(lines) == 2
+    m = GEMM.fullmatch(lines[0])
+    assert m, lines
+    assert (int(m[1]), int(m[2]), int(m[3])) == (8, 8, 8)
+    p50, p95, rate = float(m[4]), float(m[5]), float(m[6])
+    assert 0 < p50 <= p95
+    assert rate > 0
+    stats = json.loads(lines[1])
+    # Six Shared buffers (weights, ones, and a and C per request), all made before the timed phase:
+    # 5 warm-up pairs + 50 latency runs + 50 pipelined pairs replayed without allocating or copying.
+    assert stats["allocations"] == 6
+    assert stats["imports"] == 6
+    assert stats["copied_bytes"] == 0
+    assert stats["submissions"] == stats["completions"] == 2 * 5 + 50 + 2 * 50
+    assert stats["live_bytes"] == 2 * 128 + 2 * (128 + 256)
+
+
+def test_gemm_pipeline_builtin_fixture(tmp_path):
+    check_gemm_output(run("gemm_pipeline.py", cwd=tmp_path))
+
+
+def test_gemm_pipeline_five_argument_form_naming_the_fixture(tmp_path):
+    check_gemm_output(run("gemm_pipeline.py", "kernels/gemm_bf16.xdna.loom", "gemm", 8, 8, 8, cwd=tmp_path))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("gemm_bf16.xdna.loom",), "expected no arguments or five, got 1"),
+        (("gemm_bf16.xdna.loom", "gemm", 8, 8), "expected no arguments or five, got 4"),
+        (("gemm_bf16.xdna.loom", "gemm", 8, "eight", 8), "invalid integer 'eight'"),
+        (("gemm_bf16.xdna.loom", "gemm", 0, 8, 8), "invalid matrix extent"),
+        (("gemm_bf16.xdna.loom", "gemm", 2**16, 2**15, 1), "invalid matrix extent"),
+        (("gemm_bf16.xdna.loom", "gemm", 16, 8, 8), "no Loom compiler"),
+        (("gemm_bf16.xdna.loom", "matmul", 8, 8, 8), "no Loom compiler"),
+        (("my_gemm.loom", "gemm", 8, 8, 8), "no Loom compiler"),
+    ],
+)
+def test_gemm_pipeline_bad_arguments(tmp_path, args, message):
+    assert_usage_error(run("gemm_pipeline.py", *args, cwd=tmp_path), message)
+
+
+# --- help -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", ["shared_roundtrip.py", "shared_bench.py", "gemm_pipeline.py"])
+def test_help_prints_usage_and_succeeds(tmp_path, script):
+    out = run(script, "--help", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"usage: python {script}")
