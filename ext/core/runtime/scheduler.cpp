@@ -68,7 +68,7 @@ void Scheduler::shutdown() {
         std::lock_guard<std::mutex> lock(mu_);
         stopping_ = true;
     }
-    work_cv_.notify_all();
+    wake_all_lanes();
     // The workers keep the scheduler alive and finish every accepted
     // submission before they exit; joining here could deadlock when the last
     // runtime handle is dropped on a worker thread or while the GIL is held.
@@ -80,17 +80,32 @@ std::shared_ptr<CompletionState> Scheduler::make_completion() {
     return std::make_shared<CompletionState>(std::weak_ptr<void>(shared_from_this()), next_id_.fetch_add(1));
 }
 
+void Scheduler::wake_all_lanes() {
+    for (auto& cv : lane_cv_) cv.notify_one();
+}
+
 void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
+    bool lanes[kLaneCount] = {};
+    for (const auto& r : sub->graph->regions) {
+        ++sub->waiting_on_lane[static_cast<int>(r.lane)];
+        lanes[static_cast<int>(r.lane)] = true;
+    }
     {
         std::lock_guard<std::mutex> lock(mu_);
-        pending_.push_back(std::move(sub));
+        pending_.push_back(sub);
+        sub->self = std::prev(pending_.end());
+        if (!sub->after.empty()) settle_all_ = true;  // a producer may have failed already
     }
-    work_cv_.notify_all();
+    for (int l = 0; l < kLaneCount; ++l)
+        if (lanes[l]) lane_cv_[l].notify_one();
 }
 
 void Scheduler::poke() {
-    { std::lock_guard<std::mutex> lock(mu_); }
-    work_cv_.notify_all();
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        settle_all_ = true;
+    }
+    wake_all_lanes();
 }
 
 size_t Scheduler::pending() const {
@@ -119,52 +134,66 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
 }
 
 // Skip what cannot run any more (cancelled, failed, or a failed producer) and
-// retire submissions with nothing left to run.
-void Scheduler::settle_locked(std::vector<std::shared_ptr<Submission>>* finished) {
-    for (auto it = pending_.begin(); it != pending_.end();) {
-        Submission& s = **it;
-        if (!s.failed) {
-            for (const auto& producer : s.after) {
-                auto o = producer->outcome();
-                if (o.status == CompletionState::Status::Failed || o.status == CompletionState::Status::Cancelled) {
-                    s.failed = true;
-                    s.failure = {CompletionState::Status::Failed,
-                                 "a producer submission " +
-                                     std::string(o.status == CompletionState::Status::Failed ? "failed" : "was cancelled") +
-                                     ": " + o.message,
-                                 ErrorKind::Cancelled, nullptr};
-                    break;
-                }
+// retire the submission when nothing of it is left to run. Returns the
+// iterator after it.
+std::list<std::shared_ptr<Submission>>::iterator Scheduler::settle_one(
+    std::list<std::shared_ptr<Submission>>::iterator it, std::vector<std::shared_ptr<Submission>>* finished) {
+    Submission& s = **it;
+    if (!s.failed) {
+        for (const auto& producer : s.after) {
+            auto o = producer->outcome();
+            if (o.status == CompletionState::Status::Failed || o.status == CompletionState::Status::Cancelled) {
+                s.failed = true;
+                s.failure = {CompletionState::Status::Failed,
+                             "a producer submission " +
+                                 std::string(o.status == CompletionState::Status::Failed ? "failed" : "was cancelled") +
+                                 ": " + o.message,
+                             ErrorKind::Cancelled, nullptr};
+                break;
             }
         }
-        const bool stop = s.failed || s.completion->cancel_requested();
-        bool all_final = true;
-        for (auto& r : s.regions) {
-            if (stop && r == Submission::RegionState::Waiting) r = Submission::RegionState::Skipped;
-            if (r == Submission::RegionState::Waiting || r == Submission::RegionState::Running) all_final = false;
-        }
-        if (all_final) {
-            auto next = std::next(it);
-            finalize_locked(it, finished);
-            it = next;
-        } else {
-            ++it;
-        }
     }
+    const bool stop = s.failed || s.completion->cancel_requested();
+    bool all_final = true;
+    for (size_t i = 0; i < s.regions.size(); ++i) {
+        auto& r = s.regions[i];
+        if (stop && r == Submission::RegionState::Waiting) {
+            r = Submission::RegionState::Skipped;
+            --s.waiting_on_lane[static_cast<int>(s.graph->regions[i].lane)];
+        }
+        if (r == Submission::RegionState::Waiting || r == Submission::RegionState::Running) all_final = false;
+    }
+    auto next = std::next(it);
+    if (all_final) finalize_locked(it, finished);
+    return next;
+}
+
+// A full pass only when something outside the lanes may have changed a
+// submission's fate (a cancellation, a new submission, a failed producer):
+// per-region progress is settled where it happens, so bulk replays stay
+// linear in the number of submissions.
+void Scheduler::settle_locked(std::vector<std::shared_ptr<Submission>>* finished) {
+    if (!settle_all_) return;
+    settle_all_ = false;
+    for (auto it = pending_.begin(); it != pending_.end();) it = settle_one(it, finished);
 }
 
 Submission* Scheduler::find_runnable(Lane lane, size_t* region) {
     if (lane_busy_[static_cast<int>(lane)]) return nullptr;
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
         Submission& s = **it;
+        if (s.waiting_on_lane[static_cast<int>(lane)] == 0) continue;
         if (s.failed || s.completion->cancel_requested()) continue;
         bool ready = true;
         for (const auto& producer : s.after)
             if (!producer->done()) ready = false;
         // Whole-graph ordering across submissions (HRX): nothing of this one
         // starts while an earlier pending submission's summary conflicts.
-        for (auto e = pending_.begin(); ready && e != it; ++e)
-            if (summaries_conflict((*e)->graph->summary, s.graph->summary)) ready = false;
+        if (ready && !s.cleared) {
+            for (auto e = pending_.begin(); ready && e != it; ++e)
+                if (summaries_conflict((*e)->graph->summary, s.graph->summary)) ready = false;
+            s.cleared = ready;
+        }
         if (!ready) continue;
         for (size_t r = 0; r < s.regions.size(); ++r) {
             if (s.regions[r] != Submission::RegionState::Waiting || s.graph->regions[r].lane != lane) continue;
@@ -189,6 +218,7 @@ void Scheduler::worker(Lane lane) {
         Submission* sub = find_runnable(lane, &r);
         if (sub) {
             sub->regions[r] = Submission::RegionState::Running;
+            --sub->waiting_on_lane[static_cast<int>(lane)];
             ++sub->running;
             lane_busy_[static_cast<int>(lane)] = true;
             // `sub` stays valid: a submission with a running region is never retired.
@@ -197,12 +227,14 @@ void Scheduler::worker(Lane lane) {
             lock.lock();
             lane_busy_[static_cast<int>(lane)] = false;
             --sub->running;
-            settle_locked(&finished);
+            settle_one(sub->self, &finished);
         }
         const bool idle = pending_.empty() && releasing_ == 0;
-        if (!finished.empty() || sub) work_cv_.notify_all();
+        if (!finished.empty() || sub) wake_all_lanes();
         if (idle) idle_cv_.notify_all();
         if (!finished.empty()) {
+            bool any_unsuccessful = false;
+            for (auto& f : finished) any_unsuccessful = any_unsuccessful || f->failed || f->completion->cancel_requested();
             lock.unlock();
             for (auto& f : finished) f->completion->finish(f->failed ? f->failure
                                                                    : f->completion->cancel_requested()
@@ -213,15 +245,16 @@ void Scheduler::worker(Lane lane) {
             finished.clear();
             lock.lock();
             releasing_ -= released;
+            if (any_unsuccessful) settle_all_ = true;  // consumers of a failed producer must not run
             if (pending_.empty() && releasing_ == 0) idle_cv_.notify_all();
             // Consumers ordered after these completions (submit_after) may run
             // now; notifying under the mutex means no worker misses it.
-            work_cv_.notify_all();
+            wake_all_lanes();
             continue;
         }
         if (sub) continue;
         if (stopping_ && pending_.empty()) return;
-        work_cv_.wait(lock);
+        lane_cv_[static_cast<int>(lane)].wait(lock);
     }
 }
 

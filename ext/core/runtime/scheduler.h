@@ -114,13 +114,18 @@ private:
     void worker(Lane lane);
     Submission* find_runnable(Lane lane, size_t* region);
     void settle_locked(std::vector<std::shared_ptr<Submission>>* finished);
+    std::list<std::shared_ptr<Submission>>::iterator settle_one(std::list<std::shared_ptr<Submission>>::iterator it,
+                                                               std::vector<std::shared_ptr<Submission>>* finished);
     void finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                          std::vector<std::shared_ptr<Submission>>* finished);
     void run_region(Submission& sub, size_t region, Lane lane);
+    void wake_all_lanes();
 
     RuntimeCore* runtime_;  // the owner; outlives every accepted submission (they hold it)
     mutable std::mutex mu_;
-    std::condition_variable work_cv_;
+    // One condition variable per lane: a new submission wakes only the lanes
+    // it has regions on (on 2 cores, waking all five threads per submit costs).
+    std::condition_variable lane_cv_[kLaneCount];
     std::condition_variable idle_cv_;
     std::list<std::shared_ptr<Submission>> pending_;
     bool lane_busy_[kLaneCount] = {};
@@ -128,6 +133,7 @@ private:
     // Retired submissions whose last references (host callables among them)
     // a worker is still dropping; drain() waits for these too.
     size_t releasing_ = 0;
+    bool settle_all_ = false;
     std::vector<std::thread> threads_;
     std::atomic<uint64_t> next_id_{1};
 
@@ -146,6 +152,9 @@ struct Submission {
     std::shared_ptr<SlotToken> slot;
     std::vector<std::shared_ptr<CompletionState>> after;
     std::vector<RegionState> regions;
+    int waiting_on_lane[kLaneCount] = {};  // Waiting regions per lane: lets a lane skip at once
+    bool cleared = false;
+    std::list<std::shared_ptr<Submission>>::iterator self;  // its place in the pending list  // no earlier pending submission conflicts (stays true: earlier ones only retire)
     std::vector<std::pair<std::shared_ptr<StorageState>, Access>> leases;
     int running = 0;
     bool failed = false;
