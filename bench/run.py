@@ -44,6 +44,9 @@ EXPLAIN = {
     "gpu_npu_overlap": "One graph with a GPU transform_i32 branch and an NPU batched_gemm branch ({elements:,} "
     "int32 + {matrices:,} 8x8 matrices, {samples} samples), replayed with tracing on, against running the two branches one after the "
     "other; plus the host-observed overlap of the two regions.",
+    "submit_throughput": "A prepared one-region graph (64-byte fill) submitted {submissions:,} times without "
+    "waiting, then drained; best of three rounds, against the standard library's "
+    "`ThreadPoolExecutor(max_workers=1).submit` of a no-op measured in the same run.",
     "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX §5.1) itself: medians of {default[samples]} "
     "alternating sequential/parallel pairs, all outputs checked bit for bit, for the default configuration (peer: HRX's "
     "published 1.24x on gfx1151 + NPU5) and for the configuration where the two branches take about equal "
@@ -157,7 +160,28 @@ def rows_gpu_npu_overlap(d):
     ]
 
 
-ADAPTERS = {"runtime_latency": rows_runtime_latency, "gpu_npu_overlap": rows_gpu_npu_overlap}
+def rows_submit_throughput(d):
+    peer = d["ThreadPoolExecutor"]
+    ours = d["hrxarray"]
+    return [
+        {
+            "figure": f"{label} ({d['submissions']:,} submissions)",
+            "value": ours[key],
+            "unit": "µs",
+            "peer": f"ThreadPoolExecutor(1).submit, {label}",
+            "peer_value": peer[key],
+            "ratio": ours[key] / peer[key],
+            "ratio_label": "ours / peer",
+        }
+        for key, label in (("submit_us", "submit"), ("end_to_end_us_per_submission", "submit + drain per submission"))
+    ]
+
+
+ADAPTERS = {
+    "runtime_latency": rows_runtime_latency,
+    "gpu_npu_overlap": rows_gpu_npu_overlap,
+    "submit_throughput": rows_submit_throughput,
+}
 
 
 def rows_generic(d):
