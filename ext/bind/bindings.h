@@ -20,4 +20,6 @@ void bind_resident(nanobind::module_& m);
 // The Python exception class for an error kind (borrowed reference).
 PyObject* exception_type(ErrorKind kind);
 void bind_numerics(nanobind::module_& m);
+// DLPack export/import primitives; called at the end of bind_runtime.
+void bind_dlpack(nanobind::module_& m);
 }  // namespace hrx::bind

@@ -1,0 +1,431 @@
+// DLPack primitives for the Python DeviceArray: _dlpack_export builds a
+// capsule over a host-mapped Buffer, _dlpack_import wraps a producer's
+// capsule zero-copy as HostVisible storage, _dlpack_describe reads a capsule
+// without consuming it (tests and diagnostics).
+//
+// Note [DLPack ownership]: an export takes a host lease on the storage and
+// keeps (keep) the StorageState alive from the managed tensor; the managed
+// tensor's deleter drops both and is pure C++ (no Python, no GIL), so any
+// consumer may call it from any thread, even after interpreter shutdown. The
+// capsule destructor calls that deleter only while the capsule still has its
+// unused name. An import renames the producer's capsule to "used_..." and
+// hands the managed tensor to a ForeignMemory, whose release action calls the
+// producer's deleter exactly once, with the GIL held, when the storage dies;
+// after interpreter shutdown it skips the call (the producer's deleter may
+// touch Python, as NumPy's does).
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "errors.h"
+#include "memory/dlpack_abi.h"
+#include "py_types.h"
+#include "runtime/import.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace hrx::bind {
+namespace {
+
+using namespace hrx::dlpack;
+
+// --- dtypes -------------------------------------------------------------------
+
+// A NumPy dtype as a DLPack data type; BufferError for types DLPack (or
+// hrxarray) cannot carry.
+DLDataType dl_dtype_from_numpy(nb::handle dtype_like) {
+    nb::object np = nb::module_::import_("numpy");
+    nb::object dt = np.attr("dtype")(dtype_like);
+    const std::string kind = nb::cast<std::string>(dt.attr("kind"));
+    const std::string name = nb::cast<std::string>(dt.attr("name"));
+    const std::string order = nb::cast<std::string>(dt.attr("byteorder"));
+    const int64_t itemsize = nb::cast<int64_t>(dt.attr("itemsize"));
+    if (order == ">" || (order == "<" && !nb::cast<bool>(np.attr("little_endian"))))
+        throw nb::buffer_error(("DLPack export: dtype " + name + " is not in native byte order").c_str());
+    const uint8_t bits = static_cast<uint8_t>(itemsize * 8);
+    if (name == "bfloat16" && itemsize == 2) return {kDLBfloat, 16, 1};  // ml_dtypes.bfloat16
+    if (kind == "b" && itemsize == 1) return {kDLBool, 8, 1};
+    if (kind == "i" && (itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLInt, bits, 1};
+    if (kind == "u" && (itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLUInt, bits, 1};
+    if (kind == "f" && (itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLFloat, bits, 1};
+    throw nb::buffer_error(("DLPack export: dtype " + name +
+                            " is not exportable (bool, int8-int64, uint8-uint64, float16, bfloat16, float32 and "
+                            "float64 are)")
+                               .c_str());
+}
+
+// A DLPack data type as the NumPy-style name hrxarray uses ("float32",
+// "bfloat16", ...); BufferError for types hrxarray cannot import.
+std::string dtype_name(const DLDataType& t) {
+    const std::string what = "(code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " +
+                             std::to_string(t.lanes) + ")";
+    if (t.lanes != 1) throw nb::buffer_error(("DLPack import: vector dtypes are not supported: " + what).c_str());
+    const bool int_bits = t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    switch (t.code) {
+        case kDLBool:
+            if (t.bits == 8) return "bool";
+            break;
+        case kDLInt:
+            if (int_bits) return "int" + std::to_string(t.bits);
+            break;
+        case kDLUInt:
+            if (int_bits) return "uint" + std::to_string(t.bits);
+            break;
+        case kDLFloat:
+            if (t.bits == 16 || t.bits == 32 || t.bits == 64) return "float" + std::to_string(t.bits);
+            break;
+        case kDLBfloat:
+            if (t.bits == 16) return "bfloat16";
+            break;
+        default: break;
+    }
+    throw nb::buffer_error(("DLPack import: unsupported dtype " + what).c_str());
+}
+
+// --- export ------------------------------------------------------------------
+
+// One allocation holds the managed tensor (either form), its shape and
+// strides, and the lease it stands for.
+struct ExportContext {
+    DLManagedTensor legacy{};
+    DLManagedTensorVersioned versioned{};
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+    std::shared_ptr<StorageState> state;  // keep: the storage outlives every export
+    bool writable = false;
+
+    ~ExportContext() {
+        if (state) state->release_host_lease(writable);
+    }
+};
+
+// The managed tensors' deleters: pure C++ (Note [DLPack ownership]).
+void delete_legacy(DLManagedTensor* self) noexcept { delete static_cast<ExportContext*>(self->manager_ctx); }
+void delete_versioned(DLManagedTensorVersioned* self) noexcept {
+    delete static_cast<ExportContext*>(self->manager_ctx);
+}
+
+// Capsule destructors (spec): a consumed ("used_...") capsule belongs to its
+// consumer; otherwise the capsule still owns the managed tensor. Any error
+// already pending is preserved.
+template <typename Managed>
+void capsule_destructor(PyObject* capsule, const char* name, const char* used_name) noexcept {
+    if (PyCapsule_IsValid(capsule, used_name)) return;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    auto* managed = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
+    if (!managed)
+        PyErr_WriteUnraisable(capsule);
+    else if (managed->deleter)
+        managed->deleter(managed);
+    PyErr_Restore(type, value, traceback);
+}
+
+void legacy_capsule_destructor(PyObject* capsule) noexcept {
+    capsule_destructor<DLManagedTensor>(capsule, kCapsuleName, kUsedCapsuleName);
+}
+void versioned_capsule_destructor(PyObject* capsule) noexcept {
+    capsule_destructor<DLManagedTensorVersioned>(capsule, kVersionedCapsuleName, kUsedVersionedCapsuleName);
+}
+
+// Checks that every element of the tensor lies inside the buffer; negative
+// strides are allowed on export (DLPack permits them). Returns nothing; throws
+// ValueError naming `op`.
+void check_export_bounds(const std::string& op, uint64_t nbytes, uint64_t offset, const std::vector<int64_t>& shape,
+                         const std::vector<int64_t>& strides, int64_t itemsize) {
+    auto out_of_bounds = [&] {
+        fail(ErrorKind::Message, op + ": the tensor (offset " + std::to_string(offset) +
+                                     ") reaches outside the buffer's " + std::to_string(nbytes) + " bytes");
+    };
+    if (offset > nbytes) out_of_bounds();
+    for (int64_t n : shape)
+        if (n == 0) return;  // no element is ever addressed
+    __int128 lo = 0, hi = 0;  // element offsets of the extreme elements
+    for (size_t i = 0; i < shape.size(); ++i) {
+        const __int128 span = static_cast<__int128>(shape[i] - 1) * strides[i];
+        (span < 0 ? lo : hi) += span;
+    }
+    const __int128 first = static_cast<__int128>(offset) + lo * itemsize;
+    const __int128 end = static_cast<__int128>(offset) + (hi + 1) * itemsize;
+    if (first < 0 || end > static_cast<__int128>(nbytes)) out_of_bounds();
+}
+
+nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, const std::vector<int64_t>& shape,
+                         const std::vector<int64_t>& strides, nb::handle dtype, bool readonly, bool copied,
+                         bool versioned) {
+    const std::string op = "DLPack export of " + buffer->describe();
+    if (!buffer->placement().host_mapped())
+        throw nb::buffer_error((op + ": GpuLocal memory is not host mapped; it cannot be exported as a kDLCPU "
+                                     "tensor without a copy")
+                                   .c_str());
+    const DLDataType dl = dl_dtype_from_numpy(dtype);
+    const int64_t itemsize = dl.bits / 8;
+    if (offset < 0) fail(ErrorKind::Message, op + ": offset must be nonnegative, got " + std::to_string(offset));
+    if (shape.size() != strides.size())
+        fail(ErrorKind::Message, op + ": shape has " + std::to_string(shape.size()) + " dimensions but strides has " +
+                                     std::to_string(strides.size()));
+    if (shape.size() > 64) fail(ErrorKind::Message, op + ": at most 64 dimensions are supported");
+    for (int64_t n : shape)
+        if (n < 0) fail(ErrorKind::Message, op + ": shape entries must be nonnegative");
+    check_export_bounds(op, buffer->nbytes(), static_cast<uint64_t>(offset), shape, strides, itemsize);
+
+    auto ctx = std::make_unique<ExportContext>();
+    ctx->shape = shape;
+    ctx->strides = strides;
+    ctx->writable = !readonly;
+    // Nothing has been leased yet if this throws (BusyError, DeviceLostError);
+    // once `state` is set, the context's destructor gives the lease back.
+    buffer->state()->acquire_host_lease(ctx->writable, op);
+    ctx->state = buffer->state();
+
+    DLTensor t{};
+    t.data = buffer->state()->data() + offset;
+    t.device = {kDLCPU, 0};
+    t.ndim = static_cast<int32_t>(shape.size());
+    t.dtype = dl;
+    // ndim 0: NULL shape and strides, as the spec allows; otherwise strides
+    // are always given (v1.2 forbids NULL strides for ndim > 0).
+    t.shape = shape.empty() ? nullptr : ctx->shape.data();
+    t.strides = shape.empty() ? nullptr : ctx->strides.data();
+    t.byte_offset = 0;  // consumers that ignore byte_offset still see the right data
+
+    PyObject* capsule = nullptr;
+    ExportContext* raw = ctx.get();
+    if (versioned) {
+        auto& m = raw->versioned;
+        m.version = {kMajorVersion, kMinorVersion};
+        m.manager_ctx = raw;
+        m.deleter = &delete_versioned;
+        m.flags = (readonly ? kFlagReadOnly : 0) | (copied ? kFlagIsCopied : 0);
+        m.dl_tensor = t;
+        capsule = PyCapsule_New(&m, kVersionedCapsuleName, &versioned_capsule_destructor);
+    } else {
+        // The legacy struct has no flags: READ_ONLY and IS_COPIED are lost
+        // (callers that must signal read-only ask for a versioned capsule).
+        auto& m = raw->legacy;
+        m.dl_tensor = t;
+        m.manager_ctx = raw;
+        m.deleter = &delete_legacy;
+        capsule = PyCapsule_New(&m, kCapsuleName, &legacy_capsule_destructor);
+    }
+    if (!capsule) throw nb::python_error();
+    ctx.release();  // the capsule (then its consumer) owns it now
+    return nb::steal(capsule);
+}
+
+// --- import ------------------------------------------------------------------
+
+bool interpreter_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+    return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+// The producer's managed tensor, in either form, as a release action: its
+// deleter runs once, with the GIL (NumPy's deleter needs it), never after
+// interpreter shutdown.
+template <typename Managed>
+std::function<void()> producer_release(Managed* managed) {
+    return [managed] {
+        if (!managed->deleter || !interpreter_alive()) return;
+        PyGILState_STATE gil = PyGILState_Ensure();
+        managed->deleter(managed);
+        PyGILState_Release(gil);
+    };
+}
+
+// The bytes from `data` to the end of the tensor's extent; BufferError for
+// negative strides, ValueError for malformed shapes.
+uint64_t import_extent(const std::string& op, const DLTensor& t, const std::vector<int64_t>& strides,
+                       int64_t itemsize) {
+    for (int32_t i = 0; i < t.ndim; ++i) {
+        if (t.shape[i] < 0) fail(ErrorKind::Message, op + ": negative shape entry " + std::to_string(t.shape[i]));
+        if (strides[i] < 0)
+            throw nb::buffer_error((op + ": negative strides are not supported (dimension " + std::to_string(i) +
+                                    " has stride " + std::to_string(strides[i]) + ")")
+                                       .c_str());
+    }
+    for (int32_t i = 0; i < t.ndim; ++i)
+        if (t.shape[i] == 0) return 0;
+    __int128 last = 0;
+    for (int32_t i = 0; i < t.ndim; ++i) last += static_cast<__int128>(t.shape[i] - 1) * strides[i];
+    const __int128 bytes = (last + 1) * itemsize;
+    if (bytes > static_cast<__int128>(std::numeric_limits<int64_t>::max()))
+        fail(ErrorKind::Message, op + ": the tensor's extent overflows");
+    return static_cast<uint64_t>(bytes);
+}
+
+// Reads the tensor of a capsule (named `name`); the shared part of import and describe.
+struct CapsuleView {
+    bool versioned = false;
+    void* managed = nullptr;
+    const DLTensor* tensor = nullptr;
+    DLPackVersion version{0, 0};
+    uint64_t flags = 0;
+};
+
+CapsuleView open_capsule(nb::handle capsule, const std::string& op) {
+    const char* name = PyCapsule_GetName(capsule.ptr());
+    if (!name && PyErr_Occurred()) throw nb::python_error();
+    const std::string n = name ? name : "";
+    if (n == kUsedCapsuleName || n == kUsedVersionedCapsuleName)
+        fail(ErrorKind::Message, op + ": the DLPack capsule was already consumed (it is named '" + n +
+                                     "'); a capsule can be imported once — ask the producer for a new one");
+    CapsuleView v;
+    if (n == kVersionedCapsuleName) {
+        auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
+        if (!m) throw nb::python_error();
+        v.versioned = true;
+        v.managed = m;
+        v.version = m->version;
+        // On a major-version mismatch nothing but the deleter may be read.
+        if (m->version.major != kMajorVersion)
+            throw nb::buffer_error((op + ": unsupported DLPack version " + std::to_string(m->version.major) + "." +
+                                    std::to_string(m->version.minor) + " (hrxarray reads 1.x)")
+                                       .c_str());
+        v.flags = m->flags;
+        v.tensor = &m->dl_tensor;
+    } else if (n == kCapsuleName) {
+        auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
+        if (!m) throw nb::python_error();
+        v.managed = m;
+        v.tensor = &m->dl_tensor;
+    } else {
+        fail(ErrorKind::Message, op + ": not a DLPack capsule (named '" + n +
+                                     "'; expected 'dltensor' or 'dltensor_versioned')");
+    }
+    return v;
+}
+
+// A capsule from a capsule or a DLPack producer (asking for a versioned one
+// first, then retrying without keywords as the spec tells consumers to).
+nb::object capsule_from(nb::handle obj, const std::string& op) {
+    if (PyCapsule_CheckExact(obj.ptr())) return nb::borrow(obj);
+    if (!nb::hasattr(obj, "__dlpack__"))
+        throw nb::type_error((op + ": expected a DLPack capsule or an object with __dlpack__, got " +
+                              nb::cast<std::string>(nb::repr(obj.type())))
+                                 .c_str());
+    if (nb::hasattr(obj, "__dlpack_device__")) {
+        nb::object dev = obj.attr("__dlpack_device__")();
+        const int64_t type = nb::cast<int64_t>(dev[0]);
+        if (type != kDLCPU)
+            throw nb::buffer_error((op + ": only CPU (kDLCPU) tensors can be imported zero-copy; the producer's "
+                                         "device is " +
+                                    nb::cast<std::string>(nb::repr(dev)))
+                                       .c_str());
+    }
+    try {
+        return obj.attr("__dlpack__")("max_version"_a = nb::make_tuple(kMajorVersion, kMinorVersion));
+    } catch (nb::python_error& e) {
+        if (!e.matches(PyExc_TypeError)) throw;
+    }
+    return obj.attr("__dlpack__")();
+}
+
+nb::tuple dlpack_import(nb::handle obj, nb::handle runtime_obj) {
+    const std::string op = "DLPack import";
+    nb::object capsule = capsule_from(obj, op);
+    std::shared_ptr<RuntimeCore> runtime;
+    if (runtime_obj.is_none())
+        runtime = nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")());
+    else
+        runtime = nb::cast<std::shared_ptr<RuntimeCore>>(runtime_obj);
+
+    // Validate everything before taking ownership: on any error the capsule
+    // keeps its name and its producer's destructor frees the tensor.
+    CapsuleView v = open_capsule(capsule, op);
+    const DLTensor& t = *v.tensor;
+    if (t.device.device_type != kDLCPU)
+        throw nb::buffer_error((op + ": only CPU (kDLCPU) tensors can be imported zero-copy; got device type " +
+                                std::to_string(t.device.device_type))
+                                   .c_str());
+    const std::string dtype = dtype_name(t.dtype);
+    const int64_t itemsize = t.dtype.bits / 8;
+    if (t.ndim < 0 || t.ndim > 64) fail(ErrorKind::Message, op + ": unsupported ndim " + std::to_string(t.ndim));
+    if (t.ndim > 0 && !t.shape) fail(ErrorKind::Message, op + ": the tensor has ndim > 0 but no shape");
+    std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+    std::vector<int64_t> strides(static_cast<size_t>(t.ndim));
+    if (t.strides) {
+        std::copy(t.strides, t.strides + t.ndim, strides.begin());
+    } else {  // NULL strides (producers before v1.2): compact row-major
+        int64_t s = 1;
+        for (int32_t i = t.ndim - 1; i >= 0; --i) {
+            strides[static_cast<size_t>(i)] = s;
+            s *= std::max<int64_t>(shape[static_cast<size_t>(i)], 1);
+        }
+    }
+    const uint64_t extent = import_extent(op, t, strides, itemsize);
+    const uint64_t wrapped = extent == 0 ? 0 : t.byte_offset + extent;
+    auto* base = static_cast<uint8_t*>(t.data);
+    if (!base && wrapped != 0) fail(ErrorKind::Message, op + ": the tensor has elements but a NULL data pointer");
+    const bool readonly = (v.flags & kFlagReadOnly) != 0;
+
+    // Take ownership: rename, then hand the deleter to the storage. The
+    // release action runs even if the import below throws.
+    std::function<void()> release =
+        v.versioned ? producer_release(static_cast<DLManagedTensorVersioned*>(v.managed))
+                    : producer_release(static_cast<DLManagedTensor*>(v.managed));
+    if (PyCapsule_SetName(capsule.ptr(), v.versioned ? kUsedVersionedCapsuleName : kUsedCapsuleName) != 0)
+        throw nb::python_error();
+    std::shared_ptr<Buffer> buffer = import_host_memory(*runtime, base, wrapped, std::move(release));
+    const uint64_t offset = extent == 0 ? 0 : t.byte_offset;
+    nb::list shape_list, strides_list;
+    for (int64_t n : shape) shape_list.append(n);
+    for (int64_t s : strides) strides_list.append(s);
+    return nb::make_tuple(buffer, offset, nb::tuple(shape_list), nb::tuple(strides_list), dtype, readonly);
+}
+
+nb::dict dlpack_describe(nb::handle capsule) {
+    if (!PyCapsule_CheckExact(capsule.ptr())) throw nb::type_error("_dlpack_describe: expected a PyCapsule");
+    CapsuleView v = open_capsule(capsule, "_dlpack_describe");
+    const DLTensor& t = *v.tensor;
+    nb::dict d;
+    d["name"] = v.versioned ? kVersionedCapsuleName : kCapsuleName;
+    d["version"] = v.versioned ? nb::object(nb::make_tuple(v.version.major, v.version.minor)) : nb::none();
+    d["flags"] = v.flags;
+    d["data"] = reinterpret_cast<uintptr_t>(t.data);
+    d["device"] = nb::make_tuple(t.device.device_type, t.device.device_id);
+    d["dtype"] = nb::make_tuple(t.dtype.code, t.dtype.bits, t.dtype.lanes);
+    nb::list shape, strides;
+    for (int32_t i = 0; i < t.ndim && t.shape; ++i) shape.append(t.shape[i]);
+    for (int32_t i = 0; i < t.ndim && t.strides; ++i) strides.append(t.strides[i]);
+    d["ndim"] = t.ndim;
+    d["shape"] = nb::tuple(shape);
+    d["strides"] = t.strides ? nb::object(nb::tuple(strides)) : nb::none();
+    d["byte_offset"] = t.byte_offset;
+    return d;
+}
+
+}  // namespace
+
+void bind_dlpack(nb::module_& m) {
+    m.def("_dlpack_export", &dlpack_export, "buffer"_a, "offset"_a, "shape"_a, "strides"_a, "dtype"_a,
+          "readonly"_a, "copied"_a, "versioned"_a,
+          "A DLPack capsule over a host-mapped buffer: element [0, ...] at byte `offset`, `strides` in elements, "
+          "device (kDLCPU, 0), byte_offset 0. versioned=True gives 'dltensor_versioned' (version 1.1, flags "
+          "READ_ONLY and IS_COPIED from `readonly` and `copied`); otherwise a legacy 'dltensor', which has no flags "
+          "(read-only and copied are not signalled). Takes a host lease (writable unless readonly) that the managed "
+          "tensor's deleter releases. GpuLocal or an unsupported dtype -> BufferError; a conflicting host "
+          "mapping or device use -> BusyError.");
+    m.def("_dlpack_import", &dlpack_import, "obj"_a, "runtime"_a = nb::none(),
+          "Wrap a DLPack capsule (either version) or producer zero-copy as HostVisible storage of `runtime` "
+          "(default_runtime() by default), marking the capsule used. Returns (buffer, offset, shape, strides, "
+          "dtype_name, readonly) with strides in elements. The storage keeps the producer alive and calls its "
+          "deleter when it dies. A used capsule -> ValueError; non-CPU device, unsupported dtype or negative "
+          "strides -> BufferError.");
+    m.def("_dlpack_describe", &dlpack_describe, "capsule"_a,
+          "The fields of an unconsumed DLPack capsule, without consuming it (tests and diagnostics).");
+}
+
+}  // namespace hrx::bind
