@@ -30,6 +30,7 @@ kernel needs one) and releases the GIL while the kernel runs.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ml_dtypes
@@ -44,6 +45,8 @@ __all__ = [
     "bfp16_encode",
     "bfp16_decode",
     "bfp16_quantize",
+    "matmul",
+    "COMPUTES",
     "BFP16_BLOCK_VALUES",
     "BFP16_BLOCK_BYTES",
     "ROUNDINGS",
@@ -61,8 +64,12 @@ BFP16_BLOCK_BYTES = 9
 ROUNDINGS = ("floor", "even")
 """The mantissa roundings bfp16_encode accepts; "floor" is the default."""
 
+COMPUTES = ("bf16", "bfp16")
+"""The operand formats matmul accepts as ``compute``; "bf16" is the default."""
+
 _F32 = np.dtype(np.float32)
 _U8 = np.dtype(np.uint8)
+_U16 = np.dtype(np.uint16)
 
 
 def _c_contiguous(a: np.ndarray) -> np.ndarray:
@@ -256,3 +263,112 @@ def bfp16_quantize(x: Any, rounding: str = "floor") -> np.ndarray:
         TypeError, ValueError: as bfp16_encode.
     """
     return bfp16_decode(bfp16_encode(x, rounding))
+
+
+def _matmul_operand(x: Any, name: str) -> np.ndarray:
+    """A matmul operand as a bfloat16 ndarray with at least 2 axes (float32 is rounded to bf16)."""
+    a = _input(x, "matmul", (bfloat16, _F32), f" for {name}; convert it with .astype(numpy.float32) first")
+    if a.ndim < 2:
+        raise ValueError(f"matmul(): {name} must have at least 2 axes (..., rows, cols), got shape {a.shape}")
+    return to_bfloat16(a) if a.dtype != bfloat16 else a
+
+
+def _bfp16_along_k(x: np.ndarray, axis: int, name: str, rounding: str) -> np.ndarray:
+    """``x`` (bf16) quantised through bfp16ebs8 in blocks along ``axis``, back as bf16 (exact)."""
+    moved = np.moveaxis(x, axis, -1)
+    try:
+        q = bfp16_quantize(moved, rounding)
+    except ValueError as e:
+        raise ValueError(f"matmul(compute='bfp16'): cannot quantise {name} along K: {e}") from None
+    # Every bfp16 value m * 2**(E - 133), |m| <= 128, has at most 8 significant bits
+    # (and bf16 has float32's exponent range), so this rounding is exact.
+    return np.moveaxis(to_bfloat16(q), -1, axis)
+
+
+def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
+           out: np.ndarray | None = None) -> np.ndarray:
+    """Matrix product of bfloat16 operands with float32 accumulation, as the emulated NPU computes it.
+
+    ``a @ b`` with NumPy's batch broadcasting: ``a`` is ``(..., M, K)``, ``b`` is
+    ``(..., K, N)``, the result ``(..., M, N)`` float32, where the leading axes
+    broadcast against each other. (1-d operands are not promoted: give both at
+    least 2 axes.)
+
+    Numerics (bit-identical on every CPU code path): every output element is one
+    fp32 accumulator that starts at +0.0 and adds the K products in ascending k
+    order, each step a fused multiply-add rounded to nearest even. bf16 x bf16
+    products are exact in fp32 (unless below 2**-126), so integer-valued inputs
+    give exact results while partial sums stay below 2**24. There are no
+    denormals: subnormal operands count as zero and subnormal results flush to
+    zero. Which NaN (sign, payload) a NaN operand yields is unspecified. The error against exact arithmetic is at most about
+    ``K * 2**-24 * sum_k |a[i, k] * b[k, j]|``.
+
+    Args:
+        a, b: ``ml_dtypes.bfloat16`` or float32 arrays (any strides); float32 is
+            rounded to bf16 first (to nearest even), as ``to_bfloat16`` does.
+        compute: ``"bf16"`` (default) multiplies the bf16 values; ``"bfp16"``
+            first quantises ``a`` in 8-value blocks along its rows and ``b`` along
+            its columns (K is the blocked axis of both, as on the NPU), with
+            ``bfp16_quantize`` semantics. K must then be a multiple of 8.
+        rounding: mantissa rounding for ``compute="bfp16"``: ``"floor"`` (default)
+            or ``"even"``; checked but unused for ``"bf16"``.
+        out: optional float32 array of the result's shape to write into.
+
+    Returns:
+        The float32 product (``out`` when given).
+
+    Raises:
+        TypeError: an operand is neither bfloat16 nor float32, or ``out`` is not a
+            float32 ndarray.
+        ValueError: fewer than 2 axes, K differs between ``a`` and ``b``, the batch
+            shapes do not broadcast, bad ``compute`` or ``rounding``, ``out`` has
+            the wrong shape or is read-only, or (bfp16) K is not a multiple of 8 or
+            an operand holds NaN or Inf.
+
+    The GIL is released while the kernel runs; large products use a small
+    thread pool (``HRXARRAY_NUM_THREADS`` caps it).
+    """
+    if not isinstance(compute, str) or compute not in COMPUTES:
+        raise ValueError(f"matmul(): compute must be 'bf16' or 'bfp16', got {compute!r}")
+    _check_rounding(rounding)
+    x = _matmul_operand(a, "a")
+    y = _matmul_operand(b, "b")
+    m, k = x.shape[-2:]
+    k2, n = y.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul(): a has shape {x.shape} and b has shape {y.shape}; "
+                         f"a's last axis ({k}) must equal b's second-to-last ({k2})")
+    try:
+        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul(): the batch shapes of a {x.shape[:-2]} and b {y.shape[:-2]} "
+                         "do not broadcast") from None
+    if compute == "bfp16":
+        if k % BFP16_BLOCK_VALUES:
+            raise ValueError(f"matmul(compute='bfp16'): K = {k} is not a multiple of 8 "
+                             "(bfp16 blocks run along K)")
+        x = _bfp16_along_k(x, -1, "a", rounding)
+        y = _bfp16_along_k(y, -2, "b", rounding)
+    shape = batch + (m, n)
+    if out is None:
+        out = np.empty(shape, _F32)
+    else:
+        _check_out(out, "matmul", _F32, shape)
+    # Each operand keeps its own batch shape (no broadcast copies); index maps
+    # tell the kernel which of its matrices feeds each output matrix.
+    size = math.prod(batch)
+    maps = []
+    for op in (x, y):
+        if op.shape[:-2] == batch:
+            maps.append(None)
+        else:
+            ids = np.arange(math.prod(op.shape[:-2]), dtype=np.int64).reshape(op.shape[:-2])
+            maps.append(np.ascontiguousarray(np.broadcast_to(ids, batch)).reshape(size))
+    xs, ys = _c_contiguous(x), _c_contiguous(y)
+    direct = out.flags.c_contiguous and out.flags.aligned and not (
+        np.may_share_memory(out, xs) or np.may_share_memory(out, ys))
+    dst = out if direct else np.empty(shape, _F32)
+    _k.matmul_bf16(xs.view(_U16), ys.view(_U16), dst, m, k, n, maps[0], maps[1])
+    if not direct:
+        out[...] = dst
+    return out

@@ -5,14 +5,17 @@
 // portable=True forces the portable code path, so that tests can check that
 // the vector paths give identical results.
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "bindings.h"
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
+#include "kernels/matmul.h"
 
 namespace nb = nanobind;
 
@@ -99,10 +102,72 @@ std::int64_t bfp16_first_nonfinite_block(In<float> src) {
                                                 src.size() / kernels::kBfp16BlockValues);
 }
 
+// Checks a batch index map: `batch` entries, each in [0, limit).
+const std::int64_t* index_map(const std::optional<In<std::int64_t>>& idx, std::size_t batch,
+                              std::size_t limit, const char* name) {
+    if (!idx) {
+        if (limit != batch) {
+            throw nb::value_error((std::string(name) + " is required when the operand's batch "
+                                                       "count differs from c's")
+                                      .c_str());
+        }
+        return nullptr;
+    }
+    if (idx->size() != batch) {
+        throw nb::value_error((std::string(name) + " must hold one entry per batch of c").c_str());
+    }
+    const std::int64_t* p = idx->data();
+    for (std::size_t t = 0; t < batch; ++t) {
+        if (p[t] < 0 || static_cast<std::uint64_t>(p[t]) >= limit) {
+            throw nb::value_error((std::string(name) + " has an entry out of range").c_str());
+        }
+    }
+    return p;
+}
+
+void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::size_t m,
+                 std::size_t k, std::size_t n, std::optional<In<std::int64_t>> ia,
+                 std::optional<In<std::int64_t>> ib, bool portable) {
+    const std::size_t mk = m * k, kn = k * n, mn = m * n;
+    if (mn == 0) {
+        if (c.size() != 0) throw nb::value_error("c must be empty when m * n is 0");
+        return;
+    }
+    if (c.size() % mn != 0) throw nb::value_error("c size is not a multiple of m * n");
+    const std::size_t batch = c.size() / mn;
+    if (mk == 0 ? a.size() != 0 : a.size() % mk != 0) {
+        throw nb::value_error("a size is not a multiple of m * k");
+    }
+    if (kn == 0 ? b.size() != 0 : b.size() % kn != 0) {
+        throw nb::value_error("b size is not a multiple of k * n");
+    }
+    const std::size_t na = mk ? a.size() / mk : batch, nbb = kn ? b.size() / kn : batch;
+    const std::int64_t* pa = index_map(ia, batch, na, "ia");
+    const std::int64_t* pb = index_map(ib, batch, nbb, "ib");
+    check_disjoint(a, c);
+    check_disjoint(b, c);
+    nb::gil_scoped_release release;
+    (portable ? kernels::portable::matmul_bf16 : kernels::matmul_bf16)(
+        a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
+}
+
+void matmul_bf16_8x8_batched(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c,
+                             bool portable) {
+    if (a.size() % 64 != 0 || a.size() != b.size() || a.size() != c.size()) {
+        throw nb::value_error("a, b and c must hold 64 values per matrix, the same count each");
+    }
+    check_disjoint(a, c);
+    check_disjoint(b, c);
+    nb::gil_scoped_release release;
+    (portable ? kernels::portable::matmul_bf16_8x8_batched : kernels::matmul_bf16_8x8_batched)(
+        a.data(), b.data(), c.data(), a.size() / 64);
+}
+
 nb::dict kernel_paths() {
     nb::dict d;
     d["bf16"] = kernels::bf16_kernel_path();
     d["bfp16"] = kernels::bfp16_kernel_path();
+    d["matmul"] = kernels::matmul_kernel_path();
     return d;
 }
 
@@ -130,10 +195,25 @@ void bind_numerics(nb::module_& parent) {
     m.def("bfp16_first_nonfinite_block", &bfp16_first_nonfinite_block,
           nb::arg("src").noconvert(),
           "Index of the first 8-value block of float32 src holding NaN or Inf, or -1.");
+    m.def("matmul_bf16", &matmul_bf16, nb::arg("a").noconvert(), nb::arg("b").noconvert(),
+          nb::arg("c").noconvert(), nb::arg("m"), nb::arg("k"), nb::arg("n"),
+          nb::arg("ia").noconvert() = nb::none(), nb::arg("ib").noconvert() = nb::none(),
+          nb::kw_only(), nb::arg("portable") = false,
+          "c[t] = a[ia[t]] @ b[ib[t]] on bf16 bit patterns (uint16) into float32 c:\n"
+          "a holds (batches of) m x k row-major matrices, b k x n, c m x n. ia / ib\n"
+          "(int64, one entry per batch of c) default to the identity. fp32 FMA\n"
+          "accumulation in ascending k from +0, no denormals; threads for large calls.");
+    m.def("matmul_bf16_8x8_batched", &matmul_bf16_8x8_batched, nb::arg("a").noconvert(),
+          nb::arg("b").noconvert(), nb::arg("c").noconvert(), nb::kw_only(),
+          nb::arg("portable") = false,
+          "c[t] = a[t] @ b[t] for dense stacks of 8x8 bf16 matrices (uint16) into float32 c.");
+    m.def("matmul_num_threads", &kernels::matmul_num_threads,
+          "Threads a large matmul uses (caller included; HRXARRAY_NUM_THREADS caps it).");
     m.def("kernel_paths", &kernel_paths,
           "The code path each kernel family takes in this process: {'bf16': 'avx512' |\n"
-          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable'}. The raw kernels'\n"
-          "portable=True forces the portable path (same results, for comparisons).");
+          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'avx512' |\n"
+          "'avx2' | 'portable'}. The raw kernels' portable=True forces the portable\n"
+          "path (same results, for comparisons).");
 }
 
 }  // namespace hrx::bind

@@ -1,0 +1,68 @@
+// BF16 x BF16 -> FP32 matrix products on host memory: the NPU's matmul
+// contract (DESIGN.md "Numerics") and what hrxarray.numerics.matmul runs.
+// bf16 operands travel as their raw 16-bit patterns (uint16_t).
+//
+// Numerics, identical on every code path (tests compare them bit for bit):
+// - Each output element is its own fp32 accumulator, starting at +0.0, and
+//   takes the K products in ascending k order, one fused multiply-add per
+//   step: acc <- round_nearest_even(acc + a[i,k] * b[k,j]). A bf16 x bf16
+//   product has at most 16 significant bits, so it is exact in fp32 unless it
+//   lies below FLT_MIN; the fusion only matters there.
+// - No denormals (the AIE-ML datapath has none): subnormal operands count as
+//   zero and subnormal results are flushed to zero (x86 MXCSR DAZ|FTZ, arm64
+//   FPCR.FZ, set for the duration of the call on every thread that computes
+//   and restored afterwards; rounding is forced to nearest even as well).
+// - Consequently integer-valued inputs give exact results as long as every
+//   partial sum stays below 2^24 in magnitude.
+// - NaN and Inf propagate as IEEE arithmetic says, but which NaN (sign and
+//   payload) comes out of a NaN operand is unspecified and may differ
+//   between paths.
+// VDPBF16PS is deliberately not used: it pairs k two at a time (a different
+// order), and on this class of CPU it has no throughput advantage over
+// widening to fp32 and using FMA (numerics.md B4). AMX is not used either.
+//
+// Large calls are split over a small thread pool (the calling thread plus
+// workers); HRXARRAY_NUM_THREADS (read once) caps the total, default: the
+// number of online CPUs. Splitting never changes a result, since every output
+// element is computed by one thread in the order above.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace hrx::kernels {
+
+/// c[n] = a[n] @ b[n] for count independent 8x8 matrices, all row-major and
+/// densely packed: a and b hold 64 * count bf16, c receives 64 * count
+/// floats. c must not overlap a or b.
+void matmul_bf16_8x8_batched(const std::uint16_t* a, const std::uint16_t* b, float* c,
+                             std::size_t count) noexcept;
+
+/// Batched general product c[t] = a[ia[t]] @ b[ib[t]] for t < batch, where
+/// a[s] is the row-major m x k matrix at a + s * m * k, b[s] the row-major
+/// k x n matrix at b + s * k * n and c[t] the m x n matrix at c + t * m * n.
+/// ia / ib may be nullptr, meaning the identity (ia[t] = t); this is how a
+/// caller expresses broadcasting without copies. k may be 0 (c becomes +0).
+/// c must not overlap a or b.
+void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                 std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                 const std::int64_t* ib) noexcept;
+
+/// The path the two functions above take in this process: "avx512",
+/// "avx2" or "portable" (chosen once from best_kernel_path()). Static string.
+const char* matmul_kernel_path() noexcept;
+
+/// Threads a large call uses (the caller included): min(online CPUs,
+/// HRXARRAY_NUM_THREADS if set to a positive integer), at least 1.
+std::size_t matmul_num_threads() noexcept;
+
+/// The same products on the portable path, single-threaded, whatever the
+/// CPU; the results are bit-identical to the dispatched ones.
+namespace portable {
+void matmul_bf16_8x8_batched(const std::uint16_t* a, const std::uint16_t* b, float* c,
+                             std::size_t count) noexcept;
+void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                 std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                 const std::int64_t* ib) noexcept;
+}  // namespace portable
+
+}  // namespace hrx::kernels
