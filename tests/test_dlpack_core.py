@@ -427,7 +427,7 @@ def test40_torch_roundtrip(buf):
     assert src[0].item() == 42
 
 
-def test50_exports_and_imports_alive_at_interpreter_exit():
+def test50_exports_and_imports_alive_at_interpreter_exit(tmp_path):
     import subprocess
     import sys
     import textwrap
@@ -451,6 +451,7 @@ def test50_exports_and_imports_alive_at_interpreter_exit():
         print("ok")
         """
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    # cwd outside the source tree, whose hrxarray/ has no compiled module
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
