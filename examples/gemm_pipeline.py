@@ -45,15 +45,14 @@ latency runs: the sample at index ceil(n * p / 100) - 1 of the sorted times) and
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import sys
 import time
 
 import numpy as np
 
 import hrxarray as hx
+from _common import UsageError, parse_int, percentile
 
 PROGRAM = "gemm_pipeline.py"
 USAGE = f"usage: python {PROGRAM} [<gemm.loom> <symbol> M K N]"
@@ -64,10 +63,6 @@ MAX_EXTENT = 1 << 30
 WARMUPS = 5
 LATENCY_RUNS = 50
 PIPELINED_PAIRS = 50
-
-
-class UsageError(Exception):
-    """A bad command line; the message is printed above the usage line."""
 
 
 class CheckError(Exception):
@@ -84,9 +79,7 @@ def parse_args(argv: list[str]) -> tuple[int, int, int]:
     loom, symbol, *extents = args
     dims = []
     for text in extents:
-        if not re.fullmatch(r"\+?[0-9]+", text):
-            raise UsageError(f"invalid integer {text!r}")
-        dims.append(int(text))
+        dims.append(parse_int(text))
     m, k, n = dims
     for count in (m * k, k * n, m * n):
         if not 1 <= count <= MAX_EXTENT:
@@ -97,12 +90,6 @@ def parse_args(argv: list[str]) -> tuple[int, int, int]:
             f"{FIXTURE_FILE} {FIXTURE_SYMBOL} 8 8 8 (got {os.path.basename(loom)} {symbol} {m} {k} {n})"
         )
     return m, k, n
-
-
-def percentile(sorted_samples: list[float], p: float) -> float:
-    """Nearest-rank percentile: index ceil(n * p / 100) - 1 of the sorted samples."""
-    index = max(math.ceil(len(sorted_samples) * p / 100) - 1, 0)
-    return sorted_samples[index]
 
 
 def bf16_ones(count: int) -> np.ndarray:

@@ -18,49 +18,19 @@ fabric these are host-observed times of CPU emulation, not NPU timings.
 
 from __future__ import annotations
 
-import math
-import re
 import sys
 import time
 
 import numpy as np
 
 import hrxarray as hx
+from _common import UsageError, load_passthrough, parse_bytes, percentile
 
 PROGRAM = "shared_bench.py"
 USAGE = f"usage: python {PROGRAM} [bytes=1048576]"
-DEFAULT_BYTES = 1 << 20
-RECORD = 4096
-MAX_BYTES = 64 << 20
 FILL = 0x35
 WARMUPS = 5
 RUNS = 100
-
-
-class UsageError(Exception):
-    """A bad command line; the message is printed above the usage line."""
-
-
-def parse_bytes(argv: list[str]) -> int:
-    """The byte count from the command line (argv[0] is the program), per §5.3."""
-    args = argv[1:]
-    if len(args) > 1:
-        raise UsageError(f"expected at most one argument, got {len(args)}")
-    if not args:
-        return DEFAULT_BYTES
-    text = args[0]
-    if not re.fullmatch(r"\+?[0-9]+", text):
-        raise UsageError(f"invalid integer {text!r}")
-    value = int(text)
-    if value == 0 or value % RECORD or value > MAX_BYTES:
-        raise UsageError(f"bytes must be a multiple of {RECORD} in {RECORD}..={MAX_BYTES}")
-    return value
-
-
-def percentile(sorted_samples: list[float], p: float) -> float:
-    """Nearest-rank percentile: index ceil(n * p / 100) - 1 of the sorted samples."""
-    index = max(math.ceil(len(sorted_samples) * p / 100) - 1, 0)
-    return sorted_samples[index]
 
 
 def main(argv: list[str]) -> int:
@@ -76,15 +46,7 @@ def main(argv: list[str]) -> int:
 
     rt = hx.Runtime()
     npu = rt.npu()
-    artifact = hx.kernels.npu("copy", **{"copy.packets": nbytes // RECORD})
-    # HRX's own contract for the Loom passthrough: u32 words, 4-byte alignment.
-    contract = hx.KernelContract(
-        [
-            hx.BindingContract(nbytes, 4, hx.Access.READ, "u32 passthrough"),
-            hx.BindingContract(nbytes, 4, hx.Access.WRITE, "u32 passthrough"),
-        ]
-    )
-    passthrough = npu.load_artifact(artifact, 1, contract)
+    passthrough = load_passthrough(npu, nbytes)
 
     a = rt.allocate(nbytes, hx.Shared(npu))
     c = rt.allocate(nbytes, hx.Shared(npu))
