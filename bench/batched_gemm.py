@@ -33,15 +33,14 @@ if any(v in os.environ for v in _BLAS_VARS) and "HRX_BENCH_BLAS_UNSET" not in os
 
 import json  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hrxarray import numerics as hn  # noqa: E402
 from hrxarray._core import numerics as raw  # noqa: E402
+from _common import RESULTS, pyplot, save_results
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SIZES = (1024, 16384, 1048576)
 BYTES_PER_MATRIX = 128 + 128 + 256
 
@@ -133,16 +132,10 @@ def main(argv):
         "repeats": repeats,
         "rows": rows,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "batched_gemm.json").write_text(json.dumps(res, indent=2))
+    save_results("batched_gemm", res)
     print(json.dumps({k: v for k, v in res.items() if k != "rows"}, indent=2))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return 0
     fig, ax = plt.subplots(figsize=(7, 4))
     names = list(rows[0]["mat_per_s"])

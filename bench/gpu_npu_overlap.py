@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 
 import hrxarray as hx
+from _common import RESULTS, pyplot, save_results
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def build(rt, elements, matrices):
@@ -116,17 +115,11 @@ def main(argv):
         "overlap_fraction_median": float(np.median(overlaps)) if overlaps else 0.0,
         "overlap_fraction_min": float(np.min(overlaps)) if overlaps else 0.0,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "gpu_npu_overlap.json").write_text(json.dumps(res, indent=2))
+    save_results("gpu_npu_overlap", res)
     trace.save(RESULTS / "gpu_npu_overlap_trace.json")
     print(json.dumps(res, indent=2))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return 0
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.bar(["sequential", "parallel (one graph)"], [res["sequential_median_ms"], res["parallel_median_ms"]])

@@ -25,7 +25,6 @@ Run: python bench/gpu_npu_parallel.py [samples=21] [repeats=3]
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import runpy
@@ -34,9 +33,9 @@ import time
 from pathlib import Path
 
 import hrxarray as hx
+from _common import RESULTS, pyplot, save_results
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 EXAMPLE = HERE.parent / "examples" / "gpu_npu_parallel.py"
 DEFAULT_ELEMENTS, DEFAULT_MATRICES = 16777216, 1024
 HRX_PUBLISHED = {"sequential_ms": 0.754, "parallel_ms": 0.610, "speedup": 1.24}
@@ -99,8 +98,8 @@ def balanced_matrices(default):
 def main(argv):
     samples = int(argv[1]) if len(argv) > 1 else 21
     repeats = int(argv[2]) if len(argv) > 2 else 3
-    RESULTS.mkdir(exist_ok=True)
     t_start = time.perf_counter()
+    RESULTS.mkdir(exist_ok=True)
 
     progress(f"default configuration ({repeats} runs of {samples} paired samples)")
     default = measure(
@@ -164,20 +163,15 @@ def main(argv):
             "ratio": balanced["speedup"] / TARGET_BALANCED, "ratio_label": "ours / target",
         },
     ]
-    (RESULTS / "gpu_npu_parallel.json").write_text(json.dumps(res, indent=2))
+    save_results("gpu_npu_parallel", res)
     progress(
         f"default: {default['speedup']:.2f}x ({default['sequential_median_ms']:.3f} -> "
         f"{default['parallel_median_ms']:.3f} ms); balanced ({balanced['matrices']} matrices): "
         f"{balanced['speedup']:.2f}x ({balanced['sequential_median_ms']:.3f} -> {balanced['parallel_median_ms']:.3f} ms), "
         f"target {TARGET_BALANCED}x {'met' if res['balanced_meets_target'] else 'NOT met'}"
     )
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return 0
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     labels = [f"default\n{DEFAULT_MATRICES} matrices", f"balanced\n{balanced['matrices']} matrices"]

@@ -352,7 +352,7 @@ def main(argv):
     ap.add_argument("--quiet-wait", type=float, default=120.0, help="seconds to wait for a quiet machine")
     args = ap.parse_args(argv[1:])
 
-    scripts = sorted(p for p in HERE.glob("*.py") if p.name != Path(__file__).name)
+    scripts = sorted(p for p in HERE.glob("*.py") if p.name != Path(__file__).name and not p.name.startswith("_"))
     if args.names:
         unknown = set(args.names) - {p.stem for p in scripts}
         if unknown:

@@ -16,13 +16,12 @@ import platform
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
 import hrxarray as hx
+from _common import RESULTS, pyplot, save_results
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def percentiles(samples_ns):
@@ -90,16 +89,10 @@ def main(argv):
     }
     peer = results["peer_threading_event_round_trip"]["p50_us"]
     results["ratio_fill_p50_vs_event_round_trip"] = results["hrxarray_fill_64B_compute"]["p50_us"] / peer
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "runtime_latency.json").write_text(json.dumps(results, indent=2))
+    save_results("runtime_latency", results)
     print(json.dumps(results, indent=2))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return 0
     names = ["hrxarray_fill_64B_compute", "hrxarray_host_region", "peer_threading_event_round_trip"]
     fig, ax = plt.subplots(figsize=(7, 3.5))

@@ -15,11 +15,10 @@ import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
-from pathlib import Path
 
 import hrxarray as hx
+from _common import RESULTS, pyplot, save_results
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def hrx_round(n):
@@ -61,16 +60,10 @@ def main(argv):
     res["ratio_end_to_end_vs_executor"] = (
         res["hrxarray"]["end_to_end_us_per_submission"] / res["ThreadPoolExecutor"]["end_to_end_us_per_submission"]
     )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "submit_throughput.json").write_text(json.dumps(res, indent=2))
+    save_results("submit_throughput", res)
     print(json.dumps(res, indent=2))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return 0
     fig, ax = plt.subplots(figsize=(6, 3.5))
     names = ["hrxarray", "ThreadPoolExecutor"]
