@@ -223,8 +223,11 @@ void Scheduler::worker(Lane lane) {
             lane_busy_[static_cast<int>(lane)] = true;
             // `sub` stays valid: a submission with a running region is never retired.
             lock.unlock();
-            run_region(*sub, r, lane);
+            const bool ok = run_region(*sub, r, lane);
             lock.lock();
+            // The region becomes final only here, under the mutex: until then
+            // no other lane can retire (and free) this submission.
+            sub->regions[r] = ok ? Submission::RegionState::Done : Submission::RegionState::Skipped;
             lane_busy_[static_cast<int>(lane)] = false;
             --sub->running;
             settle_one(sub->self, &finished);
@@ -258,7 +261,7 @@ void Scheduler::worker(Lane lane) {
     }
 }
 
-void Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
+bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     const Region& region = sub.graph->regions[index];
     const Engine engine = lane_engine(lane);
     const bool checked = runtime_->options().check_visibility;
@@ -342,8 +345,7 @@ void Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
             }
         }
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    sub.regions[index] = failed ? Submission::RegionState::Skipped : Submission::RegionState::Done;
+    return !failed;
 }
 
 void Scheduler::start_trace(size_t capacity) {

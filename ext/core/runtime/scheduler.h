@@ -118,7 +118,8 @@ private:
                                                                std::vector<std::shared_ptr<Submission>>* finished);
     void finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                          std::vector<std::shared_ptr<Submission>>* finished);
-    void run_region(Submission& sub, size_t region, Lane lane);
+    // Runs one region outside the mutex; true on success. The caller marks it final.
+    bool run_region(Submission& sub, size_t region, Lane lane);
     void wake_all_lanes();
 
     RuntimeCore* runtime_;  // the owner; outlives every accepted submission (they hold it)
