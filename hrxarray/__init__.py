@@ -117,6 +117,8 @@ __all__ = [
     "ExecutionError",
     "CancelledError",
     "ContractError",
+    "numerics",
+    "bfloat16",
     "__version__",
 ]
 
@@ -125,6 +127,20 @@ def _drain_runtimes():
     # Accepted work finishes before the interpreter goes away: host regions
     # and completion callbacks need a live interpreter.
     _core._drain_all()
+
+
+def __getattr__(name):
+    # Lazy: importing ml_dtypes costs most of a second, and plain runtime use
+    # does not need it.
+    if name == "numerics":
+        import importlib
+
+        return importlib.import_module(".numerics", __name__)
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    raise AttributeError(f"module 'hrxarray' has no attribute {name!r}")
 
 
 _default_lock = _threading.Lock()

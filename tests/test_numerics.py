@@ -547,3 +547,14 @@ def test_kernels_run_concurrently_from_threads():
         t.join()
     for (h, b), wh, wb in zip(got, want_h, want_b):
         assert np.array_equal(h, wh) and np.array_equal(b, wb)
+
+
+def test_numerics_and_bfloat16_are_reachable_from_the_package():
+    import ml_dtypes
+
+    import hrxarray
+
+    assert hrxarray.bfloat16 is ml_dtypes.bfloat16
+    assert hrxarray.numerics.to_bfloat16 is hn.to_bfloat16
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        hrxarray.nonexistent  # noqa: B018
