@@ -224,14 +224,6 @@ nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, 
 
 // --- import ------------------------------------------------------------------
 
-bool interpreter_alive() {
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-    return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
-
 // The producer's managed tensor, in either form, as a release action: its
 // deleter runs once, with the GIL (NumPy's deleter needs it), never after
 // interpreter shutdown.

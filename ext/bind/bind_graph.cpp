@@ -34,14 +34,6 @@ BufferView view_from_py(nb::handle h, const std::string& op) {
         (op + ": expected a Buffer or BufferView, got " + nb::cast<std::string>(nb::repr(h.type()))).c_str());
 }
 
-std::vector<BufferView> views_from_py(nb::handle views, const std::string& op) {
-    std::vector<BufferView> out;
-    for (nb::handle v : nb::iter(views)) out.push_back(view_from_py(v, op));
-    return out;
-}
-
-namespace {
-
 bool interpreter_alive() {
 #if PY_VERSION_HEX >= 0x030D0000
     return Py_IsInitialized() && !Py_IsFinalizing();
@@ -49,6 +41,14 @@ bool interpreter_alive() {
     return Py_IsInitialized() && !_Py_IsFinalizing();
 #endif
 }
+
+std::vector<BufferView> views_from_py(nb::handle views, const std::string& op) {
+    std::vector<BufferView> out;
+    for (nb::handle v : nb::iter(views)) out.push_back(view_from_py(v, op));
+    return out;
+}
+
+namespace {
 
 // A strong reference to a Python object that may be dropped on a lane thread:
 // it takes the GIL to let go, and leaks on purpose once the interpreter is gone.

@@ -37,6 +37,10 @@ BufferView view_from_py(nanobind::handle h, const std::string& op);
 // Every element of an iterable through view_from_py.
 std::vector<BufferView> views_from_py(nanobind::handle views, const std::string& op);
 
+// Whether Python can still be entered: false once finalisation began (a lane
+// or deleter thread must then not take the GIL).
+bool interpreter_alive();
+
 // The Kernel behind a Python GpuKernel or NpuKernel; TypeError otherwise.
 std::shared_ptr<Kernel> kernel_from_py(nanobind::handle h, const char* op);
 

@@ -139,16 +139,8 @@ void GraphBuilder::kernel(const std::shared_ptr<Kernel>& k, const std::vector<Bu
     if (k->engine != engine)
         fail(ErrorKind::Message, op + ": a " + engine_name(k->engine) + " kernel cannot run on the " +
                                      engine_name(engine) + " lane");
-    for (const auto& v : views) {
-        check_owner(v, op);
-        const Placement& p = v.buffer->placement();
-        if (engine == Engine::Gpu && !p.gpu_bindable())
-            fail(ErrorKind::Unsupported, op + ": NPU-local storage cannot bind to the GPU (" + v.buffer->describe() + ")");
-        if (engine == Engine::Npu && (!p.npu_bindable() || p.npu_index != k->npu_index))
-            fail(ErrorKind::Unsupported, op + ": " + v.buffer->describe() + " is not bindable by npu:" +
-                                             std::to_string(k->npu_index) + " (use NpuLocal or Shared storage of it)");
-    }
-    k->contract.check_use(views, op, engine);
+    for (const auto& v : views) check_owner(v, op);
+    check_kernel_use(*k, views, op);
     Op o;
     o.kind = Op::Kind::Kernel;
     o.lane = engine == Engine::Gpu ? Lane::Compute : Lane::Npu;

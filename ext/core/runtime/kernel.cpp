@@ -77,4 +77,16 @@ void KernelContract::check_use(const std::vector<BufferView>& views, const std::
     }
 }
 
+void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op) {
+    for (const auto& v : views) {
+        const Placement& p = v.buffer->placement();
+        if (kernel.engine == Engine::Gpu && !p.gpu_bindable())
+            fail(ErrorKind::Unsupported, op + ": NPU-local storage cannot bind to the GPU (" + v.buffer->describe() + ")");
+        if (kernel.engine == Engine::Npu && (!p.npu_bindable() || p.npu_index != kernel.npu_index))
+            fail(ErrorKind::Unsupported, op + ": " + v.buffer->describe() + " is not bindable by npu:" +
+                                             std::to_string(kernel.npu_index) + " (use NpuLocal or Shared storage of it)");
+    }
+    kernel.contract.check_use(views, op, kernel.engine);
+}
+
 }  // namespace hrx

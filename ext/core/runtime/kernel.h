@@ -51,4 +51,9 @@ struct Kernel {
 
 constexpr int kMaxPendingNpuInvocations = 128;
 
+// The checks a graph makes before binding `views` to `kernel`: each view's
+// storage bindable by the kernel's engine (its own NPU for NPU programs),
+// Unsupported otherwise, then contract.check_use.
+void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op);
+
 }  // namespace hrx

@@ -94,9 +94,5 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const Kernel
 std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
                                              const KernelContract& contract);
 
-// The checks a graph makes before binding `views` to `kernel`: each view's
-// storage bindable by the kernel's engine (and NPU), Unsupported otherwise,
-// then contract.check_use. Test hooks and tools use it.
-void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op);
 
 }  // namespace hrx
