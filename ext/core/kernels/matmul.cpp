@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "kernels/pool.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HRX_MM_X86 1
@@ -70,92 +71,6 @@ private:
     unsigned long long saved_ = 0;
 #endif
 };
-
-// ------------------------------------------------------------ thread pool
-
-std::size_t configured_threads() noexcept {
-    unsigned hw = std::thread::hardware_concurrency();
-    std::size_t n = hw ? hw : 1;
-    if (const char* env = std::getenv("HRXARRAY_NUM_THREADS")) {
-        char* end = nullptr;
-        const long v = std::strtol(env, &end, 10);
-        if (end != env && v > 0) n = std::min<std::size_t>(n, static_cast<std::size_t>(v));
-    }
-    return std::max<std::size_t>(n, 1);
-}
-
-// A fixed set of workers that, together with the calling thread, run the
-// items [0, items) of one job at a time. A second caller arriving while a job
-// runs (another lane, another Python thread) runs its own job inline instead
-// of waiting. The pool is never destroyed (its threads block forever once the
-// process has nothing left to do), which keeps interpreter exit simple.
-class Pool {
-public:
-    explicit Pool(std::size_t threads) : threads_(threads) {
-        for (std::size_t w = 1; w < threads_; ++w) {
-            std::thread([this] { worker(); }).detach();
-        }
-    }
-
-    std::size_t threads() const noexcept { return threads_; }
-
-    // Runs fn(item) for every item < items, each exactly once, and returns
-    // when all have finished.
-    void run(std::size_t items, const std::function<void(std::size_t)>& fn) {
-        std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-        if (!busy.owns_lock() || threads_ < 2 || items < 2) {
-            for (std::size_t i = 0; i < items; ++i) fn(i);
-            return;
-        }
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            fn_ = &fn;
-            items_ = items;
-            next_.store(0);
-            active_ = threads_ - 1;
-            ++generation_;
-        }
-        cv_.notify_all();
-        drain();
-        std::unique_lock<std::mutex> lock(mu_);
-        done_cv_.wait(lock, [this] { return active_ == 0; });
-        fn_ = nullptr;
-    }
-
-private:
-    void drain() {
-        for (std::size_t i; (i = next_.fetch_add(1)) < items_;) (*fn_)(i);
-    }
-
-    void worker() {
-        std::uint64_t seen = 0;
-        for (;;) {
-            {
-                std::unique_lock<std::mutex> lock(mu_);
-                cv_.wait(lock, [&] { return generation_ != seen; });
-                seen = generation_;
-            }
-            drain();
-            std::lock_guard<std::mutex> lock(mu_);
-            if (--active_ == 0) done_cv_.notify_one();
-        }
-    }
-
-    const std::size_t threads_;
-    std::mutex busy_;
-    std::mutex mu_;
-    std::condition_variable cv_, done_cv_;
-    const std::function<void(std::size_t)>* fn_ = nullptr;
-    std::size_t items_ = 0;
-    std::atomic<std::size_t> next_{0};
-    std::size_t active_ = 0;
-    std::uint64_t generation_ = 0;
-};
-
-Pool& pool() {
-    static Pool* p = new Pool(configured_threads());
-    return *p;
-}
 
 // ------------------------------------------------------------ portable bodies
 
@@ -380,18 +295,13 @@ void run_mm8(Mm8Fn fn, const std::uint16_t* a, const std::uint16_t* b, float* c,
     if (threaded && items >= 8) {
         // Items are handed out in ascending order, so each thread streams
         // through nearby memory.
-        try {
-            pool().run(items, [&](std::size_t it) {
-                NoDenormals env;
-                const std::size_t lo = it * kMm8Chunk;
-                const std::size_t cnt = std::min(kMm8Chunk, count - lo);
-                fn(a + 64 * lo, b + 64 * lo, c + 64 * lo, cnt);
-            });
-            return;
-        } catch (...) {
-            // No pool (thread creation or allocation failed): run inline;
-            // recomputing items already done gives the same bytes.
-        }
+        pool_run(items, [&](std::size_t it) {
+            NoDenormals env;
+            const std::size_t lo = it * kMm8Chunk;
+            const std::size_t cnt = std::min(kMm8Chunk, count - lo);
+            fn(a + 64 * lo, b + 64 * lo, c + 64 * lo, cnt);
+        });
+        return;
     }
     NoDenormals env;
     fn(a, b, c, count);
@@ -421,12 +331,8 @@ void run_gemm(GemmItemFn fn, const std::uint16_t* a, const std::uint16_t* b, flo
     };
     const double flops = 2.0 * static_cast<double>(batch) * m * k * n;
     if (threaded && flops > 2e6) {
-        try {
-            pool().run(items, item);
-            return;
-        } catch (...) {
-            // As in run_mm8: fall back to running every item inline.
-        }
+        pool_run(items, item);
+        return;
     }
     for (std::size_t it = 0; it < items; ++it) item(it);
 }
@@ -450,7 +356,7 @@ void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::
 
 const char* matmul_kernel_path() noexcept { return dispatch().path; }
 
-std::size_t matmul_num_threads() noexcept { return pool().threads(); }
+std::size_t matmul_num_threads() noexcept { return pool_threads(); }
 
 namespace portable {
 void matmul_bf16_8x8_batched(const std::uint16_t* a, const std::uint16_t* b, float* c,
