@@ -1,0 +1,119 @@
+// Elementwise operations, casts and reductions of the emulated GPU's compute
+// lane: NumPy's ufunc semantics over strided N-d operands in host memory.
+// The array layer (ext/core/array) resolves shapes, broadcasting, dtypes and
+// memory overlap, then calls these from a lane thread; nothing here knows
+// about the runtime or Python.
+//
+// Note [Elementwise numerics]: results equal NumPy's (with ml_dtypes for
+// bfloat16) for the same loop: integer arithmetic wraps (two's complement);
+// float16 and bfloat16 loops compute in float32 and round the result once to
+// the storage type (round to nearest even), as NumPy and ml_dtypes do; float
+// floor_divide/remainder follow NumPy's npy_divmod; integer floor_divide and
+// remainder by zero give 0 (NumPy warns and gives 0 too); maximum/minimum
+// propagate NaN. Transcendental functions (exp, log, sin, ...) use the C
+// library, so they may differ from NumPy's own SIMD implementations by a few
+// units in the last place; basic arithmetic, sqrt, comparisons, rounding and
+// casts are bit-exact.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "kernels/dtype.h"
+
+namespace hrx::kernels {
+
+// Every elementwise operation, named as NumPy names the ufunc.
+enum class Ufunc : std::uint8_t {
+    // binary arithmetic
+    Add, Subtract, Multiply, Divide, FloorDivide, Remainder, Power, Maximum, Minimum,
+    // comparisons (bool results)
+    Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual,
+    // logical (bool results, any numeric inputs) and bitwise (bool and integers)
+    LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, LeftShift, RightShift,
+    // unary
+    Negative, Positive, Absolute, Sign, Exp, Log, Log1p, Expm1, Sqrt, Square, Sin, Cos, Tan, Tanh,
+    Floor, Ceil, Trunc, Rint, LogicalNot, Invert, Isnan, Isinf, Isfinite,
+    // where(cond, x, y): internal ternary; its loops are "?XX->X"
+    Where,
+    Count_
+};
+inline constexpr int kUfuncCount = static_cast<int>(Ufunc::Count_);
+
+// The reduction identity of a binary ufunc.
+enum class Identity : std::uint8_t { None, Zero, One, AllOnes, False, True };
+
+// One inner loop: the dtypes the inputs are cast to and the dtype of the result.
+struct UfuncLoop {
+    DType in[3];
+    DType out;
+};
+
+struct UfuncInfo {
+    const char* name;      // NumPy's name: "add", "floor_divide", "absolute", "rint", "invert", "where"
+    std::uint8_t nin;
+    std::uint8_t nout;     // always 1
+    Identity identity;     // None for ops without a reduction identity (maximum, minimum, ...)
+    bool has_reduce;       // binary ops NumPy can reduce (add, multiply, maximum, minimum, logical_*, bitwise_*)
+    const UfuncLoop* loops;  // in NumPy's search order
+    std::uint8_t nloops;
+};
+
+const UfuncInfo& ufunc_info(Ufunc op) noexcept;
+bool ufunc_from_name(std::string_view name, Ufunc* out) noexcept;
+// The loop NumPy picks for these input dtypes (nin of them; already resolved
+// from Python scalars by the caller): for one input, the first loop its dtype
+// casts to safely; for more, the first loop the promoted dtype of the inputs
+// (promote_types) casts to safely, except that divide of integers or bools
+// takes the float64 loop (NumPy's true division) and where promotes only
+// its last two inputs (the condition goes to bool). nullptr when no loop
+// fits (the caller raises TypeError naming the op and dtypes).
+const UfuncLoop* resolve_loop(Ufunc op, const DType* inputs) noexcept;
+
+// A strided operand: `data` points at element [0, ..., 0]; `strides` has one
+// byte stride per dimension (0 broadcasts, negative walks backwards).
+struct StridedArg {
+    std::uint8_t* data;
+    DType dtype;
+    const std::int64_t* strides;
+};
+
+// out = op(inputs...) over `shape` (ndim dimensions, ndim may be 0 for one
+// element). Each input is cast from its dtype to loop.in[i] as needed and the
+// result from loop.out to out.dtype (NumPy's C casts). `where`, if not null,
+// is a bool operand: elements where it is false keep their old value. out may
+// be the very same memory as an input (identical data and strides: in place);
+// any other overlap is the caller's to resolve. Large calls are split over
+// the kernel pool. Throws std::domain_error for inputs NumPy refuses inside
+// the loop (integer power with a negative exponent: "Integers to negative
+// integer powers are not allowed.").
+void ufunc_run(Ufunc op, const UfuncLoop& loop, int ndim, const std::int64_t* shape, const StridedArg* inputs,
+               const StridedArg& out, const StridedArg* where);
+
+// dst = src cast to dst.dtype (NumPy's astype with casting="unsafe"; numeric
+// dtypes only, BFP16 is converted by the bfp16 codec). float -> bool is
+// x != 0 (NaN is true); out-of-range float -> integer casts are unspecified
+// but never undefined behaviour. src and dst must not overlap unless identical.
+void copy_cast(int ndim, const std::int64_t* shape, const StridedArg& src, const StridedArg& dst);
+
+// Reduces `in` over the dimensions d with reduce[d] true, writing `out`, which
+// has the same ndim with stride 0 on every reduced dimension (keepdims
+// layout). `op` is a binary ufunc with has_reduce; inputs are cast to `acc`
+// (float16/bfloat16 accumulate in float32), the accumulation starts from the
+// identity (or from the first element for ops without one: the reduced
+// extent must then be nonzero, which the caller checks), float add uses
+// pairwise summation in a fixed order, and maximum/minimum propagate NaN.
+// If divisor is nonzero the accumulated value is divided by it (mean) before
+// the final cast to out.dtype.
+void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const bool* reduce,
+                const StridedArg& in, const StridedArg& out, double divisor);
+
+// argmax (max = true) or argmin over dimension `axis`, or over the whole
+// array in C order when axis is -1; out is int64 with stride 0 on the reduced
+// dimension (on every dimension when axis is -1). The first extreme wins and a
+// NaN counts as the extreme (the first NaN), as NumPy. The reduced extent must
+// be nonzero.
+void arg_reduce_run(bool max, int ndim, const std::int64_t* shape, int axis, const StridedArg& in,
+                    const StridedArg& out);
+
+}  // namespace hrx::kernels
