@@ -101,10 +101,11 @@ struct ExportContext {
     std::vector<int64_t> shape;
     std::vector<int64_t> strides;
     std::shared_ptr<StorageState> state;  // keep: the storage outlives every export
+    uint64_t lease = 0;
     bool writable = false;
 
     ~ExportContext() {
-        if (state) state->release_host_lease(writable);
+        if (state) state->release_host_lease(lease);
     }
 };
 
@@ -184,7 +185,9 @@ nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, 
     ctx->writable = !readonly;
     // Nothing has been leased yet if this throws (BusyError, DeviceLostError);
     // once `state` is set, the context's destructor gives the lease back.
-    buffer->state()->acquire_host_lease(ctx->writable, op);
+    ctx->lease = buffer->state()->acquire_host_lease(
+        ctx->writable, op, std::string("DLPack export (") + (ctx->writable ? "writable" : "read-only") + ") of " +
+                               buffer->describe());
     ctx->state = buffer->state();
 
     DLTensor t{};

@@ -1,5 +1,7 @@
 #include "memory/storage.h"
 
+#include <algorithm>
+
 #include "errors.h"
 #include "runtime/runtime.h"
 
@@ -82,30 +84,45 @@ void StorageState::release_host(bool write) {
     changed_.notify_all();
 }
 
-void StorageState::acquire_host_lease(bool writable, const std::string& who) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
-    if (external_ || host_writer_)
-        fail(ErrorKind::Busy, who + ": conflicting host mapping (" +
-                                  (external_ ? "an external GPU hand-off is in progress" : "a write mapping is live") +
-                                  ")");
-    if (device_conflict_locked(writable))
-        fail(ErrorKind::Busy, who + ": allocation is in device use");
+uint64_t StorageState::acquire_host_lease(bool writable, const std::string& who, const std::string& label,
+                                          bool wait) {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+        if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
+        if (external_ || host_writer_)
+            fail(ErrorKind::Busy, who + ": conflicting host mapping (" +
+                                      (external_ ? "an external GPU hand-off is in progress" : "a write mapping is live") +
+                                      ")");
+        if (!device_conflict_locked(writable)) break;
+        if (!wait) fail(ErrorKind::Busy, who + ": allocation is in device use");
+        changed_.wait(lock);
+    }
     make_visible_locked(Engine::Host);
     ++host_leases_;
     if (writable) ++writable_host_leases_;
+    const uint64_t id = next_lease_++;
+    leases_.push_back({id, writable, label});
+    return id;
 }
 
-void StorageState::release_host_lease(bool writable) {
+void StorageState::release_host_lease(uint64_t id) {
     {
         std::lock_guard<std::mutex> lock(mu_);
+        auto it = std::find_if(leases_.begin(), leases_.end(), [&](const LeaseInfo& l) { return l.id == id; });
+        if (it == leases_.end()) return;
         --host_leases_;
-        if (writable) {
+        if (it->writable) {
             --writable_host_leases_;
             visibility_.mark_written(Engine::Host);
         }
+        leases_.erase(it);
     }
     changed_.notify_all();
+}
+
+bool StorageState::host_lease_would_wait(bool writable) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return device_conflict_locked(writable);
 }
 
 // --- device use ------------------------------------------------------------
@@ -147,7 +164,23 @@ void StorageState::check_device_binding_locked(Access access, const std::string&
     const bool writes = access_writes(access);
     const bool conflict = external_ || host_writer_ || (writes && (host_readers_ > 0 || host_leases_ > 0)) ||
                           writable_host_leases_ > 0;
-    if (conflict) fail(ErrorKind::Busy, who + ": device binding conflicts with a live host mapping");
+    if (!conflict) return;
+    // Name what blocks the binding: users must find the export or view to drop.
+    std::string why;
+    if (external_)
+        why = "an external GPU hand-off is in progress";
+    else if (host_writer_)
+        why = "a write mapping is live";
+    else if (writes && host_readers_ > 0)
+        why = std::to_string(host_readers_) + " read mapping(s) are live";
+    else
+        for (const auto& l : leases_)
+            if (l.writable || writes) {
+                why = l.label + " is live" +
+                      (leases_.size() > 1 ? " (and " + std::to_string(leases_.size() - 1) + " other host lease(s))" : "");
+                break;
+            }
+    fail(ErrorKind::Busy, who + ": device binding conflicts with a live host mapping (" + why + ")");
 }
 
 // --- poison ----------------------------------------------------------------

@@ -56,8 +56,17 @@ public:
     void release_host(bool write);
     // Host leases (DLPack exports, zero-copy views) coexist with each other
     // and with read guards; a writable lease also blocks device reads.
-    void acquire_host_lease(bool writable, const std::string& who);
-    void release_host_lease(bool writable);
+    // `label` names the lease in the Busy messages of device work it blocks
+    // ("DLPack export (versioned, writable) of ..."). With `wait`, conflicting
+    // device use (pending writers; pending readers too for a writable lease)
+    // is waited for (the caller must not hold the GIL); without, it is Busy.
+    // Returns the lease's id for release_host_lease.
+    uint64_t acquire_host_lease(bool writable, const std::string& who, const std::string& label = "host lease",
+                                bool wait = false);
+    void release_host_lease(uint64_t id);
+    // Whether a lease of this kind could be taken now without waiting for
+    // device use (host-side conflicts and poison are not considered).
+    bool host_lease_would_wait(bool writable) const;
 
     // Device-use leases: taken by the runtime at dispatch, dropped at retirement.
     void acquire_device_use(Access access);
@@ -112,6 +121,13 @@ private:
     bool host_writer_ = false;
     int host_leases_ = 0;
     int writable_host_leases_ = 0;
+    struct LeaseInfo {
+        uint64_t id;
+        bool writable;
+        std::string label;
+    };
+    std::vector<LeaseInfo> leases_;
+    uint64_t next_lease_ = 1;
     int device_readers_ = 0;
     int device_writers_ = 0;
     bool external_ = false;

@@ -41,12 +41,14 @@ struct Use {
 };
 
 struct Op {
-    enum class Kind : uint8_t { Fill, Copy, Host, Kernel } kind = Kind::Fill;
+    // Task: a closure of the array layer (runtime/task.cpp), pure C++.
+    enum class Kind : uint8_t { Fill, Copy, Host, Kernel, Task } kind = Kind::Fill;
     Lane lane = Lane::Compute;
     std::vector<Use> uses;  // Fill: [dst]; Copy: [dst, src]; Host: the accesses
     uint8_t byte = 0;
     HostFn host;
     std::shared_ptr<Kernel> kernel;  // Kernel: uses are its bindings, in order
+    std::function<void()> task;      // Task: runs on the lane thread, never touches Python
 };
 
 struct Region {

@@ -101,6 +101,20 @@ public:
                                             std::shared_ptr<SlotToken>* slot);
     Scheduler& scheduler() const { return *scheduler_; }
 
+    // One-operation submission for the array layer (runtime/task.cpp): `fn`
+    // runs on `lane` once every earlier submission whose uses conflict has
+    // finished, with the uses made visible to the lane's engine and device
+    // leases held from now to retirement, exactly as for a one-region graph.
+    // The refusals are submit()'s (DeviceLost for poisoned storage, Busy for a
+    // conflicting host mapping or lease) except capacity: when the runtime is
+    // full it returns nullptr having changed nothing (uses and fn are left
+    // as they were), and the caller waits with
+    // scheduler().wait_for_room(max_submissions) (outside the GIL) and
+    // retries, so array operations apply backpressure instead of failing. On
+    // success uses and fn are moved from.
+    std::shared_ptr<CompletionState> submit_task(Lane lane, std::vector<Use>& uses, std::function<void()>& fn,
+                                                 const std::string& op);
+
     // Statistics, updated by storages and by the lanes.
     Statistics statistics() const;
     void count_completion();

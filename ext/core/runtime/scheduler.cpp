@@ -118,6 +118,11 @@ void Scheduler::drain() {
     idle_cv_.wait(lock, [&] { return pending_.empty() && releasing_ == 0; });
 }
 
+void Scheduler::wait_for_room(size_t limit) {
+    std::unique_lock<std::mutex> lock(mu_);
+    room_cv_.wait(lock, [&] { return pending_.size() < limit || stopping_; });
+}
+
 void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                                 std::vector<std::shared_ptr<Submission>>* finished) {
     auto sub = *it;
@@ -129,6 +134,7 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     sub->slot.reset();
     runtime_->count_completion();
     pending_.erase(it);
+    room_cv_.notify_all();
     ++releasing_;
     finished->push_back(std::move(sub));
 }
@@ -291,6 +297,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
                     op.kernel->run(views);
                     break;
                 }
+                case Op::Kind::Task: op.task(); break;
                 case Op::Kind::Host: {
                     std::vector<HostSpan> spans;
                     for (const auto& u : op.uses)

@@ -103,6 +103,8 @@ public:
     void poke();
     // Wait until no submission is pending (GIL must not be held).
     void drain();
+    // Wait until fewer than `limit` submissions are pending (GIL must not be held).
+    void wait_for_room(size_t limit);
     // Stop accepting; workers exit once everything accepted has run.
     void shutdown();
 
@@ -128,6 +130,7 @@ private:
     // it has regions on (on 2 cores, waking all five threads per submit costs).
     std::condition_variable lane_cv_[kLaneCount];
     std::condition_variable idle_cv_;
+    std::condition_variable room_cv_;  // a submission retired (wait_for_room)
     std::list<std::shared_ptr<Submission>> pending_;
     bool lane_busy_[kLaneCount] = {};
     bool stopping_ = false;

@@ -1,0 +1,148 @@
+#include "array/array.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "errors.h"
+
+namespace hrx {
+
+// --- ArrayBase ------------------------------------------------------------------
+
+void ArrayBase::add_writer(std::shared_ptr<CompletionState> c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    writers_.erase(std::remove_if(writers_.begin(), writers_.end(),
+                                  [](const auto& w) {
+                                      return w->done() &&
+                                             w->outcome().status == CompletionState::Status::Succeeded;
+                                  }),
+                   writers_.end());
+    writers_.push_back(std::move(c));
+}
+
+std::vector<std::shared_ptr<CompletionState>> ArrayBase::writers() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return writers_;
+}
+
+bool ArrayBase::ready() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& w : writers_)
+        if (!w->done()) return false;
+    return true;
+}
+
+std::optional<CompletionState::Outcome> ArrayBase::wait_writers() const {
+    std::optional<CompletionState::Outcome> failure;
+    for (const auto& w : writers()) {
+        w->wait(std::nullopt);
+        auto o = w->outcome();
+        if (!failure && o.status != CompletionState::Status::Succeeded) failure = std::move(o);
+    }
+    return failure;
+}
+
+// --- Array ----------------------------------------------------------------------
+
+int64_t Array::size() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+int64_t Array::nbytes() const {
+    if (dtype == DType::BFP16) return size() / 8 * 9;
+    return size() * dtype_itemsize(dtype);
+}
+
+std::pair<uint64_t, uint64_t> Array::extent() const {
+    const uint64_t at = static_cast<uint64_t>(offset);
+    if (size() == 0) return {at, at};
+    int64_t lo = 0, hi = 0;
+    const size_t n = shape.size();
+    for (size_t i = 0; i < n; ++i) {
+        if (dtype == DType::BFP16 && i + 1 == n) {
+            hi += (shape[i] / 8 - 1) * 9;  // dense blocks
+            continue;
+        }
+        const int64_t span = (shape[i] - 1) * strides[i];
+        (span < 0 ? lo : hi) += span;
+    }
+    const int64_t item = dtype == DType::BFP16 ? 9 : dtype_itemsize(dtype);
+    return {static_cast<uint64_t>(offset + lo), static_cast<uint64_t>(offset + hi + item)};
+}
+
+bool Array::c_contiguous() const {
+    if (size() == 0) return true;
+    const auto want = contiguous_strides(shape, dtype);
+    for (size_t i = 0; i < shape.size(); ++i)
+        if (shape[i] != 1 && strides[i] != want[i]) return false;
+    return true;
+}
+
+Use Array::use(Access access) const {
+    auto [first, end] = extent();
+    return Use{BufferView{base->buffer(), first, end - first}, access};
+}
+
+std::string Array::describe() const {
+    return std::string(dtype_name(dtype)) + " array of shape " + shape_str(shape) + " on " + buffer()->describe();
+}
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape, DType dtype) {
+    std::vector<int64_t> s(shape.size());
+    int64_t step = dtype == DType::BFP16 ? 9 : dtype_itemsize(dtype);
+    for (size_t i = shape.size(); i-- > 0;) {
+        s[i] = step;
+        if (dtype == DType::BFP16 && i + 1 == shape.size())
+            step *= std::max<int64_t>(shape[i] / 8, 1);
+        else
+            step *= std::max<int64_t>(shape[i], 1);
+    }
+    return s;
+}
+
+int64_t checked_size(const std::vector<int64_t>& shape, DType dtype, const std::string& op) {
+    if (shape.size() > static_cast<size_t>(kMaxDims))
+        fail(ErrorKind::Message, op + ": at most " + std::to_string(kMaxDims) + " dimensions are supported, got " +
+                                     std::to_string(shape.size()));
+    __int128 n = 1;
+    for (int64_t d : shape) {
+        if (d < 0) fail(ErrorKind::Message, op + ": negative dimensions are not allowed (shape " + shape_str(shape) + ")");
+        n *= d;
+        if (n > std::numeric_limits<int64_t>::max() / 16)
+            fail(ErrorKind::Message, op + ": array is too big (shape " + shape_str(shape) + ")");
+    }
+    if (dtype == DType::BFP16 && (shape.empty() || shape.back() % 8 != 0))
+        fail(ErrorKind::Message, op + ": a bfp16 array's last axis must be a multiple of 8 (blocks of 8 values), "
+                                      "got shape " + shape_str(shape));
+    return static_cast<int64_t>(n);
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+    std::string s = "(";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (i) s += ", ";
+        s += std::to_string(shape[i]);
+    }
+    if (shape.size() == 1) s += ",";
+    return s + ")";
+}
+
+bool may_overlap(const Array& a, const Array& b) {
+    if (a.base->storage() != b.base->storage()) return false;
+    auto [a0, a1] = a.extent();
+    auto [b0, b1] = b.extent();
+    return a0 < b1 && b0 < a1;
+}
+
+bool same_layout(const Array& a, const Array& b) {
+    if (a.base->storage() != b.base->storage() || a.offset != b.offset || a.dtype != b.dtype ||
+        a.shape != b.shape)
+        return false;
+    for (size_t i = 0; i < a.shape.size(); ++i)
+        if (a.shape[i] != 1 && a.strides[i] != b.strides[i]) return false;
+    return true;
+}
+
+}  // namespace hrx

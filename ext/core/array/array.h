@@ -1,0 +1,97 @@
+// Device arrays: a typed, strided window on a Buffer, plus the pending device
+// writes that produce its bytes.
+//
+// Note [Arrays and their base]: every array that views one allocation shares
+// one ArrayBase: the Buffer handle, whether the bytes may be written by device
+// work (a read-only DLPack import may not), and the completions of the device
+// operations that write it. Host access and ready() wait for those writers
+// and surface the first failure as ExecutionError; the ordering of device work
+// among itself is the runtime's (hazards between submissions), and host guards
+// still wait for device-use leases, so a stale writer list can make waits
+// longer, never unsafe. A writer that failed stays on the list: every later
+// wait on the array reports it (its storage is poisoned anyway).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "memory/storage.h"
+#include "runtime/graph.h"
+#include "runtime/scheduler.h"
+
+namespace hrx {
+
+// NumPy's limit on dimensions.
+inline constexpr int kMaxDims = 64;
+
+class ArrayBase {
+public:
+    ArrayBase(std::shared_ptr<Buffer> buffer, bool readonly) : buffer_(std::move(buffer)), readonly_(readonly) {}
+    const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+    const std::shared_ptr<StorageState>& storage() const { return buffer_->state(); }
+    bool readonly() const { return readonly_; }
+
+    // Records a device operation that writes (part of) the allocation;
+    // writers that finished successfully are dropped on the way.
+    void add_writer(std::shared_ptr<CompletionState> c);
+    // The writers not yet known to have succeeded.
+    std::vector<std::shared_ptr<CompletionState>> writers() const;
+    // True when no writer is pending (a failed one counts as done).
+    bool ready() const;
+    // Waits for every writer (the caller has released the GIL) and returns
+    // the outcome of the first that failed or was cancelled, if any.
+    std::optional<CompletionState::Outcome> wait_writers() const;
+
+private:
+    std::shared_ptr<Buffer> buffer_;
+    bool readonly_;
+    mutable std::mutex mu_;
+    std::vector<std::shared_ptr<CompletionState>> writers_;
+};
+
+// An array: element [i0, ..., in-1] lives at byte offset + sum(ik * strides[k])
+// of the base's buffer. Strides are in bytes and may be zero or negative.
+// BFP16 arrays hold blocks of 8 values of the last axis in 9 bytes; their last
+// axis is always dense (strides.back() is 9, the bytes per block, and its
+// length a multiple of 8); only the leading axes are strided.
+struct Array {
+    std::shared_ptr<ArrayBase> base;
+    int64_t offset = 0;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+    DType dtype = DType::Float32;
+
+    int ndim() const { return static_cast<int>(shape.size()); }
+    int64_t size() const;
+    // Bytes the elements occupy when packed (size * itemsize; 9 per 8 for BFP16).
+    int64_t nbytes() const;
+    const std::shared_ptr<Buffer>& buffer() const { return base->buffer(); }
+    const Placement& placement() const { return base->buffer()->placement(); }
+    uint8_t* data() const { return base->storage()->data() + offset; }
+    // The byte range [first, end) of the buffer the elements touch; (offset,
+    // offset) for an empty array.
+    std::pair<uint64_t, uint64_t> extent() const;
+    bool c_contiguous() const;
+    // The runtime use (view over the extent) for hazards and leases.
+    Use use(Access access) const;
+    // "float32 array of shape (2, 3) on Buffer#4 (Shared(npu:0), 24 bytes)".
+    std::string describe() const;
+};
+
+// The C-contiguous byte strides of `shape` for `dtype` (BFP16: blocks along the last axis).
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape, DType dtype);
+// Product of the shape; ValueError naming `op` when it overflows int64 or a dimension is negative.
+int64_t checked_size(const std::vector<int64_t>& shape, DType dtype, const std::string& op);
+// "(2, 3)" / "(5,)" / "()".
+std::string shape_str(const std::vector<int64_t>& shape);
+// Whether two arrays may touch the same bytes (same storage, overlapping extents).
+bool may_overlap(const Array& a, const Array& b);
+// Whether two arrays address exactly the same elements in the same order.
+bool same_layout(const Array& a, const Array& b);
+
+}  // namespace hrx

@@ -1,0 +1,601 @@
+#include "array/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "errors.h"
+#include "kernels/bf16.h"
+#include "kernels/bfp16.h"
+#include "kernels/matmul.h"
+#include "runtime/runtime.h"
+
+// Until the numerics branch lands in matmul.h (same declaration).
+namespace hrx::kernels {
+void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c, std::size_t batch,
+                  std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia, const std::int64_t* ib) noexcept;
+}
+
+namespace hrx {
+
+using kernels::StridedArg;
+
+const std::vector<int64_t>& Operand::shape() const {
+    static const std::vector<int64_t> scalar_shape;
+    return scalar ? scalar_shape : array.shape;
+}
+
+Array make_array(RuntimeCore& rt, const Placement& placement, const std::vector<int64_t>& shape, DType dtype,
+                 const std::string& op) {
+    checked_size(shape, dtype, op);
+    Array a;
+    a.shape = shape;
+    a.dtype = dtype;
+    a.strides = contiguous_strides(shape, dtype);
+    const int64_t bytes = a.nbytes();
+    a.base = std::make_shared<ArrayBase>(rt.allocate(static_cast<uint64_t>(std::max<int64_t>(bytes, 1)), placement),
+                                         false);
+    return a;
+}
+
+std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes, const std::string& op) {
+    size_t nd = 0;
+    for (auto* s : shapes) nd = std::max(nd, s->size());
+    std::vector<int64_t> out(nd, 1);
+    for (auto* s : shapes) {
+        const size_t pad = nd - s->size();
+        for (size_t i = 0; i < s->size(); ++i) {
+            const int64_t d = (*s)[i];
+            int64_t& o = out[pad + i];
+            if (d == o || d == 1) continue;
+            if (o == 1) {
+                o = d;
+                continue;
+            }
+            std::string list;
+            for (auto* t : shapes) list += (list.empty() ? "" : " ") + shape_str(*t);
+            fail(ErrorKind::Message, op + ": operands could not be broadcast together with shapes " + list);
+        }
+    }
+    return out;
+}
+
+std::vector<int64_t> broadcast_strides(const Array& a, const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size(), 0);
+    const size_t pad = shape.size() - a.shape.size();
+    for (size_t i = 0; i < a.shape.size(); ++i) s[pad + i] = a.shape[i] == 1 ? 0 : a.strides[i];
+    return s;
+}
+
+void check_lane_binding(const Array& a, Lane lane, const std::string& op) {
+    const Placement& p = a.placement();
+    switch (lane) {
+        case Lane::Upload:
+        case Lane::Compute:
+        case Lane::Download:
+            if (!p.gpu_bindable())
+                fail(ErrorKind::Unsupported,
+                     op + ": " + a.describe() + " is NPU-local memory, which the GPU cannot bind (the " +
+                         lane_name(lane) + " lane runs on the GPU); move it with x.to(hx.Shared(npu)) first");
+            break;
+        case Lane::Npu:
+            if (!p.npu_bindable())
+                fail(ErrorKind::Unsupported, op + ": " + a.describe() + " is not NPU-bindable memory");
+            break;
+        case Lane::Host:
+            if (!p.host_mapped())
+                fail(ErrorKind::Unsupported, op + ": " + a.describe() + " is not host mapped");
+            break;
+    }
+}
+
+void check_writable(const Array& a, const std::string& op) {
+    if (a.base->readonly())
+        fail(ErrorKind::Message, op + ": the output " + a.describe() +
+                                     " is a read-only import (its producer exported it READ_ONLY); device work "
+                                     "cannot write it");
+}
+
+namespace {
+
+// One operand of a task, resolved to raw memory: the task's uses keep the
+// buffers alive, scalars live in the closure.
+struct ArgPlan {
+    uint8_t* data = nullptr;
+    DType dtype = DType::Float32;
+    std::vector<int64_t> strides;
+    bool scalar = false;
+    alignas(8) uint8_t value[8] = {};
+    // Overlaps the output without being it: copied to a temporary first.
+    bool stage = false;
+
+    StridedArg arg() const { return StridedArg{scalar ? const_cast<uint8_t*>(value) : data, dtype, strides.data()}; }
+};
+
+ArgPlan plan_operand(const Operand& o, const std::vector<int64_t>& shape) {
+    ArgPlan p;
+    p.dtype = o.dtype;
+    if (o.scalar) {
+        p.scalar = true;
+        std::memcpy(p.value, o.value, sizeof p.value);
+        p.strides.assign(shape.size(), 0);
+    } else {
+        p.data = o.array.data();
+        p.strides = broadcast_strides(o.array, shape);
+    }
+    return p;
+}
+
+ArgPlan plan_array(const Array& a) {
+    ArgPlan p;
+    p.dtype = a.dtype;
+    p.data = a.data();
+    p.strides = a.strides;
+    return p;
+}
+
+int64_t shape_size(const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+// Copies a staged operand into a contiguous temporary of `shape` (same dtype)
+// and points the plan at it.
+void stage_into(ArgPlan& p, const std::vector<int64_t>& shape, std::vector<uint8_t>& temp) {
+    const int64_t item = dtype_itemsize(p.dtype);
+    temp.resize(static_cast<size_t>(std::max<int64_t>(shape_size(shape) * item, 1)));
+    std::vector<int64_t> dense = contiguous_strides(shape, p.dtype);
+    kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), p.arg(),
+                       StridedArg{temp.data(), p.dtype, dense.data()});
+    p.data = temp.data();
+    p.scalar = false;
+    p.strides = std::move(dense);
+}
+
+Lane copy_lane(const Array& dst, const Array* src, const std::string& op) {
+    const Placement& d = dst.placement();
+    if (!src) {
+        if (d.gpu_bindable()) return Lane::Compute;
+        return Lane::Host;  // NpuLocal: the host fills it
+    }
+    const Placement& s = src->placement();
+    if (d.gpu_bindable() && s.gpu_bindable()) {
+        if (s.host_mapped() && !d.host_mapped()) return Lane::Upload;
+        if (d.host_mapped() && !s.host_mapped()) return Lane::Download;
+        return Lane::Compute;
+    }
+    if (d.host_mapped() && s.host_mapped()) return Lane::Host;
+    fail(ErrorKind::Unsupported, op + ": no engine binds both " + src->describe() + " and " + dst.describe() +
+                                     " (GPU-local and NPU-local memory); copy through Shared memory");
+}
+
+// Rows of a BFP16-or-float array: the leading index space of `shape` (all
+// axes but the last) walked in C order, calling fn(leading_offset_in_bytes).
+template <typename Fn>
+void for_each_row(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, Fn&& fn) {
+    const size_t lead = shape.empty() ? 0 : shape.size() - 1;
+    for (size_t i = 0; i < lead; ++i)
+        if (shape[i] == 0) return;
+    std::vector<int64_t> idx(lead, 0);
+    for (;;) {
+        int64_t off = 0;
+        for (size_t i = 0; i < lead; ++i) off += idx[i] * strides[i];
+        fn(off);
+        size_t d = lead;
+        while (d > 0) {
+            --d;
+            if (++idx[d] < shape[d]) break;
+            idx[d] = 0;
+            if (d == 0) return;
+        }
+        if (lead == 0) return;
+    }
+}
+
+// Encodes float32 rows (contiguous, `shape`) into the BFP16 array's blocks.
+void encode_rows(const float* src, const Array& dst_desc, uint8_t* dst, bool even) {
+    const int64_t n = dst_desc.shape.back();
+    const int64_t blocks = n / 8;
+    if (blocks == 0) return;
+    const float* row = src;
+    for_each_row(dst_desc.shape, dst_desc.strides, [&](int64_t off) {
+        const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite_block(row, static_cast<size_t>(blocks));
+        if (bad >= 0)
+            throw std::domain_error("bfp16 encode: block " + std::to_string(bad) +
+                                    " of a row holds NaN or Inf, which bfp16ebs8 cannot represent");
+        kernels::bfp16_encode(row, dst + off, static_cast<size_t>(blocks),
+                              even ? kernels::BfpRounding::even : kernels::BfpRounding::floor);
+        row += n;
+    });
+}
+
+// Decodes the BFP16 array's blocks into contiguous float32 rows.
+void decode_rows(const Array& src_desc, const uint8_t* src, float* dst) {
+    const int64_t n = src_desc.shape.back();
+    const int64_t blocks = n / 8;
+    if (blocks == 0) return;
+    float* row = dst;
+    for_each_row(src_desc.shape, src_desc.strides, [&](int64_t off) {
+        kernels::bfp16_decode(src + off, row, static_cast<size_t>(blocks));
+        row += n;
+    });
+}
+
+}  // namespace
+
+TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, const std::vector<Operand>& inputs,
+                    const Array& out, const Operand* where, const std::string& name) {
+    TaskSpec t;
+    t.op = name;
+    t.lane = Lane::Compute;
+    check_writable(out, name);
+    check_lane_binding(out, t.lane, name);
+    struct Plan {
+        kernels::Ufunc op;
+        kernels::UfuncLoop loop;
+        std::vector<int64_t> shape;
+        std::vector<ArgPlan> in;
+        ArgPlan out;
+        bool has_where = false;
+        ArgPlan where;
+    };
+    auto plan = std::make_shared<Plan>();
+    plan->op = op;
+    plan->loop = loop;
+    plan->shape = out.shape;
+    plan->out = plan_array(out);
+    for (const auto& o : inputs) {
+        ArgPlan p = plan_operand(o, out.shape);
+        if (!o.scalar) {
+            check_lane_binding(o.array, t.lane, name);
+            t.uses.push_back(o.array.use(Access::Read));
+            p.stage = may_overlap(o.array, out) && !same_layout(o.array, out);
+        }
+        plan->in.push_back(std::move(p));
+    }
+    if (where) {
+        plan->has_where = true;
+        plan->where = plan_operand(*where, out.shape);
+        if (!where->scalar) {
+            check_lane_binding(where->array, t.lane, name);
+            t.uses.push_back(where->array.use(Access::Read));
+            plan->where.stage = may_overlap(where->array, out);
+        }
+    }
+    t.uses.push_back(out.use(Access::Write));
+    t.written.push_back(out.base);
+    if (out.size() == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    t.fn = [plan] {
+        Plan& p = *plan;
+        std::vector<std::vector<uint8_t>> temps;
+        for (auto& a : p.in)
+            if (a.stage) stage_into(a, p.shape, temps.emplace_back());
+        if (p.has_where && p.where.stage) stage_into(p.where, p.shape, temps.emplace_back());
+        StridedArg args[3];
+        for (size_t i = 0; i < p.in.size(); ++i) args[i] = p.in[i].arg();
+        StridedArg w{};
+        if (p.has_where) w = p.where.arg();
+        kernels::ufunc_run(p.op, p.loop, static_cast<int>(p.shape.size()), p.shape.data(), args, p.out.arg(),
+                           p.has_where ? &w : nullptr);
+    };
+    return t;
+}
+
+TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name, bool bfp16_even) {
+    TaskSpec t;
+    t.op = name;
+    check_writable(dst, name);
+    t.lane = copy_lane(dst, src.scalar ? nullptr : &src.array, name);
+    check_lane_binding(dst, t.lane, name);
+    if (!src.scalar) {
+        check_lane_binding(src.array, t.lane, name);
+        if (may_overlap(src.array, dst) && !same_layout(src.array, dst))
+            fail(ErrorKind::Message, name + ": source and destination overlap");
+        t.uses.push_back(src.array.use(Access::Read));
+    }
+    t.uses.push_back(dst.use(Access::Write));
+    t.written.push_back(dst.base);
+    if (dst.size() == 0 || (!src.scalar && same_layout(src.array, dst))) {
+        t.fn = [] {};
+        return t;
+    }
+    const bool src_bfp = !src.scalar && src.dtype == DType::BFP16;
+    const bool dst_bfp = dst.dtype == DType::BFP16;
+    if (!src_bfp && !dst_bfp) {
+        ArgPlan s = plan_operand(src, dst.shape);
+        ArgPlan d = plan_array(dst);
+        std::vector<int64_t> shape = dst.shape;
+        t.fn = [s, d, shape] {
+            kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), s.arg(), d.arg());
+        };
+        return t;
+    }
+    // BFP16 on either side: through contiguous float32 rows of dst's shape.
+    if (!src.scalar && src.array.shape != dst.shape)
+        fail(ErrorKind::Message, name + ": bfp16 conversions need equal shapes (no broadcasting), got " +
+                                     shape_str(src.array.shape) + " and " + shape_str(dst.shape));
+    Operand s = src;
+    Array d = dst;
+    t.fn = [s, d, src_bfp, dst_bfp, bfp16_even] {
+        const std::vector<int64_t>& shape = d.shape;
+        const int64_t n = shape_size(shape);
+        std::vector<float> rows(static_cast<size_t>(n));
+        std::vector<int64_t> dense = contiguous_strides(shape, DType::Float32);
+        StridedArg f32{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, dense.data()};
+        if (src_bfp) {
+            decode_rows(s.array, s.array.data(), rows.data());
+        } else {
+            ArgPlan sp = plan_operand(s, shape);
+            kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), sp.arg(), f32);
+        }
+        if (dst_bfp) {
+            encode_rows(rows.data(), d, d.data(), bfp16_even);
+        } else {
+            ArgPlan dp = plan_array(d);
+            kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), f32, dp.arg());
+        }
+    };
+    return t;
+}
+
+TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce, const Array& out,
+                     double divisor, const std::string& name) {
+    TaskSpec t;
+    t.op = name;
+    t.lane = Lane::Compute;
+    check_writable(out, name);
+    check_lane_binding(in, t.lane, name);
+    check_lane_binding(out, t.lane, name);
+    t.uses.push_back(in.use(Access::Read));
+    t.uses.push_back(out.use(Access::Write));
+    t.written.push_back(out.base);
+    ArgPlan ip = plan_array(in);
+    ArgPlan op_ = plan_array(out);
+    // keepdims layout: reduced dimensions of out get stride 0.
+    for (size_t i = 0; i < reduce.size(); ++i)
+        if (reduce[i]) op_.strides[i] = 0;
+    std::vector<int64_t> shape = in.shape;
+    if (may_overlap(in, out)) ip.stage = true;
+    std::vector<char> mask(reduce.begin(), reduce.end());
+    if (out.size() == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    t.fn = [op, acc, ip, op_, shape, mask, divisor]() mutable {
+        std::vector<uint8_t> temp;
+        if (ip.stage) stage_into(ip, shape, temp);
+        bool flags[kMaxDims] = {};
+        for (size_t i = 0; i < mask.size(); ++i) flags[i] = mask[i] != 0;
+        kernels::reduce_run(op, acc, static_cast<int>(shape.size()), shape.data(), flags, ip.arg(), op_.arg(),
+                            divisor);
+    };
+    return t;
+}
+
+TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name) {
+    TaskSpec t;
+    t.op = name;
+    t.lane = Lane::Compute;
+    check_writable(out, name);
+    check_lane_binding(in, t.lane, name);
+    check_lane_binding(out, t.lane, name);
+    t.uses.push_back(in.use(Access::Read));
+    t.uses.push_back(out.use(Access::Write));
+    t.written.push_back(out.base);
+    ArgPlan ip = plan_array(in);
+    ArgPlan op_ = plan_array(out);
+    if (axis < 0)
+        std::fill(op_.strides.begin(), op_.strides.end(), 0);
+    else
+        op_.strides[static_cast<size_t>(axis)] = 0;
+    std::vector<int64_t> shape = in.shape;
+    t.fn = [max, ip, op_, shape, axis] {
+        kernels::arg_reduce_run(max, static_cast<int>(shape.size()), shape.data(), axis, ip.arg(), op_.arg());
+    };
+    return t;
+}
+
+namespace {
+
+// For each output batch index (C order over `batch`), the index of the
+// operand matrix (C order over the operand's own batch shape) that feeds it.
+std::vector<int64_t> batch_map(const std::vector<int64_t>& op_batch, const std::vector<int64_t>& batch) {
+    const int64_t total = shape_size(batch);
+    std::vector<int64_t> map(static_cast<size_t>(total));
+    const size_t pad = batch.size() - op_batch.size();
+    std::vector<int64_t> idx(batch.size(), 0);
+    for (int64_t t = 0; t < total; ++t) {
+        int64_t s = 0;
+        for (size_t i = 0; i < op_batch.size(); ++i) s = s * op_batch[i] + (op_batch[i] == 1 ? 0 : idx[pad + i]);
+        map[static_cast<size_t>(t)] = s;
+        for (size_t d = batch.size(); d-- > 0;) {
+            if (++idx[d] < batch[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return map;
+}
+
+// A dense row-major copy of `a` in dtype `dt` (any numeric; BFP16 decodes).
+std::vector<uint8_t> dense_copy(const Array& a, DType dt) {
+    const int64_t n = a.size();
+    std::vector<uint8_t> out(static_cast<size_t>(std::max<int64_t>(n * dtype_itemsize(dt), 1)));
+    std::vector<int64_t> dense = contiguous_strides(a.shape, dt);
+    StridedArg dst{out.data(), dt, dense.data()};
+    if (a.dtype == DType::BFP16) {
+        std::vector<float> rows(static_cast<size_t>(n));
+        decode_rows(a, a.data(), rows.data());
+        std::vector<int64_t> fd = contiguous_strides(a.shape, DType::Float32);
+        kernels::copy_cast(a.ndim(), a.shape.data(), StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, fd.data()}, dst);
+    } else {
+        ArgPlan p = plan_array(a);
+        kernels::copy_cast(a.ndim(), a.shape.data(), p.arg(), dst);
+    }
+    return out;
+}
+
+// Quantises dense float32 matrices (count of rows x cols, row-major) to
+// bfp16ebs8 and back along the rows (`along_rows`) or the columns.
+void quantize_dense(float* m, int64_t count, int64_t rows, int64_t cols, bool along_rows, bool even) {
+    const auto rounding = even ? kernels::BfpRounding::even : kernels::BfpRounding::floor;
+    const int64_t line = along_rows ? cols : rows;
+    std::vector<float> buf(static_cast<size_t>(line));
+    std::vector<uint8_t> blocks(static_cast<size_t>(line / 8 * 9));
+    for (int64_t c = 0; c < count; ++c) {
+        float* mat = m + c * rows * cols;
+        const int64_t lines = along_rows ? rows : cols;
+        for (int64_t l = 0; l < lines; ++l) {
+            for (int64_t i = 0; i < line; ++i) buf[i] = along_rows ? mat[l * cols + i] : mat[i * cols + l];
+            const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite_block(buf.data(), static_cast<size_t>(line / 8));
+            if (bad >= 0)
+                throw std::domain_error("matmul(compute='bfp16'): an operand holds NaN or Inf, which bfp16ebs8 "
+                                        "cannot represent");
+            kernels::bfp16_encode(buf.data(), blocks.data(), static_cast<size_t>(line / 8), rounding);
+            kernels::bfp16_decode(blocks.data(), buf.data(), static_cast<size_t>(line / 8));
+            for (int64_t i = 0; i < line; ++i) (along_rows ? mat[l * cols + i] : mat[i * cols + l]) = buf[i];
+        }
+    }
+}
+
+}  // namespace
+
+TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, bool npu, bool bfp16, bool bfp16_even,
+                     const std::string& name) {
+    TaskSpec t;
+    t.op = name;
+    t.lane = npu ? Lane::Npu : Lane::Compute;
+    check_writable(out, name);
+    for (const Array* x : {&a, &b, &out}) check_lane_binding(*x, t.lane, name);
+    t.uses.push_back(a.use(Access::Read));
+    t.uses.push_back(b.use(Access::Read));
+    t.uses.push_back(out.use(Access::Write));
+    t.written.push_back(out.base);
+    if (out.size() == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    Array A = a, B = b, C = out;
+    t.fn = [A, B, C, npu, bfp16, bfp16_even] {
+        const int64_t m = A.shape[A.ndim() - 2], k = A.shape[A.ndim() - 1], n = B.shape[B.ndim() - 1];
+        const std::vector<int64_t> batch(C.shape.begin(), C.shape.end() - 2);
+        const std::vector<int64_t> ba(A.shape.begin(), A.shape.end() - 2), bb(B.shape.begin(), B.shape.end() - 2);
+        const int64_t total = shape_size(batch);
+        std::vector<int64_t> ia, ib;
+        if (ba != batch) ia = batch_map(ba, batch);
+        if (bb != batch) ib = batch_map(bb, batch);
+        const DType cdt = C.dtype;
+        const bool direct = C.c_contiguous();
+        std::vector<uint8_t> cbuf;
+        uint8_t* cptr = C.data();
+        if (!direct) {
+            cbuf.resize(static_cast<size_t>(C.size() * dtype_itemsize(cdt)));
+            cptr = cbuf.data();
+        }
+        if (npu) {
+            std::vector<uint8_t> abuf, bbuf;
+            if (bfp16 || A.dtype == DType::BFP16 || B.dtype == DType::BFP16) {
+                // Quantise along k in float32, then narrow: bfp16 values are bf16-exact.
+                std::vector<uint8_t> af = dense_copy(A, DType::Float32), bf = dense_copy(B, DType::Float32);
+                quantize_dense(reinterpret_cast<float*>(af.data()), shape_size(ba), m, k, true, bfp16_even);
+                quantize_dense(reinterpret_cast<float*>(bf.data()), shape_size(bb), k, n, false, bfp16_even);
+                abuf.resize(af.size() / 2);
+                bbuf.resize(bf.size() / 2);
+                kernels::f32_to_bf16(reinterpret_cast<float*>(af.data()), reinterpret_cast<uint16_t*>(abuf.data()),
+                                     af.size() / 4);
+                kernels::f32_to_bf16(reinterpret_cast<float*>(bf.data()), reinterpret_cast<uint16_t*>(bbuf.data()),
+                                     bf.size() / 4);
+            } else {
+                abuf = dense_copy(A, DType::BFloat16);
+                bbuf = dense_copy(B, DType::BFloat16);
+            }
+            kernels::matmul_bf16(reinterpret_cast<uint16_t*>(abuf.data()), reinterpret_cast<uint16_t*>(bbuf.data()),
+                                 reinterpret_cast<float*>(cptr), static_cast<size_t>(total), static_cast<size_t>(m),
+                                 static_cast<size_t>(k), static_cast<size_t>(n), ia.empty() ? nullptr : ia.data(),
+                                 ib.empty() ? nullptr : ib.data());
+        } else {
+            // The compute dtype is the product's: bf16 operands multiply as
+            // bf16 with a float32 result, everything else in out's dtype.
+            const DType in = cdt == DType::Float32 && (A.dtype == DType::BFloat16 && B.dtype == DType::BFloat16)
+                                 ? DType::BFloat16
+                                 : cdt;
+            std::vector<uint8_t> abuf = dense_copy(A, in), bbuf = dense_copy(B, in);
+            kernels::matmul_typed(in, cdt, abuf.data(), bbuf.data(), cptr, static_cast<size_t>(total),
+                                  static_cast<size_t>(m), static_cast<size_t>(k), static_cast<size_t>(n),
+                                  ia.empty() ? nullptr : ia.data(), ib.empty() ? nullptr : ib.data());
+        }
+        if (!direct) {
+            std::vector<int64_t> dense = contiguous_strides(C.shape, cdt);
+            ArgPlan cp = plan_array(C);
+            kernels::copy_cast(C.ndim(), C.shape.data(), StridedArg{cbuf.data(), cdt, dense.data()}, cp.arg());
+        }
+    };
+    return t;
+}
+
+void write_from_host(const Array& dst, const uint8_t* src, const std::vector<int64_t>& src_strides, DType src_dtype,
+                     const std::string& op) {
+    dst.buffer()->require_host_mapped(op);
+    auto& st = *dst.base->storage();
+    st.acquire_host(true, true, op);
+    try {
+        if (dst.size() > 0) {
+            StridedArg s{const_cast<uint8_t*>(src), src_dtype, src_strides.data()};
+            if (dst.dtype == DType::BFP16) {
+                std::vector<float> rows(static_cast<size_t>(dst.size()));
+                std::vector<int64_t> dense = contiguous_strides(dst.shape, DType::Float32);
+                kernels::copy_cast(dst.ndim(), dst.shape.data(), s,
+                                   StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, dense.data()});
+                try {
+                    encode_rows(rows.data(), dst, dst.data(), false);
+                } catch (const std::domain_error& e) {
+                    fail(ErrorKind::Message, op + ": " + e.what());
+                }
+            } else {
+                ArgPlan d = plan_array(dst);
+                kernels::copy_cast(dst.ndim(), dst.shape.data(), s, d.arg());
+            }
+        }
+    } catch (...) {
+        st.release_host(true);
+        throw;
+    }
+    st.release_host(true);
+}
+
+void read_to_host(const Array& src, uint8_t* dst, DType dst_dtype, const std::string& op) {
+    src.buffer()->require_host_mapped(op);
+    auto& st = *src.base->storage();
+    st.acquire_host(false, true, op);
+    try {
+        if (src.size() > 0) {
+            std::vector<int64_t> dense = contiguous_strides(src.shape, dst_dtype);
+            StridedArg d{dst, dst_dtype, dense.data()};
+            if (src.dtype == DType::BFP16) {
+                if (dst_dtype == DType::Float32) {
+                    decode_rows(src, src.data(), reinterpret_cast<float*>(dst));
+                } else {
+                    std::vector<float> rows(static_cast<size_t>(src.size()));
+                    decode_rows(src, src.data(), rows.data());
+                    std::vector<int64_t> fd = contiguous_strides(src.shape, DType::Float32);
+                    kernels::copy_cast(src.ndim(), src.shape.data(),
+                                       StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, fd.data()},
+                                       d);
+                }
+            } else {
+                ArgPlan s = plan_array(src);
+                kernels::copy_cast(src.ndim(), src.shape.data(), s.arg(), d);
+            }
+        }
+    } catch (...) {
+        st.release_host(false);
+        throw;
+    }
+    st.release_host(false);
+}
+
+}  // namespace hrx

@@ -1,0 +1,106 @@
+// Array operations as runtime tasks: each builds one TaskSpec (lane, uses,
+// closure) that the binding submits with RuntimeCore::submit_task. The
+// closures hold raw pointers into buffers that the task's uses keep alive
+// until retirement, plus everything else by value; they never touch Python.
+//
+// Note [Lanes of array operations]: elementwise functions, reductions, casts
+// and copies between GPU-bindable placements run on the GPU compute lane;
+// copies from host-mapped memory into GpuLocal on the upload lane and back
+// on the download lane (HRX's transfer lanes); copies that involve NpuLocal
+// storage (which the GPU cannot bind) between host-mapped placements on the
+// host lane; matmul of NPU-bindable bf16/bfp16 operands on the NPU lane.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "array/array.h"
+#include "kernels/elementwise.h"
+#include "runtime/graph.h"
+
+namespace hrx {
+
+class RuntimeCore;
+
+struct TaskSpec {
+    Lane lane = Lane::Compute;
+    std::vector<Use> uses;
+    std::function<void()> fn;
+    // Bases whose writer lists get the task's completion.
+    std::vector<std::shared_ptr<ArrayBase>> written;
+    std::string op;
+};
+
+// An operand of an elementwise operation: an array, or a scalar already
+// converted to `dtype` (its bytes in `value`).
+struct Operand {
+    bool scalar = false;
+    Array array;
+    DType dtype = DType::Float64;
+    alignas(8) uint8_t value[8] = {};
+
+    static Operand of(const Array& a) {
+        Operand o;
+        o.array = a;
+        o.dtype = a.dtype;
+        return o;
+    }
+    const std::vector<int64_t>& shape() const;
+};
+
+// A new C-contiguous array of a fresh (zero-filled) allocation. ValueError
+// for bad shapes; allocation errors as RuntimeCore::allocate. Zero-size arrays
+// get a one-byte allocation (a buffer is never empty).
+Array make_array(RuntimeCore& rt, const Placement& placement, const std::vector<int64_t>& shape, DType dtype,
+                 const std::string& op);
+
+// NumPy's broadcast of shapes; ValueError naming `op` and the shapes.
+std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes, const std::string& op);
+// The byte strides of `a` broadcast to `shape` (0 on broadcast dimensions).
+std::vector<int64_t> broadcast_strides(const Array& a, const std::vector<int64_t>& shape);
+
+// Refusals shared by every task: `a` must be bindable on `lane` and, if the
+// task writes it, writable. UnsupportedError / ValueError naming `op`.
+void check_lane_binding(const Array& a, Lane lane, const std::string& op);
+void check_writable(const Array& a, const std::string& op);
+
+// out = op(inputs...) over out.shape (inputs broadcast to it) on the compute
+// lane, with the loop's casts; `where` (optional bool operand) masks the
+// update. Inputs that overlap `out` in any way other than identically are
+// copied first inside the task (NumPy's overlap rule).
+TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, const std::vector<Operand>& inputs,
+                    const Array& out, const Operand* where, const std::string& name);
+
+// dst[...] = src broadcast to dst.shape, cast to dst.dtype (BFP16 encodes
+// with `rounding` or decodes); the lane follows Note [Lanes of array
+// operations]. src must not overlap dst unless identical (callers copy
+// through a temporary otherwise).
+TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name, bool bfp16_even = false);
+
+// Reduction of `in` over the dimensions flagged in `reduce` into `out`
+// (keepdims layout: out.ndim == in.ndim, extent 1 on reduced dimensions).
+TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce,
+                     const Array& out, double divisor, const std::string& name);
+// argmax/argmin over `axis` (-1: flattened) into int64 `out` (keepdims layout).
+TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name);
+
+// Batched matmul c = a @ b with a: (..., m, k), b: (..., k, n), out: (..., m, n)
+// (batch dimensions already broadcast in out's shape; a and b broadcast to
+// them). On the NPU lane (npu = true) a and b are bfloat16 or bfp16 and out
+// float32; `bfp16` quantises both operands along k to bfp16ebs8 first. On the
+// compute lane any numeric dtypes (out's dtype is the product's).
+TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, bool npu, bool bfp16, bool bfp16_even,
+                     const std::string& name);
+
+// Host transfers on the calling thread (the caller has released the GIL and
+// waited for the array's writers). write_from_host copies a strided host
+// block of `src_dtype` into host-mapped `dst` under a host write guard;
+// read_to_host copies host-mapped `src` into a C-contiguous host block of
+// `dst_dtype` under a read guard (BFP16 decodes to float32).
+void write_from_host(const Array& dst, const uint8_t* src, const std::vector<int64_t>& src_strides, DType src_dtype,
+                     const std::string& op);
+void read_to_host(const Array& src, uint8_t* dst, DType dst_dtype, const std::string& op);
+
+}  // namespace hrx

@@ -1,0 +1,87 @@
+// One-operation submissions (RuntimeCore::submit_task): the array layer's
+// path into the lanes. Each call builds a one-region PreparedGraph by hand
+// (no region formation, no slots observers can hold) and enqueues it like a
+// graph replay, so hazards, leases, visibility, poison and traces follow the
+// same rules as graphs.
+#include <algorithm>
+
+#include "errors.h"
+#include "runtime/runtime.h"
+
+namespace hrx {
+
+namespace {
+
+SummaryInterval task_key(const Use& u) {
+    SummaryInterval s;
+    s.storage = u.view.buffer->state().get();
+    // Shared storage: hazards are allocation-wide (as graphs key them).
+    if (u.view.buffer->placement().kind == PlacementKind::Shared) {
+        s.start = 0;
+        s.end = u.view.buffer->nbytes();
+    } else {
+        s.start = u.view.offset;
+        s.end = u.view.offset + u.view.length;
+    }
+    s.writes = access_writes(u.access);
+    return s;
+}
+
+}  // namespace
+
+std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
+                                                          std::function<void()>& fn, const std::string& op) {
+    for (const auto& u : uses)
+        if (u.view.buffer->state()->runtime().get() != this)
+            fail(ErrorKind::Message, op + ": " + u.view.buffer->describe() + " belongs to another runtime");
+    std::vector<std::pair<std::shared_ptr<StorageState>, bool>> storages;
+    storages.reserve(uses.size());
+    for (const auto& u : uses) {
+        const auto& st = u.view.buffer->state();
+        auto it = std::find_if(storages.begin(), storages.end(), [&](const auto& p) { return p.first == st; });
+        if (it == storages.end())
+            storages.push_back({st, access_writes(u.access)});
+        else
+            it->second = it->second || access_writes(u.access);
+    }
+
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    for (const auto& [storage, writes] : storages) storage->throw_if_poisoned(op);
+    if (static_cast<int64_t>(scheduler_->pending()) >= options_.max_submissions) return nullptr;
+    auto sub = std::make_shared<Submission>();
+    sub->leases.reserve(storages.size());
+    for (const auto& [storage, writes] : storages) {
+        const Access a = writes ? Access::Write : Access::Read;
+        try {
+            storage->acquire_device_use_checked(a, op);
+        } catch (...) {
+            for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
+            throw;
+        }
+        sub->leases.push_back({storage, a});
+    }
+    auto g = std::make_shared<PreparedGraph>();
+    g->runtime = shared_from_this();
+    g->summary.reserve(uses.size());
+    for (const auto& u : uses) g->summary.push_back(task_key(u));
+    g->storages = std::move(storages);
+    Op o;
+    o.kind = Op::Kind::Task;
+    o.lane = lane;
+    o.uses = std::move(uses);
+    o.task = std::move(fn);
+    g->ops.push_back(std::move(o));
+    g->regions.push_back(Region{lane, {0}, {}, 0});
+    sub->graph = std::move(g);
+    sub->completion = scheduler_->make_completion();
+    sub->regions.assign(1, Submission::RegionState::Waiting);
+    {
+        std::lock_guard<std::mutex> stats_lock(stats_mu_);
+        ++stats_.submissions;
+    }
+    auto completion = sub->completion;
+    scheduler_->enqueue(std::move(sub));
+    return completion;
+}
+
+}  // namespace hrx
