@@ -64,6 +64,77 @@ from ._core import (
 )
 from . import kernels
 from ._trace import Trace
+from ._dtypes import (
+    bfp16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ._array import (
+    DeviceArray,
+    argmax,
+    argmin,
+    arange,
+    asarray,
+    astype,
+    broadcast_to,
+    concatenate,
+    empty,
+    empty_like,
+    expand_dims,
+    from_dlpack,
+    full,
+    full_like,
+    linspace,
+    matmul,
+    max,
+    mean,
+    min,
+    ones,
+    ones_like,
+    permute_dims,
+    prod,
+    reshape,
+    squeeze,
+    stack,
+    sum,
+    to_numpy,
+    transpose,
+    ufunc,
+    where,
+    zeros,
+    zeros_like,
+)
+
+# The elementwise functions: one hx.ufunc object each, under NumPy's names,
+# plus the array API's spellings of a few.
+_UFUNC_NAMES = [
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "maximum", "minimum",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
+    "negative", "positive", "absolute", "sign", "exp", "log", "log1p", "expm1", "sqrt", "square",
+    "sin", "cos", "tan", "tanh", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite",
+]
+globals().update({_n: _core._ufuncs[_n] for _n in _UFUNC_NAMES})
+abs = absolute  # noqa: F821 (defined just above)
+round = rint  # noqa: F821  round half to even, as numpy.round(x) and the array API's round
+true_divide = divide  # noqa: F821
+pow = power  # noqa: F821
+mod = remainder  # noqa: F821
+bitwise_not = invert  # noqa: F821
+bitwise_invert = invert  # noqa: F821
+bitwise_left_shift = left_shift  # noqa: F821
+bitwise_right_shift = right_shift  # noqa: F821
 
 __version__ = "0.1.0"
 
@@ -120,6 +191,65 @@ __all__ = [
     "numerics",
     "bfloat16",
     "__version__",
+    # arrays
+    "DeviceArray",
+    "ufunc",
+    "asarray",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "linspace",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "to_numpy",
+    "from_dlpack",
+    "where",
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "mean",
+    "argmax",
+    "argmin",
+    "matmul",
+    "concatenate",
+    "stack",
+    "reshape",
+    "transpose",
+    "permute_dims",
+    "squeeze",
+    "expand_dims",
+    "broadcast_to",
+    "astype",
+    # dtypes
+    "bfp16",
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    # elementwise functions
+    *_UFUNC_NAMES,
+    "abs",
+    "round",
+    "true_divide",
+    "pow",
+    "mod",
+    "bitwise_not",
+    "bitwise_invert",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
 ]
 
 @_atexit.register

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "dlpack_bind.h"
 #include "errors.h"
 #include "memory/dlpack_abi.h"
 #include "py_types.h"
@@ -179,20 +180,29 @@ nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, 
         if (n < 0) fail(ErrorKind::Message, op + ": shape entries must be nonnegative");
     check_export_bounds(op, buffer->nbytes(), static_cast<uint64_t>(offset), shape, strides, itemsize);
 
+    const uint64_t lease = buffer->state()->acquire_host_lease(
+        !readonly, op, std::string("DLPack export (") + (readonly ? "read-only" : "writable") + ") of " +
+                           buffer->describe());
+    return dlpack_capsule(buffer->state(), lease, buffer->state()->data() + offset, shape, strides, dl,
+                          DLDevice{kDLCPU, 0}, readonly, copied, versioned);
+}
+
+}  // namespace
+
+nb::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data,
+                          const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, DLDataType dl,
+                          DLDevice device, bool readonly, bool copied, bool versioned) {
     auto ctx = std::make_unique<ExportContext>();
     ctx->shape = shape;
     ctx->strides = strides;
     ctx->writable = !readonly;
-    // Nothing has been leased yet if this throws (BusyError, DeviceLostError);
-    // once `state` is set, the context's destructor gives the lease back.
-    ctx->lease = buffer->state()->acquire_host_lease(
-        ctx->writable, op, std::string("DLPack export (") + (ctx->writable ? "writable" : "read-only") + ") of " +
-                               buffer->describe());
-    ctx->state = buffer->state();
+    // From here the context's destructor gives the lease back on any error.
+    ctx->lease = lease;
+    ctx->state = std::move(state);
 
     DLTensor t{};
-    t.data = buffer->state()->data() + offset;
-    t.device = {kDLCPU, 0};
+    t.data = data;
+    t.device = device;
     t.ndim = static_cast<int32_t>(shape.size());
     t.dtype = dl;
     // ndim 0: NULL shape and strides, as the spec allows; otherwise strides
@@ -224,6 +234,8 @@ nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, 
     ctx.release();  // the capsule (then its consumer) owns it now
     return nb::steal(capsule);
 }
+
+namespace {
 
 // --- import ------------------------------------------------------------------
 
@@ -328,14 +340,11 @@ nb::object capsule_from(nb::handle obj, const std::string& op) {
     return obj.attr("__dlpack__")();
 }
 
-nb::tuple dlpack_import(nb::handle obj, nb::handle runtime_obj) {
+}  // namespace
+
+DlpackImport dlpack_import_raw(nb::handle obj, const std::shared_ptr<RuntimeCore>& runtime) {
     const std::string op = "DLPack import";
     nb::object capsule = capsule_from(obj, op);
-    std::shared_ptr<RuntimeCore> runtime;
-    if (runtime_obj.is_none())
-        runtime = nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")());
-    else
-        runtime = nb::cast<std::shared_ptr<RuntimeCore>>(runtime_obj);
 
     // Validate everything before taking ownership: on any error the capsule
     // keeps its name and its producer's destructor frees the tensor.
@@ -375,10 +384,22 @@ nb::tuple dlpack_import(nb::handle obj, nb::handle runtime_obj) {
         throw nb::python_error();
     std::shared_ptr<Buffer> buffer = import_host_memory(*runtime, base, wrapped, std::move(release));
     const uint64_t offset = extent == 0 ? 0 : t.byte_offset;
+    return DlpackImport{std::move(buffer), offset, std::move(shape), std::move(strides), dtype, readonly};
+}
+
+namespace {
+
+nb::tuple dlpack_import(nb::handle obj, nb::handle runtime_obj) {
+    std::shared_ptr<RuntimeCore> runtime;
+    if (runtime_obj.is_none())
+        runtime = nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")());
+    else
+        runtime = nb::cast<std::shared_ptr<RuntimeCore>>(runtime_obj);
+    DlpackImport r = dlpack_import_raw(obj, runtime);
     nb::list shape_list, strides_list;
-    for (int64_t n : shape) shape_list.append(n);
-    for (int64_t s : strides) strides_list.append(s);
-    return nb::make_tuple(buffer, offset, nb::tuple(shape_list), nb::tuple(strides_list), dtype, readonly);
+    for (int64_t n : r.shape) shape_list.append(n);
+    for (int64_t s : r.strides) strides_list.append(s);
+    return nb::make_tuple(r.buffer, r.offset, nb::tuple(shape_list), nb::tuple(strides_list), r.dtype, r.readonly);
 }
 
 nb::dict dlpack_describe(nb::handle capsule) {

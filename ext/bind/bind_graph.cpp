@@ -104,6 +104,8 @@ bool wait_released(const CompletionState& s, std::optional<double> timeout) {
     return s.wait(timeout);
 }
 
+}  // namespace
+
 // The exception a finished completion reports, or None.
 nb::object outcome_exception(const CompletionState::Outcome& o) {
     using S = CompletionState::Status;
@@ -121,6 +123,8 @@ nb::object outcome_exception(const CompletionState::Outcome& o) {
     PyException_SetCause(exc.ptr(), cause.inc_ref().ptr());
     return exc;
 }
+
+namespace {
 
 std::shared_ptr<PreparedGraph> prepare(const Graph& g) { return g.builder.prepare(); }
 

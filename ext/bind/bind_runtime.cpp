@@ -173,6 +173,7 @@ void bind_runtime(nb::module_& m) {
     bind_graph(m, rt);
     bind_resident(m);
     bind_dlpack(m);
+    bind_array(m);
     m.def("_drain_all", &drain_all,
           "Wait (without the GIL) until every live runtime has retired its accepted work; run at exit.");
 

@@ -22,4 +22,6 @@ PyObject* exception_type(ErrorKind kind);
 void bind_numerics(nanobind::module_& m);
 // DLPack export/import primitives; called at the end of bind_runtime.
 void bind_dlpack(nanobind::module_& m);
+// DeviceArray, ufuncs and array primitives (bind_array.cpp, bind_ufunc.cpp).
+void bind_array(nanobind::module_& m);
 }  // namespace hrx::bind

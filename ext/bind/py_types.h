@@ -41,6 +41,10 @@ std::vector<BufferView> views_from_py(nanobind::handle views, const std::string&
 // or deleter thread must then not take the GIL).
 bool interpreter_alive();
 
+// The exception (ExecutionError chained to its cause, or CancelledError) a
+// finished completion reports; None for success or while pending.
+nanobind::object outcome_exception(const CompletionState::Outcome& o);
+
 // The Kernel behind a Python GpuKernel or NpuKernel; TypeError otherwise.
 std::shared_ptr<Kernel> kernel_from_py(nanobind::handle h, const char* op);
 

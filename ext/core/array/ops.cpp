@@ -464,11 +464,11 @@ void quantize_dense(float* m, int64_t count, int64_t rows, int64_t cols, bool al
 
 }  // namespace
 
-TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, bool npu, bool bfp16, bool bfp16_even,
+TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane, MatmulMode mode, bool bfp16_even,
                      const std::string& name) {
     TaskSpec t;
     t.op = name;
-    t.lane = npu ? Lane::Npu : Lane::Compute;
+    t.lane = lane;
     check_writable(out, name);
     for (const Array* x : {&a, &b, &out}) check_lane_binding(*x, t.lane, name);
     t.uses.push_back(a.use(Access::Read));
@@ -480,7 +480,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, bool npu,
         return t;
     }
     Array A = a, B = b, C = out;
-    t.fn = [A, B, C, npu, bfp16, bfp16_even] {
+    t.fn = [A, B, C, mode, bfp16_even] {
         const int64_t m = A.shape[A.ndim() - 2], k = A.shape[A.ndim() - 1], n = B.shape[B.ndim() - 1];
         const std::vector<int64_t> batch(C.shape.begin(), C.shape.end() - 2);
         const std::vector<int64_t> ba(A.shape.begin(), A.shape.end() - 2), bb(B.shape.begin(), B.shape.end() - 2);
@@ -496,9 +496,9 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, bool npu,
             cbuf.resize(static_cast<size_t>(C.size() * dtype_itemsize(cdt)));
             cptr = cbuf.data();
         }
-        if (npu) {
+        if (mode != MatmulMode::Natural) {
             std::vector<uint8_t> abuf, bbuf;
-            if (bfp16 || A.dtype == DType::BFP16 || B.dtype == DType::BFP16) {
+            if (mode == MatmulMode::Bfp16) {
                 // Quantise along k in float32, then narrow: bfp16 values are bf16-exact.
                 std::vector<uint8_t> af = dense_copy(A, DType::Float32), bf = dense_copy(B, DType::Float32);
                 quantize_dense(reinterpret_cast<float*>(af.data()), shape_size(ba), m, k, true, bfp16_even);
@@ -518,13 +518,8 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, bool npu,
                                  static_cast<size_t>(k), static_cast<size_t>(n), ia.empty() ? nullptr : ia.data(),
                                  ib.empty() ? nullptr : ib.data());
         } else {
-            // The compute dtype is the product's: bf16 operands multiply as
-            // bf16 with a float32 result, everything else in out's dtype.
-            const DType in = cdt == DType::Float32 && (A.dtype == DType::BFloat16 && B.dtype == DType::BFloat16)
-                                 ? DType::BFloat16
-                                 : cdt;
-            std::vector<uint8_t> abuf = dense_copy(A, in), bbuf = dense_copy(B, in);
-            kernels::matmul_typed(in, cdt, abuf.data(), bbuf.data(), cptr, static_cast<size_t>(total),
+            std::vector<uint8_t> abuf = dense_copy(A, cdt), bbuf = dense_copy(B, cdt);
+            kernels::matmul_typed(cdt, cdt, abuf.data(), bbuf.data(), cptr, static_cast<size_t>(total),
                                   static_cast<size_t>(m), static_cast<size_t>(k), static_cast<size_t>(n),
                                   ia.empty() ? nullptr : ia.data(), ib.empty() ? nullptr : ib.data());
         }

@@ -86,12 +86,18 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
 // argmax/argmin over `axis` (-1: flattened) into int64 `out` (keepdims layout).
 TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name);
 
+// How a matmul multiplies: Natural in out's dtype (kernels::matmul_typed:
+// integers wrap, floats accumulate in their own precision); Bf16 rounds both
+// operands to bfloat16 and accumulates in float32 as the NPU does
+// (kernels::matmul_bf16, out float32); Bfp16 first quantises both operands to
+// bfp16ebs8 along k (k a multiple of 8), then as Bf16.
+enum class MatmulMode : uint8_t { Natural, Bf16, Bfp16 };
+
 // Batched matmul c = a @ b with a: (..., m, k), b: (..., k, n), out: (..., m, n)
 // (batch dimensions already broadcast in out's shape; a and b broadcast to
-// them). On the NPU lane (npu = true) a and b are bfloat16 or bfp16 and out
-// float32; `bfp16` quantises both operands along k to bfp16ebs8 first. On the
-// compute lane any numeric dtypes (out's dtype is the product's).
-TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, bool npu, bool bfp16, bool bfp16_even,
+// them, as NumPy does) on `lane` (Npu or Compute). out must be C-contiguous or
+// is written through a temporary.
+TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane, MatmulMode mode, bool bfp16_even,
                      const std::string& name);
 
 // Host transfers on the calling thread (the caller has released the GIL and

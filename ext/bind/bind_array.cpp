@@ -1,0 +1,664 @@
+// DeviceArray: the array type, its creation and host-transfer primitives,
+// views, copies and DLPack exchange. The Python-level API (asarray, indexing,
+// reshape, repr, NumPy protocols) lives in hrxarray/_array.py and builds on
+// these; everything on the per-operation path is here, in C++.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "array_bind.h"
+#include "bindings.h"
+#include "dlpack_bind.h"
+#include "errors.h"
+#include "kernels/elementwise.h"
+#include "py_types.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace hrx::bind {
+
+// --- dtypes --------------------------------------------------------------------
+
+namespace {
+
+struct DTypeCache {
+    PyObject* dtype[kDTypeCount] = {};  // numpy.dtype objects (hx.bfp16 for BFP16); owned forever
+    PyObject* type[kDTypeCount] = {};   // their scalar types (numpy.float32, ml_dtypes.bfloat16)
+};
+
+DTypeCache& cache() {
+    static DTypeCache* c = new DTypeCache();
+    return *c;
+}
+
+nb::module_& numpy() {
+    static nb::module_* np = new nb::module_(nb::module_::import_("numpy"));
+    return *np;
+}
+
+void fill_cache(DType t) {
+    auto& c = cache();
+    const int i = static_cast<int>(t);
+    if (c.dtype[i]) return;
+    nb::object d;
+    if (t == DType::BFP16) {
+        d = nb::module_::import_("hrxarray._dtypes").attr("bfp16");
+        c.type[i] = d.inc_ref().ptr();
+    } else if (t == DType::BFloat16) {
+        d = numpy().attr("dtype")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+        c.type[i] = d.attr("type").inc_ref().ptr();
+    } else {
+        d = numpy().attr("dtype")(dtype_name(t));
+        c.type[i] = d.attr("type").inc_ref().ptr();
+    }
+    c.dtype[i] = d.inc_ref().ptr();
+}
+
+}  // namespace
+
+nb::object dtype_object(DType t) {
+    fill_cache(t);
+    return nb::borrow(cache().dtype[static_cast<int>(t)]);
+}
+
+DType dtype_from_py(nb::handle h, const std::string& op) {
+    auto& c = cache();
+    for (int i = 0; i < kDTypeCount; ++i)
+        if (c.dtype[i] && (h.ptr() == c.dtype[i] || h.ptr() == c.type[i])) return static_cast<DType>(i);
+    DType t;
+    if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DType::Float64;
+    if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::Int64;
+    if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
+    if (nb::isinstance<nb::str>(h)) {
+        const std::string s = nb::cast<std::string>(h);
+        if (dtype_from_name(s, &t)) {
+            fill_cache(t);
+            return t;
+        }
+    }
+    nb::object bfp = nb::module_::import_("hrxarray._dtypes").attr("bfp16");
+    if (h.is(bfp)) return DType::BFP16;
+    if (h.type().is(bfp.type()))
+        throw nb::type_error((op + ": unknown block dtype " + nb::cast<std::string>(nb::repr(h))).c_str());
+    nb::object d;
+    try {
+        if (nb::isinstance<nb::str>(h) && nb::cast<std::string>(h) == "bfloat16")
+            d = numpy().attr("dtype")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+        else
+            d = numpy().attr("dtype")(h);
+    } catch (nb::python_error&) {
+        throw nb::type_error((op + ": " + nb::cast<std::string>(nb::repr(h)) + " is not a dtype").c_str());
+    }
+    const std::string name = nb::cast<std::string>(d.attr("name"));
+    const bool native = nb::cast<std::string>(d.attr("byteorder")) != ">";
+    if (!native || !dtype_from_name(name, &t) || t == DType::BFP16)
+        throw nb::type_error((op + ": dtype " + name +
+                              " is not supported (hrxarray has bool, int8-int64, uint8-uint64, float16, bfloat16, "
+                              "float32, float64 and bfp16)")
+                                 .c_str());
+    fill_cache(t);
+    return t;
+}
+
+// --- runtime, placements, submission ------------------------------------------------
+
+std::shared_ptr<RuntimeCore> default_runtime() {
+    static std::shared_ptr<RuntimeCore>* rt = nullptr;
+    if (!rt)
+        rt = new std::shared_ptr<RuntimeCore>(
+            nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")()));
+    return *rt;
+}
+
+RuntimeCore& runtime_of(const Array& a) { return *a.base->storage()->runtime(); }
+
+std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::shared_ptr<RuntimeCore>& fallback) {
+    return p.names_npu() ? p.runtime : fallback;
+}
+
+Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op) {
+    if (h.is_none()) {
+        Placement p;
+        p.kind = PlacementKind::Shared;
+        p.runtime = rt.shared_from_this();
+        p.npu_index = 0;
+        return p;
+    }
+    if (!nb::isinstance<PyPlacement>(h))
+        throw nb::type_error((op + ": placement must be hx.GpuLocal(), hx.HostVisible(), hx.NpuLocal(npu) or "
+                                   "hx.Shared(npu), got " + nb::cast<std::string>(nb::repr(h)))
+                                 .c_str());
+    return nb::cast<const PyPlacement&>(h).value;
+}
+
+std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
+    // Kernel errors name the operation (the region's message adds the lane).
+    if (task.fn) {
+        task.fn = [fn = std::move(task.fn), op = task.op] {
+            try {
+                fn();
+            } catch (const Error&) {
+                throw;
+            } catch (const std::exception& e) {
+                throw std::domain_error(op + ": " + e.what());
+            }
+        };
+    }
+    for (;;) {
+        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op);
+        if (c) {
+            for (auto& b : task.written) b->add_writer(c);
+            return c;
+        }
+        nb::gil_scoped_release release;
+        rt.scheduler().wait_for_room(static_cast<size_t>(rt.options().max_submissions));
+    }
+}
+
+void wait_ready(const Array& a) {
+    std::optional<CompletionState::Outcome> failure;
+    if (a.base->ready()) {
+        for (const auto& w : a.base->writers()) {
+            auto o = w->outcome();
+            if (o.status != CompletionState::Status::Succeeded) {
+                failure = o;
+                break;
+            }
+        }
+    } else {
+        nb::gil_scoped_release release;
+        failure = a.base->wait_writers();
+    }
+    if (failure) {
+        nb::object exc = outcome_exception(*failure);
+        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+        throw nb::python_error();
+    }
+}
+
+// --- arrays ------------------------------------------------------------------------
+
+nb::object wrap(Array a) { return nb::cast(PyArray{std::move(a)}); }
+bool is_array(nb::handle h) { return nb::isinstance<PyArray>(h); }
+const Array& array_of(nb::handle h) { return nb::cast<const PyArray&>(h).a; }
+
+namespace {
+
+nb::tuple int_tuple(const std::vector<int64_t>& v) {
+    nb::list l;
+    for (int64_t x : v) l.append(x);
+    return nb::tuple(l);
+}
+
+std::vector<int64_t> int_vector(nb::handle h, const std::string& op, const char* what) {
+    std::vector<int64_t> out;
+    if (PyLong_Check(h.ptr())) {
+        out.push_back(nb::cast<int64_t>(h));
+        return out;
+    }
+    try {
+        for (nb::handle x : nb::iter(h)) {
+            PyObject* idx = PyNumber_Index(x.ptr());
+            if (!idx) {
+                PyErr_Clear();
+                throw nb::type_error((op + ": " + what + " entries must be integers, got " +
+                                      nb::cast<std::string>(nb::repr(x)))
+                                         .c_str());
+            }
+            out.push_back(nb::cast<int64_t>(nb::steal(idx)));
+        }
+    } catch (nb::python_error& e) {
+        if (!e.matches(PyExc_TypeError)) throw;
+        throw nb::type_error((op + ": " + what + " must be an integer or a sequence of integers, got " +
+                              nb::cast<std::string>(nb::repr(h)))
+                                 .c_str());
+    }
+    return out;
+}
+
+// Host memory of a NumPy array: pointer, shape and byte strides.
+struct HostBlock {
+    uint8_t* data = nullptr;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+    DType dtype = DType::Float64;
+    bool writable = false;
+};
+
+HostBlock host_block(nb::handle arr, const std::string& op) {
+    HostBlock b;
+    nb::dict iface = nb::cast<nb::dict>(arr.attr("__array_interface__"));
+    nb::tuple data = nb::cast<nb::tuple>(iface["data"]);
+    b.data = reinterpret_cast<uint8_t*>(nb::cast<uintptr_t>(data[0]));
+    b.writable = !nb::cast<bool>(data[1]);
+    b.shape = int_vector(iface["shape"], op, "shape");
+    b.dtype = dtype_from_py(arr.attr("dtype"), op);
+    nb::object strides = iface.contains("strides") ? nb::object(iface["strides"]) : nb::none();
+    if (strides.is_none())
+        b.strides = contiguous_strides(b.shape, b.dtype);
+    else
+        b.strides = int_vector(strides, op, "strides");
+    return b;
+}
+
+Array view_of(const Array& src, int64_t offset, std::vector<int64_t> shape, std::vector<int64_t> strides, DType dtype,
+              const std::string& op) {
+    if (shape.size() != strides.size())
+        fail(ErrorKind::Message, op + ": shape and strides differ in length");
+    checked_size(shape, dtype, op);
+    Array v;
+    v.base = src.base;
+    v.offset = offset;
+    v.shape = std::move(shape);
+    v.strides = std::move(strides);
+    v.dtype = dtype;
+    if (dtype != DType::BFP16) {
+        const int64_t item = dtype_itemsize(dtype);
+        for (int64_t s : v.strides)
+            if (s % item != 0)
+                fail(ErrorKind::Message, op + ": strides must be multiples of the item size (" + std::to_string(item) +
+                                             " bytes for " + dtype_name(dtype) + ")");
+    }
+    if (offset < 0) fail(ErrorKind::Message, op + ": negative offset");
+    auto [first, end] = v.extent();
+    if (v.size() > 0 && (static_cast<int64_t>(first) < 0 || end > v.buffer()->nbytes()))
+        fail(ErrorKind::Message, op + ": the view reaches outside its buffer (" + v.buffer()->describe() + ")");
+    return v;
+}
+
+}  // namespace
+
+Array array_from_host(nb::handle obj, const DType* dtype, const Placement& placement, RuntimeCore& rt,
+                      const std::string& op) {
+    nb::object arr = nb::borrow(obj);
+    if (!nb::isinstance(obj, numpy().attr("ndarray"))) arr = numpy().attr("asarray")(obj);
+    const std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
+    if (kind != "b" && kind != "i" && kind != "u" && kind != "f" && kind != "V")
+        throw nb::type_error((op + ": cannot convert data of dtype " +
+                              nb::cast<std::string>(nb::str(arr.attr("dtype"))) +
+                              " (hrxarray arrays hold booleans, integers and floats)")
+                                 .c_str());
+    HostBlock b = host_block(arr, op);
+    const DType target = dtype ? *dtype : b.dtype;
+    const bool gpu_local = placement.kind == PlacementKind::GpuLocal;
+    Placement staging_place;
+    staging_place.kind = PlacementKind::HostVisible;
+    Array dst = make_array(rt, gpu_local ? staging_place : placement, b.shape, target, op);
+    {
+        nb::gil_scoped_release release;
+        write_from_host(dst, b.data, b.strides, b.dtype, op);
+    }
+    if (!gpu_local) return dst;
+    // GpuLocal is not host mapped: stage, then upload on the upload lane.
+    Array dev = make_array(rt, placement, b.shape, target, op);
+    TaskSpec t = copy_task(dev, Operand::of(dst), op);
+    submit(rt, t);
+    return dev;
+}
+
+namespace {
+
+// A fresh NumPy array of `shape` and dtype `dt` and its data pointer.
+std::pair<nb::object, uint8_t*> new_numpy(const std::vector<int64_t>& shape, DType dt) {
+    nb::object out = numpy().attr("empty")(int_tuple(shape), dtype_object(dt));
+    nb::dict iface = nb::cast<nb::dict>(out.attr("__array_interface__"));
+    auto* p = reinterpret_cast<uint8_t*>(nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]));
+    return {out, p};
+}
+
+// Staged copy of a GpuLocal array into a HostVisible one, on the download lane.
+Array download(const Array& a, const std::string& op) {
+    Placement hv;
+    hv.kind = PlacementKind::HostVisible;
+    Array staging = make_array(runtime_of(a), hv, a.shape, a.dtype, op);
+    TaskSpec t = copy_task(staging, Operand::of(a), op);
+    submit(runtime_of(a), t);
+    wait_ready(staging);
+    return staging;
+}
+
+nb::object to_numpy(const PyArray& self, nb::handle dtype) {
+    const std::string op = "to_numpy";
+    Array a = self.a;
+    wait_ready(a);
+    DType want = a.dtype == DType::BFP16 ? DType::Float32 : a.dtype;
+    if (!dtype.is_none()) want = dtype_from_py(dtype, op);
+    if (want == DType::BFP16) throw nb::type_error("to_numpy: NumPy has no bfp16 dtype; use x.blocks() for the raw blocks");
+    if (!a.placement().host_mapped()) a = download(a, op);
+    auto [out, ptr] = new_numpy(a.shape, want);
+    {
+        nb::gil_scoped_release release;
+        read_to_host(a, ptr, want, op + " of " + a.describe());
+    }
+    return out;
+}
+
+// A read-only zero-copy uint8 NumPy array over the array's byte extent that
+// holds a host lease while it lives; Python reinterprets it (_array.py).
+struct LeaseOwner {
+    std::shared_ptr<StorageState> state;
+    uint64_t lease;
+    ~LeaseOwner() { state->release_host_lease(lease); }
+};
+
+uint64_t take_lease(const Array& a, bool writable, const std::string& op, const std::string& label) {
+    auto& st = *a.base->storage();
+    if (st.host_lease_would_wait(writable)) {
+        nb::gil_scoped_release release;
+        return st.acquire_host_lease(writable, op, label, true);
+    }
+    return st.acquire_host_lease(writable, op, label, false);
+}
+
+nb::tuple host_view(const PyArray& self) {
+    const Array& a = self.a;
+    const std::string op = "zero-copy host view of " + a.describe();
+    if (!a.placement().host_mapped())
+        fail(ErrorKind::Message, op + ": GpuLocal memory is not host mapped; copy it (copy=None or True) instead");
+    if (a.dtype == DType::BFP16)
+        fail(ErrorKind::Message, op + ": bfp16 blocks decode to float32, which needs a copy");
+    wait_ready(a);
+    auto owner = std::make_unique<LeaseOwner>();
+    owner->lease = take_lease(a, false, op, "zero-copy NumPy view (read-only) of " + a.describe());
+    owner->state = a.base->storage();
+    auto [first, end] = a.extent();
+    uint8_t* base = a.base->storage()->data() + first;
+    nb::capsule cap(owner.release(), [](void* p) noexcept { delete static_cast<LeaseOwner*>(p); });
+    size_t shape[1] = {static_cast<size_t>(std::max<uint64_t>(end - first, 1))};
+    nb::object raw = nb::cast(nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>>(base, 1, shape, cap));
+    return nb::make_tuple(raw, a.offset - static_cast<int64_t>(first));
+}
+
+// --- DLPack ----------------------------------------------------------------------
+
+dlpack::DLDataType dl_dtype(DType t, const std::string& op) {
+    using namespace dlpack;
+    const uint8_t bits = static_cast<uint8_t>(dtype_itemsize(t) * 8);
+    switch (dtype_info(t).kind) {
+        case DTypeKind::Bool: return {kDLBool, 8, 1};
+        case DTypeKind::Signed: return {kDLInt, bits, 1};
+        case DTypeKind::Unsigned: return {kDLUInt, bits, 1};
+        case DTypeKind::Float: return {t == DType::BFloat16 ? kDLBfloat : kDLFloat, bits, 1};
+        case DTypeKind::Block: break;
+    }
+    throw nb::buffer_error((op + ": bfp16 block arrays have no DLPack dtype; export x.astype(hx.float32) or the raw "
+                                 "blocks x.blocks()")
+                               .c_str());
+}
+
+dlpack::DLDevice own_device(const Array& a) {
+    if (a.placement().host_mapped()) return {dlpack::kDLCPU, 0};
+    return {dlpack::kDLROCM, static_cast<int32_t>(runtime_of(a).options().gpu_index)};
+}
+
+nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                         nb::handle copy) {
+    using namespace dlpack;
+    const Array& a = self.a;
+    const std::string op = "__dlpack__ of " + a.describe();
+    bool versioned = false;
+    if (!max_version.is_none()) {
+        if (!PyTuple_Check(max_version.ptr()) || PyTuple_Size(max_version.ptr()) != 2)
+            throw nb::type_error((op + ": max_version must be a (major, minor) tuple or None").c_str());
+        versioned = nb::cast<int64_t>(max_version[0]) >= static_cast<int64_t>(kMajorVersion);
+    }
+    const DLDevice own = own_device(a);
+    DLDevice target = own;
+    if (!dl_device.is_none()) {
+        if (!PyTuple_Check(dl_device.ptr()) || PyTuple_Size(dl_device.ptr()) != 2)
+            throw nb::type_error((op + ": dl_device must be a (device_type, device_id) tuple or None").c_str());
+        target = {static_cast<int32_t>(nb::cast<int64_t>(dl_device[0])),
+                  static_cast<int32_t>(nb::cast<int64_t>(dl_device[1]))};
+    }
+    int copy_mode = -1;  // -1: as needed, 0: never, 1: always
+    if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
+    const bool to_cpu_copy = target.device_type == kDLCPU && own.device_type == kDLROCM;
+    if (!(target.device_type == own.device_type && target.device_id == own.device_id) && !to_cpu_copy)
+        throw nb::buffer_error((op + ": cannot export to device (" + std::to_string(target.device_type) + ", " +
+                                std::to_string(target.device_id) + "); the array lives on (" +
+                                std::to_string(own.device_type) + ", " + std::to_string(own.device_id) +
+                                ") and only a copy to the CPU (1, 0) is offered")
+                                   .c_str());
+    if (to_cpu_copy && copy_mode == 0)
+        throw nb::buffer_error((op + ": a kDLCPU export of GpuLocal memory needs a copy, and copy=False forbids it")
+                                   .c_str());
+    // Streams: kDLCPU exports take None or -1; ROCm ones the ROCm conventions
+    // (None: legacy default, 0: default stream, > 2: a stream handle; 1 and 2
+    // are CUDA-only; -1: no synchronisation).
+    if (!stream.is_none()) {
+        if (!PyLong_Check(stream.ptr()))
+            throw nb::type_error((op + ": stream must be an integer or None").c_str());
+        const int64_t s = nb::cast<int64_t>(stream);
+        if (target.device_type == kDLCPU && s != -1)
+            fail(ErrorKind::Message, op + ": stream must be None or -1 for a kDLCPU export, got " + std::to_string(s));
+        if (target.device_type == kDLROCM && (s == 1 || s == 2 || s < -1))
+            fail(ErrorKind::Message, op + ": stream " + std::to_string(s) +
+                                         " is not a ROCm stream (use None, 0, -1 or a stream handle > 2)");
+    }
+    const DLDataType dl = dl_dtype(a.dtype, op);
+    const bool readonly = a.base->readonly();
+    if (readonly && !versioned)
+        throw nb::buffer_error((op + ": a read-only array cannot be exported through a legacy DLPack capsule, "
+                                     "which cannot signal read-only; ask for max_version=(1, 0) or newer")
+                                   .c_str());
+    // Host consumers have no stream to order against: every export waits for
+    // the pending writers (stream -1 included, which only asks the producer
+    // not to synchronise a device stream).
+    wait_ready(a);
+    const int64_t item = dtype_itemsize(a.dtype);
+    const bool make_copy = copy_mode == 1 || to_cpu_copy;
+    if (make_copy) {
+        // IS_COPIED: a private, writable, C-contiguous host copy the consumer owns.
+        Placement hv;
+        hv.kind = PlacementKind::HostVisible;
+        Array c = make_array(runtime_of(a), hv, a.shape, a.dtype, op);
+        TaskSpec t = copy_task(c, Operand::of(a), op);
+        submit(runtime_of(a), t);
+        wait_ready(c);
+        std::vector<int64_t> strides(c.strides.size());
+        for (size_t i = 0; i < strides.size(); ++i) strides[i] = c.strides[i] / item;
+        const uint64_t lease = c.base->storage()->acquire_host_lease(true, op, "DLPack export (copied) of " + a.describe());
+        return dlpack_capsule(c.base->storage(), lease, c.data(), c.shape, strides, dl, DLDevice{kDLCPU, 0}, false,
+                              true, versioned);
+    }
+    std::vector<int64_t> strides(a.strides.size());
+    for (size_t i = 0; i < strides.size(); ++i) strides[i] = a.strides[i] / item;
+    const uint64_t lease =
+        take_lease(a, !readonly, op,
+                   std::string("DLPack export (") + (readonly ? "read-only" : "writable") + ") of " + a.describe());
+    return dlpack_capsule(a.base->storage(), lease, a.data(), a.shape, strides, dl, target, readonly, false, versioned);
+}
+
+nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy) {
+    const std::string op = "from_dlpack";
+    int copy_mode = -1;
+    if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
+    std::shared_ptr<RuntimeCore> rt = default_runtime();
+    if (is_array(obj)) rt = runtime_of(array_of(obj)).shared_from_this();
+    if (!placement_obj.is_none()) {
+        const Placement& p = nb::cast<const PyPlacement&>(placement_obj).value;
+        rt = placement_runtime(p, rt);
+    }
+    Array src;
+    if (is_array(obj)) {
+        src = array_of(obj);  // our own export would alias the storage: take a view instead
+    } else {
+        DlpackImport r = dlpack_import_raw(obj, rt);
+        DType t;
+        if (!dtype_from_name(r.dtype, &t)) throw nb::buffer_error((op + ": unsupported dtype " + r.dtype).c_str());
+        const int64_t item = dtype_itemsize(t);
+        std::vector<int64_t> strides(r.strides.size());
+        for (size_t i = 0; i < strides.size(); ++i) strides[i] = r.strides[i] * item;
+        src.base = std::make_shared<ArrayBase>(r.buffer, r.readonly);
+        src.offset = static_cast<int64_t>(r.offset);
+        src.shape = r.shape;
+        src.strides = std::move(strides);
+        src.dtype = t;
+        fill_cache(t);
+    }
+    const bool want_place = !placement_obj.is_none();
+    Placement place = want_place ? placement_from_py(placement_obj, *rt, op) : src.placement();
+    const bool needs_copy = copy_mode == 1 || !(place == src.placement());
+    if (!needs_copy) return wrap(src);
+    if (copy_mode == 0)
+        throw nb::buffer_error((op + ": placement " + place.repr() + " differs from the producer's memory (" +
+                                src.placement().repr() + "), so a copy is needed, and copy=False forbids it")
+                                   .c_str());
+    if (!want_place) place = placement_from_py(nb::none(), *rt, op);
+    Array dst = make_array(*rt, place, src.shape, src.dtype, op);
+    TaskSpec t = copy_task(dst, Operand::of(src), op);
+    submit(*rt, t);
+    return wrap(dst);
+}
+
+nb::object device_of(const Array& a) {
+    auto rt = a.base->storage()->runtime();
+    const Placement& p = a.placement();
+    if (p.names_npu()) return nb::cast(rt->npu(p.npu_index));
+    return nb::cast(rt->gpu());
+}
+
+// dst[...] = src (array, or scalar converted to dst's dtype), broadcasting.
+nb::object copy_into(const PyArray& dst, nb::handle src, bool even) {
+    const std::string op = "copy into " + dst.a.describe();
+    RuntimeCore& rt = runtime_of(dst.a);
+    Operand s;
+    if (is_array(src)) {
+        s = Operand::of(array_of(src));
+        if (&runtime_of(s.array) != &rt) fail(ErrorKind::Message, op + ": the source belongs to another runtime");
+        if (may_overlap(s.array, dst.a) && !same_layout(s.array, dst.a)) {
+            // NumPy's overlap rule: read everything before writing.
+            Array tmp = make_array(rt, s.array.placement(), s.array.shape, s.array.dtype, op);
+            TaskSpec t0 = copy_task(tmp, s, op);
+            submit(rt, t0);
+            s = Operand::of(tmp);
+        }
+    } else {
+        s = scalar_operand(src, dst.a.dtype == DType::BFP16 ? DType::Float32 : dst.a.dtype, op);
+    }
+    TaskSpec t = copy_task(dst.a, s, op, even);
+    submit(rt, t);
+    return nb::none();
+}
+
+}  // namespace
+
+void bind_array(nb::module_& m) {
+    auto cls = nb::class_<PyArray>(
+        m, "DeviceArray",
+        "An n-dimensional array in memory of the emulated (or native) HRX fabric.\n\n"
+        "Create arrays with hx.asarray, hx.zeros, hx.arange, ...; every operation returns at once with the "
+        "array's producer attached (a future): host access, to_numpy, printing and DLPack export wait for it, "
+        "and a device failure surfaces there as ExecutionError.");
+    cls.def_prop_ro("shape", [](const PyArray& s) { return int_tuple(s.a.shape); }, "The dimensions, a tuple of ints.")
+        .def_prop_ro("ndim", [](const PyArray& s) { return s.a.ndim(); }, "Number of dimensions.")
+        .def_prop_ro("size", [](const PyArray& s) { return s.a.size(); }, "Number of elements.")
+        .def_prop_ro("nbytes", [](const PyArray& s) { return s.a.nbytes(); },
+                     "Bytes the elements occupy (9 per 8 values for bfp16).")
+        .def_prop_ro("itemsize", [](const PyArray& s) { return dtype_itemsize(s.a.dtype); },
+                     "Bytes per element (9, the bytes per 8-value block, for bfp16).")
+        .def_prop_ro("strides", [](const PyArray& s) { return int_tuple(s.a.strides); },
+                     "Byte steps per dimension (for bfp16 the last is 9, bytes per block of 8 values).")
+        .def_prop_ro("dtype", [](const PyArray& s) { return dtype_object(s.a.dtype); },
+                     "The element type: a numpy.dtype (bfloat16 is ml_dtypes'), or hx.bfp16.")
+        .def_prop_ro("placement", [](const PyArray& s) { return placement_to_py(s.a.placement()); },
+                     "Where the storage lives (GpuLocal, HostVisible, NpuLocal or Shared).")
+        .def_prop_ro("device", [](const PyArray& s) { return device_of(s.a); },
+                     "The device of the placement: the NPU for NpuLocal/Shared, the GPU otherwise.")
+        .def_prop_ro("buffer", [](const PyArray& s) { return s.a.buffer(); },
+                     "The Buffer holding the elements (shared by every view of it).")
+        .def_prop_ro("_offset", [](const PyArray& s) { return s.a.offset; }, "Byte offset of element [0, ...].")
+        .def_prop_ro("_readonly", [](const PyArray& s) { return s.a.base->readonly(); },
+                     "True for read-only DLPack imports, which device work must not write.")
+        .def_prop_ro("_base_id", [](const PyArray& s) { return reinterpret_cast<uintptr_t>(s.a.base.get()); },
+                     "Identity of the shared base (views of one allocation share it).")
+        .def("ready", [](const PyArray& s) { return s.a.base->ready(); },
+             "True when no device operation writing this array's allocation is pending (never waits).")
+        .def(
+            "block_until_ready",
+            [](nb::handle self) {
+                wait_ready(array_of(self));
+                return nb::borrow(self);
+            },
+            "Wait for the pending writers and return self; raises ExecutionError if one failed.")
+        .def("__len__",
+             [](const PyArray& s) {
+                 if (s.a.ndim() == 0) throw nb::type_error("len() of unsized object (a 0-d DeviceArray)");
+                 return s.a.shape[0];
+             })
+        .def("__dlpack__", &dunder_dlpack, nb::kw_only(), "stream"_a.none() = nb::none(),
+             "max_version"_a.none() = nb::none(), "dl_device"_a.none() = nb::none(), "copy"_a.none() = nb::none(),
+             "Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise). Host-mapped "
+             "placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0) copies "
+             "GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError). copy=True always copies. "
+             "A zero-copy export waits for pending writers and holds a host lease until the consumer's deleter "
+             "runs: device work that writes the storage (or reads it, for a writable export) raises BusyError "
+             "meanwhile. stream: None or -1 for kDLCPU exports; ROCm conventions for GpuLocal. bfp16 and "
+             "read-only legacy exports -> BufferError.")
+        .def("__dlpack_device__",
+             [](const PyArray& s) {
+                 auto d = own_device(s.a);
+                 return nb::make_tuple(d.device_type, d.device_id);
+             },
+             "(kDLCPU=1, 0) for host-mapped placements, (kDLROCM=10, gpu index) for GpuLocal.")
+        .def("_to_numpy", &to_numpy, "dtype"_a.none() = nb::none(),
+             "A new NumPy array holding a copy (waits; GpuLocal goes through the download lane).")
+        .def("_host_view", &host_view,
+             "(uint8 array over the byte extent, offset of element 0 in it): a zero-copy read-only view holding "
+             "a host lease while it lives.")
+        .def(
+            "_view",
+            [](const PyArray& s, int64_t offset, nb::handle shape, nb::handle strides, nb::handle dtype) {
+                const DType t = dtype.is_none() ? s.a.dtype : dtype_from_py(dtype, "view");
+                return wrap(view_of(s.a, offset, int_vector(shape, "view", "shape"),
+                                    int_vector(strides, "view", "strides"), t, "view of " + s.a.describe()));
+            },
+            "offset"_a, "shape"_a, "strides"_a, "dtype"_a.none() = nb::none(),
+            "A view sharing this array's storage: byte offset into the buffer, shape, byte strides.")
+        .def("_copy_from", &copy_into, "src"_a, "even"_a = false,
+             "Asynchronously copy src (a DeviceArray broadcastable to this shape, or a scalar) into this array, "
+             "converting dtypes (bfp16 encodes with floor rounding, or half-to-even with even=True).")
+        ;
+    // NumPy defers binary operators and ufuncs to the higher priority.
+    cls.attr("__array_priority__") = 100.0;
+    cls.attr("__hash__") = nb::none();
+
+    m.def(
+        "_empty",
+        [](nb::handle shape, nb::handle dtype, nb::handle placement) {
+            const std::string op = "empty";
+            const DType t = dtype_from_py(dtype, op);
+            auto rt = default_runtime();
+            if (!placement.is_none()) rt = placement_runtime(nb::cast<const PyPlacement&>(placement).value, rt);
+            Placement p = placement_from_py(placement, *rt, op);
+            return wrap(make_array(*rt, p, int_vector(shape, op, "shape"), t, op));
+        },
+        "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "A new zero-filled C-contiguous array.");
+    m.def(
+        "_from_host",
+        [](nb::handle obj, nb::handle dtype, nb::handle placement) {
+            const std::string op = "asarray";
+            auto rt = default_runtime();
+            if (!placement.is_none()) rt = placement_runtime(nb::cast<const PyPlacement&>(placement).value, rt);
+            Placement p = placement_from_py(placement, *rt, op);
+            DType t;
+            const DType* tp = nullptr;
+            if (!dtype.is_none()) {
+                t = dtype_from_py(dtype, op);
+                tp = &t;
+            }
+            return wrap(array_from_host(obj, tp, p, *rt, op));
+        },
+        "obj"_a, "dtype"_a.none() = nb::none(), "placement"_a.none() = nb::none(),
+        "A new array holding a copy of host data (anything numpy.asarray takes), converted to dtype.");
+    m.def("_from_dlpack", &from_dlpack, "obj"_a, "placement"_a.none() = nb::none(), "copy"_a.none() = nb::none(),
+          "Import a DLPack producer or capsule (zero-copy for host producers; copies into `placement` when it "
+          "differs, or with copy=True).");
+    bind_ufuncs(m, cls);
+}
+
+}  // namespace hrx::bind

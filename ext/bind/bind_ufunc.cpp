@@ -1,0 +1,821 @@
+// Ufunc objects (hx.add, hx.exp, ...), their argument handling (NEP 50 weak
+// Python scalars, broadcasting, out=, dtype=, where=), the reduction, where
+// and matmul primitives, and DeviceArray's operators. This is the per-op hot
+// path: no Python code runs between `hx.add(x, y, out=z)` and the submission.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "array_bind.h"
+#include "bindings.h"
+#include "errors.h"
+#include "py_types.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace hrx::bind {
+
+using kernels::Ufunc;
+using kernels::UfuncInfo;
+using kernels::UfuncLoop;
+
+bool is_python_scalar(nb::handle h) { return PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()); }
+
+namespace {
+
+std::string type_list(const std::vector<DType>& ts) {
+    std::string s;
+    for (DType t : ts) s += (s.empty() ? "" : ", ") + std::string(dtype_name(t));
+    return s;
+}
+
+// One element of `src_dtype` at `src` cast to `dt` into `out` (kernels' casts,
+// so scalars convert exactly as arrays do).
+void cast_one(const void* src, DType src_dtype, DType dt, uint8_t* out) {
+    kernels::copy_cast(0, nullptr, kernels::StridedArg{const_cast<uint8_t*>(static_cast<const uint8_t*>(src)), src_dtype, nullptr},
+                       kernels::StridedArg{out, dt, nullptr});
+}
+
+bool int_fits(DType dt, int64_t v, bool negative_big, bool positive_big) {
+    if (negative_big || positive_big) return dt == DType::UInt64 && positive_big;
+    switch (dt) {
+        case DType::Int8: return v >= -128 && v <= 127;
+        case DType::Int16: return v >= -32768 && v <= 32767;
+        case DType::Int32: return v >= INT32_MIN && v <= INT32_MAX;
+        case DType::Int64: return true;
+        case DType::UInt8: return v >= 0 && v <= 255;
+        case DType::UInt16: return v >= 0 && v <= 65535;
+        case DType::UInt32: return v >= 0 && v <= static_cast<int64_t>(UINT32_MAX);
+        case DType::UInt64: return v >= 0;
+        default: return true;
+    }
+}
+
+// A Python int as (int64 value, or uint64 when above int64); false if it
+// fits neither.
+bool py_int_value(nb::handle h, int64_t* v, uint64_t* u, bool* big) {
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0) {
+        *v = x;
+        *big = false;
+        return true;
+    }
+    if (overflow > 0) {
+        unsigned long long y = PyLong_AsUnsignedLongLong(h.ptr());
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return false;
+        }
+        *u = y;
+        *big = true;
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
+    Operand o;
+    o.scalar = true;
+    o.dtype = dt;
+    if (PyBool_Check(value.ptr())) {
+        const uint8_t b = value.ptr() == Py_True;
+        cast_one(&b, DType::Bool, dt, o.value);
+        return o;
+    }
+    if (PyLong_Check(value.ptr())) {
+        int64_t v = 0;
+        uint64_t u = 0;
+        bool big = false;
+        if (!py_int_value(value, &v, &u, &big)) {
+            if (dtype_is_float(dt)) {
+                const double d = PyLong_AsDouble(value.ptr());
+                if (PyErr_Occurred()) throw nb::python_error();
+                cast_one(&d, DType::Float64, dt, o.value);
+                return o;
+            }
+            PyErr_SetString(PyExc_OverflowError, ("Python integer " + nb::cast<std::string>(nb::str(value)) +
+                                                  " out of bounds for " + dtype_name(dt))
+                                                     .c_str());
+            throw nb::python_error();
+        }
+        if (dtype_is_integer(dt) && !int_fits(dt, v, false, big)) {
+            PyErr_SetString(PyExc_OverflowError, ("Python integer " + nb::cast<std::string>(nb::str(value)) +
+                                                  " out of bounds for " + dtype_name(dt))
+                                                     .c_str());
+            throw nb::python_error();
+        }
+        if (big)
+            cast_one(&u, DType::UInt64, dt, o.value);
+        else
+            cast_one(&v, DType::Int64, dt, o.value);
+        return o;
+    }
+    if (PyFloat_Check(value.ptr())) {
+        const double d = PyFloat_AsDouble(value.ptr());
+        cast_one(&d, DType::Float64, dt, o.value);
+        return o;
+    }
+    // NumPy scalars and 0-d arrays: through their Python value (exact for every dtype here).
+    if (nb::hasattr(value, "dtype") && nb::hasattr(value, "item")) {
+        nb::object item = value.attr("item")();
+        if (is_python_scalar(item)) return scalar_operand(item, dt, op);
+    }
+    throw nb::type_error((op + ": expected a number, got " + nb::cast<std::string>(nb::repr(value.type()))).c_str());
+}
+
+namespace {
+
+// --- argument resolution --------------------------------------------------------------
+
+enum class ArgKind : uint8_t { Array, StrongScalar, WeakBool, WeakInt, WeakFloat };
+
+struct Arg {
+    ArgKind kind = ArgKind::Array;
+    nb::handle obj;
+    Array array;
+    DType dtype = DType::Float64;  // arrays and strong scalars; weak ones get theirs in resolve
+};
+
+bool is_numpy_scalar(nb::handle h) {
+    static PyObject* generic = nb::module_::import_("numpy").attr("generic").inc_ref().ptr();
+    return PyObject_IsInstance(h.ptr(), generic) == 1;
+}
+
+// The objects an operator (x + other) takes; anything else returns
+// NotImplemented so that Python tries the other operand.
+bool operator_operand(nb::handle h) {
+    if (is_array(h) || is_python_scalar(h) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) return true;
+    static PyObject* ndarray = nb::module_::import_("numpy").attr("ndarray").inc_ref().ptr();
+    return PyObject_IsInstance(h.ptr(), ndarray) == 1 || is_numpy_scalar(h);
+}
+
+struct Context {
+    std::shared_ptr<RuntimeCore> rt;
+    Placement placement;
+    bool have = false;
+};
+
+void note_array(Context& cx, const Array& a, const std::string& op) {
+    RuntimeCore& r = runtime_of(a);
+    if (!cx.have) {
+        cx.rt = r.shared_from_this();
+        cx.placement = a.placement();
+        cx.have = true;
+    } else if (cx.rt.get() != &r) {
+        fail(ErrorKind::Message, op + ": operands belong to different runtimes");
+    }
+}
+
+void finish_context(Context& cx, const std::string& op) {
+    if (cx.have) return;
+    cx.rt = default_runtime();
+    cx.placement = placement_from_py(nb::none(), *cx.rt, op);
+    cx.have = true;
+}
+
+Arg classify(nb::handle h) {
+    Arg a;
+    a.obj = h;
+    if (is_array(h)) {
+        a.array = array_of(h);
+        a.dtype = a.array.dtype;
+    } else if (PyBool_Check(h.ptr())) {
+        a.kind = ArgKind::WeakBool;
+    } else if (PyLong_Check(h.ptr())) {
+        a.kind = ArgKind::WeakInt;
+    } else if (PyFloat_Check(h.ptr())) {
+        a.kind = ArgKind::WeakFloat;
+    } else if (PyComplex_Check(h.ptr())) {
+        throw nb::type_error("hrxarray has no complex dtypes");
+    } else if (is_numpy_scalar(h)) {
+        a.kind = ArgKind::StrongScalar;
+        a.dtype = dtype_from_py(h.attr("dtype"), "operand");
+    } else {
+        a.kind = ArgKind::Array;  // converted once the placement is known
+    }
+    return a;
+}
+
+// Host data (NumPy arrays, lists) becomes an array in the operation's placement.
+void materialize(std::vector<Arg>& args, Context& cx, const std::string& op) {
+    for (auto& a : args)
+        if (a.kind == ArgKind::Array && !is_array(a.obj)) {
+            finish_context(cx, op);
+            a.array = array_from_host(a.obj, nullptr, cx.placement, *cx.rt, op);
+            a.dtype = a.array.dtype;
+        }
+}
+
+// NEP 50: Python scalars take the kind-compatible dtype of the typed operands
+// (`mask` says which operands take part in promotion).
+void resolve_weak(std::vector<Arg>& args, const std::vector<bool>& mask, bool comparison) {
+    bool any = false;
+    DType p = DType::Bool;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (!mask[i] || args[i].kind == ArgKind::WeakBool || args[i].kind == ArgKind::WeakInt ||
+            args[i].kind == ArgKind::WeakFloat)
+            continue;
+        if (args[i].dtype == DType::BFP16) continue;
+        p = any ? promote_types(p, args[i].dtype) : args[i].dtype;
+        any = true;
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+        Arg& a = args[i];
+        switch (a.kind) {
+            case ArgKind::WeakBool: a.dtype = DType::Bool; break;
+            case ArgKind::WeakInt: {
+                a.dtype = any && p != DType::Bool ? p : DType::Int64;
+                if (dtype_is_integer(a.dtype)) {
+                    int64_t v = 0;
+                    uint64_t u = 0;
+                    bool big = false;
+                    const bool ok = py_int_value(a.obj, &v, &u, &big);
+                    if (!ok || !int_fits(a.dtype, v, false, big)) {
+                        // Comparisons with out-of-range integers are exact in NumPy 2:
+                        // compare in a dtype that holds the value.
+                        if (comparison) a.dtype = !ok ? DType::Float64 : big ? DType::UInt64 : DType::Int64;
+                    }
+                }
+                break;
+            }
+            case ArgKind::WeakFloat: a.dtype = any && dtype_is_float(p) ? p : DType::Float64; break;
+            default: break;
+        }
+    }
+}
+
+Operand to_operand(const Arg& a, const std::string& op) {
+    if (a.kind == ArgKind::Array) return Operand::of(a.array);
+    return scalar_operand(a.obj, a.dtype, op);
+}
+
+bool is_comparison(Ufunc op) {
+    return op == Ufunc::Equal || op == Ufunc::NotEqual || op == Ufunc::Less || op == Ufunc::LessEqual ||
+           op == Ufunc::Greater || op == Ufunc::GreaterEqual;
+}
+
+std::string np_dtype_str(DType t) { return std::string("dtype('") + dtype_name(t) + "')"; }
+
+const UfuncLoop* loop_for_dtype(Ufunc op, const std::vector<DType>& ins, DType want, const std::string& name) {
+    const UfuncLoop* natural = kernels::resolve_loop(op, ins.data());
+    if (natural && natural->out == want) return natural;
+    const UfuncInfo& info = kernels::ufunc_info(op);
+    for (int i = 0; i < info.nloops; ++i) {
+        const UfuncLoop& l = info.loops[i];
+        if (l.in[0] != want) continue;
+        bool ok = true;
+        for (int k = 0; k < info.nin; ++k) ok = ok && can_cast(ins[static_cast<size_t>(k)], l.in[k], Casting::SameKind);
+        if (ok) return &l;
+    }
+    throw nb::type_error(("No loop matching the specified signature and casting was found for ufunc " + name +
+                          " (inputs " + type_list(ins) + ", dtype=" + dtype_name(want) + ")")
+                             .c_str());
+}
+
+struct CallArgs {
+    std::vector<nb::handle> inputs;
+    nb::handle out;
+    nb::handle dtype;
+    nb::handle where;
+};
+
+nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
+    const UfuncInfo& info = kernels::ufunc_info(op);
+    const std::string name = info.name;
+    std::vector<Arg> args;
+    args.reserve(c.inputs.size());
+    Context cx;
+    nb::handle out_obj = c.out;
+    if (!out_obj.is_none() && PyTuple_Check(out_obj.ptr())) {
+        if (PyTuple_Size(out_obj.ptr()) != 1)
+            throw nb::value_error((name + ": out must be a DeviceArray or a tuple of one").c_str());
+        out_obj = PyTuple_GET_ITEM(out_obj.ptr(), 0);
+    }
+    const bool has_out = !out_obj.is_none();
+    if (has_out) {
+        if (!is_array(out_obj))
+            throw nb::type_error((name + ": out must be a DeviceArray, got " +
+                                  nb::cast<std::string>(nb::repr(out_obj.type())))
+                                     .c_str());
+        note_array(cx, array_of(out_obj), name);
+    }
+    for (nb::handle h : c.inputs) {
+        args.push_back(classify(h));
+        if (is_array(h)) note_array(cx, args.back().array, name);
+    }
+    materialize(args, cx, name);
+    // where= (default True: everywhere)
+    bool where_all = true, where_none = false;
+    Arg where_arg;
+    if (c.where.is_valid() && !c.where.is_none() && !(c.where.ptr() == Py_True)) {
+        if (c.where.ptr() == Py_False) {
+            where_none = true;
+        } else {
+            where_all = false;
+            std::vector<Arg> w{classify(c.where)};
+            if (is_array(c.where)) note_array(cx, w[0].array, name);
+            materialize(w, cx, name);
+            if (w[0].kind != ArgKind::Array || w[0].dtype != DType::Bool)
+                throw nb::type_error((name + ": where must be a boolean array (got " +
+                                      (w[0].kind == ArgKind::Array ? std::string(dtype_name(w[0].dtype))
+                                                                   : std::string("a scalar")) +
+                                      ")")
+                                         .c_str());
+            where_arg = w[0];
+        }
+    }
+    finish_context(cx, name);
+    std::vector<bool> mask(args.size(), true);
+    if (op == Ufunc::Where) mask[0] = false;
+    resolve_weak(args, mask, is_comparison(op));
+    std::vector<DType> ins;
+    for (auto& a : args) {
+        if (a.dtype == DType::BFP16)
+            throw nb::type_error((name + ": bfp16 arrays are a block storage format without elementwise "
+                                         "arithmetic; convert with x.astype(hx.float32) first")
+                                     .c_str());
+        ins.push_back(a.dtype);
+    }
+    if (op == Ufunc::Where) ins[0] = DType::Bool;
+    const UfuncLoop* loop;
+    if (!c.dtype.is_valid() || c.dtype.is_none()) {
+        loop = kernels::resolve_loop(op, ins.data());
+        if (!loop)
+            throw nb::type_error(("ufunc '" + name + "' not supported for the input types (" + type_list(ins) +
+                                  "), and the inputs could not be safely coerced to any supported types")
+                                     .c_str());
+    } else {
+        loop = loop_for_dtype(op, ins, dtype_from_py(c.dtype, name), name);
+    }
+    std::vector<const std::vector<int64_t>*> shapes;
+    std::vector<Operand> operands;
+    operands.reserve(args.size());
+    for (auto& a : args) operands.push_back(to_operand(a, name));
+    for (auto& o : operands) shapes.push_back(&o.shape());
+    Operand where_op;
+    if (!where_all && !where_none) {
+        where_op = Operand::of(where_arg.array);
+        shapes.push_back(&where_op.array.shape);
+    }
+    std::vector<int64_t> shape = broadcast_shapes(shapes, name);
+    nb::object result;
+    Array out;
+    if (has_out) {
+        out = array_of(out_obj);
+        if (out.shape != shape)
+            fail(ErrorKind::Message, "non-broadcastable output operand with shape " + shape_str(out.shape) +
+                                         " doesn't match the broadcast shape " + shape_str(shape) + " (" + name + ")");
+        if (!can_cast(loop->out, out.dtype, Casting::SameKind))
+            throw nb::type_error(("Cannot cast ufunc '" + name + "' output from " + np_dtype_str(loop->out) + " to " +
+                                  np_dtype_str(out.dtype) + " with casting rule 'same_kind'")
+                                     .c_str());
+        result = nb::borrow(out_obj);
+    } else {
+        out = make_array(*cx.rt, cx.placement, shape, loop->out, name);
+        result = wrap(out);
+    }
+    if (where_none) return result;
+    TaskSpec t = ufunc_task(op, *loop, operands, out, where_all ? nullptr : &where_op, name);
+    submit(*cx.rt, t);
+    return result;
+}
+
+struct PyUfunc {
+    Ufunc op;
+};
+
+nb::object ufunc_call(const PyUfunc& u, nb::args args, nb::kwargs kwargs) {
+    const UfuncInfo& info = kernels::ufunc_info(u.op);
+    const size_t n = args.size();
+    if (n != info.nin && n != static_cast<size_t>(info.nin + info.nout))
+        throw nb::type_error((std::string(info.name) + "() takes from " + std::to_string(info.nin) + " to " +
+                              std::to_string(info.nin + info.nout) + " positional arguments but " + std::to_string(n) +
+                              " were given")
+                                 .c_str());
+    CallArgs c;
+    for (size_t i = 0; i < info.nin; ++i) c.inputs.push_back(args[i]);
+    c.out = n > info.nin ? nb::handle(args[info.nin]) : nb::handle(Py_None);
+    c.dtype = Py_None;
+    c.where = Py_True;
+    for (auto [k, v] : kwargs) {
+        const char* key = PyUnicode_AsUTF8(k.ptr());
+        if (!key) throw nb::python_error();
+        if (std::strcmp(key, "out") == 0) {
+            if (n > info.nin)
+                throw nb::type_error((std::string(info.name) + "() got out both positionally and as a keyword").c_str());
+            c.out = v;
+        } else if (std::strcmp(key, "dtype") == 0) {
+            c.dtype = v;
+        } else if (std::strcmp(key, "where") == 0) {
+            c.where = v;
+        } else if (std::strcmp(key, "casting") == 0) {
+            if (!nb::isinstance<nb::str>(v) || nb::cast<std::string>(v) != "same_kind")
+                throw nb::type_error((std::string(info.name) + "(): only casting='same_kind' (the default) is supported").c_str());
+        } else {
+            throw nb::type_error((std::string(info.name) + "() got an unexpected keyword argument '" + key + "'").c_str());
+        }
+    }
+    return ufunc_apply(u.op, c);
+}
+
+nb::object identity_object(kernels::Identity id) {
+    using kernels::Identity;
+    switch (id) {
+        case Identity::None: return nb::none();
+        case Identity::Zero: return nb::int_(0);
+        case Identity::One: return nb::int_(1);
+        case Identity::AllOnes: return nb::int_(-1);
+        case Identity::False: return nb::bool_(false);
+        case Identity::True: return nb::bool_(true);
+    }
+    return nb::none();
+}
+
+nb::list loop_types(const UfuncInfo& info) {
+    nb::list out;
+    for (int i = 0; i < info.nloops; ++i) {
+        std::string s;
+        for (int k = 0; k < info.nin; ++k) s += dtype_info(info.loops[i].in[k]).code;
+        s += "->";
+        s += dtype_info(info.loops[i].out).code;
+        out.append(s);
+    }
+    return out;
+}
+
+// --- reductions -------------------------------------------------------------------
+
+Array keepdims_view(const Array& a, const std::vector<bool>& reduced) {
+    // out without keepdims -> a view with the reduced axes reinserted (extent 1, stride 0)
+    Array v = a;
+    v.shape.clear();
+    v.strides.clear();
+    size_t j = 0;
+    for (size_t i = 0; i < reduced.size(); ++i) {
+        if (reduced[i]) {
+            v.shape.push_back(1);
+            v.strides.push_back(0);
+        } else {
+            v.shape.push_back(a.shape[j]);
+            v.strides.push_back(a.strides[j]);
+            ++j;
+        }
+    }
+    return v;
+}
+
+Array drop_reduced(const Array& a, const std::vector<bool>& reduced) {
+    Array v = a;
+    v.shape.clear();
+    v.strides.clear();
+    for (size_t i = 0; i < reduced.size(); ++i)
+        if (!reduced[i]) {
+            v.shape.push_back(a.shape[i]);
+            v.strides.push_back(a.strides[i]);
+        }
+    return v;
+}
+
+std::vector<bool> axes_mask(nb::handle axes, int ndim, const std::string& op) {
+    std::vector<bool> mask(static_cast<size_t>(ndim), axes.is_none());
+    if (axes.is_none()) return mask;
+    for (nb::handle h : nb::iter(axes)) {
+        int64_t ax = nb::cast<int64_t>(h);
+        if (ax < -ndim || ax >= ndim) {
+            PyObject* axis_error = nb::module_::import_("numpy").attr("exceptions").attr("AxisError").ptr();
+            PyErr_SetString(axis_error, (op + ": axis " + std::to_string(ax) + " is out of bounds for array of dimension " +
+                                         std::to_string(ndim))
+                                            .c_str());
+            throw nb::python_error();
+        }
+        if (ax < 0) ax += ndim;
+        if (mask[static_cast<size_t>(ax)]) fail(ErrorKind::Message, op + ": duplicate value in 'axis'");
+        mask[static_cast<size_t>(ax)] = true;
+    }
+    return mask;
+}
+
+Array require_array(nb::handle x, const std::string& op) {
+    if (is_array(x)) return array_of(x);
+    auto rt = default_runtime();
+    return array_from_host(x, nullptr, placement_from_py(nb::none(), *rt, op), *rt, op);
+}
+
+nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle acc_dtype, nb::handle out_dtype,
+                  nb::handle out_obj, bool keepdims, double divisor) {
+    const UfuncInfo& info = kernels::ufunc_info(u.op);
+    const std::string op = std::string(info.name) + ".reduce";
+    if (!info.has_reduce)
+        fail(ErrorKind::Message, op + ": reduce only supported for binary functions with a reduction");
+    Array in = require_array(x, op);
+    if (in.dtype == DType::BFP16)
+        throw nb::type_error((op + ": bfp16 arrays have no arithmetic; convert with astype(hx.float32)").c_str());
+    const std::vector<bool> mask = axes_mask(axes, in.ndim(), op);
+    const DType acc = dtype_from_py(acc_dtype, op);
+    const DType odt = dtype_from_py(out_dtype, op);
+    std::vector<int64_t> kshape = in.shape;
+    bool empty_reduction = false;
+    for (size_t i = 0; i < mask.size(); ++i)
+        if (mask[i]) {
+            empty_reduction = empty_reduction || in.shape[i] == 0;
+            kshape[i] = 1;
+        }
+    if (empty_reduction && info.identity == kernels::Identity::None && in.size() == 0)
+        fail(ErrorKind::Message, std::string("zero-size array to reduction operation ") + info.name +
+                                     " which has no identity");
+    RuntimeCore& rt = runtime_of(in);
+    Array kout;
+    nb::object result;
+    if (!out_obj.is_none()) {
+        if (!is_array(out_obj)) throw nb::type_error((op + ": out must be a DeviceArray").c_str());
+        Array o = array_of(out_obj);
+        std::vector<int64_t> want = keepdims ? kshape : drop_reduced(Array{nullptr, 0, kshape, kshape, odt}, mask).shape;
+        if (o.shape != want)
+            fail(ErrorKind::Message, op + ": output parameter has shape " + shape_str(o.shape) + ", expected " +
+                                         shape_str(want));
+        if (!can_cast(odt, o.dtype, Casting::SameKind))
+            throw nb::type_error((op + ": cannot cast the result from " + dtype_name(odt) + " to " + dtype_name(o.dtype) +
+                                  " with casting rule 'same_kind'")
+                                     .c_str());
+        kout = keepdims ? o : keepdims_view(o, mask);
+        result = nb::borrow(out_obj);
+    } else {
+        kout = make_array(rt, in.placement(), kshape, odt, op);
+        result = wrap(keepdims ? kout : drop_reduced(kout, mask));
+    }
+    TaskSpec t = reduce_task(u.op, acc, in, mask, kout, divisor, op);
+    submit(rt, t);
+    return result;
+}
+
+nb::object arg_reduce(nb::handle x, nb::handle axis, bool max, bool keepdims) {
+    const std::string op = max ? "argmax" : "argmin";
+    Array in = require_array(x, op);
+    if (in.dtype == DType::BFP16)
+        throw nb::type_error((op + ": bfp16 arrays have no arithmetic; convert with astype(hx.float32)").c_str());
+    if (in.size() == 0) fail(ErrorKind::Message, "attempt to get " + op + " of an empty sequence");
+    int ax = -1;
+    std::vector<bool> mask(static_cast<size_t>(in.ndim()), true);
+    if (!axis.is_none()) {
+        mask = axes_mask(nb::make_tuple(axis), in.ndim(), op);
+        for (size_t i = 0; i < mask.size(); ++i)
+            if (mask[i]) ax = static_cast<int>(i);
+    }
+    std::vector<int64_t> kshape = in.shape;
+    for (size_t i = 0; i < mask.size(); ++i)
+        if (mask[i]) kshape[i] = 1;
+    RuntimeCore& rt = runtime_of(in);
+    Array kout = make_array(rt, in.placement(), kshape, DType::Int64, op);
+    TaskSpec t = arg_reduce_task(max, in, ax, kout, op);
+    submit(rt, t);
+    return wrap(keepdims ? kout : drop_reduced(kout, mask));
+}
+
+// --- matmul ----------------------------------------------------------------------
+
+nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::handle compute, nb::handle rounding) {
+    const std::string op = "matmul";
+    if (is_python_scalar(a_obj) || is_python_scalar(b_obj) || is_numpy_scalar(a_obj) || is_numpy_scalar(b_obj))
+        fail(ErrorKind::Message, "matmul: Input operand does not have enough dimensions (scalars cannot be matrix-multiplied; use multiply)");
+    Context cx;
+    std::vector<Arg> args{classify(a_obj), classify(b_obj)};
+    for (auto& a : args)
+        if (is_array(a.obj)) note_array(cx, a.array, op);
+    if (!out_obj.is_none()) {
+        if (!is_array(out_obj)) throw nb::type_error("matmul: out must be a DeviceArray");
+        note_array(cx, array_of(out_obj), op);
+    }
+    materialize(args, cx, op);
+    Array a = args[0].array, b = args[1].array;
+    if (a.ndim() == 0 || b.ndim() == 0)
+        fail(ErrorKind::Message, "matmul: Input operand does not have enough dimensions");
+    std::string mode_s = compute.is_none() ? "" : nb::cast<std::string>(compute);
+    if (!mode_s.empty() && mode_s != "bf16" && mode_s != "bfp16")
+        fail(ErrorKind::Message, "matmul: compute must be None, 'bf16' or 'bfp16', got '" + mode_s + "'");
+    const std::string round_s = rounding.is_none() ? "floor" : nb::cast<std::string>(rounding);
+    if (round_s != "floor" && round_s != "even")
+        fail(ErrorKind::Message, "matmul: rounding must be 'floor' or 'even', got '" + round_s + "'");
+    // 1-d operands: NumPy's promotion to a row / column, removed afterwards.
+    const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+    if (a1) {
+        a.shape.insert(a.shape.begin(), 1);
+        a.strides.insert(a.strides.begin(), 0);
+    }
+    if (b1) {
+        b.shape.push_back(1);
+        b.strides.push_back(dtype_itemsize(b.dtype));
+        if (b.dtype == DType::BFP16)
+            fail(ErrorKind::Message, "matmul: a 1-d bfp16 right operand cannot be a column (its blocks run along it)");
+    }
+    const int64_t m = a.shape[a.ndim() - 2], k = a.shape[a.ndim() - 1];
+    const int64_t k2 = b.shape[b.ndim() - 2], n = b.shape[b.ndim() - 1];
+    if (k != k2)
+        fail(ErrorKind::Message, "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                                 "signature (n?,k),(k,m?)->(n?,m?) (size " + std::to_string(k2) +
+                                     " is different from " + std::to_string(k) + ")");
+    std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+    std::vector<int64_t> batch = broadcast_shapes({&ba, &bb}, op);
+    std::vector<int64_t> shape = batch;
+    shape.push_back(m);
+    shape.push_back(n);
+    const bool bfp_in = a.dtype == DType::BFP16 || b.dtype == DType::BFP16;
+    auto npu_type = [](DType t) { return t == DType::BFloat16 || t == DType::BFP16; };
+    MatmulMode mode = MatmulMode::Natural;
+    if (mode_s == "bfp16" || bfp_in)
+        mode = MatmulMode::Bfp16;
+    else if (mode_s == "bf16")
+        mode = MatmulMode::Bf16;
+    DType rdt;
+    if (mode == MatmulMode::Natural) {
+        if (bfp_in) rdt = DType::Float32;
+        rdt = promote_types(a.dtype, b.dtype);
+        if (rdt == DType::BFloat16) {
+            mode = MatmulMode::Bf16;
+            rdt = DType::Float32;
+        }
+    } else {
+        rdt = DType::Float32;
+    }
+    if (mode == MatmulMode::Bfp16 && k % 8 != 0)
+        fail(ErrorKind::Message, "matmul(compute='bfp16'): K = " + std::to_string(k) +
+                                     " is not a multiple of 8 (bfp16 blocks run along K)");
+    const bool on_npu = a.placement().npu_bindable() && b.placement().npu_bindable() && npu_type(a.dtype) &&
+                        npu_type(b.dtype);
+    const Lane lane = on_npu ? Lane::Npu : Lane::Compute;
+    std::vector<int64_t> rshape = shape;  // the user-visible result shape
+    if (a1) rshape.erase(rshape.end() - 2);
+    if (b1) rshape.erase(rshape.end() - 1);
+    RuntimeCore& rt = *cx.rt;
+    Placement place = cx.placement;
+    if (on_npu && !place.npu_bindable()) place = a.placement();
+    if (!on_npu && !place.gpu_bindable()) place = a.placement();
+    nb::object result;
+    Array target;  // what the task writes (C-contiguous, dtype rdt, full 2-d shape)
+    Array user;
+    if (!out_obj.is_none()) {
+        user = array_of(out_obj);
+        if (user.shape != rshape)
+            fail(ErrorKind::Message, "matmul: output operand has shape " + shape_str(user.shape) + ", expected " +
+                                         shape_str(rshape));
+        if (!can_cast(rdt, user.dtype, Casting::SameKind))
+            throw nb::type_error(("Cannot cast ufunc 'matmul' output from " + np_dtype_str(rdt) + " to " +
+                                  np_dtype_str(user.dtype) + " with casting rule 'same_kind'")
+                                     .c_str());
+        result = nb::borrow(out_obj);
+        const bool direct = user.dtype == rdt && user.c_contiguous() && !may_overlap(user, a) && !may_overlap(user, b);
+        if (direct) {
+            target = user;
+            target.shape = shape;
+            target.strides = contiguous_strides(shape, rdt);
+        } else {
+            target = make_array(rt, user.placement(), shape, rdt, op);
+        }
+    } else {
+        target = make_array(rt, place, shape, rdt, op);
+        Array v = target;
+        v.shape = rshape;
+        v.strides = contiguous_strides(rshape, rdt);
+        result = wrap(v);
+    }
+    TaskSpec t = matmul_task(a, b, target, lane, mode, round_s == "even", op);
+    submit(rt, t);
+    if (!out_obj.is_none() && target.base != user.base) {
+        Array src = target;
+        src.shape = rshape;
+        src.strides = contiguous_strides(rshape, rdt);
+        TaskSpec c = copy_task(user, Operand::of(src), op);
+        submit(rt, c);
+    }
+    return result;
+}
+
+// --- operators ----------------------------------------------------------------------
+
+nb::object binary(Ufunc op, nb::handle a, nb::handle b) {
+    if (!operator_operand(a) || !operator_operand(b)) return nb::borrow(Py_NotImplemented);
+    CallArgs c;
+    c.inputs = {a, b};
+    c.out = Py_None;
+    c.dtype = Py_None;
+    c.where = Py_True;
+    return ufunc_apply(op, c);
+}
+
+nb::object inplace(Ufunc op, nb::handle self, nb::handle b) {
+    if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
+    CallArgs c;
+    c.inputs = {self, b};
+    c.out = self;
+    c.dtype = Py_None;
+    c.where = Py_True;
+    return ufunc_apply(op, c);
+}
+
+nb::object unary(Ufunc op, nb::handle a) {
+    CallArgs c;
+    c.inputs = {a};
+    c.out = Py_None;
+    c.dtype = Py_None;
+    c.where = Py_True;
+    return ufunc_apply(op, c);
+}
+
+}  // namespace
+
+void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
+    nb::class_<PyUfunc>(m, "ufunc", nb::dynamic_attr(),
+                        "An elementwise function over DeviceArrays (hx.add, hx.exp, ...), run on the GPU compute "
+                        "lane: NumPy's broadcasting, NEP 50 scalar promotion (with ml_dtypes' bfloat16 rules), "
+                        "out=, dtype= and where=. The result is returned at once; its data is ready when the "
+                        "operation completes.")
+        .def("__call__", &ufunc_call, "args"_a, "kwargs"_a,
+             "Apply elementwise: f(*inputs, out=None, dtype=None, where=True) -> DeviceArray (out when given).")
+        .def_prop_ro("nin", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nin; }, "Number of inputs.")
+        .def_prop_ro("nout", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nout; }, "Number of outputs (1).")
+        .def_prop_ro("nargs", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nin + kernels::ufunc_info(u.op).nout; },
+                     "Inputs plus outputs.")
+        .def_prop_ro("ntypes", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nloops; }, "Number of loops.")
+        .def_prop_ro("types", [](const PyUfunc& u) { return loop_types(kernels::ufunc_info(u.op)); },
+                     "The loops as NumPy-style type strings ('ff->f'; bfloat16 is 'E'), in resolution order.")
+        .def_prop_ro("identity", [](const PyUfunc& u) { return identity_object(kernels::ufunc_info(u.op).identity); },
+                     "The reduction identity (None when there is none).")
+        .def("_reduce", &reduce, "x"_a, "axes"_a.none(), "acc_dtype"_a, "out_dtype"_a, "out"_a.none(), "keepdims"_a,
+             "divisor"_a,
+             "Primitive behind reduce(): axes None (all) or a tuple; dtypes resolved by the caller.")
+        .def("__repr__", [](const PyUfunc& u) { return std::string("<hrxarray.ufunc '") + kernels::ufunc_info(u.op).name + "'>"; });
+
+    nb::dict ufuncs;
+    for (int i = 0; i < kernels::kUfuncCount; ++i) {
+        const Ufunc op = static_cast<Ufunc>(i);
+        nb::object u = nb::cast(PyUfunc{op});
+        // An instance attribute: __name__ on the type is the type's own name.
+        u.attr("__name__") = kernels::ufunc_info(op).name;
+        ufuncs[kernels::ufunc_info(op).name] = u;
+    }
+    m.attr("_ufuncs") = ufuncs;
+    m.def("_arg_reduce", &arg_reduce, "x"_a, "axis"_a.none(), "max"_a, "keepdims"_a,
+          "argmax (max=True) or argmin over an axis (None: the flattened array) -> int64 DeviceArray.");
+    m.def("_matmul", &matmul, "a"_a, "b"_a, "out"_a.none() = nb::none(), "compute"_a.none() = nb::none(),
+          "rounding"_a.none() = nb::none(),
+          "Matrix product with NumPy's matmul shapes (see hrxarray.matmul).");
+
+    struct Bin {
+        const char* name;
+        const char* rname;
+        const char* iname;
+        Ufunc op;
+    };
+    static const Bin bins[] = {
+        {"__add__", "__radd__", "__iadd__", Ufunc::Add},
+        {"__sub__", "__rsub__", "__isub__", Ufunc::Subtract},
+        {"__mul__", "__rmul__", "__imul__", Ufunc::Multiply},
+        {"__truediv__", "__rtruediv__", "__itruediv__", Ufunc::Divide},
+        {"__floordiv__", "__rfloordiv__", "__ifloordiv__", Ufunc::FloorDivide},
+        {"__mod__", "__rmod__", "__imod__", Ufunc::Remainder},
+        {"__pow__", "__rpow__", "__ipow__", Ufunc::Power},
+        {"__and__", "__rand__", "__iand__", Ufunc::BitwiseAnd},
+        {"__or__", "__ror__", "__ior__", Ufunc::BitwiseOr},
+        {"__xor__", "__rxor__", "__ixor__", Ufunc::BitwiseXor},
+        {"__lshift__", "__rlshift__", "__ilshift__", Ufunc::LeftShift},
+        {"__rshift__", "__rrshift__", "__irshift__", Ufunc::RightShift},
+    };
+    for (const Bin& bn : bins) {
+        const Ufunc op = bn.op;
+        cls.def(bn.name, [op](nb::handle a, nb::handle b) { return binary(op, a, b); }, nb::is_operator());
+        cls.def(bn.rname, [op](nb::handle a, nb::handle b) { return binary(op, b, a); }, nb::is_operator());
+        cls.def(bn.iname, [op](nb::handle a, nb::handle b) { return inplace(op, a, b); }, nb::is_operator());
+    }
+    static const std::pair<const char*, Ufunc> cmps[] = {
+        {"__eq__", Ufunc::Equal}, {"__ne__", Ufunc::NotEqual}, {"__lt__", Ufunc::Less},
+        {"__le__", Ufunc::LessEqual}, {"__gt__", Ufunc::Greater}, {"__ge__", Ufunc::GreaterEqual},
+    };
+    for (const auto& [nm, op] : cmps) {
+        const Ufunc o = op;
+        cls.def(nm, [o](nb::handle a, nb::handle b) { return binary(o, a, b); }, nb::is_operator());
+    }
+    cls.def("__neg__", [](nb::handle a) { return unary(Ufunc::Negative, a); });
+    cls.def("__pos__", [](nb::handle a) { return unary(Ufunc::Positive, a); });
+    cls.def("__abs__", [](nb::handle a) { return unary(Ufunc::Absolute, a); });
+    cls.def("__invert__", [](nb::handle a) { return unary(Ufunc::Invert, a); });
+    cls.def("__matmul__", [](nb::handle a, nb::handle b) {
+        if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
+        return matmul(a, b, nb::none(), nb::none(), nb::none());
+    }, nb::is_operator());
+    cls.def("__rmatmul__", [](nb::handle a, nb::handle b) {
+        if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
+        return matmul(b, a, nb::none(), nb::none(), nb::none());
+    }, nb::is_operator());
+    cls.def("__imatmul__", [](nb::handle a, nb::handle b) {
+        if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
+        return matmul(a, b, a, nb::none(), nb::none());
+    }, nb::is_operator());
+}
+
+}  // namespace hrx::bind

@@ -1,0 +1,41 @@
+// DLPack plumbing shared by the private _dlpack_* functions and DeviceArray
+// (bind_array.cpp): capsule creation over leased storage, and zero-copy import.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memory/dlpack_abi.h"
+#include "memory/storage.h"
+
+namespace hrx {
+class RuntimeCore;
+}
+
+namespace hrx::bind {
+
+// A capsule over `data` (element [0, ...]) with `strides` in elements. It
+// takes over (take) host lease `lease` of `state` (0: none), which the managed
+// tensor's pure-C++ deleter releases together with its reference on the
+// storage (Note [DLPack ownership] in bind_dlpack.cpp).
+nanobind::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data,
+                                const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                                dlpack::DLDataType dtype, dlpack::DLDevice device, bool readonly, bool copied,
+                                bool versioned);
+
+// A zero-copy import of a capsule or DLPack producer as HostVisible storage of
+// `runtime` (the capsule is marked used). Strides in elements.
+struct DlpackImport {
+    std::shared_ptr<Buffer> buffer;
+    uint64_t offset = 0;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+    std::string dtype;
+    bool readonly = false;
+};
+DlpackImport dlpack_import_raw(nanobind::handle obj, const std::shared_ptr<RuntimeCore>& runtime);
+
+}  // namespace hrx::bind
