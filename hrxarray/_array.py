@@ -336,6 +336,8 @@ def _getitem(self, key):
         if isinstance(k, slice):
             start, stop, step = k.indices(size)
             n = builtins.max(0, (stop - start + (step - (1 if step > 0 else -1))) // step)
+            if n == 0:
+                start = 0  # an empty view addresses nothing: keep its offset inside the buffer
             if bfp and last:
                 if step != 1 or start % 8 or (n % 8 and stop != size) or n % 8:
                     raise IndexError("a bfp16 array's last axis can only be sliced with step 1 at block "
@@ -862,7 +864,7 @@ _ARRAY_FUNCTIONS = {
 }
 if hasattr(np, "astype"):
     _ARRAY_FUNCTIONS[np.astype] = astype
-if hasattr(np, "permute_dims"):
+if hasattr(np, "permute_dims") and np.permute_dims is not np.transpose:
     _ARRAY_FUNCTIONS[np.permute_dims] = permute_dims
 
 

@@ -35,6 +35,8 @@ RuntimeCore& runtime_of(const Array& a);
 std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::shared_ptr<RuntimeCore>& fallback);
 // Placement from a Python placement object or None (-> Shared(default NPU) of rt).
 Placement placement_from_py(nanobind::handle h, RuntimeCore& rt, const std::string& op);
+// The placement (None: Shared of the default NPU) and the runtime it belongs to.
+std::pair<std::shared_ptr<RuntimeCore>, Placement> runtime_and_placement(nanobind::handle h, const std::string& op);
 
 // Submits a task, waiting (GIL released) while the runtime is full, and
 // records the completion as a writer of every written base.

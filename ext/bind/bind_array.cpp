@@ -120,6 +120,12 @@ std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::sh
     return p.names_npu() ? p.runtime : fallback;
 }
 
+std::pair<std::shared_ptr<RuntimeCore>, Placement> runtime_and_placement(nb::handle h, const std::string& op) {
+    auto rt = default_runtime();
+    Placement p = placement_from_py(h, *rt, op);
+    return {placement_runtime(p, rt), p};
+}
+
 Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op) {
     if (h.is_none()) {
         Placement p;
@@ -279,7 +285,7 @@ Array array_from_host(nb::handle obj, const DType* dtype, const Placement& place
     const std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
     if (kind != "b" && kind != "i" && kind != "u" && kind != "f" && kind != "V")
         throw nb::type_error((op + ": cannot convert data of dtype " +
-                              nb::cast<std::string>(nb::str(arr.attr("dtype"))) +
+                              nb::cast<std::string>(nb::str(nb::object(arr.attr("dtype")))) +
                               " (hrxarray arrays hold booleans, integers and floats)")
                                  .c_str());
     HostBlock b = host_block(arr, op);
@@ -479,10 +485,7 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
     if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
     std::shared_ptr<RuntimeCore> rt = default_runtime();
     if (is_array(obj)) rt = runtime_of(array_of(obj)).shared_from_this();
-    if (!placement_obj.is_none()) {
-        const Placement& p = nb::cast<const PyPlacement&>(placement_obj).value;
-        rt = placement_runtime(p, rt);
-    }
+    if (!placement_obj.is_none()) rt = placement_runtime(placement_from_py(placement_obj, *rt, op), rt);
     Array src;
     if (is_array(obj)) {
         src = array_of(obj);  // our own export would alias the storage: take a view instead
@@ -632,9 +635,7 @@ void bind_array(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype, nb::handle placement) {
             const std::string op = "empty";
             const DType t = dtype_from_py(dtype, op);
-            auto rt = default_runtime();
-            if (!placement.is_none()) rt = placement_runtime(nb::cast<const PyPlacement&>(placement).value, rt);
-            Placement p = placement_from_py(placement, *rt, op);
+            auto [rt, p] = runtime_and_placement(placement, op);
             return wrap(make_array(*rt, p, int_vector(shape, op, "shape"), t, op));
         },
         "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "A new zero-filled C-contiguous array.");
@@ -642,9 +643,7 @@ void bind_array(nb::module_& m) {
         "_from_host",
         [](nb::handle obj, nb::handle dtype, nb::handle placement) {
             const std::string op = "asarray";
-            auto rt = default_runtime();
-            if (!placement.is_none()) rt = placement_runtime(nb::cast<const PyPlacement&>(placement).value, rt);
-            Placement p = placement_from_py(placement, *rt, op);
+            auto [rt, p] = runtime_and_placement(placement, op);
             DType t;
             const DType* tp = nullptr;
             if (!dtype.is_none()) {
