@@ -102,14 +102,14 @@ def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | 
         out._copy_from(obj)
         return out
     if not isinstance(obj, (np.ndarray, np.generic, list, tuple, int, float, bool)) and hasattr(obj, "__dlpack__"):
-        if copy is False and placement is None:
-            x = from_dlpack(obj, copy=False)
+        # Zero-copy import first; any copy (placement, dtype) happens before returning.
+        if copy is False:
+            x = from_dlpack(obj, placement=placement, copy=False)
             if want is not None and want != x.dtype:
                 raise ValueError("asarray(copy=False): a dtype change needs a copy")
             return x
-        x = from_dlpack(obj)
-        return asarray(x, dtype=dtype, placement=placement if placement is not None else _default_placement(),
-                       copy=None if copy is None else False if x.placement == placement else copy)
+        return _core._from_dlpack(obj, _default_placement() if placement is None else placement,
+                                  copy, None if want is None else ("bfp16" if _is_bfp16(want) else want))
     if copy is False:
         raise ValueError("asarray(copy=False): host data must be copied into device memory; "
                          "use hx.from_dlpack(obj) for a zero-copy import of a host array")

@@ -317,6 +317,9 @@ def test17_torch_round_trips():
     hx.multiply(y, 2, out=y)
     y.block_until_ready()
     assert src[1].item() == -10
+    w = hx.asarray(src, dtype=np.float32)  # a copy, taken before asarray returns
+    src[0] = 1000
+    assert w.dtype == np.float32 and float(w[0]) == 0.0
     z = hx.from_dlpack(torch.tensor([1.0, 2.0], dtype=torch.bfloat16))
     assert z.dtype == BF16
     np.testing.assert_array_equal(hx.to_numpy(z).astype(np.float32), [1.0, 2.0])

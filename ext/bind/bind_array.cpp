@@ -142,22 +142,10 @@ Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op
 }
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
-    // Kernel errors name the operation (the region's message adds the lane).
-    if (task.fn) {
-        task.fn = [fn = std::move(task.fn), op = task.op] {
-            try {
-                fn();
-            } catch (const Error&) {
-                throw;
-            } catch (const std::exception& e) {
-                throw std::domain_error(op + ": " + e.what());
-            }
-        };
-    }
     for (;;) {
         auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op);
         if (c) {
-            for (auto& b : task.written) b->add_writer(c);
+            if (task.written) task.written->add_writer(c);
             return c;
         }
         nb::gil_scoped_release release;
@@ -194,7 +182,7 @@ const Array& array_of(nb::handle h) { return nb::cast<const PyArray&>(h).a; }
 
 namespace {
 
-nb::tuple int_tuple(const std::vector<int64_t>& v) {
+nb::tuple int_tuple(const Dims& v) {
     nb::list l;
     for (int64_t x : v) l.append(x);
     return nb::tuple(l);
@@ -229,8 +217,8 @@ std::vector<int64_t> int_vector(nb::handle h, const std::string& op, const char*
 // Host memory of a NumPy array: pointer, shape and byte strides.
 struct HostBlock {
     uint8_t* data = nullptr;
-    std::vector<int64_t> shape;
-    std::vector<int64_t> strides;
+    Dims shape;
+    Dims strides;
     DType dtype = DType::Float64;
     bool writable = false;
 };
@@ -309,7 +297,7 @@ Array array_from_host(nb::handle obj, const DType* dtype, const Placement& place
 namespace {
 
 // A fresh NumPy array of `shape` and dtype `dt` and its data pointer.
-std::pair<nb::object, uint8_t*> new_numpy(const std::vector<int64_t>& shape, DType dt) {
+std::pair<nb::object, uint8_t*> new_numpy(const Dims& shape, DType dt) {
     nb::object out = numpy().attr("empty")(int_tuple(shape), dtype_object(dt));
     nb::dict iface = nb::cast<nb::dict>(out.attr("__array_interface__"));
     auto* p = reinterpret_cast<uint8_t*>(nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]));
@@ -468,7 +456,7 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
         std::vector<int64_t> strides(c.strides.size());
         for (size_t i = 0; i < strides.size(); ++i) strides[i] = c.strides[i] / item;
         const uint64_t lease = c.base->storage()->acquire_host_lease(true, op, "DLPack export (copied) of " + a.describe());
-        return dlpack_capsule(c.base->storage(), lease, c.data(), c.shape, strides, dl, DLDevice{kDLCPU, 0}, false,
+        return dlpack_capsule(c.base->storage(), lease, c.data(), c.shape.vec(), strides, dl, DLDevice{kDLCPU, 0}, false,
                               true, versioned);
     }
     std::vector<int64_t> strides(a.strides.size());
@@ -476,10 +464,10 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     const uint64_t lease =
         take_lease(a, !readonly, op,
                    std::string("DLPack export (") + (readonly ? "read-only" : "writable") + ") of " + a.describe());
-    return dlpack_capsule(a.base->storage(), lease, a.data(), a.shape, strides, dl, target, readonly, false, versioned);
+    return dlpack_capsule(a.base->storage(), lease, a.data(), a.shape.vec(), strides, dl, target, readonly, false, versioned);
 }
 
-nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy) {
+nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy, nb::handle dtype_obj) {
     const std::string op = "from_dlpack";
     int copy_mode = -1;
     if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
@@ -505,14 +493,32 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
     }
     const bool want_place = !placement_obj.is_none();
     Placement place = want_place ? placement_from_py(placement_obj, *rt, op) : src.placement();
-    const bool needs_copy = copy_mode == 1 || !(place == src.placement());
+    const DType target = dtype_obj.is_none() ? src.dtype : dtype_from_py(dtype_obj, op);
+    const bool needs_copy = copy_mode == 1 || !(place == src.placement()) || target != src.dtype;
     if (!needs_copy) return wrap(src);
     if (copy_mode == 0)
         throw nb::buffer_error((op + ": placement " + place.repr() + " differs from the producer's memory (" +
                                 src.placement().repr() + "), so a copy is needed, and copy=False forbids it")
                                    .c_str());
     if (!want_place) place = placement_from_py(nb::none(), *rt, op);
-    Array dst = make_array(*rt, place, src.shape, src.dtype, op);
+    if (!is_array(obj)) {
+        // A foreign producer's memory: copy now, as asarray does with host
+        // data, so that the producer may change it as soon as we return.
+        const bool gpu_local = place.kind == PlacementKind::GpuLocal;
+        Placement hv;
+        hv.kind = PlacementKind::HostVisible;
+        Array dst = make_array(*rt, gpu_local ? hv : place, src.shape, target, op);
+        {
+            nb::gil_scoped_release release;
+            write_from_host(dst, src.data(), src.strides, src.dtype, op);
+        }
+        if (!gpu_local) return wrap(dst);
+        Array dev = make_array(*rt, place, src.shape, target, op);
+        TaskSpec t = copy_task(dev, Operand::of(dst), op);
+        submit(*rt, t);
+        return wrap(dev);
+    }
+    Array dst = make_array(*rt, place, src.shape, target, op);
     TaskSpec t = copy_task(dst, Operand::of(src), op);
     submit(*rt, t);
     return wrap(dst);
@@ -532,10 +538,10 @@ nb::object copy_into(const PyArray& dst, nb::handle src, bool even) {
     Operand s;
     if (is_array(src)) {
         s = Operand::of(array_of(src));
-        if (&runtime_of(s.array) != &rt) fail(ErrorKind::Message, op + ": the source belongs to another runtime");
-        if (may_overlap(s.array, dst.a) && !same_layout(s.array, dst.a)) {
+        if (&runtime_of(s.arr()) != &rt) fail(ErrorKind::Message, op + ": the source belongs to another runtime");
+        if (may_overlap(s.arr(), dst.a) && !same_layout(s.arr(), dst.a)) {
             // NumPy's overlap rule: read everything before writing.
-            Array tmp = make_array(rt, s.array.placement(), s.array.shape, s.array.dtype, op);
+            Array tmp = make_array(rt, s.arr().placement(), s.arr().shape, s.arr().dtype, op);
             TaskSpec t0 = copy_task(tmp, s, op);
             submit(rt, t0);
             s = Operand::of(tmp);
@@ -655,6 +661,7 @@ void bind_array(nb::module_& m) {
         "obj"_a, "dtype"_a.none() = nb::none(), "placement"_a.none() = nb::none(),
         "A new array holding a copy of host data (anything numpy.asarray takes), converted to dtype.");
     m.def("_from_dlpack", &from_dlpack, "obj"_a, "placement"_a.none() = nb::none(), "copy"_a.none() = nb::none(),
+          "dtype"_a.none() = nb::none(),
           "Import a DLPack producer or capsule (zero-copy for host producers; copies into `placement` when it "
           "differs, or with copy=True).");
     bind_ufuncs(m, cls);

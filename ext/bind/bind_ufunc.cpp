@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 
 #include "array_bind.h"
 #include "bindings.h"
@@ -139,7 +140,9 @@ enum class ArgKind : uint8_t { Array, StrongScalar, WeakBool, WeakInt, WeakFloat
 struct Arg {
     ArgKind kind = ArgKind::Array;
     nb::handle obj;
-    Array array;
+    const Array* ref = nullptr;  // a DeviceArray argument's own Array (alive for the call)
+    Array own;                   // host data converted for the call
+    const Array& arr() const { return ref ? *ref : own; }
     DType dtype = DType::Float64;  // arrays and strong scalars; weak ones get theirs in resolve
 };
 
@@ -184,8 +187,8 @@ Arg classify(nb::handle h) {
     Arg a;
     a.obj = h;
     if (is_array(h)) {
-        a.array = array_of(h);
-        a.dtype = a.array.dtype;
+        a.ref = &array_of(h);
+        a.dtype = a.ref->dtype;
     } else if (PyBool_Check(h.ptr())) {
         a.kind = ArgKind::WeakBool;
     } else if (PyLong_Check(h.ptr())) {
@@ -204,18 +207,19 @@ Arg classify(nb::handle h) {
 }
 
 // Host data (NumPy arrays, lists) becomes an array in the operation's placement.
-void materialize(std::vector<Arg>& args, Context& cx, const std::string& op) {
+void materialize(std::span<Arg> args, Context& cx, const std::string& op) {
     for (auto& a : args)
         if (a.kind == ArgKind::Array && !is_array(a.obj)) {
             finish_context(cx, op);
-            a.array = array_from_host(a.obj, nullptr, cx.placement, *cx.rt, op);
-            a.dtype = a.array.dtype;
+            a.own = array_from_host(a.obj, nullptr, cx.placement, *cx.rt, op);
+            a.ref = nullptr;
+            a.dtype = a.own.dtype;
         }
 }
 
 // NEP 50: Python scalars take the kind-compatible dtype of the typed operands
 // (`mask` says which operands take part in promotion).
-void resolve_weak(std::vector<Arg>& args, const std::vector<bool>& mask, bool comparison) {
+void resolve_weak(std::span<Arg> args, const bool* mask, bool comparison) {
     bool any = false;
     DType p = DType::Bool;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -251,8 +255,11 @@ void resolve_weak(std::vector<Arg>& args, const std::vector<bool>& mask, bool co
     }
 }
 
-Operand to_operand(const Arg& a, const std::string& op) {
-    if (a.kind == ArgKind::Array) return Operand::of(a.array);
+Operand to_operand(Arg&& a, const std::string& op) {
+    if (a.kind == ArgKind::Array) {
+        if (a.ref) return Operand::borrow(*a.ref);
+        return Operand::of(std::move(a.own));
+    }
     return scalar_operand(a.obj, a.dtype, op);
 }
 
@@ -280,7 +287,8 @@ const UfuncLoop* loop_for_dtype(Ufunc op, const std::vector<DType>& ins, DType w
 }
 
 struct CallArgs {
-    std::vector<nb::handle> inputs;
+    nb::handle inputs[3];
+    size_t nin = 0;
     nb::handle out;
     nb::handle dtype;
     nb::handle where;
@@ -289,8 +297,9 @@ struct CallArgs {
 nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
     const UfuncInfo& info = kernels::ufunc_info(op);
     const std::string name = info.name;
-    std::vector<Arg> args;
-    args.reserve(c.inputs.size());
+    // Fixed-size storage: this is the per-operation path (no heap here).
+    Arg args[3];
+    const size_t n = c.nin;
     Context cx;
     nb::handle out_obj = c.out;
     if (!out_obj.is_none() && PyTuple_Check(out_obj.ptr())) {
@@ -306,11 +315,11 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
                                      .c_str());
         note_array(cx, array_of(out_obj), name);
     }
-    for (nb::handle h : c.inputs) {
-        args.push_back(classify(h));
-        if (is_array(h)) note_array(cx, args.back().array, name);
+    for (size_t i = 0; i < n; ++i) {
+        args[i] = classify(c.inputs[i]);
+        if (args[i].kind == ArgKind::Array && is_array(c.inputs[i])) note_array(cx, args[i].arr(), name);
     }
-    materialize(args, cx, name);
+    materialize(std::span<Arg>(args, n), cx, name);
     // where= (default True: everywhere)
     bool where_all = true, where_none = false;
     Arg where_arg;
@@ -319,52 +328,54 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
             where_none = true;
         } else {
             where_all = false;
-            std::vector<Arg> w{classify(c.where)};
-            if (is_array(c.where)) note_array(cx, w[0].array, name);
-            materialize(w, cx, name);
-            if (w[0].kind != ArgKind::Array || w[0].dtype != DType::Bool)
+            where_arg = classify(c.where);
+            if (is_array(c.where)) note_array(cx, where_arg.arr(), name);
+            materialize(std::span<Arg>(&where_arg, 1), cx, name);
+            if (where_arg.kind != ArgKind::Array || where_arg.dtype != DType::Bool)
                 throw nb::type_error((name + ": where must be a boolean array (got " +
-                                      (w[0].kind == ArgKind::Array ? std::string(dtype_name(w[0].dtype))
-                                                                   : std::string("a scalar")) +
+                                      (where_arg.kind == ArgKind::Array ? std::string(dtype_name(where_arg.dtype))
+                                                                        : std::string("a scalar")) +
                                       ")")
                                          .c_str());
-            where_arg = w[0];
         }
     }
     finish_context(cx, name);
-    std::vector<bool> mask(args.size(), true);
+    bool mask[3] = {true, true, true};
     if (op == Ufunc::Where) mask[0] = false;
-    resolve_weak(args, mask, is_comparison(op));
-    std::vector<DType> ins;
-    for (auto& a : args) {
-        if (a.dtype == DType::BFP16)
+    resolve_weak(std::span<Arg>(args, n), mask, is_comparison(op));
+    DType ins[3] = {};
+    for (size_t i = 0; i < n; ++i) {
+        if (args[i].dtype == DType::BFP16)
             throw nb::type_error((name + ": bfp16 arrays are a block storage format without elementwise "
                                          "arithmetic; convert with x.astype(hx.float32) first")
                                      .c_str());
-        ins.push_back(a.dtype);
+        ins[i] = args[i].dtype;
     }
     if (op == Ufunc::Where) ins[0] = DType::Bool;
     const UfuncLoop* loop;
     if (!c.dtype.is_valid() || c.dtype.is_none()) {
-        loop = kernels::resolve_loop(op, ins.data());
+        loop = kernels::resolve_loop(op, ins);
         if (!loop)
-            throw nb::type_error(("ufunc '" + name + "' not supported for the input types (" + type_list(ins) +
+            throw nb::type_error(("ufunc '" + name + "' not supported for the input types (" +
+                                  type_list(std::vector<DType>(ins, ins + n)) +
                                   "), and the inputs could not be safely coerced to any supported types")
                                      .c_str());
     } else {
-        loop = loop_for_dtype(op, ins, dtype_from_py(c.dtype, name), name);
+        loop = loop_for_dtype(op, std::vector<DType>(ins, ins + n), dtype_from_py(c.dtype, name), name);
     }
-    std::vector<const std::vector<int64_t>*> shapes;
-    std::vector<Operand> operands;
-    operands.reserve(args.size());
-    for (auto& a : args) operands.push_back(to_operand(a, name));
-    for (auto& o : operands) shapes.push_back(&o.shape());
+    Operand operands[3];
+    const Dims* shapes[4];
+    size_t nshapes = 0;
+    for (size_t i = 0; i < n; ++i) {
+        operands[i] = to_operand(std::move(args[i]), name);
+        shapes[nshapes++] = &operands[i].shape();
+    }
     Operand where_op;
     if (!where_all && !where_none) {
-        where_op = Operand::of(where_arg.array);
-        shapes.push_back(&where_op.array.shape);
+        where_op = where_arg.ref ? Operand::borrow(*where_arg.ref) : Operand::of(where_arg.own);
+        shapes[nshapes++] = &where_op.arr().shape;
     }
-    std::vector<int64_t> shape = broadcast_shapes(shapes, name);
+    Dims shape = broadcast_shapes(std::span<const Dims* const>(shapes, nshapes), name);
     nb::object result;
     Array out;
     if (has_out) {
@@ -382,7 +393,8 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
         result = wrap(out);
     }
     if (where_none) return result;
-    TaskSpec t = ufunc_task(op, *loop, operands, out, where_all ? nullptr : &where_op, name);
+    TaskSpec t = ufunc_task(op, *loop, std::span<const Operand>(operands, n), out, where_all ? nullptr : &where_op,
+                            name);
     submit(*cx.rt, t);
     return result;
 }
@@ -400,7 +412,8 @@ nb::object ufunc_call(const PyUfunc& u, nb::args args, nb::kwargs kwargs) {
                               " were given")
                                  .c_str());
     CallArgs c;
-    for (size_t i = 0; i < info.nin; ++i) c.inputs.push_back(args[i]);
+    for (size_t i = 0; i < info.nin; ++i) c.inputs[i] = args[i];
+    c.nin = info.nin;
     c.out = n > info.nin ? nb::handle(args[info.nin]) : nb::handle(Py_None);
     c.dtype = Py_None;
     c.where = Py_True;
@@ -422,6 +435,31 @@ nb::object ufunc_call(const PyUfunc& u, nb::args args, nb::kwargs kwargs) {
             throw nb::type_error((std::string(info.name) + "() got an unexpected keyword argument '" + key + "'").c_str());
         }
     }
+    return ufunc_apply(u.op, c);
+}
+
+// The fast overload: keywords bound by nanobind, no kwargs dict. Unknown
+// keywords fall through to ufunc_call, which names them.
+nb::object ufunc_call_kw(const PyUfunc& u, nb::args args, nb::handle out, nb::handle dtype, nb::handle where,
+                         nb::handle casting) {
+    const UfuncInfo& info = kernels::ufunc_info(u.op);
+    const size_t n = args.size();
+    if (n != info.nin || !(casting.is_none() ||
+                           (nb::isinstance<nb::str>(casting) && nb::cast<std::string>(casting) == "same_kind"))) {
+        nb::kwargs kw;
+        kw["out"] = out;
+        kw["dtype"] = dtype;
+        kw["where"] = where;
+        if (!casting.is_none()) kw["casting"] = casting;
+        if (n > info.nin && out.is_none()) kw.attr("pop")("out");
+        return ufunc_call(u, args, kw);
+    }
+    CallArgs c;
+    for (size_t i = 0; i < n; ++i) c.inputs[i] = args[i];
+    c.nin = n;
+    c.out = out;
+    c.dtype = dtype;
+    c.where = where;
     return ufunc_apply(u.op, c);
 }
 
@@ -520,7 +558,7 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
     const std::vector<bool> mask = axes_mask(axes, in.ndim(), op);
     const DType acc = dtype_from_py(acc_dtype, op);
     const DType odt = dtype_from_py(out_dtype, op);
-    std::vector<int64_t> kshape = in.shape;
+    Dims kshape = in.shape;
     bool empty_reduction = false;
     for (size_t i = 0; i < mask.size(); ++i)
         if (mask[i]) {
@@ -536,7 +574,7 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
     if (!out_obj.is_none()) {
         if (!is_array(out_obj)) throw nb::type_error((op + ": out must be a DeviceArray").c_str());
         Array o = array_of(out_obj);
-        std::vector<int64_t> want = keepdims ? kshape : drop_reduced(Array{nullptr, 0, kshape, kshape, odt}, mask).shape;
+        Dims want = keepdims ? kshape : drop_reduced(Array{nullptr, 0, kshape, kshape, odt}, mask).shape;
         if (o.shape != want)
             fail(ErrorKind::Message, op + ": output parameter has shape " + shape_str(o.shape) + ", expected " +
                                          shape_str(want));
@@ -568,7 +606,7 @@ nb::object arg_reduce(nb::handle x, nb::handle axis, bool max, bool keepdims) {
         for (size_t i = 0; i < mask.size(); ++i)
             if (mask[i]) ax = static_cast<int>(i);
     }
-    std::vector<int64_t> kshape = in.shape;
+    Dims kshape = in.shape;
     for (size_t i = 0; i < mask.size(); ++i)
         if (mask[i]) kshape[i] = 1;
     RuntimeCore& rt = runtime_of(in);
@@ -585,15 +623,15 @@ nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::ha
     if (is_python_scalar(a_obj) || is_python_scalar(b_obj) || is_numpy_scalar(a_obj) || is_numpy_scalar(b_obj))
         fail(ErrorKind::Message, "matmul: Input operand does not have enough dimensions (scalars cannot be matrix-multiplied; use multiply)");
     Context cx;
-    std::vector<Arg> args{classify(a_obj), classify(b_obj)};
+    Arg args[2] = {classify(a_obj), classify(b_obj)};
     for (auto& a : args)
-        if (is_array(a.obj)) note_array(cx, a.array, op);
+        if (is_array(a.obj)) note_array(cx, a.arr(), op);
     if (!out_obj.is_none()) {
         if (!is_array(out_obj)) throw nb::type_error("matmul: out must be a DeviceArray");
         note_array(cx, array_of(out_obj), op);
     }
-    materialize(args, cx, op);
-    Array a = args[0].array, b = args[1].array;
+    materialize(std::span<Arg>(args, 2), cx, op);
+    Array a = args[0].arr(), b = args[1].arr();
     if (a.ndim() == 0 || b.ndim() == 0)
         fail(ErrorKind::Message, "matmul: Input operand does not have enough dimensions");
     std::string mode_s = compute.is_none() ? "" : nb::cast<std::string>(compute);
@@ -620,9 +658,10 @@ nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::ha
         fail(ErrorKind::Message, "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
                                  "signature (n?,k),(k,m?)->(n?,m?) (size " + std::to_string(k2) +
                                      " is different from " + std::to_string(k) + ")");
-    std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
-    std::vector<int64_t> batch = broadcast_shapes({&ba, &bb}, op);
-    std::vector<int64_t> shape = batch;
+    Dims ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+    const Dims* batch_shapes[2] = {&ba, &bb};
+    Dims batch = broadcast_shapes(batch_shapes, op);
+    Dims shape = batch;
     shape.push_back(m);
     shape.push_back(n);
     const bool bfp_in = a.dtype == DType::BFP16 || b.dtype == DType::BFP16;
@@ -649,7 +688,7 @@ nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::ha
     const bool on_npu = a.placement().npu_bindable() && b.placement().npu_bindable() && npu_type(a.dtype) &&
                         npu_type(b.dtype);
     const Lane lane = on_npu ? Lane::Npu : Lane::Compute;
-    std::vector<int64_t> rshape = shape;  // the user-visible result shape
+    Dims rshape = shape;  // the user-visible result shape
     if (a1) rshape.erase(rshape.end() - 2);
     if (b1) rshape.erase(rshape.end() - 1);
     RuntimeCore& rt = *cx.rt;
@@ -701,7 +740,9 @@ nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::ha
 nb::object binary(Ufunc op, nb::handle a, nb::handle b) {
     if (!operator_operand(a) || !operator_operand(b)) return nb::borrow(Py_NotImplemented);
     CallArgs c;
-    c.inputs = {a, b};
+    c.inputs[0] = a;
+    c.inputs[1] = b;
+    c.nin = 2;
     c.out = Py_None;
     c.dtype = Py_None;
     c.where = Py_True;
@@ -711,7 +752,9 @@ nb::object binary(Ufunc op, nb::handle a, nb::handle b) {
 nb::object inplace(Ufunc op, nb::handle self, nb::handle b) {
     if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
     CallArgs c;
-    c.inputs = {self, b};
+    c.inputs[0] = self;
+    c.inputs[1] = b;
+    c.nin = 2;
     c.out = self;
     c.dtype = Py_None;
     c.where = Py_True;
@@ -720,7 +763,8 @@ nb::object inplace(Ufunc op, nb::handle self, nb::handle b) {
 
 nb::object unary(Ufunc op, nb::handle a) {
     CallArgs c;
-    c.inputs = {a};
+    c.inputs[0] = a;
+    c.nin = 1;
     c.out = Py_None;
     c.dtype = Py_None;
     c.where = Py_True;
@@ -735,8 +779,11 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
                         "lane: NumPy's broadcasting, NEP 50 scalar promotion (with ml_dtypes' bfloat16 rules), "
                         "out=, dtype= and where=. The result is returned at once; its data is ready when the "
                         "operation completes.")
-        .def("__call__", &ufunc_call, "args"_a, "kwargs"_a,
+        .def("__call__", &ufunc_call_kw, "args"_a, nb::kw_only(), "out"_a.none() = nb::none(),
+             "dtype"_a.none() = nb::none(), "where"_a.none() = nb::bool_(true), "casting"_a.none() = nb::none(),
              "Apply elementwise: f(*inputs, out=None, dtype=None, where=True) -> DeviceArray (out when given).")
+        .def("__call__", &ufunc_call, "args"_a, "kwargs"_a,
+             "Apply elementwise (any other keywords are refused with a TypeError naming them).")
         .def_prop_ro("nin", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nin; }, "Number of inputs.")
         .def_prop_ro("nout", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nout; }, "Number of outputs (1).")
         .def_prop_ro("nargs", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nin + kernels::ufunc_info(u.op).nout; },

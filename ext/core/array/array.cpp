@@ -12,10 +12,7 @@ namespace hrx {
 void ArrayBase::add_writer(std::shared_ptr<CompletionState> c) {
     std::lock_guard<std::mutex> lock(mu_);
     writers_.erase(std::remove_if(writers_.begin(), writers_.end(),
-                                  [](const auto& w) {
-                                      return w->done() &&
-                                             w->outcome().status == CompletionState::Status::Succeeded;
-                                  }),
+                                  [](const auto& w) { return w->status() == CompletionState::Status::Succeeded; }),
                    writers_.end());
     writers_.push_back(std::move(c));
 }
@@ -89,8 +86,8 @@ std::string Array::describe() const {
     return std::string(dtype_name(dtype)) + " array of shape " + shape_str(shape) + " on " + buffer()->describe();
 }
 
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape, DType dtype) {
-    std::vector<int64_t> s(shape.size());
+Dims contiguous_strides(const Dims& shape, DType dtype) {
+    Dims s(shape.size());
     int64_t step = dtype == DType::BFP16 ? 9 : dtype_itemsize(dtype);
     for (size_t i = shape.size(); i-- > 0;) {
         s[i] = step;
@@ -102,7 +99,7 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape, DType
     return s;
 }
 
-int64_t checked_size(const std::vector<int64_t>& shape, DType dtype, const std::string& op) {
+int64_t checked_size(const Dims& shape, DType dtype, const std::string& op) {
     if (shape.size() > static_cast<size_t>(kMaxDims))
         fail(ErrorKind::Message, op + ": at most " + std::to_string(kMaxDims) + " dimensions are supported, got " +
                                      std::to_string(shape.size()));
@@ -119,7 +116,7 @@ int64_t checked_size(const std::vector<int64_t>& shape, DType dtype, const std::
     return static_cast<int64_t>(n);
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
+std::string shape_str(const Dims& shape) {
     std::string s = "(";
     for (size_t i = 0; i < shape.size(); ++i) {
         if (i) s += ", ";

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "array/dims.h"
 #include "kernels/dtype.h"
 #include "memory/storage.h"
 #include "runtime/graph.h"
@@ -62,8 +63,8 @@ private:
 struct Array {
     std::shared_ptr<ArrayBase> base;
     int64_t offset = 0;
-    std::vector<int64_t> shape;
-    std::vector<int64_t> strides;
+    Dims shape;
+    Dims strides;
     DType dtype = DType::Float32;
 
     int ndim() const { return static_cast<int>(shape.size()); }
@@ -84,11 +85,11 @@ struct Array {
 };
 
 // The C-contiguous byte strides of `shape` for `dtype` (BFP16: blocks along the last axis).
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape, DType dtype);
+Dims contiguous_strides(const Dims& shape, DType dtype);
 // Product of the shape; ValueError naming `op` when it overflows int64 or a dimension is negative.
-int64_t checked_size(const std::vector<int64_t>& shape, DType dtype, const std::string& op);
+int64_t checked_size(const Dims& shape, DType dtype, const std::string& op);
 // "(2, 3)" / "(5,)" / "()".
-std::string shape_str(const std::vector<int64_t>& shape);
+std::string shape_str(const Dims& shape);
 // Whether two arrays may touch the same bytes (same storage, overlapping extents).
 bool may_overlap(const Array& a, const Array& b);
 // Whether two arrays address exactly the same elements in the same order.

@@ -21,12 +21,12 @@ namespace hrx {
 
 using kernels::StridedArg;
 
-const std::vector<int64_t>& Operand::shape() const {
-    static const std::vector<int64_t> scalar_shape;
-    return scalar ? scalar_shape : array.shape;
+const Dims& Operand::shape() const {
+    static const Dims scalar_shape{};
+    return scalar ? scalar_shape : arr().shape;
 }
 
-Array make_array(RuntimeCore& rt, const Placement& placement, const std::vector<int64_t>& shape, DType dtype,
+Array make_array(RuntimeCore& rt, const Placement& placement, const Dims& shape, DType dtype,
                  const std::string& op) {
     checked_size(shape, dtype, op);
     Array a;
@@ -39,10 +39,10 @@ Array make_array(RuntimeCore& rt, const Placement& placement, const std::vector<
     return a;
 }
 
-std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes, const std::string& op) {
+Dims broadcast_shapes(std::span<const Dims* const> shapes, const std::string& op) {
     size_t nd = 0;
     for (auto* s : shapes) nd = std::max(nd, s->size());
-    std::vector<int64_t> out(nd, 1);
+    Dims out(nd, 1);
     for (auto* s : shapes) {
         const size_t pad = nd - s->size();
         for (size_t i = 0; i < s->size(); ++i) {
@@ -61,8 +61,8 @@ std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_
     return out;
 }
 
-std::vector<int64_t> broadcast_strides(const Array& a, const std::vector<int64_t>& shape) {
-    std::vector<int64_t> s(shape.size(), 0);
+Dims broadcast_strides(const Array& a, const Dims& shape) {
+    Dims s(shape.size(), 0);
     const size_t pad = shape.size() - a.shape.size();
     for (size_t i = 0; i < a.shape.size(); ++i) s[pad + i] = a.shape[i] == 1 ? 0 : a.strides[i];
     return s;
@@ -104,7 +104,7 @@ namespace {
 struct ArgPlan {
     uint8_t* data = nullptr;
     DType dtype = DType::Float32;
-    std::vector<int64_t> strides;
+    Dims strides;
     bool scalar = false;
     alignas(8) uint8_t value[8] = {};
     // Overlaps the output without being it: copied to a temporary first.
@@ -113,7 +113,7 @@ struct ArgPlan {
     StridedArg arg() const { return StridedArg{scalar ? const_cast<uint8_t*>(value) : data, dtype, strides.data()}; }
 };
 
-ArgPlan plan_operand(const Operand& o, const std::vector<int64_t>& shape) {
+ArgPlan plan_operand(const Operand& o, const Dims& shape) {
     ArgPlan p;
     p.dtype = o.dtype;
     if (o.scalar) {
@@ -121,8 +121,8 @@ ArgPlan plan_operand(const Operand& o, const std::vector<int64_t>& shape) {
         std::memcpy(p.value, o.value, sizeof p.value);
         p.strides.assign(shape.size(), 0);
     } else {
-        p.data = o.array.data();
-        p.strides = broadcast_strides(o.array, shape);
+        p.data = o.arr().data();
+        p.strides = broadcast_strides(o.arr(), shape);
     }
     return p;
 }
@@ -135,7 +135,7 @@ ArgPlan plan_array(const Array& a) {
     return p;
 }
 
-int64_t shape_size(const std::vector<int64_t>& shape) {
+int64_t shape_size(const Dims& shape) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     return n;
@@ -143,10 +143,10 @@ int64_t shape_size(const std::vector<int64_t>& shape) {
 
 // Copies a staged operand into a contiguous temporary of `shape` (same dtype)
 // and points the plan at it.
-void stage_into(ArgPlan& p, const std::vector<int64_t>& shape, std::vector<uint8_t>& temp) {
+void stage_into(ArgPlan& p, const Dims& shape, std::vector<uint8_t>& temp) {
     const int64_t item = dtype_itemsize(p.dtype);
     temp.resize(static_cast<size_t>(std::max<int64_t>(shape_size(shape) * item, 1)));
-    std::vector<int64_t> dense = contiguous_strides(shape, p.dtype);
+    Dims dense = contiguous_strides(shape, p.dtype);
     kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), p.arg(),
                        StridedArg{temp.data(), p.dtype, dense.data()});
     p.data = temp.data();
@@ -174,11 +174,11 @@ Lane copy_lane(const Array& dst, const Array* src, const std::string& op) {
 // Rows of a BFP16-or-float array: the leading index space of `shape` (all
 // axes but the last) walked in C order, calling fn(leading_offset_in_bytes).
 template <typename Fn>
-void for_each_row(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, Fn&& fn) {
+void for_each_row(const Dims& shape, const Dims& strides, Fn&& fn) {
     const size_t lead = shape.empty() ? 0 : shape.size() - 1;
     for (size_t i = 0; i < lead; ++i)
         if (shape[i] == 0) return;
-    std::vector<int64_t> idx(lead, 0);
+    Dims idx(lead, 0);
     for (;;) {
         int64_t off = 0;
         for (size_t i = 0; i < lead; ++i) off += idx[i] * strides[i];
@@ -225,7 +225,7 @@ void decode_rows(const Array& src_desc, const uint8_t* src, float* dst) {
 
 }  // namespace
 
-TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, const std::vector<Operand>& inputs,
+TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span<const Operand> inputs,
                     const Array& out, const Operand* where, const std::string& name) {
     TaskSpec t;
     t.op = name;
@@ -235,13 +235,15 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, const std
     struct Plan {
         kernels::Ufunc op;
         kernels::UfuncLoop loop;
-        std::vector<int64_t> shape;
-        std::vector<ArgPlan> in;
+        Dims shape;
+        ArgPlan in[3];
+        size_t nin = 0;
         ArgPlan out;
         bool has_where = false;
         ArgPlan where;
     };
     auto plan = std::make_shared<Plan>();
+    t.uses.reserve(inputs.size() + 2);
     plan->op = op;
     plan->loop = loop;
     plan->shape = out.shape;
@@ -249,23 +251,23 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, const std
     for (const auto& o : inputs) {
         ArgPlan p = plan_operand(o, out.shape);
         if (!o.scalar) {
-            check_lane_binding(o.array, t.lane, name);
-            t.uses.push_back(o.array.use(Access::Read));
-            p.stage = may_overlap(o.array, out) && !same_layout(o.array, out);
+            check_lane_binding(o.arr(), t.lane, name);
+            t.uses.push_back(o.arr().use(Access::Read));
+            p.stage = may_overlap(o.arr(), out) && !same_layout(o.arr(), out);
         }
-        plan->in.push_back(std::move(p));
+        plan->in[plan->nin++] = std::move(p);
     }
     if (where) {
         plan->has_where = true;
         plan->where = plan_operand(*where, out.shape);
         if (!where->scalar) {
-            check_lane_binding(where->array, t.lane, name);
-            t.uses.push_back(where->array.use(Access::Read));
-            plan->where.stage = may_overlap(where->array, out);
+            check_lane_binding(where->arr(), t.lane, name);
+            t.uses.push_back(where->arr().use(Access::Read));
+            plan->where.stage = may_overlap(where->arr(), out);
         }
     }
     t.uses.push_back(out.use(Access::Write));
-    t.written.push_back(out.base);
+    t.written = out.base;
     if (out.size() == 0) {
         t.fn = [] {};
         return t;
@@ -273,11 +275,11 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, const std
     t.fn = [plan] {
         Plan& p = *plan;
         std::vector<std::vector<uint8_t>> temps;
-        for (auto& a : p.in)
-            if (a.stage) stage_into(a, p.shape, temps.emplace_back());
+        for (size_t i = 0; i < p.nin; ++i)
+            if (p.in[i].stage) stage_into(p.in[i], p.shape, temps.emplace_back());
         if (p.has_where && p.where.stage) stage_into(p.where, p.shape, temps.emplace_back());
         StridedArg args[3];
-        for (size_t i = 0; i < p.in.size(); ++i) args[i] = p.in[i].arg();
+        for (size_t i = 0; i < p.nin; ++i) args[i] = p.in[i].arg();
         StridedArg w{};
         if (p.has_where) w = p.where.arg();
         kernels::ufunc_run(p.op, p.loop, static_cast<int>(p.shape.size()), p.shape.data(), args, p.out.arg(),
@@ -290,17 +292,17 @@ TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name
     TaskSpec t;
     t.op = name;
     check_writable(dst, name);
-    t.lane = copy_lane(dst, src.scalar ? nullptr : &src.array, name);
+    t.lane = copy_lane(dst, src.scalar ? nullptr : &src.arr(), name);
     check_lane_binding(dst, t.lane, name);
     if (!src.scalar) {
-        check_lane_binding(src.array, t.lane, name);
-        if (may_overlap(src.array, dst) && !same_layout(src.array, dst))
+        check_lane_binding(src.arr(), t.lane, name);
+        if (may_overlap(src.arr(), dst) && !same_layout(src.arr(), dst))
             fail(ErrorKind::Message, name + ": source and destination overlap");
-        t.uses.push_back(src.array.use(Access::Read));
+        t.uses.push_back(src.arr().use(Access::Read));
     }
     t.uses.push_back(dst.use(Access::Write));
-    t.written.push_back(dst.base);
-    if (dst.size() == 0 || (!src.scalar && same_layout(src.array, dst))) {
+    t.written = dst.base;
+    if (dst.size() == 0 || (!src.scalar && same_layout(src.arr(), dst))) {
         t.fn = [] {};
         return t;
     }
@@ -309,26 +311,26 @@ TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name
     if (!src_bfp && !dst_bfp) {
         ArgPlan s = plan_operand(src, dst.shape);
         ArgPlan d = plan_array(dst);
-        std::vector<int64_t> shape = dst.shape;
+        Dims shape = dst.shape;
         t.fn = [s, d, shape] {
             kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), s.arg(), d.arg());
         };
         return t;
     }
     // BFP16 on either side: through contiguous float32 rows of dst's shape.
-    if (!src.scalar && src.array.shape != dst.shape)
+    if (!src.scalar && src.arr().shape != dst.shape)
         fail(ErrorKind::Message, name + ": bfp16 conversions need equal shapes (no broadcasting), got " +
-                                     shape_str(src.array.shape) + " and " + shape_str(dst.shape));
-    Operand s = src;
+                                     shape_str(src.arr().shape) + " and " + shape_str(dst.shape));
+    Operand s = src.owned();
     Array d = dst;
     t.fn = [s, d, src_bfp, dst_bfp, bfp16_even] {
-        const std::vector<int64_t>& shape = d.shape;
+        const Dims& shape = d.shape;
         const int64_t n = shape_size(shape);
         std::vector<float> rows(static_cast<size_t>(n));
-        std::vector<int64_t> dense = contiguous_strides(shape, DType::Float32);
+        Dims dense = contiguous_strides(shape, DType::Float32);
         StridedArg f32{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, dense.data()};
         if (src_bfp) {
-            decode_rows(s.array, s.array.data(), rows.data());
+            decode_rows(s.arr(), s.arr().data(), rows.data());
         } else {
             ArgPlan sp = plan_operand(s, shape);
             kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), sp.arg(), f32);
@@ -353,13 +355,13 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
     check_lane_binding(out, t.lane, name);
     t.uses.push_back(in.use(Access::Read));
     t.uses.push_back(out.use(Access::Write));
-    t.written.push_back(out.base);
+    t.written = out.base;
     ArgPlan ip = plan_array(in);
     ArgPlan op_ = plan_array(out);
     // keepdims layout: reduced dimensions of out get stride 0.
     for (size_t i = 0; i < reduce.size(); ++i)
         if (reduce[i]) op_.strides[i] = 0;
-    std::vector<int64_t> shape = in.shape;
+    Dims shape = in.shape;
     if (may_overlap(in, out)) ip.stage = true;
     std::vector<char> mask(reduce.begin(), reduce.end());
     if (out.size() == 0) {
@@ -386,14 +388,14 @@ TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, 
     check_lane_binding(out, t.lane, name);
     t.uses.push_back(in.use(Access::Read));
     t.uses.push_back(out.use(Access::Write));
-    t.written.push_back(out.base);
+    t.written = out.base;
     ArgPlan ip = plan_array(in);
     ArgPlan op_ = plan_array(out);
     if (axis < 0)
         std::fill(op_.strides.begin(), op_.strides.end(), 0);
     else
         op_.strides[static_cast<size_t>(axis)] = 0;
-    std::vector<int64_t> shape = in.shape;
+    Dims shape = in.shape;
     t.fn = [max, ip, op_, shape, axis] {
         kernels::arg_reduce_run(max, static_cast<int>(shape.size()), shape.data(), axis, ip.arg(), op_.arg());
     };
@@ -404,11 +406,11 @@ namespace {
 
 // For each output batch index (C order over `batch`), the index of the
 // operand matrix (C order over the operand's own batch shape) that feeds it.
-std::vector<int64_t> batch_map(const std::vector<int64_t>& op_batch, const std::vector<int64_t>& batch) {
+Dims batch_map(const Dims& op_batch, const Dims& batch) {
     const int64_t total = shape_size(batch);
-    std::vector<int64_t> map(static_cast<size_t>(total));
+    Dims map(static_cast<size_t>(total));
     const size_t pad = batch.size() - op_batch.size();
-    std::vector<int64_t> idx(batch.size(), 0);
+    Dims idx(batch.size(), 0);
     for (int64_t t = 0; t < total; ++t) {
         int64_t s = 0;
         for (size_t i = 0; i < op_batch.size(); ++i) s = s * op_batch[i] + (op_batch[i] == 1 ? 0 : idx[pad + i]);
@@ -425,12 +427,12 @@ std::vector<int64_t> batch_map(const std::vector<int64_t>& op_batch, const std::
 std::vector<uint8_t> dense_copy(const Array& a, DType dt) {
     const int64_t n = a.size();
     std::vector<uint8_t> out(static_cast<size_t>(std::max<int64_t>(n * dtype_itemsize(dt), 1)));
-    std::vector<int64_t> dense = contiguous_strides(a.shape, dt);
+    Dims dense = contiguous_strides(a.shape, dt);
     StridedArg dst{out.data(), dt, dense.data()};
     if (a.dtype == DType::BFP16) {
         std::vector<float> rows(static_cast<size_t>(n));
         decode_rows(a, a.data(), rows.data());
-        std::vector<int64_t> fd = contiguous_strides(a.shape, DType::Float32);
+        Dims fd = contiguous_strides(a.shape, DType::Float32);
         kernels::copy_cast(a.ndim(), a.shape.data(), StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, fd.data()}, dst);
     } else {
         ArgPlan p = plan_array(a);
@@ -474,7 +476,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
     t.uses.push_back(a.use(Access::Read));
     t.uses.push_back(b.use(Access::Read));
     t.uses.push_back(out.use(Access::Write));
-    t.written.push_back(out.base);
+    t.written = out.base;
     if (out.size() == 0) {
         t.fn = [] {};
         return t;
@@ -482,10 +484,10 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
     Array A = a, B = b, C = out;
     t.fn = [A, B, C, mode, bfp16_even] {
         const int64_t m = A.shape[A.ndim() - 2], k = A.shape[A.ndim() - 1], n = B.shape[B.ndim() - 1];
-        const std::vector<int64_t> batch(C.shape.begin(), C.shape.end() - 2);
-        const std::vector<int64_t> ba(A.shape.begin(), A.shape.end() - 2), bb(B.shape.begin(), B.shape.end() - 2);
+        const Dims batch(C.shape.begin(), C.shape.end() - 2);
+        const Dims ba(A.shape.begin(), A.shape.end() - 2), bb(B.shape.begin(), B.shape.end() - 2);
         const int64_t total = shape_size(batch);
-        std::vector<int64_t> ia, ib;
+        Dims ia, ib;
         if (ba != batch) ia = batch_map(ba, batch);
         if (bb != batch) ib = batch_map(bb, batch);
         const DType cdt = C.dtype;
@@ -524,7 +526,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
                                   ia.empty() ? nullptr : ia.data(), ib.empty() ? nullptr : ib.data());
         }
         if (!direct) {
-            std::vector<int64_t> dense = contiguous_strides(C.shape, cdt);
+            Dims dense = contiguous_strides(C.shape, cdt);
             ArgPlan cp = plan_array(C);
             kernels::copy_cast(C.ndim(), C.shape.data(), StridedArg{cbuf.data(), cdt, dense.data()}, cp.arg());
         }
@@ -532,7 +534,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
     return t;
 }
 
-void write_from_host(const Array& dst, const uint8_t* src, const std::vector<int64_t>& src_strides, DType src_dtype,
+void write_from_host(const Array& dst, const uint8_t* src, const Dims& src_strides, DType src_dtype,
                      const std::string& op) {
     dst.buffer()->require_host_mapped(op);
     auto& st = *dst.base->storage();
@@ -542,7 +544,7 @@ void write_from_host(const Array& dst, const uint8_t* src, const std::vector<int
             StridedArg s{const_cast<uint8_t*>(src), src_dtype, src_strides.data()};
             if (dst.dtype == DType::BFP16) {
                 std::vector<float> rows(static_cast<size_t>(dst.size()));
-                std::vector<int64_t> dense = contiguous_strides(dst.shape, DType::Float32);
+                Dims dense = contiguous_strides(dst.shape, DType::Float32);
                 kernels::copy_cast(dst.ndim(), dst.shape.data(), s,
                                    StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, dense.data()});
                 try {
@@ -568,7 +570,7 @@ void read_to_host(const Array& src, uint8_t* dst, DType dst_dtype, const std::st
     st.acquire_host(false, true, op);
     try {
         if (src.size() > 0) {
-            std::vector<int64_t> dense = contiguous_strides(src.shape, dst_dtype);
+            Dims dense = contiguous_strides(src.shape, dst_dtype);
             StridedArg d{dst, dst_dtype, dense.data()};
             if (src.dtype == DType::BFP16) {
                 if (dst_dtype == DType::Float32) {
@@ -576,7 +578,7 @@ void read_to_host(const Array& src, uint8_t* dst, DType dst_dtype, const std::st
                 } else {
                     std::vector<float> rows(static_cast<size_t>(src.size()));
                     decode_rows(src, src.data(), rows.data());
-                    std::vector<int64_t> fd = contiguous_strides(src.shape, DType::Float32);
+                    Dims fd = contiguous_strides(src.shape, DType::Float32);
                     kernels::copy_cast(src.ndim(), src.shape.data(),
                                        StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, fd.data()},
                                        d);

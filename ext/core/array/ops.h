@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,38 +29,57 @@ struct TaskSpec {
     Lane lane = Lane::Compute;
     std::vector<Use> uses;
     std::function<void()> fn;
-    // Bases whose writer lists get the task's completion.
-    std::vector<std::shared_ptr<ArrayBase>> written;
+    // The base whose writer list gets the task's completion.
+    std::shared_ptr<ArrayBase> written;
     std::string op;
 };
 
 // An operand of an elementwise operation: an array, or a scalar already
-// converted to `dtype` (its bytes in `value`).
+// converted to `dtype` (its bytes in `value`). An array operand either owns a
+// copy of its Array or refers to one the caller keeps alive until the task
+// is built (the per-operation path avoids the copy; tasks never keep `ref`).
 struct Operand {
     bool scalar = false;
-    Array array;
+    const Array* ref = nullptr;
+    Array own;
     DType dtype = DType::Float64;
     alignas(8) uint8_t value[8] = {};
 
     static Operand of(const Array& a) {
         Operand o;
-        o.array = a;
+        o.own = a;
         o.dtype = a.dtype;
         return o;
     }
-    const std::vector<int64_t>& shape() const;
+    static Operand borrow(const Array& a) {
+        Operand o;
+        o.ref = &a;
+        o.dtype = a.dtype;
+        return o;
+    }
+    const Array& arr() const { return ref ? *ref : own; }
+    // An owning copy (what a task closure may keep).
+    Operand owned() const {
+        Operand o = *this;
+        if (ref) {
+            o.own = *ref;
+            o.ref = nullptr;
+        }
+        return o;
+    }
+    const Dims& shape() const;
 };
 
 // A new C-contiguous array of a fresh (zero-filled) allocation. ValueError
 // for bad shapes; allocation errors as RuntimeCore::allocate. Zero-size arrays
 // get a one-byte allocation (a buffer is never empty).
-Array make_array(RuntimeCore& rt, const Placement& placement, const std::vector<int64_t>& shape, DType dtype,
+Array make_array(RuntimeCore& rt, const Placement& placement, const Dims& shape, DType dtype,
                  const std::string& op);
 
 // NumPy's broadcast of shapes; ValueError naming `op` and the shapes.
-std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes, const std::string& op);
+Dims broadcast_shapes(std::span<const Dims* const> shapes, const std::string& op);
 // The byte strides of `a` broadcast to `shape` (0 on broadcast dimensions).
-std::vector<int64_t> broadcast_strides(const Array& a, const std::vector<int64_t>& shape);
+Dims broadcast_strides(const Array& a, const Dims& shape);
 
 // Refusals shared by every task: `a` must be bindable on `lane` and, if the
 // task writes it, writable. UnsupportedError / ValueError naming `op`.
@@ -70,7 +90,7 @@ void check_writable(const Array& a, const std::string& op);
 // lane, with the loop's casts; `where` (optional bool operand) masks the
 // update. Inputs that overlap `out` in any way other than identically are
 // copied first inside the task (NumPy's overlap rule).
-TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, const std::vector<Operand>& inputs,
+TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span<const Operand> inputs,
                     const Array& out, const Operand* where, const std::string& name);
 
 // dst[...] = src broadcast to dst.shape, cast to dst.dtype (BFP16 encodes
@@ -105,7 +125,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
 // block of `src_dtype` into host-mapped `dst` under a host write guard;
 // read_to_host copies host-mapped `src` into a C-contiguous host block of
 // `dst_dtype` under a read guard (BFP16 decodes to float32).
-void write_from_host(const Array& dst, const uint8_t* src, const std::vector<int64_t>& src_strides, DType src_dtype,
+void write_from_host(const Array& dst, const uint8_t* src, const Dims& src_strides, DType src_dtype,
                      const std::string& op);
 void read_to_host(const Array& src, uint8_t* dst, DType dst_dtype, const std::string& op);
 

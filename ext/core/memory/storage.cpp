@@ -148,6 +148,7 @@ void StorageState::release_device_use(Access access) {
 
 void StorageState::acquire_device_use_checked(Access access, const std::string& who) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
     check_device_binding_locked(access, who);
     if (access_writes(access))
         ++device_writers_;
@@ -189,6 +190,7 @@ void StorageState::poison(const std::string& message) {
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (!poison_) poison_ = message;  // the first failure is the one users need
+        poisoned_.store(true, std::memory_order_release);
     }
     changed_.notify_all();
 }

@@ -7,6 +7,7 @@
 // Every state change happens under the state's mutex; waits use its condition
 // variable, so a host guard blocked on device work wakes when a lease drops.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -71,7 +72,8 @@ public:
     // Device-use leases: taken by the runtime at dispatch, dropped at retirement.
     void acquire_device_use(Access access);
     // As acquire_device_use, but Busy (changing nothing) when the binding
-    // conflicts with a live host guard or lease.
+    // conflicts with a live host guard or lease, and DeviceLost when the
+    // storage is poisoned (checked first).
     void acquire_device_use_checked(Access access, const std::string& who);
     void release_device_use(Access access);
     // Busy when binding the storage for `access` conflicts with a live host
@@ -81,6 +83,7 @@ public:
     // Poison (HRX: a failed region poisons every storage its graph used).
     void poison(const std::string& message);
     std::optional<std::string> poison_message() const;
+    bool poisoned() const { return poisoned_.load(std::memory_order_acquire); }
     void throw_if_poisoned(const std::string& who) const;
     // Quarantined storage keeps its live bytes and budget charge for ever.
     void quarantine();
@@ -132,6 +135,7 @@ private:
     int device_writers_ = 0;
     bool external_ = false;
     std::optional<std::string> poison_;
+    std::atomic<bool> poisoned_{false};  // poison_ is set, readable without mu_
     bool quarantined_ = false;
     bool needs_maintenance_ = true;
     VisibilityState visibility_;

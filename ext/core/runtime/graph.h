@@ -49,6 +49,7 @@ struct Op {
     HostFn host;
     std::shared_ptr<Kernel> kernel;  // Kernel: uses are its bindings, in order
     std::function<void()> task;      // Task: runs on the lane thread, never touches Python
+    std::string name;                // Task: the operation, named in failure messages
 };
 
 struct Region {

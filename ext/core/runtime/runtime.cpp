@@ -263,7 +263,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
 
 Statistics RuntimeCore::statistics() const {
     std::lock_guard<std::mutex> lock(stats_mu_);
-    return stats_;
+    Statistics s = stats_;
+    s.submissions += task_submissions_.load(std::memory_order_relaxed);
+    return s;
 }
 
 void RuntimeCore::count_allocation(uint64_t bytes, bool import) {

@@ -136,6 +136,7 @@ private:
     std::atomic<uint64_t> next_id_{1};
     mutable std::mutex stats_mu_;
     Statistics stats_;
+    std::atomic<uint64_t> task_submissions_{0};  // submit_task's share of stats_.submissions
     std::mutex submit_mu_;
     std::shared_ptr<Scheduler> scheduler_;
 };

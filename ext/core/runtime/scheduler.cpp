@@ -8,11 +8,6 @@ namespace hrx {
 
 // --- CompletionState -----------------------------------------------------------
 
-bool CompletionState::done() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return outcome_.status != Status::Pending;
-}
-
 CompletionState::Outcome CompletionState::outcome() const {
     std::lock_guard<std::mutex> lock(mu_);
     return outcome_;
@@ -45,6 +40,7 @@ void CompletionState::finish(Outcome outcome) {
         std::lock_guard<std::mutex> lock(mu_);
         if (outcome_.status != Status::Pending) return;
         outcome_ = std::move(outcome);
+        status_.store(outcome_.status, std::memory_order_release);
         callbacks.swap(callbacks_);
     }
     cv_.notify_all();
@@ -93,6 +89,7 @@ void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
     {
         std::lock_guard<std::mutex> lock(mu_);
         pending_.push_back(sub);
+        pending_count_.store(pending_.size(), std::memory_order_relaxed);
         sub->self = std::prev(pending_.end());
         if (!sub->after.empty()) settle_all_ = true;  // a producer may have failed already
     }
@@ -108,10 +105,7 @@ void Scheduler::poke() {
     wake_all_lanes();
 }
 
-size_t Scheduler::pending() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return pending_.size();
-}
+size_t Scheduler::pending() const { return pending_count_.load(std::memory_order_relaxed); }
 
 void Scheduler::drain() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -134,6 +128,7 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     sub->slot.reset();
     runtime_->count_completion();
     pending_.erase(it);
+    pending_count_.store(pending_.size(), std::memory_order_relaxed);
     room_cv_.notify_all();
     ++releasing_;
     finished->push_back(std::move(sub));
@@ -278,7 +273,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
         for (size_t oi : region.ops)
             for (const auto& u : sub.graph->ops[oi].uses) {
                 const auto& st = *u.view.buffer->state();
-                st.throw_if_poisoned(std::string("region on the ") + lane_name(lane) + " lane");
+                if (st.poisoned()) st.throw_if_poisoned(std::string("region on the ") + lane_name(lane) + " lane");
                 u.view.buffer->state()->make_visible(engine);
                 if (checked) st.check_engine_access(engine, u.access, u.view.buffer->describe());
             }
@@ -313,8 +308,12 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
         if (region.copy_bytes) runtime_->count_copied(region.copy_bytes);
     } catch (const std::exception& e) {
         failed = true;
+        std::string what = e.what();
+        // Array operations are one-task regions: name the operation too.
+        const Op& first = sub.graph->ops[region.ops.front()];
+        if (first.kind == Op::Kind::Task && !first.name.empty()) what = first.name + ": " + what;
         const std::string message = "executing graph region " + std::to_string(index) + " (" + lane_name(lane) +
-                                    " lane): " + e.what();
+                                    " lane): " + what;
         CompletionState::Outcome o{CompletionState::Status::Failed, message, ErrorKind::Generic, nullptr};
         if (auto* err = dynamic_cast<const Error*>(&e)) o.cause_kind = err->kind();
         if (auto* foreign = dynamic_cast<const ForeignError*>(&e)) o.cause_payload = foreign->payload();

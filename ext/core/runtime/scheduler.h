@@ -50,7 +50,9 @@ public:
     CompletionState(std::weak_ptr<void> owner, uint64_t id) : owner_(std::move(owner)), id_(id) {}
     uint64_t id() const { return id_; }
     const std::weak_ptr<void>& owner() const { return owner_; }
-    bool done() const;
+    // Lock-free: array operations poll their writers on every submission.
+    bool done() const { return status_.load(std::memory_order_acquire) != Status::Pending; }
+    Status status() const { return status_.load(std::memory_order_acquire); }
     Outcome outcome() const;
     // Waits without a timeout when `seconds` is empty; false on timeout.
     bool wait(std::optional<double> seconds) const;
@@ -66,6 +68,7 @@ private:
     mutable std::mutex mu_;
     mutable std::condition_variable cv_;
     Outcome outcome_;
+    std::atomic<Status> status_{Status::Pending};  // mirrors outcome_.status, set last under mu_
     std::vector<std::function<void()>> callbacks_;
     std::atomic<bool> cancel_requested_{false};
 };
@@ -132,6 +135,7 @@ private:
     std::condition_variable idle_cv_;
     std::condition_variable room_cv_;  // a submission retired (wait_for_room)
     std::list<std::shared_ptr<Submission>> pending_;
+    std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without mu_
     bool lane_busy_[kLaneCount] = {};
     bool stopping_ = false;
     // Retired submissions whose last references (host callables among them)

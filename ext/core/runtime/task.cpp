@@ -34,7 +34,8 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     for (const auto& u : uses)
         if (u.view.buffer->state()->runtime().get() != this)
             fail(ErrorKind::Message, op + ": " + u.view.buffer->describe() + " belongs to another runtime");
-    std::vector<std::pair<std::shared_ptr<StorageState>, bool>> storages;
+    auto g = std::make_shared<PreparedGraph>();
+    auto& storages = g->storages;
     storages.reserve(uses.size());
     for (const auto& u : uses) {
         const auto& st = u.view.buffer->state();
@@ -45,8 +46,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
             it->second = it->second || access_writes(u.access);
     }
 
+    // Poison (DeviceLost) is checked with each lease below, after capacity:
+    // a full runtime makes the caller wait, then the refusal comes.
     std::lock_guard<std::mutex> lock(submit_mu_);
-    for (const auto& [storage, writes] : storages) storage->throw_if_poisoned(op);
     if (static_cast<int64_t>(scheduler_->pending()) >= options_.max_submissions) return nullptr;
     auto sub = std::make_shared<Submission>();
     sub->leases.reserve(storages.size());
@@ -60,25 +62,21 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
         }
         sub->leases.push_back({storage, a});
     }
-    auto g = std::make_shared<PreparedGraph>();
     g->runtime = shared_from_this();
     g->summary.reserve(uses.size());
     for (const auto& u : uses) g->summary.push_back(task_key(u));
-    g->storages = std::move(storages);
     Op o;
     o.kind = Op::Kind::Task;
     o.lane = lane;
     o.uses = std::move(uses);
     o.task = std::move(fn);
+    o.name = op;
     g->ops.push_back(std::move(o));
     g->regions.push_back(Region{lane, {0}, {}, 0});
     sub->graph = std::move(g);
     sub->completion = scheduler_->make_completion();
     sub->regions.assign(1, Submission::RegionState::Waiting);
-    {
-        std::lock_guard<std::mutex> stats_lock(stats_mu_);
-        ++stats_.submissions;
-    }
+    task_submissions_.fetch_add(1, std::memory_order_relaxed);
     auto completion = sub->completion;
     scheduler_->enqueue(std::move(sub));
     return completion;
