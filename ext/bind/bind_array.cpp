@@ -155,6 +155,7 @@ std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
 
 void wait_ready(const Array& a) {
     std::optional<CompletionState::Outcome> failure;
+    if (a.base->settled_ok()) return;  // the common case: one lock, no copies
     if (a.base->ready()) {
         for (const auto& w : a.base->writers()) {
             auto o = w->outcome();
@@ -339,7 +340,7 @@ struct LeaseOwner {
     ~LeaseOwner() { state->release_host_lease(lease); }
 };
 
-uint64_t take_lease(const Array& a, bool writable, const std::string& op, const std::string& label) {
+uint64_t take_lease(const Array& a, bool writable, std::string_view op, const char* label) {
     auto& st = *a.base->storage();
     if (st.host_lease_would_wait(writable)) {
         nb::gil_scoped_release release;
@@ -357,7 +358,7 @@ nb::tuple host_view(const PyArray& self) {
         fail(ErrorKind::Message, op + ": bfp16 blocks decode to float32, which needs a copy");
     wait_ready(a);
     auto owner = std::make_unique<LeaseOwner>();
-    owner->lease = take_lease(a, false, op, "zero-copy NumPy view (read-only) of " + a.describe());
+    owner->lease = take_lease(a, false, op, "zero-copy NumPy view (read-only)");
     owner->state = a.base->storage();
     auto [first, end] = a.extent();
     uint8_t* base = a.base->storage()->data() + first;
@@ -393,7 +394,13 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
                          nb::handle copy) {
     using namespace dlpack;
     const Array& a = self.a;
-    const std::string op = "__dlpack__ of " + a.describe();
+    // Built only for messages: the export path itself formats no strings.
+    struct LazyOp {
+        const Array& a;
+        operator std::string() const { return "__dlpack__ of " + a.describe(); }
+        std::string operator+(const char* s) const { return std::string(*this) + s; }
+        std::string operator+(const std::string& s) const { return std::string(*this) + s; }
+    } op{a};
     bool versioned = false;
     if (!max_version.is_none()) {
         if (!PyTuple_Check(max_version.ptr()) || PyTuple_Size(max_version.ptr()) != 2)
@@ -433,7 +440,7 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
             fail(ErrorKind::Message, op + ": stream " + std::to_string(s) +
                                          " is not a ROCm stream (use None, 0, -1 or a stream handle > 2)");
     }
-    const DLDataType dl = dl_dtype(a.dtype, op);
+    const DLDataType dl = a.dtype == DType::BFP16 ? dl_dtype(a.dtype, op) : dl_dtype(a.dtype, std::string());
     const bool readonly = a.base->readonly();
     if (readonly && !versioned)
         throw nb::buffer_error((op + ": a read-only array cannot be exported through a legacy DLPack capsule, "
@@ -453,18 +460,17 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
         TaskSpec t = copy_task(c, Operand::of(a), op);
         submit(runtime_of(a), t);
         wait_ready(c);
-        std::vector<int64_t> strides(c.strides.size());
+        Dims strides(c.strides.size());
         for (size_t i = 0; i < strides.size(); ++i) strides[i] = c.strides[i] / item;
-        const uint64_t lease = c.base->storage()->acquire_host_lease(true, op, "DLPack export (copied) of " + a.describe());
-        return dlpack_capsule(c.base->storage(), lease, c.data(), c.shape.vec(), strides, dl, DLDevice{kDLCPU, 0}, false,
+        const uint64_t lease = c.base->storage()->acquire_host_lease(true, "__dlpack__", "DLPack export (copied)");
+        return dlpack_capsule(c.base->storage(), lease, c.data(), c.shape, strides, dl, DLDevice{kDLCPU, 0}, false,
                               true, versioned);
     }
-    std::vector<int64_t> strides(a.strides.size());
+    Dims strides(a.strides.size());
     for (size_t i = 0; i < strides.size(); ++i) strides[i] = a.strides[i] / item;
     const uint64_t lease =
-        take_lease(a, !readonly, op,
-                   std::string("DLPack export (") + (readonly ? "read-only" : "writable") + ") of " + a.describe());
-    return dlpack_capsule(a.base->storage(), lease, a.data(), a.shape.vec(), strides, dl, target, readonly, false, versioned);
+        take_lease(a, !readonly, "__dlpack__", readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
+    return dlpack_capsule(a.base->storage(), lease, a.data(), a.shape, strides, dl, target, readonly, false, versioned);
 }
 
 nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy, nb::handle dtype_obj) {

@@ -99,8 +99,8 @@ std::string dtype_name(const DLDataType& t) {
 struct ExportContext {
     DLManagedTensor legacy{};
     DLManagedTensorVersioned versioned{};
-    std::vector<int64_t> shape;
-    std::vector<int64_t> strides;
+    Dims shape;
+    Dims strides;
     std::shared_ptr<StorageState> state;  // keep: the storage outlives every export
     uint64_t lease = 0;
     bool writable = false;
@@ -181,16 +181,15 @@ nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, 
     check_export_bounds(op, buffer->nbytes(), static_cast<uint64_t>(offset), shape, strides, itemsize);
 
     const uint64_t lease = buffer->state()->acquire_host_lease(
-        !readonly, op, std::string("DLPack export (") + (readonly ? "read-only" : "writable") + ") of " +
-                           buffer->describe());
+        !readonly, op, readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
     return dlpack_capsule(buffer->state(), lease, buffer->state()->data() + offset, shape, strides, dl,
                           DLDevice{kDLCPU, 0}, readonly, copied, versioned);
 }
 
 }  // namespace
 
-nb::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data,
-                          const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, DLDataType dl,
+nb::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data, const Dims& shape,
+                          const Dims& strides, DLDataType dl,
                           DLDevice device, bool readonly, bool copied, bool versioned) {
     auto ctx = std::make_unique<ExportContext>();
     ctx->shape = shape;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "array/dims.h"
 #include "memory/dlpack_abi.h"
 #include "memory/storage.h"
 
@@ -22,7 +23,7 @@ namespace hrx::bind {
 // tensor's pure-C++ deleter releases together with its reference on the
 // storage (Note [DLPack ownership] in bind_dlpack.cpp).
 nanobind::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data,
-                                const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                                const Dims& shape, const Dims& strides,
                                 dlpack::DLDataType dtype, dlpack::DLDevice device, bool readonly, bool copied,
                                 bool versioned);
 

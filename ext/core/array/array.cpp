@@ -17,6 +17,13 @@ void ArrayBase::add_writer(std::shared_ptr<CompletionState> c) {
     writers_.push_back(std::move(c));
 }
 
+bool ArrayBase::settled_ok() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& w : writers_)
+        if (w->status() != CompletionState::Status::Succeeded) return false;
+    return true;
+}
+
 std::vector<std::shared_ptr<CompletionState>> ArrayBase::writers() const {
     std::lock_guard<std::mutex> lock(mu_);
     return writers_;

@@ -44,6 +44,8 @@ public:
     std::vector<std::shared_ptr<CompletionState>> writers() const;
     // True when no writer is pending (a failed one counts as done).
     bool ready() const;
+    // True when every writer finished successfully (waits need not look further).
+    bool settled_ok() const;
     // Waits for every writer (the caller has released the GIL) and returns
     // the outcome of the first that failed or was cancelled, if any.
     std::optional<CompletionState::Outcome> wait_writers() const;

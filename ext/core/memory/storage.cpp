@@ -84,17 +84,17 @@ void StorageState::release_host(bool write) {
     changed_.notify_all();
 }
 
-uint64_t StorageState::acquire_host_lease(bool writable, const std::string& who, const std::string& label,
-                                          bool wait) {
+uint64_t StorageState::acquire_host_lease(bool writable, std::string_view who_view, const char* label, bool wait) {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-        if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
+        auto who = [&] { return std::string(who_view); };  // messages only: the success path builds no string
+        if (poison_) fail(ErrorKind::DeviceLost, who() + ": storage was poisoned by an earlier failure: " + *poison_);
         if (external_ || host_writer_)
-            fail(ErrorKind::Busy, who + ": conflicting host mapping (" +
+            fail(ErrorKind::Busy, who() + ": conflicting host mapping (" +
                                       (external_ ? "an external GPU hand-off is in progress" : "a write mapping is live") +
                                       ")");
         if (!device_conflict_locked(writable)) break;
-        if (!wait) fail(ErrorKind::Busy, who + ": allocation is in device use");
+        if (!wait) fail(ErrorKind::Busy, who() + ": allocation is in device use");
         changed_.wait(lock);
     }
     make_visible_locked(Engine::Host);
@@ -177,7 +177,7 @@ void StorageState::check_device_binding_locked(Access access, const std::string&
     else
         for (const auto& l : leases_)
             if (l.writable || writes) {
-                why = l.label + " is live" +
+                why = std::string(l.label) + " of storage #" + std::to_string(id_) + " is live" +
                       (leases_.size() > 1 ? " (and " + std::to_string(leases_.size() - 1) + " other host lease(s))" : "");
                 break;
             }

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common.h"
@@ -62,7 +63,8 @@ public:
     // device use (pending writers; pending readers too for a writable lease)
     // is waited for (the caller must not hold the GIL); without, it is Busy.
     // Returns the lease's id for release_host_lease.
-    uint64_t acquire_host_lease(bool writable, const std::string& who, const std::string& label = "host lease",
+    // `label` must be a static string; `who` is only read to build error messages.
+    uint64_t acquire_host_lease(bool writable, std::string_view who, const char* label = "host lease",
                                 bool wait = false);
     void release_host_lease(uint64_t id);
     // Whether a lease of this kind could be taken now without waiting for
@@ -127,7 +129,7 @@ private:
     struct LeaseInfo {
         uint64_t id;
         bool writable;
-        std::string label;
+        const char* label;
     };
     std::vector<LeaseInfo> leases_;
     uint64_t next_lease_ = 1;
