@@ -174,8 +174,24 @@ def test_gemm_pipeline_bad_arguments(tmp_path, args, message):
 # --- help -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("script", ["shared_roundtrip.py", "shared_bench.py", "gemm_pipeline.py"])
+@pytest.mark.parametrize("script", ["shared_roundtrip.py", "shared_bench.py", "gemm_pipeline.py", "npu_matmul.py"])
 def test_help_prints_usage_and_succeeds(tmp_path, script):
     out = run(script, "--help", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"usage: python {script}")
+
+
+def test_npu_matmul_example(tmp_path):
+    lines = ok_lines(run("npu_matmul.py", 16, 32, 8, cwd=tmp_path))
+    assert lines[0].startswith("M=16 K=32 N=8: npu matmul matches numerics (bf16 and bfp16), epilogue matches NumPy, "
+                               "zero-copy hand-off to numpy")
+    lanes = lines[1].split()[1:]
+    assert lanes.count("npu") == 2 and lanes.count("compute") == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (("8", "12"), "k must be a multiple of 8"), (("0",), "must be positive"), (("1", "2", "3", "4"), "at most three"),
+    (("x",), "invalid integer"), (("4096", "8192"), "at most 16777216"),
+])
+def test_npu_matmul_bad_arguments(tmp_path, args, message):
+    assert_usage_error(run("npu_matmul.py", *args, cwd=tmp_path), message)
