@@ -336,3 +336,13 @@ def test18_jax_round_trips():
     np.testing.assert_array_equal(hx.to_numpy(y), np.arange(5) * 3)
     assert data_pointer(y) == src.unsafe_buffer_pointer()
     del jax
+
+
+def test19_array_api_strict_producer():
+    xp = pytest.importorskip("array_api_strict")
+    src = xp.asarray([1.0, 2.0, 3.0], dtype=xp.float32)
+    y = hx.from_dlpack(src)
+    np.testing.assert_array_equal(hx.to_numpy(y), [1.0, 2.0, 3.0])
+    assert y.placement == hx.HostVisible()
+    back = xp.from_dlpack(hx.asarray(np.arange(3, dtype=np.int16)))
+    assert xp.all(back == xp.asarray([0, 1, 2], dtype=xp.int16))
