@@ -22,4 +22,6 @@ PyObject* exception_type(ErrorKind kind);
 void bind_numerics(nanobind::module_& m);
 // DLPack export/import primitives; called at the end of bind_runtime.
 void bind_dlpack(nanobind::module_& m);
+// _core._elementwise: the elementwise/cast/reduction kernels, for tests.
+void bind_elementwise(nanobind::module_& m);
 }  // namespace hrx::bind
