@@ -15,4 +15,5 @@ NB_MODULE(_core, m) {
     hrx::bind::bind_numerics(m);
     hrx::bind::bind_runtime(m);
     hrx::bind::bind_kernels(m);
+    hrx::bind::bind_elementwise(m);
 }

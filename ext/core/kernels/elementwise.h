@@ -65,9 +65,13 @@ bool ufunc_from_name(std::string_view name, Ufunc* out) noexcept;
 // from Python scalars by the caller): for one input, the first loop its dtype
 // casts to safely; for more, the first loop the promoted dtype of the inputs
 // (promote_types) casts to safely, except that divide of integers or bools
-// takes the float64 loop (NumPy's true division) and where promotes only
-// its last two inputs (the condition goes to bool). nullptr when no loop
-// fits (the caller raises TypeError naming the op and dtypes).
+// takes the float64 loop (NumPy's true division), a comparison of a signed
+// integer with uint64 takes the exact mixed loop ("lL->?" / "Ll->?"), and
+// where promotes only its last two inputs (the condition goes to bool).
+// nullptr when no loop fits, and where NumPy refuses a bool operand that
+// would otherwise fit the int8 loop: negative, positive and sign of bool,
+// subtract of two bools (the caller raises TypeError naming the op and
+// dtypes). BFP16 inputs never resolve.
 const UfuncLoop* resolve_loop(Ufunc op, const DType* inputs) noexcept;
 
 // A strided operand: `data` points at element [0, ..., 0]; `strides` has one
@@ -83,28 +87,50 @@ struct StridedArg {
 // result from loop.out to out.dtype (NumPy's C casts). `where`, if not null,
 // is a bool operand: elements where it is false keep their old value. out may
 // be the very same memory as an input (identical data and strides: in place);
-// any other overlap is the caller's to resolve. Large calls are split over
-// the kernel pool. Throws std::domain_error for inputs NumPy refuses inside
-// the loop (integer power with a negative exponent: "Integers to negative
-// integer powers are not allowed.").
+// any other overlap is the caller's to resolve. Large calls (from 2^17
+// elements) are split over the kernel pool; results never depend on the
+// split. Throws std::domain_error for inputs NumPy refuses inside the loop
+// (integer power with a negative exponent where `where` is true: "Integers to
+// negative integer powers are not allowed."), checked before anything is
+// written, and std::invalid_argument for a loop that is not one of op's or
+// ndim above 64. Needs no heap memory; uses about 24 KiB of stack. Safe to
+// call from any number of threads at once.
 void ufunc_run(Ufunc op, const UfuncLoop& loop, int ndim, const std::int64_t* shape, const StridedArg* inputs,
                const StridedArg& out, const StridedArg* where);
 
 // dst = src cast to dst.dtype (NumPy's astype with casting="unsafe"; numeric
-// dtypes only, BFP16 is converted by the bfp16 codec). float -> bool is
-// x != 0 (NaN is true); out-of-range float -> integer casts are unspecified
-// but never undefined behaviour. src and dst must not overlap unless identical.
+// dtypes only, BFP16 is converted by the bfp16 codec: std::invalid_argument).
+// float -> bool is x != 0 (NaN is true); conversions to float16/bfloat16 round
+// once from the exact value; float -> integer truncates, and gives 0 for NaN,
+// +-inf and values the target cannot hold (ml_dtypes' rule; NumPy leaves
+// those to the C compiler). Note [Cast semantics] in casts.cpp has the
+// details. src and dst must not overlap unless identical. Same-dtype
+// contiguous copies are a memcpy; large casts are split over the pool.
 void copy_cast(int ndim, const std::int64_t* shape, const StridedArg& src, const StridedArg& dst);
+
+// The float16 <-> float32 conversion path in use: "f16c" or "portable".
+const char* half_cast_path() noexcept;
+// Test hook: forces the portable float16 and bfloat16 conversion paths (true)
+// or restores the fastest (false), process-wide, so that tests can compare
+// the paths; results are identical by design.
+void force_portable_half_casts(bool on) noexcept;
 
 // Reduces `in` over the dimensions d with reduce[d] true, writing `out`, which
 // has the same ndim with stride 0 on every reduced dimension (keepdims
 // layout). `op` is a binary ufunc with has_reduce; inputs are cast to `acc`
 // (float16/bfloat16 accumulate in float32), the accumulation starts from the
 // identity (or from the first element for ops without one: the reduced
-// extent must then be nonzero, which the caller checks), float add uses
-// pairwise summation in a fixed order, and maximum/minimum propagate NaN.
-// If divisor is nonzero the accumulated value is divided by it (mean) before
-// the final cast to out.dtype.
+// extent must then be nonzero, which the caller checks; a zero extent of an
+// op with an identity writes the identity), float add uses pairwise
+// summation in a fixed order (Note [Reduction order] in reduce_impl.h: the
+// result depends only on the values and their C order, not on strides,
+// layout or threads), and maximum/minimum propagate NaN. The accumulated
+// value is rounded to `acc`; if divisor is nonzero it is then divided by it
+// in float64 and rounded to `acc` again (NumPy's mean), before the final cast
+// to out.dtype. Bitwise ops need a bool or integer acc. Throws
+// std::invalid_argument (before writing anything) for an op without
+// has_reduce, a non-numeric dtype, or a bitwise op on a float acc. Safe to
+// call from any number of threads; large reductions use the pool.
 void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const bool* reduce,
                 const StridedArg& in, const StridedArg& out, double divisor);
 
@@ -112,7 +138,8 @@ void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const 
 // array in C order when axis is -1; out is int64 with stride 0 on the reduced
 // dimension (on every dimension when axis is -1). The first extreme wins and a
 // NaN counts as the extreme (the first NaN), as NumPy. The reduced extent must
-// be nonzero.
+// be nonzero (std::invalid_argument otherwise, as for an out dtype other than
+// int64 or a bad axis).
 void arg_reduce_run(bool max, int ndim, const std::int64_t* shape, int axis, const StridedArg& in,
                     const StridedArg& out);
 

@@ -1,0 +1,208 @@
+// Private to the elementwise/cast/reduction kernels (elementwise*.cpp,
+// casts.cpp, reduce.cpp): storage types, element loads and stores, the inner
+// loop and cast function types, and the loop templates every kernel family
+// instantiates. Nothing outside ext/core/kernels includes this.
+//
+// Note [Compute types]: every loop runs on a "compute type": the C++ type of
+// its dtype, except that float16 and bfloat16 loops run on float (the driver
+// widens their inputs and rounds the result once, see Note [Elementwise
+// numerics] in elementwise.h). Where is the one exception: it only moves
+// values, so its float16/bfloat16 loops copy the 16-bit patterns unchanged.
+// Bool is computed as C++ bool but stored as one byte; a stored byte other
+// than 0 counts as true.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/dtype.h"
+#include "kernels/elementwise.h"
+
+namespace hrx::kernels::ew {
+
+// float16 and bfloat16 elements as their bit patterns; distinct types so that
+// the cast templates can tell them apart from uint16.
+struct Half {
+    std::uint16_t bits;
+};
+struct BHalf {
+    std::uint16_t bits;
+};
+
+// The storage type of each dtype.
+template <DType D> struct StorageOf;
+template <> struct StorageOf<DType::Bool> { using type = bool; };
+template <> struct StorageOf<DType::Int8> { using type = std::int8_t; };
+template <> struct StorageOf<DType::Int16> { using type = std::int16_t; };
+template <> struct StorageOf<DType::Int32> { using type = std::int32_t; };
+template <> struct StorageOf<DType::Int64> { using type = std::int64_t; };
+template <> struct StorageOf<DType::UInt8> { using type = std::uint8_t; };
+template <> struct StorageOf<DType::UInt16> { using type = std::uint16_t; };
+template <> struct StorageOf<DType::UInt32> { using type = std::uint32_t; };
+template <> struct StorageOf<DType::UInt64> { using type = std::uint64_t; };
+template <> struct StorageOf<DType::Float16> { using type = Half; };
+template <> struct StorageOf<DType::BFloat16> { using type = BHalf; };
+template <> struct StorageOf<DType::Float32> { using type = float; };
+template <> struct StorageOf<DType::Float64> { using type = double; };
+template <DType D> using storage_t = typename StorageOf<D>::type;
+
+// Raw memory type of a compute type in contiguous loops: bool is read as a
+// byte so that a stored 2 is still true (and never an invalid bool).
+template <class T> struct Raw { using type = T; };
+template <> struct Raw<bool> { using type = std::uint8_t; };
+template <class T> using raw_t = typename Raw<T>::type;
+
+template <class T> inline T from_raw(raw_t<T> v) noexcept {
+    if constexpr (std::is_same_v<T, bool>) return v != 0;
+    else return v;
+}
+template <class T> inline raw_t<T> to_raw(T v) noexcept { return static_cast<raw_t<T>>(v); }
+
+// Unaligned-safe element access (strided operands may sit anywhere).
+template <class T> inline T load(const char* p) noexcept {
+    raw_t<T> v;
+    std::memcpy(&v, p, sizeof v);
+    return from_raw<T>(v);
+}
+template <class T> inline void store(char* p, T v) noexcept {
+    const raw_t<T> r = to_raw<T>(v);
+    std::memcpy(p, &r, sizeof r);
+}
+
+template <class T> inline bool aligned_for(const char* p) noexcept {
+    return reinterpret_cast<std::uintptr_t>(p) % alignof(raw_t<T>) == 0;
+}
+
+// The dtype a loop dtype is computed in (Note [Compute types]).
+constexpr DType compute_dtype(DType t) noexcept {
+    return (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t;
+}
+
+// One inner loop over n elements: args holds the nin inputs then the output,
+// steps their byte strides. Inputs and output are of the loop's compute types.
+using InnerLoop = void (*)(char* const* args, const std::int64_t* steps, std::int64_t n);
+
+// dst[i] = src[i] converted, n elements with byte strides ss and ds. src and
+// dst never overlap.
+using CastFn = void (*)(const char* src, std::int64_t ss, char* dst, std::int64_t ds, std::int64_t n);
+
+// The cast from -> to with copy_cast's semantics; nullptr for BFP16.
+CastFn cast_fn(DType from, DType to) noexcept;
+
+// Scalar float16/bfloat16 conversions (casts.cpp): widening is exact,
+// narrowing rounds to nearest even (Note [Cast semantics] in casts.cpp).
+float half_to_float(std::uint16_t h) noexcept;
+std::uint16_t float_to_half(float f) noexcept;
+float bhalf_to_float(std::uint16_t h) noexcept;
+std::uint16_t float_to_bhalf(float f) noexcept;
+// float64 -> float32 rounded to odd, for a second rounding that stays exact.
+float round_to_odd_f32(double d) noexcept;
+
+// The loops of each kernel family for one (op, loop) pair of the ufunc table;
+// nullptr when the family does not implement it. Called once per table entry.
+InnerLoop find_arith_loop(Ufunc op, const UfuncLoop& loop) noexcept;
+InnerLoop find_logic_loop(Ufunc op, const UfuncLoop& loop) noexcept;
+InnerLoop find_unary_loop(Ufunc op, const UfuncLoop& loop) noexcept;
+InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept;
+
+// ---------------------------------------------------------------------------
+// Loop templates. F names its types (A, B inputs, R result) and computes
+// R f(A, B) (or R f(A) for unary ops). The contiguous branches are the ones
+// the compiler vectorises; the zero-stride branches cover "array op scalar".
+
+template <class F>
+void binary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
+    using A = typename F::A;
+    using B = typename F::B;
+    using R = typename F::R;
+    char* pa = args[0];
+    char* pb = args[1];
+    char* po = args[2];
+    constexpr std::int64_t sa = sizeof(raw_t<A>), sb = sizeof(raw_t<B>), so = sizeof(raw_t<R>);
+    const bool aligned = aligned_for<A>(pa) && aligned_for<B>(pb) && aligned_for<R>(po);
+    if (aligned && s[2] == so && (s[0] == sa || s[0] == 0) && (s[1] == sb || s[1] == 0)) {
+        auto* o = reinterpret_cast<raw_t<R>*>(po);
+        const auto* a = reinterpret_cast<const raw_t<A>*>(pa);
+        const auto* b = reinterpret_cast<const raw_t<B>*>(pb);
+        if (s[0] == sa && s[1] == sb) {
+            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i]), from_raw<B>(b[i])));
+        } else if (s[0] == sa) {
+            const B y = from_raw<B>(b[0]);
+            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i]), y));
+        } else if (s[1] == sb) {
+            const A x = from_raw<A>(a[0]);
+            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(x, from_raw<B>(b[i])));
+        } else {
+            const R v = F::f(from_raw<A>(a[0]), from_raw<B>(b[0]));
+            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(v);
+        }
+        return;
+    }
+    for (std::int64_t i = 0; i < n; ++i, pa += s[0], pb += s[1], po += s[2]) {
+        store<R>(po, F::f(load<A>(pa), load<B>(pb)));
+    }
+}
+
+template <class F>
+void unary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
+    using A = typename F::A;
+    using R = typename F::R;
+    char* pa = args[0];
+    char* po = args[1];
+    if (s[0] == sizeof(raw_t<A>) && s[1] == sizeof(raw_t<R>) && aligned_for<A>(pa) && aligned_for<R>(po)) {
+        auto* o = reinterpret_cast<raw_t<R>*>(po);
+        const auto* a = reinterpret_cast<const raw_t<A>*>(pa);
+        for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i])));
+        return;
+    }
+    for (std::int64_t i = 0; i < n; ++i, pa += s[0], po += s[1]) store<R>(po, F::f(load<A>(pa)));
+}
+
+// Kinds of compute types an op template is instantiated for.
+enum : unsigned { kBool = 1, kInts = 2, kFloats = 4 };
+
+// &Loop<Op<T>> for compute dtype t if t's kind is in K, else nullptr. Loop is
+// binary_loop or unary_loop; Op<T> has A = B = T.
+template <template <class> class Op, unsigned K, bool Binary>
+InnerLoop pick(DType t) noexcept {
+#define HRX_PICK(D, T, KIND)                                                        \
+    case DType::D:                                                                  \
+        if constexpr ((K & KIND) != 0) {                                            \
+            if constexpr (Binary) return &binary_loop<Op<T>>;                       \
+            else return &unary_loop<Op<T>>;                                         \
+        }                                                                           \
+        break;
+    switch (t) {
+        HRX_PICK(Bool, bool, kBool)
+        HRX_PICK(Int8, std::int8_t, kInts)
+        HRX_PICK(Int16, std::int16_t, kInts)
+        HRX_PICK(Int32, std::int32_t, kInts)
+        HRX_PICK(Int64, std::int64_t, kInts)
+        HRX_PICK(UInt8, std::uint8_t, kInts)
+        HRX_PICK(UInt16, std::uint16_t, kInts)
+        HRX_PICK(UInt32, std::uint32_t, kInts)
+        HRX_PICK(UInt64, std::uint64_t, kInts)
+        HRX_PICK(Float32, float, kFloats)
+        HRX_PICK(Float64, double, kFloats)
+        default: break;
+    }
+#undef HRX_PICK
+    return nullptr;
+}
+
+template <template <class> class Op, unsigned K> InnerLoop pick2(DType t) noexcept { return pick<Op, K, true>(t); }
+template <template <class> class Op, unsigned K> InnerLoop pick1(DType t) noexcept { return pick<Op, K, false>(t); }
+
+// Integer arithmetic that wraps (two's complement) without signed overflow:
+// narrow types are widened to unsigned int first, so that uint16 * uint16
+// cannot overflow int either.
+template <class T>
+using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <class T> inline T wrap_add(T a, T b) noexcept { return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b)); }
+template <class T> inline T wrap_sub(T a, T b) noexcept { return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b)); }
+template <class T> inline T wrap_mul(T a, T b) noexcept { return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b)); }
+
+}  // namespace hrx::kernels::ew

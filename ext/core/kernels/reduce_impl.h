@@ -1,0 +1,446 @@
+// Private to reduce*.cpp: the reduction engine, a template over the
+// accumulation op, instantiated for the float compute types in
+// reduce_float.cpp and for bool and the integers in reduce_int.cpp.
+//
+// Note [Reduction order]: every reduction combines the reduced elements of
+// one output, taken in C order of the reduced dimensions, in a tree that
+// depends only on how many there are, so the result is the same whatever the
+// strides, the dtype casts on the way, the thread count or the way the work
+// is split (and on x86 and arm64 alike: no fused multiply-add, no reordering
+// by the compiler). The sequence is cut into blocks of kBlock elements; in a
+// block, lane l (of kLanes<T>) accumulates the elements at l, l + kLanes, ...
+// in order, starting from the op's identity (for maximum/minimum, from the
+// block's first element), and the lanes are then combined pairwise. Blocks
+// are combined pairwise too: a binary counter over the blocks of a group of
+// kGroupBlocks blocks, folded from the top, gives the group's value, and the
+// same counter over the groups (the last, partial group placed on top
+// unmerged) gives the result. For float add this is pairwise summation, with
+// an error bound of about (kBlock / kLanes + log2 n) * eps * sum|x|. Float add
+// starts from +0.0 like NumPy's, so a sum of -0.0s is +0.0.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "kernels/elementwise_impl.h"
+#include "kernels/nditer.h"
+#include "kernels/pool.h"
+
+namespace hrx::kernels::ew {
+
+inline constexpr std::int64_t kBlock = 1024;
+inline constexpr std::int64_t kGroupBlocks = 64;
+inline constexpr std::int64_t kGroup = kBlock * kGroupBlocks;
+template <class T> inline constexpr int kLanes = sizeof(T) == 8 ? 16 : 32;
+// Outputs per tile of the outer (vectorised across outputs) strategy.
+inline constexpr std::int64_t kTile = 64;
+
+// Everything one reduction needs, prepared by reduce_run.
+struct ReduceCtx {
+    DType ct;         // compute type of the accumulation
+    DType acc;        // accumulation dtype (ct, or float16/bfloat16)
+    CastFn c1, c2;    // input -> ct (c2 null: one step); both null: direct
+    std::int64_t sz1; // item size after c1
+    bool direct;      // input already of type ct
+    // The reduced dimensions in C order (merged where the input allows).
+    int nr;
+    std::int64_t rshape[kMaxDims];
+    std::int64_t rstride[kMaxDims];
+    std::int64_t m;  // reduced elements per output
+    // The kept dimensions: operand 0 is the input, 1 the output.
+    NdLayout kept;
+    char* base[2];
+    std::int64_t nout;
+    bool outer;  // tile along the innermost kept dimension
+    DType out_dtype;
+    double divisor;
+};
+
+// Writes n compute-type values (contiguous) to out (stride os): rounded to
+// the accumulation dtype, divided by the divisor if any, cast to out's dtype.
+void reduce_finish(const ReduceCtx& c, const char* vals, std::int64_t n, char* out, std::int64_t os) noexcept;
+
+// Walks the reduced elements of one output in C order.
+struct Cursor {
+    const ReduceCtx* c;
+    const char* p;  // current element
+    std::int64_t idx[kMaxDims];
+
+    void seek(const char* base, std::int64_t flat) noexcept {
+        p = base;
+        for (int d = c->nr - 1; d >= 0; --d) {
+            idx[d] = flat % c->rshape[d];
+            flat /= c->rshape[d];
+            p += idx[d] * c->rstride[d];
+        }
+    }
+    // Moves k elements on; k never crosses the end of the innermost run when
+    // called from read (which splits at runs) or is 1.
+    void advance(std::int64_t k) noexcept {
+        const int in = c->nr - 1;
+        idx[in] += k;
+        p += k * c->rstride[in];
+        for (int d = in; d > 0 && idx[d] == c->rshape[d]; --d) {
+            idx[d] = 0;
+            ++idx[d - 1];
+            p += c->rstride[d - 1] - c->rshape[d] * c->rstride[d];
+        }
+    }
+    std::int64_t run_left() const noexcept { return c->rshape[c->nr - 1] - idx[c->nr - 1]; }
+
+    // Converts one strided run of n elements at src (stride s) to ct in dst.
+    static void convert(const ReduceCtx& c, const char* src, std::int64_t s, char* dst, char* tmp,
+                        std::int64_t n) noexcept {
+        const std::int64_t szc = dtype_itemsize(c.ct);
+        if (c.direct) {
+            cast_fn(c.ct, c.ct)(src, s, dst, szc, n);
+        } else if (c.c2) {
+            c.c1(src, s, tmp, c.sz1, n);
+            c.c2(tmp, c.sz1, dst, szc, n);
+        } else {
+            c.c1(src, s, dst, szc, n);
+        }
+    }
+
+    // The next n (<= kBlock) elements as contiguous compute-type values:
+    // in place when they are, else converted into buf (tmp: scratch).
+    template <class T>
+    const T* read(std::int64_t n, T* buf, char* tmp) noexcept {
+        const std::int64_t s = c->rstride[c->nr - 1];
+        if (c->direct && s == static_cast<std::int64_t>(sizeof(T)) && run_left() >= n &&
+            reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0) {
+            const T* r = reinterpret_cast<const T*>(p);
+            advance(n);
+            return r;
+        }
+        std::int64_t done = 0;
+        while (done < n) {
+            const std::int64_t k = std::min(run_left(), n - done);
+            convert(*c, p, s, reinterpret_cast<char*>(buf + done), tmp, k);
+            advance(k);
+            done += k;
+        }
+        return buf;
+    }
+};
+
+// The binary counter of Note [Reduction order], for scalars...
+template <class Op, class T>
+struct Counter {
+    T v[64];
+    signed char lvl[64];
+    int n = 0;
+    void push(T x) noexcept {
+        signed char level = 0;
+        while (n > 0 && lvl[n - 1] == level) {
+            x = Op::f(v[n - 1], x);
+            --n;
+            ++level;
+        }
+        v[n] = x;
+        lvl[n] = level;
+        ++n;
+    }
+    void append(T x) noexcept {  // on top, never merged
+        v[n] = x;
+        lvl[n] = -1;
+        ++n;
+    }
+    T fold() const noexcept {
+        T r = v[n - 1];
+        for (int i = n - 2; i >= 0; --i) r = Op::f(v[i], r);
+        return r;
+    }
+};
+
+// ...and for a tile of J outputs at once (the same merges on every column).
+template <class Op, class T, int Levels>
+struct TileCounter {
+    T v[Levels][kTile];
+    signed char lvl[Levels];
+    int n = 0;
+    void push(const T* x, std::int64_t J) noexcept {
+        signed char level = 0;
+        T cur[kTile];
+        std::copy(x, x + J, cur);
+        while (n > 0 && lvl[n - 1] == level) {
+            for (std::int64_t j = 0; j < J; ++j) cur[j] = Op::f(v[n - 1][j], cur[j]);
+            --n;
+            ++level;
+        }
+        std::copy(cur, cur + J, v[n]);
+        lvl[n] = level;
+        ++n;
+    }
+    void append(const T* x, std::int64_t J) noexcept {
+        std::copy(x, x + J, v[n]);
+        lvl[n] = -1;
+        ++n;
+    }
+    void fold(T* r, std::int64_t J) const noexcept {
+        if (n <= 0) return;  // never: every sequence has a block
+        std::copy(v[n - 1], v[n - 1] + J, r);
+        for (int i = n - 2; i >= 0; --i)
+            for (std::int64_t j = 0; j < J; ++j) r[j] = Op::f(v[i][j], r[j]);
+    }
+};
+
+// One block (len <= kBlock contiguous values).
+template <class Op, class T>
+T block_value(const T* x, std::int64_t len) noexcept {
+    constexpr int L = kLanes<T>;
+    T acc[L];
+    const T init = Op::kIdentity ? Op::identity() : x[0];
+    for (int l = 0; l < L; ++l) acc[l] = init;
+    std::int64_t i = 0;
+    for (; i + L <= len; i += L)
+        for (int l = 0; l < L; ++l) acc[l] = Op::f(acc[l], x[i + l]);
+    for (int l = 0; i + l < len; ++l) acc[l] = Op::f(acc[l], x[i + l]);
+    for (int w = L / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; ++l) acc[l] = Op::f(acc[l], acc[l + w]);
+    return acc[0];
+}
+
+// The value of group g of the sequence starting at base.
+template <class Op, class T>
+T group_value(const ReduceCtx& c, const char* base, std::int64_t g) noexcept {
+    alignas(64) T buf[kBlock];
+    alignas(64) char tmp[kBlock * 8];
+    Cursor cur{&c, nullptr, {}};
+    const std::int64_t begin = g * kGroup, end = std::min(c.m, begin + kGroup);
+    cur.seek(base, begin);
+    Counter<Op, T> blocks;
+    for (std::int64_t b = begin; b < end; b += kBlock) {
+        const std::int64_t len = std::min(kBlock, end - b);
+        blocks.push(block_value<Op, T>(cur.read<T>(len, buf, tmp), len));
+    }
+    return blocks.fold();
+}
+
+inline std::int64_t group_count(std::int64_t m) noexcept { return (m + kGroup - 1) / kGroup; }
+
+template <class Op, class T>
+T combine_groups(const T* vals, std::int64_t m) noexcept {
+    const std::int64_t ng = group_count(m);
+    const bool partial = m % kGroup != 0;
+    Counter<Op, T> groups;
+    for (std::int64_t g = 0; g < ng; ++g) {
+        if (partial && g == ng - 1) groups.append(vals[g]);
+        else groups.push(vals[g]);
+    }
+    return groups.fold();
+}
+
+template <class Op, class T>
+T sequence_value(const ReduceCtx& c, const char* base) noexcept {
+    const std::int64_t ng = group_count(c.m);
+    const bool partial = c.m % kGroup != 0;
+    Counter<Op, T> groups;
+    for (std::int64_t g = 0; g < ng; ++g) {
+        const T v = group_value<Op, T>(c, base, g);
+        if (partial && g == ng - 1) groups.append(v);
+        else groups.push(v);
+    }
+    return groups.fold();
+}
+
+// The outer strategy: J (<= kTile) outputs whose inputs sit at in + j * sk.
+template <class Op, class T>
+void tile_values(const ReduceCtx& c, const char* in, std::int64_t sk, std::int64_t J, T* result) noexcept {
+    constexpr int L = kLanes<T>;
+    alignas(64) T acc[L][kTile];
+    alignas(64) T row_buf[kTile];
+    alignas(64) T val[kTile];
+    alignas(64) char tmp[kTile * 8];
+    const bool zero_copy = c.direct && sk == static_cast<std::int64_t>(sizeof(T));
+    Cursor cur{&c, nullptr, {}};
+    cur.seek(in, 0);
+    TileCounter<Op, T, 64> groups;
+    const std::int64_t ng = group_count(c.m);
+    const bool partial = c.m % kGroup != 0;
+    for (std::int64_t g = 0; g < ng; ++g) {
+        TileCounter<Op, T, 8> blocks;
+        const std::int64_t gend = std::min(c.m, (g + 1) * kGroup);
+        for (std::int64_t b = g * kGroup; b < gend; b += kBlock) {
+            const std::int64_t len = std::min(kBlock, gend - b);
+            for (std::int64_t i = 0; i < len; ++i) {
+                const T* row;
+                if (zero_copy && reinterpret_cast<std::uintptr_t>(cur.p) % alignof(T) == 0) {
+                    row = reinterpret_cast<const T*>(cur.p);
+                } else {
+                    Cursor::convert(c, cur.p, sk, reinterpret_cast<char*>(row_buf), tmp, J);
+                    row = row_buf;
+                }
+                cur.advance(1);
+                if (i == 0) {
+                    const bool id = Op::kIdentity;
+                    for (int l = 0; l < L; ++l)
+                        for (std::int64_t j = 0; j < J; ++j) acc[l][j] = id ? Op::identity() : row[j];
+                }
+                T* a = acc[i % L];
+                for (std::int64_t j = 0; j < J; ++j) a[j] = Op::f(a[j], row[j]);
+            }
+            for (int w = L / 2; w >= 1; w /= 2)
+                for (int l = 0; l < w; ++l)
+                    for (std::int64_t j = 0; j < J; ++j) acc[l][j] = Op::f(acc[l][j], acc[l + w][j]);
+            blocks.push(acc[0], J);
+        }
+        blocks.fold(val, J);
+        if (partial && g == ng - 1) groups.append(val, J);
+        else groups.push(val, J);
+    }
+    groups.fold(result, J);
+}
+
+// The accumulation ops: f combines an accumulator with an element (or two
+// partial results); kIdentity says whether lanes may start from identity().
+template <class T> struct RAdd {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept { return T(0); }
+    static T f(T a, T b) noexcept {
+        if constexpr (std::is_same_v<T, bool>) return a || b;
+        else if constexpr (std::is_integral_v<T>) return wrap_add(a, b);
+        else return a + b;
+    }
+};
+template <class T> struct RMul {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept { return T(1); }
+    static T f(T a, T b) noexcept {
+        if constexpr (std::is_same_v<T, bool>) return a && b;
+        else if constexpr (std::is_integral_v<T>) return wrap_mul(a, b);
+        else return a * b;
+    }
+};
+template <class T> struct RMax {
+    static constexpr bool kIdentity = false;
+    static T identity() noexcept { return T(0); }
+    static T f(T a, T b) noexcept {
+        if constexpr (std::is_floating_point_v<T>) return (a > b || a != a) ? a : b;
+        else return a > b ? a : b;
+    }
+};
+template <class T> struct RMin {
+    static constexpr bool kIdentity = false;
+    static T identity() noexcept { return T(0); }
+    static T f(T a, T b) noexcept {
+        if constexpr (std::is_floating_point_v<T>) return (a < b || a != a) ? a : b;
+        else return a < b ? a : b;
+    }
+};
+template <class T> struct RLAnd {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept { return T(1); }
+    static T f(T a, T b) noexcept { return static_cast<T>((a != 0) && (b != 0)); }
+};
+template <class T> struct RLOr {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept { return T(0); }
+    static T f(T a, T b) noexcept { return static_cast<T>((a != 0) || (b != 0)); }
+};
+template <class T> struct RLXor {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept { return T(0); }
+    static T f(T a, T b) noexcept { return static_cast<T>((a != 0) != (b != 0)); }
+};
+template <class T> struct RBAnd {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept {
+        if constexpr (std::is_same_v<T, bool>) return true;
+        else return static_cast<T>(~T(0));
+    }
+    static T f(T a, T b) noexcept { return static_cast<T>(a & b); }
+};
+template <class T> struct RBOr {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept { return T(0); }
+    static T f(T a, T b) noexcept { return static_cast<T>(a | b); }
+};
+template <class T> struct RBXor {
+    static constexpr bool kIdentity = true;
+    static T identity() noexcept { return T(0); }
+    static T f(T a, T b) noexcept { return static_cast<T>(a ^ b); }
+};
+
+// reduce_engine for op over c.ct: float32/float64 (reduce_float.cpp) or bool
+// and the integers (reduce_int.cpp). False if the op has no such reduction.
+bool reduce_floats(Ufunc op, const ReduceCtx& c);
+bool reduce_ints(Ufunc op, const ReduceCtx& c);
+
+inline constexpr std::int64_t kReduceParallelMin = std::int64_t{1} << 17;
+
+// Runs the reduction of c with accumulation Op over compute type T. Outputs
+// (or tiles of them) are independent, and so are the groups of one long
+// sequence, which is what the pool is given; Note [Reduction order] makes
+// the split invisible in the results.
+template <class Op, class T>
+void reduce_engine(const ReduceCtx& c) {
+    const std::size_t threads = pool_threads();
+    const bool par = c.m * c.nout >= kReduceParallelMin && threads > 1;
+    const NdLayout& K = c.kept;
+    char* const* base = c.base;
+    if (c.outer) {
+        const std::int64_t J = K.shape[K.ndim - 1];
+        const std::int64_t ntile = (J + kTile - 1) / kTile;
+        const std::int64_t units = (c.nout / J) * ntile;
+        auto unit = [&](std::int64_t u) {
+            const std::int64_t o = u / ntile, t = u % ntile;
+            const std::int64_t b = o * J + t * kTile, e = o * J + std::min(J, (t + 1) * kTile);
+            nd_rows(K, base, b, e, [&](char* const* p, const std::int64_t* s, std::int64_t n) {
+                alignas(64) T vals[kTile];
+                tile_values<Op, T>(c, p[0], s[0], n, vals);
+                reduce_finish(c, reinterpret_cast<const char*>(vals), n, p[1], s[1]);
+            });
+        };
+        if (!par || units < 2) {
+            for (std::int64_t u = 0; u < units; ++u) unit(u);
+            return;
+        }
+        const std::int64_t items = std::min<std::int64_t>(units, static_cast<std::int64_t>(threads) * 4);
+        pool_run(static_cast<std::size_t>(items), [&](std::size_t i) {
+            const std::int64_t b = units * static_cast<std::int64_t>(i) / items;
+            const std::int64_t e = units * static_cast<std::int64_t>(i + 1) / items;
+            for (std::int64_t u = b; u < e; ++u) unit(u);
+        });
+        return;
+    }
+    const std::int64_t ng = group_count(c.m);
+    const bool split_groups = par && c.nout < 2 * static_cast<std::int64_t>(threads) && ng >= 2;
+    auto outputs = [&](std::int64_t b, std::int64_t e) {
+        nd_rows(K, base, b, e, [&](char* const* p, const std::int64_t* s, std::int64_t n) {
+            constexpr std::int64_t kBatch = 256;
+            alignas(64) T vals[kBatch];
+            for (std::int64_t k = 0; k < n; k += kBatch) {
+                const std::int64_t cnt = std::min(kBatch, n - k);
+                for (std::int64_t j = 0; j < cnt; ++j) {
+                    const char* in = p[0] + (k + j) * s[0];
+                    if (split_groups) {
+                        std::unique_ptr<T[]> gv(new T[static_cast<std::size_t>(ng)]);
+                        const std::int64_t items = std::min<std::int64_t>(ng, static_cast<std::int64_t>(threads) * 4);
+                        pool_run(static_cast<std::size_t>(items), [&](std::size_t i) {
+                            const std::int64_t gb = ng * static_cast<std::int64_t>(i) / items;
+                            const std::int64_t ge = ng * static_cast<std::int64_t>(i + 1) / items;
+                            for (std::int64_t g = gb; g < ge; ++g) gv[g] = group_value<Op, T>(c, in, g);
+                        });
+                        vals[j] = combine_groups<Op, T>(gv.get(), c.m);
+                    } else {
+                        vals[j] = sequence_value<Op, T>(c, in);
+                    }
+                }
+                reduce_finish(c, reinterpret_cast<const char*>(vals), cnt, p[1] + k * s[1], s[1]);
+            }
+        });
+    };
+    if (!par || split_groups || c.nout < 2) {
+        outputs(0, c.nout);
+        return;
+    }
+    const std::int64_t items = std::min<std::int64_t>(c.nout, static_cast<std::int64_t>(threads) * 4);
+    pool_run(static_cast<std::size_t>(items), [&](std::size_t i) {
+        outputs(c.nout * static_cast<std::int64_t>(i) / items, c.nout * static_cast<std::int64_t>(i + 1) / items);
+    });
+}
+
+}  // namespace hrx::kernels::ew
