@@ -47,6 +47,14 @@ EXPLAIN = {
     "batched_gemm": "`hrxarray.numerics` batched 8x8 BF16 x BF16 -> FP32 matmul (the kernel the emulated NPU's "
     "gemm will use) against NumPy float32, ml_dtypes bf16 and torch bf16 batched matmuls in the same run "
     "(targets: >= 5x NumPy float32 at N = 16,384; >= 60% of copy bandwidth at N = 1,048,576).",
+    "matmul": "`hrxarray.numerics.matmul` general BF16 x BF16 -> FP32 n x n x n products (the packed AVX-512 "
+    "GEMM; each output one fp32 FMA chain in ascending k) in GFLOP/s against NumPy float32 (OpenBLAS) and torch bf16 "
+    "matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n; no AMX here).",
+    "conversions": "`to_bfloat16` / `from_bfloat16` on {mib} MiB of float32 (GB/s = bytes read + written) against "
+    "ml_dtypes `astype`, torch `.to(torch.bfloat16)` / `.float()` and `np.copyto` float32 -> float32 of the same "
+    "float32 array in the same run (target: >= 0.8x copy bandwidth).",
+    "bfp16": "`bfp16_encode` (floor, even) and `bfp16_decode` on {mib} MiB of float32 in GB/s (float32 bytes + block "
+    "bytes) against a vectorised NumPy implementation of the same format in the script, checked equal (target: >= 30x).",
     "submit_throughput": "A prepared one-region graph (64-byte fill) submitted {submissions:,} times without "
     "waiting, then drained; best of three rounds, against the standard library's "
     "`ThreadPoolExecutor(max_workers=1).submit` of a no-op measured in the same run.",
@@ -212,7 +220,31 @@ def rows_batched_gemm(d):
     return rows
 
 
+def rows_matmul(d):
+    rows = []
+    for r in d["rows"]:
+        for peer, label in (("numpy_f32", "np.matmul float32"), ("torch_bf16", "torch.matmul bf16")):
+            if peer in r["gflop_per_s"]:
+                rows.append({"figure": f"bf16 matmul n = {r['n']:,}", "value": r["gflop_per_s"]["hrxarray"],
+                             "unit": "GFLOP/s", "peer": label, "peer_value": r["gflop_per_s"][peer],
+                             "ratio": r["ratio_vs"][peer], "ratio_label": "ours / peer"})
+    return rows
+
+
+def rows_rates(d):
+    """Figure files that carry rows of {figure, ours, peers: {name: value}} in GB/s."""
+    rows = []
+    for r in d["rows"]:
+        for peer, value in r["peers"].items():
+            rows.append({"figure": r["figure"], "value": r["ours"], "unit": "GB/s", "peer": peer,
+                         "peer_value": value, "ratio": r["ours"] / value, "ratio_label": "ours / peer"})
+    return rows
+
+
 ADAPTERS = {
+    "matmul": rows_matmul,
+    "conversions": rows_rates,
+    "bfp16": rows_rates,
     "batched_gemm": rows_batched_gemm,
     "runtime_latency": rows_runtime_latency,
     "gpu_npu_overlap": rows_gpu_npu_overlap,

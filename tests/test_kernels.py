@@ -231,7 +231,7 @@ def test_artifact_fields():
     assert art.bytes == 4096 + 64 * 4
     assert [(b.bytes, b.access) for b in art.contract.bindings] == [(16384, READ), (16384, WRITE)]
     assert kernels.npu("copy").config == {"copy.packets": 1}
-    assert kernels.npu("batched_gemm").config == {"gemm.batch": 1}
+    assert kernels.npu("batched_gemm").config == {"gemm.batch": 1, "gemm.bfp16": 0, "gemm.rounding": 0}
     assert "copy" in repr(art)
 
 
@@ -428,18 +428,22 @@ def test_npu_copy(mrt, packets, seed, slack):
 
 
 def gemm_reference(a, b):
-    """C = A·B, float32, k = 0..7 in order, subnormals flushed (programs.h)."""
+    """C = A·B, float32, one fused multiply-add per k = 0..7 from +0, subnormal inputs and
+    results flushed (programs.h). The fma is float64 arithmetic rounded once to float32: a
+    bf16 x bf16 product is exact in float64, and so is its sum with a float32 accumulator
+    unless their exponents lie more than 29 apart, where the smaller cannot affect the
+    float32 rounding anyway."""
 
     def flush(x):
         x = np.asarray(x, np.float32)
         tiny = (x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)
         return np.where(tiny, np.copysign(np.float32(0), x), x).astype(np.float32)
 
-    a = flush(a.astype(np.float32))
-    b = flush(b.astype(np.float32))
+    a = flush(a.astype(np.float32)).astype(np.float64)
+    b = flush(b.astype(np.float32)).astype(np.float64)
     acc = np.zeros(a.shape[:-2] + (8, 8), np.float32)
     for k in range(8):
-        acc = flush(acc + flush(a[..., :, k, None] * b[..., None, k, :]))
+        acc = flush((acc.astype(np.float64) + a[..., :, k, None] * b[..., None, k, :]).astype(np.float32))
     return acc
 
 
@@ -510,6 +514,57 @@ def test_gemm_flushes_subnormals(rt, npu):
     assert not np.signbit(c).any()
     a[0, 0] = 2.0**-60  # the same positions with normal values do show up
     assert run_gemm(rt, npu, a, b)[0, 0] == 2.0**-60
+
+
+def test_gemm_fuses_each_product_into_the_sum(rt, npu):
+    # A subnormal product still counts when the running sum keeps the result normal:
+    # 2**-126 + 2**-128 (fused) rather than 2**-126 + flush(2**-128) = 2**-126.
+    a = np.zeros((8, 8))
+    b = np.zeros((8, 8))
+    a[0, 0], b[0, 0] = 2.0**-63, 2.0**-63
+    a[0, 1], b[1, 0] = 2.0**-64, 2.0**-64
+    assert run_gemm(rt, npu, a, b)[0, 0] == np.float32(1.25 * 2.0**-126)
+
+
+def run_bfp16_gemm(rt, npu, a, b, rounding):
+    batch = a.shape[0]
+    k = load(npu, kernels.npu("batched_gemm", **{"gemm.batch": batch, "gemm.bfp16": 1, "gemm.rounding": rounding}))
+    va = rt.allocate(128 * batch, hx.Shared(npu)).view(0)
+    vb = rt.allocate(128 * batch, hx.Shared(npu)).view(0)
+    vc = rt.allocate(256 * batch, hx.Shared(npu)).view(0)
+    write(va, a)
+    write(vb, b)
+    k._run([va, vb, vc])
+    assert np.array_equal(read(va, np.uint16), a.view(np.uint16).reshape(-1))  # inputs untouched
+    return read(vc, np.float32).reshape(batch, 8, 8)
+
+
+@pytest.mark.parametrize("rounding", [0, 1])
+def test_batched_gemm_bfp16_inputs(rt, npu, rounding):
+    from hrxarray import numerics as hn
+
+    rng = np.random.default_rng(99 + rounding)
+    scale = 2.0 ** rng.integers(-6, 7, (5, 8, 8))
+    a = (rng.standard_normal((5, 8, 8)) * scale).astype(np.float32).astype(BF16)
+    b = (rng.standard_normal((5, 8, 8)) * scale).astype(np.float32).astype(BF16)
+    name = ("floor", "even")[rounding]
+    qa = hn.bfp16_quantize(a.astype(np.float32), name)  # A blocked along rows (K)
+    qb = np.swapaxes(hn.bfp16_quantize(np.swapaxes(b.astype(np.float32), -1, -2), name), -1, -2)
+    c = run_bfp16_gemm(rt, npu, a, b, rounding)
+    assert np.array_equal(c.view(np.uint32), gemm_reference(qa.astype(BF16), qb.astype(BF16)).view(np.uint32))
+    assert not np.array_equal(c, gemm_reference(a, b))  # the quantisation is visible
+    # integer data in -3..3 stays exact through bfp16, as HRX's checks need
+    ia = rng.integers(-3, 4, (5, 8, 8)).astype(BF16)
+    ib = rng.integers(-3, 4, (5, 8, 8)).astype(BF16)
+    assert np.array_equal(run_bfp16_gemm(rt, npu, ia, ib, rounding), ia.astype(np.float32) @ ib.astype(np.float32))
+
+
+def test_gemm_bfp16_config_is_checked():
+    assert kernels.npu("gemm", **{"gemm.bfp16": 1}).config == {"gemm.bfp16": 1, "gemm.rounding": 0}
+    with pytest.raises(ValueError, match="'gemm.bfp16' = 2 is out of range 0..=1"):
+        kernels.npu("gemm", **{"gemm.bfp16": 2})
+    with pytest.raises(ValueError, match="'gemm.rounding' = -1 is out of range 0..=1"):
+        kernels.npu("batched_gemm", **{"gemm.rounding": -1})
 
 
 @given(batch=st.integers(1, 40), seed=st.integers(0, 2**32 - 1))
@@ -649,3 +704,32 @@ def test_run_checks_the_contract_first(rt):
 def test_kernels_module_documents_its_functions():
     assert kernels.npu.__doc__ and kernels.gpu.__doc__ and "euler_bf16" in kernels.__doc__
     assert set(kernels.__all__) >= {"npu", "gpu"}
+
+
+def test_gpu_kernels_on_large_inputs_split_over_threads_identically(rt):
+    # Above the size where the bodies are split over the kernels' thread pool (and with a
+    # ragged last chunk): every element must still be what the scalar definition gives.
+    n = 1_000_003
+    rng = np.random.default_rng(7)
+    x = rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    k = kernels.gpu("transform_i32", elements=n)
+    vin = rt.allocate(4 * n, hx.HostVisible()).view(0)
+    vout = rt.allocate(4 * n, hx.HostVisible()).view(0)
+    write(vin, x)
+    k._run([vin, vout])
+    assert np.array_equal(read(vout, np.int32), (x.astype(np.int64) * 3 + 7).astype(np.int32))
+
+    c = rng.standard_normal(n).astype(np.float32)
+    vc = rt.allocate(4 * n, hx.HostVisible()).view(0)
+    write(vc, c)
+    kernels.gpu("add_f32", elements=n, delta=0.1)._run([vc])
+    assert np.array_equal(read(vc, np.float32), c + np.float32(0.1))
+
+    xb = rng.standard_normal(n).astype(np.float32).astype(BF16)
+    vb = rng.standard_normal(n).astype(np.float32).astype(BF16)
+    vx = rt.allocate(2 * n, hx.HostVisible()).view(0)
+    vv = rt.allocate(2 * n, hx.HostVisible()).view(0)
+    write(vx, xb)
+    write(vv, vb)
+    kernels.gpu("euler_bf16", elements=n, dt=0.01)._run([vx, vv])
+    assert np.array_equal(read(vx, np.uint16), euler_reference(xb, vb, 0.01).view(np.uint16))

@@ -558,3 +558,21 @@ def test_numerics_and_bfloat16_are_reachable_from_the_package():
     assert hrxarray.numerics.to_bfloat16 is hn.to_bfloat16
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         hrxarray.nonexistent  # noqa: B018
+
+
+def test_bfp16_threaded_split_matches_single_threaded_portable_path():
+    # 2**21 values is above the size where encode/decode are split over the pool.
+    rng = np.random.default_rng(RNG_SEED + 8)
+    scale = np.exp2(rng.integers(-30, 31, (1 << 18, 1))).astype(np.float32)
+    x = (rng.standard_normal((1 << 18, 8), dtype=np.float32) * scale).reshape(-1)
+    for rounding in ("floor", "even"):
+        fast = np.empty((1 << 18) * 9, np.uint8)
+        port = np.empty_like(fast)
+        assert raw.bfp16_encode(x, fast, rounding) == -1
+        raw.bfp16_encode(x, port, rounding, portable=True)
+        assert np.array_equal(fast, port)
+    d_fast = np.empty_like(x)
+    d_port = np.empty_like(x)
+    raw.bfp16_decode(fast, d_fast)
+    raw.bfp16_decode(fast, d_port, portable=True)
+    assert np.array_equal(d_fast.view(np.uint32), d_port.view(np.uint32))

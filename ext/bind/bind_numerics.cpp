@@ -15,6 +15,7 @@
 #include "bindings.h"
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
+#include "kernels/dtype.h"
 #include "kernels/matmul.h"
 
 namespace nb = nanobind;
@@ -163,6 +164,48 @@ void matmul_bf16_8x8_batched(In<std::uint16_t> a, In<std::uint16_t> b, Out<float
         a.data(), b.data(), c.data(), a.size() / 64);
 }
 
+DType parse_dtype(const std::string& name, const char* what) {
+    DType t;
+    if (!dtype_from_name(name, &t) || t == DType::BFP16) {
+        throw nb::value_error((std::string(what) + ": unknown element type '" + name + "'").c_str());
+    }
+    return t;
+}
+
+// The array layer's generic matmul on raw bytes: a, b, c are uint8 views of
+// dense row-major operands of the named element types.
+void matmul_typed(In<std::uint8_t> a, In<std::uint8_t> b, Out<std::uint8_t> c,
+                  const std::string& in_dtype, const std::string& out_dtype, std::size_t m,
+                  std::size_t k, std::size_t n, std::optional<In<std::int64_t>> ia,
+                  std::optional<In<std::int64_t>> ib, bool portable) {
+    const DType in = parse_dtype(in_dtype, "in_dtype"), out = parse_dtype(out_dtype, "out_dtype");
+    if (!kernels::matmul_typed_supported(in, out)) {
+        throw nb::value_error(("matmul_typed does not implement " + in_dtype + " -> " + out_dtype).c_str());
+    }
+    const std::size_t si = static_cast<std::size_t>(dtype_itemsize(in));
+    const std::size_t so = static_cast<std::size_t>(dtype_itemsize(out));
+    if (a.size() % si || b.size() % si || c.size() % so) {
+        throw nb::value_error("a, b and c must hold whole elements of their types");
+    }
+    const std::size_t na_el = a.size() / si, nb_el = b.size() / si, nc_el = c.size() / so;
+    const std::size_t mk = m * k, kn = k * n, mn = m * n;
+    if (mn == 0) {
+        if (nc_el != 0) throw nb::value_error("c must be empty when m * n is 0");
+        return;
+    }
+    if (nc_el % mn != 0) throw nb::value_error("c size is not a multiple of m * n");
+    const std::size_t batch = nc_el / mn;
+    if (mk == 0 ? na_el != 0 : na_el % mk != 0) throw nb::value_error("a size is not a multiple of m * k");
+    if (kn == 0 ? nb_el != 0 : nb_el % kn != 0) throw nb::value_error("b size is not a multiple of k * n");
+    const std::int64_t* pa = index_map(ia, batch, mk ? na_el / mk : batch, "ia");
+    const std::int64_t* pb = index_map(ib, batch, kn ? nb_el / kn : batch, "ib");
+    check_disjoint(a, c);
+    check_disjoint(b, c);
+    nb::gil_scoped_release release;
+    (portable ? kernels::portable::matmul_typed : kernels::matmul_typed)(
+        in, out, a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
+}
+
 nb::dict kernel_paths() {
     nb::dict d;
     d["bf16"] = kernels::bf16_kernel_path();
@@ -207,6 +250,14 @@ void bind_numerics(nb::module_& parent) {
           nb::arg("b").noconvert(), nb::arg("c").noconvert(), nb::kw_only(),
           nb::arg("portable") = false,
           "c[t] = a[t] @ b[t] for dense stacks of 8x8 bf16 matrices (uint16) into float32 c.");
+    m.def("_matmul_typed", &matmul_typed, nb::arg("a").noconvert(), nb::arg("b").noconvert(),
+          nb::arg("c").noconvert(), nb::arg("in_dtype"), nb::arg("out_dtype"), nb::arg("m"),
+          nb::arg("k"), nb::arg("n"), nb::arg("ia").noconvert() = nb::none(),
+          nb::arg("ib").noconvert() = nb::none(), nb::kw_only(), nb::arg("portable") = false,
+          "Private: the GPU compute lane's matmul_typed on uint8 views of dense operands.\n"
+          "c[t] = a[ia[t]] @ b[ib[t]] with in_dtype -> out_dtype one of bool -> bool,\n"
+          "each integer type -> itself (wrapping), float16 -> float16, bfloat16 ->\n"
+          "float32, float32 -> float32, float64 -> float64 (numerics in matmul.h).");
     m.def("matmul_num_threads", &kernels::matmul_num_threads,
           "Threads a large matmul uses (caller included; HRXARRAY_NUM_THREADS caps it).");
     m.def("kernel_paths", &kernel_paths,

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "kernels/cpu_features.h"
+#include "kernels/pool.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HRX_BFP16_X86 1
@@ -247,13 +248,35 @@ void bfp16_decode(const std::uint8_t* src, float* dst, std::size_t nblocks) noex
 
 }  // namespace portable
 
+// Large calls are split over the kernels' pool (blocks are independent, so
+// the bytes are those of one pass): one core does not reach memory bandwidth.
+constexpr std::size_t kSplitBlocks = 1u << 13;
+
+template <class Fn>
+void split_blocks(std::size_t nblocks, const Fn& fn) noexcept {
+    if (nblocks < 16 * kSplitBlocks || pool_threads() < 2) {
+        fn(std::size_t{0}, nblocks);
+        return;
+    }
+    pool_run((nblocks + kSplitBlocks - 1) / kSplitBlocks, [&](std::size_t it) {
+        const std::size_t lo = it * kSplitBlocks;
+        fn(lo, std::min(kSplitBlocks, nblocks - lo));
+    });
+}
+
 void bfp16_encode(const float* src, std::uint8_t* dst, std::size_t nblocks,
                   BfpRounding rounding) noexcept {
-    dispatch().encode(src, dst, nblocks, rounding);
+    const auto enc = dispatch().encode;
+    split_blocks(nblocks, [&](std::size_t lo, std::size_t cnt) {
+        enc(src + kBfp16BlockValues * lo, dst + kBfp16BlockBytes * lo, cnt, rounding);
+    });
 }
 
 void bfp16_decode(const std::uint8_t* src, float* dst, std::size_t nblocks) noexcept {
-    dispatch().decode(src, dst, nblocks);
+    const auto dec = dispatch().decode;
+    split_blocks(nblocks, [&](std::size_t lo, std::size_t cnt) {
+        dec(src + kBfp16BlockBytes * lo, dst + kBfp16BlockValues * lo, cnt);
+    });
 }
 
 const char* bfp16_kernel_path() noexcept { return dispatch().path; }

@@ -19,7 +19,14 @@
 //   between paths.
 // VDPBF16PS is deliberately not used: it pairs k two at a time (a different
 // order), and on this class of CPU it has no throughput advantage over
-// widening to fp32 and using FMA (numerics.md B4). AMX is not used either.
+// widening to fp32 and using FMA (numerics.md B4). AMX is not used either:
+// TDPBF16PS also sums pairs of products before accumulating, so it could
+// not keep this contract, and the development machine has no AMX to test a
+// tile path on.
+//
+// The general product is a packed, register-blocked GEMM (Note [Blocked
+// GEMM] in gemm.h): operands widened to fp32 panels, 8 x 32 register tiles,
+// K in blocks whose partial sums pass through C unchanged.
 //
 // Large calls are split over a small thread pool (the calling thread plus
 // workers); HRXARRAY_NUM_THREADS (read once) caps the total, default: the
@@ -28,6 +35,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+
+#include "kernels/dtype.h"
 
 namespace hrx::kernels {
 
@@ -47,7 +56,34 @@ void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::
                  std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
                  const std::int64_t* ib) noexcept;
 
-/// The path the two functions above take in this process: "avx512",
+/// Batched general product for the array layer's matmul on the GPU compute
+/// lane, c[t] = a[ia[t]] @ b[ib[t]] with matmul_bf16's layout and broadcast
+/// convention (row-major dense operands, ia / ib nullptr = identity, k = 0
+/// gives zeros, any of batch, m, n = 0 does nothing; c must not overlap a or
+/// b). Pairs (in -> out) and their numerics:
+/// - bool -> bool: c[i,j] = OR_k (a[i,k] AND b[k,j]), NumPy's bool matmul;
+///   any nonzero byte counts as true, outputs are 0 or 1.
+/// - each integer type -> itself: the exact sum of products reduced modulo
+///   2^bits (two's-complement wraparound), which is NumPy's result.
+/// - float16 -> float16: inputs widened exactly to fp32, accumulated as for
+///   float32 below, and the fp32 sum rounded once to float16 (nearest even,
+///   overflow to Inf).
+/// - bfloat16 -> float32: exactly matmul_bf16's numerics (header comment).
+/// - float32 -> float32: one fp32 accumulator per element from +0, one fused
+///   multiply-add per k in ascending order, round to nearest even, normal
+///   IEEE arithmetic (denormals kept: DAZ/FTZ are cleared for the call).
+/// - float64 -> float64: the same in fp64.
+/// NaN payloads and signs of NaN results are unspecified. The result never
+/// depends on the thread count or the code path. Other pairs are not
+/// supported (matmul_typed_supported says which) and write nothing.
+void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c,
+                  std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
+                  const std::int64_t* ia, const std::int64_t* ib) noexcept;
+
+/// Whether matmul_typed implements in -> out.
+bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept;
+
+/// The path the two bf16 functions above take in this process: "avx512",
 /// "avx2" or "portable" (chosen once from best_kernel_path()). Static string.
 const char* matmul_kernel_path() noexcept;
 
@@ -63,6 +99,9 @@ void matmul_bf16_8x8_batched(const std::uint16_t* a, const std::uint16_t* b, flo
 void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
                  std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
                  const std::int64_t* ib) noexcept;
+void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c,
+                  std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
+                  const std::int64_t* ia, const std::int64_t* ib) noexcept;
 }  // namespace portable
 
 }  // namespace hrx::kernels

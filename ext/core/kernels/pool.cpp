@@ -2,11 +2,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HRX_POOL_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define HRX_POOL_PAUSE() __asm__ __volatile__("yield")
+#else
+#define HRX_POOL_PAUSE() ((void)0)
+#endif
 
 namespace hrx::kernels {
 
@@ -21,6 +31,23 @@ std::size_t configured_threads() noexcept {
         if (end != env && v > 0) n = std::min<std::size_t>(n, static_cast<std::size_t>(v));
     }
     return std::max<std::size_t>(n, 1);
+}
+
+// How long a worker (or a caller waiting for workers) polls before it blocks.
+// Waking a thread blocked on a condition variable costs 20-70 us on a
+// virtual machine, more than a whole 256^3 matmul; kernels arrive in bursts,
+// so a short poll after each job keeps the next one's hand-off cheap.
+constexpr std::chrono::microseconds kSpin{200};
+
+// Polls pred for up to kSpin; true if it became true.
+template <class Pred>
+bool spin_until(Pred pred) {
+    const auto deadline = std::chrono::steady_clock::now() + kSpin;
+    for (unsigned i = 1;; ++i) {
+        if (pred()) return true;
+        HRX_POOL_PAUSE();
+        if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) return false;
+    }
 }
 
 // The pool is never destroyed (its threads block forever once the process
@@ -44,13 +71,15 @@ public:
             fn_ = &fn;
             items_ = items;
             next_.store(0);
-            active_ = threads_ - 1;
-            ++generation_;
+            active_.store(threads_ - 1);
+            generation_.fetch_add(1, std::memory_order_release);
         }
         cv_.notify_all();
         drain();
-        std::unique_lock<std::mutex> lock(mu_);
-        done_cv_.wait(lock, [this] { return active_ == 0; });
+        if (!spin_until([this] { return active_.load(std::memory_order_acquire) == 0; })) {
+            std::unique_lock<std::mutex> lock(mu_);
+            done_cv_.wait(lock, [this] { return active_.load() == 0; });
+        }
         fn_ = nullptr;
     }
 
@@ -62,14 +91,18 @@ private:
     void worker() {
         std::uint64_t seen = 0;
         for (;;) {
-            {
+            if (!spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; })) {
                 std::unique_lock<std::mutex> lock(mu_);
-                cv_.wait(lock, [&] { return generation_ != seen; });
-                seen = generation_;
+                cv_.wait(lock, [&] { return generation_.load() != seen; });
             }
+            seen = generation_.load(std::memory_order_acquire);
             drain();
-            std::lock_guard<std::mutex> lock(mu_);
-            if (--active_ == 0) done_cv_.notify_one();
+            if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                // Under the mutex, so a caller between its check and its wait
+                // cannot miss the notification.
+                std::lock_guard<std::mutex> lock(mu_);
+                done_cv_.notify_one();
+            }
         }
     }
 
@@ -80,8 +113,8 @@ private:
     const std::function<void(std::size_t)>* fn_ = nullptr;
     std::size_t items_ = 0;
     std::atomic<std::size_t> next_{0};
-    std::size_t active_ = 0;
-    std::uint64_t generation_ = 0;
+    std::atomic<std::size_t> active_{0};
+    std::atomic<std::uint64_t> generation_{0};
 };
 
 Pool* pool() noexcept {

@@ -13,6 +13,9 @@
 
 #include "errors.h"
 #include "kernels/bf16.h"
+#include "kernels/bfp16.h"
+#include "kernels/matmul.h"
+#include "kernels/pool.h"
 
 namespace hrx {
 
@@ -84,26 +87,27 @@ BindingContract binding(uint64_t bytes, uint64_t alignment, Access access, std::
 inline float bf16_value(uint16_t h) { return std::bit_cast<float>(kernels::bf16_to_f32_bits(h)); }
 inline uint16_t bf16_round(float f) { return kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f)); }
 
-// The NPU has no denormals: a subnormal becomes a zero of the same sign.
-inline float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
-
-// One 8×8 problem, row-major: c = a·b, accumulated in k order 0..7 (programs.h).
-void gemm8x8(const uint16_t* a, const uint16_t* b, float* c) {
-    float A[64], B[64];
-    for (int i = 0; i < 64; ++i) {
-        A[i] = flush(bf16_value(a[i]));
-        B[i] = flush(bf16_value(b[i]));
-    }
-    for (int i = 0; i < 8; ++i) {
-        for (int j = 0; j < 8; ++j) {
-            float acc = 0.0f;
-            for (int k = 0; k < 8; ++k) {
-                // Separate statements: no fused multiply-add may form here.
-                const float p = flush(A[i * 8 + k] * B[k * 8 + j]);
-                acc = flush(acc + p);
-            }
-            c[i * 8 + j] = acc;
-        }
+// bfp16ebs8 quantisation of `count` 8x8 bf16 problems in place, as the NPU's
+// BFP path feeds its mmul: A in blocks along its rows, B along its columns
+// (K is the blocked axis of both). Every bfp16 value has at most 8
+// significant bits, so it is exactly a bf16 again. A block holding NaN or
+// Inf has no encoding: that fails the region.
+void quantise_bfp16(uint16_t* a, uint16_t* b, uint64_t count, kernels::BfpRounding rounding) {
+    float f[64], q[64];
+    uint8_t blocks[8 * kernels::kBfp16BlockBytes];
+    for (uint64_t p = 0; p < 2 * count; ++p) {
+        const bool is_b = p >= count;
+        uint16_t* m = (is_b ? b : a) + 64 * (is_b ? p - count : p);
+        for (int i = 0; i < 8; ++i)
+            for (int j = 0; j < 8; ++j) f[i * 8 + j] = bf16_value(is_b ? m[j * 8 + i] : m[i * 8 + j]);
+        if (kernels::bfp16_first_nonfinite_block(f, 8) >= 0)
+            fail(ErrorKind::Execution, std::string("gemm.bfp16: the ") + (is_b ? "rhs" : "lhs") + " of problem " +
+                                           std::to_string(is_b ? p - count : p) +
+                                           " holds NaN or Inf, which bfp16ebs8 cannot encode");
+        kernels::bfp16_encode(f, blocks, 8, rounding);
+        kernels::bfp16_decode(blocks, q, 8);
+        for (int i = 0; i < 8; ++i)
+            for (int j = 0; j < 8; ++j) (is_b ? m[j * 8 + i] : m[i * 8 + j]) = bf16_round(q[i * 8 + j]);
     }
 }
 
@@ -126,12 +130,13 @@ NpuSpec npu_spec(const std::string& name, const KernelConfig& config, const std:
         s.image_bytes = 4096 + 64 * packets;
     } else if (name == "gemm" || name == "batched_gemm") {
         uint64_t batch = 1;
-        if (name == "gemm") {
-            check_keys(who, config, {});
-        } else {
-            check_keys(who, config, {"gemm.batch"});
+        if (name != "gemm") {
+            check_keys(who, config, {"gemm.batch", "gemm.bfp16", "gemm.rounding"});
             batch = static_cast<uint64_t>(int_key(who, config, "gemm.batch", 1, 1, kMaxGemmBatch));
         }
+        if (name == "gemm") check_keys(who, config, {"gemm.bfp16", "gemm.rounding"});
+        int_key(who, config, "gemm.bfp16", 0, 0, 1);
+        int_key(who, config, "gemm.rounding", 0, 0, 1);
         const std::string shape = batch == 1 ? "8x8" : std::to_string(batch) + "x8x8";
         s.contract.bindings = {binding(batch * kGemmInputBytes, kNpuAlignment, Access::Read, "lhs: " + shape + " bf16"),
                                binding(batch * kGemmInputBytes, kNpuAlignment, Access::Read, "rhs: " + shape + " bf16"),
@@ -152,11 +157,24 @@ std::function<void(const std::vector<BufferView>&)> npu_run(const Artifact& a) {
         return [n](const std::vector<BufferView>& v) { std::memcpy(v[1].data(), v[0].data(), n); };
     }
     const uint64_t batch = c.bindings[0].bytes / kGemmInputBytes;
-    return [batch](const std::vector<BufferView>& v) {
+    const auto key = [&](const char* k) {
+        auto it = a.config.find(k);
+        return it == a.config.end() ? 0 : it->second.i;
+    };
+    const bool bfp16 = key("gemm.bfp16") != 0;
+    const auto rounding = key("gemm.rounding") ? kernels::BfpRounding::even : kernels::BfpRounding::floor;
+    return [batch, bfp16, rounding](const std::vector<BufferView>& v) {
         const auto* a = reinterpret_cast<const uint16_t*>(v[0].data());
         const auto* b = reinterpret_cast<const uint16_t*>(v[1].data());
         auto* out = reinterpret_cast<float*>(v[2].data());
-        for (uint64_t p = 0; p < batch; ++p) gemm8x8(a + 64 * p, b + 64 * p, out + 64 * p);
+        if (!bfp16) {
+            kernels::matmul_bf16_8x8_batched(a, b, out, batch);
+            return;
+        }
+        // The inputs are READ bindings: quantise copies.
+        std::vector<uint16_t> qa(a, a + 64 * batch), qb(b, b + 64 * batch);
+        quantise_bfp16(qa.data(), qb.data(), batch, rounding);
+        kernels::matmul_bf16_8x8_batched(qa.data(), qb.data(), out, batch);
     };
 }
 
@@ -177,6 +195,22 @@ struct BudgetCharge {
 
 std::string gpu_who(const std::string& name) { return "kernels.gpu('" + name + "')"; }
 
+// Runs body(lo, hi) over [0, n) in chunks, split over the kernels' pool when
+// n is large. Every element is computed by the same expression whichever
+// chunk it falls in, so the split never changes a result.
+template <class Body>
+void elementwise(uint64_t n, const Body& body) {
+    constexpr uint64_t kChunk = 1u << 16;
+    if (n < 4 * kChunk || kernels::pool_threads() < 2) {
+        body(uint64_t{0}, n);
+        return;
+    }
+    kernels::pool_run((n + kChunk - 1) / kChunk, [&](std::size_t it) {
+        const uint64_t lo = it * kChunk;
+        body(lo, std::min(n, lo + kChunk));
+    });
+}
+
 }  // namespace
 
 Artifact make_npu_artifact(const std::string& name, const KernelConfig& config, const std::string& target) {
@@ -191,6 +225,10 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config, 
     a.config = config;
     if (name == "copy") a.config["copy.packets"] = ConfigValue::integer(int_key(who, config, "copy.packets", 1, 1, kIsizeMax));
     if (name == "batched_gemm") a.config["gemm.batch"] = ConfigValue::integer(int_key(who, config, "gemm.batch", 1, 1, kMaxGemmBatch));
+    if (name == "gemm" || name == "batched_gemm") {
+        a.config["gemm.bfp16"] = ConfigValue::integer(int_key(who, config, "gemm.bfp16", 0, 0, 1));
+        a.config["gemm.rounding"] = ConfigValue::integer(int_key(who, config, "gemm.rounding", 0, 0, 1));
+    }
     return a;
 }
 
@@ -214,7 +252,9 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const Kernel
         k->run = [n](const std::vector<BufferView>& v) {
             const auto* in = reinterpret_cast<const uint32_t*>(v[0].data());
             auto* out = reinterpret_cast<uint32_t*>(v[1].data());
-            for (uint64_t i = 0; i < n; ++i) out[i] = in[i] * 3u + 7u;  // wraps modulo 2^32
+            elementwise(n, [in, out](uint64_t lo, uint64_t hi) {
+                for (uint64_t i = lo; i < hi; ++i) out[i] = in[i] * 3u + 7u;  // wraps modulo 2^32
+            });
         };
     } else if (name == "euler_bf16") {
         check_keys(who, config, {"elements", "dt"});
@@ -225,11 +265,15 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const Kernel
         k->run = [n, dt](const std::vector<BufferView>& v) {
             auto* x = reinterpret_cast<uint16_t*>(v[0].data());
             const auto* vel = reinterpret_cast<const uint16_t*>(v[1].data());
-            for (uint64_t i = 0; i < n; ++i) {
-                const float step = dt * bf16_value(vel[i]);
-                const float sum = bf16_value(x[i]) + step;
-                x[i] = bf16_round(sum);
-            }
+            elementwise(n, [x, vel, dt](uint64_t lo, uint64_t hi) {
+                for (uint64_t i = lo; i < hi; ++i) {
+                    // Separate roundings of the product and the sum (no contraction
+                    // under -std=c++20), branch-free so that it vectorises.
+                    const float step = dt * bf16_value(vel[i]);
+                    const float sum = bf16_value(x[i]) + step;
+                    x[i] = bf16_round(sum);
+                }
+            });
         };
     } else {
         check_keys(who, config, {"elements", "delta"});
@@ -238,7 +282,9 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const Kernel
         k->contract.bindings = {binding(4 * n, 4, Access::ReadWrite, "C: " + std::to_string(n) + " f32")};
         k->run = [n, delta](const std::vector<BufferView>& v) {
             auto* c = reinterpret_cast<float*>(v[0].data());
-            for (uint64_t i = 0; i < n; ++i) c[i] = c[i] + delta;
+            elementwise(n, [c, delta](uint64_t lo, uint64_t hi) {
+                for (uint64_t i = lo; i < hi; ++i) c[i] = c[i] + delta;
+            });
         };
     }
     k->contract.validate();

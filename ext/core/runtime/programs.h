@@ -6,11 +6,13 @@
 // Note [Built-in program semantics]
 //   NPU copy          config copy.packets (≥ 1, default 1); bindings
 //                     src READ, dst WRITE of packets·4096 bytes: dst = src.
-//   NPU gemm          bindings lhs READ 128 B, rhs READ 128 B, output WRITE
-//                     256 B (one row-major 8×8 problem, see below).
-//   NPU batched_gemm  config gemm.batch (1..=16384, default 1); the same three
-//                     bindings holding `batch` consecutive problems
-//                     (batch·128, batch·128, batch·256 bytes).
+//   NPU gemm          config gemm.bfp16 (0 or 1, default 0), gemm.rounding
+//                     (0 floor, 1 even; default 0); bindings lhs READ 128 B,
+//                     rhs READ 128 B, output WRITE 256 B (one row-major 8×8
+//                     problem, see below).
+//   NPU batched_gemm  config gemm.batch (1..=16384, default 1) and the two
+//                     keys above; the same three bindings holding `batch`
+//                     consecutive problems (batch·128, batch·128, batch·256 bytes).
 //   GPU transform_i32 config elements (required); in READ, out WRITE, int32:
 //                     out[i] = in[i]·3 + 7 with two's-complement wraparound.
 //   GPU euler_bf16    config elements (required), dt (float, default 1.0,
@@ -21,15 +23,26 @@
 //   GPU add_f32       config elements (required), delta (float, default 1.0,
 //                     rounded to float32); C READ_WRITE float32:
 //                     C[i] = f32(C[i] + delta).
-// The 8×8 matmul: C[i][j] = Σ_k A[i][k]·B[k][j] with the BF16 inputs widened
-// exactly to float32, each product rounded to float32 (exact for bf16 inputs
-// unless it under/overflows) and added to a float32 accumulator that starts
-// at +0.0, in the fixed order k = 0, 1, ..., 7. There are no denormals (the
-// NPU flushes them): subnormal inputs, products and partial sums become zero
-// of the same sign. Integer-valued inputs give exact results, as HRX's own
-// checks require. (The hardware quantises the inputs to bfp16ebs8 first; for
-// the integer and small-power-of-two data of HRX's fixtures that is exact,
-// and this emulation keeps the bf16 values unquantised.)
+// The 8×8 matmul is hrxarray.numerics.matmul's kernel (kernels/matmul.h):
+// C[i][j] starts as a float32 +0.0 and takes, for k = 0, 1, ..., 7 in this
+// order, one fused multiply-add acc ← rne(acc + A[i][k]·B[k][j]) of the BF16
+// inputs widened exactly to float32. There are no denormals (the NPU flushes
+// them): subnormal inputs count as zero and every subnormal result (each
+// partial sum) becomes a zero of the same sign. (Until issue 4 the loop also
+// flushed each *product* before adding it; now a product below 2^-126 still
+// counts when the sum it joins is normal, as in an FMA datapath. The two
+// differ only there.) Integer-valued inputs give exact results, as HRX's own
+// checks require.
+// gemm.bfp16 = 1 emulates the NPU's BFP path (aie_api's bf16 mmul emulated
+// with bfp16ebs8): before the product, A is quantised in 8-value blocks along
+// its rows and B along its columns (K is the blocked axis of both), with
+// hrxarray.numerics.bfp16_quantize semantics and gemm.rounding's mantissa
+// rounding (floor, mlir-aie's reference, by default; even = AMD Quark). The
+// quantised values are exact bf16 again and go through the same product. The
+// input buffers are not modified. A block holding NaN or Inf has no bfp16
+// encoding: the region fails (ExecutionError). For the integer and
+// small-power-of-two data of HRX's fixtures both modes give the same, exact,
+// results; the default stays plain BF16.
 #pragma once
 #include <cstdint>
 #include <map>

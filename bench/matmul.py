@@ -1,0 +1,155 @@
+"""General BF16 x BF16 -> FP32 matmul: hrxarray.numerics.matmul in GFLOP/s against its peers.
+
+For square n x n x n products with n = 256 / 1,024 / 4,096, the best-of-R time of
+``hrxarray.numerics.matmul(a, b, out=c)`` (bf16 in, float32 out, preallocated output)
+against, in the same run: ``np.matmul`` on float32 copies of the operands
+(OpenBLAS, all its threads) and ``torch.matmul`` on bf16 tensors (when torch is
+installed; oneDNN, bf16 out). GFLOP/s = 2 n^3 / time. Target (issue 4): >= 1x
+NumPy float32 at every size. torch bf16 is a peer for scale only: its
+"<= 0.8x with AMX" target applies where AMX exists, and this machine has none.
+
+Each library is measured in its own block, after a pause of PAUSE_S seconds:
+OpenBLAS and OpenMP worker threads keep spinning for a while after a call, and on
+a 2-core machine they would take a core from whichever library runs next. Best
+of R (not the median) because the machine is shared; the JSON keeps every time.
+
+OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, when inherited, make OpenBLAS pick a
+slower kernel (numerics.md, section 0); this script re-executes itself once
+without both (this process only) and records what it removed.
+
+Writes bench/results/matmul.json (+ .png when matplotlib is present).
+
+Run: python bench/matmul.py [repeats=7]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_BLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+if any(v in os.environ for v in _BLAS_VARS) and "HRX_BENCH_BLAS_UNSET" not in os.environ:
+    env = {k: v for k, v in os.environ.items() if k not in _BLAS_VARS}
+    env["HRX_BENCH_BLAS_UNSET"] = ";".join(f"{v}={os.environ[v]}" for v in _BLAS_VARS if v in os.environ)
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+import json  # noqa: E402
+import time  # noqa: E402
+
+import ml_dtypes  # noqa: E402
+import numpy as np  # noqa: E402
+
+from hrxarray import numerics as hn  # noqa: E402
+from hrxarray._core import numerics as raw  # noqa: E402
+from _common import RESULTS, pyplot, save_results  # noqa: E402
+
+SIZES = (256, 1024, 4096)
+PAUSE_S = 0.5
+
+
+def times_s(fn, repeats, warmup=2):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return ts
+
+
+def main(argv):
+    repeats = int(argv[1]) if len(argv) > 1 else 7
+    try:
+        import torch
+
+        torch_version = torch.__version__
+    except ImportError:
+        torch, torch_version = None, None
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in SIZES:
+        reps = repeats if n < 4096 else max(3, repeats // 2)
+        inner = max(1, (512 // n) ** 3)  # batch the smallest calls so timer resolution does not matter
+        a = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
+        b = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        c = np.empty((n, n), np.float32)
+        c32 = np.empty_like(c)
+        hn.matmul(a, b, out=c)
+        np.matmul(a32, b32, out=c32)
+        assert np.allclose(c, c32, rtol=1e-4, atol=1e-3 * np.sqrt(n))
+
+        def many(fn):
+            def run():
+                for _ in range(inner):
+                    fn()
+            return run
+
+        calls = {
+            "hrxarray": lambda: hn.matmul(a, b, out=c),
+            "numpy_f32": lambda: np.matmul(a32, b32, out=c32),
+        }
+        if torch is not None:
+            ta = torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
+            tb = torch.from_numpy(b.view(np.uint16)).view(torch.bfloat16)
+            tc = torch.empty((n, n), dtype=torch.bfloat16)
+            calls["torch_bf16"] = lambda: torch.matmul(ta, tb, out=tc)
+        all_times = {}
+        for name, fn in calls.items():
+            time.sleep(PAUSE_S)
+            all_times[name] = [t / inner for t in times_s(many(fn), reps)]
+        best = {k: min(v) for k, v in all_times.items()}
+        flop = 2.0 * n**3
+        row = {
+            "n": n,
+            "best_s": best,
+            "all_s": all_times,
+            "gflop_per_s": {k: flop / t / 1e9 for k, t in best.items()},
+        }
+        row["ratio_vs"] = {k: t / best["hrxarray"] for k, t in best.items() if k != "hrxarray"}
+        rows.append(row)
+        print(f"n={n:>5}: hrxarray {row['gflop_per_s']['hrxarray']:6.0f} GFLOP/s  "
+              + "  ".join(f"{k} {row['gflop_per_s'][k]:6.0f} (x{v:.2f})" for k, v in row["ratio_vs"].items()),
+              flush=True)
+
+    res = {
+        "figure": "general bf16 x bf16 -> f32 matmul, GFLOP/s",
+        "peer": "np.matmul float32 (also torch.matmul bf16)",
+        "ratio": min(r["ratio_vs"]["numpy_f32"] for r in rows),
+        "ratio_note": "smallest hrxarray / numpy float32 over n = 256, 1024, 4096 (target >= 1)",
+        "targets": {"ratio_vs_numpy_f32_every_n": 1.0},
+        "amx": "not present on this CPU: the >= 0.8x torch-bf16-with-AMX target does not apply",
+        "kernel_path": raw.kernel_paths()["matmul"],
+        "threads": raw.matmul_num_threads(),
+        "HRXARRAY_NUM_THREADS": os.environ.get("HRXARRAY_NUM_THREADS"),
+        "blas_env_removed": os.environ.get("HRX_BENCH_BLAS_UNSET", ""),
+        "blas_env_note": "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for this benchmark process only",
+        "method": f"best of R calls per library, libraries in separate blocks after a {PAUSE_S} s pause",
+        "numpy": np.__version__,
+        "ml_dtypes": ml_dtypes.__version__,
+        "torch": torch_version,
+        "repeats": repeats,
+        "rows": rows,
+    }
+    save_results("matmul", res)
+    print(json.dumps({k: v for k, v in res.items() if k != "rows"}, indent=2))
+    plt = pyplot()
+    if plt is None:
+        return 0
+    fig, ax = plt.subplots(figsize=(7, 4))
+    names = list(rows[0]["gflop_per_s"])
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        ax.bar([j + i * width for j in range(len(rows))], [r["gflop_per_s"][name] for r in rows], width, label=name)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))], [f"n={r['n']:,}" for r in rows])
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"bf16 matmul -> f32: min {res['ratio']:.2f}x numpy f32 over the sizes")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "matmul.png", dpi=120)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,818 @@
+// The packed, register-blocked GEMM (Note [Blocked GEMM] in gemm.h).
+//
+// One driver serves every element type. A "family" names the input element
+// S, the packed accumulator type T, the output element O, the per-k
+// operation (fused multiply-add, wrapping multiply-add, or OR of ANDs for
+// bool) and the floating-point environment. The driver only moves blocks
+// around; the per-element work lives in three function kinds (pack A, pack B,
+// micro-kernel) of which each family has a portable and, on x86, an AVX-512
+// version. Both versions of a micro-kernel perform the same operations on
+// every element in the same order, so they agree bit for bit.
+#include "kernels/gemm.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/fpenv.h"
+#include "kernels/pool.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HRX_GEMM_X86 1
+#define HRX_TARGET(t) __attribute__((target(t)))
+#define HRX_AVX512 "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"
+#include <immintrin.h>
+#endif
+
+namespace hrx::kernels::detail {
+
+namespace {
+
+// Rows of a micro-tile; columns are kNV vectors (32 fp32/uint32, 16 fp64/uint64).
+constexpr std::size_t kMR = 8;
+constexpr std::size_t kNV = 2;
+// K per block: a 32-column B micro-panel of kKc fp32 is 32 KiB, which stays
+// in a 48 KiB L1 while every row panel of the A block streams past it.
+constexpr std::size_t kKc = 384;
+// Rows of A per work item (its packed block, kMcMax x kKc, lives in L2).
+constexpr std::size_t kMcMax = 192;
+// Packed B per column chunk (shared by the threads, meant to stay in L3).
+constexpr std::size_t kBChunkBytes = 8u << 20;
+
+template <class T>
+constexpr std::size_t lanes() {
+    return 64 / sizeof(T);
+}
+template <class T>
+constexpr std::size_t nr() {
+    return kNV * lanes<T>();
+}
+
+// ------------------------------------------------------------ element conversions
+
+inline float bf16_to_float(std::uint16_t h) noexcept {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
+}
+
+inline float half_to_float(std::uint16_t h) noexcept {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t e = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
+    if (e == 0) {
+        // Zero or subnormal: man * 2^-24, a normal fp32 (or zero), exact.
+        const float v = static_cast<float>(man) * 0x1p-24f;
+        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) | sign);
+    }
+    if (e == 31) return std::bit_cast<float>(sign | 0x7F800000u | (man << 13));
+    return std::bit_cast<float>(sign | ((e + 112u) << 23) | (man << 13));
+}
+
+// Round to nearest even, subnormals kept, overflow to Inf; NaN becomes a
+// quiet NaN keeping the sign and the top payload bits (what VCVTPS2PH does).
+inline std::uint16_t float_to_half(float f) noexcept {
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+    const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+    const std::uint32_t ax = x & 0x7FFFFFFFu;
+    if (ax > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u | ((ax & 0x7FFFFFu) >> 13));
+    if (ax >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // >= 65520 rounds to Inf
+    if (ax < 0x38800000u) {  // below 2^-14: an fp16 subnormal (or zero)
+        if (ax <= 0x33000000u) return sign;  // <= 2^-25: rounds to zero (2^-25 ties to even)
+        const std::uint32_t m = (ax & 0x7FFFFFu) | 0x800000u;
+        const std::uint32_t shift = 126u - (ax >> 23);  // 14..24
+        std::uint32_t r = m >> shift;
+        const std::uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (r & 1u))) ++r;
+        return static_cast<std::uint16_t>(sign | r);
+    }
+    std::uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3FFu);
+    const std::uint32_t rem = ax & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+    return static_cast<std::uint16_t>(sign | h);
+}
+
+// ------------------------------------------------------------ families
+
+enum class Op { Fma, MulAdd, OrAnd };
+enum class Env { None, Ieee, NoDenormals };
+
+struct InBf16 {
+    using S = std::uint16_t;
+    using T = float;
+    static T cv(S s) noexcept { return bf16_to_float(s); }
+};
+struct InF16 {
+    using S = std::uint16_t;
+    using T = float;
+    static T cv(S s) noexcept { return half_to_float(s); }
+};
+template <class X, class Y = X>
+struct InCast {
+    using S = X;
+    using T = Y;
+    // Integers: any extension gives the same low bits, which is all a
+    // wrapping product keeps.
+    static T cv(S s) noexcept { return static_cast<T>(s); }
+};
+struct InBool {
+    using S = std::uint8_t;
+    using T = std::uint32_t;
+    static T cv(S s) noexcept { return s != 0; }
+};
+
+template <class T>
+struct OutSame {
+    using O = T;
+    static constexpr bool direct = true;
+    static O cv(T t) noexcept { return t; }
+};
+struct OutF16 {
+    using O = std::uint16_t;
+    static constexpr bool direct = false;
+    static O cv(float t) noexcept { return float_to_half(t); }
+};
+template <class X>
+struct OutTrunc {
+    using O = X;
+    static constexpr bool direct = false;
+    // C++20: conversion to a narrower (signed) integer is modular.
+    template <class T>
+    static O cv(T t) noexcept {
+        return static_cast<O>(t);
+    }
+};
+// Same width as the accumulator (int32 in uint32, int64 in uint64): the
+// micro-kernels write the output directly; the bits are the modular result.
+template <class X>
+struct OutBits {
+    using O = X;
+    static constexpr bool direct = true;
+};
+struct OutBool {
+    using O = std::uint8_t;
+    static constexpr bool direct = false;
+    static O cv(std::uint32_t t) noexcept { return t != 0; }
+};
+
+template <class In_, class Out_, Op kOp, Env kEnv>
+struct Family {
+    using In = In_;
+    using Out = Out_;
+    using S = typename In::S;
+    using T = typename In::T;
+    using O = typename Out::O;
+    static constexpr Op op = kOp;
+    static constexpr Env env = kEnv;
+};
+
+// Sets the family's floating-point environment on this thread.
+template <Env E>
+struct EnvGuard {
+    FpEnv env{E == Env::NoDenormals};
+};
+template <>
+struct EnvGuard<Env::None> {};
+
+// ------------------------------------------------------------ kits
+
+template <class T, class S>
+struct Kit {
+    // c (ldc apart rows) = [c +] ap-panel x bp-panel over kc steps, rows x ncols stored.
+    using Micro = void (*)(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc,
+                           std::size_t ncols, bool load_c) noexcept;
+    // Rows x kc of a (lda apart) into row panels of kMR (zero-padded).
+    using PackA = void (*)(const S* a, std::size_t lda, std::size_t rows, std::size_t kc,
+                           T* dst) noexcept;
+    // kc x cols of b (ldb apart) into column panels of NR (zero-padded).
+    using PackB = void (*)(const S* b, std::size_t ldb, std::size_t kc, std::size_t cols,
+                           T* dst) noexcept;
+    Micro micro[kMR + 1] = {};
+    PackA pack_a = nullptr;
+    PackB pack_b = nullptr;
+};
+
+// ------------------------------------------------------------ portable kernels
+
+template <class T, Op kOp>
+inline T step(T a, T b, T acc) noexcept {
+    if constexpr (kOp == Op::Fma) {
+        return std::fma(a, b, acc);
+    } else if constexpr (kOp == Op::MulAdd) {
+        return static_cast<T>(acc + a * b);  // unsigned: wraps
+    } else {
+        return acc | (a & b);
+    }
+}
+
+template <class T, Op kOp, int R>
+[[gnu::always_inline]] inline void micro_body(std::size_t kc, const T* __restrict ap, const T* __restrict bp,
+                    T* __restrict c, std::size_t ldc, std::size_t ncols, bool load_c) noexcept {
+    constexpr std::size_t NR = nr<T>();
+    T acc[R][NR];
+    for (int r = 0; r < R; ++r)
+        for (std::size_t j = 0; j < NR; ++j) acc[r][j] = load_c && j < ncols ? c[r * ldc + j] : T(0);
+    for (std::size_t kk = 0; kk < kc; ++kk) {
+        const T* b = bp + kk * NR;
+        for (int r = 0; r < R; ++r) {
+            const T x = ap[kk * kMR + r];
+            for (std::size_t j = 0; j < NR; ++j) acc[r][j] = step<T, kOp>(x, b[j], acc[r][j]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (std::size_t j = 0; j < ncols; ++j) c[r * ldc + j] = acc[r][j];
+}
+
+template <class T, Op kOp, int R>
+void micro_portable(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc,
+                    std::size_t ncols, bool load_c) noexcept {
+    micro_body<T, kOp, R>(kc, ap, bp, c, ldc, ncols, load_c);
+}
+
+template <class In>
+void pack_a_portable(const typename In::S* a, std::size_t lda, std::size_t rows, std::size_t kc,
+                     typename In::T* dst) noexcept {
+    using T = typename In::T;
+    for (std::size_t i0 = 0; i0 < rows; i0 += kMR, dst += kMR * kc) {
+        const std::size_t r = std::min(kMR, rows - i0);
+        for (std::size_t t = 0; t < kMR; ++t) {
+            if (t < r) {
+                const auto* src = a + (i0 + t) * lda;
+                for (std::size_t k = 0; k < kc; ++k) dst[k * kMR + t] = In::cv(src[k]);
+            } else {
+                for (std::size_t k = 0; k < kc; ++k) dst[k * kMR + t] = T(0);
+            }
+        }
+    }
+}
+
+template <class In>
+void pack_b_portable(const typename In::S* b, std::size_t ldb, std::size_t kc, std::size_t cols,
+                     typename In::T* dst) noexcept {
+    using T = typename In::T;
+    constexpr std::size_t NR = nr<T>();
+    for (std::size_t j0 = 0; j0 < cols; j0 += NR, dst += kc * NR) {
+        const std::size_t w = std::min(NR, cols - j0);
+        for (std::size_t k = 0; k < kc; ++k) {
+            const auto* src = b + k * ldb + j0;
+            T* d = dst + k * NR;
+            for (std::size_t j = 0; j < w; ++j) d[j] = In::cv(src[j]);
+            for (std::size_t j = w; j < NR; ++j) d[j] = T(0);
+        }
+    }
+}
+
+template <class T, Op kOp, int... R>
+constexpr void fill_micro_portable(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
+    ((out[R + 1] = &micro_portable<T, kOp, R + 1>), ...);
+}
+
+template <class F>
+const Kit<typename F::T, typename F::S>& kit_portable() noexcept {
+    static const Kit<typename F::T, typename F::S> k = [] {
+        Kit<typename F::T, typename F::S> r;
+        using M = typename Kit<typename F::T, typename F::S>::Micro;
+        M tmp[kMR + 1] = {};
+        fill_micro_portable<typename F::T, F::op>(tmp, std::make_integer_sequence<int, kMR>{});
+        for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
+        r.pack_a = &pack_a_portable<typename F::In>;
+        r.pack_b = &pack_b_portable<typename F::In>;
+        return r;
+    }();
+    return k;
+}
+
+// ------------------------------------------------------------ AVX2 kernels
+
+#ifdef HRX_GEMM_X86
+// The portable micro-kernel compiled for AVX2+FMA: std::fma becomes one
+// instruction instead of a libm call; the arithmetic is the same.
+template <class T, Op kOp, int R>
+HRX_TARGET("avx2,fma")
+void micro_avx2(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc, std::size_t ncols,
+                bool load_c) noexcept {
+    micro_body<T, kOp, R>(kc, ap, bp, c, ldc, ncols, load_c);
+}
+
+template <class T, Op kOp, int... R>
+constexpr void fill_micro_avx2(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
+    ((out[R + 1] = &micro_avx2<T, kOp, R + 1>), ...);
+}
+
+template <class F>
+const Kit<typename F::T, typename F::S>& kit_avx2() noexcept {
+    static const Kit<typename F::T, typename F::S> k = [] {
+        Kit<typename F::T, typename F::S> r = kit_portable<F>();
+        typename Kit<typename F::T, typename F::T>::Micro tmp[kMR + 1] = {};
+        fill_micro_avx2<typename F::T, F::op>(tmp, std::make_integer_sequence<int, kMR>{});
+        for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
+        return r;
+    }();
+    return k;
+}
+#endif
+
+// ------------------------------------------------------------ AVX-512 kernels
+
+#ifdef HRX_GEMM_X86
+
+// One zmm of T with the operations a micro-kernel needs.
+template <class T, Op kOp>
+struct Zmm;
+
+template <>
+struct Zmm<float, Op::Fma> {
+    using V = __m512;
+    using M = __mmask16;
+    HRX_TARGET(HRX_AVX512) static V zero() noexcept { return _mm512_setzero_ps(); }
+    HRX_TARGET(HRX_AVX512) static V load(const float* p) noexcept { return _mm512_load_ps(p); }
+    HRX_TARGET(HRX_AVX512) static V loadm(M m, const float* p) noexcept { return _mm512_maskz_loadu_ps(m, p); }
+    HRX_TARGET(HRX_AVX512) static void storem(float* p, M m, V v) noexcept { _mm512_mask_storeu_ps(p, m, v); }
+    HRX_TARGET(HRX_AVX512) static V set1(float x) noexcept { return _mm512_set1_ps(x); }
+    HRX_TARGET(HRX_AVX512) static V step(V a, V b, V acc) noexcept { return _mm512_fmadd_ps(a, b, acc); }
+};
+template <>
+struct Zmm<double, Op::Fma> {
+    using V = __m512d;
+    using M = __mmask8;
+    HRX_TARGET(HRX_AVX512) static V zero() noexcept { return _mm512_setzero_pd(); }
+    HRX_TARGET(HRX_AVX512) static V load(const double* p) noexcept { return _mm512_load_pd(p); }
+    HRX_TARGET(HRX_AVX512) static V loadm(M m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
+    HRX_TARGET(HRX_AVX512) static void storem(double* p, M m, V v) noexcept { _mm512_mask_storeu_pd(p, m, v); }
+    HRX_TARGET(HRX_AVX512) static V set1(double x) noexcept { return _mm512_set1_pd(x); }
+    HRX_TARGET(HRX_AVX512) static V step(V a, V b, V acc) noexcept { return _mm512_fmadd_pd(a, b, acc); }
+};
+template <Op kOp>
+struct ZmmU32 {
+    using V = __m512i;
+    using M = __mmask16;
+    HRX_TARGET(HRX_AVX512) static V zero() noexcept { return _mm512_setzero_si512(); }
+    HRX_TARGET(HRX_AVX512) static V load(const std::uint32_t* p) noexcept { return _mm512_load_si512(p); }
+    HRX_TARGET(HRX_AVX512) static V loadm(M m, const std::uint32_t* p) noexcept { return _mm512_maskz_loadu_epi32(m, p); }
+    HRX_TARGET(HRX_AVX512) static void storem(std::uint32_t* p, M m, V v) noexcept { _mm512_mask_storeu_epi32(p, m, v); }
+    HRX_TARGET(HRX_AVX512) static V set1(std::uint32_t x) noexcept { return _mm512_set1_epi32(static_cast<int>(x)); }
+    HRX_TARGET(HRX_AVX512) static V step(V a, V b, V acc) noexcept {
+        if constexpr (kOp == Op::MulAdd) {
+            return _mm512_add_epi32(acc, _mm512_mullo_epi32(a, b));
+        } else {
+            return _mm512_or_si512(acc, _mm512_and_si512(a, b));
+        }
+    }
+};
+template <>
+struct Zmm<std::uint32_t, Op::MulAdd> : ZmmU32<Op::MulAdd> {};
+template <>
+struct Zmm<std::uint32_t, Op::OrAnd> : ZmmU32<Op::OrAnd> {};
+template <>
+struct Zmm<std::uint64_t, Op::MulAdd> {
+    using V = __m512i;
+    using M = __mmask8;
+    HRX_TARGET(HRX_AVX512) static V zero() noexcept { return _mm512_setzero_si512(); }
+    HRX_TARGET(HRX_AVX512) static V load(const std::uint64_t* p) noexcept { return _mm512_load_si512(p); }
+    HRX_TARGET(HRX_AVX512) static V loadm(M m, const std::uint64_t* p) noexcept { return _mm512_maskz_loadu_epi64(m, p); }
+    HRX_TARGET(HRX_AVX512) static void storem(std::uint64_t* p, M m, V v) noexcept { _mm512_mask_storeu_epi64(p, m, v); }
+    HRX_TARGET(HRX_AVX512) static V set1(std::uint64_t x) noexcept { return _mm512_set1_epi64(static_cast<long long>(x)); }
+    HRX_TARGET(HRX_AVX512) static V step(V a, V b, V acc) noexcept {
+        return _mm512_add_epi64(acc, _mm512_mullo_epi64(a, b));
+    }
+};
+
+// The register tile: R rows x 2 vectors, each row's two vectors of B loaded
+// once per k and each A value broadcast once per k; the same operations, in
+// the same order per element, as micro_portable.
+template <class T, Op kOp, int R>
+HRX_TARGET(HRX_AVX512)
+void micro_avx512(std::size_t kc, const T* __restrict ap, const T* __restrict bp, T* __restrict c,
+                  std::size_t ldc, std::size_t ncols, bool load_c) noexcept {
+    using Z = Zmm<T, kOp>;
+    using V = typename Z::V;
+    using M = typename Z::M;
+    constexpr std::size_t L = lanes<T>(), NR = nr<T>();
+    const std::size_t n0 = std::min(ncols, L), n1 = ncols > L ? std::min(ncols - L, L) : 0;
+    const M m0 = static_cast<M>((1ull << n0) - 1ull), m1 = static_cast<M>((1ull << n1) - 1ull);
+    V acc0[R], acc1[R];
+    for (int r = 0; r < R; ++r) {
+        acc0[r] = load_c ? Z::loadm(m0, c + r * ldc) : Z::zero();
+        acc1[r] = load_c ? Z::loadm(m1, c + r * ldc + L) : Z::zero();
+    }
+    // The driver's next call takes the tile below this one: fetch it while
+    // this one computes (a prefetch never faults, even past the block).
+    for (std::size_t r = kMR; r < 2 * kMR; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR) - 1, _MM_HINT_T0);
+    }
+    for (std::size_t kk = 0; kk < kc; ++kk) {
+        const V b0 = Z::load(bp + kk * NR), b1 = Z::load(bp + kk * NR + L);
+        const T* a = ap + kk * kMR;
+        for (int r = 0; r < R; ++r) {
+            const V x = Z::set1(a[r]);
+            acc0[r] = Z::step(x, b0, acc0[r]);
+            acc1[r] = Z::step(x, b1, acc1[r]);
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        Z::storem(c + r * ldc, m0, acc0[r]);
+        Z::storem(c + r * ldc + L, m1, acc1[r]);
+    }
+}
+
+// 8 inputs of the fp32 family at p, as 8 floats (exact widening).
+template <class In>
+HRX_TARGET(HRX_AVX512)
+inline __m256 load8(const typename In::S* p) noexcept {
+    if constexpr (std::is_same_v<In, InBf16>) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    } else if constexpr (std::is_same_v<In, InF16>) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    } else {
+        return _mm256_loadu_ps(p);
+    }
+}
+
+// Up to 16 inputs of the fp32 family at p (the rest zero), as floats.
+template <class In>
+HRX_TARGET(HRX_AVX512)
+inline __m512 load16(const typename In::S* p, std::size_t count) noexcept {
+    const __mmask16 m = static_cast<__mmask16>((1u << count) - 1u);
+    if constexpr (std::is_same_v<In, InBf16>) {
+        const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    } else if constexpr (std::is_same_v<In, InF16>) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+    } else {
+        return _mm512_maskz_loadu_ps(m, p);
+    }
+}
+
+HRX_TARGET(HRX_AVX512)
+inline void transpose8(__m256 (&v)[8]) noexcept {
+    const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+    const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    v[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    v[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    v[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    v[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    v[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    v[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    v[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    v[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+// A panels of the fp32 family: full 8x8 blocks by loads and a transpose.
+template <class In>
+HRX_TARGET(HRX_AVX512)
+void pack_a_f32_avx512(const typename In::S* a, std::size_t lda, std::size_t rows, std::size_t kc,
+                       float* dst) noexcept {
+    for (std::size_t i0 = 0; i0 < rows; i0 += kMR, dst += kMR * kc) {
+        const std::size_t r = std::min(kMR, rows - i0);
+        std::size_t k = 0;
+        if (r == kMR) {
+            for (; k + 8 <= kc; k += 8) {
+                __m256 v[8];
+                for (int t = 0; t < 8; ++t) v[t] = load8<In>(a + (i0 + t) * lda + k);
+                transpose8(v);
+                for (int t = 0; t < 8; ++t) _mm256_storeu_ps(dst + (k + t) * kMR, v[t]);
+            }
+        }
+        for (; k < kc; ++k)
+            for (std::size_t t = 0; t < kMR; ++t) dst[k * kMR + t] = t < r ? In::cv(a[(i0 + t) * lda + k]) : 0.0f;
+    }
+}
+
+template <class In>
+HRX_TARGET(HRX_AVX512)
+void pack_b_f32_avx512(const typename In::S* b, std::size_t ldb, std::size_t kc, std::size_t cols,
+                       float* dst) noexcept {
+    constexpr std::size_t NR = nr<float>();
+    for (std::size_t j0 = 0; j0 < cols; j0 += NR, dst += kc * NR) {
+        const std::size_t w = std::min(NR, cols - j0);
+        const std::size_t w0 = std::min<std::size_t>(w, 16), w1 = w > 16 ? w - 16 : 0;
+        for (std::size_t k = 0; k < kc; ++k) {
+            const auto* src = b + k * ldb + j0;
+            _mm512_store_ps(dst + k * NR, load16<In>(src, w0));
+            _mm512_store_ps(dst + k * NR + 16, w1 ? load16<In>(src + 16, w1) : _mm512_setzero_ps());
+        }
+    }
+}
+
+// The portable packers recompiled for AVX-512 (the compiler vectorises what it can).
+template <class In>
+HRX_TARGET(HRX_AVX512)
+void pack_a_generic_avx512(const typename In::S* a, std::size_t lda, std::size_t rows,
+                           std::size_t kc, typename In::T* dst) noexcept {
+    using T = typename In::T;
+    for (std::size_t i0 = 0; i0 < rows; i0 += kMR, dst += kMR * kc) {
+        const std::size_t r = std::min(kMR, rows - i0);
+        for (std::size_t k = 0; k < kc; ++k)
+            for (std::size_t t = 0; t < kMR; ++t) dst[k * kMR + t] = t < r ? In::cv(a[(i0 + t) * lda + k]) : T(0);
+    }
+}
+template <class In>
+HRX_TARGET(HRX_AVX512)
+void pack_b_generic_avx512(const typename In::S* b, std::size_t ldb, std::size_t kc,
+                           std::size_t cols, typename In::T* dst) noexcept {
+    using T = typename In::T;
+    constexpr std::size_t NR = nr<T>();
+    for (std::size_t j0 = 0; j0 < cols; j0 += NR, dst += kc * NR) {
+        const std::size_t w = std::min(NR, cols - j0);
+        for (std::size_t k = 0; k < kc; ++k) {
+            const auto* src = b + k * ldb + j0;
+            T* d = dst + k * NR;
+            for (std::size_t j = 0; j < NR; ++j) d[j] = j < w ? In::cv(src[j]) : T(0);
+        }
+    }
+}
+
+template <class T, Op kOp, int... R>
+constexpr void fill_micro_avx512(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
+    ((out[R + 1] = &micro_avx512<T, kOp, R + 1>), ...);
+}
+
+template <class F>
+const Kit<typename F::T, typename F::S>& kit_avx512() noexcept {
+    static const Kit<typename F::T, typename F::S> k = [] {
+        using T = typename F::T;
+        using In = typename F::In;
+        Kit<T, typename F::S> r;
+        typename Kit<T, T>::Micro tmp[kMR + 1] = {};
+        fill_micro_avx512<T, F::op>(tmp, std::make_integer_sequence<int, kMR>{});
+        for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
+        if constexpr (std::is_same_v<T, float>) {
+            r.pack_a = &pack_a_f32_avx512<In>;
+            r.pack_b = &pack_b_f32_avx512<In>;
+        } else {
+            r.pack_a = &pack_a_generic_avx512<In>;
+            r.pack_b = &pack_b_generic_avx512<In>;
+        }
+        return r;
+    }();
+    return k;
+}
+#endif  // HRX_GEMM_X86
+
+enum class Path { Portable, Avx2, Avx512 };
+
+Path best_path() noexcept {
+#ifdef HRX_GEMM_X86
+    static const Path p = [] {
+        const std::string_view best = best_kernel_path();
+        if (best == "amx_bf16" || best == "avx512_bf16" || best == "avx512") return Path::Avx512;
+        return best == "avx2" ? Path::Avx2 : Path::Portable;
+    }();
+    return p;
+#else
+    return Path::Portable;
+#endif
+}
+
+// ------------------------------------------------------------ the driver
+
+// A 64-byte aligned scratch area that grows as needed and stays with the
+// thread (so repeated calls touch no new pages), unless it grew past
+// kKeepBytes, in which case release() gives it back.
+template <class T>
+class Scratch {
+public:
+    T* get(std::size_t count) {
+        const std::size_t need = count + 64 / sizeof(T);
+        if (buf_.size() < need) buf_.resize(need);
+        T* p = buf_.data();
+        const std::size_t mis = (reinterpret_cast<std::uintptr_t>(p) % 64) / sizeof(T);
+        return mis ? p + (64 / sizeof(T) - mis) : p;
+    }
+    void release_if_large() {
+        if (buf_.size() * sizeof(T) > kKeepBytes) std::vector<T>().swap(buf_);
+    }
+
+private:
+    static constexpr std::size_t kKeepBytes = 2 * kBChunkBytes;
+    std::vector<T> buf_;
+};
+
+template <class T>
+Scratch<T>& scratch_a() {
+    thread_local Scratch<T> s;
+    return s;
+}
+template <class T>
+Scratch<T>& scratch_b() {
+    thread_local Scratch<T> s;
+    return s;
+}
+template <class T>
+Scratch<T>& scratch_w() {
+    thread_local Scratch<T> s;
+    return s;
+}
+
+inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+template <class F>
+struct Driver {
+    using S = typename F::S;
+    using T = typename F::T;
+    using O = typename F::O;
+    static constexpr std::size_t NR = nr<T>();
+
+    const Kit<T, S>& kit;
+    std::size_t M, K, N;
+
+    // One product c = a @ b, all row-major and dense.
+    void product(const S* a, const S* b, O* c, bool threaded) const {
+        const std::size_t threads = threaded ? pool_threads() : 1;
+        const std::size_t nkb = ceil_div(K, kKc);
+        std::size_t nc_max = kBChunkBytes / (K * sizeof(T)) / NR * NR;
+        nc_max = std::max(nc_max, NR);
+        const std::size_t np_max = ceil_div(std::min(nc_max, N), NR);
+        Scratch<T>& bs = scratch_b<T>();
+        T* bpk = bs.get(nkb * kKc * np_max * NR);
+        for (std::size_t j0 = 0; j0 < N; j0 += nc_max) {
+            const std::size_t nc = std::min(nc_max, N - j0);
+            const std::size_t np = ceil_div(nc, NR);
+            // Pack B's chunk: pieces of (k-block, panel group).
+            const std::size_t groups =
+                threads == 1 || nkb >= 2 * threads ? 1 : std::min(np, ceil_div(2 * threads, nkb));
+            auto pack = [&](std::size_t piece) {
+                const std::size_t p = piece / groups, g = piece % groups;
+                const std::size_t q0 = g * np / groups, q1 = (g + 1) * np / groups;
+                if (q0 == q1) return;
+                const std::size_t k0 = p * kKc, kcp = std::min(kKc, K - k0);
+                kit.pack_b(b + k0 * N + j0 + q0 * NR, N, kcp, std::min(nc, q1 * NR) - q0 * NR,
+                           bpk + p * kKc * np * NR + q0 * kcp * NR);
+            };
+            // Work items: (row block, panel range).
+            const std::size_t ic = ceil_div(M, kMcMax);
+            std::size_t js = 1;
+            while (threads > 1 && ic * js < 2 * threads && np >= 4 * js) js *= 2;
+            const std::size_t mc = ceil_div(ceil_div(M, ic), kMR) * kMR;
+            auto item = [&](std::size_t it) {
+                EnvGuard<F::env> env;
+                const std::size_t i0 = (it / js) * mc, s = it % js;
+                if (i0 >= M) return;
+                block(a, c, bpk, np, nc, j0, i0, std::min(M, i0 + mc), s * np / js, (s + 1) * np / js);
+            };
+            if (threads > 1) {
+                pool_run(nkb * groups, pack);
+                pool_run(ic * js, item);
+            } else {
+                for (std::size_t piece = 0; piece < nkb * groups; ++piece) pack(piece);
+                for (std::size_t it = 0; it < ic * js; ++it) item(it);
+            }
+        }
+        bs.release_if_large();
+    }
+
+    // Rows [i0, i1) x panels [q0, q1) of B's chunk at column j0, over all of K.
+    void block(const S* a, O* c, const T* bpk, std::size_t np, std::size_t nc, std::size_t j0,
+               std::size_t i0, std::size_t i1, std::size_t q0, std::size_t q1) const {
+        if (q0 == q1) return;
+        const std::size_t rows = i1 - i0;
+        const std::size_t col0 = j0 + q0 * NR, cols = std::min(nc, q1 * NR) - q0 * NR;
+        T* ap = scratch_a<T>().get(ceil_div(rows, kMR) * kMR * kKc);
+        T* w;
+        std::size_t ldw;
+        if constexpr (F::Out::direct) {
+            w = reinterpret_cast<T*>(c) + i0 * N + col0;
+            ldw = N;
+        } else {
+            w = scratch_w<T>().get(rows * cols);
+            ldw = cols;
+        }
+        for (std::size_t p = 0, k0 = 0; k0 < K; ++p, k0 += kKc) {
+            const std::size_t kcp = std::min(kKc, K - k0);
+            kit.pack_a(a + i0 * K + k0, K, rows, kcp, ap);
+            const T* bb = bpk + p * kKc * np * NR;
+            for (std::size_t q = q0; q < q1; ++q) {
+                const T* bp = bb + q * kcp * NR;
+                const std::size_t ncols = std::min(NR, nc - q * NR);
+                T* wq = w + (q - q0) * NR;
+                for (std::size_t ir = 0; ir < rows; ir += kMR) {
+                    const std::size_t r = std::min(kMR, rows - ir);
+                    kit.micro[r](kcp, ap + ir * kcp, bp, wq + ir * ldw, ldw, ncols, p > 0);
+                }
+            }
+        }
+        if constexpr (!F::Out::direct) {
+            for (std::size_t i = 0; i < rows; ++i) {
+                O* dst = c + (i0 + i) * N + col0;
+                const T* src = w + i * ldw;
+                for (std::size_t j = 0; j < cols; ++j) dst[j] = F::Out::cv(src[j]);
+            }
+        }
+    }
+};
+
+template <class F>
+void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_t m, std::size_t k,
+         std::size_t n, const std::int64_t* ia, const std::int64_t* ib, bool vector, bool threaded) {
+    using S = typename F::S;
+    using O = typename F::O;
+    const auto* a = static_cast<const S*>(av);
+    const auto* b = static_cast<const S*>(bv);
+    auto* c = static_cast<O*>(cv);
+    if (batch == 0 || m == 0 || n == 0) return;
+    if (k == 0) {
+        std::fill(c, c + batch * m * n, O(0));
+        return;
+    }
+    // One B for every batch over A's own consecutive matrices: a single
+    // product with batch * m rows (B packed once).
+    if (batch > 1) {
+        bool same_b = true, a_identity = true;
+        for (std::size_t t = 0; t < batch && (same_b || a_identity); ++t) {
+            const std::size_t sb = ib ? static_cast<std::size_t>(ib[t]) : t;
+            const std::size_t sb0 = ib ? static_cast<std::size_t>(ib[0]) : 0;
+            same_b = same_b && sb == sb0;
+            a_identity = a_identity && (!ia || static_cast<std::size_t>(ia[t]) == t);
+        }
+        if (same_b && a_identity) {
+            b += (ib ? static_cast<std::size_t>(ib[0]) : 0) * k * n;
+            m *= batch;
+            batch = 1;
+            ia = ib = nullptr;
+        }
+    }
+#ifdef HRX_GEMM_X86
+    const Path path = vector ? best_path() : Path::Portable;
+    const auto& kit = path == Path::Avx512 ? kit_avx512<F>()
+                      : path == Path::Avx2 ? kit_avx2<F>()
+                                           : kit_portable<F>();
+#else
+    (void)vector;
+    const auto& kit = kit_portable<F>();
+#endif
+    const Driver<F> d{kit, m, k, n};
+    const double per = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+    const bool pool = threaded && pool_threads() > 1 && per * static_cast<double>(batch) > 2e6;
+    auto one = [&](std::size_t t, bool split) {
+        const std::size_t sa = ia ? static_cast<std::size_t>(ia[t]) : t;
+        const std::size_t sb = ib ? static_cast<std::size_t>(ib[t]) : t;
+        d.product(a + sa * m * k, b + sb * k * n, c + t * m * n, split);
+    };
+    if (pool && batch > 1 && per < 8e6) {
+        // Many small products: one thread each.
+        pool_run(batch, [&](std::size_t t) {
+            EnvGuard<F::env> env;
+            one(t, false);
+        });
+        return;
+    }
+    EnvGuard<F::env> env;
+    for (std::size_t t = 0; t < batch; ++t) one(t, pool && per > 2e6);
+}
+
+}  // namespace
+
+bool gemm_supported(DType in, DType out) noexcept {
+    switch (in) {
+        case DType::BFloat16: return out == DType::Float32;
+        case DType::BFP16: return false;
+        default: return out == in;
+    }
+}
+
+void gemm(DType in, DType out, const void* a, const void* b, void* c, std::size_t batch,
+          std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia, const std::int64_t* ib,
+          bool vector, bool threaded) noexcept {
+    if (!gemm_supported(in, out)) return;
+    using u32 = std::uint32_t;
+    using u64 = std::uint64_t;
+#define HRX_RUN(...) run<__VA_ARGS__>(a, b, c, batch, m, k, n, ia, ib, vector, threaded)
+    switch (in) {
+        case DType::BFloat16: HRX_RUN(Family<InBf16, OutSame<float>, Op::Fma, Env::NoDenormals>); break;
+        case DType::Float16: HRX_RUN(Family<InF16, OutF16, Op::Fma, Env::Ieee>); break;
+        case DType::Float32: HRX_RUN(Family<InCast<float>, OutSame<float>, Op::Fma, Env::Ieee>); break;
+        case DType::Float64: HRX_RUN(Family<InCast<double>, OutSame<double>, Op::Fma, Env::Ieee>); break;
+        case DType::Bool: HRX_RUN(Family<InBool, OutBool, Op::OrAnd, Env::None>); break;
+        case DType::Int8: HRX_RUN(Family<InCast<std::int8_t, u32>, OutTrunc<std::int8_t>, Op::MulAdd, Env::None>); break;
+        case DType::UInt8: HRX_RUN(Family<InCast<std::uint8_t, u32>, OutTrunc<std::uint8_t>, Op::MulAdd, Env::None>); break;
+        case DType::Int16: HRX_RUN(Family<InCast<std::int16_t, u32>, OutTrunc<std::int16_t>, Op::MulAdd, Env::None>); break;
+        case DType::UInt16: HRX_RUN(Family<InCast<std::uint16_t, u32>, OutTrunc<std::uint16_t>, Op::MulAdd, Env::None>); break;
+        case DType::Int32: HRX_RUN(Family<InCast<std::int32_t, u32>, OutBits<std::int32_t>, Op::MulAdd, Env::None>); break;
+        case DType::UInt32: HRX_RUN(Family<InCast<u32>, OutSame<u32>, Op::MulAdd, Env::None>); break;
+        case DType::Int64: HRX_RUN(Family<InCast<std::int64_t, u64>, OutBits<std::int64_t>, Op::MulAdd, Env::None>); break;
+        case DType::UInt64: HRX_RUN(Family<InCast<u64>, OutSame<u64>, Op::MulAdd, Env::None>); break;
+        default: break;
+    }
+#undef HRX_RUN
+}
+
+const char* gemm_path() noexcept {
+    switch (best_path()) {
+        case Path::Avx512: return "avx512";
+        case Path::Avx2: return "avx2";
+        default: return "portable";
+    }
+}
+
+}  // namespace hrx::kernels::detail
