@@ -11,12 +11,6 @@
 #include "kernels/matmul.h"
 #include "runtime/runtime.h"
 
-// Until the numerics branch lands in matmul.h (same declaration).
-namespace hrx::kernels {
-void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c, std::size_t batch,
-                  std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia, const std::int64_t* ib) noexcept;
-}
-
 namespace hrx {
 
 using kernels::StridedArg;
