@@ -876,45 +876,30 @@ def _array_function(self, func, types, args, kwargs):
     return impl(*args, **kwargs)
 
 
-def _method(fn, name, doc):
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-
-    method.__name__ = name
-    method.__qualname__ = f"DeviceArray.{name}"
-    method.__doc__ = doc
-    return method
+def _ufunc_reduce_method(self, a, axis=None, dtype=None, out=None, keepdims=False):
+    return _ufunc_reduce(self, a, axis, dtype, out, keepdims)
 
 
-def _install():
-    cls = DeviceArray
-    methods = {
-        "__repr__": _repr, "__str__": _str, "__getitem__": _getitem, "__setitem__": _setitem,
-        "__iter__": _iter, "__bool__": _scalar(bool), "__int__": _scalar(int), "__float__": _scalar(float),
-        "__index__": _index, "__array__": _array, "__array_ufunc__": _array_ufunc,
-        "__array_function__": _array_function, "map_read": map_read, "map_write": map_write,
-        "reshape": _reshape, "transpose": _transpose, "astype": _astype, "copy": _copy, "to": _to,
-        "view": _view_dtype, "blocks": _blocks, "item": _item,
-    }
-    docs = {
-        "reshape": "A view with a new shape (C order; one -1 allowed); copies when the array is not contiguous.",
-        "transpose": "A view with the axes permuted (reversed by default).",
-        "astype": "A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding).",
-        "copy": "A new array with the same contents, dtype and placement.",
-        "to": "This array in another placement (itself when it is already there); copies go through the lanes.",
-        "view": "The same bytes reinterpreted as another dtype of the same item size.",
-        "blocks": "The raw bfp16ebs8 blocks of a bfp16 array as a uint8 view of shape (..., n/8, 9).",
-        "item": "The element as a Python scalar (waits).",
-    }
-    for name, fn in methods.items():
-        setattr(cls, name, _method(fn, name, docs.get(name, fn.__doc__)))
-    cls.T = property(lambda self: self.transpose(), doc="The transpose (axes reversed).")
-    cls.mT = property(lambda self: self.transpose(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)),
-                      doc="The matrix transpose of the last two axes.")
-    for name in ("sum", "prod", "max", "min", "mean", "argmax", "argmin"):
-        fn = globals()[name]
-        setattr(cls, name, _method(fn, name, fn.__doc__))
-    ufunc.reduce = _method(_ufunc_reduce, "reduce", _ufunc_reduce.__doc__)
+def _prop_T(self):
+    return self.transpose()
 
 
-_install()
+def _prop_mT(self):
+    if self.ndim < 2:
+        raise ValueError("mT needs at least 2 dimensions")
+    return self.transpose(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
+
+
+# The implementations behind DeviceArray's Python-level methods. The C++ type
+# declares each method (signature and docstring, so the stub shows them) and
+# forwards here; see bind_array.cpp (kPyMethods).
+_METHODS = {
+    "__repr__": _repr, "__str__": _str, "__getitem__": _getitem, "__setitem__": _setitem,
+    "__iter__": _iter, "__bool__": _scalar(bool), "__int__": _scalar(int), "__float__": _scalar(float),
+    "__index__": _index, "__array__": _array, "__array_ufunc__": _array_ufunc,
+    "__array_function__": _array_function, "map_read": map_read, "map_write": map_write,
+    "reshape": _reshape, "transpose": _transpose, "astype": _astype, "copy": _copy, "to": _to,
+    "view": _view_dtype, "blocks": _blocks, "item": _item, "T": _prop_T, "mT": _prop_mT,
+    "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "argmax": argmax, "argmin": argmin,
+    "reduce": _ufunc_reduce_method,
+}

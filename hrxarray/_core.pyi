@@ -4,6 +4,7 @@ hrxarray's compiled core: runtime, memory fabric and kernels (private; use hrxar
 
 from collections.abc import Sequence
 import enum
+from typing import overload
 
 from hrxarray import (
     BusyError as BusyError,
@@ -744,6 +745,348 @@ class ResidentSession:
         """
         Wait for both participants (a decision is required); False on timeout. A failed participant → ExecutionError.
         """
+
+class DeviceArray:
+    """
+    An n-dimensional array in memory of the emulated (or native) HRX fabric.
+
+    Create arrays with hx.asarray, hx.zeros, hx.arange, ...; every operation returns at once with the array's producer attached (a future): host access, to_numpy, printing and DLPack export wait for it, and a device failure surfaces there as ExecutionError.
+    """
+
+    @property
+    def shape(self) -> tuple:
+        """The dimensions, a tuple of ints."""
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements occupy (9 per 8 values for bfp16)."""
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (9, the bytes per 8-value block, for bfp16)."""
+
+    @property
+    def strides(self) -> tuple:
+        """
+        Byte steps per dimension (for bfp16 the last is 9, bytes per block of 8 values).
+        """
+
+    @property
+    def dtype(self) -> object:
+        """The element type: a numpy.dtype (bfloat16 is ml_dtypes'), or hx.bfp16."""
+
+    @property
+    def placement(self) -> object:
+        """Where the storage lives (GpuLocal, HostVisible, NpuLocal or Shared)."""
+
+    @property
+    def device(self) -> object:
+        """
+        The device of the placement: the NPU for NpuLocal/Shared, the GPU otherwise.
+        """
+
+    @property
+    def buffer(self) -> Buffer:
+        """The Buffer holding the elements (shared by every view of it)."""
+
+    def ready(self) -> bool:
+        """
+        True when no device operation writing this array's allocation is pending (never waits).
+        """
+
+    def block_until_ready(self) -> object:
+        """
+        Wait for the pending writers and return self; raises ExecutionError if one failed.
+        """
+
+    def __len__(self) -> int: ...
+
+    def __dlpack__(self, *, stream: object | None = None, max_version: object | None = None, dl_device: object | None = None, copy: object | None = None) -> object:
+        """
+        Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise). Host-mapped placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0) copies GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError). copy=True always copies. A zero-copy export waits for pending writers and holds a host lease until the consumer's deleter runs: device work that writes the storage (or reads it, for a writable export) raises BusyError meanwhile. stream: None or -1 for kDLCPU exports; ROCm conventions for GpuLocal. bfp16 and read-only legacy exports -> BufferError.
+        """
+
+    def __dlpack_device__(self) -> tuple:
+        """
+        (kDLCPU=1, 0) for host-mapped placements, (kDLROCM=10, gpu index) for GpuLocal.
+        """
+
+    __array_priority__: float = 100.0
+
+    __hash__: None = None
+
+    def __repr__(self) -> str:
+        """Data and metadata; never waits (a pending array prints <pending>)."""
+
+    def __str__(self) -> str:
+        """The elements as NumPy prints them (waits)."""
+
+    def __getitem__(self, key: object) -> DeviceArray:
+        """
+        Basic indexing (integers, slices, Ellipsis, None): a view of the same storage.
+        """
+
+    def __setitem__(self, key: object, value: object) -> None:
+        """
+        Copy value (array, scalar or host data) into the indexed view, asynchronously.
+        """
+
+    def __iter__(self) -> object:
+        """Iterate over the first axis (views)."""
+
+    def __bool__(self) -> bool:
+        """Truth of a one-element array (waits)."""
+
+    def __int__(self) -> int:
+        """A one-element array as int (waits)."""
+
+    def __float__(self) -> float:
+        """A one-element array as float (waits)."""
+
+    def __index__(self) -> int:
+        """A one-element integer array as an index (waits)."""
+
+    def __array__(self, dtype: object | None = None, copy: bool | None = None) -> object:
+        """
+        NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False gives a zero-copy read-only view that holds a host lease while it lives (ValueError for GpuLocal and bfp16).
+        """
+
+    def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> object:
+        """
+        NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError.
+        """
+
+    def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> object:
+        """
+        NumPy functions hrxarray implements return DeviceArrays; the others raise TypeError naming them.
+        """
+
+    def map_read(self) -> object:
+        """
+        Context manager: a typed read-only NumPy view under a host read guard (waits for writers; bfp16 decodes).
+        """
+
+    def map_write(self) -> object:
+        """
+        Context manager: a typed writable NumPy view under a host write guard (bfp16: decoded copy encoded back).
+        """
+
+    def reshape(self, *shape: int, order: str = 'C', copy: bool | None = None) -> DeviceArray:
+        """
+        A view with a new shape (C order; one -1 allowed); copies when the array is not contiguous.
+        """
+
+    def transpose(self, *axes: int) -> DeviceArray:
+        """A view with the axes permuted (reversed by default)."""
+
+    def astype(self, dtype: object, copy: bool = True) -> DeviceArray:
+        """
+        A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding).
+        """
+
+    def copy(self) -> DeviceArray:
+        """A new array with the same contents, dtype and placement."""
+
+    def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
+        """
+        This array in another placement (itself when already there); copies go through the lanes.
+        """
+
+    def view(self, dtype: object) -> DeviceArray:
+        """The same bytes as another dtype of the same item size."""
+
+    def blocks(self) -> DeviceArray:
+        """
+        The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9).
+        """
+
+    def item(self, *args: int) -> object:
+        """The element as a Python scalar (waits)."""
+
+    def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.sum of this array."""
+
+    def prod(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.prod of this array."""
+
+    def max(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.max of this array."""
+
+    def min(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.min of this array."""
+
+    def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.mean of this array."""
+
+    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmax of this array."""
+
+    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmin of this array."""
+
+    @property
+    def T(self) -> object:
+        """The transpose (axes reversed)."""
+
+    @property
+    def mT(self) -> object:
+        """The matrix transpose of the last two axes."""
+
+    def __add__(self, arg: object, /) -> object: ...
+
+    def __radd__(self, arg: object, /) -> object: ...
+
+    def __iadd__(self, arg: object, /) -> object: ...
+
+    def __sub__(self, arg: object, /) -> object: ...
+
+    def __rsub__(self, arg: object, /) -> object: ...
+
+    def __isub__(self, arg: object, /) -> object: ...
+
+    def __mul__(self, arg: object, /) -> object: ...
+
+    def __rmul__(self, arg: object, /) -> object: ...
+
+    def __imul__(self, arg: object, /) -> object: ...
+
+    def __truediv__(self, arg: object, /) -> object: ...
+
+    def __rtruediv__(self, arg: object, /) -> object: ...
+
+    def __itruediv__(self, arg: object, /) -> object: ...
+
+    def __floordiv__(self, arg: object, /) -> object: ...
+
+    def __rfloordiv__(self, arg: object, /) -> object: ...
+
+    def __ifloordiv__(self, arg: object, /) -> object: ...
+
+    def __mod__(self, arg: object, /) -> object: ...
+
+    def __rmod__(self, arg: object, /) -> object: ...
+
+    def __imod__(self, arg: object, /) -> object: ...
+
+    def __pow__(self, arg: object, /) -> object: ...
+
+    def __rpow__(self, arg: object, /) -> object: ...
+
+    def __ipow__(self, arg: object, /) -> object: ...
+
+    def __and__(self, arg: object, /) -> object: ...
+
+    def __rand__(self, arg: object, /) -> object: ...
+
+    def __iand__(self, arg: object, /) -> object: ...
+
+    def __or__(self, arg: object, /) -> object: ...
+
+    def __ror__(self, arg: object, /) -> object: ...
+
+    def __ior__(self, arg: object, /) -> object: ...
+
+    def __xor__(self, arg: object, /) -> object: ...
+
+    def __rxor__(self, arg: object, /) -> object: ...
+
+    def __ixor__(self, arg: object, /) -> object: ...
+
+    def __lshift__(self, arg: object, /) -> object: ...
+
+    def __rlshift__(self, arg: object, /) -> object: ...
+
+    def __ilshift__(self, arg: object, /) -> object: ...
+
+    def __rshift__(self, arg: object, /) -> object: ...
+
+    def __rrshift__(self, arg: object, /) -> object: ...
+
+    def __irshift__(self, arg: object, /) -> object: ...
+
+    def __eq__(self, arg: object, /) -> object: ...
+
+    def __ne__(self, arg: object, /) -> object: ...
+
+    def __lt__(self, arg: object, /) -> object: ...
+
+    def __le__(self, arg: object, /) -> object: ...
+
+    def __gt__(self, arg: object, /) -> object: ...
+
+    def __ge__(self, arg: object, /) -> object: ...
+
+    def __neg__(self) -> object: ...
+
+    def __pos__(self) -> object: ...
+
+    def __abs__(self) -> object: ...
+
+    def __invert__(self) -> object: ...
+
+    def __matmul__(self, arg: object, /) -> object: ...
+
+    def __rmatmul__(self, arg: object, /) -> object: ...
+
+    def __imatmul__(self, arg: object, /) -> object: ...
+
+class ufunc:
+    """
+    An elementwise function over DeviceArrays (hx.add, hx.exp, ...), run on the GPU compute lane: NumPy's broadcasting, NEP 50 scalar promotion (with ml_dtypes' bfloat16 rules), out=, dtype= and where=. The result is returned at once; its data is ready when the operation completes.
+    """
+
+    @overload
+    def __call__(self, *args, out: object | None = None, dtype: object | None = None, where: object | None = True, casting: object | None = None) -> object:
+        """
+        Apply elementwise: f(*inputs, out=None, dtype=None, where=True) -> DeviceArray (out when given).
+        """
+
+    @overload
+    def __call__(self, *args, **kwargs) -> object:
+        """
+        Apply elementwise (any other keywords are refused with a TypeError naming them).
+        """
+
+    @property
+    def nin(self) -> int:
+        """Number of inputs."""
+
+    @property
+    def nout(self) -> int:
+        """Number of outputs (1)."""
+
+    @property
+    def nargs(self) -> int:
+        """Inputs plus outputs."""
+
+    @property
+    def ntypes(self) -> int:
+        """Number of loops."""
+
+    @property
+    def types(self) -> list:
+        """
+        The loops as NumPy-style type strings ('ff->f'; bfloat16 is 'E'), in resolution order.
+        """
+
+    @property
+    def identity(self) -> object:
+        """The reduction identity (None when there is none)."""
+
+    def reduce(self, a: object, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """
+        Reduce a along axis (None: all axes; an int or a tuple) with this binary ufunc. Integer add/multiply reductions accumulate in int64 (uint64 for unsigned) as NumPy's do; float16 and bfloat16 accumulate in float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one.
+        """
+
+    def __repr__(self) -> str: ...
 
 class BindingContract:
     """

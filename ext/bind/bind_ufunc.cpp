@@ -796,6 +796,17 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
         .def("_reduce", &reduce, "x"_a, "axes"_a.none(), "acc_dtype"_a, "out_dtype"_a, "out"_a.none(), "keepdims"_a,
              "divisor"_a,
              "Primitive behind reduce(): axes None (all) or a tuple; dtypes resolved by the caller.")
+        .def(
+            "reduce",
+            [](nb::handle self, nb::args args, nb::kwargs kwargs) {
+                static PyObject* impl = nb::module_::import_("hrxarray._array").attr("_METHODS")["reduce"].inc_ref().ptr();
+                return nb::borrow(impl)(self, *args, **kwargs);
+            },
+            nb::sig("def reduce(self, a: object, axis: object = None, dtype: object = None, out: object = None, "
+                    "keepdims: bool = False) -> DeviceArray"),
+            "Reduce a along axis (None: all axes; an int or a tuple) with this binary ufunc. Integer add/multiply "
+            "reductions accumulate in int64 (uint64 for unsigned) as NumPy's do; float16 and bfloat16 accumulate in "
+            "float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one.")
         .def("__repr__", [](const PyUfunc& u) { return std::string("<hrxarray.ufunc '") + kernels::ufunc_info(u.op).name + "'>"; });
 
     nb::dict ufuncs;
