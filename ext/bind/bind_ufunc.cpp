@@ -737,39 +737,27 @@ nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::ha
 
 // --- operators ----------------------------------------------------------------------
 
-nb::object binary(Ufunc op, nb::handle a, nb::handle b) {
-    if (!operator_operand(a) || !operator_operand(b)) return nb::borrow(Py_NotImplemented);
+// An operator call: inputs, out (None: a new array), no dtype, everywhere.
+nb::object apply_operator(Ufunc op, std::initializer_list<nb::handle> inputs, nb::handle out) {
     CallArgs c;
-    c.inputs[0] = a;
-    c.inputs[1] = b;
-    c.nin = 2;
-    c.out = Py_None;
+    for (nb::handle h : inputs) c.inputs[c.nin++] = h;
+    c.out = out;
     c.dtype = Py_None;
     c.where = Py_True;
     return ufunc_apply(op, c);
+}
+
+nb::object binary(Ufunc op, nb::handle a, nb::handle b) {
+    if (!operator_operand(a) || !operator_operand(b)) return nb::borrow(Py_NotImplemented);
+    return apply_operator(op, {a, b}, Py_None);
 }
 
 nb::object inplace(Ufunc op, nb::handle self, nb::handle b) {
     if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
-    CallArgs c;
-    c.inputs[0] = self;
-    c.inputs[1] = b;
-    c.nin = 2;
-    c.out = self;
-    c.dtype = Py_None;
-    c.where = Py_True;
-    return ufunc_apply(op, c);
+    return apply_operator(op, {self, b}, self);
 }
 
-nb::object unary(Ufunc op, nb::handle a) {
-    CallArgs c;
-    c.inputs[0] = a;
-    c.nin = 1;
-    c.out = Py_None;
-    c.dtype = Py_None;
-    c.where = Py_True;
-    return ufunc_apply(op, c);
-}
+nb::object unary(Ufunc op, nb::handle a) { return apply_operator(op, {a}, Py_None); }
 
 }  // namespace
 

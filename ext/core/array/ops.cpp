@@ -339,8 +339,10 @@ TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name
     return t;
 }
 
-TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce, const Array& out,
-                     double divisor, const std::string& name) {
+namespace {
+
+// The common part of reductions: compute lane, `in` read, `out` written.
+TaskSpec reduction_spec(const Array& in, const Array& out, const std::string& name) {
     TaskSpec t;
     t.op = name;
     t.lane = Lane::Compute;
@@ -350,6 +352,14 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
     t.uses.push_back(in.use(Access::Read));
     t.uses.push_back(out.use(Access::Write));
     t.written = out.base;
+    return t;
+}
+
+}  // namespace
+
+TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce, const Array& out,
+                     double divisor, const std::string& name) {
+    TaskSpec t = reduction_spec(in, out, name);
     ArgPlan ip = plan_array(in);
     ArgPlan op_ = plan_array(out);
     // keepdims layout: reduced dimensions of out get stride 0.
@@ -374,15 +384,7 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
 }
 
 TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name) {
-    TaskSpec t;
-    t.op = name;
-    t.lane = Lane::Compute;
-    check_writable(out, name);
-    check_lane_binding(in, t.lane, name);
-    check_lane_binding(out, t.lane, name);
-    t.uses.push_back(in.use(Access::Read));
-    t.uses.push_back(out.use(Access::Write));
-    t.written = out.base;
+    TaskSpec t = reduction_spec(in, out, name);
     ArgPlan ip = plan_array(in);
     ArgPlan op_ = plan_array(out);
     if (axis < 0)

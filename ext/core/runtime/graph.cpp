@@ -149,11 +149,7 @@ void GraphBuilder::kernel(const std::shared_ptr<Kernel>& k, const std::vector<Bu
     ops_.push_back(std::move(o));
 }
 
-namespace {
-
-// The hazard key of a use: allocation-wide for Shared storage (cross-engine
-// maintenance is allocation-wide), the view's byte range otherwise.
-SummaryInterval key_of(const Use& u) {
+SummaryInterval hazard_key(const Use& u) {
     SummaryInterval s;
     s.storage = u.view.buffer->state().get();
     if (u.view.buffer->placement().kind == PlacementKind::Shared) {
@@ -166,8 +162,6 @@ SummaryInterval key_of(const Use& u) {
     s.writes = access_writes(u.access);
     return s;
 }
-
-}  // namespace
 
 std::shared_ptr<PreparedGraph> GraphBuilder::prepare() const {
     if (ops_.empty()) fail(ErrorKind::Message, "cannot prepare an empty graph");
@@ -191,7 +185,7 @@ std::shared_ptr<PreparedGraph> GraphBuilder::prepare() const {
     std::vector<std::vector<SummaryInterval>> keys(g->regions.size());
     for (size_t r = 0; r < g->regions.size(); ++r)
         for (size_t oi : g->regions[r].ops)
-            for (const auto& u : g->ops[oi].uses) keys[r].push_back(key_of(u));
+            for (const auto& u : g->ops[oi].uses) keys[r].push_back(hazard_key(u));
     for (size_t r = 0; r < g->regions.size(); ++r)
         for (size_t e = 0; e < r; ++e)
             if (summaries_conflict(keys[e], keys[r])) g->regions[r].deps.push_back(e);

@@ -68,6 +68,9 @@ struct SummaryInterval {
     bool writes = false;
 };
 bool summaries_conflict(const std::vector<SummaryInterval>& a, const std::vector<SummaryInterval>& b);
+// The hazard key of a use: allocation-wide for Shared storage (cross-engine
+// maintenance is allocation-wide), the view's byte range otherwise.
+SummaryInterval hazard_key(const Use& u);
 
 class PreparedGraph {
 public:

@@ -10,24 +10,6 @@
 
 namespace hrx {
 
-namespace {
-
-SummaryInterval task_key(const Use& u) {
-    SummaryInterval s;
-    s.storage = u.view.buffer->state().get();
-    // Shared storage: hazards are allocation-wide (as graphs key them).
-    if (u.view.buffer->placement().kind == PlacementKind::Shared) {
-        s.start = 0;
-        s.end = u.view.buffer->nbytes();
-    } else {
-        s.start = u.view.offset;
-        s.end = u.view.offset + u.view.length;
-    }
-    s.writes = access_writes(u.access);
-    return s;
-}
-
-}  // namespace
 
 std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
                                                           std::function<void()>& fn, const std::string& op) {
@@ -64,7 +46,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     }
     g->runtime = shared_from_this();
     g->summary.reserve(uses.size());
-    for (const auto& u : uses) g->summary.push_back(task_key(u));
+    for (const auto& u : uses) g->summary.push_back(hazard_key(u));
     Op o;
     o.kind = Op::Kind::Task;
     o.lane = lane;
