@@ -10,8 +10,10 @@ import pytest
 import hrxarray
 
 REPO = Path(__file__).resolve().parents[1]
-STUB = REPO / "hrxarray" / "_core.pyi"
-REGENERATE = "python -m nanobind.stubgen -m hrxarray._core -o hrxarray/_core.pyi"
+# _core has submodules (kernels, numerics), so its stubs are a package:
+# hrxarray/_core/__init__.pyi, kernels.pyi, numerics.pyi.
+STUBS = REPO / "hrxarray" / "_core"
+REGENERATE = "python -m nanobind.stubgen -r -m hrxarray._core -O hrxarray"
 
 
 def test_py_typed_marker_is_committed():
@@ -20,19 +22,24 @@ def test_py_typed_marker_is_committed():
 
 def test_stub_is_current(tmp_path):
     pytest.importorskip("nanobind.stubgen")
-    out = tmp_path / "_core.pyi"
+    out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "hrxarray._core", "-o", str(out)],
+        [sys.executable, "-m", "nanobind.stubgen", "-q", "-r", "-m", "hrxarray._core", "-O", str(out)],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=tmp_path,  # outside the source tree, whose hrxarray/ has no compiled module
     )
     assert proc.returncode == 0, proc.stderr
-    fresh = out.read_text().splitlines(keepends=True)
-    committed = STUB.read_text().splitlines(keepends=True)
-    diff = "".join(difflib.unified_diff(committed, fresh, "committed _core.pyi", "regenerated"))
-    assert not diff, f"hrxarray/_core.pyi is stale; regenerate it with `{REGENERATE}`:\n{diff}"
+    fresh_dir = out / "_core"
+    names = sorted(p.name for p in fresh_dir.glob("*.pyi"))
+    assert names == ["__init__.pyi", "kernels.pyi", "numerics.pyi"]
+    assert sorted(p.name for p in STUBS.glob("*.pyi")) == names, f"stub files differ; regenerate with `{REGENERATE}`"
+    for name in names:
+        fresh = (fresh_dir / name).read_text().splitlines(keepends=True)
+        committed = (STUBS / name).read_text().splitlines(keepends=True)
+        diff = "".join(difflib.unified_diff(committed, fresh, f"committed _core/{name}", "regenerated"))
+        assert not diff, f"hrxarray/_core/{name} is stale; regenerate it with `{REGENERATE}`:\n{diff}"
 
 
 def test_every_public_name_is_documented():
