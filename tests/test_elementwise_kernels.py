@@ -413,7 +413,7 @@ def test_11_zero_dimensional_and_empty():
 
 def test_12_large_calls_split_over_the_pool_give_the_same_result():
     rng = np.random.default_rng(RNG_SEED)
-    n = (1 << 19) + 37
+    n = (1 << 20) + 37  # from 2^20 elements of an add
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(BF16)
     assert_same(run("add", a, b), ref("add", a, b))  # casts on every piece
@@ -572,12 +572,26 @@ def test_21_float_sums_do_not_depend_on_layout():
         assert_same(reduce("add", x.astype(np.float16), axes, "float32"), reduce("add", x.astype(np.float16).astype(np.float32), axes, "float32"))
 
 
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum"])
+def test_21b_wide_row_reductions_match_the_transposed_layout(name):
+    # axis 0 of a C array walks rows (tiles of outputs, lanes by rows); of an
+    # F array it walks each output's column: both give the same bits.
+    rng = np.random.default_rng(RNG_SEED)
+    x = (1 + rng.standard_normal((1100, 300)) * 0.01).astype(np.float32)
+    x[5, 7] = np.nan
+    for src, acc in [(x, "float32"), (x.astype(BF16), "float32"), (x.astype(np.float64), "float64")]:
+        want = reduce(name, np.asfortranarray(src), (0,), acc)
+        assert_same(reduce(name, np.ascontiguousarray(src), (0,), acc), want, (name, src.dtype))
+        backwards = np.flip(np.flip(src, 0).copy(), 0)  # rows at negative strides
+        assert_same(reduce(name, backwards, (0,), acc), want, (name, src.dtype))
+
+
 def test_22_long_sums_split_over_the_pool_are_the_same_bits():
     rng = np.random.default_rng(RNG_SEED)
-    x = rng.standard_normal(3 * 65536 + 1000).astype(np.float32)
-    whole = reduce("add", x, (0,), "float32")  # one output: groups split over the pool
-    cols = reduce("add", np.repeat(x[:, None], 8, axis=1), (0,), "float32")  # tiles, each walked by one thread
-    assert_same(cols, np.full((1, 8), whole[0]))
+    x = rng.standard_normal(17 * 65536 + 1000).astype(np.float32)  # over 2^20: the pool is used
+    whole = reduce("add", x, (0,), "float32")  # one output: its groups split over the pool
+    cols = reduce("add", np.repeat(x[:, None], 4, axis=1), (0,), "float32")  # one tile, walked by one thread
+    assert_same(cols, np.full((1, 4), whole[0]))
     err = abs(float(whole[0]) - f64(x).sum())
     assert err <= sum_bound(f64(x), (0,), "float32")[0]
     assert_same(reduce("add", x, (0,), "float32"), whole)  # deterministic

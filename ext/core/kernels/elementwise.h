@@ -87,9 +87,9 @@ struct StridedArg {
 // result from loop.out to out.dtype (NumPy's C casts). `where`, if not null,
 // is a bool operand: elements where it is false keep their old value. out may
 // be the very same memory as an input (identical data and strides: in place);
-// any other overlap is the caller's to resolve. Large calls (from 2^17
-// elements) are split over the kernel pool; results never depend on the
-// split. Throws std::domain_error for inputs NumPy refuses inside the loop
+// any other overlap is the caller's to resolve. Large calls (about 2^20
+// elements of an add, fewer of costlier ops) are split over the kernel pool;
+// results never depend on the split. Throws std::domain_error for inputs NumPy refuses inside the loop
 // (integer power with a negative exponent where `where` is true: "Integers to
 // negative integer powers are not allowed."), checked before anything is
 // written, and std::invalid_argument for a loop that is not one of op's or
