@@ -411,6 +411,18 @@ def test_11_zero_dimensional_and_empty():
     ew.ufunc("add", [0, 3], [operand(e), operand(e)], (0, (6, 2), "int16"))  # a null address is never touched
 
 
+def test_11b_where_masks_of_other_dtypes_and_the_dimension_limit():
+    a = np.arange(6, dtype=np.int16)
+    mask = np.array([0.0, np.nan, -0.0, 2.0, 0.5, 0.0], np.float32)  # truth values: NaN and 0.5 are true
+    out = np.full(6, -1, np.int16)
+    run("negative", a, out=out, where=mask)
+    assert out.tolist() == [-1, -1, -1, -3, -4, -1]
+    x = np.ones(1, np.float32)
+    too_deep = (x.ctypes.data, (0,) * 65, "float32")  # NumPy itself stops at 64 dimensions
+    with pytest.raises(ValueError, match="dimensions"):
+        ew.ufunc("add", [1] * 65, [too_deep, too_deep], too_deep)
+
+
 def test_12_large_calls_split_over_the_pool_give_the_same_result():
     rng = np.random.default_rng(RNG_SEED)
     n = (1 << 20) + 37  # from 2^20 elements of an add
@@ -421,6 +433,10 @@ def test_12_large_calls_split_over_the_pool_give_the_same_result():
     assert_same(run("multiply", c, c), c * c)
     x = rng.integers(-1000, 1000, n).astype(np.int32)
     assert_same(run("floor_divide", x, np.int32(7)), x // 7)
+    w = rng.integers(0, 2, n).astype(bool)
+    out = np.zeros(n, np.float64)
+    run("multiply", a, b, out=out, where=w)  # casts and a mask on every piece
+    assert_same(out, np.where(w, (a * b).astype(np.float64), 0.0))
 
 
 # --- casts ------------------------------------------------------------------------
