@@ -411,9 +411,21 @@ def test_11_zero_dimensional_and_empty():
     ew.ufunc("add", [0, 3], [operand(e), operand(e)], (0, (6, 2), "int16"))  # a null address is never touched
 
 
+def test_11b_where_masks_of_other_dtypes_and_the_dimension_limit():
+    a = np.arange(6, dtype=np.int16)
+    mask = np.array([0.0, np.nan, -0.0, 2.0, 0.5, 0.0], np.float32)  # truth values: NaN and 0.5 are true
+    out = np.full(6, -1, np.int16)
+    run("negative", a, out=out, where=mask)
+    assert out.tolist() == [-1, -1, -1, -3, -4, -1]
+    x = np.ones(1, np.float32)
+    too_deep = (x.ctypes.data, (0,) * 65, "float32")  # NumPy itself stops at 64 dimensions
+    with pytest.raises(ValueError, match="dimensions"):
+        ew.ufunc("add", [1] * 65, [too_deep, too_deep], too_deep)
+
+
 def test_12_large_calls_split_over_the_pool_give_the_same_result():
     rng = np.random.default_rng(RNG_SEED)
-    n = (1 << 19) + 37
+    n = (1 << 20) + 37  # from 2^20 elements of an add
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(BF16)
     assert_same(run("add", a, b), ref("add", a, b))  # casts on every piece
@@ -421,6 +433,10 @@ def test_12_large_calls_split_over_the_pool_give_the_same_result():
     assert_same(run("multiply", c, c), c * c)
     x = rng.integers(-1000, 1000, n).astype(np.int32)
     assert_same(run("floor_divide", x, np.int32(7)), x // 7)
+    w = rng.integers(0, 2, n).astype(bool)
+    out = np.zeros(n, np.float64)
+    run("multiply", a, b, out=out, where=w)  # casts and a mask on every piece
+    assert_same(out, np.where(w, (a * b).astype(np.float64), 0.0))
 
 
 # --- casts ------------------------------------------------------------------------
@@ -572,12 +588,26 @@ def test_21_float_sums_do_not_depend_on_layout():
         assert_same(reduce("add", x.astype(np.float16), axes, "float32"), reduce("add", x.astype(np.float16).astype(np.float32), axes, "float32"))
 
 
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum"])
+def test_21b_wide_row_reductions_match_the_transposed_layout(name):
+    # axis 0 of a C array walks rows (tiles of outputs, lanes by rows); of an
+    # F array it walks each output's column: both give the same bits.
+    rng = np.random.default_rng(RNG_SEED)
+    x = (1 + rng.standard_normal((1100, 300)) * 0.01).astype(np.float32)
+    x[5, 7] = np.nan
+    for src, acc in [(x, "float32"), (x.astype(BF16), "float32"), (x.astype(np.float64), "float64")]:
+        want = reduce(name, np.asfortranarray(src), (0,), acc)
+        assert_same(reduce(name, np.ascontiguousarray(src), (0,), acc), want, (name, src.dtype))
+        backwards = np.flip(np.flip(src, 0).copy(), 0)  # rows at negative strides
+        assert_same(reduce(name, backwards, (0,), acc), want, (name, src.dtype))
+
+
 def test_22_long_sums_split_over_the_pool_are_the_same_bits():
     rng = np.random.default_rng(RNG_SEED)
-    x = rng.standard_normal(3 * 65536 + 1000).astype(np.float32)
-    whole = reduce("add", x, (0,), "float32")  # one output: groups split over the pool
-    cols = reduce("add", np.repeat(x[:, None], 8, axis=1), (0,), "float32")  # tiles, each walked by one thread
-    assert_same(cols, np.full((1, 8), whole[0]))
+    x = rng.standard_normal(17 * 65536 + 1000).astype(np.float32)  # over 2^20: the pool is used
+    whole = reduce("add", x, (0,), "float32")  # one output: its groups split over the pool
+    cols = reduce("add", np.repeat(x[:, None], 4, axis=1), (0,), "float32")  # one tile, walked by one thread
+    assert_same(cols, np.full((1, 4), whole[0]))
     err = abs(float(whole[0]) - f64(x).sum())
     assert err <= sum_bound(f64(x), (0,), "float32")[0]
     assert_same(reduce("add", x, (0,), "float32"), whole)  # deterministic

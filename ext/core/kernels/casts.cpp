@@ -385,9 +385,9 @@ CastFn cast_fn(DType from, DType to) noexcept {
 // ---------------------------------------------------------------------------
 
 namespace {
-// Above this many elements a cast is split over the pool; below it the
-// hand-off costs more than it saves.
-constexpr std::int64_t kParallelMin = std::int64_t{1} << 17;
+// From this many elements a cast is split over the pool; below it waking the
+// workers costs more than it saves (see ufunc_run).
+constexpr std::int64_t kParallelMin = std::int64_t{1} << 20;
 }  // namespace
 
 void copy_cast(int ndim, const std::int64_t* shape, const StridedArg& src, const StridedArg& dst) {
@@ -410,7 +410,7 @@ void copy_cast(int ndim, const std::int64_t* shape, const StridedArg& src, const
         ew::nd_rows(L, base, 0, size, row);
         return;
     }
-    const std::int64_t items = std::min<std::int64_t>(static_cast<std::int64_t>(threads) * 4, size / (kParallelMin / 4));
+    const std::int64_t items = static_cast<std::int64_t>(threads) * 4;
     pool_run(static_cast<std::size_t>(items), [&](std::size_t i) {
         const std::int64_t b = size * static_cast<std::int64_t>(i) / items;
         const std::int64_t e = size * static_cast<std::int64_t>(i + 1) / items;

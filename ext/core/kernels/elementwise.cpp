@@ -1,6 +1,6 @@
 // The ufunc table (names, identities, loops in NumPy's search order), loop
 // resolution, and the strided driver of ufunc_run. The typed inner loops live
-// in elementwise_{arith,logic,unary,math}.cpp, the casts in casts.cpp.
+// in elementwise_{arith,compare,logic,unary,math}.cpp, the casts in casts.cpp.
 #include "kernels/elementwise.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "kernels/cpu_features.h"
 #include "kernels/elementwise_impl.h"
 #include "kernels/nditer.h"
 #include "kernels/pool.h"
@@ -188,10 +189,11 @@ bool ufunc_from_name(std::string_view name, Ufunc* out) noexcept {
     return false;
 }
 
-const UfuncLoop* resolve_loop(Ufunc op, const DType* inputs) noexcept {
+namespace {
+
+// NumPy's choice, worked out from the loop lists (resolve_loop caches it).
+const UfuncLoop* search_loop(Ufunc op, const DType* inputs) noexcept {
     const UfuncInfo& info = ufunc_info(op);
-    for (int i = 0; i < info.nin; ++i)
-        if (static_cast<int>(inputs[i]) >= kNumericDTypeCount) return nullptr;
     auto first_safe = [&](DType t, int slot) -> const UfuncLoop* {
         for (int k = 0; k < info.nloops; ++k)
             if (can_cast(t, info.loops[k].in[slot], Casting::Safe)) return &info.loops[k];
@@ -226,8 +228,53 @@ const UfuncLoop* resolve_loop(Ufunc op, const DType* inputs) noexcept {
     return nullptr;
 }
 
+// The loop index search_loop gives for every op and pair of dtypes (unary
+// ops use the first, where its two branches; the condition does not matter).
+constexpr std::uint8_t kNoLoop = 0xFF;
+struct Choice {
+    std::uint8_t k[kUfuncCount][kNumericDTypeCount][kNumericDTypeCount];
+};
+
+const Choice& choices() noexcept {
+    static const Choice c = [] {
+        Choice r{};
+        for (int o = 0; o < kUfuncCount; ++o) {
+            const auto op = static_cast<Ufunc>(o);
+            const UfuncInfo& info = ufunc_info(op);
+            for (int a = 0; a < kNumericDTypeCount; ++a)
+                for (int b = 0; b < kNumericDTypeCount; ++b) {
+                    DType in[3] = {static_cast<DType>(a), static_cast<DType>(b), static_cast<DType>(b)};
+                    if (op == Ufunc::Where) in[0] = DType::Bool, in[1] = static_cast<DType>(a);
+                    const UfuncLoop* l = (info.nin == 1 && b > 0) ? nullptr : search_loop(op, in);
+                    r.k[o][a][b] = l ? static_cast<std::uint8_t>(l - info.loops) : kNoLoop;
+                }
+        }
+        return r;
+    }();
+    return c;
+}
+
+}  // namespace
+
+const UfuncLoop* resolve_loop(Ufunc op, const DType* inputs) noexcept {
+    const UfuncInfo& info = ufunc_info(op);
+    for (int i = 0; i < info.nin; ++i)
+        if (static_cast<int>(inputs[i]) >= kNumericDTypeCount) return nullptr;
+    const int a = static_cast<int>(op == Ufunc::Where ? inputs[1] : inputs[0]);
+    const int b = info.nin == 1 ? 0 : static_cast<int>(op == Ufunc::Where ? inputs[2] : inputs[1]);
+    const std::uint8_t k = choices().k[static_cast<int>(op)][a][b];
+    return k == kNoLoop ? nullptr : &info.loops[k];
+}
+
 // ---------------------------------------------------------------------------
 // The driver.
+
+namespace ew {
+bool avx2_loops() noexcept {
+    static const bool yes = std::string_view(best_kernel_path()) != "portable";
+    return yes;
+}
+}  // namespace ew
 
 namespace {
 
@@ -238,8 +285,21 @@ using ew::InnerLoop;
 // kSlots of these on the stack (20 KiB), which stays in L1 with the operands.
 constexpr std::int64_t kChunk = 256;
 constexpr int kSlots = 10;
-// Above this many elements a call is split over the pool.
-constexpr std::int64_t kParallelMin = std::int64_t{1} << 17;
+// A call is split over the pool when its elements times op_cost reach this:
+// waking the pool's workers costs tens of microseconds (measured: the median
+// 2-thread add only beats one thread from about 1M float32 elements).
+constexpr std::int64_t kParallelWork = std::int64_t{1} << 20;
+
+// Rough cost of an element relative to an add, for the split decision only.
+std::int64_t op_cost(Ufunc op, const UfuncLoop& loop) noexcept {
+    switch (op) {
+        case Ufunc::Exp: case Ufunc::Log: case Ufunc::Log1p: case Ufunc::Expm1:
+        case Ufunc::Sin: case Ufunc::Cos: case Ufunc::Tan: case Ufunc::Tanh: return 16;
+        case Ufunc::Power: return dtype_is_float(loop.out) ? 16 : 4;
+        case Ufunc::FloorDivide: case Ufunc::Remainder: return 4;
+        default: return 1;
+    }
+}
 
 struct Impl {
     InnerLoop fn = nullptr;
@@ -264,6 +324,7 @@ const ImplTable& impls() noexcept {
                 for (int i = 0; i < info.nin; ++i) e.cin[i] = raw16 ? l.in[i] : ew::compute_dtype(l.in[i]);
                 e.cout = raw16 ? l.out : ew::compute_dtype(l.out);
                 e.fn = ew::find_arith_loop(op, l);
+                if (!e.fn) e.fn = ew::find_compare_loop(op, l);
                 if (!e.fn) e.fn = ew::find_logic_loop(op, l);
                 if (!e.fn) e.fn = ew::find_unary_loop(op, l);
                 if (!e.fn) e.fn = ew::find_math_loop(op, l);
@@ -524,15 +585,14 @@ void ufunc_run(Ufunc op, const UfuncLoop& loop, int ndim, const std::int64_t* sh
     ew::nd_layout(L, ndim, shape, nops, strides, nin);
     auto row = [&P](char* const* p, const std::int64_t* s, std::int64_t n) { run_row(P, p, s, n); };
     const std::size_t threads = pool_threads();
-    if (size < kParallelMin || threads < 2) {
+    const std::int64_t work = size * op_cost(op, loop) * (P.all_direct ? 1 : 2);
+    if (work < kParallelWork || threads < 2) {
         ew::nd_rows(L, base, 0, size, row);
         return;
     }
-    // Elementwise results do not depend on the split; the pieces only need to
-    // be large enough to amortise the hand-off and several per thread so that
-    // a thread slowed by other work does not hold up the rest.
-    const std::int64_t items =
-        std::max<std::int64_t>(2, std::min<std::int64_t>(static_cast<std::int64_t>(threads) * 4, size / (kParallelMin / 4)));
+    // Elementwise results do not depend on the split; several pieces per
+    // thread keep a thread slowed by other work from holding up the rest.
+    const std::int64_t items = std::min<std::int64_t>(static_cast<std::int64_t>(threads) * 4, std::max<std::int64_t>(2, size / 4096));
     pool_run(static_cast<std::size_t>(items), [&](std::size_t i) {
         const std::int64_t b = size * static_cast<std::int64_t>(i) / items;
         const std::int64_t e = size * static_cast<std::int64_t>(i + 1) / items;

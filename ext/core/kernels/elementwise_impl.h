@@ -104,6 +104,7 @@ float round_to_odd_f32(double d) noexcept;
 // The loops of each kernel family for one (op, loop) pair of the ufunc table;
 // nullptr when the family does not implement it. Called once per table entry.
 InnerLoop find_arith_loop(Ufunc op, const UfuncLoop& loop) noexcept;
+InnerLoop find_compare_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 InnerLoop find_logic_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 InnerLoop find_unary_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept;
@@ -112,6 +113,66 @@ InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 // Loop templates. F names its types (A, B inputs, R result) and computes
 // R f(A, B) (or R f(A) for unary ops). The contiguous branches are the ones
 // the compiler vectorises; the zero-stride branches cover "array op scalar".
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HRX_EW_AVX2 1
+#endif
+
+// Whether the contiguous loops take their AVX2 clones: x86 with AVX2 usable
+// (best_kernel_path() is not "portable"). Decided once.
+bool avx2_loops() noexcept;
+
+// Ops that only call out (the C library's transcendentals) gain nothing from
+// a vector clone; they say so with `static constexpr bool kScalar = true`.
+template <class F>
+constexpr bool vector_clone() noexcept {
+    if constexpr (requires { F::kScalar; }) return !F::kScalar;
+    else return true;
+}
+
+// The contiguous body of binary_loop: s[0]/s[1] are the element size or 0.
+template <class F>
+[[gnu::always_inline]] inline void binary_contig(const raw_t<typename F::A>* a, const raw_t<typename F::B>* b,
+                                                 raw_t<typename F::R>* o, bool step_a, bool step_b,
+                                                 std::int64_t n) noexcept {
+    using A = typename F::A;
+    using B = typename F::B;
+    using R = typename F::R;
+    if (step_a && step_b) {
+        for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i]), from_raw<B>(b[i])));
+    } else if (step_a) {
+        const B y = from_raw<B>(b[0]);
+        for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i]), y));
+    } else if (step_b) {
+        const A x = from_raw<A>(a[0]);
+        for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(x, from_raw<B>(b[i])));
+    } else {
+        const R v = F::f(from_raw<A>(a[0]), from_raw<B>(b[0]));
+        for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(v);
+    }
+}
+
+template <class F>
+[[gnu::always_inline]] inline void unary_contig(const raw_t<typename F::A>* a, raw_t<typename F::R>* o,
+                                                std::int64_t n) noexcept {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<typename F::R>(F::f(from_raw<typename F::A>(a[i])));
+}
+
+#ifdef HRX_EW_AVX2
+// The same source compiled for AVX2 (without FMA, so nothing contracts and
+// results stay those of the portable build).
+template <class F>
+__attribute__((target("avx2"))) void binary_contig_avx2(const raw_t<typename F::A>* a, const raw_t<typename F::B>* b,
+                                                        raw_t<typename F::R>* o, bool step_a, bool step_b,
+                                                        std::int64_t n) noexcept {
+    binary_contig<F>(a, b, o, step_a, step_b, n);
+}
+template <class F>
+__attribute__((target("avx2"))) void unary_contig_avx2(const raw_t<typename F::A>* a, raw_t<typename F::R>* o,
+                                                       std::int64_t n) noexcept {
+    unary_contig<F>(a, o, n);
+}
+#endif
 
 template <class F>
 void binary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
@@ -124,21 +185,15 @@ void binary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
     constexpr std::int64_t sa = sizeof(raw_t<A>), sb = sizeof(raw_t<B>), so = sizeof(raw_t<R>);
     const bool aligned = aligned_for<A>(pa) && aligned_for<B>(pb) && aligned_for<R>(po);
     if (aligned && s[2] == so && (s[0] == sa || s[0] == 0) && (s[1] == sb || s[1] == 0)) {
-        auto* o = reinterpret_cast<raw_t<R>*>(po);
         const auto* a = reinterpret_cast<const raw_t<A>*>(pa);
         const auto* b = reinterpret_cast<const raw_t<B>*>(pb);
-        if (s[0] == sa && s[1] == sb) {
-            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i]), from_raw<B>(b[i])));
-        } else if (s[0] == sa) {
-            const B y = from_raw<B>(b[0]);
-            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i]), y));
-        } else if (s[1] == sb) {
-            const A x = from_raw<A>(a[0]);
-            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(x, from_raw<B>(b[i])));
-        } else {
-            const R v = F::f(from_raw<A>(a[0]), from_raw<B>(b[0]));
-            for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(v);
+        auto* o = reinterpret_cast<raw_t<R>*>(po);
+#ifdef HRX_EW_AVX2
+        if constexpr (vector_clone<F>()) {
+            if (n >= 16 && avx2_loops()) return binary_contig_avx2<F>(a, b, o, s[0] != 0, s[1] != 0, n);
         }
+#endif
+        binary_contig<F>(a, b, o, s[0] != 0, s[1] != 0, n);
         return;
     }
     for (std::int64_t i = 0; i < n; ++i, pa += s[0], pb += s[1], po += s[2]) {
@@ -153,9 +208,14 @@ void unary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
     char* pa = args[0];
     char* po = args[1];
     if (s[0] == sizeof(raw_t<A>) && s[1] == sizeof(raw_t<R>) && aligned_for<A>(pa) && aligned_for<R>(po)) {
-        auto* o = reinterpret_cast<raw_t<R>*>(po);
         const auto* a = reinterpret_cast<const raw_t<A>*>(pa);
-        for (std::int64_t i = 0; i < n; ++i) o[i] = to_raw<R>(F::f(from_raw<A>(a[i])));
+        auto* o = reinterpret_cast<raw_t<R>*>(po);
+#ifdef HRX_EW_AVX2
+        if constexpr (vector_clone<F>()) {
+            if (n >= 16 && avx2_loops()) return unary_contig_avx2<F>(a, o, n);
+        }
+#endif
+        unary_contig<F>(a, o, n);
         return;
     }
     for (std::int64_t i = 0; i < n; ++i, pa += s[0], po += s[1]) store<R>(po, F::f(load<A>(pa)));

@@ -3,8 +3,10 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
+#include "kernels/cpu_features.h"
 #include "kernels/elementwise.h"
 #include "kernels/reduce_impl.h"
 
@@ -118,7 +120,11 @@ void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const 
         throw std::invalid_argument("reduce_run: only numeric dtypes can be reduced");
     if (ndim < 0 || ndim > ew::kMaxDims) throw std::invalid_argument("reduce_run: too many dimensions");
     ew::ReduceCtx c;
-    c.ct = ew::compute_dtype(acc);
+    // Logical reductions only see truth values: they run on bool whatever
+    // the accumulator (which the input is still cast to first, as NumPy
+    // does), and the bool result is cast back to it.
+    const bool logical = op == Ufunc::LogicalAnd || op == Ufunc::LogicalOr || op == Ufunc::LogicalXor;
+    c.ct = logical ? DType::Bool : ew::compute_dtype(acc);
     c.acc = acc;
     c.out_dtype = out.dtype;
     c.divisor = divisor;
@@ -170,23 +176,31 @@ struct ArgState {
     bool nan = false;
 };
 
+// One block: its extreme first, with the vectorised NaN-propagating
+// max/min of the reductions, and a scan for its first position only when it
+// is a NaN or beats the running extreme (rare after the first blocks).
 template <class T, bool Max>
 void arg_update(ArgState<T>& s, const T* x, std::int64_t n, std::int64_t at) noexcept {
-    for (std::int64_t i = 0; i < n; ++i) {
-        const T v = x[i];
-        if constexpr (std::is_floating_point_v<T>) {
-            if (v != v) {
-                s.best = v;
-                s.idx = at + i;
-                s.nan = true;
-                return;
-            }
-        }
-        if (s.idx < 0 || (Max ? v > s.best : v < s.best)) {
-            s.best = v;
-            s.idx = at + i;
+    using Op = std::conditional_t<Max, ew::RMax<T>, ew::RMin<T>>;
+    const T m = ew::block_value<Op, T>(x, n);
+    if constexpr (std::is_floating_point_v<T>) {
+        if (m != m) {
+            for (std::int64_t i = 0; i < n; ++i)
+                if (x[i] != x[i]) {
+                    s.best = x[i];
+                    s.idx = at + i;
+                    s.nan = true;
+                    return;
+                }
         }
     }
+    if (s.idx >= 0 && !(Max ? m > s.best : m < s.best)) return;
+    for (std::int64_t i = 0; i < n; ++i)
+        if (x[i] == m) {
+            s.best = x[i];
+            s.idx = at + i;
+            return;
+        }
 }
 
 // Elements [b, e) of the sequence starting at base.

@@ -11,10 +11,7 @@ bool run(Ufunc op, const ReduceCtx& c) {
         case Ufunc::Multiply: reduce_engine<RMul<T>, T>(c); return true;
         case Ufunc::Maximum: reduce_engine<RMax<T>, T>(c); return true;
         case Ufunc::Minimum: reduce_engine<RMin<T>, T>(c); return true;
-        case Ufunc::LogicalAnd: reduce_engine<RLAnd<T>, T>(c); return true;
-        case Ufunc::LogicalOr: reduce_engine<RLOr<T>, T>(c); return true;
-        case Ufunc::LogicalXor: reduce_engine<RLXor<T>, T>(c); return true;
-        default: return false;  // bitwise ops have no float loops
+        default: return false;  // logical ops run on bool; bitwise ops have no float loops
     }
 }
 }  // namespace

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/elementwise_impl.h"
 #include "kernels/nditer.h"
@@ -34,8 +35,10 @@ inline constexpr std::int64_t kBlock = 1024;
 inline constexpr std::int64_t kGroupBlocks = 64;
 inline constexpr std::int64_t kGroup = kBlock * kGroupBlocks;
 template <class T> inline constexpr int kLanes = sizeof(T) == 8 ? 16 : 32;
-// Outputs per tile of the outer (vectorised across outputs) strategy.
-inline constexpr std::int64_t kTile = 64;
+// Outputs per tile of the outer (vectorised across outputs) strategy: rows
+// up to 16 KiB are read whole, in order, so they stream from memory; the
+// lanes of a tile (kLanes * 16 KiB) then sit in L2.
+template <class T> inline constexpr std::int64_t kTile = 16384 / sizeof(T);
 
 // Everything one reduction needs, prepared by reduce_run.
 struct ReduceCtx {
@@ -155,35 +158,41 @@ struct Counter {
     }
 };
 
-// ...and for a tile of J outputs at once (the same merges on every column).
-template <class Op, class T, int Levels>
+// ...and for a tile of J outputs at once (the same merges on every column),
+// over caller-provided storage of J values per level.
+template <class Op, class T>
 struct TileCounter {
-    T v[Levels][kTile];
-    signed char lvl[Levels];
+    T* v;  // levels * J
+    std::int64_t J;
+    signed char lvl[64];
     int n = 0;
-    void push(const T* x, std::int64_t J) noexcept {
+    T* at(int i) const noexcept { return v + i * J; }
+    void push(const T* x) noexcept {
         signed char level = 0;
-        T cur[kTile];
-        std::copy(x, x + J, cur);
+        T* top = at(n);
+        if (top != x) std::copy(x, x + J, top);
         while (n > 0 && lvl[n - 1] == level) {
-            for (std::int64_t j = 0; j < J; ++j) cur[j] = Op::f(v[n - 1][j], cur[j]);
+            T* below = at(n - 1);
+            for (std::int64_t j = 0; j < J; ++j) below[j] = Op::f(below[j], top[j]);
+            top = below;
             --n;
             ++level;
         }
-        std::copy(cur, cur + J, v[n]);
         lvl[n] = level;
         ++n;
     }
-    void append(const T* x, std::int64_t J) noexcept {
-        std::copy(x, x + J, v[n]);
+    void append(const T* x) noexcept {
+        std::copy(x, x + J, at(n));
         lvl[n] = -1;
         ++n;
     }
-    void fold(T* r, std::int64_t J) const noexcept {
+    void fold(T* r) const noexcept {
         if (n <= 0) return;  // never: every sequence has a block
-        std::copy(v[n - 1], v[n - 1] + J, r);
-        for (int i = n - 2; i >= 0; --i)
-            for (std::int64_t j = 0; j < J; ++j) r[j] = Op::f(v[i][j], r[j]);
+        std::copy(at(n - 1), at(n - 1) + J, r);
+        for (int i = n - 2; i >= 0; --i) {
+            const T* p = at(i);
+            for (std::int64_t j = 0; j < J; ++j) r[j] = Op::f(p[j], r[j]);
+        }
     }
 };
 
@@ -246,52 +255,135 @@ T sequence_value(const ReduceCtx& c, const char* base) noexcept {
     return groups.fold();
 }
 
-// The outer strategy: J (<= kTile) outputs whose inputs sit at in + j * sk.
+// Scratch of the outer strategy for tiles of up to kTile<T> outputs.
+template <class T>
+struct TileScratch {
+    std::unique_ptr<T[]> mem;
+    T *acc, *rows, *val, *blocks, *groups;
+    std::unique_ptr<char[]> tmp;
+    explicit TileScratch(std::int64_t m) {
+        constexpr std::int64_t W = kTile<T>;
+        std::int64_t levels = 2;  // of the group counter
+        for (std::int64_t g = group_count(m); g > 1; g >>= 1) ++levels;
+        mem.reset(new T[static_cast<std::size_t>(W * (kLanes<T> + 4 + 1 + 8 + levels))]);
+        acc = mem.get();
+        rows = acc + W * kLanes<T>;
+        val = rows + 4 * W;
+        blocks = val + W;
+        groups = blocks + W * 8;
+        tmp.reset(new char[static_cast<std::size_t>(W * 8)]);
+    }
+};
+
+// The outer strategy: J (<= kTile<T>) outputs whose inputs sit at in + j * sk,
+// with the lanes and counters of Note [Reduction order] held per output. In
+// a block, lane l takes rows l, l + L, l + 2L, ...; the four consecutive rows
+// of a lane are added in one pass over its accumulators, so the input is read
+// as four interleaved sequential streams while the accumulators (L rows of J,
+// in L2) are read and written a quarter as often.
 template <class Op, class T>
-void tile_values(const ReduceCtx& c, const char* in, std::int64_t sk, std::int64_t J, T* result) noexcept {
+[[gnu::always_inline]] inline void tile_values_body(const ReduceCtx& c, const char* in, std::int64_t sk,
+                                                    std::int64_t J, T* result, TileScratch<T>& w) noexcept {
     constexpr int L = kLanes<T>;
-    alignas(64) T acc[L][kTile];
-    alignas(64) T row_buf[kTile];
-    alignas(64) T val[kTile];
-    alignas(64) char tmp[kTile * 8];
+    T* const acc = w.acc;
     const bool zero_copy = c.direct && sk == static_cast<std::int64_t>(sizeof(T));
     Cursor cur{&c, nullptr, {}};
-    cur.seek(in, 0);
-    TileCounter<Op, T, 64> groups;
+    const bool one_dim = c.nr == 1;
+    const std::int64_t rs = c.rstride[0];
+    auto row_at = [&](std::int64_t i, T* buf) -> const T* {
+        if (one_dim) cur.p = in + i * rs;
+        else cur.seek(in, i);
+        if (zero_copy && reinterpret_cast<std::uintptr_t>(cur.p) % alignof(T) == 0) return reinterpret_cast<const T*>(cur.p);
+        Cursor::convert(c, cur.p, sk, reinterpret_cast<char*>(buf), w.tmp.get(), J);
+        return buf;
+    };
+    // Rows b + i of a block of len, lane by lane, four rows per pass.
+    auto add_rows_by_lane = [&](std::int64_t b, std::int64_t len) {
+        for (std::int64_t i0 = 0; i0 < len; i0 += 4 * L) {
+            for (int l = 0; l < L; ++l) {
+                const std::int64_t i = i0 + l;
+                if (i >= len) break;
+                T* a = acc + l * J;
+                const int nr = static_cast<int>(std::min<std::int64_t>(4, (len - i + L - 1) / L));
+                const T* r0 = row_at(b + i, w.rows);
+                if (nr == 4) {
+                    const T* r1 = row_at(b + i + L, w.rows + J);
+                    const T* r2 = row_at(b + i + 2 * L, w.rows + 2 * J);
+                    const T* r3 = row_at(b + i + 3 * L, w.rows + 3 * J);
+                    for (std::int64_t j = 0; j < J; ++j)
+                        a[j] = Op::f(Op::f(Op::f(Op::f(a[j], r0[j]), r1[j]), r2[j]), r3[j]);
+                    continue;
+                }
+                for (std::int64_t j = 0; j < J; ++j) a[j] = Op::f(a[j], r0[j]);
+                for (int t = 1; t < nr; ++t) {
+                    const T* r = row_at(b + i + t * L, w.rows + t * J);
+                    for (std::int64_t j = 0; j < J; ++j) a[j] = Op::f(a[j], r[j]);
+                }
+            }
+        }
+    };
+    TileCounter<Op, T> groups{w.groups, J, {}, 0};
     const std::int64_t ng = group_count(c.m);
     const bool partial = c.m % kGroup != 0;
     for (std::int64_t g = 0; g < ng; ++g) {
-        TileCounter<Op, T, 8> blocks;
+        TileCounter<Op, T> blocks{w.blocks, J, {}, 0};
         const std::int64_t gend = std::min(c.m, (g + 1) * kGroup);
         for (std::int64_t b = g * kGroup; b < gend; b += kBlock) {
             const std::int64_t len = std::min(kBlock, gend - b);
-            for (std::int64_t i = 0; i < len; ++i) {
-                const T* row;
-                if (zero_copy && reinterpret_cast<std::uintptr_t>(cur.p) % alignof(T) == 0) {
-                    row = reinterpret_cast<const T*>(cur.p);
-                } else {
-                    Cursor::convert(c, cur.p, sk, reinterpret_cast<char*>(row_buf), tmp, J);
-                    row = row_buf;
-                }
-                cur.advance(1);
-                if (i == 0) {
-                    const bool id = Op::kIdentity;
-                    for (int l = 0; l < L; ++l)
-                        for (std::int64_t j = 0; j < J; ++j) acc[l][j] = id ? Op::identity() : row[j];
-                }
-                T* a = acc[i % L];
-                for (std::int64_t j = 0; j < J; ++j) a[j] = Op::f(a[j], row[j]);
+            if constexpr (Op::kIdentity) {
+                std::fill(acc, acc + L * J, Op::identity());
+            } else {
+                const T* first = row_at(b, w.rows);
+                for (int l = 0; l < L; ++l) std::copy(first, first + J, acc + l * J);
             }
-            for (int w = L / 2; w >= 1; w /= 2)
-                for (int l = 0; l < w; ++l)
-                    for (std::int64_t j = 0; j < J; ++j) acc[l][j] = Op::f(acc[l][j], acc[l + w][j]);
-            blocks.push(acc[0], J);
+            // Narrow rows (all the lanes fit in L1) go in plain row order, and
+            // so do integers: the lane-by-lane walk only pays for wide float
+            // tiles, and compiling it for every integer op costs more.
+            if (!std::is_floating_point_v<T> || J * static_cast<std::int64_t>(sizeof(T)) < 1024) {
+                for (std::int64_t i = 0; i < len; ++i) {
+                    const T* r = row_at(b + i, w.rows);
+                    T* a = acc + (i % L) * J;
+                    for (std::int64_t j = 0; j < J; ++j) a[j] = Op::f(a[j], r[j]);
+                }
+            } else if constexpr (std::is_floating_point_v<T>) {
+                add_rows_by_lane(b, len);
+            }
+            for (int wd = L / 2; wd >= 1; wd /= 2)
+                for (int l = 0; l < wd; ++l) {
+                    T* a = acc + l * J;
+                    const T* a2 = acc + (l + wd) * J;
+                    for (std::int64_t j = 0; j < J; ++j) a[j] = Op::f(a[j], a2[j]);
+                }
+            blocks.push(acc);
         }
-        blocks.fold(val, J);
-        if (partial && g == ng - 1) groups.append(val, J);
-        else groups.push(val, J);
+        blocks.fold(w.val);
+        if (partial && g == ng - 1) groups.append(w.val);
+        else groups.push(w.val);
     }
-    groups.fold(result, J);
+    groups.fold(result);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The row updates are L2-bound at SSE2 width; AVX2 halves their
+// instructions. (No FMA: "avx2" does not enable it, so nothing contracts.)
+template <class Op, class T>
+__attribute__((target("avx2"))) void tile_values_avx2(const ReduceCtx& c, const char* in, std::int64_t sk,
+                                                      std::int64_t J, T* result, TileScratch<T>& w) noexcept {
+    tile_values_body<Op, T>(c, in, sk, J, result, w);
+}
+#endif
+
+template <class Op, class T>
+void tile_values(const ReduceCtx& c, const char* in, std::int64_t sk, std::int64_t J, T* result,
+                 TileScratch<T>& w) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    // (floats only: the integer instantiations would multiply compile time
+    // for reductions that are rarer and exact either way)
+    if constexpr (std::is_floating_point_v<T>) {
+        if (avx2_loops()) return tile_values_avx2<Op, T>(c, in, sk, J, result, w);
+    }
+#endif
+    tile_values_body<Op, T>(c, in, sk, J, result, w);
 }
 
 // The accumulation ops: f combines an accumulator with an element (or two
@@ -365,11 +457,16 @@ template <class T> struct RBXor {
 };
 
 // reduce_engine for op over c.ct: float32/float64 (reduce_float.cpp) or bool
-// and the integers (reduce_int.cpp). False if the op has no such reduction.
+// and the integers (reduce_int.cpp, reduce_bitwise.cpp, reduce_minmax.cpp).
+// False if the op has no such reduction.
 bool reduce_floats(Ufunc op, const ReduceCtx& c);
 bool reduce_ints(Ufunc op, const ReduceCtx& c);
+bool reduce_minmax_ints(Ufunc op, const ReduceCtx& c);   // reduce_minmax.cpp
+bool reduce_bitwise_ints(Ufunc op, const ReduceCtx& c);  // reduce_bitwise.cpp
 
-inline constexpr std::int64_t kReduceParallelMin = std::int64_t{1} << 17;
+// Reductions of at least this many elements use the pool (waking it costs
+// tens of microseconds; see ufunc_run).
+inline constexpr std::int64_t kReduceParallelMin = std::int64_t{1} << 20;
 
 // Runs the reduction of c with accumulation Op over compute type T. Outputs
 // (or tiles of them) are independent, and so are the groups of one long
@@ -383,26 +480,35 @@ void reduce_engine(const ReduceCtx& c) {
     char* const* base = c.base;
     if (c.outer) {
         const std::int64_t J = K.shape[K.ndim - 1];
-        const std::int64_t ntile = (J + kTile - 1) / kTile;
+        std::int64_t W = kTile<T>;
+        if (par && (c.nout / J) * ((J + W - 1) / W) < 2 * static_cast<std::int64_t>(threads)) {
+            // Too few tiles to share: narrower ones (whole cache lines).
+            const std::int64_t want = (J + 2 * static_cast<std::int64_t>(threads) - 1) / (2 * static_cast<std::int64_t>(threads));
+            W = std::min(W, std::max<std::int64_t>(8192 / sizeof(T), (want + 15) / 16 * 16));
+        }
+        const std::int64_t ntile = (J + W - 1) / W;
         const std::int64_t units = (c.nout / J) * ntile;
-        auto unit = [&](std::int64_t u) {
-            const std::int64_t o = u / ntile, t = u % ntile;
-            const std::int64_t b = o * J + t * kTile, e = o * J + std::min(J, (t + 1) * kTile);
-            nd_rows(K, base, b, e, [&](char* const* p, const std::int64_t* s, std::int64_t n) {
-                alignas(64) T vals[kTile];
-                tile_values<Op, T>(c, p[0], s[0], n, vals);
-                reduce_finish(c, reinterpret_cast<const char*>(vals), n, p[1], s[1]);
-            });
+        auto run_units = [&](TileScratch<T>& w, std::int64_t ub, std::int64_t ue) {
+            for (std::int64_t u = ub; u < ue; ++u) {
+                const std::int64_t o = u / ntile, t = u % ntile;
+                const std::int64_t b = o * J + t * W, e = o * J + std::min(J, (t + 1) * W);
+                nd_rows(K, base, b, e, [&](char* const* p, const std::int64_t* s, std::int64_t n) {
+                    tile_values<Op, T>(c, p[0], s[0], n, w.val, w);
+                    reduce_finish(c, reinterpret_cast<const char*>(w.val), n, p[1], s[1]);
+                });
+            }
         };
         if (!par || units < 2) {
-            for (std::int64_t u = 0; u < units; ++u) unit(u);
+            TileScratch<T> w(c.m);
+            run_units(w, 0, units);
             return;
         }
+        // Scratch is allocated here, since pool items must not throw.
         const std::int64_t items = std::min<std::int64_t>(units, static_cast<std::int64_t>(threads) * 4);
+        std::vector<std::unique_ptr<TileScratch<T>>> ws;
+        for (std::int64_t i = 0; i < items; ++i) ws.push_back(std::make_unique<TileScratch<T>>(c.m));
         pool_run(static_cast<std::size_t>(items), [&](std::size_t i) {
-            const std::int64_t b = units * static_cast<std::int64_t>(i) / items;
-            const std::int64_t e = units * static_cast<std::int64_t>(i + 1) / items;
-            for (std::int64_t u = b; u < e; ++u) unit(u);
+            run_units(*ws[i], units * static_cast<std::int64_t>(i) / items, units * static_cast<std::int64_t>(i + 1) / items);
         });
         return;
     }

@@ -1,4 +1,8 @@
-// The reduction engine instantiated for bool and integer accumulation.
+// The reduction engine for integer add and multiply, and for every op on
+// bool. Integer add and multiply wrap alike for signed and unsigned types of
+// one width, so each width runs as its unsigned type; on bool every op is
+// and, or or xor. (Bitwise ops are in reduce_bitwise.cpp, maximum/minimum in
+// reduce_minmax.cpp: one file each keeps compile times short.)
 #include <cstdint>
 
 #include "kernels/reduce_impl.h"
@@ -8,32 +12,40 @@ namespace hrx::kernels::ew {
 namespace {
 template <class T>
 bool run(Ufunc op, const ReduceCtx& c) {
+    if (op == Ufunc::Add) reduce_engine<RAdd<T>, T>(c);
+    else reduce_engine<RMul<T>, T>(c);
+    return true;
+}
+
+bool run_bool(Ufunc op, const ReduceCtx& c) {
     switch (op) {
-        case Ufunc::Add: reduce_engine<RAdd<T>, T>(c); return true;
-        case Ufunc::Multiply: reduce_engine<RMul<T>, T>(c); return true;
-        case Ufunc::Maximum: reduce_engine<RMax<T>, T>(c); return true;
-        case Ufunc::Minimum: reduce_engine<RMin<T>, T>(c); return true;
-        case Ufunc::LogicalAnd: reduce_engine<RLAnd<T>, T>(c); return true;
-        case Ufunc::LogicalOr: reduce_engine<RLOr<T>, T>(c); return true;
-        case Ufunc::LogicalXor: reduce_engine<RLXor<T>, T>(c); return true;
-        case Ufunc::BitwiseAnd: reduce_engine<RBAnd<T>, T>(c); return true;
-        case Ufunc::BitwiseOr: reduce_engine<RBOr<T>, T>(c); return true;
-        case Ufunc::BitwiseXor: reduce_engine<RBXor<T>, T>(c); return true;
+        case Ufunc::Add:
+        case Ufunc::Maximum:
+        case Ufunc::LogicalOr:
+        case Ufunc::BitwiseOr: reduce_engine<RLOr<bool>, bool>(c); return true;
+        case Ufunc::Multiply:
+        case Ufunc::Minimum:
+        case Ufunc::LogicalAnd:
+        case Ufunc::BitwiseAnd: reduce_engine<RLAnd<bool>, bool>(c); return true;
+        case Ufunc::LogicalXor:
+        case Ufunc::BitwiseXor: reduce_engine<RLXor<bool>, bool>(c); return true;
         default: return false;
     }
 }
 }  // namespace
 
 bool reduce_ints(Ufunc op, const ReduceCtx& c) {
+    if (c.ct == DType::Bool) return run_bool(op, c);
+    if (op == Ufunc::Maximum || op == Ufunc::Minimum) return reduce_minmax_ints(op, c);
+    if (op != Ufunc::Add && op != Ufunc::Multiply) return reduce_bitwise_ints(op, c);
     switch (c.ct) {
-        case DType::Bool: return run<bool>(op, c);
-        case DType::Int8: return run<std::int8_t>(op, c);
-        case DType::Int16: return run<std::int16_t>(op, c);
-        case DType::Int32: return run<std::int32_t>(op, c);
-        case DType::Int64: return run<std::int64_t>(op, c);
+        case DType::Int8:
         case DType::UInt8: return run<std::uint8_t>(op, c);
+        case DType::Int16:
         case DType::UInt16: return run<std::uint16_t>(op, c);
+        case DType::Int32:
         case DType::UInt32: return run<std::uint32_t>(op, c);
+        case DType::Int64:
         case DType::UInt64: return run<std::uint64_t>(op, c);
         default: return false;
     }
