@@ -877,3 +877,58 @@ def test_trace_marks_failed_regions(rt):
     t = rt.finish_trace()
     assert [e["failed"] for e in t.events] == [True]
     assert "(failed)" in t.to_json()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="needs Linux affinity calls")
+def test_lane_threads_keep_the_process_affinity(rt):
+    """Multi-lane submissions pin idle lanes to distinct CPUs only until they take a region.
+
+    Note [Spreading lanes] (scheduler.cpp): after parallel graphs, a cancelled
+    one and a dependent chain, no thread of the process is left with a
+    narrower CPU mask than the process's own.
+    """
+    import glob
+    import os
+
+    full = os.sched_getaffinity(0)
+    n = 1 << 20
+    bufs = [hv(rt, n) for _ in range(6)]
+    g = rt.graph()
+    g.copy_on(bufs[1], bufs[0], "compute")
+    g.copy_on(bufs[3], bufs[2], "upload")
+    g.copy_on(bufs[5], bufs[4], "download")
+    parallel = g.prepare()
+    assert sorted(parallel.regions) == ["compute", "download", "upload"]
+    g = rt.graph()
+    g.copy_on(bufs[1], bufs[0], "compute")
+    g.copy_on(bufs[2], bufs[1], "upload")  # depends on the first region
+    chain = g.prepare()
+    gate = Gate(rt, bufs[0], RW)  # the queued parallel graph reads bufs[0]: it waits
+
+    def narrower():
+        out = {}
+        for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
+            tid = int(task.rsplit("/", 1)[1])
+            try:
+                mask = os.sched_getaffinity(tid)
+            except OSError:  # the thread ended meanwhile
+                continue
+            if mask != full:
+                out[tid] = mask
+        return out
+
+    with watchdog():
+        for _ in range(20):
+            parallel.submit().result(WAIT_S)
+            chain.submit().result(WAIT_S)
+        first = gate.submit()
+        try:
+            queued = parallel.submit()
+            time.sleep(0.02)
+            assert queued.cancel() is True
+            assert queued.wait(WAIT_S)
+        finally:
+            gate.open()
+        first.result(WAIT_S)
+        rt.drain()
+        assert wait_until(lambda: not narrower()), f"threads left pinned: {narrower()}"

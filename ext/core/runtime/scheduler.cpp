@@ -1,6 +1,13 @@
 #include "runtime/scheduler.h"
 
 #include <cstring>
+#include <utility>
+
+#if defined(__linux__)
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "runtime/runtime.h"
 
@@ -53,7 +60,61 @@ Scheduler::Scheduler(RuntimeCore* runtime) : runtime_(runtime) {}
 
 Scheduler::~Scheduler() = default;
 
+// Note [Spreading lanes]: on Linux a woken thread is usually placed on the
+// CPU it last ran on or on the waker's, and an idle CPU counts as busy when
+// its virtual CPU is halted (the hypervisor reports it preempted), so it
+// only pulls work at its next periodic balance, milliseconds later. When one
+// submission wakes two idle lanes, both then land on one CPU and their
+// regions of a few hundred microseconds run one after the other while the
+// other CPU idles: not what two devices do. So a submission with regions on
+// several lanes gives each idle lane it wakes a one-CPU affinity first, on
+// distinct CPUs starting with the submitter's own (it is about to wait), and
+// each lane thread puts its full mask back as soon as it takes a region; from
+// there the OS moves it freely. Single-lane submissions (every array
+// operation) are left alone, and lanes already busy are never moved.
+void Scheduler::spread_lanes_locked(const bool (&lanes)[kLaneCount]) noexcept {
+#if defined(__linux__)
+    if (spread_cpus_.size() < 2) return;
+    int woken = 0;
+    for (int l = 0; l < kLaneCount; ++l) woken += lanes[l] && !lane_busy_[l];
+    if (woken < 2) return;
+    const int here = sched_getcpu();
+    size_t next = 0;
+    for (size_t i = 0; i < spread_cpus_.size(); ++i)
+        if (spread_cpus_[i] == here) next = i;
+    for (int l = 0; l < kLaneCount; ++l) {
+        const pid_t tid = lane_tid_[l].load(std::memory_order_acquire);
+        if (!lanes[l] || lane_busy_[l] || tid == 0) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(spread_cpus_[next], &one);
+        if (sched_setaffinity(tid, sizeof one, &one) == 0) lane_pinned_[l] = true;
+        next = (next + 1) % spread_cpus_.size();
+    }
+#else
+    (void)lanes;
+#endif
+}
+
+// Called by a lane thread that has just taken a region, outside the mutex.
+void Scheduler::unpin_self() noexcept {
+#if defined(__linux__)
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int cpu : spread_cpus_) CPU_SET(cpu, &all);
+    sched_setaffinity(0, sizeof all, &all);
+#endif
+}
+
 void Scheduler::start() {
+#if defined(__linux__)
+    // The lanes inherit the creating thread's mask; a later change of the
+    // process's affinity is not seen here.
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &mask)) spread_cpus_.push_back(cpu);
+#endif
     auto self = shared_from_this();
     for (int i = 0; i < kLaneCount; ++i)
         threads_.emplace_back([self, i] { self->worker(static_cast<Lane>(i)); });
@@ -82,9 +143,11 @@ void Scheduler::wake_all_lanes() {
 
 void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
     bool lanes[kLaneCount] = {};
+    bool roots[kLaneCount] = {};  // lanes with a region that can start at once
     for (const auto& r : sub->graph->regions) {
         ++sub->waiting_on_lane[static_cast<int>(r.lane)];
         lanes[static_cast<int>(r.lane)] = true;
+        if (r.deps.empty()) roots[static_cast<int>(r.lane)] = true;
     }
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -92,6 +155,7 @@ void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
         pending_count_.store(pending_.size(), std::memory_order_relaxed);
         sub->self = std::prev(pending_.end());
         if (!sub->after.empty()) settle_all_ = true;  // a producer may have failed already
+        if (sub->after.empty()) spread_lanes_locked(roots);
     }
     for (int l = 0; l < kLaneCount; ++l)
         if (lanes[l]) lane_cv_[l].notify_one();
@@ -211,6 +275,9 @@ Submission* Scheduler::find_runnable(Lane lane, size_t* region) {
 }
 
 void Scheduler::worker(Lane lane) {
+#if defined(__linux__)
+    lane_tid_[static_cast<int>(lane)].store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
+#endif
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
         std::vector<std::shared_ptr<Submission>> finished;
@@ -222,8 +289,10 @@ void Scheduler::worker(Lane lane) {
             --sub->waiting_on_lane[static_cast<int>(lane)];
             ++sub->running;
             lane_busy_[static_cast<int>(lane)] = true;
+            const bool pinned = std::exchange(lane_pinned_[static_cast<int>(lane)], false);
             // `sub` stays valid: a submission with a running region is never retired.
             lock.unlock();
+            if (pinned) unpin_self();
             const bool ok = run_region(*sub, r, lane);
             lock.lock();
             // The region becomes final only here, under the mutex: until then
@@ -257,6 +326,14 @@ void Scheduler::worker(Lane lane) {
             continue;
         }
         if (sub) continue;
+        if (std::exchange(lane_pinned_[static_cast<int>(lane)], false)) {
+            // Pinned for a region it did not get (cancelled, failed, or
+            // waiting on another lane): an idle lane keeps no pin.
+            lock.unlock();
+            unpin_self();
+            lock.lock();
+            continue;
+        }
         if (stopping_ && pending_.empty()) return;
         lane_cv_[static_cast<int>(lane)].wait(lock);
     }

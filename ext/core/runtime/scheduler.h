@@ -125,6 +125,9 @@ private:
                          std::vector<std::shared_ptr<Submission>>* finished);
     // Runs one region outside the mutex; true on success. The caller marks it final.
     bool run_region(Submission& sub, size_t region, Lane lane);
+    // Note [Spreading lanes] in scheduler.cpp. The first runs under mu_.
+    void spread_lanes_locked(const bool (&lanes)[kLaneCount]) noexcept;
+    void unpin_self() noexcept;
     void wake_all_lanes();
 
     RuntimeCore* runtime_;  // the owner; outlives every accepted submission (they hold it)
@@ -142,6 +145,11 @@ private:
     // a worker is still dropping; drain() waits for these too.
     size_t releasing_ = 0;
     bool settle_all_ = false;
+    // Note [Spreading lanes]: the CPUs the lanes may use, each lane thread's
+    // kernel thread id (0 until it runs) and whether a submission pinned it.
+    std::vector<int> spread_cpus_;
+    std::atomic<int> lane_tid_[kLaneCount] = {};
+    bool lane_pinned_[kLaneCount] = {};
     std::vector<std::thread> threads_;
     std::atomic<uint64_t> next_id_{1};
 
