@@ -932,3 +932,44 @@ def test_lane_threads_keep_the_process_affinity(rt):
         first.result(WAIT_S)
         rt.drain()
         assert wait_until(lambda: not narrower()), f"threads left pinned: {narrower()}"
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="needs Linux /proc task statistics")
+def test_a_finished_region_wakes_only_lanes_with_work(rt):
+    """Note [Targeted wake-ups] (scheduler.cpp): a run of one-region graphs on the
+    compute lane wakes the compute lane and the waiter, never the idle lanes.
+
+    Counted with the kernel's per-thread context switches: every thread that
+    is woken for each of the 200 runs switches at least 200 times.
+    """
+    import glob
+    import os
+
+    def switches():
+        out = {}
+        for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
+            try:
+                with open(task + "/status") as f:
+                    fields = dict(line.split(":", 1) for line in f if "ctxt_switches" in line)
+            except OSError:  # the thread ended meanwhile
+                continue
+            out[int(task.rsplit("/", 1)[1])] = sum(int(v) for v in fields.values())
+        return out
+
+    buf = hv(rt, 64)
+    g = rt.graph()
+    g.fill(buf, 7)
+    fill = g.prepare()
+    assert fill.regions == ["compute"]
+    runs = 200
+    with watchdog():
+        for _ in range(10):
+            fill.submit().result(WAIT_S)
+        before = switches()
+        for _ in range(runs):
+            fill.submit().result(WAIT_S)
+        after = switches()
+    assert read(buf) == bytes([7]) * 64
+    me = threading.get_native_id()
+    woken = sorted(tid for tid, n in after.items() if tid != me and n - before.get(tid, n) >= runs // 2)
+    assert len(woken) == 1, f"threads woken about once per run besides the waiter: {woken} (expected only the compute lane)"

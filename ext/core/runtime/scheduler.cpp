@@ -141,6 +141,23 @@ void Scheduler::wake_all_lanes() {
     for (auto& cv : lane_cv_) cv.notify_one();
 }
 
+// Note [Targeted wake-ups]: when a region ends, only the other lanes that
+// still have Waiting regions somewhere in the pending list can have gained
+// work (a dependency met, a conflicting submission retired, a producer
+// finished). Waking the idle ones as well costs a futex wake and a context
+// switch each, and on a 2-CPU machine the woken thread lands on the CPU of
+// the lane still running a kernel and preempts it: parallel GPU/NPU regions
+// were preempted several times per run that way. A lane that is busy
+// re-checks the list when it finishes, so it needs no notification either.
+void Scheduler::wake_waiting_lanes_locked(Lane self) {
+    if (stopping_ && pending_.empty()) {
+        wake_all_lanes();  // let every worker see that it may exit
+        return;
+    }
+    for (int l = 0; l < kLaneCount; ++l)
+        if (l != static_cast<int>(self) && lane_waiting_[l] > 0 && !lane_busy_[l]) lane_cv_[l].notify_one();
+}
+
 void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
     bool lanes[kLaneCount] = {};
     bool roots[kLaneCount] = {};  // lanes with a region that can start at once
@@ -155,6 +172,7 @@ void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
         pending_count_.store(pending_.size(), std::memory_order_relaxed);
         sub->self = std::prev(pending_.end());
         if (!sub->after.empty()) settle_all_ = true;  // a producer may have failed already
+        for (int l = 0; l < kLaneCount; ++l) lane_waiting_[l] += sub->waiting_on_lane[l];
         if (sub->after.empty()) spread_lanes_locked(roots);
     }
     for (int l = 0; l < kLaneCount; ++l)
@@ -225,6 +243,7 @@ std::list<std::shared_ptr<Submission>>::iterator Scheduler::settle_one(
         if (stop && r == Submission::RegionState::Waiting) {
             r = Submission::RegionState::Skipped;
             --s.waiting_on_lane[static_cast<int>(s.graph->regions[i].lane)];
+            --lane_waiting_[static_cast<int>(s.graph->regions[i].lane)];
         }
         if (r == Submission::RegionState::Waiting || r == Submission::RegionState::Running) all_final = false;
     }
@@ -287,6 +306,7 @@ void Scheduler::worker(Lane lane) {
         if (sub) {
             sub->regions[r] = Submission::RegionState::Running;
             --sub->waiting_on_lane[static_cast<int>(lane)];
+            --lane_waiting_[static_cast<int>(lane)];
             ++sub->running;
             lane_busy_[static_cast<int>(lane)] = true;
             const bool pinned = std::exchange(lane_pinned_[static_cast<int>(lane)], false);
@@ -303,7 +323,7 @@ void Scheduler::worker(Lane lane) {
             settle_one(sub->self, &finished);
         }
         const bool idle = pending_.empty() && releasing_ == 0;
-        if (!finished.empty() || sub) wake_all_lanes();
+        if (!finished.empty() || sub) wake_waiting_lanes_locked(lane);
         if (idle) idle_cv_.notify_all();
         if (!finished.empty()) {
             bool any_unsuccessful = false;
@@ -322,7 +342,7 @@ void Scheduler::worker(Lane lane) {
             if (pending_.empty() && releasing_ == 0) idle_cv_.notify_all();
             // Consumers ordered after these completions (submit_after) may run
             // now; notifying under the mutex means no worker misses it.
-            wake_all_lanes();
+            wake_waiting_lanes_locked(lane);
             continue;
         }
         if (sub) continue;

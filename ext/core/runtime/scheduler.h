@@ -129,6 +129,8 @@ private:
     void spread_lanes_locked(const bool (&lanes)[kLaneCount]) noexcept;
     void unpin_self() noexcept;
     void wake_all_lanes();
+    // Note [Targeted wake-ups] in scheduler.cpp. Runs under mu_.
+    void wake_waiting_lanes_locked(Lane self);
 
     RuntimeCore* runtime_;  // the owner; outlives every accepted submission (they hold it)
     mutable std::mutex mu_;
@@ -140,6 +142,7 @@ private:
     std::list<std::shared_ptr<Submission>> pending_;
     std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without mu_
     bool lane_busy_[kLaneCount] = {};
+    int lane_waiting_[kLaneCount] = {};  // Waiting regions per lane over all pending submissions
     bool stopping_ = false;
     // Retired submissions whose last references (host callables among them)
     // a worker is still dropping; drain() waits for these too.
