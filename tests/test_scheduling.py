@@ -937,7 +937,7 @@ def test_lane_threads_keep_the_process_affinity(rt):
 @pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="needs Linux /proc task statistics")
 def test_a_finished_region_wakes_only_lanes_with_work(rt):
     """Note [Targeted wake-ups] (scheduler.cpp): a run of one-region graphs on the
-    compute lane wakes the compute lane and the waiter, never the idle lanes.
+    compute lane wakes at most the compute lane and the waiter, never the idle lanes.
 
     Counted with the kernel's per-thread context switches: every thread that
     is woken for each of the 200 runs switches at least 200 times.
@@ -972,4 +972,5 @@ def test_a_finished_region_wakes_only_lanes_with_work(rt):
     assert read(buf) == bytes([7]) * 64
     me = threading.get_native_id()
     woken = sorted(tid for tid, n in after.items() if tid != me and n - before.get(tid, n) >= runs // 2)
-    assert len(woken) == 1, f"threads woken about once per run besides the waiter: {woken} (expected only the compute lane)"
+    # The compute lane may not block between runs at all (Note [Lanes poll before sleeping]).
+    assert len(woken) <= 1, f"threads woken about once per run besides the waiter: {woken} (expected at most the compute lane)"

@@ -143,6 +143,10 @@ private:
     std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without mu_
     bool lane_busy_[kLaneCount] = {};
     int lane_waiting_[kLaneCount] = {};  // Waiting regions per lane over all pending submissions
+    // Note [Lanes poll before sleeping]: bumped (under mu_, or by wake_all_lanes)
+    // before every notification of the lane's condition variable.
+    std::atomic<uint64_t> lane_signal_[kLaneCount] = {};
+    bool poll_for_signal(Lane lane, uint64_t seen) const noexcept;
     bool stopping_ = false;
     // Retired submissions whose last references (host callables among them)
     // a worker is still dropping; drain() waits for these too.
