@@ -23,6 +23,7 @@ CompletionState::Outcome CompletionState::outcome() const {
 }
 
 bool CompletionState::wait(std::optional<double> seconds) const {
+    if ((!seconds || *seconds > 0) && poll_done()) return true;
     std::unique_lock<std::mutex> lock(mu_);
     auto finished = [&] { return outcome_.status != Status::Pending; };
     if (!seconds) {
@@ -30,6 +31,31 @@ bool CompletionState::wait(std::optional<double> seconds) const {
         return true;
     }
     return cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, *seconds)), finished);
+}
+
+// Note [Waiters poll first]: most waits are for work that ends within tens
+// of microseconds (an array operation, a small graph), and being woken from a
+// blocked wait costs as much on a virtual machine. So a waiter polls the
+// status for up to kWaitPoll, yielding between checks (the lanes doing the
+// work may share its CPU), before it blocks.
+namespace {
+constexpr std::chrono::microseconds kWaitPoll{50};
+}
+
+bool CompletionState::poll_done() const noexcept {
+    const auto deadline = std::chrono::steady_clock::now() + kWaitPoll;
+    for (unsigned i = 1;; ++i) {
+        if (status_.load(std::memory_order_acquire) != Status::Pending) return true;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+        if (i % 64 == 0) {
+            if (std::chrono::steady_clock::now() > deadline) return false;
+            std::this_thread::yield();
+        }
+    }
 }
 
 void CompletionState::on_done(std::function<void()> fn) {

@@ -56,6 +56,8 @@ public:
     Outcome outcome() const;
     // Waits without a timeout when `seconds` is empty; false on timeout.
     bool wait(std::optional<double> seconds) const;
+    // Note [Waiters poll first] in scheduler.cpp: true once finished.
+    bool poll_done() const noexcept;
     // Runs `fn` once when done: at once on this thread if already done.
     void on_done(std::function<void()> fn);
     void finish(Outcome outcome);
