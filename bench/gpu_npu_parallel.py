@@ -14,11 +14,11 @@ validation, same alternating sequential/parallel samples and medians) for
   can at best halve the time; the target is >= 1.5x;
 * a sweep of the NPU matrix count at the default GPU size (for the plot);
 * the default and balanced configurations again in a child process with
-  ``HRXARRAY_NUM_THREADS=1``: one CPU per emulated engine. With the kernels'
-  thread pool each branch alone already keeps both cores busy, so running the
-  branches at once cannot be faster on 2 cores (the speedup is about 1x); the
-  overlap of two engines shows when each engine has a core of its own, as the
-  GPU and the NPU each have their own silicon on Strix Halo.
+  ``HRXARRAY_NUM_THREADS=1``: one CPU per emulated engine, as the GPU and the
+  NPU each have their own silicon on Strix Halo. With the kernels' thread
+  pool each branch alone already spreads over both cores, so what running
+  the branches at once gains there comes from hiding each branch's hand-offs
+  (submission, wake-up, the pool's start and end) behind the other's work.
 
 Each configuration is run ``repeats`` times (each run = the example's 21
 paired samples); the reported figures are those of the run with the median
