@@ -17,6 +17,30 @@ namespace hrx {
 
 // --- CompletionState -----------------------------------------------------------
 
+namespace {
+
+// Polls done() for up to `limit`, pausing between checks and yielding the CPU
+// every 64 of them (another thread with work may share this CPU); true once
+// done() held. Notes [Waiters poll first] and [Lanes poll before sleeping].
+template <class Done>
+bool poll_yielding(std::chrono::microseconds limit, Done done) noexcept {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (unsigned i = 1;; ++i) {
+        if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+        if (i % 64 == 0) {
+            if (std::chrono::steady_clock::now() > deadline) return false;
+            std::this_thread::yield();
+        }
+    }
+}
+
+}  // namespace
+
 CompletionState::Outcome CompletionState::outcome() const {
     std::lock_guard<std::mutex> lock(mu_);
     return outcome_;
@@ -43,19 +67,7 @@ constexpr std::chrono::microseconds kWaitPoll{50};
 }
 
 bool CompletionState::poll_done() const noexcept {
-    const auto deadline = std::chrono::steady_clock::now() + kWaitPoll;
-    for (unsigned i = 1;; ++i) {
-        if (status_.load(std::memory_order_acquire) != Status::Pending) return true;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
-        if (i % 64 == 0) {
-            if (std::chrono::steady_clock::now() > deadline) return false;
-            std::this_thread::yield();
-        }
-    }
+    return poll_yielding(kWaitPoll, [this] { return status_.load(std::memory_order_acquire) != Status::Pending; });
 }
 
 void CompletionState::on_done(std::function<void()> fn) {
@@ -187,19 +199,7 @@ constexpr std::chrono::microseconds kLanePoll{100};
 
 bool Scheduler::poll_for_signal(Lane lane, uint64_t seen) const noexcept {
     const auto& signal = lane_signal_[static_cast<int>(lane)];
-    const auto deadline = std::chrono::steady_clock::now() + kLanePoll;
-    for (unsigned i = 1;; ++i) {
-        if (signal.load(std::memory_order_acquire) != seen) return true;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
-        if (i % 64 == 0) {
-            if (std::chrono::steady_clock::now() > deadline) return false;
-            std::this_thread::yield();
-        }
-    }
+    return poll_yielding(kLanePoll, [&] { return signal.load(std::memory_order_acquire) != seen; });
 }
 
 // Note [Targeted wake-ups]: when a region ends, only the other lanes that
