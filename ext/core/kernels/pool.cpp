@@ -1,5 +1,7 @@
 #include "kernels/pool.h"
 
+#include "poll.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,14 +11,6 @@
 #include <mutex>
 #include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define HRX_POOL_PAUSE() _mm_pause()
-#elif defined(__aarch64__)
-#define HRX_POOL_PAUSE() __asm__ __volatile__("yield")
-#else
-#define HRX_POOL_PAUSE() ((void)0)
-#endif
 
 namespace hrx::kernels {
 
@@ -39,15 +33,11 @@ std::size_t configured_threads() noexcept {
 // so a short poll after each job keeps the next one's hand-off cheap.
 constexpr std::chrono::microseconds kSpin{200};
 
-// Polls pred for up to kSpin; true if it became true.
+// Polls pred for up to kSpin without yielding (the pool's threads are the
+// ones with work); true if it became true.
 template <class Pred>
 bool spin_until(Pred pred) {
-    const auto deadline = std::chrono::steady_clock::now() + kSpin;
-    for (unsigned i = 1;; ++i) {
-        if (pred()) return true;
-        HRX_POOL_PAUSE();
-        if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) return false;
-    }
+    return poll_until(kSpin, /*yield=*/false, pred);
 }
 
 // The pool is never destroyed (its threads block forever once the process

@@ -2,8 +2,6 @@
 
 #include <cstring>
 #include <utility>
-#include <chrono>
-#include <thread>
 
 #if defined(__linux__)
 #include <sched.h>
@@ -11,35 +9,12 @@
 #include <unistd.h>
 #endif
 
+#include "poll.h"
 #include "runtime/runtime.h"
 
 namespace hrx {
 
 // --- CompletionState -----------------------------------------------------------
-
-namespace {
-
-// Polls done() for up to `limit`, pausing between checks and yielding the CPU
-// every 64 of them (another thread with work may share this CPU); true once
-// done() held. Notes [Waiters poll first] and [Lanes poll before sleeping].
-template <class Done>
-bool poll_yielding(std::chrono::microseconds limit, Done done) noexcept {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    for (unsigned i = 1;; ++i) {
-        if (done()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
-        if (i % 64 == 0) {
-            if (std::chrono::steady_clock::now() > deadline) return false;
-            std::this_thread::yield();
-        }
-    }
-}
-
-}  // namespace
 
 CompletionState::Outcome CompletionState::outcome() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -67,7 +42,8 @@ constexpr std::chrono::microseconds kWaitPoll{50};
 }
 
 bool CompletionState::poll_done() const noexcept {
-    return poll_yielding(kWaitPoll, [this] { return status_.load(std::memory_order_acquire) != Status::Pending; });
+    return poll_until(kWaitPoll, /*yield=*/true,
+                      [this] { return status_.load(std::memory_order_acquire) != Status::Pending; });
 }
 
 void CompletionState::on_done(std::function<void()> fn) {
@@ -177,11 +153,13 @@ std::shared_ptr<CompletionState> Scheduler::make_completion() {
     return std::make_shared<CompletionState>(std::weak_ptr<void>(shared_from_this()), next_id_.fetch_add(1));
 }
 
+void Scheduler::signal_lane(int lane) {
+    lane_signal_[lane].fetch_add(1, std::memory_order_release);
+    lane_cv_[lane].notify_one();
+}
+
 void Scheduler::wake_all_lanes() {
-    for (int l = 0; l < kLaneCount; ++l) {
-        lane_signal_[l].fetch_add(1, std::memory_order_release);
-        lane_cv_[l].notify_one();
-    }
+    for (int l = 0; l < kLaneCount; ++l) signal_lane(l);
 }
 
 // Note [Lanes poll before sleeping]: a lane that has just run a region polls
@@ -195,11 +173,6 @@ void Scheduler::wake_all_lanes() {
 // kLanePoll; a lane that was woken without work blocks at once.
 namespace {
 constexpr std::chrono::microseconds kLanePoll{100};
-}
-
-bool Scheduler::poll_for_signal(Lane lane, uint64_t seen) const noexcept {
-    const auto& signal = lane_signal_[static_cast<int>(lane)];
-    return poll_yielding(kLanePoll, [&] { return signal.load(std::memory_order_acquire) != seen; });
 }
 
 // Note [Targeted wake-ups]: when a region ends, only the other lanes that
@@ -216,10 +189,7 @@ void Scheduler::wake_waiting_lanes_locked(Lane self) {
         return;
     }
     for (int l = 0; l < kLaneCount; ++l)
-        if (l != static_cast<int>(self) && lane_waiting_[l] > 0 && !lane_busy_[l]) {
-            lane_signal_[l].fetch_add(1, std::memory_order_release);
-            lane_cv_[l].notify_one();
-        }
+        if (l != static_cast<int>(self) && lane_waiting_[l] > 0 && !lane_busy_[l]) signal_lane(l);
 }
 
 void Scheduler::enqueue(std::shared_ptr<Submission> sub) {
@@ -426,12 +396,12 @@ void Scheduler::worker(Lane lane) {
         if (std::exchange(worked, false) && !stopping_) {
             // Note [Lanes poll before sleeping]. Signals are bumped under mu_,
             // so one that comes after the check below finds this lane waiting.
-            const uint64_t seen = lane_signal_[static_cast<int>(lane)].load(std::memory_order_acquire);
+            const auto& signal = lane_signal_[static_cast<int>(lane)];
+            const uint64_t seen = signal.load(std::memory_order_acquire);
             lock.unlock();
-            poll_for_signal(lane, seen);
+            poll_until(kLanePoll, /*yield=*/true, [&] { return signal.load(std::memory_order_acquire) != seen; });
             lock.lock();
-            if (lane_signal_[static_cast<int>(lane)].load(std::memory_order_acquire) != seen || settle_all_ || stopping_)
-                continue;
+            if (signal.load(std::memory_order_acquire) != seen || settle_all_ || stopping_) continue;
         }
         lane_cv_[static_cast<int>(lane)].wait(lock);
     }

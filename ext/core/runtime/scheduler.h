@@ -130,6 +130,8 @@ private:
     // Note [Spreading lanes] in scheduler.cpp. The first runs under mu_.
     void spread_lanes_locked(const bool (&lanes)[kLaneCount]) noexcept;
     void unpin_self() noexcept;
+    // Bumps the lane's signal counter, then notifies its condition variable.
+    void signal_lane(int lane);
     void wake_all_lanes();
     // Note [Targeted wake-ups] in scheduler.cpp. Runs under mu_.
     void wake_waiting_lanes_locked(Lane self);
@@ -148,7 +150,6 @@ private:
     // Note [Lanes poll before sleeping]: bumped (under mu_, or by wake_all_lanes)
     // before every notification of the lane's condition variable.
     std::atomic<uint64_t> lane_signal_[kLaneCount] = {};
-    bool poll_for_signal(Lane lane, uint64_t seen) const noexcept;
     bool stopping_ = false;
     // Retired submissions whose last references (host callables among them)
     // a worker is still dropping; drain() waits for these too.
