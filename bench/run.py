@@ -48,7 +48,7 @@ EXPLAIN = {
     "gemm will use) against NumPy float32, ml_dtypes bf16 and torch bf16 batched matmuls in the same run "
     "(targets: >= 5x NumPy float32 at N = 16,384; >= 60% of copy bandwidth at N = 1,048,576).",
     "matmul": "`hrxarray.numerics.matmul` general BF16 x BF16 -> FP32 n x n x n products (the packed AVX-512 "
-    "GEMM; each output one fp32 FMA chain in ascending k) in GFLOP/s against NumPy float32 (OpenBLAS) and torch bf16 "
+    "GEMM, VDPBF16PS where the CPU has AVX512-BF16; each output one fp32 chain with k in pairs 1, 0, 3, 2, ...) in GFLOP/s against NumPy float32 (OpenBLAS) and torch bf16 "
     "matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n; no AMX here).",
     "conversions": "`to_bfloat16` / `from_bfloat16` on {mib} MiB of float32 (GB/s = bytes read + written) against "
     "ml_dtypes `astype`, torch `.to(torch.bfloat16)` / `.float()` and `np.copyto` float32 -> float32 of the same "

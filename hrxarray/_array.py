@@ -654,7 +654,7 @@ def matmul(a, b, *, out=None, compute=None, rounding="floor") -> DeviceArray:
     Runs on the NPU lane when both operands are NPU-bindable (``Shared``,
     ``NpuLocal``) and bfloat16 or bfp16, on the GPU compute lane otherwise.
     bfloat16 inputs give float32, with the NPU's numerics (products exact,
-    float32 accumulation in ascending k, no denormals).
+    float32 accumulation with k in pairs ``(1, 0), (3, 2), ...``, no denormals).
     ``compute="bf16"`` rounds any inputs to bfloat16 first; ``compute="bfp16"``
     quantises both operands to bfp16ebs8 along K (K a multiple of 8) with
     ``rounding`` ("floor" or "even"), as the NPU's BFP path does (bfp16

@@ -428,8 +428,8 @@ def test_npu_copy(mrt, packets, seed, slack):
 
 
 def gemm_reference(a, b):
-    """C = A·B, float32, one fused multiply-add per k = 0..7 from +0, subnormal inputs and
-    results flushed (programs.h). The fma is float64 arithmetic rounded once to float32: a
+    """C = A·B, float32, one fused multiply-add per k = 1, 0, 3, 2, 5, 4, 7, 6 from +0,
+    subnormal inputs and results flushed (programs.h). The fma is float64 arithmetic rounded once to float32: a
     bf16 x bf16 product is exact in float64, and so is its sum with a float32 accumulator
     unless their exponents lie more than 29 apart, where the smaller cannot affect the
     float32 rounding anyway."""
@@ -442,7 +442,7 @@ def gemm_reference(a, b):
     a = flush(a.astype(np.float32)).astype(np.float64)
     b = flush(b.astype(np.float32)).astype(np.float64)
     acc = np.zeros(a.shape[:-2] + (8, 8), np.float32)
-    for k in range(8):
+    for k in (1, 0, 3, 2, 5, 4, 7, 6):
         acc = flush((acc.astype(np.float64) + a[..., :, k, None] * b[..., None, k, :]).astype(np.float32))
     return acc
 
@@ -518,12 +518,17 @@ def test_gemm_flushes_subnormals(rt, npu):
 
 def test_gemm_fuses_each_product_into_the_sum(rt, npu):
     # A subnormal product still counts when the running sum keeps the result normal:
-    # 2**-126 + 2**-128 (fused) rather than 2**-126 + flush(2**-128) = 2**-126.
+    # 2**-126 + 2**-128 (fused) rather than 2**-126 + flush(2**-128) = 2**-126. k = 1 comes
+    # first (programs.h), so the normal product sits there; at k = 0 the tiny one would flush
+    # alone (0 + 2**-128), which the second case checks.
     a = np.zeros((8, 8))
     b = np.zeros((8, 8))
+    a[0, 1], b[1, 0] = 2.0**-63, 2.0**-63
+    a[0, 0], b[0, 0] = 2.0**-64, 2.0**-64
+    assert run_gemm(rt, npu, a, b)[0, 0] == np.float32(1.25 * 2.0**-126)
     a[0, 0], b[0, 0] = 2.0**-63, 2.0**-63
     a[0, 1], b[1, 0] = 2.0**-64, 2.0**-64
-    assert run_gemm(rt, npu, a, b)[0, 0] == np.float32(1.25 * 2.0**-126)
+    assert run_gemm(rt, npu, a, b)[0, 0] == np.float32(2.0**-126)
 
 
 def run_bfp16_gemm(rt, npu, a, b, rounding):

@@ -72,14 +72,33 @@ def test_random_data_within_accumulation_bound(shape):
     assert err.max() > 0
 
 
-def test_accumulation_order_is_ascending_k_from_zero():
-    # 2**24 + 1 + 1 in ascending order rounds twice to 2**24; any other order gives 2**24 + 2.
-    a = bf16([[2.0**24, 1.0, 1.0]])
-    b = bf16([[1.0], [1.0], [1.0]])
-    assert hn.matmul(a, b)[0, 0] == 2.0**24
-    b2 = bf16([[1.0], [1.0], [1.0]])
-    a2 = bf16([[1.0, 1.0, 2.0**24]])
-    assert hn.matmul(a2, b2)[0, 0] == 2.0**24 + 2
+def test_accumulation_order_is_pairs_odd_index_first():
+    # k runs 1, 0, 3, 2, ... from +0 (one fp32 rounding per step). With products
+    # [2**24, 0, 1, 2] that is 0, 2**24, 2**24 + 2, then 2**24 + 3 -> 2**24 + 4 (ties to
+    # even); ascending k would give 2**24, 2**24, 2**24 (+1 ties down), 2**24 + 2.
+    b = bf16([[1.0], [1.0], [1.0], [1.0]])
+    assert hn.matmul(bf16([[2.0**24, 0.0, 1.0, 2.0]]), b)[0, 0] == 2.0**24 + 4
+    # The same products with the pair's order flipped (even index first) give 2**24 + 2 as well.
+    assert hn.matmul(bf16([[2.0**24, 0.0, 2.0, 1.0]]), b)[0, 0] == 2.0**24 + 2
+    # Across pairs the order is ascending: the 1s of pair 0 are summed before 2**24 arrives.
+    b3 = bf16([[1.0], [1.0], [1.0]])
+    assert hn.matmul(bf16([[1.0, 1.0, 2.0**24]]), b3)[0, 0] == 2.0**24 + 2
+    assert hn.matmul(bf16([[2.0**24, 1.0, 1.0]]), b3)[0, 0] == 2.0**24
+
+
+@pytest.mark.parametrize("portable", [False, True])
+def test_odd_k_pad_turns_a_flushed_negative_zero_into_plus_zero(portable):
+    # -1.5 * 2**-126 + 2**-126 = -2**-127 flushes to -0; the zero pad step after an odd K then
+    # gives -0 + 0 * 0 = +0 (Note [Paired k order]). K = 2 keeps the -0.
+    a3 = bf16([[1.0, -1.5 * 2.0**-126, 1.0]]).view(np.uint16)
+    b3 = bf16([[2.0**-126], [1.0], [0.0]]).view(np.uint16)
+    c = np.empty((1, 1), np.float32)
+    raw.matmul_bf16(a3, b3, c, 1, 3, 1, portable=portable)
+    assert c.view(np.uint32)[0, 0] == 0
+    c2 = np.empty((1, 1), np.float32)
+    raw.matmul_bf16(np.ascontiguousarray(a3[:, :2]), np.ascontiguousarray(b3[:2]), c2, 1, 2, 1,
+                    portable=portable)
+    assert c2.view(np.uint32)[0, 0] == 0x80000000
 
 
 def test_float32_operands_are_rounded_to_bf16_first():
@@ -228,11 +247,12 @@ def assert_same_bits(x, y):
 
 
 def test_kernel_path_and_threads():
-    assert raw.kernel_paths()["matmul"] in ("avx512", "avx2", "portable")
+    assert raw.kernel_paths()["matmul"] in ("avx512_bf16", "avx512", "avx2", "portable")
     assert raw.matmul_num_threads() >= 1
 
 
-@pytest.mark.parametrize("shape", [(8, 8, 8), (13, 77, 150), (1, 5, 64)])
+# (9, 771, 40): K blocks of 384 with an odd tail; (200, 390, 260): threaded, partial tiles.
+@pytest.mark.parametrize("shape", [(8, 8, 8), (13, 77, 150), (1, 5, 64), (9, 771, 40), (200, 390, 260)])
 def test_vector_and_portable_paths_agree_bitwise(shape):
     m, k, n = shape
     rng = np.random.default_rng(RNG_SEED + 8)

@@ -245,7 +245,8 @@ void bind_numerics(nb::module_& parent) {
           "c[t] = a[ia[t]] @ b[ib[t]] on bf16 bit patterns (uint16) into float32 c:\n"
           "a holds (batches of) m x k row-major matrices, b k x n, c m x n. ia / ib\n"
           "(int64, one entry per batch of c) default to the identity. fp32 FMA\n"
-          "accumulation in ascending k from +0, no denormals; threads for large calls.");
+          "accumulation from +0 with k in pairs, odd index first (1, 0, 3, 2, ...; a\n"
+          "0*0 step pads an odd K), no denormals; threads for large calls.");
     m.def("matmul_bf16_8x8_batched", &matmul_bf16_8x8_batched, nb::arg("a").noconvert(),
           nb::arg("b").noconvert(), nb::arg("c").noconvert(), nb::kw_only(),
           nb::arg("portable") = false,
@@ -262,8 +263,8 @@ void bind_numerics(nb::module_& parent) {
           "Threads a large matmul uses (caller included; HRXARRAY_NUM_THREADS caps it).");
     m.def("kernel_paths", &kernel_paths,
           "The code path each kernel family takes in this process: {'bf16': 'avx512' |\n"
-          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'avx512' |\n"
-          "'avx2' | 'portable'}. The raw kernels' portable=True forces the portable\n"
+          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'avx512_bf16'\n"
+          "| 'avx512' | 'avx2' | 'portable'}. The raw kernels' portable=True forces the portable\n"
           "path (same results, for comparisons).");
 }
 

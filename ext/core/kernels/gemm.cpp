@@ -37,9 +37,11 @@ namespace {
 // Rows of a micro-tile; columns are kNV vectors (32 fp32/uint32, 16 fp64/uint64).
 constexpr std::size_t kMR = 8;
 constexpr std::size_t kNV = 2;
-// K per block: a 32-column B micro-panel of kKc fp32 is 32 KiB, which stays
-// in a 48 KiB L1 while every row panel of the A block streams past it.
+// K per block: a 32-column B micro-panel of kKc values is 48 KiB as fp32 and
+// 24 KiB as bf16 pairs (the L1 is 48 KiB); every row panel of the A block
+// streams past it. Even, so that a bf16 pair never straddles two blocks.
 constexpr std::size_t kKc = 384;
+static_assert(kKc % 2 == 0, "Note [Paired k order]");
 // Rows of A per work item (its packed block, kMcMax x kKc, lives in L2).
 constexpr std::size_t kMcMax = 192;
 // Packed B per column chunk (shared by the threads, meant to stay in L3).
@@ -167,6 +169,8 @@ struct Family {
     using O = typename Out::O;
     static constexpr Op op = kOp;
     static constexpr Env env = kEnv;
+    // bf16 products take k in pairs, odd index first (Note [Paired k order]).
+    static constexpr bool paired = std::is_same_v<In_, InBf16>;
 };
 
 // Sets the family's floating-point environment on this thread.
@@ -193,6 +197,9 @@ struct Kit {
     Micro micro[kMR + 1] = {};
     PackA pack_a = nullptr;
     PackB pack_b = nullptr;
+    // Values of k per packed step: 1, or 2 for the VDPBF16PS kit, whose
+    // panels hold (k, k+1) pairs in one 32-bit slot and so are half as long.
+    std::size_t kgroup = 1;
 };
 
 // ------------------------------------------------------------ portable kernels
@@ -208,28 +215,38 @@ inline T step(T a, T b, T acc) noexcept {
     }
 }
 
-template <class T, Op kOp, int R>
+template <class T, Op kOp, int R, bool kPaired>
 [[gnu::always_inline]] inline void micro_body(std::size_t kc, const T* __restrict ap, const T* __restrict bp,
                     T* __restrict c, std::size_t ldc, std::size_t ncols, bool load_c) noexcept {
     constexpr std::size_t NR = nr<T>();
     T acc[R][NR];
     for (int r = 0; r < R; ++r)
         for (std::size_t j = 0; j < NR; ++j) acc[r][j] = load_c && j < ncols ? c[r * ldc + j] : T(0);
-    for (std::size_t kk = 0; kk < kc; ++kk) {
+    // One step of every element with k = kk, or with zeros for the pad
+    // after an odd K (Note [Paired k order]).
+    auto at = [&](std::size_t kk, bool pad) {
         const T* b = bp + kk * NR;
         for (int r = 0; r < R; ++r) {
-            const T x = ap[kk * kMR + r];
-            for (std::size_t j = 0; j < NR; ++j) acc[r][j] = step<T, kOp>(x, b[j], acc[r][j]);
+            const T x = pad ? T(0) : ap[kk * kMR + r];
+            for (std::size_t j = 0; j < NR; ++j) acc[r][j] = step<T, kOp>(x, pad ? T(0) : b[j], acc[r][j]);
         }
+    };
+    if constexpr (kPaired) {
+        for (std::size_t kk = 0; kk < kc; kk += 2) {
+            at(kk + 1 < kc ? kk + 1 : kk, kk + 1 >= kc);
+            at(kk, false);
+        }
+    } else {
+        for (std::size_t kk = 0; kk < kc; ++kk) at(kk, false);
     }
     for (int r = 0; r < R; ++r)
         for (std::size_t j = 0; j < ncols; ++j) c[r * ldc + j] = acc[r][j];
 }
 
-template <class T, Op kOp, int R>
+template <class T, Op kOp, int R, bool kPaired>
 void micro_portable(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc,
                     std::size_t ncols, bool load_c) noexcept {
-    micro_body<T, kOp, R>(kc, ap, bp, c, ldc, ncols, load_c);
+    micro_body<T, kOp, R, kPaired>(kc, ap, bp, c, ldc, ncols, load_c);
 }
 
 template <class In>
@@ -265,9 +282,9 @@ void pack_b_portable(const typename In::S* b, std::size_t ldb, std::size_t kc, s
     }
 }
 
-template <class T, Op kOp, int... R>
+template <class T, Op kOp, bool kPaired, int... R>
 constexpr void fill_micro_portable(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
-    ((out[R + 1] = &micro_portable<T, kOp, R + 1>), ...);
+    ((out[R + 1] = &micro_portable<T, kOp, R + 1, kPaired>), ...);
 }
 
 template <class F>
@@ -276,7 +293,7 @@ const Kit<typename F::T, typename F::S>& kit_portable() noexcept {
         Kit<typename F::T, typename F::S> r;
         using M = typename Kit<typename F::T, typename F::S>::Micro;
         M tmp[kMR + 1] = {};
-        fill_micro_portable<typename F::T, F::op>(tmp, std::make_integer_sequence<int, kMR>{});
+        fill_micro_portable<typename F::T, F::op, F::paired>(tmp, std::make_integer_sequence<int, kMR>{});
         for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
         r.pack_a = &pack_a_portable<typename F::In>;
         r.pack_b = &pack_b_portable<typename F::In>;
@@ -290,16 +307,16 @@ const Kit<typename F::T, typename F::S>& kit_portable() noexcept {
 #ifdef HRX_GEMM_X86
 // The portable micro-kernel compiled for AVX2+FMA: std::fma becomes one
 // instruction instead of a libm call; the arithmetic is the same.
-template <class T, Op kOp, int R>
+template <class T, Op kOp, int R, bool kPaired>
 HRX_TARGET("avx2,fma")
 void micro_avx2(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc, std::size_t ncols,
                 bool load_c) noexcept {
-    micro_body<T, kOp, R>(kc, ap, bp, c, ldc, ncols, load_c);
+    micro_body<T, kOp, R, kPaired>(kc, ap, bp, c, ldc, ncols, load_c);
 }
 
-template <class T, Op kOp, int... R>
+template <class T, Op kOp, bool kPaired, int... R>
 constexpr void fill_micro_avx2(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
-    ((out[R + 1] = &micro_avx2<T, kOp, R + 1>), ...);
+    ((out[R + 1] = &micro_avx2<T, kOp, R + 1, kPaired>), ...);
 }
 
 template <class F>
@@ -307,7 +324,7 @@ const Kit<typename F::T, typename F::S>& kit_avx2() noexcept {
     static const Kit<typename F::T, typename F::S> k = [] {
         Kit<typename F::T, typename F::S> r = kit_portable<F>();
         typename Kit<typename F::T, typename F::T>::Micro tmp[kMR + 1] = {};
-        fill_micro_avx2<typename F::T, F::op>(tmp, std::make_integer_sequence<int, kMR>{});
+        fill_micro_avx2<typename F::T, F::op, F::paired>(tmp, std::make_integer_sequence<int, kMR>{});
         for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
         return r;
     }();
@@ -383,7 +400,7 @@ struct Zmm<std::uint64_t, Op::MulAdd> {
 // The register tile: R rows x 2 vectors, each row's two vectors of B loaded
 // once per k and each A value broadcast once per k; the same operations, in
 // the same order per element, as micro_portable.
-template <class T, Op kOp, int R>
+template <class T, Op kOp, int R, bool kPaired>
 HRX_TARGET(HRX_AVX512)
 void micro_avx512(std::size_t kc, const T* __restrict ap, const T* __restrict bp, T* __restrict c,
                   std::size_t ldc, std::size_t ncols, bool load_c) noexcept {
@@ -404,7 +421,7 @@ void micro_avx512(std::size_t kc, const T* __restrict ap, const T* __restrict bp
         _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR) - 1, _MM_HINT_T0);
     }
-    for (std::size_t kk = 0; kk < kc; ++kk) {
+    auto at = [&](std::size_t kk) {
         const V b0 = Z::load(bp + kk * NR), b1 = Z::load(bp + kk * NR + L);
         const T* a = ap + kk * kMR;
         for (int r = 0; r < R; ++r) {
@@ -412,6 +429,25 @@ void micro_avx512(std::size_t kc, const T* __restrict ap, const T* __restrict bp
             acc0[r] = Z::step(x, b0, acc0[r]);
             acc1[r] = Z::step(x, b1, acc1[r]);
         }
+    };
+    if constexpr (kPaired) {
+        // Note [Paired k order]: k+1 before k; after an odd K, one step with
+        // zeros stands for the pad (it turns a flushed -0 into +0).
+        const std::size_t even = kc & ~std::size_t{1};
+        for (std::size_t kk = 0; kk < even; kk += 2) {
+            at(kk + 1);
+            at(kk);
+        }
+        if (even < kc) {
+            const V z = Z::zero();
+            for (int r = 0; r < R; ++r) {
+                acc0[r] = Z::step(z, z, acc0[r]);
+                acc1[r] = Z::step(z, z, acc1[r]);
+            }
+            at(even);
+        }
+    } else {
+        for (std::size_t kk = 0; kk < kc; ++kk) at(kk);
     }
     for (int r = 0; r < R; ++r) {
         Z::storem(c + r * ldc, m0, acc0[r]);
@@ -533,9 +569,9 @@ void pack_b_generic_avx512(const typename In::S* b, std::size_t ldb, std::size_t
     }
 }
 
-template <class T, Op kOp, int... R>
+template <class T, Op kOp, bool kPaired, int... R>
 constexpr void fill_micro_avx512(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
-    ((out[R + 1] = &micro_avx512<T, kOp, R + 1>), ...);
+    ((out[R + 1] = &micro_avx512<T, kOp, R + 1, kPaired>), ...);
 }
 
 template <class F>
@@ -545,7 +581,7 @@ const Kit<typename F::T, typename F::S>& kit_avx512() noexcept {
         using In = typename F::In;
         Kit<T, typename F::S> r;
         typename Kit<T, T>::Micro tmp[kMR + 1] = {};
-        fill_micro_avx512<T, F::op>(tmp, std::make_integer_sequence<int, kMR>{});
+        fill_micro_avx512<T, F::op, F::paired>(tmp, std::make_integer_sequence<int, kMR>{});
         for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
         if constexpr (std::is_same_v<T, float>) {
             r.pack_a = &pack_a_f32_avx512<In>;
@@ -554,6 +590,189 @@ const Kit<typename F::T, typename F::S>& kit_avx512() noexcept {
             r.pack_a = &pack_a_generic_avx512<In>;
             r.pack_b = &pack_b_generic_avx512<In>;
         }
+        return r;
+    }();
+    return k;
+}
+
+// ------------------------------------------------------------ AVX512-BF16 kit
+
+// The bf16 family with VDPBF16PS (Note [Paired k order] in gemm.h): panels
+// keep the raw bf16 pairs (k, k+1) in 32-bit slots of the float scratch, and
+// one instruction takes both steps of a pair for 16 outputs.
+#define HRX_AVX512BF16 HRX_AVX512 ",avx512bf16"
+
+// A panels: for each pair q, kMR slots a[r][2q] | a[r][2q+1] << 16 (zero pad).
+HRX_TARGET(HRX_AVX512BF16)
+void pack_a_dp(const std::uint16_t* a, std::size_t lda, std::size_t rows, std::size_t kc,
+               float* dst) noexcept {
+    const std::size_t kp = (kc + 1) / 2;
+    for (std::size_t i0 = 0; i0 < rows; i0 += kMR, dst += kMR * kp) {
+        const std::size_t r = std::min(kMR, rows - i0);
+        std::size_t q = 0;
+        if (r == kMR) {
+            // 8 rows x 8 pairs: a transpose of 32-bit slots.
+            for (; 2 * (q + 8) <= kc; q += 8) {
+                __m256 v[8];
+                for (std::size_t t = 0; t < 8; ++t)
+                    v[t] = _mm256_castsi256_ps(
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + (i0 + t) * lda + 2 * q)));
+                transpose8(v);
+                for (std::size_t t = 0; t < 8; ++t) _mm256_storeu_ps(dst + (q + t) * kMR, v[t]);
+            }
+        }
+        for (; q < kp; ++q) {
+            for (std::size_t t = 0; t < kMR; ++t) {
+                const std::uint16_t* row = a + (i0 + t) * lda;
+                const std::uint32_t lo = t < r ? row[2 * q] : 0u;
+                const std::uint32_t hi = t < r && 2 * q + 1 < kc ? row[2 * q + 1] : 0u;
+                const std::uint32_t w = lo | (hi << 16);
+                std::memcpy(dst + q * kMR + t, &w, sizeof w);
+            }
+        }
+    }
+}
+
+// B panels: for each pair q, NR slots b[2q][j] | b[2q+1][j] << 16 (zero pad).
+HRX_TARGET(HRX_AVX512BF16)
+void pack_b_dp(const std::uint16_t* b, std::size_t ldb, std::size_t kc, std::size_t cols,
+               float* dst) noexcept {
+    constexpr std::size_t NR = nr<float>();
+    static_assert(NR == 32, "one pair row of a panel is two zmm");
+    alignas(64) std::uint16_t ilo[32], ihi[32];
+    for (unsigned i = 0; i < 32; ++i) {
+        ilo[i] = static_cast<std::uint16_t>((i & 1u ? 32u : 0u) + i / 2);
+        ihi[i] = static_cast<std::uint16_t>((i & 1u ? 48u : 16u) + i / 2);
+    }
+    const __m512i lo = _mm512_load_si512(ilo), hi = _mm512_load_si512(ihi);
+    const std::size_t kp = (kc + 1) / 2;
+    for (std::size_t j0 = 0; j0 < cols; j0 += NR, dst += kp * NR) {
+        const std::size_t w = std::min(NR, cols - j0);
+        const __mmask32 m = w == 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << w) - 1u);
+        for (std::size_t q = 0; q < kp; ++q) {
+            const std::uint16_t* r0 = b + 2 * q * ldb + j0;
+            const __m512i x0 = _mm512_maskz_loadu_epi16(m, r0);
+            const __m512i x1 = 2 * q + 1 < kc ? _mm512_maskz_loadu_epi16(m, r0 + ldb) : _mm512_setzero_si512();
+            _mm512_store_si512(dst + q * NR, _mm512_permutex2var_epi16(x0, lo, x1));
+            _mm512_store_si512(dst + q * NR + 16, _mm512_permutex2var_epi16(x0, hi, x1));
+        }
+    }
+}
+
+HRX_TARGET(HRX_AVX512BF16)
+inline __m512bh as_bh(__m512i v) noexcept { return reinterpret_cast<__m512bh&>(v); }
+
+// R rows x 32 columns; per pair, two B vectors and R broadcast A slots.
+template <int R>
+HRX_TARGET(HRX_AVX512BF16)
+void micro_dp(std::size_t kc, const float* __restrict ap, const float* __restrict bp,
+              float* __restrict c, std::size_t ldc, std::size_t ncols, bool load_c) noexcept {
+    constexpr std::size_t L = 16, NR = nr<float>();
+    const std::size_t kp = (kc + 1) / 2;
+    const std::size_t n0 = std::min(ncols, L), n1 = ncols > L ? std::min(ncols - L, L) : 0;
+    const __mmask16 m0 = static_cast<__mmask16>((1u << n0) - 1u), m1 = static_cast<__mmask16>((1u << n1) - 1u);
+    __m512 acc0[R], acc1[R];
+    for (int r = 0; r < R; ++r) {
+        acc0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
+        acc1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + L) : _mm512_setzero_ps();
+    }
+    for (std::size_t r = kMR; r < 2 * kMR; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR) - 1, _MM_HINT_T0);
+    }
+    for (std::size_t q = 0; q < kp; ++q) {
+        const __m512bh b0 = as_bh(_mm512_load_si512(bp + q * NR));
+        const __m512bh b1 = as_bh(_mm512_load_si512(bp + q * NR + L));
+        const float* a = ap + q * kMR;
+        for (int r = 0; r < R; ++r) {
+            // A float load moves the slot's bits unchanged.
+            const __m512bh x = as_bh(_mm512_castps_si512(_mm512_set1_ps(a[r])));
+            acc0[r] = _mm512_dpbf16_ps(acc0[r], x, b0);
+            acc1[r] = _mm512_dpbf16_ps(acc1[r], x, b1);
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        _mm512_mask_storeu_ps(c + r * ldc, m0, acc0[r]);
+        _mm512_mask_storeu_ps(c + r * ldc + L, m1, acc1[r]);
+    }
+}
+
+template <int... R>
+constexpr void fill_micro_dp(Kit<float, std::uint16_t>::Micro* out, std::integer_sequence<int, R...>) {
+    ((out[R + 1] = &micro_dp<R + 1>), ...);
+}
+
+// Whether VDPBF16PS on this CPU computes what Note [Paired k order] says:
+// acc <- fma(a[2i], b[2i], fma(a[2i+1], b[2i+1], acc)) under DAZ|FTZ. Intel
+// documents exactly that; checked once on random operands spread over every
+// exponent (subnormals, cancellation to -0, overflow) in case a CPU differs.
+HRX_TARGET(HRX_AVX512BF16)
+bool dp_matches_fma() noexcept {
+    FpEnv env(true);
+    std::uint64_t s = 0x9E3779B97F4A7C15ull;
+    auto next = [&s] {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    };
+    const __m512i hi_mask = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    for (int it = 0; it < 4096; ++it) {
+        alignas(64) std::uint16_t a[32], b[32];
+        alignas(64) std::uint32_t acc[16];
+        // Exponents near each other, tiny (subnormal included), or anywhere.
+        const unsigned mode = static_cast<unsigned>(it) % 3u;
+        auto bf = [&] {
+            const auto x = static_cast<std::uint16_t>(next());
+            const unsigned e = mode == 0 ? 110u + static_cast<unsigned>(next() % 36u)
+                               : mode == 1 ? static_cast<unsigned>(next() % 40u)
+                                           : static_cast<unsigned>(next() % 256u);
+            return static_cast<std::uint16_t>((x & 0x807Fu) | (e << 7));
+        };
+        for (int i = 0; i < 32; ++i) {
+            a[i] = bf();
+            b[i] = bf();
+        }
+        for (int i = 0; i < 16; ++i) acc[i] = static_cast<std::uint32_t>(bf()) << 16 | (next() & 0xFFFFu);
+        if (it == 0) {
+            for (int i = 0; i < 32; ++i) a[i] = b[i] = 0;
+            acc[0] = 0x80000000u;  // -0 + 0*0 + 0*0 is +0
+        }
+        const __m512i va = _mm512_load_si512(a), vb = _mm512_load_si512(b);
+        const __m512 c = _mm512_castsi512_ps(_mm512_load_si512(acc));
+        const __m512 got = _mm512_dpbf16_ps(c, as_bh(va), as_bh(vb));
+        const __m512 a_even = _mm512_castsi512_ps(_mm512_slli_epi32(va, 16));
+        const __m512 b_even = _mm512_castsi512_ps(_mm512_slli_epi32(vb, 16));
+        const __m512 a_odd = _mm512_castsi512_ps(_mm512_and_si512(va, hi_mask));
+        const __m512 b_odd = _mm512_castsi512_ps(_mm512_and_si512(vb, hi_mask));
+        const __m512 want = _mm512_fmadd_ps(a_even, b_even, _mm512_fmadd_ps(a_odd, b_odd, c));
+        const __mmask16 both_nan = _mm512_cmp_ps_mask(got, got, _CMP_UNORD_Q) &
+                                   _mm512_cmp_ps_mask(want, want, _CMP_UNORD_Q);
+        const __mmask16 differ =
+            _mm512_cmpneq_epi32_mask(_mm512_castps_si512(got), _mm512_castps_si512(want));
+        if (differ & ~both_nan) return false;
+    }
+    return true;
+}
+
+bool dp_available() noexcept {
+    static const bool ok = [] {
+        const std::string_view best = best_kernel_path();
+        return (best == "amx_bf16" || best == "avx512_bf16") && dp_matches_fma();
+    }();
+    return ok;
+}
+
+template <class F>
+const Kit<float, std::uint16_t>& kit_dp() noexcept {
+    static const Kit<float, std::uint16_t> k = [] {
+        Kit<float, std::uint16_t> r;
+        Kit<float, std::uint16_t>::Micro tmp[kMR + 1] = {};
+        fill_micro_dp(tmp, std::make_integer_sequence<int, kMR>{});
+        for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
+        r.pack_a = &pack_a_dp;
+        r.pack_b = &pack_b_dp;
+        r.kgroup = 2;
         return r;
     }();
     return k;
@@ -648,7 +867,7 @@ struct Driver {
                 if (q0 == q1) return;
                 const std::size_t k0 = p * kKc, kcp = std::min(kKc, K - k0);
                 kit.pack_b(b + k0 * N + j0 + q0 * NR, N, kcp, std::min(nc, q1 * NR) - q0 * NR,
-                           bpk + p * kKc * np * NR + q0 * kcp * NR);
+                           bpk + p * kKc * np * NR + q0 * ceil_div(kcp, kit.kgroup) * NR);
             };
             // Work items: (row block, panel range).
             const std::size_t ic = ceil_div(M, kMcMax);
@@ -690,15 +909,16 @@ struct Driver {
         }
         for (std::size_t p = 0, k0 = 0; k0 < K; ++p, k0 += kKc) {
             const std::size_t kcp = std::min(kKc, K - k0);
+            const std::size_t kpk = ceil_div(kcp, kit.kgroup);  // packed steps
             kit.pack_a(a + i0 * K + k0, K, rows, kcp, ap);
             const T* bb = bpk + p * kKc * np * NR;
             for (std::size_t q = q0; q < q1; ++q) {
-                const T* bp = bb + q * kcp * NR;
+                const T* bp = bb + q * kpk * NR;
                 const std::size_t ncols = std::min(NR, nc - q * NR);
                 T* wq = w + (q - q0) * NR;
                 for (std::size_t ir = 0; ir < rows; ir += kMR) {
                     const std::size_t r = std::min(kMR, rows - ir);
-                    kit.micro[r](kcp, ap + ir * kcp, bp, wq + ir * ldw, ldw, ncols, p > 0);
+                    kit.micro[r](kcp, ap + ir * kpk, bp, wq + ir * ldw, ldw, ncols, p > 0);
                 }
             }
         }
@@ -744,9 +964,12 @@ void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_
     }
 #ifdef HRX_GEMM_X86
     const Path path = vector ? best_path() : Path::Portable;
-    const auto& kit = path == Path::Avx512 ? kit_avx512<F>()
-                      : path == Path::Avx2 ? kit_avx2<F>()
-                                           : kit_portable<F>();
+    const auto& kit = [&]() -> const Kit<typename F::T, S>& {
+        if constexpr (F::paired) {
+            if (path == Path::Avx512 && dp_available()) return kit_dp<F>();
+        }
+        return path == Path::Avx512 ? kit_avx512<F>() : path == Path::Avx2 ? kit_avx2<F>() : kit_portable<F>();
+    }();
 #else
     (void)vector;
     const auto& kit = kit_portable<F>();
@@ -809,7 +1032,11 @@ void gemm(DType in, DType out, const void* a, const void* b, void* c, std::size_
 
 const char* gemm_path() noexcept {
     switch (best_path()) {
+#ifdef HRX_GEMM_X86
+        case Path::Avx512: return dp_available() ? "avx512_bf16" : "avx512";
+#else
         case Path::Avx512: return "avx512";
+#endif
         case Path::Avx2: return "avx2";
         default: return "portable";
     }

@@ -1,7 +1,8 @@
 // BF16 x BF16 -> FP32 products (see matmul.h for the numerics contract).
 //
 // Every path computes each output element as acc = fma(a[i,k], b[k,j], acc)
-// for k = 0, 1, ..., K-1 from acc = +0, under DAZ|FTZ and round-to-nearest;
+// for k = 1, 0, 3, 2, ... from acc = +0 (matmul.h), under DAZ|FTZ and
+// round-to-nearest;
 // the paths differ only in how many elements they carry at once, so their
 // results are bit-identical. The portable bodies are plain C++ (std::fma is
 // an instruction on arm64 and on x86 with FMA; on baseline x86-64 it is a
@@ -48,6 +49,10 @@ inline float widen(std::uint16_t h) noexcept {
     return f;
 }
 
+// k for each step of an 8-long product: pairs in ascending order, the odd
+// index of a pair first (matmul.h).
+constexpr int kPairOrder8[8] = {1, 0, 3, 2, 5, 4, 7, 6};
+
 [[gnu::always_inline]] inline void mm8_body(const std::uint16_t* __restrict a,
                                             const std::uint16_t* __restrict b,
                                             float* __restrict c, std::size_t count) noexcept {
@@ -59,7 +64,7 @@ inline float widen(std::uint16_t h) noexcept {
             acc[i] = 0.0f;
         }
         for (int i = 0; i < 8; ++i) {
-            for (int k = 0; k < 8; ++k) {
+            for (const int k : kPairOrder8) {
                 const float x = af[i * 8 + k];
                 for (int j = 0; j < 8; ++j) {
                     acc[i * 8 + j] = std::fma(x, bf[k * 8 + j], acc[i * 8 + j]);
@@ -120,7 +125,7 @@ void mm8_avx512(const std::uint16_t* a, const std::uint16_t* b, float* c,
             const __m512 ar = widen16(
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 16 * q)));
             __m512 acc = _mm512_setzero_ps();
-            for (int k = 0; k < 8; ++k) {
+            for (const int k : kPairOrder8) {
                 acc = _mm512_fmadd_ps(_mm512_maskz_permutexvar_ps(0xFFFF, idx[k], ar), bk[k], acc);
             }
             _mm512_storeu_ps(c + 16 * q, acc);
@@ -206,7 +211,7 @@ bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept {
     return detail::gemm_supported(in, out);
 }
 
-const char* matmul_kernel_path() noexcept { return dispatch().path; }
+const char* matmul_kernel_path() noexcept { return detail::gemm_path(); }
 
 std::size_t matmul_num_threads() noexcept { return pool_threads(); }
 

@@ -4,10 +4,12 @@
 //
 // Numerics, identical on every code path (tests compare them bit for bit):
 // - Each output element is its own fp32 accumulator, starting at +0.0, and
-//   takes the K products in ascending k order, one fused multiply-add per
-//   step: acc <- round_nearest_even(acc + a[i,k] * b[k,j]). A bf16 x bf16
-//   product has at most 16 significant bits, so it is exact in fp32 unless it
-//   lies below FLT_MIN; the fusion only matters there.
+//   takes the K products one fused multiply-add per step,
+//   acc <- round_nearest_even(acc + a[i,k] * b[k,j]), with k in the order
+//   1, 0, 3, 2, 5, 4, ...: pairs ascending, the odd index of a pair first;
+//   after an odd K, one more step adds 0 * 0 (Note [Paired k order] in
+//   gemm.h). A bf16 x bf16 product has at most 16 significant bits, so it is
+//   exact in fp32 unless it lies below FLT_MIN; the fusion only matters there.
 // - No denormals (the AIE-ML datapath has none): subnormal operands count as
 //   zero and subnormal results are flushed to zero (x86 MXCSR DAZ|FTZ, arm64
 //   FPCR.FZ, set for the duration of the call on every thread that computes
@@ -17,16 +19,16 @@
 // - NaN and Inf propagate as IEEE arithmetic says, but which NaN (sign and
 //   payload) comes out of a NaN operand is unspecified and may differ
 //   between paths.
-// VDPBF16PS is deliberately not used: it pairs k two at a time (a different
-// order), and on this class of CPU it has no throughput advantage over
-// widening to fp32 and using FMA (numerics.md B4). AMX is not used either:
-// TDPBF16PS also sums pairs of products before accumulating, so it could
-// not keep this contract, and the development machine has no AMX to test a
-// tile path on.
+// The order is VDPBF16PS's: where the CPU has AVX512-BF16 (and the
+// instruction passes a check against the FMA model at first use) the general
+// product runs on it, at about twice the fp32 FMA rate on Zen 5; everywhere
+// else the same steps are fp32 FMAs. AMX is not used: the development
+// machine has none to test a tile path on.
 //
 // The general product is a packed, register-blocked GEMM (Note [Blocked
-// GEMM] in gemm.h): operands widened to fp32 panels, 8 x 32 register tiles,
-// K in blocks whose partial sums pass through C unchanged.
+// GEMM] in gemm.h): operands packed as bf16 pairs (VDPBF16PS) or widened to
+// fp32, 8 x 32 register tiles, K in blocks whose partial sums pass through C
+// unchanged.
 //
 // Large calls are split over a small thread pool (the calling thread plus
 // workers); HRXARRAY_NUM_THREADS (read once) caps the total, default: the
@@ -83,8 +85,9 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
 /// Whether matmul_typed implements in -> out.
 bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept;
 
-/// The path the two bf16 functions above take in this process: "avx512",
-/// "avx2" or "portable" (chosen once from best_kernel_path()). Static string.
+/// The path the general bf16 product takes in this process: "avx512_bf16"
+/// (VDPBF16PS), "avx512", "avx2" or "portable" (chosen once from
+/// best_kernel_path()). Static string.
 const char* matmul_kernel_path() noexcept;
 
 /// Threads a large call uses (the caller included): min(online CPUs,

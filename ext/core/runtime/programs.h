@@ -24,8 +24,9 @@
 //                     rounded to float32); C READ_WRITE float32:
 //                     C[i] = f32(C[i] + delta).
 // The 8×8 matmul is hrxarray.numerics.matmul's kernel (kernels/matmul.h):
-// C[i][j] starts as a float32 +0.0 and takes, for k = 0, 1, ..., 7 in this
-// order, one fused multiply-add acc ← rne(acc + A[i][k]·B[k][j]) of the BF16
+// C[i][j] starts as a float32 +0.0 and takes, for k = 1, 0, 3, 2, 5, 4, 7, 6
+// in this order (VDPBF16PS's pairs, Note [Paired k order] in
+// kernels/gemm.h), one fused multiply-add acc ← rne(acc + A[i][k]·B[k][j]) of the BF16
 // inputs widened exactly to float32. There are no denormals (the NPU flushes
 // them): subnormal inputs count as zero and every subnormal result (each
 // partial sum) becomes a zero of the same sign. (Until issue 4 the loop also
