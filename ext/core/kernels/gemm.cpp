@@ -200,6 +200,8 @@ struct Kit {
     // Values of k per packed step: 1, or 2 for the VDPBF16PS kit, whose
     // panels hold (k, k+1) pairs in one 32-bit slot and so are half as long.
     std::size_t kgroup = 1;
+    // K per block (even: Note [Paired k order]).
+    std::size_t kc = kKc;
 };
 
 // ------------------------------------------------------------ portable kernels
@@ -773,6 +775,10 @@ const Kit<float, std::uint16_t>& kit_dp() noexcept {
         r.pack_a = &pack_a_dp;
         r.pack_b = &pack_b_dp;
         r.kgroup = 2;
+        // Pairs halve the panels: 512 k keep the B micro-panel at 32 KiB of
+        // the 48 KiB L1 (n = 1,024 / 4,096: 787-822 / 731-804 GFLOP/s against
+        // 418-810 / 759-769 with 384, interleaved runs).
+        r.kc = 512;
         return r;
     }();
     return k;
@@ -845,16 +851,17 @@ struct Driver {
 
     const Kit<T, S>& kit;
     std::size_t M, K, N;
+    std::size_t KC = kit.kc;
 
     // One product c = a @ b, all row-major and dense.
     void product(const S* a, const S* b, O* c, bool threaded) const {
         const std::size_t threads = threaded ? pool_threads() : 1;
-        const std::size_t nkb = ceil_div(K, kKc);
+        const std::size_t nkb = ceil_div(K, KC);
         std::size_t nc_max = kBChunkBytes / (K * sizeof(T)) / NR * NR;
         nc_max = std::max(nc_max, NR);
         const std::size_t np_max = ceil_div(std::min(nc_max, N), NR);
         Scratch<T>& bs = scratch_b<T>();
-        T* bpk = bs.get(nkb * kKc * np_max * NR);
+        T* bpk = bs.get(nkb * KC * np_max * NR);
         for (std::size_t j0 = 0; j0 < N; j0 += nc_max) {
             const std::size_t nc = std::min(nc_max, N - j0);
             const std::size_t np = ceil_div(nc, NR);
@@ -865,9 +872,9 @@ struct Driver {
                 const std::size_t p = piece / groups, g = piece % groups;
                 const std::size_t q0 = g * np / groups, q1 = (g + 1) * np / groups;
                 if (q0 == q1) return;
-                const std::size_t k0 = p * kKc, kcp = std::min(kKc, K - k0);
+                const std::size_t k0 = p * KC, kcp = std::min(KC, K - k0);
                 kit.pack_b(b + k0 * N + j0 + q0 * NR, N, kcp, std::min(nc, q1 * NR) - q0 * NR,
-                           bpk + p * kKc * np * NR + q0 * ceil_div(kcp, kit.kgroup) * NR);
+                           bpk + p * KC * np * NR + q0 * ceil_div(kcp, kit.kgroup) * NR);
             };
             // Work items: (row block, panel range).
             const std::size_t ic = ceil_div(M, kMcMax);
@@ -897,7 +904,7 @@ struct Driver {
         if (q0 == q1) return;
         const std::size_t rows = i1 - i0;
         const std::size_t col0 = j0 + q0 * NR, cols = std::min(nc, q1 * NR) - q0 * NR;
-        T* ap = scratch_a<T>().get(ceil_div(rows, kMR) * kMR * kKc);
+        T* ap = scratch_a<T>().get(ceil_div(rows, kMR) * kMR * KC);
         T* w;
         std::size_t ldw;
         if constexpr (F::Out::direct) {
@@ -907,11 +914,11 @@ struct Driver {
             w = scratch_w<T>().get(rows * cols);
             ldw = cols;
         }
-        for (std::size_t p = 0, k0 = 0; k0 < K; ++p, k0 += kKc) {
-            const std::size_t kcp = std::min(kKc, K - k0);
+        for (std::size_t p = 0, k0 = 0; k0 < K; ++p, k0 += KC) {
+            const std::size_t kcp = std::min(KC, K - k0);
             const std::size_t kpk = ceil_div(kcp, kit.kgroup);  // packed steps
             kit.pack_a(a + i0 * K + k0, K, rows, kcp, ap);
-            const T* bb = bpk + p * kKc * np * NR;
+            const T* bb = bpk + p * KC * np * NR;
             for (std::size_t q = q0; q < q1; ++q) {
                 const T* bp = bb + q * kpk * NR;
                 const std::size_t ncols = std::min(NR, nc - q * NR);
