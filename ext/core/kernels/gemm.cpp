@@ -224,22 +224,18 @@ template <class T, Op kOp, int R, bool kPaired>
     T acc[R][NR];
     for (int r = 0; r < R; ++r)
         for (std::size_t j = 0; j < NR; ++j) acc[r][j] = load_c && j < ncols ? c[r * ldc + j] : T(0);
-    // One step of every element with k = kk, or with zeros for the pad
-    // after an odd K (Note [Paired k order]).
-    auto at = [&](std::size_t kk, bool pad) {
+    // Paired (Note [Paired k order]): step s takes k = s ^ 1, and k = kc
+    // (after an odd K) is the zero pad. (No lambda here: it would not get
+    // micro_avx2's target attribute, and std::fma would become a call.)
+    const std::size_t steps = kPaired ? (kc + 1) & ~std::size_t{1} : kc;
+    for (std::size_t s = 0; s < steps; ++s) {
+        const std::size_t kk = kPaired ? s ^ 1u : s;
+        const bool pad = kPaired && kk >= kc;
         const T* b = bp + kk * NR;
         for (int r = 0; r < R; ++r) {
             const T x = pad ? T(0) : ap[kk * kMR + r];
             for (std::size_t j = 0; j < NR; ++j) acc[r][j] = step<T, kOp>(x, pad ? T(0) : b[j], acc[r][j]);
         }
-    };
-    if constexpr (kPaired) {
-        for (std::size_t kk = 0; kk < kc; kk += 2) {
-            at(kk + 1 < kc ? kk + 1 : kk, kk + 1 >= kc);
-            at(kk, false);
-        }
-    } else {
-        for (std::size_t kk = 0; kk < kc; ++kk) at(kk, false);
     }
     for (int r = 0; r < R; ++r)
         for (std::size_t j = 0; j < ncols; ++j) c[r * ldc + j] = acc[r][j];
@@ -423,7 +419,20 @@ void micro_avx512(std::size_t kc, const T* __restrict ap, const T* __restrict bp
         _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR) - 1, _MM_HINT_T0);
     }
-    auto at = [&](std::size_t kk) {
+    // Paired (Note [Paired k order]): step s takes k = s ^ 1; k = kc after
+    // an odd K is the zero pad (it turns a flushed -0 into +0). (No lambda:
+    // it would not inherit this function's target attribute.)
+    const std::size_t steps = kPaired ? (kc + 1) & ~std::size_t{1} : kc;
+    for (std::size_t s = 0; s < steps; ++s) {
+        const std::size_t kk = kPaired ? s ^ 1u : s;
+        if (kPaired && kk >= kc) {
+            const V z = Z::zero();
+            for (int r = 0; r < R; ++r) {
+                acc0[r] = Z::step(z, z, acc0[r]);
+                acc1[r] = Z::step(z, z, acc1[r]);
+            }
+            continue;
+        }
         const V b0 = Z::load(bp + kk * NR), b1 = Z::load(bp + kk * NR + L);
         const T* a = ap + kk * kMR;
         for (int r = 0; r < R; ++r) {
@@ -431,25 +440,6 @@ void micro_avx512(std::size_t kc, const T* __restrict ap, const T* __restrict bp
             acc0[r] = Z::step(x, b0, acc0[r]);
             acc1[r] = Z::step(x, b1, acc1[r]);
         }
-    };
-    if constexpr (kPaired) {
-        // Note [Paired k order]: k+1 before k; after an odd K, one step with
-        // zeros stands for the pad (it turns a flushed -0 into +0).
-        const std::size_t even = kc & ~std::size_t{1};
-        for (std::size_t kk = 0; kk < even; kk += 2) {
-            at(kk + 1);
-            at(kk);
-        }
-        if (even < kc) {
-            const V z = Z::zero();
-            for (int r = 0; r < R; ++r) {
-                acc0[r] = Z::step(z, z, acc0[r]);
-                acc1[r] = Z::step(z, z, acc1[r]);
-            }
-            at(even);
-        }
-    } else {
-        for (std::size_t kk = 0; kk < kc; ++kk) at(kk);
     }
     for (int r = 0; r < R; ++r) {
         Z::storem(c + r * ldc, m0, acc0[r]);
@@ -743,8 +733,8 @@ bool dp_matches_fma() noexcept {
         const __m512i va = _mm512_load_si512(a), vb = _mm512_load_si512(b);
         const __m512 c = _mm512_castsi512_ps(_mm512_load_si512(acc));
         const __m512 got = _mm512_dpbf16_ps(c, as_bh(va), as_bh(vb));
-        const __m512 a_even = _mm512_castsi512_ps(_mm512_slli_epi32(va, 16));
-        const __m512 b_even = _mm512_castsi512_ps(_mm512_slli_epi32(vb, 16));
+        const __m512 a_even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, va, 16));
+        const __m512 b_even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, vb, 16));
         const __m512 a_odd = _mm512_castsi512_ps(_mm512_and_si512(va, hi_mask));
         const __m512 b_odd = _mm512_castsi512_ps(_mm512_and_si512(vb, hi_mask));
         const __m512 want = _mm512_fmadd_ps(a_even, b_even, _mm512_fmadd_ps(a_odd, b_odd, c));
@@ -882,7 +872,7 @@ struct Driver {
             while (threads > 1 && ic * js < 2 * threads && np >= 4 * js) js *= 2;
             const std::size_t mc = ceil_div(ceil_div(M, ic), kMR) * kMR;
             auto item = [&](std::size_t it) {
-                EnvGuard<F::env> env;
+                [[maybe_unused]] EnvGuard<F::env> env;
                 const std::size_t i0 = (it / js) * mc, s = it % js;
                 if (i0 >= M) return;
                 block(a, c, bpk, np, nc, j0, i0, std::min(M, i0 + mc), s * np / js, (s + 1) * np / js);
@@ -992,12 +982,12 @@ void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_
     if (pool && batch > 1 && per < 8e6) {
         // Many small products: one thread each.
         pool_run(batch, [&](std::size_t t) {
-            EnvGuard<F::env> env;
+            [[maybe_unused]] EnvGuard<F::env> env;
             one(t, false);
         });
         return;
     }
-    EnvGuard<F::env> env;
+    [[maybe_unused]] EnvGuard<F::env> env;
     for (std::size_t t = 0; t < batch; ++t) one(t, pool && per > 2e6);
 }
 
