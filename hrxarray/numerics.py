@@ -221,7 +221,7 @@ def bfp16_encode(x: Any, rounding: str = "floor") -> np.ndarray:
     return out
 
 
-def bfp16_decode(blocks: Any) -> np.ndarray:
+def bfp16_decode(blocks: Any, out: np.ndarray | None = None) -> np.ndarray:
     """Decode bfp16ebs8 blocks to float32.
 
     Args:
@@ -229,20 +229,34 @@ def bfp16_decode(blocks: Any) -> np.ndarray:
             returns. Every byte pattern decodes: ``m_i * 2**(E - 133)`` exactly, which
             overflows to +-Inf only for E = 255 with ``|m_i| >= 64`` or E = 254 with
             ``m_i = -128`` (patterns the encoder never writes).
+        out: optional float32 array of shape ``(..., nb * 8)`` to write into. Reusing
+            one saves the page faults of a fresh large result, which cost more than
+            the decode itself (about 3.6 ms per 64 MiB here).
 
     Returns:
-        float32 array of shape ``(..., nb * 8)``.
+        float32 array of shape ``(..., nb * 8)`` (``out`` when given).
 
     Raises:
-        TypeError: ``blocks`` is not uint8.
-        ValueError: ``blocks`` has fewer than 2 axes or its last axis is not 9 long.
+        TypeError: ``blocks`` is not uint8, or ``out`` is not a float32 ndarray.
+        ValueError: ``blocks`` has fewer than 2 axes or its last axis is not 9 long;
+            ``out`` has the wrong shape or is read-only.
     """
     a = _input(blocks, "bfp16_decode", (_U8,), "")
     if a.ndim < 2 or a.shape[-1] != BFP16_BLOCK_BYTES:
         raise ValueError(f"bfp16_decode() expects blocks of shape (..., nb, 9), got shape {a.shape}")
+    shape = a.shape[:-2] + (a.shape[-2] * BFP16_BLOCK_VALUES,)
+    if out is None:
+        out = np.empty(shape, _F32)
+    else:
+        _check_out(out, "bfp16_decode", _F32, shape)
+        if np.may_share_memory(a, out):
+            a = a.copy()
     src = _c_contiguous(a)
-    out = np.empty(a.shape[:-2] + (a.shape[-2] * BFP16_BLOCK_VALUES,), _F32)
-    _k.bfp16_decode(src, out)
+    direct = out.flags.c_contiguous and out.flags.aligned
+    dst = out if direct else np.empty(shape, _F32)
+    _k.bfp16_decode(src, dst)
+    if not direct:
+        out[...] = dst
     return out
 
 

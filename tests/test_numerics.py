@@ -512,6 +512,56 @@ def test_bfp16_decode_errors():
         hn.bfp16_decode(np.zeros(9, np.uint8))
 
 
+@pytest.mark.parametrize("offset", [0, 1, 3, 8, 15])
+def test_bfp16_large_decode_streams_at_any_alignment(offset):
+    # 2**20 + 3 blocks decode to just over 32 MiB, which takes the streaming-store path
+    # (split over the pool); the output starts `offset` floats into a 64-byte aligned buffer.
+    rng = np.random.default_rng(RNG_SEED + 20 + offset)
+    nb = (1 << 20) + 3
+    blocks = rng.integers(0, 256, size=(nb, 9), dtype=np.uint8)
+    blocks[::7, 0] = rng.integers(0, 7, size=blocks[::7].shape[0])  # tiny scales (the double path)
+    base = np.empty(nb * 8 + 32, np.float32)
+    start = (-(base.ctypes.data // 4)) % 16 + offset
+    out = base[start:start + nb * 8]
+    assert out.ctypes.data % 64 == offset * 4
+    base[:] = np.float32(7.0)
+    assert hn.bfp16_decode(blocks, out=out) is out
+    assert np.array_equal(bits32(out), bits32(ref_decode(blocks)))
+    # Nothing outside the output was written.
+    assert (base[:start] == 7.0).all() and (base[start + nb * 8:] == 7.0).all()
+
+
+def test_bfp16_decode_out():
+    rng = np.random.default_rng(RNG_SEED + 30)
+    blocks = rng.integers(0, 256, size=(3, 5, 9), dtype=np.uint8)
+    want = ref_decode(blocks)
+    out = np.full((3, 40), np.nan, np.float32)
+    assert hn.bfp16_decode(blocks, out=out) is out
+    assert np.array_equal(bits32(out), bits32(want))
+    # A non-contiguous out gets the values too.
+    wide = np.zeros((3, 80), np.float32)
+    assert hn.bfp16_decode(blocks, out=wide[:, ::2]).base is wide
+    assert np.array_equal(bits32(wide[:, ::2]), bits32(want)) and not wide[:, 1::2].any()
+    # An out sharing memory with the blocks sees the decode of the blocks as they were.
+    buf = np.zeros(4 * 40 * 3, np.uint8)
+    src = buf[: blocks.size].reshape(blocks.shape)
+    src[...] = blocks
+    assert np.array_equal(bits32(hn.bfp16_decode(src, out=buf.view(np.float32).reshape(3, 40))), bits32(want))
+    # Bad outs are refused, and nothing is written.
+    keep = np.full((3, 40), 5.0, np.float32)
+    for bad, exc, msg in ((keep.astype(np.float64), TypeError, "dtype float32"),
+                          (keep[:, :39], ValueError, "shape"),
+                          (np.zeros(5), TypeError, "dtype"),
+                          ([0.0] * 120, TypeError, "numpy.ndarray")):
+        with pytest.raises(exc, match=msg):
+            hn.bfp16_decode(blocks, out=bad)
+    ro = keep.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        hn.bfp16_decode(blocks, out=ro)
+    assert (ro == 5.0).all()
+
+
 def test_raw_kernels_check_sizes_and_overlap():
     x = np.zeros(16, np.float32)
     with pytest.raises(ValueError, match="size"):
