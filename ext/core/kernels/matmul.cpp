@@ -138,8 +138,7 @@ void mm8_avx512(const std::uint16_t* a, const std::uint16_t* b, float* c,
 // ------------------------------------------------------------ dispatch
 
 struct Dispatch {
-    const char* path = "portable";
-    Mm8Fn mm8 = &mm8_portable;
+    Mm8Fn mm8 = &mm8_portable;  // the 8x8 batch kernel (matmul_kernel_path names the GEMM's path)
 };
 
 const Dispatch& dispatch() noexcept {
@@ -148,9 +147,9 @@ const Dispatch& dispatch() noexcept {
 #ifdef HRX_MM_X86
         const std::string_view best = best_kernel_path();
         if (best == "amx_bf16" || best == "avx512_bf16" || best == "avx512") {
-            r = {"avx512", &mm8_avx512};
+            r.mm8 = &mm8_avx512;
         } else if (best == "avx2") {
-            r = {"avx2", &mm8_avx2};
+            r.mm8 = &mm8_avx2;
         }
 #endif
         return r;
