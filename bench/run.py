@@ -49,7 +49,7 @@ EXPLAIN = {
     "(targets: >= 5x NumPy float32 at N = 16,384; >= 60% of copy bandwidth at N = 1,048,576).",
     "matmul": "`hrxarray.numerics.matmul` general BF16 x BF16 -> FP32 n x n x n products (the packed AVX-512 "
     "GEMM, VDPBF16PS where the CPU has AVX512-BF16; each output one fp32 chain with k in pairs 1, 0, 3, 2, ...) in GFLOP/s against NumPy float32 (OpenBLAS) and torch bf16 "
-    "matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n; no AMX here).",
+    "matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n; the AMX tile path runs only on CPUs with AMX, none here).",
     "conversions": "`to_bfloat16` / `from_bfloat16` on {mib} MiB of float32 (GB/s = bytes read + written) against "
     "ml_dtypes `astype`, torch `.to(torch.bfloat16)` / `.float()` and `np.copyto` float32 -> float32 of the same "
     "float32 array in the same run (target: >= 0.8x copy bandwidth).",

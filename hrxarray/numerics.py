@@ -314,7 +314,10 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
     k = 1, 0, 3, 2, 5, 4, ...: pairs in ascending order, the odd index of a pair
     first, and after an odd K one more step adding ``0 * 0`` (which only turns a
     flushed -0 into +0). That is exactly what the VDPBF16PS instruction does, so
-    the emulated NPU runs it at its full rate where the CPU has AVX512-BF16. bf16 x bf16
+    the emulated NPU runs it at its full rate where the CPU has AVX512-BF16 (and
+    large products run on AMX tiles, pairs swapped into this order, where the CPU
+    has AMX-BF16 and the tile path reproduces these bits; ``HRXARRAY_AMX=0`` turns
+    it off). bf16 x bf16
     products are exact in fp32 (unless below 2**-126), so integer-valued inputs
     give exact results while partial sums stay below 2**24. There are no
     denormals: subnormal operands count as zero and subnormal results flush to

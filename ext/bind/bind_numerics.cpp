@@ -128,7 +128,8 @@ const std::int64_t* index_map(const std::optional<In<std::int64_t>>& idx, std::s
 
 void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::size_t m,
                  std::size_t k, std::size_t n, std::optional<In<std::int64_t>> ia,
-                 std::optional<In<std::int64_t>> ib, bool portable) {
+                 std::optional<In<std::int64_t>> ib, bool portable, bool amx_model) {
+    if (portable && amx_model) throw nb::value_error("portable and amx_model exclude each other");
     const std::size_t mk = m * k, kn = k * n, mn = m * n;
     if (mn == 0) {
         if (c.size() != 0) throw nb::value_error("c must be empty when m * n is 0");
@@ -148,8 +149,9 @@ void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::si
     check_disjoint(a, c);
     check_disjoint(b, c);
     nb::gil_scoped_release release;
-    (portable ? kernels::portable::matmul_bf16 : kernels::matmul_bf16)(
-        a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
+    (amx_model  ? kernels::matmul_bf16_amx_model
+     : portable ? kernels::portable::matmul_bf16
+                : kernels::matmul_bf16)(a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
 }
 
 void matmul_bf16_8x8_batched(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c,
@@ -241,12 +243,14 @@ void bind_numerics(nb::module_& parent) {
     m.def("matmul_bf16", &matmul_bf16, nb::arg("a").noconvert(), nb::arg("b").noconvert(),
           nb::arg("c").noconvert(), nb::arg("m"), nb::arg("k"), nb::arg("n"),
           nb::arg("ia").noconvert() = nb::none(), nb::arg("ib").noconvert() = nb::none(),
-          nb::kw_only(), nb::arg("portable") = false,
+          nb::kw_only(), nb::arg("portable") = false, nb::arg("amx_model") = false,
           "c[t] = a[ia[t]] @ b[ib[t]] on bf16 bit patterns (uint16) into float32 c:\n"
           "a holds (batches of) m x k row-major matrices, b k x n, c m x n. ia / ib\n"
           "(int64, one entry per batch of c) default to the identity. fp32 FMA\n"
           "accumulation from +0 with k in pairs, odd index first (1, 0, 3, 2, ...; a\n"
-          "0*0 step pads an odd K), no denormals; threads for large calls.");
+          "0*0 step pads an odd K), no denormals; threads for large calls.\n"
+          "portable=True: the portable kernels, one thread. amx_model=True: the AMX\n"
+          "tile path on a software model of the tile unit (slow; for tests).");
     m.def("matmul_bf16_8x8_batched", &matmul_bf16_8x8_batched, nb::arg("a").noconvert(),
           nb::arg("b").noconvert(), nb::arg("c").noconvert(), nb::kw_only(),
           nb::arg("portable") = false,
@@ -263,7 +267,7 @@ void bind_numerics(nb::module_& parent) {
           "Threads a large matmul uses (caller included; HRXARRAY_NUM_THREADS caps it).");
     m.def("kernel_paths", &kernel_paths,
           "The code path each kernel family takes in this process: {'bf16': 'avx512' |\n"
-          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'avx512_bf16'\n"
+          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'amx_bf16' | 'avx512_bf16'\n"
           "| 'avx512' | 'avx2' | 'portable'}. The raw kernels' portable=True forces the portable\n"
           "path (same results, for comparisons).");
 }

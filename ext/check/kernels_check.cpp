@@ -15,6 +15,7 @@
 //
 // Build: c++ -std=c++20 -O3 -Iext/core ext/check/kernels_check.cpp
 //        <the hrx_kernels sources of CMakeLists.txt> -lpthread
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -355,6 +356,16 @@ void check_matmul() {
             emit("matmul_bf16 " + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" + std::to_string(s.kk) +
                      "x" + std::to_string(s.n) + (data == 0 ? " bits" : " normal"),
                  h);
+            if (s.m * s.kk * s.n * s.batch <= 1000000) {
+                // The AMX tile path on the model of the tile unit: the same bits again.
+                std::fill(c.begin(), c.end(), -1.0f);
+                k::matmul_bf16_amx_model(a.data(), b.data(), c.data(), s.batch, s.m, s.kk, s.n, nullptr, nullptr);
+                Hash hm;
+                hm.values(DType::Float32, c.data(), c.size());
+                emit("matmul_bf16_amx_model " + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" +
+                         std::to_string(s.kk) + "x" + std::to_string(s.n) + (data == 0 ? " bits" : " normal"),
+                     hm);
+            }
         }
     }
     for (DType t : kNumeric) {

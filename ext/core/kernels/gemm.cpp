@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/amx.h"
 #include "kernels/cpu_features.h"
 #include "kernels/fpenv.h"
 #include "kernels/pool.h"
@@ -701,31 +702,18 @@ constexpr void fill_micro_dp(Kit<float, std::uint16_t>::Micro* out, std::integer
 HRX_TARGET(HRX_AVX512BF16)
 bool dp_matches_fma() noexcept {
     FpEnv env(true);
-    std::uint64_t s = 0x9E3779B97F4A7C15ull;
-    auto next = [&s] {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    };
+    CheckOperands rng{0x9E3779B97F4A7C15ull};
     const __m512i hi_mask = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
     for (int it = 0; it < 4096; ++it) {
         alignas(64) std::uint16_t a[32], b[32];
         alignas(64) std::uint32_t acc[16];
-        // Exponents near each other, tiny (subnormal included), or anywhere.
         const unsigned mode = static_cast<unsigned>(it) % 3u;
-        auto bf = [&] {
-            const auto x = static_cast<std::uint16_t>(next());
-            const unsigned e = mode == 0 ? 110u + static_cast<unsigned>(next() % 36u)
-                               : mode == 1 ? static_cast<unsigned>(next() % 40u)
-                                           : static_cast<unsigned>(next() % 256u);
-            return static_cast<std::uint16_t>((x & 0x807Fu) | (e << 7));
-        };
         for (int i = 0; i < 32; ++i) {
-            a[i] = bf();
-            b[i] = bf();
+            a[i] = rng.bf16(mode);
+            b[i] = rng.bf16(mode);
         }
-        for (int i = 0; i < 16; ++i) acc[i] = static_cast<std::uint32_t>(bf()) << 16 | (next() & 0xFFFFu);
+        for (int i = 0; i < 16; ++i)
+            acc[i] = static_cast<std::uint32_t>(rng.bf16(mode)) << 16 | (rng.next() & 0xFFFFu);
         if (it == 0) {
             for (int i = 0; i < 32; ++i) a[i] = b[i] = 0;
             acc[0] = 0x80000000u;  // -0 + 0*0 + 0*0 is +0
@@ -961,6 +949,14 @@ void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_
     }
 #ifdef HRX_GEMM_X86
     const Path path = vector ? best_path() : Path::Portable;
+    if constexpr (F::paired) {
+        // Large enough for the tiles' 32 x 32 blocks (a threshold chosen
+        // without AMX hardware to measure on).
+        if (path == Path::Avx512 && m >= 32 && n >= 32 && k >= 64 && amx_usable()) {
+            gemm_bf16_amx(TileUnit::Hardware, a, b, c, batch, m, k, n, ia, ib, threaded);
+            return;
+        }
+    }
     const auto& kit = [&]() -> const Kit<typename F::T, S>& {
         if constexpr (F::paired) {
             if (path == Path::Avx512 && dp_available()) return kit_dp<F>();
@@ -1030,7 +1026,7 @@ void gemm(DType in, DType out, const void* a, const void* b, void* c, std::size_
 const char* gemm_path() noexcept {
     switch (best_path()) {
 #ifdef HRX_GEMM_X86
-        case Path::Avx512: return dp_available() ? "avx512_bf16" : "avx512";
+        case Path::Avx512: return amx_usable() ? "amx_bf16" : dp_available() ? "avx512_bf16" : "avx512";
 #else
         case Path::Avx512: return "avx512";
 #endif

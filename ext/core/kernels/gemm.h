@@ -47,7 +47,29 @@ void gemm(DType in, DType out, const void* a, const void* b, void* c, std::size_
           std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
           const std::int64_t* ib, bool vector, bool threaded) noexcept;
 
-/// "avx512", "avx2" or "portable": the path gemm(vector=true) takes here.
+/// Operands for the first-use checks of the VDPBF16PS and AMX paths: a
+/// deterministic xorshift64 stream, and bf16 patterns whose exponents lie
+/// close together (mode 0), near the bottom of the range with subnormals and
+/// products below FLT_MIN (mode 1), or anywhere, Inf and NaN included (2).
+struct CheckOperands {
+    std::uint64_t s;
+    std::uint64_t next() noexcept {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    }
+    std::uint16_t bf16(unsigned mode) noexcept {
+        const auto x = static_cast<std::uint16_t>(next());
+        const unsigned e = mode == 0   ? 110u + static_cast<unsigned>(next() % 36u)
+                           : mode == 1 ? static_cast<unsigned>(next() % 70u)
+                                       : static_cast<unsigned>(next() % 256u);
+        return static_cast<std::uint16_t>((x & 0x807Fu) | (e << 7));
+    }
+};
+
+/// "amx_bf16", "avx512_bf16", "avx512", "avx2" or "portable": the path
+/// gemm(vector=true) takes here for bf16 (the others stop at "avx512").
 const char* gemm_path() noexcept;
 
 }  // namespace hrx::kernels::detail

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/amx.h"
 #include "kernels/cpu_features.h"
 #include "kernels/fpenv.h"
 #include "kernels/gemm.h"
@@ -204,6 +205,12 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
         return;
     }
     detail::gemm(in, out, a, b, c, batch, m, k, n, ia, ib, true, true);
+}
+
+void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float* c,
+                           std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
+                           const std::int64_t* ia, const std::int64_t* ib) noexcept {
+    detail::gemm_bf16_amx(detail::TileUnit::Model, a, b, c, batch, m, k, n, ia, ib, true);
 }
 
 bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept {

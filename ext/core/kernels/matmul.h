@@ -22,8 +22,13 @@
 // The order is VDPBF16PS's: where the CPU has AVX512-BF16 (and the
 // instruction passes a check against the FMA model at first use) the general
 // product runs on it, at about twice the fp32 FMA rate on Zen 5; everywhere
-// else the same steps are fp32 FMAs. AMX is not used: the development
-// machine has none to test a tile path on.
+// else the same steps are fp32 FMAs. Where the CPU has AMX-BF16 and Linux
+// grants the tile state, large products run on TDPBF16PS tiles with operand
+// pairs swapped to get the same order (Note [AMX tiles] in amx.h), but only
+// if that path reproduced the portable results bit for bit at first use
+// (HRXARRAY_AMX=0 turns it off). No machine of this project has AMX: the
+// tile path is tested here on a software model of the tile unit
+// (matmul_bf16_amx_model), never on hardware.
 //
 // The general product is a packed, register-blocked GEMM (Note [Blocked
 // GEMM] in gemm.h): operands packed as bf16 pairs (VDPBF16PS) or widened to
@@ -82,10 +87,20 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
                   std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                   const std::int64_t* ia, const std::int64_t* ib) noexcept;
 
+/// matmul_bf16 through the AMX tile path's packing, blocking and tile
+/// configurations, run on a software model of the tile unit (Intel's
+/// TDPBF16PS definition, one FMA per step) on any x86-64 or arm64 CPU: how
+/// the tile path is tested without AMX hardware. Bit-identical to
+/// matmul_bf16; scalar, so slow.
+void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float* c,
+                           std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
+                           const std::int64_t* ia, const std::int64_t* ib) noexcept;
+
 /// Whether matmul_typed implements in -> out.
 bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept;
 
-/// The path the general bf16 product takes in this process: "avx512_bf16"
+/// The path the general bf16 product takes in this process: "amx_bf16"
+/// (tiles, for large products; VDPBF16PS for the rest), "avx512_bf16"
 /// (VDPBF16PS), "avx512", "avx2" or "portable" (chosen once from
 /// best_kernel_path()). Static string.
 const char* matmul_kernel_path() noexcept;
