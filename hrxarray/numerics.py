@@ -308,16 +308,18 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
     broadcast against each other. (1-d operands are not promoted: give both at
     least 2 axes.)
 
-    Numerics (bit-identical on every CPU code path): every output element is one
+    Numerics (bit-identical on every CPU code path but AMX's): every output element is one
     fp32 accumulator that starts at +0.0 and adds the K products one at a time,
     each step a fused multiply-add rounded to nearest even, in the order
     k = 1, 0, 3, 2, 5, 4, ...: pairs in ascending order, the odd index of a pair
     first, and after an odd K one more step adding ``0 * 0`` (which only turns a
     flushed -0 into +0). That is exactly what the VDPBF16PS instruction does, so
-    the emulated NPU runs it at its full rate where the CPU has AVX512-BF16 (and
-    large products run on AMX tiles, pairs swapped into this order, where the CPU
-    has AMX-BF16 and the tile path reproduces these bits; ``HRXARRAY_AMX=0`` turns
-    it off). bf16 x bf16
+    the emulated NPU runs it at its full rate where the CPU has AVX512-BF16. On
+    a CPU with AMX-BF16, products of at least 32 x 64 x 32 run on AMX tiles in
+    the order TDPBF16PS defines instead (per chunk of 32 k, the even-k and the
+    odd-k products each summed from +0, then both added to the accumulator):
+    within the same error bound, not bit-identical; ``HRXARRAY_AMX=0`` (set
+    before the first matmul) keeps the order above. bf16 x bf16
     products are exact in fp32 (unless below 2**-126), so integer-valued inputs
     give exact results while partial sums stay below 2**24. There are no
     denormals: subnormal operands count as zero and subnormal results flush to

@@ -127,12 +127,12 @@ def test_arm64_results_equal_this_machines_bit_for_bit(binaries):
     assert [line.rsplit(" ", 1)[0] for line in arm] == names
     differ = [f"{h} != {a}" for h, a in zip(host, arm) if h != a]
     assert not differ, "arm64 differs from this machine:\n" + "\n".join(differ[:20])
-    # The AMX tile path on its software model gives the dispatched matmul's bits, on both.
+    # The AMX tile path on its software model is in the battery too (its own order: other bits
+    # than the contract's on the same operands).
     digest = dict(line.rsplit(" ", 1) for line in host)
     model = {n: d for n, d in digest.items() if n.startswith("matmul_bf16_amx_model ")}
     assert len(model) >= 6
-    for name, d in model.items():
-        assert d == digest[name.replace("matmul_bf16_amx_model ", "matmul_bf16 ")], name
+    assert any(d != digest[n.replace("matmul_bf16_amx_model ", "matmul_bf16 ")] for n, d in model.items())
 
 
 def test_the_battery_sees_a_one_bit_change(binaries, tmp_path):

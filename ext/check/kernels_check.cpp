@@ -357,7 +357,7 @@ void check_matmul() {
                      "x" + std::to_string(s.n) + (data == 0 ? " bits" : " normal"),
                  h);
             if (s.m * s.kk * s.n * s.batch <= 1000000) {
-                // The AMX tile path on the model of the tile unit: the same bits again.
+                // The AMX tile path on the model of the tile unit (TDPBF16PS's order).
                 std::fill(c.begin(), c.end(), -1.0f);
                 k::matmul_bf16_amx_model(a.data(), b.data(), c.data(), s.batch, s.m, s.kk, s.n, nullptr, nullptr);
                 Hash hm;

@@ -15,7 +15,7 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/fpenv.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm.h"  // CheckOperands
 #include "kernels/pool.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -34,8 +34,8 @@ constexpr std::size_t kTile = 16;                     // rows of a tile; fp32 co
 constexpr std::size_t kBlock = 2 * kTile;             // a C block is 2 x 2 tiles
 constexpr std::size_t kChunkSlots = kBlock * kPairs;  // 32-bit slots per packed chunk (2 KiB)
 
-// Packed operands, in 32-bit slots holding a swapped pair (k = 2q + 1 in the
-// low half, k = 2q in the high half; zero past K or past the matrix):
+// Packed operands, in 32-bit slots holding a pair (k = 2q in the low half,
+// k = 2q + 1 in the high half; zero past K or past the matrix):
 // - an A block (32 rows): for each chunk of 16 pairs, 32 rows of 16 slots,
 //   so rows 0-15 and 16-31 are two tiles of 64-byte rows, 1 KiB apart;
 // - a B panel (32 columns): for each chunk, for each half of 16 columns,
@@ -71,7 +71,7 @@ TileCfg make_cfg(std::size_t pairs) noexcept {
     return t;
 }
 
-inline u32 swapped_pair(u32 even, u32 odd) noexcept { return odd | (even << 16); }
+inline u32 pair(u32 even, u32 odd) noexcept { return even | (odd << 16); }
 
 // ------------------------------------------------------------ tile units
 
@@ -178,8 +178,10 @@ struct ModelTiles {
         std::memcpy(&f, &bits, sizeof f);
         return f;
     }
-    // TDPBF16PS c, a, b: for each row m, pair k, column n, the low elements'
-    // product then the high elements' product, each one rounding.
+    // TDPBF16PS c, a, b as Intel's SDM defines it: for each output, the low
+    // (even) elements' products and the high (odd) elements' products each
+    // chain from +0 over the pairs of the tile, one FMA per step; then their
+    // sum is added to the accumulator. DAZ|FTZ and nearest-even throughout.
     static void dp(int c, int a, int b) noexcept {
         check(c);
         check(a);
@@ -189,20 +191,26 @@ struct ModelTiles {
         if (g.rows[c] != g.rows[a] || g.colsb[c] != g.colsb[b] || g.colsb[a] != 4 * g.rows[b] ||
             g.colsb[c] % 4 != 0 || c == a || c == b || a == b)
             std::abort();
+        const std::size_t pairs = g.colsb[a] / 4u, cols = g.colsb[c] / 4u;
         for (std::size_t m = 0; m < g.rows[c]; ++m) {
-            for (std::size_t k = 0; k < g.colsb[a] / 4u; ++k) {
+            float even[kTile] = {}, odd[kTile] = {};
+            for (std::size_t k = 0; k < pairs; ++k) {
                 u32 av;
                 std::memcpy(&av, s.t[a][m] + 4 * k, 4);
                 const float a0 = bf16(av), a1 = bf16(av >> 16);
-                for (std::size_t n = 0; n < g.colsb[c] / 4u; ++n) {
+                for (std::size_t n = 0; n < cols; ++n) {
                     u32 bv;
-                    float acc;
                     std::memcpy(&bv, s.t[b][k] + 4 * n, 4);
-                    std::memcpy(&acc, s.t[c][m] + 4 * n, 4);
-                    acc = std::fma(a0, bf16(bv), acc);
-                    acc = std::fma(a1, bf16(bv >> 16), acc);
-                    std::memcpy(s.t[c][m] + 4 * n, &acc, 4);
+                    even[n] = std::fma(a0, bf16(bv), even[n]);
+                    odd[n] = std::fma(a1, bf16(bv >> 16), odd[n]);
                 }
+            }
+            for (std::size_t n = 0; n < cols; ++n) {
+                float acc;
+                std::memcpy(&acc, s.t[c][m] + 4 * n, 4);
+                const float sum = even[n] + odd[n];
+                acc += sum;
+                std::memcpy(s.t[c][m] + 4 * n, &acc, 4);
             }
         }
     }
@@ -247,13 +255,12 @@ void pack_a_block(const u16* a, std::size_t lda, std::size_t rows, std::size_t K
             const u16* row = a + r * lda;
             std::size_t qq = 0;
             for (; qq < kPairs && q0 + qq < full_pairs; ++qq) {
-                u32 w;  // little-endian: a[2q] low, a[2q + 1] high
-                std::memcpy(&w, row + 2 * (q0 + qq), sizeof w);
-                out[qq] = (w >> 16) | (w << 16);
+                // Little-endian: a[2q] is already the low half.
+                std::memcpy(out + qq, row + 2 * (q0 + qq), sizeof(u32));
             }
             for (; qq < kPairs; ++qq) {
                 const std::size_t k = 2 * (q0 + qq);
-                out[qq] = k < K ? swapped_pair(row[k], 0u) : 0u;
+                out[qq] = k < K ? pair(row[k], 0u) : 0u;
             }
         }
     }
@@ -273,7 +280,7 @@ void pack_b_panel(const u16* b, std::size_t ldb, std::size_t cols, std::size_t K
                 const u16* odd = k + 1 < K ? b + (k + 1) * ldb + c0 : nullptr;
                 for (std::size_t j = 0; j < kTile; ++j) {
                     const u32 e = even && j < w ? even[j] : 0u, o = odd && j < w ? odd[j] : 0u;
-                    out[j] = swapped_pair(e, o);
+                    out[j] = pair(e, o);
                 }
             }
         }
@@ -408,9 +415,9 @@ void run_amx(std::size_t chunk_bytes, const u16* a, const u16* b, float* c, std:
 }
 
 #ifdef HRX_AMX_X86
-// The hardware against the portable path, bit for bit (NaNs aside), on the
-// three kinds of CheckOperands; shapes with a short last chunk, an odd K,
-// partial C blocks, and one column chunk per panel.
+// The hardware against the model, bit for bit (NaNs aside), on the three
+// kinds of CheckOperands; shapes with a short last chunk, an odd K, partial C
+// blocks, and one column chunk per panel.
 bool self_check() noexcept {
     CheckOperands rng{0xD1B54A32D192ED03ull};
     struct Shape {
@@ -423,8 +430,8 @@ bool self_check() noexcept {
             for (auto& v : a) v = rng.bf16(mode);
             for (auto& v : b) v = rng.bf16(mode);
             std::vector<float> want(sh.m * sh.n), got(sh.m * sh.n);
-            gemm(DType::BFloat16, DType::Float32, a.data(), b.data(), want.data(), 1, sh.m, sh.k, sh.n,
-                 nullptr, nullptr, /*vector=*/false, /*threaded=*/false);
+            run_amx<ModelTiles>(1, a.data(), b.data(), want.data(), 1, sh.m, sh.k, sh.n, nullptr, nullptr,
+                                false);
             run_amx<HwTiles>(1, a.data(), b.data(), got.data(), 1, sh.m, sh.k, sh.n, nullptr, nullptr,
                              false);
             for (std::size_t i = 0; i < want.size(); ++i) {

@@ -2,7 +2,8 @@
 // contract (DESIGN.md "Numerics") and what hrxarray.numerics.matmul runs.
 // bf16 operands travel as their raw 16-bit patterns (uint16_t).
 //
-// Numerics, identical on every code path (tests compare them bit for bit):
+// Numerics, identical on every code path but AMX's (tests compare them bit
+// for bit):
 // - Each output element is its own fp32 accumulator, starting at +0.0, and
 //   takes the K products one fused multiply-add per step,
 //   acc <- round_nearest_even(acc + a[i,k] * b[k,j]), with k in the order
@@ -10,6 +11,12 @@
 //   after an odd K, one more step adds 0 * 0 (Note [Paired k order] in
 //   gemm.h). A bf16 x bf16 product has at most 16 significant bits, so it is
 //   exact in fp32 unless it lies below FLT_MIN; the fusion only matters there.
+// - The AMX tile path (large products on CPUs with AMX-BF16, see below)
+//   takes TDPBF16PS's order instead: per chunk of 32 k (the last one shorter),
+//   the even-k and the odd-k products each chain from +0 by FMAs in ascending
+//   k, and acc <- acc + (even chain + odd chain) (Note [AMX tiles] in amx.h).
+//   Its results are within the same error bound but not bit-identical to the
+//   other paths'; HRXARRAY_AMX=0 turns it off.
 // - No denormals (the AIE-ML datapath has none): subnormal operands count as
 //   zero and subnormal results are flushed to zero (x86 MXCSR DAZ|FTZ, arm64
 //   FPCR.FZ, set for the duration of the call on every thread that computes
@@ -23,12 +30,11 @@
 // instruction passes a check against the FMA model at first use) the general
 // product runs on it, at about twice the fp32 FMA rate on Zen 5; everywhere
 // else the same steps are fp32 FMAs. Where the CPU has AMX-BF16 and Linux
-// grants the tile state, large products run on TDPBF16PS tiles with operand
-// pairs swapped to get the same order (Note [AMX tiles] in amx.h), but only
-// if that path reproduced the portable results bit for bit at first use
-// (HRXARRAY_AMX=0 turns it off). No machine of this project has AMX: the
-// tile path is tested here on a software model of the tile unit
-// (matmul_bf16_amx_model), never on hardware.
+// grants the tile state, products of at least 32 x 64 x 32 run on TDPBF16PS
+// tiles in the order above, if the hardware reproduced the model of the tile
+// unit bit for bit at first use. No machine of this project has AMX: the tile
+// path is tested here on that software model (matmul_bf16_amx_model), never
+// on hardware.
 //
 // The general product is a packed, register-blocked GEMM (Note [Blocked
 // GEMM] in gemm.h): operands packed as bf16 pairs (VDPBF16PS) or widened to
@@ -87,11 +93,11 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
                   std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                   const std::int64_t* ia, const std::int64_t* ib) noexcept;
 
-/// matmul_bf16 through the AMX tile path's packing, blocking and tile
-/// configurations, run on a software model of the tile unit (Intel's
-/// TDPBF16PS definition, one FMA per step) on any x86-64 or arm64 CPU: how
-/// the tile path is tested without AMX hardware. Bit-identical to
-/// matmul_bf16; scalar, so slow.
+/// The AMX tile path of matmul_bf16 (its packing, blocking, tile
+/// configurations and TDPBF16PS order, header comment) run on a software
+/// model of the tile unit (Intel's SDM definition) on any CPU: how the tile
+/// path is tested without AMX hardware, and the reference the hardware is
+/// checked against. Any shape; scalar, so slow.
 void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float* c,
                            std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                            const std::int64_t* ia, const std::int64_t* ib) noexcept;
