@@ -66,6 +66,7 @@ def collect(*, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
 
     env = os.environ if environ is None else environ
     cpu = dict(_core.cpu_features())
+    families = dict(_core.numerics.kernel_paths())
     bundle = _bundle_search(env)
     kernel_devices = _kernel_devices()
     info: dict[str, Any] = {
@@ -78,7 +79,7 @@ def collect(*, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         "native_provider_compiled": _NATIVE_PROVIDER_COMPILED,
         "devices": _devices(hrxarray),
         "cpu": cpu,
-        "kernels": _kernel_path(cpu),
+        "kernels": _kernel_path(cpu, families),
         "bundle": bundle,
         "kernel_devices": kernel_devices,
     }
@@ -122,16 +123,20 @@ def _devices(hrxarray: Any) -> list[dict[str, Any]]:
     return devices
 
 
-def _kernel_path(cpu: Mapping[str, Any]) -> dict[str, Any]:
+def _kernel_path(cpu: Mapping[str, Any], families: Mapping[str, str]) -> dict[str, Any]:
     path = str(cpu.get("kernel_path", "portable"))
     notes = []
+    if path == "amx_bf16" and families.get("matmul") != "amx_bf16":
+        notes.append("the bf16 matmul does not use AMX tiles: HRXARRAY_AMX=0 is set, or the "
+                     "tiles did not reproduce the tile model's results at first use")
     if cpu.get("amx_tile") and cpu.get("amx_bf16") and not cpu.get("amx_permitted"):
         notes.append("the CPU has AMX, but Linux did not grant this process "
                      "AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM)")
     if cpu.get("avx512f") and not cpu.get("os_avx512"):
         notes.append("the CPU has AVX-512, but the operating system does not "
                      "save AVX-512 register state")
-    return {"path": path, "name": _KERNEL_PATH_NAMES.get(path, path), "notes": notes}
+    return {"path": path, "name": _KERNEL_PATH_NAMES.get(path, path), "families": dict(families),
+            "notes": notes}
 
 
 def _cache_root(env: Mapping[str, str]) -> Path:
