@@ -207,18 +207,19 @@ CPU = cpu_features()
 HAS_AMX = CPU["amx_tile"] and CPU["amx_bf16"] and CPU["avx512_bf16"]
 
 
-def test_no_amx_no_tile_path():
+def test_no_amx_no_tile_path(tmp_path):
     if HAS_AMX and CPU["amx_permitted"]:
         pytest.skip("this CPU has AMX and Linux granted it")
     script = "from hrxarray._core import numerics as r; print(r.kernel_paths()['matmul'])"
     env = {k: v for k, v in os.environ.items() if k != "HRXARRAY_AMX"}
+    # Outside the source tree, whose hrxarray/ has no compiled module in an installed checkout.
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                         check=True).stdout.strip()
+                         check=True, cwd=tmp_path).stdout.strip()
     assert out != "amx_bf16"
 
 
 @pytest.mark.skipif(not HAS_AMX, reason="this CPU has no AMX-BF16 (the tile path is tested on the model above)")
-def test_hardware_path_matches_the_model_and_can_be_turned_off():
+def test_hardware_path_matches_the_model_and_can_be_turned_off(tmp_path):
     # With the tile state granted and the first-use check passed the path is amx_bf16, and large
     # products give the model's bits; a refused grant or a failed check falls back to VDPBF16PS,
     # and so does HRXARRAY_AMX=0.
@@ -236,12 +237,12 @@ def test_hardware_path_matches_the_model_and_can_be_turned_off():
     """)
     env = {k: v for k, v in os.environ.items() if k != "HRXARRAY_AMX"}
     path, same = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                                text=True, check=True).stdout.split()
+                                text=True, check=True, cwd=tmp_path).stdout.split()
     allowed = {"amx_bf16", "avx512_bf16"} if CPU["amx_permitted"] else {"avx512_bf16"}
     assert path in allowed
     if path == "amx_bf16":
         assert same == "True"
     off = subprocess.run([sys.executable, "-c", "from hrxarray._core import numerics as r; "
                           "print(r.kernel_paths()['matmul'])"], env=dict(env, HRXARRAY_AMX="0"),
-                         capture_output=True, text=True, check=True).stdout.strip()
+                         capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
     assert off == "avx512_bf16"
