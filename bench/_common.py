@@ -3,10 +3,43 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+_BLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def drop_blas_overrides() -> None:
+    """Re-execute the running script once without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE.
+
+    When inherited they make OpenBLAS pick a slower kernel (numerics.md, section 0). What was
+    removed is left in HRX_BENCH_BLAS_UNSET for the JSON (blas_env_removed()). Call it before
+    NumPy is imported: OpenBLAS reads them when it loads.
+    """
+    if any(v in os.environ for v in _BLAS_VARS) and "HRX_BENCH_BLAS_UNSET" not in os.environ:
+        env = {k: v for k, v in os.environ.items() if k not in _BLAS_VARS}
+        env["HRX_BENCH_BLAS_UNSET"] = ";".join(f"{v}={os.environ[v]}" for v in _BLAS_VARS if v in os.environ)
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
+def blas_env_removed() -> str:
+    """The OpenBLAS variables drop_blas_overrides() removed ("" if none)."""
+    return os.environ.get("HRX_BENCH_BLAS_UNSET", "")
+
+
+def timings_s(fn, repeats: int, warmup: int = 2) -> list[float]:
+    """Calls fn() warmup times, then times it repeats times: the seconds of each timed call."""
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return ts
 
 
 def save_results(name: str, data: dict) -> Path:

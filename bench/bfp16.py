@@ -34,7 +34,7 @@ import numpy as np
 
 from hrxarray import numerics as hn
 from hrxarray._core import numerics as raw
-from _common import RESULTS, pyplot, save_results
+from _common import RESULTS, pyplot, save_results, timings_s
 
 
 def numpy_encode(x, rounding):
@@ -83,15 +83,8 @@ def numpy_decode_f32(blocks, out=None):
     return out
 
 
-def best_s(fn, repeats, warmup=1):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
+def best_s(fn, repeats):
+    return min(timings_s(fn, repeats, warmup=1))
 
 
 REF = "NumPy reference codec (this script)"

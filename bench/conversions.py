@@ -26,20 +26,13 @@ import numpy as np
 
 from hrxarray import numerics as hn
 from hrxarray._core import numerics as raw
-from _common import RESULTS, pyplot, save_results
+from _common import RESULTS, pyplot, save_results, timings_s
 
 PAUSE_S = 0.3
 
 
-def best_s(fn, repeats, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
+def best_s(fn, repeats):
+    return min(timings_s(fn, repeats, warmup=2))
 
 
 def main(argv):

@@ -27,11 +27,9 @@ from __future__ import annotations
 import os
 import sys
 
-_BLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-if any(v in os.environ for v in _BLAS_VARS) and "HRX_BENCH_BLAS_UNSET" not in os.environ:
-    env = {k: v for k, v in os.environ.items() if k not in _BLAS_VARS}
-    env["HRX_BENCH_BLAS_UNSET"] = ";".join(f"{v}={os.environ[v]}" for v in _BLAS_VARS if v in os.environ)
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+from _common import RESULTS, blas_env_removed, drop_blas_overrides, pyplot, save_results, timings_s
+
+drop_blas_overrides()
 
 import json  # noqa: E402
 import time  # noqa: E402
@@ -41,21 +39,9 @@ import numpy as np  # noqa: E402
 
 from hrxarray import numerics as hn  # noqa: E402
 from hrxarray._core import numerics as raw  # noqa: E402
-from _common import RESULTS, pyplot, save_results  # noqa: E402
 
 SIZES = (256, 1024, 4096)
 PAUSE_S = 0.5
-
-
-def times_s(fn, repeats, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return ts
 
 
 def main(argv):
@@ -98,7 +84,7 @@ def main(argv):
         all_times = {}
         for name, fn in calls.items():
             time.sleep(PAUSE_S)
-            all_times[name] = [t / inner for t in times_s(many(fn), reps)]
+            all_times[name] = [t / inner for t in timings_s(many(fn), reps)]
         best = {k: min(v) for k, v in all_times.items()}
         flop = 2.0 * n**3
         row = {
@@ -123,7 +109,7 @@ def main(argv):
         "kernel_path": raw.kernel_paths()["matmul"],
         "threads": raw.matmul_num_threads(),
         "HRXARRAY_NUM_THREADS": os.environ.get("HRXARRAY_NUM_THREADS"),
-        "blas_env_removed": os.environ.get("HRX_BENCH_BLAS_UNSET", ""),
+        "blas_env_removed": blas_env_removed(),
         "blas_env_note": "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for this benchmark process only",
         "method": f"best of R calls per library, libraries in separate blocks after a {PAUSE_S} s pause",
         "numpy": np.__version__,
