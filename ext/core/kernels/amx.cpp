@@ -240,6 +240,8 @@ struct ModelTiles {
 
 // ------------------------------------------------------------ packing
 
+inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
 // Rows [0, rows) (rows <= 32) of the row-major a (lda apart) over all of K.
 void pack_a_block(const u16* a, std::size_t lda, std::size_t rows, std::size_t K, std::size_t chunks,
                   u32* dst) noexcept {
@@ -266,21 +268,27 @@ void pack_a_block(const u16* a, std::size_t lda, std::size_t rows, std::size_t K
     }
 }
 
-// Columns [0, cols) (cols <= 32) of the row-major b (ldb apart) over all of K.
-void pack_b_panel(const u16* b, std::size_t ldb, std::size_t cols, std::size_t K, std::size_t chunks,
-                  u32* dst) noexcept {
-    for (std::size_t ch = 0; ch < chunks; ++ch) {
-        for (std::size_t h = 0; h < 2; ++h) {
-            const std::size_t c0 = h * kTile;
-            const std::size_t w = cols > c0 ? std::min(kTile, cols - c0) : 0;
-            for (std::size_t qq = 0; qq < kPairs; ++qq) {
-                u32* out = dst + ((ch * 2 + h) * kPairs + qq) * kTile;
-                const std::size_t k = 2 * (ch * kPairs + qq);
-                const u16* even = k < K ? b + k * ldb + c0 : nullptr;
-                const u16* odd = k + 1 < K ? b + (k + 1) * ldb + c0 : nullptr;
+// Pair rows [q0, q1) of every panel of a column chunk: columns [0, cols) of
+// the row-major b (ldb apart), panels `panel` slots apart at dst. Row by row,
+// so that b is read in order (1.5x faster than panel by panel at 4,096^2).
+void pack_b_rows(const u16* b, std::size_t ldb, std::size_t cols, std::size_t K, std::size_t panel,
+                 std::size_t q0, std::size_t q1, u32* dst) noexcept {
+    const std::size_t panels = ceil_div(cols, kBlock);
+    for (std::size_t q = q0; q < q1; ++q) {
+        const std::size_t k = 2 * q, ch = q / kPairs, qq = q % kPairs;
+        const u16* even = k < K ? b + k * ldb : nullptr;
+        const u16* odd = k + 1 < K ? b + (k + 1) * ldb : nullptr;
+        for (std::size_t p = 0; p < panels; ++p) {
+            for (std::size_t h = 0; h < 2; ++h) {
+                u32* out = dst + p * panel + ((ch * 2 + h) * kPairs + qq) * kTile;
+                const std::size_t c0 = p * kBlock + h * kTile;
+                if (even && odd && c0 + kTile <= cols) {
+                    for (std::size_t j = 0; j < kTile; ++j) out[j] = pair(even[c0 + j], odd[c0 + j]);
+                    continue;
+                }
                 for (std::size_t j = 0; j < kTile; ++j) {
-                    const u32 e = even && j < w ? even[j] : 0u, o = odd && j < w ? odd[j] : 0u;
-                    out[j] = pair(e, o);
+                    const bool in = c0 + j < cols;
+                    out[j] = pair(even && in ? even[c0 + j] : 0u, odd && in ? odd[c0 + j] : 0u);
                 }
             }
         }
@@ -288,8 +296,6 @@ void pack_b_panel(const u16* b, std::size_t ldb, std::size_t cols, std::size_t K
 }
 
 // ------------------------------------------------------------ the driver
-
-inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 // A growing 64-byte aligned per-thread buffer, given back when it grew large.
 class Slots {
@@ -362,9 +368,13 @@ struct AmxDriver {
         const std::size_t rb = ceil_div(M, kBlock);
         for (std::size_t p0 = 0; p0 < np_all; p0 += np_max) {
             const std::size_t npc = std::min(np_max, np_all - p0);
-            auto pack = [&](std::size_t p) {
-                const std::size_t col = (p0 + p) * kBlock;
-                pack_b_panel(b + col, N, std::min(kBlock, N - col), K, chunks, bpk + p * panel);
+            // Pieces of pair rows, a few per thread.
+            const std::size_t rows = chunks * kPairs;
+            const std::size_t pieces = threads > 1 ? std::min(rows, 4 * threads) : 1;
+            auto pack = [&](std::size_t piece) {
+                const std::size_t col = p0 * kBlock;
+                pack_b_rows(b + col, N, std::min(npc * kBlock, N - col), K, panel, piece * rows / pieces,
+                            (piece + 1) * rows / pieces, bpk);
             };
             std::size_t js = 1;
             while (threads > 1 && rb * js < 2 * threads && npc >= 2 * js) js *= 2;
@@ -386,10 +396,10 @@ struct AmxDriver {
                 U::release();
             };
             if (threads > 1) {
-                pool_run(npc, pack);
+                pool_run(pieces, pack);
                 pool_run(rb * js, item);
             } else {
-                for (std::size_t p = 0; p < npc; ++p) pack(p);
+                pack(0);
                 for (std::size_t it = 0; it < rb * js; ++it) item(it);
             }
         }
