@@ -281,6 +281,12 @@ def test_06_every_loop_matches_numpy(name, types):
     got = run(name, *ins, loop=types)
     want = ref(name, *ins)
     out = loop_dtypes(types)[1]
+    if name in ("maximum", "minimum") and out in ("float32", "float64"):
+        # A +0/-0 tie gives the second operand (elementwise.h), as NumPy does on x86;
+        # NumPy on arm64 orders -0 below +0 (NEON FMAX/FMIN) instead.
+        x, y = np.broadcast_arrays(*ins)
+        tie = (x == 0) & (y == 0)
+        want = np.where(tie, y.astype(want.dtype), want)
     if name in TRANSCENDENTAL or (name == "power" and out in FLOATS):
         assert got.dtype == want.dtype
         d = ulp_diff(got, want)
@@ -499,8 +505,9 @@ def test_17_portable_and_vector_conversions_agree():
         ew.force_portable_half_casts(False)
     for a, b in zip(got[False], got[True]):
         assert (uint_view(a) == uint_view(b)).all()
-    assert_same(got[True][0], h.view(np.float16).astype(np.float32))
+    # NumPy's own casts raise FE_INVALID on signalling NaNs on arm64 (hardware FCVT).
     with np.errstate(all="ignore"):
+        assert_same(got[True][0], h.view(np.float16).astype(np.float32))
         assert_same(got[True][1], f.view(np.float32).astype(np.float16))
 
 

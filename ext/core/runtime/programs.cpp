@@ -267,8 +267,8 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const Kernel
             const auto* vel = reinterpret_cast<const uint16_t*>(v[1].data());
             elementwise(n, [x, vel, dt](uint64_t lo, uint64_t hi) {
                 for (uint64_t i = lo; i < hi; ++i) {
-                    // Separate roundings of the product and the sum (no contraction
-                    // under -std=c++20), branch-free so that it vectorises.
+                    // Separate roundings of the product and the sum (CMakeLists.txt turns
+                    // FP contraction off), branch-free so that it vectorises.
                     const float step = dt * bf16_value(vel[i]);
                     const float sum = bf16_value(x[i]) + step;
                     x[i] = bf16_round(sum);
