@@ -7,16 +7,19 @@
 #include "kernels/amx.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
+#include "kernels/bf16.h"
 #include "kernels/cpu_features.h"
 #include "kernels/fpenv.h"
 #include "kernels/gemm.h"  // CheckOperands
 #include "kernels/pool.h"
+#include "kernels/scratch.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HRX_AMX_X86 1
@@ -172,11 +175,8 @@ struct ModelTiles {
         for (std::size_t r = 0; r < s.cfg.rows[t]; ++r)
             std::memcpy(static_cast<std::uint8_t*>(p) + r * stride, s.t[t][r], s.cfg.colsb[t]);
     }
-    static float bf16(u32 h) noexcept {
-        const u32 bits = (h & 0xFFFFu) << 16;
-        float f;
-        std::memcpy(&f, &bits, sizeof f);
-        return f;
+    static float bf16(u32 h) noexcept {  // the low half of h
+        return std::bit_cast<float>(bf16_to_f32_bits(static_cast<u16>(h)));
     }
     // TDPBF16PS c, a, b as Intel's SDM defines it: for each output, the low
     // (even) elements' products and the high (odd) elements' products each
@@ -240,8 +240,6 @@ struct ModelTiles {
 
 // ------------------------------------------------------------ packing
 
-inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
 // Rows [0, rows) (rows <= 32) of the row-major a (lda apart) over all of K.
 void pack_a_block(const u16* a, std::size_t lda, std::size_t rows, std::size_t K, std::size_t chunks,
                   u32* dst) noexcept {
@@ -297,30 +295,12 @@ void pack_b_rows(const u16* b, std::size_t ldb, std::size_t cols, std::size_t K,
 
 // ------------------------------------------------------------ the driver
 
-// A growing 64-byte aligned per-thread buffer, given back when it grew large.
-class Slots {
-public:
-    u32* get(std::size_t count) {
-        const std::size_t need = count + 16;
-        if (buf_.size() < need) buf_.resize(need);
-        u32* p = buf_.data();
-        const std::size_t mis = (reinterpret_cast<std::uintptr_t>(p) % 64) / sizeof(u32);
-        return mis ? p + (16 - mis) : p;
-    }
-    void release_if_large() {
-        if (buf_.size() * sizeof(u32) > (16u << 20)) std::vector<u32>().swap(buf_);
-    }
-
-private:
-    std::vector<u32> buf_;
-};
-
-Slots& slots_a() {
-    thread_local Slots s;
+Scratch<u32>& slots_a() {
+    thread_local Scratch<u32> s;
     return s;
 }
-Slots& slots_b() {
-    thread_local Slots s;
+Scratch<u32>& slots_b() {
+    thread_local Scratch<u32> s;
     return s;
 }
 
@@ -363,18 +343,18 @@ struct AmxDriver {
         const std::size_t panel = chunks * kChunkSlots;  // slots per packed B panel
         const std::size_t np_all = ceil_div(N, kBlock);
         const std::size_t np_max = std::max<std::size_t>(1, chunk_bytes / (panel * sizeof(u32)));
-        Slots& bs = slots_b();
+        Scratch<u32>& bs = slots_b();
         u32* bpk = bs.get(std::min(np_max, np_all) * panel);
         const std::size_t rb = ceil_div(M, kBlock);
+        // B is packed in pieces of pair rows, a few per thread.
+        const std::size_t pair_rows = chunks * kPairs;
+        const std::size_t pieces = threads > 1 ? std::min(pair_rows, 4 * threads) : 1;
         for (std::size_t p0 = 0; p0 < np_all; p0 += np_max) {
             const std::size_t npc = std::min(np_max, np_all - p0);
-            // Pieces of pair rows, a few per thread.
-            const std::size_t rows = chunks * kPairs;
-            const std::size_t pieces = threads > 1 ? std::min(rows, 4 * threads) : 1;
             auto pack = [&](std::size_t piece) {
                 const std::size_t col = p0 * kBlock;
-                pack_b_rows(b + col, N, std::min(npc * kBlock, N - col), K, panel, piece * rows / pieces,
-                            (piece + 1) * rows / pieces, bpk);
+                pack_b_rows(b + col, N, std::min(npc * kBlock, N - col), K, panel, piece * pair_rows / pieces,
+                            (piece + 1) * pair_rows / pieces, bpk);
             };
             std::size_t js = 1;
             while (threads > 1 && rb * js < 2 * threads && npc >= 2 * js) js *= 2;

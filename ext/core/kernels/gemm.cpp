@@ -23,6 +23,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/fpenv.h"
 #include "kernels/pool.h"
+#include "kernels/scratch.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HRX_GEMM_X86 1
@@ -45,7 +46,8 @@ constexpr std::size_t kKc = 384;
 static_assert(kKc % 2 == 0, "Note [Paired k order]");
 // Rows of A per work item (its packed block, kMcMax x kKc, lives in L2).
 constexpr std::size_t kMcMax = 192;
-// Packed B per column chunk (shared by the threads, meant to stay in L3).
+// Packed B per column chunk (shared by the threads, meant to stay in L3;
+// Scratch keeps twice this per thread).
 constexpr std::size_t kBChunkBytes = 8u << 20;
 
 template <class T>
@@ -780,28 +782,6 @@ Path best_path() noexcept {
 
 // ------------------------------------------------------------ the driver
 
-// A 64-byte aligned scratch area that grows as needed and stays with the
-// thread (so repeated calls touch no new pages), unless it grew past
-// kKeepBytes, in which case release() gives it back.
-template <class T>
-class Scratch {
-public:
-    T* get(std::size_t count) {
-        const std::size_t need = count + 64 / sizeof(T);
-        if (buf_.size() < need) buf_.resize(need);
-        T* p = buf_.data();
-        const std::size_t mis = (reinterpret_cast<std::uintptr_t>(p) % 64) / sizeof(T);
-        return mis ? p + (64 / sizeof(T) - mis) : p;
-    }
-    void release_if_large() {
-        if (buf_.size() * sizeof(T) > kKeepBytes) std::vector<T>().swap(buf_);
-    }
-
-private:
-    static constexpr std::size_t kKeepBytes = 2 * kBChunkBytes;
-    std::vector<T> buf_;
-};
-
 template <class T>
 Scratch<T>& scratch_a() {
     thread_local Scratch<T> s;
@@ -817,8 +797,6 @@ Scratch<T>& scratch_w() {
     thread_local Scratch<T> s;
     return s;
 }
-
-inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 template <class F>
 struct Driver {
