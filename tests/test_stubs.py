@@ -11,13 +11,13 @@ import hrxarray
 
 REPO = Path(__file__).resolve().parents[1]
 # _core has submodules (kernels, numerics), so its stubs are a package:
-# hrxarray/_core/__init__.pyi, kernels.pyi, numerics.pyi.
-STUBS = REPO / "hrxarray" / "_core"
-REGENERATE = "python -m nanobind.stubgen -r -m hrxarray._core -O hrxarray"
+# src/hrxarray/_core/__init__.pyi, kernels.pyi, numerics.pyi.
+STUBS = REPO / "src" / "hrxarray" / "_core"
+REGENERATE = "python -m nanobind.stubgen -r -m hrxarray._core -O src/hrxarray"
 
 
 def test_py_typed_marker_is_committed():
-    assert (REPO / "hrxarray" / "py.typed").is_file()
+    assert (REPO / "src" / "hrxarray" / "py.typed").is_file()
 
 
 def test_stub_is_current(tmp_path):
@@ -39,7 +39,7 @@ def test_stub_is_current(tmp_path):
         fresh = (fresh_dir / name).read_text().splitlines(keepends=True)
         committed = (STUBS / name).read_text().splitlines(keepends=True)
         diff = "".join(difflib.unified_diff(committed, fresh, f"committed _core/{name}", "regenerated"))
-        assert not diff, f"hrxarray/_core/{name} is stale; regenerate it with `{REGENERATE}`:\n{diff}"
+        assert not diff, f"src/hrxarray/_core/{name} is stale; regenerate it with `{REGENERATE}`:\n{diff}"
 
 
 def test_every_public_name_is_documented():

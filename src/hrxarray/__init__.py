@@ -13,14 +13,25 @@ import atexit as _atexit
 import os as _os
 import threading as _threading
 
+
+def _missing_core_message(why: str) -> str:
+    return (
+        f"hrxarray's compiled module hrxarray._core is missing ({why}): this is hrxarray's source "
+        f"tree at {_os.path.dirname(__file__)}, not an installed package. Install it with "
+        "`pip install .` (or `pip install --no-build-isolation -e .` for development) and import "
+        "hrxarray from outside src/."
+    )
+
+
+# The stubs folder src/hrxarray/_core/ is a namespace package when the compiled
+# module is absent (an uninstalled source tree): the import then "succeeds" and
+# the first name lookup fails with a message that says nothing about the cause.
 try:
     from . import _core
 except ImportError as _exc:  # pragma: no cover - only on a broken install
-    raise ImportError(
-        f"hrxarray's compiled core (hrxarray._core) could not be imported ({_exc}); install the package with "
-        "`pip install .` (or `pip install --no-build-isolation -e .`) and run Python outside "
-        "the source tree's root, or use an editable install"
-    ) from _exc
+    raise ImportError(_missing_core_message(repr(_exc))) from _exc
+if getattr(_core, "__file__", None) is None:
+    raise ImportError(_missing_core_message(f"{__name__}._core resolved to the stubs folder {list(_core.__path__)}"))
 
 from ._core import (
     Access,
