@@ -30,11 +30,16 @@ namespace hrx::kernels::detail {
 
 enum class TileUnit { Hardware, Model };
 
-/// Whether the hardware tile path may run in this process: the CPU has AMX
-/// BF16, Linux granted the tile state (cpu_features().amx_permitted),
-/// HRXARRAY_AMX is not "0", and the hardware reproduced the model's results
-/// bit for bit once. Decided at the first call.
+/// Whether TileUnit::Hardware runs in this process: the CPU has AMX BF16,
+/// Linux granted the tile state (cpu_features().amx_permitted), HRXARRAY_AMX
+/// is not "0", and the hardware reproduced the model's results bit for bit
+/// once; or HRXARRAY_AMX is "model", which makes TileUnit::Hardware run on the
+/// model on any CPU (how tests see what a CPU with AMX does). Decided at the
+/// first call.
 bool amx_usable() noexcept;
+
+/// Whether TileUnit::Hardware is the model (HRXARRAY_AMX=model).
+bool amx_is_model() noexcept;
 
 /// c[t] = a[ia[t]] @ b[ib[t]] with matmul_bf16's layout and conventions and
 /// the tile order above, on the hardware tiles (only if amx_usable()) or on
