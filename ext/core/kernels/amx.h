@@ -13,7 +13,10 @@
 // the last chunk has the rest, on a tile configuration of exactly that many
 // pairs), and per chunk c <- c + (even chain + odd chain), c from +0. An odd
 // K's zero pad is the last step of the odd chain. A C block is 2 x 2 tiles
-// (32 x 32).
+// (32 x 32). Since the devices' matmul must give the same bits on every host,
+// this order is an opt-in (matmul_bf16_tile); products the tiles do not take
+// (no AMX, or too small) run the same steps as fp32 FMAs on gemm.cpp's driver
+// (KOrder::Tile), which tests check against the model bit for bit.
 //
 // The same driver also runs on a software model of the tile unit
 // (TileUnit::Model, the SDM's definition, scalar and slow), which is how
