@@ -49,8 +49,10 @@ EXPLAIN = {
     "gemm will use) against NumPy float32, ml_dtypes bf16 and torch bf16 batched matmuls in the same run "
     "(targets: >= 5x NumPy float32 at N = 16,384; >= 60% of copy bandwidth at N = 1,048,576).",
     "matmul": "`hrxarray.numerics.matmul` general BF16 x BF16 -> FP32 n x n x n products (the packed AVX-512 "
-    "GEMM, VDPBF16PS where the CPU has AVX512-BF16; each output one fp32 chain with k in pairs 1, 0, 3, 2, ...) in GFLOP/s against NumPy float32 (OpenBLAS) and torch bf16 "
-    "matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n; the AMX tile path runs only on CPUs with AMX, none here).",
+    "GEMM, VDPBF16PS where the CPU has AVX512-BF16; each output one fp32 chain with k in pairs 1, 0, 3, 2, ...: the "
+    "devices' order, never on AMX tiles) and, where the file has them, the same with `order=\"tile\"` (AMX's order: "
+    "on the tiles where the host has them, fp32 FMAs elsewhere) in GFLOP/s against NumPy float32 (OpenBLAS) and torch "
+    "bf16 matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n).",
     "conversions": "`to_bfloat16` / `from_bfloat16` on {mib} MiB of float32 (GB/s = bytes read + written) against "
     "ml_dtypes `astype`, torch `.to(torch.bfloat16)` / `.float()` and `np.copyto` float32 -> float32 of the same "
     "float32 array in the same run (target: >= 0.8x copy bandwidth).",
@@ -62,7 +64,7 @@ EXPLAIN = {
     "submit_throughput": "A prepared one-region graph (64-byte fill) submitted {submissions:,} times without "
     "waiting, then drained; best of three rounds, against the standard library's "
     "`ThreadPoolExecutor(max_workers=1).submit` of a no-op measured in the same run.",
-    "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX §5.1) itself: medians of {default[samples]} "
+    "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX's gpu_npu_parallel example) itself: medians of {default[samples]} "
     "alternating sequential/parallel pairs, all outputs checked bit for bit, for the default configuration (peer: HRX's "
     "published 1.24x on gfx1151 + NPU5) and for the configuration where the two branches take about equal "
     "time (target on 2 cores: ≥ 1.5x), found from the default run's branch times. Each configuration runs "
@@ -226,12 +228,16 @@ def rows_batched_gemm(d):
 
 def rows_matmul(d):
     rows = []
+    tile = f" ({d['tile_path']})" if "tile_path" in d else ""
     for r in d["rows"]:
-        for peer, label in (("numpy_f32", "np.matmul float32"), ("torch_bf16", "torch.matmul bf16")):
-            if peer in r["gflop_per_s"]:
-                rows.append({"figure": f"bf16 matmul n = {r['n']:,}", "value": r["gflop_per_s"]["hrxarray"],
-                             "unit": "GFLOP/s", "peer": label, "peer_value": r["gflop_per_s"][peer],
-                             "ratio": r["ratio_vs"][peer], "ratio_label": "ours / peer"})
+        for ours, label_ours, ratios in (("hrxarray", "", "ratio_vs"), ("hrxarray_tile", f", order='tile'{tile}", "tile_ratio_vs")):
+            if ours not in r["gflop_per_s"]:
+                continue
+            for peer, label in (("numpy_f32", "np.matmul float32"), ("torch_bf16", "torch.matmul bf16")):
+                if peer in r["gflop_per_s"]:
+                    rows.append({"figure": f"bf16 matmul n = {r['n']:,}{label_ours}", "value": r["gflop_per_s"][ours],
+                                 "unit": "GFLOP/s", "peer": label, "peer_value": r["gflop_per_s"][peer],
+                                 "ratio": r[ratios][peer], "ratio_label": "ours / peer"})
     return rows
 
 

@@ -6,6 +6,7 @@ is skipped when that peer is not installed; nothing else is skipped.
 """
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -59,3 +60,30 @@ def test_readme_block_runs(line, source, tmp_path):
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, f"README.md:{line} fails:\n{proc.stderr}"
+
+
+ROOT = README.parent
+
+
+def test_user_docs_cite_only_what_a_reader_can_open():
+    # The design references (hrx-runtime.md and its sections) are not part of the repository: the
+    # README, the examples and the package cite the public hrx-rs sources instead.
+    files = [README, ROOT / "bench" / "README.md", *sorted((ROOT / "examples").glob("*.py")),
+             *sorted((ROOT / "src" / "hrxarray").glob("*.py"))]
+    for path in files:
+        text = path.read_text()
+        for needle in ("hrx-runtime.md", "reference/", "§"):
+            assert needle not in text, f"{path.relative_to(ROOT)} cites {needle!r}"
+
+
+def test_readme_speedups_are_the_bench_tables():
+    # The overlap figures the README quotes are those of bench/results/gpu_npu_parallel.json.
+    d = json.loads((ROOT / "bench" / "results" / "gpu_npu_parallel.json").read_text())
+    text = " ".join(README.read_text().split())
+    balanced, single = d["balanced"], d["one_cpu_per_engine"]["balanced"]
+    assert f"running them at once saves little: about {d['default']['speedup']:.2f}×" in text
+    assert f"{balanced['speedup']:.2f}× with the kernels' thread pool" in text
+    assert f"{balanced['matrices']:,} matrices; {min(balanced['speedup_per_run']):.2f}–" \
+           f"{max(balanced['speedup_per_run']):.2f}× over three runs" in text
+    assert f"{single['speedup']:.2f}× with one CPU per emulated engine" in text
+    assert f"{single['matrices']:,} matrices)" in text
