@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -42,11 +44,44 @@ def timings_s(fn, repeats: int, warmup: int = 2) -> list[float]:
     return ts
 
 
+def host_description() -> dict:
+    """The machine a figure is measured on: CPU model and count, OS, Python, NumPy, hrxarray's kernel paths."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    info = {"cpu": cpu, "cpus": os.cpu_count(), "os": platform.platform(), "python": platform.python_version()}
+    try:
+        import numpy
+
+        import hrxarray as hx
+
+        info["numpy"] = numpy.__version__
+        info["backend"] = hx.Runtime().backend
+        info["kernel_path"] = hx._core.cpu_features()["kernel_path"]
+        info["kernel_families"] = dict(hx._core.numerics.kernel_paths())
+    except Exception as exc:  # the figure is still worth recording
+        info["hrxarray"] = f"not importable: {exc}"
+    return info
+
+
 def save_results(name: str, data: dict) -> Path:
-    """Write bench/results/<name>.json and return its path."""
+    """Write bench/results/<name>.json and return its path.
+
+    The file also records the host it was measured on (``host``, host_description()) and when
+    (``measured_at``, local time with its UTC offset), so that bench/run.py can show each figure
+    with its own host and date however many hosts and runs the table mixes.
+    """
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps(data, indent=2))
+    stamped = {**data, "host": host_description(),
+               "measured_at": _dt.datetime.now().astimezone().isoformat(timespec="seconds")}
+    path.write_text(json.dumps(stamped, indent=2))
     return path
 
 

@@ -1,12 +1,15 @@
 """General BF16 x BF16 -> FP32 matmul: hrxarray.numerics.matmul in GFLOP/s against its peers.
 
 For square n x n x n products with n = 256 / 1,024 / 4,096, the best-of-R time of
-``hrxarray.numerics.matmul(a, b, out=c)`` (bf16 in, float32 out, preallocated output)
-against, in the same run: ``np.matmul`` on float32 copies of the operands
-(OpenBLAS, all its threads) and ``torch.matmul`` on bf16 tensors (when torch is
-installed; oneDNN, bf16 out). GFLOP/s = 2 n^3 / time. Target (issue 4): >= 1x
-NumPy float32 at every size. torch bf16 is a peer for scale only: its
-"<= 0.8x with AMX" target applies where AMX exists, and this machine has none.
+``hrxarray.numerics.matmul(a, b, out=c)`` (bf16 in, float32 out, preallocated output;
+the devices' pair order) and of the same call with ``order="tile"`` (AMX's order: on
+the AMX tiles where the host has them, fp32 FMAs elsewhere) against, in the same
+run: ``np.matmul`` on float32 copies of the operands (OpenBLAS, all its threads)
+and ``torch.matmul`` on bf16 tensors (when torch is installed; oneDNN, bf16 out).
+GFLOP/s = 2 n^3 / time. Target (issue 4): >= 1x NumPy float32 at every size, for
+the default order. torch bf16 is a peer for scale; its ">= 0.8x torch bf16 with
+AMX" target can only apply to ``order="tile"`` on a host whose tiles run it
+(``tile_path`` in the JSON is "amx_bf16").
 
 Each library is measured in its own block, after a pause of PAUSE_S seconds:
 OpenBLAS and OpenMP worker threads keep spinning for a while after a call, and on
@@ -72,8 +75,12 @@ def main(argv):
                     fn()
             return run
 
+        ct = np.empty_like(c)
+        hn.matmul(a, b, order="tile", out=ct)
+        assert np.allclose(ct, c32, rtol=1e-4, atol=1e-3 * np.sqrt(n))
         calls = {
             "hrxarray": lambda: hn.matmul(a, b, out=c),
+            "hrxarray_tile": lambda: hn.matmul(a, b, order="tile", out=ct),
             "numpy_f32": lambda: np.matmul(a32, b32, out=c32),
         }
         if torch is not None:
@@ -93,9 +100,12 @@ def main(argv):
             "all_s": all_times,
             "gflop_per_s": {k: flop / t / 1e9 for k, t in best.items()},
         }
-        row["ratio_vs"] = {k: t / best["hrxarray"] for k, t in best.items() if k != "hrxarray"}
+        peers = [k for k in best if not k.startswith("hrxarray")]
+        row["ratio_vs"] = {k: best[k] / best["hrxarray"] for k in peers}
+        row["tile_ratio_vs"] = {k: best[k] / best["hrxarray_tile"] for k in peers}
         rows.append(row)
         print(f"n={n:>5}: hrxarray {row['gflop_per_s']['hrxarray']:6.0f} GFLOP/s  "
+              + f"order='tile' {row['gflop_per_s']['hrxarray_tile']:6.0f}  "
               + "  ".join(f"{k} {row['gflop_per_s'][k]:6.0f} (x{v:.2f})" for k, v in row["ratio_vs"].items()),
               flush=True)
 
@@ -105,8 +115,12 @@ def main(argv):
         "ratio": min(r["ratio_vs"]["numpy_f32"] for r in rows),
         "ratio_note": "smallest hrxarray / numpy float32 over n = 256, 1024, 4096 (target >= 1)",
         "targets": {"ratio_vs_numpy_f32_every_n": 1.0},
-        "amx": "not present on this CPU: the >= 0.8x torch-bf16-with-AMX target does not apply",
+        "amx": ("order='tile' runs on the AMX tiles here (the default order never does)"
+                if raw.kernel_paths()["matmul_tile"] == "amx_bf16" else
+                "no usable AMX tiles here: order='tile' runs as fp32 FMAs, and the >= 0.8x torch-bf16-with-AMX "
+                "target does not apply"),
         "kernel_path": raw.kernel_paths()["matmul"],
+        "tile_path": raw.kernel_paths()["matmul_tile"],
         "threads": raw.matmul_num_threads(),
         "HRXARRAY_NUM_THREADS": os.environ.get("HRXARRAY_NUM_THREADS"),
         "blas_env_removed": blas_env_removed(),

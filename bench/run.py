@@ -5,14 +5,16 @@ subprocess of the current interpreter (their output is streamed with a
 prefix, so long runs show progress), then reads every ``bench/results/*.json``
 figure file (Chrome/Perfetto trace files are skipped) and rewrites the part
 of ``bench/README.md`` between the ``bench-table`` markers (the whole file if
-it does not exist yet): the machine, when and how the figures were made, and
-one row per figure with its peer and the ratio.
+it does not exist yet): per result file, the host it was measured on and when
+(both recorded in the file itself by ``_common.save_results``, so a partial
+run replaces only its own figures and the rest keep theirs), how its run went,
+and one row per figure with its peer and the ratio.
 
 The emulated devices run on host CPU threads, so a busy machine distorts the
 figures (parallel branches need two free cores). Before each benchmark the
 runner samples /proc/stat and waits, up to ``--quiet-wait`` seconds, until
 other processes use less than a quarter of the machine; the CPU use it saw
-is written into the table's header.
+is recorded in the benchmark's result file and shown in the table.
 
 Run: python bench/run.py [--table-only] [--quiet-wait SECONDS] [name ...]
      (names select benchmarks, e.g. ``python bench/run.py runtime_latency``)
@@ -24,7 +26,6 @@ import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -48,8 +49,10 @@ EXPLAIN = {
     "gemm will use) against NumPy float32, ml_dtypes bf16 and torch bf16 batched matmuls in the same run "
     "(targets: >= 5x NumPy float32 at N = 16,384; >= 60% of copy bandwidth at N = 1,048,576).",
     "matmul": "`hrxarray.numerics.matmul` general BF16 x BF16 -> FP32 n x n x n products (the packed AVX-512 "
-    "GEMM, VDPBF16PS where the CPU has AVX512-BF16; each output one fp32 chain with k in pairs 1, 0, 3, 2, ...) in GFLOP/s against NumPy float32 (OpenBLAS) and torch bf16 "
-    "matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n; the AMX tile path runs only on CPUs with AMX, none here).",
+    "GEMM, VDPBF16PS where the CPU has AVX512-BF16; each output one fp32 chain with k in pairs 1, 0, 3, 2, ...: the "
+    "devices' order, never on AMX tiles) and, where the file has them, the same with `order=\"tile\"` (AMX's order: "
+    "on the tiles where the host has them, fp32 FMAs elsewhere) in GFLOP/s against NumPy float32 (OpenBLAS) and torch "
+    "bf16 matmul, each library in its own block, best of {repeats} (target: >= 1x NumPy float32 at every n).",
     "conversions": "`to_bfloat16` / `from_bfloat16` on {mib} MiB of float32 (GB/s = bytes read + written) against "
     "ml_dtypes `astype`, torch `.to(torch.bfloat16)` / `.float()` and `np.copyto` float32 -> float32 of the same "
     "float32 array in the same run (target: >= 0.8x copy bandwidth).",
@@ -61,7 +64,7 @@ EXPLAIN = {
     "submit_throughput": "A prepared one-region graph (64-byte fill) submitted {submissions:,} times without "
     "waiting, then drained; best of three rounds, against the standard library's "
     "`ThreadPoolExecutor(max_workers=1).submit` of a no-op measured in the same run.",
-    "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX §5.1) itself: medians of {default[samples]} "
+    "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX's gpu_npu_parallel example) itself: medians of {default[samples]} "
     "alternating sequential/parallel pairs, all outputs checked bit for bit, for the default configuration (peer: HRX's "
     "published 1.24x on gfx1151 + NPU5) and for the configuration where the two branches take about equal "
     "time (target on 2 cores: ≥ 1.5x), found from the default run's branch times. Each configuration runs "
@@ -102,17 +105,17 @@ def wait_until_quiet(max_wait):
 def run_script(path):
     """Run one benchmark script, streaming its output with a prefix; return (exit code, seconds)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-u", str(path)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    for line in proc.stdout:
-        print(f"    | {line.rstrip()}", flush=True)
-    return proc.wait(), time.perf_counter() - t0
+    ) as proc:
+        for line in proc.stdout:
+            print(f"    | {line.rstrip()}", flush=True)
+        return proc.wait(), time.perf_counter() - t0
 
 
 # ---------------------------------------------------------------- figures
@@ -225,12 +228,16 @@ def rows_batched_gemm(d):
 
 def rows_matmul(d):
     rows = []
+    tile = f" ({d['tile_path']})" if "tile_path" in d else ""
     for r in d["rows"]:
-        for peer, label in (("numpy_f32", "np.matmul float32"), ("torch_bf16", "torch.matmul bf16")):
-            if peer in r["gflop_per_s"]:
-                rows.append({"figure": f"bf16 matmul n = {r['n']:,}", "value": r["gflop_per_s"]["hrxarray"],
-                             "unit": "GFLOP/s", "peer": label, "peer_value": r["gflop_per_s"][peer],
-                             "ratio": r["ratio_vs"][peer], "ratio_label": "ours / peer"})
+        for ours, label_ours, ratios in (("hrxarray", "", "ratio_vs"), ("hrxarray_tile", f", order='tile'{tile}", "tile_ratio_vs")):
+            if ours not in r["gflop_per_s"]:
+                continue
+            for peer, label in (("numpy_f32", "np.matmul float32"), ("torch_bf16", "torch.matmul bf16")):
+                if peer in r["gflop_per_s"]:
+                    rows.append({"figure": f"bf16 matmul n = {r['n']:,}{label_ours}", "value": r["gflop_per_s"][ours],
+                                 "unit": "GFLOP/s", "peer": label, "peer_value": r["gflop_per_s"][peer],
+                                 "ratio": r[ratios][peer], "ratio_label": "ours / peer"})
     return rows
 
 
@@ -264,10 +271,10 @@ def rows_generic(d):
     ]
 
 
-def collect():
-    """{name: (data, rows, mtime)} for every figure file in bench/results (traces skipped)."""
+def collect(results=None):
+    """{name: (data, rows)} for every figure file in `results` (default bench/results; traces skipped)."""
     out = {}
-    for path in sorted(RESULTS.glob("*.json")):
+    for path in sorted(Path(results or RESULTS).glob("*.json")):
         try:
             d = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
@@ -281,57 +288,83 @@ def collect():
         except (KeyError, TypeError, ZeroDivisionError) as exc:
             print(f"  {path.name}: unexpected layout ({exc!r}); listing its numbers", file=sys.stderr)
             rows = rows_generic(d)
-        out[name] = (d, rows, _dt.datetime.fromtimestamp(path.stat().st_mtime))
+        out[name] = (d, rows)
     return out
 
 
-def machine():
-    cpu = platform.processor() or platform.machine()
+def when(d):
+    """A result file's measurement time as YYYY-MM-DD HH:MM and its zone, or a note that it is missing."""
     try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    info = {"cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(), "os": platform.platform()}
+        t = _dt.datetime.fromisoformat(d["measured_at"])
+    except (KeyError, TypeError, ValueError):
+        return "date not recorded"
+    offset = t.utcoffset()
+    zone = "" if offset is None else " UTC" if not offset else t.strftime(" UTC%z")
+    return t.strftime("%Y-%m-%d %H:%M") + zone
+
+
+def host_short(d):
+    """CPU model and count of a result file's host, for the summary table."""
+    h = d.get("host")
+    if not isinstance(h, dict):
+        return "host not recorded"
+    return f"{h.get('cpu', '?')} ({h.get('cpus', '?')} CPUs)"
+
+
+def host_long(d):
+    """Everything a result file records about its host, as one sentence fragment."""
+    h = d.get("host")
+    if not isinstance(h, dict):
+        return "a host the file does not record"
+    text = f"{h.get('cpu', '?')} ({h.get('cpus', '?')} logical CPUs), {h.get('os', '?')}, Python {h.get('python', '?')}"
+    if "numpy" in h:
+        text += f", NumPy {h['numpy']}"
+    if "kernel_path" in h:
+        text += f"; hrxarray backend `{h.get('backend', '?')}`, CPU kernel path `{h['kernel_path']}`"
+    return text
+
+
+def runner_cells(d):
+    """Exit code, seconds and other CPU use at start of the bench/run.py run that wrote a result file."""
+    r = d.get("runner")
+    if not isinstance(r, dict):
+        return ["—", "—", "—"]
+    busy = r.get("other_cpu_use_at_start")
+    return [str(r.get("exit", "—")), f"{r['seconds']:.1f}" if "seconds" in r else "—",
+            "n/a" if busy is None else f"{busy:.0%}"]
+
+
+def stamp_runner(path, started, rc, secs, busy):
+    """Record in the result file at `path` how its run went, if this run (begun at `started`) wrote it."""
     try:
-        import numpy
-
-        import hrxarray as hx
-
-        info["numpy"] = numpy.__version__
-        info["backend"] = hx.Runtime().backend
-        info["kernel_path"] = hx._core.cpu_features()["kernel_path"]
-    except Exception as exc:  # the table is still worth writing
-        info["hrxarray"] = f"not importable: {exc}"
-    return info
+        d = json.loads(path.read_text())
+        written = _dt.datetime.fromisoformat(d["measured_at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if written.timestamp() + 1 < started:  # an older file: this run did not replace it
+        return
+    d["runner"] = {"exit": rc, "seconds": round(secs, 1), "other_cpu_use_at_start": busy}
+    path.write_text(json.dumps(d, indent=2))
 
 
-def render(figures, runs, m):
+def render(figures, generated=None):
+    """The README block for `figures` (collect()'s result): each file with its own host and date."""
+    generated = generated or _dt.datetime.now().astimezone()
     lines = [START, ""]
-    lines.append(
-        f"Generated {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by `python bench/run.py` on "
-        f"{m['cpu']} ({m['cpus']} logical CPUs), {m['os']}, Python {m['python']}"
-        + (f", NumPy {m['numpy']}" if "numpy" in m else "")
-        + (f"; hrxarray backend `{m['backend']}`, CPU kernel path `{m['kernel_path']}`" if "backend" in m else "")
-        + "."
-    )
-    if runs:
-        lines.append("")
-        lines.append("| benchmark | exit | seconds | other CPU use at start |")
-        lines.append("|---|---|---|---|")
-        for name, (rc, secs, busy) in runs.items():
-            lines.append(f"| `{name}.py` | {rc} | {secs:.1f} | {'n/a' if busy is None else f'{busy:.0%}'} |")
-    for name, (d, rows, mtime) in figures.items():
+    lines.append(f"Generated {generated:%Y-%m-%d %H:%M} by `python bench/run.py` from the files in "
+                 "`bench/results/`. Each file records the host it was measured on and when: a partial run "
+                 "replaces only its own files, so figures of different hosts and dates can stand side by side.")
+    lines += ["", "| benchmark | measured | host | exit | seconds | other CPU use at start |", "|---|---|---|---|---|---|"]
+    for name, (d, _) in figures.items():
+        lines.append(f"| `{name}` | {when(d)} | {host_short(d)} | " + " | ".join(runner_cells(d)) + " |")
+    for name, (d, rows) in figures.items():
         lines += ["", f"### {name}", ""]
         try:
             lines.append(EXPLAIN[name].format(**d) if name in EXPLAIN else d.get("figure", ""))
         except (KeyError, IndexError, ValueError):
             lines.append(d.get("figure", ""))
         lines.append("")
-        lines.append(f"Source: `bench/results/{name}.json` ({mtime:%Y-%m-%d %H:%M})"
+        lines.append(f"Measured {when(d)} on {host_long(d)}. Source: `bench/results/{name}.json`"
                      + (f", plot `bench/results/{name}.png`" if (RESULTS / f"{name}.png").exists() else "") + ".")
         lines.append("")
         lines.append("| figure | value | peer | peer value | ratio |")
@@ -348,7 +381,7 @@ HEADER = """# Benchmarks
 
 Every figure here was measured on hrxarray's **emulated fabric**: the "GPU" and the "NPU" are engines inside
 the Python process that run their kernels on host CPU threads (with the hardware's numerics and HRX's
-scheduling rules). The figures therefore describe this machine's CPUs and hrxarray's runtime overhead, not
+scheduling rules). The figures therefore describe the measuring host's CPUs (each names its host) and hrxarray's runtime overhead, not
 a Strix Halo's gfx1151 or NPU5; where HRX published a figure for real hardware it is quoted as a peer for
 scale, never as a like-for-like comparison. Each figure is compared with a peer measured in the same run
 (or the stated target) and the ratio is given.
@@ -358,7 +391,7 @@ optionally matplotlib, `pip install ".[bench]"`, for the PNG plots):
 
 ```sh
 python bench/run.py                    # run every bench/*.py, rewrite bench/results/ and the table below
-python bench/run.py gpu_npu_parallel   # only some benchmarks (the table still lists every result file)
+python bench/run.py gpu_npu_parallel   # only some benchmarks (the other files keep their hosts and dates)
 python bench/run.py --table-only       # only regenerate the table from bench/results/*.json
 ```
 
@@ -369,15 +402,17 @@ CPU use it saw.
 """
 
 
-def write_readme(block):
-    if README.exists():
-        text = README.read_text()
+def write_readme(block, readme=None):
+    """Put `block` between the markers of `readme` (default bench/README.md), or write the file anew."""
+    readme = Path(readme or README)
+    if readme.exists():
+        text = readme.read_text()
         if START in text and END in text:
             head, rest = text.split(START, 1)
             tail = rest.split(END, 1)[1]
-            README.write_text(head + block + tail)
+            readme.write_text(head + block + tail)
             return
-    README.write_text(HEADER + block + "\n")
+    readme.write_text(HEADER + block + "\n")
 
 
 def main(argv):
@@ -394,23 +429,24 @@ def main(argv):
             ap.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}; have {', '.join(p.stem for p in scripts)}")
         scripts = [p for p in scripts if p.stem in args.names]
 
-    runs, failed = {}, []
+    failed = []
     if not args.table_only:
         RESULTS.mkdir(exist_ok=True)
         t_all = time.perf_counter()
         for i, path in enumerate(scripts, 1):
             print(f"[{i}/{len(scripts)}] {path.name}", flush=True)
             busy = wait_until_quiet(args.quiet_wait)
+            started = time.time()
             rc, secs = run_script(path)
-            runs[path.stem] = (rc, secs, busy)
+            stamp_runner(RESULTS / f"{path.stem}.json", started, rc, secs, busy)
             print(f"[{i}/{len(scripts)}] {path.name}: {'ok' if rc == 0 else f'FAILED (exit {rc})'} in {secs:.1f} s", flush=True)
             if rc:
                 failed.append(path.name)
         print(f"ran {len(scripts)} benchmark(s) in {time.perf_counter() - t_all:.1f} s", flush=True)
 
     figures = collect()
-    write_readme(render(figures, runs, machine()))
-    print(f"wrote {README.relative_to(REPO)} ({sum(len(r) for _, r, _ in figures.values())} rows from {len(figures)} result files)")
+    write_readme(render(figures))
+    print(f"wrote {README} ({sum(len(r) for _, r in figures.values())} rows from {len(figures)} result files)")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1

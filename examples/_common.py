@@ -23,7 +23,7 @@ def parse_int(text: str) -> int:
 
 
 def parse_bytes(argv: list[str], default: int = 1 << 20) -> int:
-    """The byte count of shared_roundtrip / shared_bench (argv[0] is the program), per §5.3."""
+    """The byte count of shared_roundtrip / shared_bench (argv[0] is the program), as HRX's examples take it."""
     args = argv[1:]
     if len(args) > 1:
         raise UsageError(f"expected at most one argument, got {len(args)}")

@@ -1,4 +1,7 @@
-"""GPU preprocessing -> BF16 NPU GEMM -> GPU FP32 epilogue, two concurrent requests (HRX §5.2).
+"""GPU preprocessing -> BF16 NPU GEMM -> GPU FP32 epilogue, two concurrent requests.
+
+The Python version of HRX's ``gemm_pipeline`` example (hrx-rs 0.10.1's ``examples/gemm_pipeline.rs``:
+https://docs.rs/crate/hrx-rs/0.10.1/source/examples/gemm_pipeline.rs).
 
 Run: python examples/gemm_pipeline.py
      python examples/gemm_pipeline.py <gemm.loom> <symbol> M K N
@@ -70,7 +73,7 @@ class CheckError(Exception):
 
 
 def parse_args(argv: list[str]) -> tuple[int, int, int]:
-    """(M, K, N) from the command line (argv[0] is the program), per §5.2 and the emulated build."""
+    """(M, K, N) from the command line (argv[0] is the program), as HRX's example and the emulated build take them."""
     args = argv[1:]
     if not args:
         return FIXTURE_MNK

@@ -1,6 +1,7 @@
 """GPU and NPU work in one graph, compared with running them one after the other.
 
-The Python version of HRX's ``gpu_npu_parallel`` example (hrx-runtime.md §5.1),
+The Python version of HRX's ``gpu_npu_parallel`` example (hrx-rs 0.10.1's
+``examples/gpu_npu_parallel.rs``: https://docs.rs/crate/hrx-rs/0.10.1/source/examples/gpu_npu_parallel.rs),
 on hrxarray's default (emulated) fabric. One prepared graph holds two
 independent branches:
 
@@ -120,7 +121,7 @@ def gemm_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class Program:
-    """Buffers, kernels and the five prepared graphs of §5.1."""
+    """Buffers, kernels and the five prepared graphs of HRX's example (upload, download, GPU only, NPU only, both)."""
 
     def __init__(self, rt: hx.Runtime, elements: int, matrices: int):
         self.rt, self.elements, self.matrices = rt, elements, matrices

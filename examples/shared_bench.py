@@ -1,8 +1,11 @@
-"""Warm end-to-end latency of an NPU passthrough in a coordinated graph (HRX §5.4).
+"""Warm end-to-end latency of an NPU passthrough in a coordinated graph.
+
+The Python version of HRX's ``shared_bench`` example (hrx-rs 0.10.1's ``examples/shared_bench.rs``:
+https://docs.rs/crate/hrx-rs/0.10.1/source/examples/shared_bench.rs).
 
 Run: python examples/shared_bench.py [bytes=1048576]
 
-Arguments as in ``shared_roundtrip.py`` (§5.3): at most one; ``bytes`` a multiple of 4096 in
+Arguments as in ``shared_roundtrip.py``: at most one; ``bytes`` a multiple of 4096 in
 4096..=67108864; a bad argument prints a usage error on stderr and exits with status 2.
 
 Two ``Shared(npu)`` buffers ``a`` and ``c`` and one prepared graph: ``fill(a, 0x35)`` on the GPU's

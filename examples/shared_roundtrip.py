@@ -1,4 +1,7 @@
-"""GPU fill -> NPU passthrough -> GPU copy on Shared buffers, with no host staging (HRX §5.3).
+"""GPU fill -> NPU passthrough -> GPU copy on Shared buffers, with no host staging.
+
+The Python version of HRX's ``shared_roundtrip`` example (hrx-rs 0.10.1's ``examples/shared_roundtrip.rs``:
+https://docs.rs/crate/hrx-rs/0.10.1/source/examples/shared_roundtrip.rs).
 
 Run: python examples/shared_roundtrip.py [bytes=1048576]
 

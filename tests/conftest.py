@@ -2,13 +2,7 @@
 
 import os
 
-# The suite checks the documented accumulation order bit for bit on every
-# path; on a CPU with AMX the tile path has an order of its own, so it is
-# turned off here (before the first matmul reads it) and tested on its own in
-# tests/test_amx_model.py.
-os.environ.setdefault("HRXARRAY_AMX", "0")
-
-import pytest  # noqa: E402
+import pytest
 from hypothesis import HealthCheck, settings
 
 import hrxarray as hx

@@ -1,11 +1,14 @@
-"""The AMX tile path of the bf16 matmul (Note [AMX tiles] in ext/core/kernels/amx.h).
+"""The tile order of the bf16 matmul (Note [AMX tiles] in ext/core/kernels/amx.h), and that only
+``order="tile"`` ever takes it.
 
-No machine of the project has AMX, so the path's packing, its 32 x 32 blocks, its 32-k chunks with a
-shorter last chunk on a tile configuration of its own, its column chunks and its thread split run
-here on a software model of the tile unit (TDPBF16PS as Intel's SDM defines it). The model is checked
-bit for bit against this file's own NumPy implementation of the documented tile order, and within the
-accumulation bound against float64 and the other paths. On a CPU with AMX the hardware path is also
-checked, in a subprocess (the rest of the suite runs with HRXARRAY_AMX=0: tests/conftest.py).
+The AMX driver's packing, its 32 x 32 blocks, its 32-k chunks with a shorter last chunk on a tile
+configuration of its own, its column chunks and its thread split run here on a software model of the
+tile unit (TDPBF16PS as Intel's SDM defines it), which is checked bit for bit against this file's own
+NumPy implementation of the documented tile order, and within the accumulation bound against float64.
+The FMA path of the tile order (any CPU without usable tiles) is checked against the model bit for
+bit. HRXARRAY_AMX=model makes a process on any CPU behave as one with AMX (the model stands where the
+tiles would be): there the devices' matmuls must still give the pair order. On a CPU with AMX the
+hardware tiles are checked too, in a subprocess.
 """
 
 import os
@@ -19,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrxarray import numerics as hn
 from hrxarray._core import cpu_features
 from hrxarray._core import numerics as raw
 
@@ -80,8 +84,21 @@ def tile_order_reference(a_bits, b_bits):
 
 def model(a, b, m, k, n, ia=None, ib=None, batch=1):
     c = np.empty((batch, m, n), np.float32)
-    raw.matmul_bf16(a, b, c, m, k, n, ia, ib, amx_model=True)
+    raw.matmul_bf16(a, b, c, m, k, n, ia, ib, order="tile", amx_model=True)
     return c
+
+
+def pair_order_reference(a_bits, b_bits):
+    """The pair order (k = 1, 0, 3, 2, ...; a 0 * 0 pad after an odd K) in float32 NumPy, for operands
+    whose products and partial sums stay normal (then each add is the FMA's one rounding)."""
+    a, b = as_f32(a_bits), as_f32(b_bits)
+    k = a.shape[-1]
+    acc = np.zeros(a.shape[:-1] + b.shape[-1:], np.float32)
+    for s in range(k + (k % 2)):
+        kk = s ^ 1
+        if kk < k:
+            acc = acc + a[..., :, kk:kk + 1] * b[..., kk:kk + 1, :]
+    return acc
 
 
 # K around the 32-k chunk (31..33, 63..65), odd and even; M and N around the 32 x 32 block and the
@@ -171,7 +188,7 @@ def test_model_batches_and_broadcast_indices():
     for t in range(5):
         assert_same_bits(got[t], tile_order_reference(a[ia[t]], b[ib[t]]))
     zero_k = np.full((2, 4, 5), np.nan, np.float32)
-    raw.matmul_bf16(np.empty(0, np.uint16), np.empty(0, np.uint16), zero_k, 4, 0, 5, amx_model=True)
+    raw.matmul_bf16(np.empty(0, np.uint16), np.empty(0, np.uint16), zero_k, 4, 0, 5, order="tile", amx_model=True)
     assert zero_k.view(np.uint32).max() == 0
 
 
@@ -187,11 +204,47 @@ def test_model_threads_and_column_chunks_change_nothing():
             assert_same_bits(whole[:, j0:j0 + 32], model(a, bj, m, k, bj.shape[1])[0])
 
 
-def test_model_and_portable_are_exclusive_flags():
+def test_raw_flags_are_checked():
     a = np.zeros((2, 2), np.uint16)
-    c = np.empty((2, 2), np.float32)
+    c = np.full((2, 2), 7.0, np.float32)
     with pytest.raises(ValueError, match="exclude each other"):
-        raw.matmul_bf16(a, a, c, 2, 2, 2, portable=True, amx_model=True)
+        raw.matmul_bf16(a, a, c, 2, 2, 2, order="tile", portable=True, amx_model=True)
+    with pytest.raises(ValueError, match="amx_model computes the tile order"):
+        raw.matmul_bf16(a, a, c, 2, 2, 2, amx_model=True)
+    with pytest.raises(ValueError, match="order must be 'pair' or 'tile', not 'amx'"):
+        raw.matmul_bf16(a, a, c, 2, 2, 2, order="amx")
+    assert (c == 7.0).all()
+
+
+# --- the FMA path of the tile order ----------------------------------------------------------
+
+# Besides SHAPES: K blocks of the FMA driver (384 k) crossed with odd and even tails.
+FMA_SHAPES = SHAPES + [(9, 771, 40), (33, 385, 70), (40, 767, 33), (8, 384, 32)]
+
+
+@pytest.mark.parametrize("portable", [False, True])
+@pytest.mark.parametrize("kind", ["normal", "ints", "tiny", "any"])
+@pytest.mark.parametrize("shape", FMA_SHAPES)
+def test_fma_path_of_the_tile_order_is_the_model_bitwise(shape, kind, portable):
+    m, k, n = shape
+    rng = np.random.default_rng(abs(hash((shape, kind, "fma"))) % 2**32)
+    a, b = operands(rng, kind, (m, k)), operands(rng, kind, (k, n))
+    c = np.empty((1, m, n), np.float32)
+    raw.matmul_bf16(a, b, c, m, k, n, order="tile", portable=portable)
+    assert_same_bits(c, model(a, b, m, k, n))
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=st.integers(1, 70), k=st.integers(1, 900), n=st.integers(1, 70), batch=st.integers(1, 3),
+       kind=st.sampled_from(["normal", "ints", "tiny", "any"]), seed=st.integers(0, 2**32 - 1))
+def test_hypothesis_numerics_matmul_order_tile_is_the_model(m, k, n, batch, kind, seed):
+    rng = np.random.default_rng(seed)
+    a, b = operands(rng, kind, (batch, m, k)), operands(rng, kind, (1, k, n))
+    got = hn.matmul(a.view(BF16), b.view(BF16), order="tile")
+    ib = np.zeros(batch, np.int64)
+    assert_same_bits(got, model(a, b, m, k, n, ib=ib, batch=batch))
+    if kind in ("normal", "ints"):
+        assert_same_bits(got, np.stack([tile_order_reference(a[t], b[0]) for t in range(batch)]))
 
 
 @settings(max_examples=25, deadline=None)
@@ -207,22 +260,115 @@ CPU = cpu_features()
 HAS_AMX = CPU["amx_tile"] and CPU["amx_bf16"] and CPU["avx512_bf16"]
 
 
+# What a process on a CPU with AMX computes: HRXARRAY_AMX=model puts the software tile model where
+# the tiles would be (on any CPU), so large products find "AMX" usable. Every device matmul must still
+# give the pair order; only order="tile" may take the tiles. Output: .npy files, one per result.
+DEVICE_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import hrxarray as hx
+    from hrxarray import numerics as hn
+    from hrxarray._core import numerics as r
+    out = sys.argv[1]
+    a = np.load(out + "/a.npy").view(hx.bfloat16)
+    b = np.load(out + "/b.npy").view(hx.bfloat16)
+    m, k = a.shape
+    n = b.shape[1]
+    res = {}
+    res["npu_lane"] = hx.matmul(hx.asarray(a), hx.asarray(b))          # Shared(npu): NPU lane
+    hv = hx.HostVisible()
+    res["gpu_lane"] = hx.matmul(hx.asarray(a, placement=hv), hx.asarray(b, placement=hv))
+    res["npu_bfp16"] = hx.matmul(hx.asarray(a), hx.asarray(b), compute="bfp16")
+    res["numerics"] = hn.matmul(a, b)
+    res["numerics_bfp16"] = hn.matmul(a, b, compute="bfp16")
+    c = np.empty((m, n), np.float32)
+    r.matmul_bf16(a.view(np.uint16), b.view(np.uint16), c, m, k, n)
+    res["raw"] = c
+    c = np.empty((m, n), np.float32)
+    r._matmul_typed(a.view(np.uint8).reshape(-1), b.view(np.uint8).reshape(-1), c.view(np.uint8).reshape(-1),
+                    "bfloat16", "float32", m, k, n)
+    res["raw_typed"] = c
+    res["tile"] = hn.matmul(a, b, order="tile")
+    # The NPU's own program: 8x8 blocks of the same operands through batched_gemm.
+    rt = hx.default_runtime()
+    npu = rt.npu()
+    blocks_a = np.ascontiguousarray(a[:8, :8])[None].repeat(4, 0)
+    blocks_b = np.ascontiguousarray(b[:8, :8])[None].repeat(4, 0)
+    art = hx.kernels.npu("batched_gemm", **{"gemm.batch": 4})
+    kern = npu.load_artifact(art, 1, art.contract)
+    bufs = [rt.allocate(nbytes, hx.Shared(npu)) for nbytes in (4 * 128, 4 * 128, 4 * 256)]
+    for buf, data in zip(bufs, (blocks_a, blocks_b)):
+        with buf.map_write() as v:
+            v[:] = data.view(np.uint8).reshape(-1)
+    g = rt.graph()
+    g.npu(kern, bufs)
+    g.prepare().submit().result()
+    with bufs[2].map_read() as v:
+        res["npu_program"] = v.view(np.float32).reshape(4, 8, 8).copy()
+    for name, x in res.items():
+        np.save(f"{out}/{name}.npy", np.asarray(x))
+    print(r.kernel_paths()["matmul"], r.kernel_paths()["matmul_tile"])
+""")
+
+
+def run_device_script(tmp_path, env_amx):
+    """Run DEVICE_SCRIPT with HRXARRAY_AMX=env_amx (None: unset); return (kernel paths, results)."""
+    rng = np.random.default_rng(21)
+    m, k, n = 96, 304, 64  # K a multiple of 8 for compute="bfp16"
+    np.save(tmp_path / "a.npy", operands(rng, "normal", (m, k)))
+    np.save(tmp_path / "b.npy", operands(rng, "normal", (k, n)))
+    env = {key: v for key, v in os.environ.items() if key != "HRXARRAY_AMX"}
+    if env_amx is not None:
+        env["HRXARRAY_AMX"] = env_amx
+    # Outside the source tree, and bounded: a test must never hang.
+    proc = subprocess.run([sys.executable, "-c", DEVICE_SCRIPT, str(tmp_path)], env=env, capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    names = ["npu_lane", "gpu_lane", "npu_bfp16", "numerics", "numerics_bfp16", "raw", "raw_typed", "tile",
+             "npu_program"]
+    return proc.stdout.split(), {name: np.load(tmp_path / f"{name}.npy") for name in names}
+
+
+@pytest.mark.parametrize("env_amx", ["model", None])
+def test_device_matmuls_give_the_pair_order_even_where_the_cpu_has_amx(tmp_path, env_amx):
+    (path, tile_path), res = run_device_script(tmp_path, env_amx)
+    a, b = np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy")
+    pair = pair_order_reference(a, b)
+    tile = tile_order_reference(a, b)
+    # The two orders differ on these operands, so each comparison below tells them apart.
+    assert np.count_nonzero(pair != tile) > pair.size // 2
+    for name in ("npu_lane", "gpu_lane", "numerics", "raw", "raw_typed"):
+        assert_same_bits(res[name], pair)
+    # bfp16: the pair order on the operands quantised along K (blocks of 8).
+    qa = hn.to_bfloat16(hn.bfp16_quantize(as_f32(a))).view(np.uint16)
+    qb = hn.to_bfloat16(hn.bfp16_quantize(as_f32(b).T).T.copy()).view(np.uint16)
+    assert_same_bits(res["npu_bfp16"], pair_order_reference(qa, qb))
+    assert_same_bits(res["numerics_bfp16"], pair_order_reference(qa, qb))
+    np.testing.assert_array_equal(res["npu_program"], np.broadcast_to(pair_order_reference(a[:8, :8], b[:8, :8]),
+                                                                      (4, 8, 8)))
+    # The opt-in takes the tile order, on the model where "AMX" is usable.
+    assert_same_bits(res["tile"], tile)
+    assert path != "amx_bf16"
+    if env_amx == "model":
+        assert tile_path == "amx_model"
+
+
 def test_no_amx_no_tile_path(tmp_path):
     if HAS_AMX and CPU["amx_permitted"]:
         pytest.skip("this CPU has AMX and Linux granted it")
-    script = "from hrxarray._core import numerics as r; print(r.kernel_paths()['matmul'])"
+    script = "from hrxarray._core import numerics as r; p = r.kernel_paths(); print(p['matmul'], p['matmul_tile'])"
     env = {k: v for k, v in os.environ.items() if k != "HRXARRAY_AMX"}
     # Outside the source tree, whose hrxarray/ has no compiled module in an installed checkout.
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                         check=True, cwd=tmp_path).stdout.strip()
-    assert out != "amx_bf16"
+                         check=True, cwd=tmp_path, timeout=120).stdout.split()
+    assert "amx_bf16" not in out and "amx_model" not in out
 
 
 @pytest.mark.skipif(not HAS_AMX, reason="this CPU has no AMX-BF16 (the tile path is tested on the model above)")
 def test_hardware_path_matches_the_model_and_can_be_turned_off(tmp_path):
-    # With the tile state granted and the first-use check passed the path is amx_bf16, and large
-    # products give the model's bits; a refused grant or a failed check falls back to VDPBF16PS,
-    # and so does HRXARRAY_AMX=0.
+    # With the tile state granted and the first-use check passed, order="tile" runs large products on
+    # the tiles and gives the model's bits; a refused grant, a failed check or HRXARRAY_AMX=0 leaves
+    # them to the FMA path (the same bits). The default order never takes the tiles.
     script = textwrap.dedent("""
         import numpy as np
         from hrxarray._core import numerics as r
@@ -230,19 +376,18 @@ def test_hardware_path_matches_the_model_and_can_be_turned_off(tmp_path):
         a = rng.integers(0, 1 << 16, size=(96, 300), dtype=np.uint16) & 0xBFFF
         b = rng.integers(0, 1 << 16, size=(300, 64), dtype=np.uint16) & 0xBFFF
         c1 = np.empty((96, 64), np.float32); c2 = np.empty((96, 64), np.float32)
-        r.matmul_bf16(a, b, c1, 96, 300, 64)
-        r.matmul_bf16(a, b, c2, 96, 300, 64, amx_model=True)
+        r.matmul_bf16(a, b, c1, 96, 300, 64, order="tile")
+        r.matmul_bf16(a, b, c2, 96, 300, 64, order="tile", amx_model=True)
         nan = np.isnan(c1) & np.isnan(c2)
-        print(r.kernel_paths()['matmul'], bool((c1.view(np.uint32) == c2.view(np.uint32))[~nan].all()))
+        p = r.kernel_paths()
+        print(p["matmul"], p["matmul_tile"], bool((c1.view(np.uint32) == c2.view(np.uint32))[~nan].all()))
     """)
     env = {k: v for k, v in os.environ.items() if k != "HRXARRAY_AMX"}
-    path, same = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                                text=True, check=True, cwd=tmp_path).stdout.split()
-    allowed = {"amx_bf16", "avx512_bf16"} if CPU["amx_permitted"] else {"avx512_bf16"}
-    assert path in allowed
-    if path == "amx_bf16":
+    for amx, tiles in ((None, {"amx_bf16", "avx512"} if CPU["amx_permitted"] else {"avx512"}),
+                       ("0", {"avx512"})):
+        run_env = env if amx is None else dict(env, HRXARRAY_AMX=amx)
+        path, tile_path, same = subprocess.run([sys.executable, "-c", script], env=run_env, capture_output=True,
+                                               text=True, check=True, cwd=tmp_path, timeout=300).stdout.split()
+        assert path == "avx512_bf16"
+        assert tile_path in tiles
         assert same == "True"
-    off = subprocess.run([sys.executable, "-c", "from hrxarray._core import numerics as r; "
-                          "print(r.kernel_paths()['matmul'])"], env=dict(env, HRXARRAY_AMX="0"),
-                         capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
-    assert off == "avx512_bf16"

@@ -134,6 +134,9 @@ def test_arm64_results_equal_this_machines_bit_for_bit(binaries):
     model = {n: d for n, d in digest.items() if n.startswith("matmul_bf16_amx_model ")}
     assert len(model) >= 6
     assert any(d != digest[n.replace("matmul_bf16_amx_model ", "matmul_bf16 ")] for n, d in model.items())
+    # The tile order's FMA path gives the model's bits (on both architectures, by the check above).
+    for n, d in model.items():
+        assert digest[n.replace("matmul_bf16_amx_model ", "matmul_bf16_tile ")] == d, n
 
 
 def test_the_battery_sees_a_one_bit_change(binaries, tmp_path):

@@ -259,25 +259,52 @@ def test12_cpu_features_match_proc_cpuinfo(tmp_path):
         assert cpu["amx_permitted"] is True
     if not cpu["amx_tile"]:
         assert cpu["amx_permitted"] is False
-    assert info["kernels"]["path"] == cpu["kernel_path"]
-    # Per kernel family: what this process's kernels report (the matmul may stop short of AMX).
+    # The devices' kernels stop at AVX512-BF16 (the tiles cannot compute their order).
+    device_path = "avx512_bf16" if cpu["kernel_path"] == "amx_bf16" else cpu["kernel_path"]
+    assert info["kernels"]["path"] == device_path
+    # Per kernel family: what this process's kernels report.
     families = info["kernels"]["families"]
-    assert set(families) == {"bf16", "bfp16", "matmul"}
-    if cpu["kernel_path"] != "amx_bf16":
-        assert families["matmul"] == cpu["kernel_path"] or (
-            cpu["kernel_path"] == "avx512_bf16" and families["matmul"] == "avx512")  # VDPBF16PS check failed
+    assert set(families) == {"bf16", "bfp16", "matmul", "matmul_tile"}
+    assert families["matmul"] == device_path or (
+        device_path == "avx512_bf16" and families["matmul"] == "avx512")  # VDPBF16PS check failed
+    tile = {"avx512_bf16": "avx512"}.get(device_path, device_path)
+    assert families["matmul_tile"] == tile or (cpu["kernel_path"] == "amx_bf16" and families["matmul_tile"] == "amx_bf16")
 
 
 def test13_report_names_kernel_path(tmp_path):
     env = _env(tmp_path)
     info = _doctor_json(tmp_path, env)
-    names = {"amx_bf16": "AMX (BF16 tiles)", "avx512_bf16": "AVX512-BF16",
-             "avx512": "AVX-512", "avx2": "AVX2", "portable": "portable"}
-    path = info["cpu"]["kernel_path"]
+    names = {"avx512_bf16": "AVX512-BF16", "avx512": "AVX-512", "avx2": "AVX2", "portable": "portable"}
+    path = info["kernels"]["path"]
     assert path in names
     if platform.machine() not in ("x86_64", "AMD64"):
         assert path == "portable"
-    assert f"The CPU kernels will use the {names[path]} path." in _doctor_text(tmp_path, env)
+    text = _doctor_text(tmp_path, env)
+    assert f"The CPU kernels will use the {names[path]} path." in text
+    fam = info["kernels"]["families"]
+    assert (f"  Kernel families: bf16 {fam['bf16']}, bfp16 {fam['bfp16']}, matmul {fam['matmul']}; "
+            f"matmul(order='tile') {fam['matmul_tile']}\n") in text
+
+
+def test13b_amx_serves_only_the_tile_order(tmp_path):
+    # A CPU with AMX (as far as the report can tell): the devices' path is AVX512-BF16, and the
+    # report says what the tiles serve, or why they serve nothing.
+    from hrxarray import _doctor
+
+    cpu = {"kernel_path": "amx_bf16", "amx_tile": True, "amx_bf16": True, "amx_permitted": True,
+           "avx512f": True, "os_avx512": True}
+    fam = {"bf16": "avx512", "bfp16": "avx512", "matmul": "avx512_bf16", "matmul_tile": "amx_bf16"}
+    k = _doctor._kernel_path(cpu, fam)
+    assert (k["path"], k["name"]) == ("avx512_bf16", "AVX512-BF16")
+    assert k["notes"] == ["the AMX tiles serve only hrxarray.numerics.matmul(order='tile'); "
+                          "the devices' matmuls keep the pair order, as on every host"]
+    k = _doctor._kernel_path(cpu, dict(fam, matmul_tile="avx512"))
+    assert k["path"] == "avx512_bf16" and "HRXARRAY_AMX=0 is set" in k["notes"][0]
+    # HRXARRAY_AMX=model on this machine: the model stands where the tiles would be.
+    info = _doctor_json(tmp_path, _env(tmp_path, HRXARRAY_AMX="model"))
+    assert info["kernels"]["families"]["matmul_tile"] == "amx_model"
+    assert info["kernels"]["families"]["matmul"] != "amx_bf16"
+    assert any(n.startswith("HRXARRAY_AMX=model") for n in info["kernels"]["notes"])
 
 
 @pytest.mark.parametrize("args", [[], ["frobnicate"], ["doctor", "--bogus"]])

@@ -5,6 +5,7 @@ graph) and are compared with NumPy / ml_dtypes references (HRX §4.3-4.4).
 """
 
 import gc
+import re
 
 import ml_dtypes
 import numpy as np
@@ -738,3 +739,29 @@ def test_gpu_kernels_on_large_inputs_split_over_threads_identically(rt):
     write(vv, vb)
     kernels.gpu("euler_bf16", elements=n, dt=0.01)._run([vx, vv])
     assert np.array_equal(read(vx, np.uint16), euler_reference(xb, vb, 0.01).view(np.uint16))
+
+
+def test_the_module_documentation_states_what_the_programs_do(rt, npu):
+    # kernels.__doc__ is what users read: its alignment, its keys and its accumulation order must be
+    # the programs' own (it once said 64-byte bindings, k = 0, 1, ..., 7 and no gemm.bfp16 keys).
+    doc = " ".join(kernels.__doc__.split())
+    stated = {int(x) for x in re.findall(r"declares (\d+)-byte alignment", doc)}
+    assert stated == {4}
+    for art in (kernels.npu("copy"), kernels.npu("gemm"), kernels.npu("batched_gemm")):
+        assert {b.alignment for b in art.contract.bindings} == stated
+        for key in art.config:
+            assert f"``{key}``" in doc, key
+    order = [int(k) for k in re.search(r"in the order k = ([\d, ]+)", doc).group(1).split(", ")]
+    assert sorted(order) == list(range(8))
+    # Products 1, 1 and 2**24 at k = 1, 2 and 3 (others 0): ascending, the 1s add up to 2 before
+    # 2**24 comes (2**24 + 2); in the pair order 2**24 comes between them and each 1 is lost to
+    # rounding (ties to even). The program's result is the documented order's.
+    a = np.zeros((8, 8), np.float32)
+    a[0, [1, 2, 3]] = [1.0, 1.0, 2.0**24]
+    b = np.ones((8, 8), np.float32)
+    acc = np.float32(0)
+    for k in order:
+        acc = np.float32(acc + a[0, k])  # the products are exact: each step is one rounding
+    ascending = np.float32(2.0**24 + 2)
+    assert acc != ascending
+    assert run_gemm(rt, npu, a, b)[0, 0] == acc

@@ -40,13 +40,14 @@ def quantize_along_k(a, b, rounding):
 # --- exactness and the error bound ------------------------------------------------
 
 
+@pytest.mark.parametrize("order", hn.ORDERS)
 @pytest.mark.parametrize("shape", [(8, 8, 8), (1, 1, 1), (7, 13, 70), (65, 130, 129), (3, 1000, 5)])
-def test_integer_data_is_exact(shape):
+def test_integer_data_is_exact(shape, order):
     m, k, n = shape
     rng = np.random.default_rng(RNG_SEED)
     a = bf16(rng.integers(-3, 4, (4, m, k)))
     b = bf16(rng.integers(-3, 4, (4, k, n)))
-    c = hn.matmul(a, b)
+    c = hn.matmul(a, b, order=order)
     assert c.dtype == np.float32 and c.shape == (4, m, n)
     np.testing.assert_array_equal(c, ref64(a, b))
 
@@ -59,13 +60,14 @@ def test_batched_8x8_integer_data_is_exact_and_threaded_split_is_invisible():
     np.testing.assert_array_equal(hn.matmul(a, b), ref64(a, b))
 
 
+@pytest.mark.parametrize("order", hn.ORDERS)
 @pytest.mark.parametrize("shape", [(8, 8, 8), (5, 64, 9), (70, 300, 130)])
-def test_random_data_within_accumulation_bound(shape):
+def test_random_data_within_accumulation_bound(shape, order):
     m, k, n = shape
     rng = np.random.default_rng(RNG_SEED + 2)
     a = bf16(rng.standard_normal((3, m, k)) * 10.0 ** rng.integers(-3, 4, (3, m, k)))
     b = bf16(rng.standard_normal((3, k, n)))
-    c = hn.matmul(a, b)
+    c = hn.matmul(a, b, order=order)
     err = np.abs(c - ref64(a, b))
     assert (err <= bound(a, b)).all()
     # The bound is not vacuous: a plain fp32 result is not exact here.
@@ -213,6 +215,9 @@ def test_errors():
         hn.matmul(np.ones((2, 4, 4), np.float32), np.ones((3, 4, 4), np.float32))
     with pytest.raises(ValueError, match="compute"):
         hn.matmul(f, f, compute="fp8")
+    for bad in ("amx", "Tile", None):
+        with pytest.raises(ValueError, match=f"matmul\\(\\): order must be 'pair' or 'tile', got {bad!r}"):
+            hn.matmul(f, f, order=bad)
     with pytest.raises(ValueError, match="rounding"):
         hn.matmul(f, f, rounding="up")
     with pytest.raises(ValueError, match="shape"):
@@ -247,7 +252,9 @@ def assert_same_bits(x, y):
 
 
 def test_kernel_path_and_threads():
-    assert raw.kernel_paths()["matmul"] in ("amx_bf16", "avx512_bf16", "avx512", "avx2", "portable")
+    # The AMX tiles serve only order="tile" (tests/test_amx_model.py).
+    assert raw.kernel_paths()["matmul"] in ("avx512_bf16", "avx512", "avx2", "portable")
+    assert raw.kernel_paths()["matmul_tile"] in ("amx_bf16", "avx512", "avx2", "portable")
     assert raw.matmul_num_threads() >= 1
 
 

@@ -128,8 +128,14 @@ const std::int64_t* index_map(const std::optional<In<std::int64_t>>& idx, std::s
 
 void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::size_t m,
                  std::size_t k, std::size_t n, std::optional<In<std::int64_t>> ia,
-                 std::optional<In<std::int64_t>> ib, bool portable, bool amx_model) {
+                 std::optional<In<std::int64_t>> ib, const std::string& order, bool portable,
+                 bool amx_model) {
+    if (order != "pair" && order != "tile") {
+        throw nb::value_error(("matmul_bf16: order must be 'pair' or 'tile', not '" + order + "'").c_str());
+    }
+    const bool tile = order == "tile";
     if (portable && amx_model) throw nb::value_error("portable and amx_model exclude each other");
+    if (amx_model && !tile) throw nb::value_error("amx_model computes the tile order: pass order='tile'");
     const std::size_t mk = m * k, kn = k * n, mn = m * n;
     if (mn == 0) {
         if (c.size() != 0) throw nb::value_error("c must be empty when m * n is 0");
@@ -149,9 +155,12 @@ void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::si
     check_disjoint(a, c);
     check_disjoint(b, c);
     nb::gil_scoped_release release;
-    (amx_model  ? kernels::matmul_bf16_amx_model
-     : portable ? kernels::portable::matmul_bf16
-                : kernels::matmul_bf16)(a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
+    using Fn = void (*)(const std::uint16_t*, const std::uint16_t*, float*, std::size_t, std::size_t,
+                        std::size_t, std::size_t, const std::int64_t*, const std::int64_t*) noexcept;
+    const Fn fn = amx_model ? kernels::matmul_bf16_amx_model
+                  : tile    ? (portable ? kernels::portable::matmul_bf16_tile : kernels::matmul_bf16_tile)
+                            : (portable ? kernels::portable::matmul_bf16 : kernels::matmul_bf16);
+    fn(a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
 }
 
 void matmul_bf16_8x8_batched(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c,
@@ -213,6 +222,7 @@ nb::dict kernel_paths() {
     d["bf16"] = kernels::bf16_kernel_path();
     d["bfp16"] = kernels::bfp16_kernel_path();
     d["matmul"] = kernels::matmul_kernel_path();
+    d["matmul_tile"] = kernels::matmul_tile_kernel_path();
     return d;
 }
 
@@ -243,14 +253,18 @@ void bind_numerics(nb::module_& parent) {
     m.def("matmul_bf16", &matmul_bf16, nb::arg("a").noconvert(), nb::arg("b").noconvert(),
           nb::arg("c").noconvert(), nb::arg("m"), nb::arg("k"), nb::arg("n"),
           nb::arg("ia").noconvert() = nb::none(), nb::arg("ib").noconvert() = nb::none(),
-          nb::kw_only(), nb::arg("portable") = false, nb::arg("amx_model") = false,
+          nb::kw_only(), nb::arg("order") = "pair", nb::arg("portable") = false,
+          nb::arg("amx_model") = false,
           "c[t] = a[ia[t]] @ b[ib[t]] on bf16 bit patterns (uint16) into float32 c:\n"
           "a holds (batches of) m x k row-major matrices, b k x n, c m x n. ia / ib\n"
           "(int64, one entry per batch of c) default to the identity. fp32 FMA\n"
-          "accumulation from +0 with k in pairs, odd index first (1, 0, 3, 2, ...; a\n"
-          "0*0 step pads an odd K), no denormals; threads for large calls.\n"
-          "portable=True: the portable kernels, one thread. amx_model=True: the AMX\n"
-          "tile path on a software model of the tile unit (slow; for tests).");
+          "accumulation from +0, no denormals; threads for large calls. order='pair'\n"
+          "(the devices' order): k in pairs, odd index first (1, 0, 3, 2, ...; a 0*0\n"
+          "step pads an odd K). order='tile': AMX TDPBF16PS's order (per 32 k, even\n"
+          "and odd chains from +0, then acc + (even + odd)), on the AMX tiles where\n"
+          "usable, else FMAs; the same bits on every host. portable=True: the\n"
+          "portable kernels, one thread. amx_model=True (needs order='tile'): the AMX\n"
+          "tile driver on a software model of the tile unit (slow; for tests).");
     m.def("matmul_bf16_8x8_batched", &matmul_bf16_8x8_batched, nb::arg("a").noconvert(),
           nb::arg("b").noconvert(), nb::arg("c").noconvert(), nb::kw_only(),
           nb::arg("portable") = false,
@@ -267,9 +281,10 @@ void bind_numerics(nb::module_& parent) {
           "Threads a large matmul uses (caller included; HRXARRAY_NUM_THREADS caps it).");
     m.def("kernel_paths", &kernel_paths,
           "The code path each kernel family takes in this process: {'bf16': 'avx512' |\n"
-          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'amx_bf16' | 'avx512_bf16'\n"
-          "| 'avx512' | 'avx2' | 'portable'}. The raw kernels' portable=True forces the portable\n"
-          "path (same results, for comparisons).");
+          "'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'avx512_bf16' |\n"
+          "'avx512' | 'avx2' | 'portable', 'matmul_tile': 'amx_bf16' | 'amx_model' | 'avx512' |\n"
+          "'avx2' | 'portable'} ('matmul_tile': large products of order='tile'). The raw kernels'\n"
+          "portable=True forces the portable path (same results, for comparisons).");
 }
 
 }  // namespace hrx::bind

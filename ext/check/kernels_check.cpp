@@ -350,22 +350,22 @@ void check_matmul() {
             fill(a);
             fill(b);
             std::vector<float> c(s.batch * s.m * s.n);
-            k::matmul_bf16(a.data(), b.data(), c.data(), s.batch, s.m, s.kk, s.n, nullptr, nullptr);
-            Hash h;
-            h.values(DType::Float32, c.data(), c.size());
-            emit("matmul_bf16 " + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" + std::to_string(s.kk) +
-                     "x" + std::to_string(s.n) + (data == 0 ? " bits" : " normal"),
-                 h);
-            if (s.m * s.kk * s.n * s.batch <= 1000000) {
-                // The AMX tile path on the model of the tile unit (TDPBF16PS's order).
+            using Fn = void (*)(const std::uint16_t*, const std::uint16_t*, float*, std::size_t, std::size_t,
+                                std::size_t, std::size_t, const std::int64_t*, const std::int64_t*) noexcept;
+            const auto product = [&](const char* name, Fn fn) {
                 std::fill(c.begin(), c.end(), -1.0f);
-                k::matmul_bf16_amx_model(a.data(), b.data(), c.data(), s.batch, s.m, s.kk, s.n, nullptr, nullptr);
-                Hash hm;
-                hm.values(DType::Float32, c.data(), c.size());
-                emit("matmul_bf16_amx_model " + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" +
+                fn(a.data(), b.data(), c.data(), s.batch, s.m, s.kk, s.n, nullptr, nullptr);
+                Hash h;
+                h.values(DType::Float32, c.data(), c.size());
+                emit(std::string(name) + " " + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" +
                          std::to_string(s.kk) + "x" + std::to_string(s.n) + (data == 0 ? " bits" : " normal"),
-                     hm);
-            }
+                     h);
+            };
+            product("matmul_bf16", &k::matmul_bf16);
+            // The AMX tile path on the model of the tile unit (TDPBF16PS's order).
+            if (s.m * s.kk * s.n * s.batch <= 1000000) product("matmul_bf16_amx_model", &k::matmul_bf16_amx_model);
+            // The tile order's own path (FMAs here; the same bits as the model).
+            product("matmul_bf16_tile", &k::matmul_bf16_tile);
         }
     }
     for (DType t : kNumeric) {

@@ -36,8 +36,8 @@ _NATIVE_PROVIDER_COMPILED = False
 _KFD = "/dev/kfd"
 _ACCEL_GLOB = "/dev/accel/accel*"
 
+# The devices' kernel paths ("amx_bf16" never is one: see _kernel_path).
 _KERNEL_PATH_NAMES = {
-    "amx_bf16": "AMX (BF16 tiles)",
     "avx512_bf16": "AVX512-BF16",
     "avx512": "AVX-512",
     "avx2": "AVX2",
@@ -124,11 +124,23 @@ def _devices(hrxarray: Any) -> list[dict[str, Any]]:
 
 
 def _kernel_path(cpu: Mapping[str, Any], families: Mapping[str, str]) -> dict[str, Any]:
-    path = str(cpu.get("kernel_path", "portable"))
+    cpu_path = str(cpu.get("kernel_path", "portable"))
+    # AMX's TDPBF16PS cannot compute the devices' documented accumulation order,
+    # so the devices' kernels stop at AVX512-BF16 and give the same bits on every
+    # host; the tiles serve only the opt-in tile order.
+    path = "avx512_bf16" if cpu_path == "amx_bf16" else cpu_path
+    tile = families.get("matmul_tile")
     notes = []
-    if path == "amx_bf16" and families.get("matmul") != "amx_bf16":
-        notes.append("the bf16 matmul does not use AMX tiles: HRXARRAY_AMX=0 is set, or the "
-                     "tiles did not reproduce the tile model's results at first use")
+    if cpu_path == "amx_bf16" and tile == "amx_bf16":
+        notes.append("the AMX tiles serve only hrxarray.numerics.matmul(order='tile'); "
+                     "the devices' matmuls keep the pair order, as on every host")
+    elif cpu_path == "amx_bf16":
+        notes.append("the AMX tiles are not used, not even by hrxarray.numerics.matmul(order='tile'): "
+                     "HRXARRAY_AMX=0 is set, or the tiles did not reproduce the tile model's results "
+                     "at first use")
+    if tile == "amx_model":
+        notes.append("HRXARRAY_AMX=model: hrxarray.numerics.matmul(order='tile') runs its large "
+                     "products on the software model of the AMX tile unit (slow; for tests)")
     if cpu.get("amx_tile") and cpu.get("amx_bf16") and not cpu.get("amx_permitted"):
         notes.append("the CPU has AMX, but Linux did not grant this process "
                      "AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM)")
@@ -137,6 +149,15 @@ def _kernel_path(cpu: Mapping[str, Any], families: Mapping[str, str]) -> dict[st
                      "save AVX-512 register state")
     return {"path": path, "name": _KERNEL_PATH_NAMES.get(path, path), "families": dict(families),
             "notes": notes}
+
+
+def _families_line(families: Mapping[str, str]) -> str:
+    """One report line naming each kernel family's path, the tile-order matmul last."""
+    parts = [f"{name} {p}" for name, p in families.items() if name != "matmul_tile"]
+    line = "  Kernel families: " + ", ".join(parts)
+    if "matmul_tile" in families:
+        line += f"; matmul(order='tile') {families['matmul_tile']}"
+    return line
 
 
 def _cache_root(env: Mapping[str, str]) -> Path:
@@ -308,6 +329,7 @@ def format_report(info: Mapping[str, Any]) -> str:
     lines += ["", f"CPU ({cpu.get('arch', '?')}): {cpu.get('brand') or 'unknown model'}"]
     lines.append("  " + "  ".join(f"{flag}={_yes(cpu.get(flag))}" for flag in _CPU_FLAGS))
     lines.append(f"  The CPU kernels will use the {kernels['name']} path.")
+    lines.append(_families_line(kernels["families"]))
     lines += [f"  Note: {note}." for note in kernels["notes"]]
 
     bundle = info["bundle"]

@@ -9,7 +9,8 @@ view per binding of the kernel's contract, in order.
 Configuration keys use Loom's spelling, so dotted keys are passed through a
 dict: ``npu("copy", **{"copy.packets": 4})``.
 
-NPU programs (bindings in order; every NPU binding is 64-byte aligned):
+NPU programs (bindings in order; every NPU binding's contract declares 4-byte
+alignment, as HRX's own contracts for these programs do):
 
 ``copy``
     ``copy.packets`` (int ≥ 1, default 1) records of 4096 bytes;
@@ -17,14 +18,24 @@ NPU programs (bindings in order; every NPU binding is 64-byte aligned):
 ``gemm``
     One row-major 8×8 problem: ``lhs`` READ (64 bf16, 128 B), ``rhs`` READ
     (128 B), ``output`` WRITE (64 float32, 256 B):
-    ``C[i, j] = sum_k A[i, k] * B[k, j]``. The bf16 inputs are widened exactly
-    to float32; each product is rounded to float32 and added to a float32
-    accumulator starting at +0.0 in the fixed order k = 0, 1, ..., 7. The NPU
-    has no denormals: subnormal inputs, products and partial sums become zero
-    of the same sign. Integer-valued inputs give exact results.
+    ``C[i, j] = sum_k A[i, k] * B[k, j]`` with ``hrxarray.numerics.matmul``'s
+    numerics: the bf16 inputs are widened exactly to float32, and a float32
+    accumulator starting at +0.0 takes one fused multiply-add per k (the
+    product exact, one rounding to nearest even per step) in the order
+    k = 1, 0, 3, 2, 5, 4, 7, 6 (VDPBF16PS's pairs), the same bits on every
+    host. The NPU has no denormals: subnormal inputs count as zero and every
+    subnormal partial sum becomes a zero of the same sign. Integer-valued
+    inputs give exact results.
+    ``gemm.bfp16`` (0 or 1, default 0) = 1 emulates the NPU's BFP path: A is
+    first quantised in 8-value blocks along its rows and B along its columns
+    (``bfp16_quantize`` semantics, K the blocked axis of both; the input
+    buffers are not modified), with ``gemm.rounding`` (0 = floor, the default;
+    1 = half to even) as the mantissa rounding; a block holding NaN or Inf
+    fails the region (``ExecutionError``).
 ``batched_gemm``
     ``gemm.batch`` (1..=16384, default 1) consecutive 8×8 problems in the same
-    three bindings (``batch * 128``, ``batch * 128``, ``batch * 256`` bytes).
+    three bindings (``batch * 128``, ``batch * 128``, ``batch * 256`` bytes),
+    and the two ``gemm.*`` keys above.
 
 GPU kernels (``elements`` is required, ≥ 1):
 
@@ -35,13 +46,15 @@ GPU kernels (``elements`` is required, ≥ 1):
     ``x`` READ_WRITE, ``v`` READ, bfloat16, 2-byte aligned; ``dt`` (float,
     default 1.0, rounded to float32): ``x[i] += dt * v[i]`` computed in float32
     (the product and the sum each rounded to float32), the result rounded to
-    the nearest bfloat16, ties to even.
+    the nearest bfloat16, ties to even (NaN stays a quiet NaN).
 ``add_f32``
     ``C`` READ_WRITE, float32, 4-byte aligned; ``delta`` (float, default 1.0,
     rounded to float32): ``C[i] = C[i] + delta`` in float32.
 
-Unknown names, unknown keys and out-of-range values raise ``ValueError``
-naming them; non-numeric values raise ``TypeError``.
+Unknown names, unknown keys, missing required keys, out-of-range values, a
+float where an integer is expected and floats outside float32's finite range
+raise ``ValueError`` naming them; values that are neither int nor float raise
+``TypeError``.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ __all__ = [
     "bfp16_quantize",
     "matmul",
     "COMPUTES",
+    "ORDERS",
     "BFP16_BLOCK_VALUES",
     "BFP16_BLOCK_BYTES",
     "ROUNDINGS",
@@ -66,6 +67,9 @@ ROUNDINGS = ("floor", "even")
 
 COMPUTES = ("bf16", "bfp16")
 """The operand formats matmul accepts as ``compute``; "bf16" is the default."""
+
+ORDERS = ("pair", "tile")
+"""The accumulation orders matmul accepts as ``order``; "pair" (the devices' order) is the default."""
 
 _F32 = np.dtype(np.float32)
 _U8 = np.dtype(np.uint8)
@@ -299,7 +303,7 @@ def _bfp16_along_k(x: np.ndarray, axis: int, name: str, rounding: str) -> np.nda
     return np.moveaxis(to_bfloat16(q), -1, axis)
 
 
-def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
+def matmul(a: Any, b: Any, *, compute: str = "bf16", order: str = "pair", rounding: str = "floor",
            out: np.ndarray | None = None) -> np.ndarray:
     """Matrix product of bfloat16 operands with float32 accumulation, as the emulated NPU computes it.
 
@@ -308,22 +312,33 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
     broadcast against each other. (1-d operands are not promoted: give both at
     least 2 axes.)
 
-    Numerics (bit-identical on every CPU code path but AMX's): every output element is one
-    fp32 accumulator that starts at +0.0 and adds the K products one at a time,
-    each step a fused multiply-add rounded to nearest even, in the order
-    k = 1, 0, 3, 2, 5, 4, ...: pairs in ascending order, the odd index of a pair
-    first, and after an odd K one more step adding ``0 * 0`` (which only turns a
-    flushed -0 into +0). That is exactly what the VDPBF16PS instruction does, so
-    the emulated NPU runs it at its full rate where the CPU has AVX512-BF16. On
-    a CPU with AMX-BF16, products of at least 32 x 64 x 32 run on AMX tiles in
-    the order TDPBF16PS defines instead (per chunk of 32 k, the even-k and the
-    odd-k products each summed from +0, then both added to the accumulator):
-    within the same error bound, not bit-identical; ``HRXARRAY_AMX=0`` (set
-    before the first matmul) keeps the order above. bf16 x bf16
-    products are exact in fp32 (unless below 2**-126), so integer-valued inputs
-    give exact results while partial sums stay below 2**24. There are no
-    denormals: subnormal operands count as zero and subnormal results flush to
-    zero. Which NaN (sign, payload) a NaN operand yields is unspecified. The error against exact arithmetic is at most about
+    Numerics (bit-identical on every host CPU, x86-64 with or without AVX-512 or AMX,
+    and arm64): every output element is one fp32 accumulator that starts at +0.0.
+    With ``order="pair"`` (the default, and what ``hx.matmul`` and the emulated
+    NPU compute) it adds the K products one at a time, each step a fused
+    multiply-add rounded to nearest even, in the order k = 1, 0, 3, 2, 5, 4, ...:
+    pairs in ascending order, the odd index of a pair first, and after an odd K
+    one more step adding ``0 * 0`` (which only turns a flushed -0 into +0). That
+    is exactly what the VDPBF16PS instruction does, so it runs at that
+    instruction's full rate where the CPU has AVX512-BF16.
+
+    ``order="tile"`` takes the order AMX's TDPBF16PS defines instead: K in
+    chunks of 32 (the last one shorter); per chunk, the even-k products and the
+    odd-k products each form a chain of fused multiply-adds from +0 in
+    ascending k (after an odd K, ``0 * 0`` is the odd chain's last step), and
+    the accumulator becomes ``acc + (even + odd)``. On a CPU with AMX-BF16
+    (where Linux grants the tile state and the tiles reproduced the software
+    model of the tile unit at first use) products of at least 32 x 64 x 32 run
+    on the tiles, at their rate; everywhere else the same steps run as fp32
+    FMAs, with the same bits. ``HRXARRAY_AMX=0`` (set before the first matmul)
+    keeps the tiles off. The two orders give different bits for the same
+    operands, within the same error bound.
+
+    bf16 x bf16 products are exact in fp32 (unless below 2**-126), so
+    integer-valued inputs give exact results in both orders while partial sums
+    stay below 2**24. There are no denormals: subnormal operands count as zero
+    and subnormal results flush to zero. Which NaN (sign, payload) a NaN operand
+    yields is unspecified. The error against exact arithmetic is at most about
     ``K * 2**-24 * sum_k |a[i, k] * b[k, j]|``.
 
     Args:
@@ -333,6 +348,7 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
             first quantises ``a`` in 8-value blocks along its rows and ``b`` along
             its columns (K is the blocked axis of both, as on the NPU), with
             ``bfp16_quantize`` semantics. K must then be a multiple of 8.
+        order: ``"pair"`` (default) or ``"tile"``: the accumulation order above.
         rounding: mantissa rounding for ``compute="bfp16"``: ``"floor"`` (default)
             or ``"even"``; checked but unused for ``"bf16"``.
         out: optional float32 array of the result's shape to write into.
@@ -344,7 +360,7 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
         TypeError: an operand is neither bfloat16 nor float32, or ``out`` is not a
             float32 ndarray.
         ValueError: fewer than 2 axes, K differs between ``a`` and ``b``, the batch
-            shapes do not broadcast, bad ``compute`` or ``rounding``, ``out`` has
+            shapes do not broadcast, bad ``compute``, ``order`` or ``rounding``, ``out`` has
             the wrong shape or is read-only, or (bfp16) K is not a multiple of 8 or
             an operand holds NaN or Inf.
 
@@ -353,6 +369,8 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
     """
     if not isinstance(compute, str) or compute not in COMPUTES:
         raise ValueError(f"matmul(): compute must be 'bf16' or 'bfp16', got {compute!r}")
+    if not isinstance(order, str) or order not in ORDERS:
+        raise ValueError(f"matmul(): order must be 'pair' or 'tile', got {order!r}")
     _check_rounding(rounding)
     x = _matmul_operand(a, "a")
     y = _matmul_operand(b, "b")
@@ -391,7 +409,7 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", rounding: str = "floor",
     direct = out.flags.c_contiguous and out.flags.aligned and not (
         np.may_share_memory(out, xs) or np.may_share_memory(out, ys))
     dst = out if direct else np.empty(shape, _F32)
-    _k.matmul_bf16(xs.view(_U16), ys.view(_U16), dst, m, k, n, maps[0], maps[1])
+    _k.matmul_bf16(xs.view(_U16), ys.view(_U16), dst, m, k, n, maps[0], maps[1], order=order)
     if not direct:
         out[...] = dst
     return out

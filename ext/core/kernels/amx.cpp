@@ -436,19 +436,30 @@ bool self_check() noexcept {
 
 }  // namespace
 
-bool amx_usable() noexcept {
-#ifdef HRX_AMX_X86
-    static const bool ok = [] {
-        if (std::string_view(best_kernel_path()) != "amx_bf16") return false;
+namespace {
+
+// What serves TileUnit::Hardware in this process, decided at the first call.
+enum class TileSource { None, Hardware, Model };
+
+TileSource tile_source() noexcept {
+    static const TileSource src = [] {
         const char* e = std::getenv("HRXARRAY_AMX");
-        if (e != nullptr && std::string_view(e) == "0") return false;
-        return self_check();
-    }();
-    return ok;
-#else
-    return false;
+        const std::string_view v = e != nullptr ? e : "";
+        if (v == "model") return TileSource::Model;
+        if (v == "0") return TileSource::None;
+#ifdef HRX_AMX_X86
+        if (std::string_view(best_kernel_path()) == "amx_bf16" && self_check()) return TileSource::Hardware;
 #endif
+        return TileSource::None;
+    }();
+    return src;
 }
+
+}  // namespace
+
+bool amx_usable() noexcept { return tile_source() != TileSource::None; }
+
+bool amx_is_model() noexcept { return tile_source() == TileSource::Model; }
 
 void gemm_bf16_amx(TileUnit unit, const std::uint16_t* a, const std::uint16_t* b, float* c,
                    std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
@@ -458,9 +469,13 @@ void gemm_bf16_amx(TileUnit unit, const std::uint16_t* a, const std::uint16_t* b
         run_amx<ModelTiles>(64u << 10, a, b, c, batch, m, k, n, ia, ib, threaded);
         return;
     }
+    switch (tile_source()) {
+        case TileSource::Model: run_amx<ModelTiles>(8u << 20, a, b, c, batch, m, k, n, ia, ib, threaded); break;
 #ifdef HRX_AMX_X86
-    if (amx_usable()) run_amx<HwTiles>(8u << 20, a, b, c, batch, m, k, n, ia, ib, threaded);
+        case TileSource::Hardware: run_amx<HwTiles>(8u << 20, a, b, c, batch, m, k, n, ia, ib, threaded); break;
 #endif
+        default: break;
+    }
 }
 
 }  // namespace hrx::kernels::detail

@@ -13,7 +13,10 @@
 // the last chunk has the rest, on a tile configuration of exactly that many
 // pairs), and per chunk c <- c + (even chain + odd chain), c from +0. An odd
 // K's zero pad is the last step of the odd chain. A C block is 2 x 2 tiles
-// (32 x 32).
+// (32 x 32). Since the devices' matmul must give the same bits on every host,
+// this order is an opt-in (matmul_bf16_tile); products the tiles do not take
+// (no AMX, or too small) run the same steps as fp32 FMAs on gemm.cpp's driver
+// (KOrder::Tile), which tests check against the model bit for bit.
 //
 // The same driver also runs on a software model of the tile unit
 // (TileUnit::Model, the SDM's definition, scalar and slow), which is how
@@ -30,11 +33,16 @@ namespace hrx::kernels::detail {
 
 enum class TileUnit { Hardware, Model };
 
-/// Whether the hardware tile path may run in this process: the CPU has AMX
-/// BF16, Linux granted the tile state (cpu_features().amx_permitted),
-/// HRXARRAY_AMX is not "0", and the hardware reproduced the model's results
-/// bit for bit once. Decided at the first call.
+/// Whether TileUnit::Hardware runs in this process: the CPU has AMX BF16,
+/// Linux granted the tile state (cpu_features().amx_permitted), HRXARRAY_AMX
+/// is not "0", and the hardware reproduced the model's results bit for bit
+/// once; or HRXARRAY_AMX is "model", which makes TileUnit::Hardware run on the
+/// model on any CPU (how tests see what a CPU with AMX does). Decided at the
+/// first call.
 bool amx_usable() noexcept;
+
+/// Whether TileUnit::Hardware is the model (HRXARRAY_AMX=model).
+bool amx_is_model() noexcept;
 
 /// c[t] = a[ia[t]] @ b[ib[t]] with matmul_bf16's layout and conventions and
 /// the tile order above, on the hardware tiles (only if amx_usable()) or on

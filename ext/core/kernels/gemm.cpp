@@ -104,6 +104,14 @@ inline std::uint16_t float_to_half(float f) noexcept {
 
 enum class Op { Fma, MulAdd, OrAnd };
 enum class Env { None, Ieee, NoDenormals };
+// The order in which an output takes its K steps: ascending k; bf16 pairs,
+// odd index first (Note [Paired k order]); or the AMX tile order, chains per
+// chunk of 32 k (Note [AMX tiles] in amx.h).
+enum class KOrder { Ascending, Paired, Tile };
+
+// k per chunk of the tile order (16 pairs, one TDPBF16PS).
+constexpr std::size_t kTileK = 32;
+static_assert(kKc % kTileK == 0, "a K block starts on a chunk edge of the tile order");
 
 struct InBf16 {
     using S = std::uint16_t;
@@ -163,7 +171,8 @@ struct OutBool {
     static O cv(std::uint32_t t) noexcept { return t != 0; }
 };
 
-template <class In_, class Out_, Op kOp, Env kEnv>
+template <class In_, class Out_, Op kOp, Env kEnv,
+          KOrder kOrder = std::is_same_v<In_, InBf16> ? KOrder::Paired : KOrder::Ascending>
 struct Family {
     using In = In_;
     using Out = Out_;
@@ -172,8 +181,10 @@ struct Family {
     using O = typename Out::O;
     static constexpr Op op = kOp;
     static constexpr Env env = kEnv;
-    // bf16 products take k in pairs, odd index first (Note [Paired k order]).
-    static constexpr bool paired = std::is_same_v<In_, InBf16>;
+    // bf16 products take k in pairs, odd index first (Note [Paired k order]),
+    // unless they ask for the tile order.
+    static constexpr KOrder order = kOrder;
+    static constexpr bool paired = kOrder == KOrder::Paired;
 };
 
 // Sets the family's floating-point environment on this thread.
@@ -220,13 +231,46 @@ inline T step(T a, T b, T acc) noexcept {
     }
 }
 
-template <class T, Op kOp, int R, bool kPaired>
+template <class T, Op kOp, int R, KOrder kOrder>
 [[gnu::always_inline]] inline void micro_body(std::size_t kc, const T* __restrict ap, const T* __restrict bp,
                     T* __restrict c, std::size_t ldc, std::size_t ncols, bool load_c) noexcept {
     constexpr std::size_t NR = nr<T>();
+    constexpr bool kPaired = kOrder == KOrder::Paired;
     T acc[R][NR];
     for (int r = 0; r < R; ++r)
         for (std::size_t j = 0; j < NR; ++j) acc[r][j] = load_c && j < ncols ? c[r * ldc + j] : T(0);
+    if constexpr (kOrder == KOrder::Tile) {
+        // Per chunk of kTileK k (a block starts on a chunk edge, so the last
+        // chunk of K is the only short one): the even-k and the odd-k
+        // products chain apart from +0, then acc <- acc + (even + odd). After
+        // an odd K the pad 0 * 0 is the odd chain's last step.
+        // Rows in groups of kG keep both chains of a group in registers.
+        constexpr int kG = R < 4 ? R : 4;
+        for (std::size_t k0 = 0; k0 < kc; k0 += kTileK) {
+            const std::size_t k1 = std::min(kc, k0 + kTileK);
+            for (int g = 0; g < R; g += kG) {
+                T even[kG][NR] = {}, odd[kG][NR] = {};
+                for (std::size_t kk = k0; kk < k1; kk += 2) {
+                    const bool pad = kk + 1 >= kc;
+                    const T* b0 = bp + kk * NR;
+                    const T* b1 = bp + (pad ? kk : kk + 1) * NR;
+                    for (int r = 0; r < kG && g + r < R; ++r) {
+                        const T x0 = ap[kk * kMR + g + r];
+                        const T x1 = pad ? T(0) : ap[(kk + 1) * kMR + g + r];
+                        for (std::size_t j = 0; j < NR; ++j) {
+                            even[r][j] = step<T, kOp>(x0, b0[j], even[r][j]);
+                            odd[r][j] = step<T, kOp>(x1, pad ? T(0) : b1[j], odd[r][j]);
+                        }
+                    }
+                }
+                for (int r = 0; r < kG && g + r < R; ++r)
+                    for (std::size_t j = 0; j < NR; ++j) acc[g + r][j] = acc[g + r][j] + (even[r][j] + odd[r][j]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (std::size_t j = 0; j < ncols; ++j) c[r * ldc + j] = acc[r][j];
+        return;
+    }
     // Paired (Note [Paired k order]): step s takes k = s ^ 1, and k = kc
     // (after an odd K) is the zero pad. (No lambda here: it would not get
     // micro_avx2's target attribute, and std::fma would become a call.)
@@ -244,10 +288,10 @@ template <class T, Op kOp, int R, bool kPaired>
         for (std::size_t j = 0; j < ncols; ++j) c[r * ldc + j] = acc[r][j];
 }
 
-template <class T, Op kOp, int R, bool kPaired>
+template <class T, Op kOp, int R, KOrder kOrder>
 void micro_portable(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc,
                     std::size_t ncols, bool load_c) noexcept {
-    micro_body<T, kOp, R, kPaired>(kc, ap, bp, c, ldc, ncols, load_c);
+    micro_body<T, kOp, R, kOrder>(kc, ap, bp, c, ldc, ncols, load_c);
 }
 
 template <class In>
@@ -283,9 +327,9 @@ void pack_b_portable(const typename In::S* b, std::size_t ldb, std::size_t kc, s
     }
 }
 
-template <class T, Op kOp, bool kPaired, int... R>
+template <class T, Op kOp, KOrder kOrder, int... R>
 constexpr void fill_micro_portable(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
-    ((out[R + 1] = &micro_portable<T, kOp, R + 1, kPaired>), ...);
+    ((out[R + 1] = &micro_portable<T, kOp, R + 1, kOrder>), ...);
 }
 
 template <class F>
@@ -294,7 +338,7 @@ const Kit<typename F::T, typename F::S>& kit_portable() noexcept {
         Kit<typename F::T, typename F::S> r;
         using M = typename Kit<typename F::T, typename F::S>::Micro;
         M tmp[kMR + 1] = {};
-        fill_micro_portable<typename F::T, F::op, F::paired>(tmp, std::make_integer_sequence<int, kMR>{});
+        fill_micro_portable<typename F::T, F::op, F::order>(tmp, std::make_integer_sequence<int, kMR>{});
         for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
         r.pack_a = &pack_a_portable<typename F::In>;
         r.pack_b = &pack_b_portable<typename F::In>;
@@ -308,16 +352,16 @@ const Kit<typename F::T, typename F::S>& kit_portable() noexcept {
 #ifdef HRX_GEMM_X86
 // The portable micro-kernel compiled for AVX2+FMA: std::fma becomes one
 // instruction instead of a libm call; the arithmetic is the same.
-template <class T, Op kOp, int R, bool kPaired>
+template <class T, Op kOp, int R, KOrder kOrder>
 HRX_TARGET("avx2,fma")
 void micro_avx2(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc, std::size_t ncols,
                 bool load_c) noexcept {
-    micro_body<T, kOp, R, kPaired>(kc, ap, bp, c, ldc, ncols, load_c);
+    micro_body<T, kOp, R, kOrder>(kc, ap, bp, c, ldc, ncols, load_c);
 }
 
-template <class T, Op kOp, bool kPaired, int... R>
+template <class T, Op kOp, KOrder kOrder, int... R>
 constexpr void fill_micro_avx2(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
-    ((out[R + 1] = &micro_avx2<T, kOp, R + 1, kPaired>), ...);
+    ((out[R + 1] = &micro_avx2<T, kOp, R + 1, kOrder>), ...);
 }
 
 template <class F>
@@ -325,7 +369,7 @@ const Kit<typename F::T, typename F::S>& kit_avx2() noexcept {
     static const Kit<typename F::T, typename F::S> k = [] {
         Kit<typename F::T, typename F::S> r = kit_portable<F>();
         typename Kit<typename F::T, typename F::T>::Micro tmp[kMR + 1] = {};
-        fill_micro_avx2<typename F::T, F::op, F::paired>(tmp, std::make_integer_sequence<int, kMR>{});
+        fill_micro_avx2<typename F::T, F::op, F::order>(tmp, std::make_integer_sequence<int, kMR>{});
         for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
         return r;
     }();
@@ -567,6 +611,34 @@ void pack_b_generic_avx512(const typename In::S* b, std::size_t ldb, std::size_t
 template <class T, Op kOp, bool kPaired, int... R>
 constexpr void fill_micro_avx512(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
     ((out[R + 1] = &micro_avx512<T, kOp, R + 1, kPaired>), ...);
+}
+
+// The tile order's micro-kernel (micro_body) compiled for AVX-512.
+template <int R>
+HRX_TARGET(HRX_AVX512)
+void micro_tile_avx512(std::size_t kc, const float* ap, const float* bp, float* c, std::size_t ldc,
+                       std::size_t ncols, bool load_c) noexcept {
+    micro_body<float, Op::Fma, R, KOrder::Tile>(kc, ap, bp, c, ldc, ncols, load_c);
+}
+
+template <int... R>
+constexpr void fill_micro_tile_avx512(Kit<float, float>::Micro* out, std::integer_sequence<int, R...>) {
+    ((out[R + 1] = &micro_tile_avx512<R + 1>), ...);
+}
+
+// The bf16 family in the tile order: AVX-512 packing and micro_body's order.
+template <class F>
+const Kit<float, std::uint16_t>& kit_tile_avx512() noexcept {
+    static const Kit<float, std::uint16_t> k = [] {
+        Kit<float, std::uint16_t> r;
+        Kit<float, float>::Micro tmp[kMR + 1] = {};
+        fill_micro_tile_avx512(tmp, std::make_integer_sequence<int, kMR>{});
+        for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
+        r.pack_a = &pack_a_f32_avx512<InBf16>;
+        r.pack_b = &pack_b_f32_avx512<InBf16>;
+        return r;
+    }();
+    return k;
 }
 
 template <class F>
@@ -925,21 +997,26 @@ void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_
             ia = ib = nullptr;
         }
     }
-#ifdef HRX_GEMM_X86
-    const Path path = vector ? best_path() : Path::Portable;
-    if constexpr (F::paired) {
-        // Large enough for the tiles' 32 x 32 blocks (a threshold chosen
-        // without AMX hardware to measure on).
-        if (path == Path::Avx512 && m >= 32 && n >= 32 && k >= 64 && amx_usable()) {
+    if constexpr (F::order == KOrder::Tile) {
+        // The tiles compute this order themselves; products large enough for
+        // their 32 x 32 blocks go there (a threshold chosen without AMX
+        // hardware to measure on), the rest to the FMA kits below.
+        if (vector && m >= 32 && n >= 32 && k >= 64 && amx_usable()) {
             gemm_bf16_amx(TileUnit::Hardware, a, b, c, batch, m, k, n, ia, ib, threaded);
             return;
         }
     }
+#ifdef HRX_GEMM_X86
+    const Path path = vector ? best_path() : Path::Portable;
     const auto& kit = [&]() -> const Kit<typename F::T, S>& {
-        if constexpr (F::paired) {
-            if (path == Path::Avx512 && dp_available()) return kit_dp<F>();
+        if constexpr (F::order == KOrder::Tile) {
+            return path == Path::Avx512 ? kit_tile_avx512<F>() : path == Path::Avx2 ? kit_avx2<F>() : kit_portable<F>();
+        } else {
+            if constexpr (F::paired) {
+                if (path == Path::Avx512 && dp_available()) return kit_dp<F>();
+            }
+            return path == Path::Avx512 ? kit_avx512<F>() : path == Path::Avx2 ? kit_avx2<F>() : kit_portable<F>();
         }
-        return path == Path::Avx512 ? kit_avx512<F>() : path == Path::Avx2 ? kit_avx2<F>() : kit_portable<F>();
     }();
 #else
     (void)vector;
@@ -1004,10 +1081,27 @@ void gemm(DType in, DType out, const void* a, const void* b, void* c, std::size_
 const char* gemm_path() noexcept {
     switch (best_path()) {
 #ifdef HRX_GEMM_X86
-        case Path::Avx512: return amx_usable() ? "amx_bf16" : dp_available() ? "avx512_bf16" : "avx512";
+        case Path::Avx512: return dp_available() ? "avx512_bf16" : "avx512";
 #else
         case Path::Avx512: return "avx512";
 #endif
+        case Path::Avx2: return "avx2";
+        default: return "portable";
+    }
+}
+
+void gemm_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                    std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                    const std::int64_t* ib, bool vector, bool threaded) noexcept {
+    run<Family<InBf16, OutSame<float>, Op::Fma, Env::NoDenormals, KOrder::Tile>>(a, b, c, batch, m, k, n, ia, ib,
+                                                                                 vector, threaded);
+}
+
+const char* gemm_tile_path() noexcept {
+    if (amx_is_model()) return "amx_model";
+    if (amx_usable()) return "amx_bf16";
+    switch (best_path()) {
+        case Path::Avx512: return "avx512";
         case Path::Avx2: return "avx2";
         default: return "portable";
     }

@@ -14,7 +14,9 @@
 // k in a fixed order (ascending, or Note [Paired k order] for bf16). The
 // blocking, the vector width and the thread split therefore never change a
 // result, which is what lets the AVX-512 and the portable paths agree bit for
-// bit.
+// bit. The opt-in tile order of bf16 (Note [AMX tiles] in amx.h) runs on the
+// same driver: K blocks start on its 32-k chunk edges, so a chunk's two chains
+// live in the micro-kernel and only the accumulator passes through C.
 //
 // Note [Paired k order]
 // bf16 products take k in pairs: 1, 0, 3, 2, ..., each step one fp32 FMA
@@ -68,8 +70,23 @@ struct CheckOperands {
     }
 };
 
-/// "amx_bf16", "avx512_bf16", "avx512", "avx2" or "portable": the path
-/// gemm(vector=true) takes here for bf16 (the others stop at "avx512").
+/// "avx512_bf16", "avx512", "avx2" or "portable": the path gemm(vector=true)
+/// takes here for bf16 (the others stop at "avx512"). The AMX tiles never
+/// serve gemm(): their order is not Note [Paired k order]'s.
 const char* gemm_path() noexcept;
+
+/// c[t] = a[ia[t]] @ b[ib[t]] (matmul.h's convention) for bf16 -> fp32 in the
+/// tile order of Note [AMX tiles] (amx.h): on the AMX tiles when amx_usable()
+/// and the product is at least 32 x 64 x 32 (and vector), else as fp32 FMAs
+/// in the same order on the blocked driver. Every path gives the software tile
+/// model's bits.
+void gemm_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                    std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                    const std::int64_t* ib, bool vector, bool threaded) noexcept;
+
+/// The path gemm_bf16_tile(vector=true) takes for large products here:
+/// "amx_bf16" (the hardware tiles), "amx_model" (HRXARRAY_AMX=model: the
+/// software model of the tile unit), "avx512", "avx2" or "portable" (FMAs).
+const char* gemm_tile_path() noexcept;
 
 }  // namespace hrx::kernels::detail

@@ -207,6 +207,12 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
     detail::gemm(in, out, a, b, c, batch, m, k, n, ia, ib, true, true);
 }
 
+void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                      std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                      const std::int64_t* ib) noexcept {
+    detail::gemm_bf16_tile(a, b, c, batch, m, k, n, ia, ib, true, true);
+}
+
 void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float* c,
                            std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                            const std::int64_t* ia, const std::int64_t* ib) noexcept {
@@ -218,6 +224,8 @@ bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept {
 }
 
 const char* matmul_kernel_path() noexcept { return detail::gemm_path(); }
+
+const char* matmul_tile_kernel_path() noexcept { return detail::gemm_tile_path(); }
 
 std::size_t matmul_num_threads() noexcept { return pool_threads(); }
 
@@ -241,6 +249,11 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
         return;
     }
     detail::gemm(in, out, a, b, c, batch, m, k, n, ia, ib, false, false);
+}
+void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                      std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                      const std::int64_t* ib) noexcept {
+    detail::gemm_bf16_tile(a, b, c, batch, m, k, n, ia, ib, false, false);
 }
 }  // namespace portable
 

@@ -2,8 +2,8 @@
 // contract (DESIGN.md "Numerics") and what hrxarray.numerics.matmul runs.
 // bf16 operands travel as their raw 16-bit patterns (uint16_t).
 //
-// Numerics, identical on every code path but AMX's (tests compare them bit
-// for bit):
+// Numerics, identical on every host CPU and code path (tests compare them
+// bit for bit):
 // - Each output element is its own fp32 accumulator, starting at +0.0, and
 //   takes the K products one fused multiply-add per step,
 //   acc <- round_nearest_even(acc + a[i,k] * b[k,j]), with k in the order
@@ -11,12 +11,6 @@
 //   after an odd K, one more step adds 0 * 0 (Note [Paired k order] in
 //   gemm.h). A bf16 x bf16 product has at most 16 significant bits, so it is
 //   exact in fp32 unless it lies below FLT_MIN; the fusion only matters there.
-// - The AMX tile path (large products on CPUs with AMX-BF16, see below)
-//   takes TDPBF16PS's order instead: per chunk of 32 k (the last one shorter),
-//   the even-k and the odd-k products each chain from +0 by FMAs in ascending
-//   k, and acc <- acc + (even chain + odd chain) (Note [AMX tiles] in amx.h).
-//   Its results are within the same error bound but not bit-identical to the
-//   other paths'; HRXARRAY_AMX=0 turns it off.
 // - No denormals (the AIE-ML datapath has none): subnormal operands count as
 //   zero and subnormal results are flushed to zero (x86 MXCSR DAZ|FTZ, arm64
 //   FPCR.FZ, set for the duration of the call on every thread that computes
@@ -29,12 +23,22 @@
 // The order is VDPBF16PS's: where the CPU has AVX512-BF16 (and the
 // instruction passes a check against the FMA model at first use) the general
 // product runs on it, at about twice the fp32 FMA rate on Zen 5; everywhere
-// else the same steps are fp32 FMAs. Where the CPU has AMX-BF16 and Linux
-// grants the tile state, products of at least 32 x 64 x 32 run on TDPBF16PS
-// tiles in the order above, if the hardware reproduced the model of the tile
-// unit bit for bit at first use. No machine of this project has AMX: the tile
-// path is tested here on that software model (matmul_bf16_amx_model), never
-// on hardware.
+// else the same steps are fp32 FMAs. AMX's TDPBF16PS cannot take these steps
+// (Note [AMX tiles] in amx.h), so the tiles never serve matmul_bf16: an
+// emulated device computes the same bits on every host.
+//
+// The tile order is an opt-in of its own, matmul_bf16_tile: TDPBF16PS's
+// order, per chunk of 32 k (the last one shorter) the even-k and the odd-k
+// products each chain from +0 by FMAs in ascending k (an odd K's 0 * 0 pad
+// last in the odd chain), and acc <- acc + (even chain + odd chain), from
+// acc = +0, under the same DAZ|FTZ and nearest-even rules. Within the same
+// error bound as the pair order, not bit-identical to it; identical on every
+// host: where the CPU has AMX-BF16, Linux grants the tile state and the tiles
+// reproduced the software model of the tile unit at first use, products of at
+// least 32 x 64 x 32 run on the tiles (HRXARRAY_AMX=0 keeps them off), and
+// everything else runs as fp32 FMAs in that order. HRXARRAY_AMX=model puts the
+// software model (matmul_bf16_amx_model) where the tiles would be, on any CPU:
+// how tests see what a CPU with AMX computes.
 //
 // The general product is a packed, register-blocked GEMM (Note [Blocked
 // GEMM] in gemm.h): operands packed as bf16 pairs (VDPBF16PS) or widened to
@@ -93,11 +97,18 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
                   std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                   const std::int64_t* ia, const std::int64_t* ib) noexcept;
 
-/// The AMX tile path of matmul_bf16 (its packing, blocking, tile
-/// configurations and TDPBF16PS order, header comment) run on a software
-/// model of the tile unit (Intel's SDM definition) on any CPU: how the tile
-/// path is tested without AMX hardware, and the reference the hardware is
-/// checked against. Any shape; scalar, so slow.
+/// matmul_bf16 in the tile order (header comment) instead of the pair order:
+/// same layout and conventions, the bits of matmul_bf16_amx_model on every
+/// host, on the AMX tiles where they may run.
+void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                      std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                      const std::int64_t* ib) noexcept;
+
+/// The AMX tile driver of matmul_bf16_tile (its packing, blocking, tile
+/// configurations and TDPBF16PS order) run on a software model of the tile
+/// unit (Intel's SDM definition) on any CPU: how the tile path is tested
+/// without AMX hardware, and the reference the hardware and the FMA path of
+/// the tile order are checked against. Any shape; scalar, so slow.
 void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float* c,
                            std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                            const std::int64_t* ia, const std::int64_t* ib) noexcept;
@@ -105,11 +116,15 @@ void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float
 /// Whether matmul_typed implements in -> out.
 bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept;
 
-/// The path the general bf16 product takes in this process: "amx_bf16"
-/// (tiles, for large products; VDPBF16PS for the rest), "avx512_bf16"
+/// The path the general bf16 product takes in this process: "avx512_bf16"
 /// (VDPBF16PS), "avx512", "avx2" or "portable" (chosen once from
 /// best_kernel_path()). Static string.
 const char* matmul_kernel_path() noexcept;
+
+/// The path large products of matmul_bf16_tile take in this process:
+/// "amx_bf16" (the tiles), "amx_model" (HRXARRAY_AMX=model), "avx512",
+/// "avx2" or "portable" (fp32 FMAs in the tile order). Static string.
+const char* matmul_tile_kernel_path() noexcept;
 
 /// Threads a large call uses (the caller included): min(online CPUs,
 /// HRXARRAY_NUM_THREADS if set to a positive integer), at least 1.
@@ -126,6 +141,9 @@ void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::
 void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c,
                   std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                   const std::int64_t* ia, const std::int64_t* ib) noexcept;
+void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
+                      std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
+                      const std::int64_t* ib) noexcept;
 }  // namespace portable
 
 }  // namespace hrx::kernels

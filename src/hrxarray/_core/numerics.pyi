@@ -32,15 +32,18 @@ def bfp16_first_nonfinite_block(src: Annotated[NDArray[numpy.float32], dict(orde
     Index of the first 8-value block of float32 src holding NaN or Inf, or -1.
     """
 
-def matmul_bf16(a: Annotated[NDArray[numpy.uint16], dict(order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.uint16], dict(order='C', device='cpu', writable=False)], c: Annotated[NDArray[numpy.float32], dict(order='C', device='cpu')], m: int, k: int, n: int, ia: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)] | None = None, ib: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)] | None = None, *, portable: bool = False, amx_model: bool = False) -> None:
+def matmul_bf16(a: Annotated[NDArray[numpy.uint16], dict(order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.uint16], dict(order='C', device='cpu', writable=False)], c: Annotated[NDArray[numpy.float32], dict(order='C', device='cpu')], m: int, k: int, n: int, ia: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)] | None = None, ib: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)] | None = None, *, order: str = 'pair', portable: bool = False, amx_model: bool = False) -> None:
     """
     c[t] = a[ia[t]] @ b[ib[t]] on bf16 bit patterns (uint16) into float32 c:
     a holds (batches of) m x k row-major matrices, b k x n, c m x n. ia / ib
     (int64, one entry per batch of c) default to the identity. fp32 FMA
-    accumulation from +0 with k in pairs, odd index first (1, 0, 3, 2, ...; a
-    0*0 step pads an odd K), no denormals; threads for large calls.
-    portable=True: the portable kernels, one thread. amx_model=True: the AMX
-    tile path on a software model of the tile unit (slow; for tests).
+    accumulation from +0, no denormals; threads for large calls. order='pair'
+    (the devices' order): k in pairs, odd index first (1, 0, 3, 2, ...; a 0*0
+    step pads an odd K). order='tile': AMX TDPBF16PS's order (per 32 k, even
+    and odd chains from +0, then acc + (even + odd)), on the AMX tiles where
+    usable, else FMAs; the same bits on every host. portable=True: the
+    portable kernels, one thread. amx_model=True (needs order='tile'): the AMX
+    tile driver on a software model of the tile unit (slow; for tests).
     """
 
 def matmul_bf16_8x8_batched(a: Annotated[NDArray[numpy.uint16], dict(order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.uint16], dict(order='C', device='cpu', writable=False)], c: Annotated[NDArray[numpy.float32], dict(order='C', device='cpu')], *, portable: bool = False) -> None:
@@ -56,7 +59,8 @@ def matmul_num_threads() -> int:
 def kernel_paths() -> dict:
     """
     The code path each kernel family takes in this process: {'bf16': 'avx512' |
-    'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'amx_bf16' | 'avx512_bf16'
-    | 'avx512' | 'avx2' | 'portable'}. The raw kernels' portable=True forces the portable
-    path (same results, for comparisons).
+    'avx2' | 'portable', 'bfp16': 'avx512' | 'portable', 'matmul': 'avx512_bf16' |
+    'avx512' | 'avx2' | 'portable', 'matmul_tile': 'amx_bf16' | 'amx_model' | 'avx512' |
+    'avx2' | 'portable'} ('matmul_tile': large products of order='tile'). The raw kernels'
+    portable=True forces the portable path (same results, for comparisons).
     """

@@ -1,0 +1,100 @@
+"""bench/run.py's table: every result file shows the host and the time it was measured on, and a
+partial run replaces only its own figures (the others keep their hosts and dates)."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def load(name):
+    """Import bench/<name>.py as a module (bench/ is not a package; its scripts import _common)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+HOST_A = {"cpu": "Intel Xeon w9-3495X", "cpus": 112, "os": "Linux-6.8", "python": "3.12.1", "numpy": "2.3.0",
+          "backend": "emulated", "kernel_path": "amx_bf16"}
+HOST_B = {"cpu": "AMD Ryzen AI Max+ 395", "cpus": 32, "os": "Linux-6.14", "python": "3.11.7", "numpy": "2.4.6",
+          "backend": "emulated", "kernel_path": "avx512_bf16"}
+
+
+def figure(value, host, measured_at):
+    return {"figure": "fake", "host": host, "measured_at": measured_at,
+            "table": [{"figure": "fake rate", "value": value, "unit": "GB/s", "peer": "copy", "peer_value": 1.0,
+                       "ratio": value, "ratio_label": "ours / peer"}]}
+
+
+def section(text, name):
+    """The README section of one result file (from its heading to the next)."""
+    return text.split(f"### {name}\n", 1)[1].split("\n### ", 1)[0]
+
+
+@pytest.fixture
+def bench(tmp_path, monkeypatch):
+    """bench/run.py with its results, README and scripts in tmp_path."""
+    run = load("run")
+    results = tmp_path / "results"
+    results.mkdir()
+    monkeypatch.setattr(run, "HERE", tmp_path)
+    monkeypatch.setattr(run, "REPO", tmp_path)
+    monkeypatch.setattr(run, "RESULTS", results)
+    monkeypatch.setattr(run, "README", tmp_path / "README.md")
+    monkeypatch.setattr(run, "wait_until_quiet", lambda max_wait: 0.0)
+    (results / "alpha.json").write_text(json.dumps(figure(2.0, HOST_A, "2026-10-01T09:30:00+00:00")))
+    (results / "beta.json").write_text(json.dumps(figure(3.0, HOST_B, "2026-11-02T18:05:00+01:00")))
+    return run, results
+
+
+def test_each_file_shows_its_own_host_and_date(bench):
+    run, results = bench
+    text = run.render(run.collect(results))
+    a, b = section(text, "alpha"), section(text, "beta")
+    assert "Measured 2026-10-01 09:30 UTC on Intel Xeon w9-3495X (112 logical CPUs)" in a
+    assert "CPU kernel path `amx_bf16`" in a and "AMD Ryzen" not in a
+    assert "Measured 2026-11-02 18:05 UTC+0100 on AMD Ryzen AI Max+ 395 (32 logical CPUs)" in b
+    assert "Intel" not in b
+    head = text.split("### alpha", 1)[0]
+    assert "| `alpha` | 2026-10-01 09:30 UTC | Intel Xeon w9-3495X (112 CPUs) |" in head
+    assert "| `beta` | 2026-11-02 18:05 UTC+0100 | AMD Ryzen AI Max+ 395 (32 CPUs) |" in head
+    # A file that records neither says so instead of borrowing a file date.
+    (results / "gamma.json").write_text(json.dumps({"figure": "old", "speed": 1.5}))
+    g = section(run.render(run.collect(results)), "gamma")
+    assert "Measured date not recorded on a host the file does not record." in g
+
+
+def test_a_partial_run_keeps_the_other_figures_hosts_and_dates(bench, monkeypatch):
+    run, results = bench
+    common = load("_common")
+    monkeypatch.setattr(common, "RESULTS", results)
+    # The benchmark "beta" runs again (on this machine): it saves through _common.save_results.
+    (run.HERE / "beta.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(BENCH)!r})\n"
+        "import _common\n"
+        f"_common.RESULTS = __import__('pathlib').Path({str(results)!r})\n"
+        "_common.save_results('beta', {'figure': 'fake', 'table': [{'figure': 'fake rate', 'value': 4.0, "
+        "'unit': 'GB/s', 'peer': 'copy', 'peer_value': 1.0, 'ratio': 4.0, 'ratio_label': 'ours / peer'}]})\n")
+    (run.HERE / "alpha.py").write_text("raise SystemExit('alpha must not run')\n")
+    run.write_readme(run.render(run.collect(results)))  # the table before the partial run
+    assert run.main(["run.py", "beta"]) == 0
+    text = run.README.read_text()
+    a, b = section(text, "alpha"), section(text, "beta")
+    assert "Measured 2026-10-01 09:30 UTC on Intel Xeon w9-3495X (112 logical CPUs)" in a
+    assert "| fake rate | 2.000 GB/s |" in a
+    here = common.host_description()
+    beta = json.loads((results / "beta.json").read_text())
+    assert beta["host"] == here and beta["runner"]["exit"] == 0
+    assert f"on {here['cpu']} ({here['cpus']} logical CPUs)" in b and "2026-11-02" not in b
+    assert "| fake rate | 4.000 GB/s |" in b
+    assert f"| `alpha` | 2026-10-01 09:30 UTC | Intel Xeon w9-3495X (112 CPUs) | — | — | — |" in text
