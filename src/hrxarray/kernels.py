@@ -46,7 +46,7 @@ naming them; non-numeric values raise ``TypeError``.
 
 from __future__ import annotations
 
-from ._core import Artifact, BindingContract, GpuKernel, Kernel, KernelContract, NpuKernel
+from ._core import Artifact, BindingContract, GpuKernel, Kernel, KernelContract, NpuKernel, Runtime
 from ._core import kernels as _k
 
 __all__ = [
@@ -82,15 +82,18 @@ def npu(name: str, *, target: str = NPU_TARGET, **config: int | float) -> Artifa
     return _k.npu(name, target=target, **config)
 
 
-def gpu(name: str, **config: int | float) -> GpuKernel:
-    """The built-in GPU kernel ``name``, loaded, as a :class:`GpuKernel`.
+def gpu(name: str, *, runtime: Runtime | None = None, **config: int | float) -> GpuKernel:
+    """The built-in GPU kernel ``name``, loaded on ``runtime``'s GPU, as a :class:`GpuKernel`.
 
     ``name`` is ``"transform_i32"``, ``"euler_bf16"`` or ``"add_f32"``;
     ``elements`` is required, ``dt`` (euler_bf16) and ``delta`` (add_f32)
     default to 1.0. See the module docstring for each kernel's semantics.
+    The kernel belongs to ``runtime`` (``hx.default_runtime()`` when None),
+    as HRX's ``Runtime::load_gpu_kernel`` makes it: a graph of another runtime
+    refuses it with ``ValueError``.
 
     >>> k = gpu("transform_i32", elements=1024)
     >>> [b.bytes for b in k.contract.bindings]
     [4096, 4096]
     """
-    return _k.gpu(name, **config)
+    return _k.gpu(name, runtime=runtime, **config)

@@ -55,8 +55,12 @@ bool PreparedGraph::quarantined() const {
 }
 
 void PreparedGraph::quarantine() {
-    std::lock_guard<std::mutex> lock(mu_);
-    quarantined_ = true;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        quarantined_ = true;
+    }
+    for (const auto& k : npu_kernels)
+        if (k->image_charge) k->image_charge->keep_forever();
 }
 
 // --- builder -------------------------------------------------------------------
@@ -139,6 +143,9 @@ void GraphBuilder::kernel(const std::shared_ptr<Kernel>& k, const std::vector<Bu
     if (k->engine != engine)
         fail(ErrorKind::Message, op + ": a " + engine_name(k->engine) + " kernel cannot run on the " +
                                      engine_name(engine) + " lane");
+    if (k->runtime != runtime_)
+        fail(ErrorKind::Message, op + ": the kernel belongs to another runtime (load it on this runtime's " +
+                                     (engine == Engine::Gpu ? std::string("GPU") : std::string("NPU")) + ")");
     for (const auto& v : views) check_owner(v, op);
     check_kernel_use(*k, views, op);
     Op o;
@@ -190,7 +197,9 @@ std::shared_ptr<PreparedGraph> GraphBuilder::prepare() const {
         for (size_t e = 0; e < r; ++e)
             if (summaries_conflict(keys[e], keys[r])) g->regions[r].deps.push_back(e);
     for (const auto& op : g->ops)
-        if (op.kind == Op::Kind::Kernel && op.kernel->engine == Engine::Npu) g->npu_kernels.push_back(op.kernel);
+        if (op.kind == Op::Kind::Kernel && op.kernel->engine == Engine::Npu &&
+            std::find(g->npu_kernels.begin(), g->npu_kernels.end(), op.kernel) == g->npu_kernels.end())
+            g->npu_kernels.push_back(op.kernel);
     for (const auto& k : keys) g->summary.insert(g->summary.end(), k.begin(), k.end());
     std::map<const StorageState*, size_t> index;
     for (const auto& op : g->ops)

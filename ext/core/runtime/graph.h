@@ -80,7 +80,7 @@ public:
     std::vector<SummaryInterval> summary;
     // Every storage the graph uses and whether the graph writes it.
     std::vector<std::pair<std::shared_ptr<StorageState>, bool>> storages;
-    // NPU programs with one invocation per replay (for the 128-pending limit).
+    // The NPU programs it runs: a quarantine keeps their image charges.
     std::vector<std::shared_ptr<Kernel>> npu_kernels;
 
     // Completion slots (HRX graph_slots): a slot stays reserved while its run
@@ -88,6 +88,8 @@ public:
     bool try_take_slot();
     void release_slot();
     bool quarantined() const;
+    // HRX leaks a quarantined graph's native resources until exit: its NPU
+    // programs' image charges are never given back (hrx-runtime.md §2.6-2.7).
     void quarantine();
 
 private:

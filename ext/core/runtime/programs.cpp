@@ -178,19 +178,6 @@ std::function<void(const std::vector<BufferView>&)> npu_run(const Artifact& a) {
     };
 }
 
-// Bytes charged to a memory budget, given back when the last holder (the
-// kernel's `run`, and any copy of it) is destroyed.
-struct BudgetCharge {
-    std::shared_ptr<MemoryBudget> budget;
-    uint64_t bytes = 0;
-    BudgetCharge() = default;
-    BudgetCharge(const BudgetCharge&) = delete;
-    BudgetCharge& operator=(const BudgetCharge&) = delete;
-    ~BudgetCharge() {
-        if (budget && bytes) budget->release(bytes);
-    }
-};
-
 // --- GPU kernels -------------------------------------------------------------------
 
 std::string gpu_who(const std::string& name) { return "kernels.gpu('" + name + "')"; }
@@ -236,11 +223,12 @@ KernelContract artifact_contract(const Artifact& artifact) {
     return npu_spec(artifact.name, artifact.config, "artifact '" + artifact.name + "'").contract;
 }
 
-std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const KernelConfig& config) {
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config) {
     const std::string who = gpu_who(name);
     auto k = std::make_shared<GpuKernel>();
     k->engine = Engine::Gpu;
     k->name = name;
+    k->runtime = gpu.runtime;
     if (name != "transform_i32" && name != "euler_bf16" && name != "add_f32")
         fail(ErrorKind::Message, who + ": unknown GPU kernel '" + name +
                                      "' (built-in kernels: 'add_f32', 'euler_bf16', 'transform_i32')");
@@ -329,17 +317,14 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->engine = Engine::Npu;
     k->name = artifact.name;
     k->contract = contract;
+    k->runtime = npu.runtime;
     k->npu_index = npu.index;
     k->image_bytes = artifact.bytes;
     k->columns = static_cast<int>(columns);
-    auto charge = std::make_shared<BudgetCharge>();
-    auto body = npu_run(artifact);
-    if (const auto& budget = npu.runtime->options().memory_budget) {
-        budget->reserve(artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
-        charge->budget = budget;
-        charge->bytes = artifact.bytes;
-    }
-    k->run = [charge, body = std::move(body)](const std::vector<BufferView>& v) { body(v); };
+    k->run = npu_run(artifact);
+    if (const auto& budget = npu.runtime->options().memory_budget)
+        k->image_charge = std::make_shared<MemoryReservation>(
+            budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
     return k;
 }
 

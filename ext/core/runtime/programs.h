@@ -94,8 +94,9 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
 KernelContract artifact_contract(const Artifact& artifact);
 
 // GPU kernel `name` ("transform_i32", "euler_bf16", "add_f32") with `config`,
-// loaded: contract and run. Errors as make_npu_artifact.
-std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const KernelConfig& config);
+// loaded on `gpu` (its runtime owns it, as HRX's Runtime::load_gpu_kernel):
+// contract and run. Errors as make_npu_artifact.
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config);
 
 // HRX NpuDevice::load_artifact: validates `contract` (Message), then requires
 // the exact device target, columns in 1..=8 and no constants (Unsupported
@@ -104,7 +105,8 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const Kernel
 // same binding count, each binding at least the program's extent and
 // alignment, access including the program's). Then it reserves the image
 // bytes from the runtime's memory budget (Message/Busy as MemoryBudget); the
-// charge is released when the returned kernel is destroyed.
+// charge is released when the returned kernel is destroyed, unless a graph
+// that ran it was quarantined (then never).
 std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
                                              const KernelContract& contract);
 

@@ -240,7 +240,6 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     auto sub = *it;
     for (auto& [storage, access] : sub->leases) storage->release_device_use(access);
     sub->leases.clear();
-    for (auto& k : sub->graph->npu_kernels) k->pending.fetch_sub(1);
     // The run gives its slot back before anyone can observe the completion,
     // so `submit().wait()` in a loop never finds the slot still held.
     sub->slot.reset();
