@@ -51,6 +51,150 @@ def failure_of(completion):
     return exc
 
 
+# --- 1. a kernel's data check is not a device fault ----------------------------------
+
+
+@st.composite
+def rows_with_a_nonfinite(draw):
+    rows, blocks = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    v = np.array(
+        draw(st.lists(st.floats(-1e6, 1e6, width=32), min_size=rows * 8 * blocks, max_size=rows * 8 * blocks)),
+        np.float32,
+    ).reshape(rows, 8 * blocks)
+    for _ in range(draw(st.integers(1, 3))):
+        i, j = draw(st.integers(0, rows - 1)), draw(st.integers(0, 8 * blocks - 1))
+        v[i, j] = draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    return v
+
+
+@given(rows_with_a_nonfinite())
+def test_astype_bfp16_of_a_nonfinite_value_fails_the_result_only(v):
+    x = hx.asarray(v)
+    index, value = first_nonfinite(v)
+    tail = f"{UNENCODABLE}element {index} = {value}"
+    # The host path refuses at once with the message the device path repeats.
+    with pytest.raises(ValueError) as host:
+        hx.asarray(v, dtype=hx.bfp16)
+    assert str(host.value) == "asarray: " + tail
+    y = x.astype(hx.bfp16)
+    with pytest.raises(hx.ExecutionError) as info:
+        y.block_until_ready()
+    cause = info.value.__cause__
+    assert type(cause) is ValueError and str(cause).endswith(": " + tail), cause
+    assert tail in str(info.value)
+    # Only what the operation writes is lost; the array it read is intact.
+    assert y.buffer.poisoned and not x.buffer.poisoned
+    np.testing.assert_array_equal(hx.to_numpy(x), v)
+    np.testing.assert_array_equal(hx.to_numpy(x * 2), v * 2)
+
+
+def test_bfp16_matmul_with_a_nan_keeps_the_weights_usable():
+    rng = np.random.default_rng(7)
+    w = hx.asarray(rng.integers(-4, 5, (8, 16)).astype(np.float32), dtype=hx.bfloat16)
+    good = hx.asarray(rng.integers(-4, 5, (2, 4, 8)).astype(np.float32), dtype=hx.bfloat16)
+    before = hx.to_numpy(hx.matmul(good, w, compute="bfp16"))
+    batch = hx.to_numpy(good).copy()
+    batch[1, 2, 5] = np.nan
+    bad = hx.asarray(batch)
+    y = hx.matmul(bad, w, compute="bfp16")
+    with pytest.raises(hx.ExecutionError) as info:
+        hx.to_numpy(y)
+    cause = info.value.__cause__
+    assert type(cause) is ValueError
+    assert str(cause) == f"matmul: {UNENCODABLE}lhs element (1, 2, 5) = nan"
+    assert not w.buffer.poisoned and not bad.buffer.poisoned and y.buffer.poisoned
+    # The weights (and the batch) still work: the same product gives the same bits.
+    np.testing.assert_array_equal(hx.to_numpy(hx.matmul(good, w, compute="bfp16")), before)
+    np.testing.assert_array_equal(hx.to_numpy(bad).astype(np.float32), batch.astype(np.float32))
+    # A bad right operand is named as such, with its own index.
+    wv = hx.to_numpy(w).copy()
+    wv[3, 6] = -np.inf
+    with pytest.raises(hx.ExecutionError) as info:
+        hx.matmul(good, hx.asarray(wv), compute="bfp16").block_until_ready()
+    assert str(info.value.__cause__) == f"matmul: {UNENCODABLE}rhs element (3, 6) = -inf"
+
+
+def test_integer_power_with_a_negative_exponent_keeps_its_operands():
+    base = hx.asarray(np.array([2, 3, 4], np.int32))
+    exponent = hx.asarray(np.array([1, -1, 2], np.int32))
+    y = hx.power(base, exponent)
+    with pytest.raises(hx.ExecutionError, match="negative integer powers") as info:
+        y.block_until_ready()
+    assert type(info.value.__cause__) is ValueError
+    assert y.buffer.poisoned and not base.buffer.poisoned and not exponent.buffer.poisoned
+    np.testing.assert_array_equal(hx.to_numpy(hx.power(base, exponent * exponent)), [2, 3, 256])
+
+
+def test_npu_program_data_check_poisons_only_its_output():
+    rt = hx.Runtime()
+    npu = rt.npu()
+    art = hx.kernels.npu("batched_gemm", **{"gemm.batch": 2, "gemm.bfp16": 1})
+    k = npu.load_artifact(art, 1, art.contract)
+    a, b, c = (rt.allocate(n, hx.Shared(npu)) for n in (256, 256, 512))
+    lhs = np.ones((2, 8, 8), BF16)
+    lhs[1, 2, 3] = np.inf
+    write(a, lhs)
+    write(b, np.ones((2, 8, 8), BF16))
+    g = rt.graph()
+    g.npu(k, [a, b, c])
+    eg = g.prepare()
+    exc = failure_of(eg.submit())
+    assert type(exc.__cause__) is ValueError
+    assert str(exc.__cause__) == f"gemm.bfp16: {UNENCODABLE}lhs element (1, 2, 3) = inf"
+    assert not eg.quarantined
+    np.testing.assert_array_equal(read(a, BF16).reshape(2, 8, 8).astype(np.float32), lhs.astype(np.float32))
+    assert not b.poisoned
+    with pytest.raises(hx.DeviceLostError, match="lhs element"):
+        c.map_read()
+
+
+def test_a_consumer_of_a_lost_result_loses_only_its_own_output():
+    rt = hx.Runtime()
+    npu = rt.npu()
+    art = hx.kernels.npu("gemm", **{"gemm.bfp16": 1})
+    k = npu.load_artifact(art, 1, art.contract)
+    a, b, c = (rt.allocate(n, hx.Shared(npu)) for n in (128, 128, 256))
+    lhs = np.ones((8, 8), BF16)
+    lhs[0, 0] = np.nan
+    write(a, lhs)
+    gate = threading.Event()
+    producer = rt.graph()
+    producer.host(lambda v: gate.wait(T), [(a, RW)])  # holds the gemm until the consumer is accepted
+    producer.npu(k, [a, b, c])
+    e, f, d = (rt.allocate(256, hx.HostVisible()) for _ in range(3))
+    write(e, np.arange(64, dtype=np.int32))
+    consumer = rt.graph()
+    consumer.copy(f, e)  # the same compute-lane region as the kernel that reads c
+    consumer.gpu(hx.kernels.gpu("transform_i32", elements=64, runtime=rt), [c, d])
+    ep, ec = producer.prepare(), consumer.prepare()
+    try:
+        cp = ep.submit()
+        cc = ec.submit()  # accepted while c is still clean; ordered after the producer
+    finally:
+        gate.set()
+    assert type(failure_of(cp).__cause__) is ValueError
+    exc = failure_of(cc)
+    assert isinstance(exc.__cause__, hx.DeviceLostError) and "poisoned" in str(exc)
+    # The consumer never ran: its output is lost, what it only read is not.
+    assert d.poisoned and not e.poisoned and not f.poisoned and not ec.quarantined
+    np.testing.assert_array_equal(read(e, np.int32), np.arange(64))
+
+
+def test_a_device_fault_still_poisons_the_whole_graph():
+    rt = hx.Runtime()
+    npu = rt.npu()
+    art = hx.kernels.npu("gemm", **{"gemm.bfp16": 1})
+    k = npu.load_artifact(art, 1, art.contract)
+    a, b, c = (rt.allocate(n, hx.Shared(npu)) for n in (128, 128, 256))
+    g = rt.graph()
+    g.npu(k, [a, b, c])
+    eg = g.prepare()
+    k._inject_fault("DMA timeout")
+    exc = failure_of(eg.submit())
+    assert type(exc.__cause__) is hx.HrxError
+    assert eg.quarantined and a.poisoned and b.poisoned and c.poisoned
+
+
 # --- 8. kernels belong to the runtime that loaded them --------------------------------
 
 
@@ -150,3 +294,5 @@ def run_and_drop(fault):
 def test_quarantine_keeps_the_npu_image_charged_for_ever():
     used, image = run_and_drop(fault=True)
     assert used == 128 + 128 + 256 + image
+    # A data check quarantines nothing: everything is given back.
+    assert run_and_drop(fault=False)[0] == 0

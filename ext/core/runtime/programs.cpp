@@ -91,7 +91,8 @@ inline uint16_t bf16_round(float f) { return kernels::f32_bits_to_bf16(std::bit_
 // BFP path feeds its mmul: A in blocks along its rows, B along its columns
 // (K is the blocked axis of both). Every bfp16 value has at most 8
 // significant bits, so it is exactly a bf16 again. A block holding NaN or
-// Inf has no encoding: that fails the region.
+// Inf has no encoding: that fails the operation (a Data error naming the
+// element as (problem, row, column) of its binding), not the device.
 void quantise_bfp16(uint16_t* a, uint16_t* b, uint64_t count, kernels::BfpRounding rounding) {
     float f[64], q[64];
     uint8_t blocks[8 * kernels::kBfp16BlockBytes];
@@ -100,10 +101,14 @@ void quantise_bfp16(uint16_t* a, uint16_t* b, uint64_t count, kernels::BfpRoundi
         uint16_t* m = (is_b ? b : a) + 64 * (is_b ? p - count : p);
         for (int i = 0; i < 8; ++i)
             for (int j = 0; j < 8; ++j) f[i * 8 + j] = bf16_value(is_b ? m[j * 8 + i] : m[i * 8 + j]);
-        if (kernels::bfp16_first_nonfinite_block(f, 8) >= 0)
-            fail(ErrorKind::Execution, std::string("gemm.bfp16: the ") + (is_b ? "rhs" : "lhs") + " of problem " +
-                                           std::to_string(is_b ? p - count : p) +
-                                           " holds NaN or Inf, which bfp16ebs8 cannot encode");
+        if (const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(f, 8); bad >= 0) {
+            // f holds A's rows, or B's columns: B's element is (bad % 8, bad / 8).
+            const auto line = std::to_string(bad / 8), at = std::to_string(bad % 8);
+            kernels::bfp16_unencodable("gemm.bfp16", std::string(is_b ? "rhs" : "lhs") + " element (" +
+                                                         std::to_string(is_b ? p - count : p) + ", " +
+                                                         (is_b ? at + ", " + line : line + ", " + at) + ")",
+                                       f[bad]);
+        }
         kernels::bfp16_encode(f, blocks, 8, rounding);
         kernels::bfp16_decode(blocks, q, 8);
         for (int i = 0; i < 8; ++i)

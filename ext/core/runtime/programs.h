@@ -41,7 +41,9 @@
 // rounding (floor, mlir-aie's reference, by default; even = AMD Quark). The
 // quantised values are exact bf16 again and go through the same product. The
 // input buffers are not modified. A block holding NaN or Inf has no bfp16
-// encoding: the region fails (ExecutionError). For the integer and
+// encoding: the invocation fails its data check (ExecutionError chained to a
+// ValueError naming the element) and poisons only the output binding; the
+// inputs stay usable (Note [Data checks are not device faults]). For the integer and
 // small-power-of-two data of HRX's fixtures both modes give the same, exact,
 // results; the default stays plain BF16.
 #pragma once

@@ -45,6 +45,9 @@ public:
         std::string message;
         ErrorKind cause_kind = ErrorKind::Generic;
         std::shared_ptr<void> cause_payload;
+        // The failing operation's own error, without the region context that
+        // `message` adds (HRX: Execution { source }); empty: `message`.
+        std::string cause_message;
     };
 
     CompletionState(std::weak_ptr<void> owner, uint64_t id) : owner_(std::move(owner)), id_(id) {}
