@@ -296,3 +296,42 @@ def test_quarantine_keeps_the_npu_image_charged_for_ever():
     assert used == 128 + 128 + 256 + image
     # A data check quarantines nothing: everything is given back.
     assert run_and_drop(fault=False)[0] == 0
+
+
+# --- 11. targets are validated as HRX validates them ---------------------------------
+
+
+def hrx_target_error(target):
+    """A plain-Python model of HRX's Target::new: None, or the message."""
+    if target == NPU_TARGET:
+        return None
+    if ":" in target:
+        return "expected a bare AMDGPU target, found feature-suffixed name"
+    if re.fullmatch(r"gfx[0-9a-f]{3,4}", target):
+        return None
+    return "invalid AMDGPU target"
+
+
+@pytest.mark.parametrize("target", ["gfx1151:xnack-", "gfx90a:sramecc+:xnack-", "not a target", "", "gfx11-generic",
+                                    "GFX1151", "gfx11510", "gfx1151 ", "amd.xdna.strix_halo.17f0_10",
+                                    "amd.xdna.strix_halo"])
+def test_invalid_targets_are_refused_at_once(target):
+    with pytest.raises(ValueError, match=re.escape(hrx_target_error(target))) as info:
+        hx.kernels.npu("copy", target=target)
+    assert f'"{target}"' in str(info.value) and str(info.value).startswith("kernels.npu('copy'): ")
+
+
+@given(st.one_of(st.text(max_size=12), st.from_regex(r"gfx[0-9a-fA-F:+-]{2,6}", fullmatch=True)))
+def test_targets_follow_hrx_rules(target):
+    want = hrx_target_error(target)
+    if want is None:
+        assert hx.kernels.npu("copy", target=target).target == target
+    else:
+        with pytest.raises(ValueError, match=re.escape(want)):
+            hx.kernels.npu("copy", target=target)
+
+
+def test_valid_gpu_targets_are_refused_by_the_npu_when_loaded(npu):
+    art = hx.kernels.npu("copy", target="gfx1151")
+    with pytest.raises(hx.UnsupportedError, match="exact device profile"):
+        npu.load_artifact(art, 8, art.contract)

@@ -70,8 +70,11 @@ def npu(name: str, *, target: str = NPU_TARGET, **config: int | float) -> Artifa
 
     ``name`` is ``"copy"``, ``"gemm"`` or ``"batched_gemm"``; ``config`` holds
     Loom keys (``"copy.packets"``, ``"gemm.batch"``). ``target`` is the XDNA
-    deployment target the artifact is compiled for; loading it on a device
-    with another target raises ``UnsupportedError``. The artifact's
+    deployment target the artifact is compiled for, validated as HRX validates
+    targets: the exact XDNA target or a bare AMDGPU architecture (``gfx`` and
+    3-4 lowercase hex digits); anything else (``"gfx1151:xnack-"``) raises
+    ``ValueError`` here, and loading it on a device with another target raises
+    ``UnsupportedError``. The artifact's
     ``.contract`` is what its code needs, ready to pass to
     ``npu_device.load_artifact(artifact, columns, artifact.contract)``.
 

@@ -205,9 +205,26 @@ void elementwise(uint64_t n, const Body& body) {
 
 }  // namespace
 
+void validate_target(const std::string& target, const std::string& who) {
+    if (target == kStrixHaloNpuTarget) return;
+    // Rust's {:?} of the key, as HRX's messages show it.
+    std::string quoted = "\"";
+    for (char c : target) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    quoted += "\"";
+    if (target.find(':') != std::string::npos)
+        fail(ErrorKind::Message, who + ": expected a bare AMDGPU target, found feature-suffixed name " + quoted);
+    const bool gfx = target.rfind("gfx", 0) == 0 && target.size() >= 6 && target.size() <= 7 &&
+                     std::all_of(target.begin() + 3, target.end(),
+                                 [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    if (!gfx)
+        fail(ErrorKind::Message, who + ": invalid AMDGPU target " + quoted + " (targets are '" + kStrixHaloNpuTarget +
+                                     "' or a bare AMDGPU architecture: 'gfx' and 3-4 lowercase hex digits, such as "
+                                     "'gfx1151')");
+}
+
 Artifact make_npu_artifact(const std::string& name, const KernelConfig& config, const std::string& target) {
     const std::string who = "kernels.npu('" + name + "')";
-    if (target.empty()) fail(ErrorKind::Message, who + ": the target must not be empty");
+    validate_target(target, who);
     NpuSpec s = npu_spec(name, config, who);
     Artifact a;
     a.target = target;

@@ -87,8 +87,18 @@ struct NpuKernel : Kernel {
     int columns = 0;
 };
 
+// HRX Target::new, at every place a target string enters: the exact XDNA
+// deployment target, or a bare AMDGPU architecture key ("gfx" and 3-4
+// lowercase hex digits). A feature suffix is Message `expected a bare AMDGPU
+// target, found feature-suffixed name "gfx1151:xnack-"`, anything else
+// Message `invalid AMDGPU target "..."`, each after `who`. A valid target
+// of the wrong engine or device is refused later, where it is loaded
+// (Unsupported).
+void validate_target(const std::string& target, const std::string& who);
+
 // NPU program `name` ("copy", "gemm", "batched_gemm") with `config`, compiled
-// for `target`. Unknown names, unknown keys and out-of-range values → Message.
+// for `target` (validate_target). Unknown names, unknown keys and
+// out-of-range values → Message.
 Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
                            const std::string& target = kStrixHaloNpuTarget);
 
