@@ -335,3 +335,31 @@ def test_valid_gpu_targets_are_refused_by_the_npu_when_loaded(npu):
     art = hx.kernels.npu("copy", target="gfx1151")
     with pytest.raises(hx.UnsupportedError, match="exact device profile"):
         npu.load_artifact(art, 8, art.contract)
+
+
+# --- 17. traces name the operation and its lane --------------------------------------------
+
+
+def test_trace_events_name_the_array_operation_and_its_lane():
+    rt = hx.Runtime()
+    npu = rt.npu()
+    on = dict(placement=hx.Shared(npu))
+    a32 = hx.asarray(np.ones((8, 8), np.float32), **on)
+    a16 = hx.asarray(np.ones((8, 8), np.float32), dtype=hx.bfloat16, **on)
+    rt.start_trace(16)
+    hx.matmul(a16, a16).block_until_ready()  # stays on the NPU
+    hx.matmul(a32, a16).block_until_ready()  # float32 @ bfloat16 leaves it
+    hx.exp(a32).block_until_ready()
+    a32.astype(hx.bfloat16).block_until_ready()
+    rt.drain()
+    trace = rt.finish_trace()
+    assert [(e["op"], e["lane"]) for e in trace.events] == [
+        ("matmul", "npu"), ("matmul", "compute"), ("exp", "compute"), ("astype", "compute")]
+    assert "bfloat16 array" in trace.events[3]["detail"]
+    xs = [x for x in json.loads(trace.to_json())["traceEvents"] if x["ph"] == "X"]
+    assert [(x["name"], x["args"]["lane"], x["tid"]) for x in xs[:2]] == [("matmul", "npu", 3), ("matmul", "compute", 1)]
+
+
+def test_matmul_docstring_says_how_to_stay_on_the_npu():
+    doc = hx.matmul.__doc__
+    assert "Keeping it on the NPU" in doc and "f32 @ bf16" in doc and "astype(hx.bfloat16)" in doc

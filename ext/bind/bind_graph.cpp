@@ -311,6 +311,8 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                 for (const auto& e : events) {
                     nb::dict d;
                     d["lane"] = lane_name(e.lane);
+                    d["op"] = e.op;
+                    if (!e.detail.empty()) d["detail"] = e.detail;
                     d["start_us"] = e.start_us;
                     d["duration_us"] = e.duration_us;
                     d["bytes"] = e.bytes;

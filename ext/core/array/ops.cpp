@@ -232,6 +232,7 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
                     const Array& out, const Operand* where, const std::string& name) {
     TaskSpec t;
     t.op = name;
+    t.label = kernels::ufunc_info(op).name;
     t.lane = Lane::Compute;
     check_writable(out, name);
     check_lane_binding(out, t.lane, name);
@@ -294,6 +295,8 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
 TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name, bool bfp16_even) {
     TaskSpec t;
     t.op = name;
+    // A dtype conversion is NumPy's astype; the rest (fills from a scalar included) are copies.
+    t.label = !src.scalar && src.dtype != dst.dtype ? "astype" : "copy";
     check_writable(dst, name);
     t.lane = copy_lane(dst, src.scalar ? nullptr : &src.arr(), name);
     check_lane_binding(dst, t.lane, name);
@@ -354,6 +357,7 @@ namespace {
 TaskSpec reduction_spec(const Array& in, const Array& out, const std::string& name) {
     TaskSpec t;
     t.op = name;
+    t.label = name;
     t.lane = Lane::Compute;
     check_writable(out, name);
     check_lane_binding(in, t.lane, name);
@@ -480,6 +484,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
                      const std::string& name) {
     TaskSpec t;
     t.op = name;
+    t.label = "matmul";
     t.lane = lane;
     check_writable(out, name);
     for (const Array* x : {&a, &b, &out}) check_lane_binding(*x, t.lane, name);

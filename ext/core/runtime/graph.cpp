@@ -30,6 +30,29 @@ Engine lane_engine(Lane lane) {
     }
 }
 
+std::string op_label(const Op& op) {
+    switch (op.kind) {
+        case Op::Kind::Fill: return "fill";
+        case Op::Kind::Copy: return "copy";
+        case Op::Kind::Host: return "host";
+        case Op::Kind::Kernel: return std::string(engine_name(op.kernel->engine)) + "(" + op.kernel->name + ")";
+        case Op::Kind::Task: return op.label.empty() ? op.name : op.label;
+    }
+    return "?";
+}
+
+std::string region_label(const std::vector<Op>& ops, const Region& region) {
+    std::string out;
+    for (size_t i = 0; i < region.ops.size();) {
+        const std::string label = op_label(ops[region.ops[i]]);
+        size_t j = i + 1;
+        while (j < region.ops.size() && op_label(ops[region.ops[j]]) == label) ++j;
+        out += (out.empty() ? "" : ", ") + label + (j - i > 1 ? " x" + std::to_string(j - i) : "");
+        i = j;
+    }
+    return out;
+}
+
 bool summaries_conflict(const std::vector<SummaryInterval>& a, const std::vector<SummaryInterval>& b) {
     for (const auto& x : a)
         for (const auto& y : b)

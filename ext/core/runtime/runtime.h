@@ -136,8 +136,9 @@ public:
     // scheduler().wait_for_room(max_submissions) (outside the GIL) and
     // retries, so array operations apply backpressure instead of failing. On
     // success uses and fn are moved from.
+    // `label` is the operation's short name in traces ("matmul", "exp").
     std::shared_ptr<CompletionState> submit_task(Lane lane, std::vector<Use>& uses, std::function<void()>& fn,
-                                                 const std::string& op);
+                                                 const std::string& op, const std::string& label);
 
     // Statistics, updated by storages and by the lanes.
     Statistics statistics() const;

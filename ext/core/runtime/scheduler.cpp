@@ -505,6 +505,9 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     {
         std::lock_guard<std::mutex> lock(trace_mu_);
         if (tracing_) {
+            ev.op = region_label(sub.graph->ops, region);
+            const Op& first = sub.graph->ops[region.ops.front()];
+            if (first.kind == Op::Kind::Task && first.name != ev.op) ev.detail = first.name;
             ev.start_us = std::chrono::duration<double, std::micro>(t0 - trace_origin_).count();
             ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
             trace_.push_back(ev);

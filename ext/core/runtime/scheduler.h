@@ -89,6 +89,8 @@ struct SlotToken {
 
 struct TraceEvent {
     Lane lane = Lane::Compute;
+    std::string op;      // region_label: what ran ("matmul", "copy x2, gpu(add_f32)")
+    std::string detail;  // an array operation's full description, when it says more than `op`
     double start_us = 0;
     double duration_us = 0;
     uint64_t bytes = 0;
