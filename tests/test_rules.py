@@ -357,7 +357,8 @@ def test_trace_events_name_the_array_operation_and_its_lane():
         ("matmul", "npu"), ("matmul", "compute"), ("exp", "compute"), ("astype", "compute")]
     assert "bfloat16 array" in trace.events[3]["detail"]
     xs = [x for x in json.loads(trace.to_json())["traceEvents"] if x["ph"] == "X"]
-    assert [(x["name"], x["args"]["lane"], x["tid"]) for x in xs[:2]] == [("matmul", "npu", 3), ("matmul", "compute", 1)]
+    assert [(x["name"], x["args"]["lane"], x["tid"]) for x in xs[:2]] == [
+        ("matmul", "npu", 3), ("matmul", "compute", 1)]
 
 
 def test_matmul_docstring_says_how_to_stay_on_the_npu():

@@ -113,11 +113,11 @@ nb::object outcome_exception(const CompletionState::Outcome& o) {
     if (o.status == S::Cancelled)
         return nb::steal(PyObject_CallOneArg(exception_type(ErrorKind::Cancelled), nb::str(o.message.c_str()).ptr()));
     nb::object cause;
+    const std::string& text = o.cause_message.empty() ? o.message : o.cause_message;
     if (o.cause_payload)
         cause = nb::borrow(static_cast<PyRef*>(o.cause_payload.get())->get());
     else
-        cause = nb::steal(PyObject_CallOneArg(exception_type(o.cause_kind),
-                                              nb::str((o.cause_message.empty() ? o.message : o.cause_message).c_str()).ptr()));
+        cause = nb::steal(PyObject_CallOneArg(exception_type(o.cause_kind), nb::str(text.c_str()).ptr()));
     nb::object exc =
         nb::steal(PyObject_CallOneArg(exception_type(ErrorKind::Execution), nb::str(o.message.c_str()).ptr()));
     if (!exc.is_valid() || !cause.is_valid()) throw nb::python_error();

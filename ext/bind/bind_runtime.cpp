@@ -114,8 +114,9 @@ void bind_runtime(nb::module_& m) {
         .def(
             "reserve",
             [](const std::shared_ptr<MemoryBudget>& b, int64_t n) {
-                if (n < 0) fail(ErrorKind::Message, "MemoryBudget.reserve: n must be nonnegative, got " + std::to_string(n));
-                return new MemoryReservation(b, static_cast<uint64_t>(n), "MemoryBudget.reserve(" + std::to_string(n) + ")");
+                const std::string who = "MemoryBudget.reserve(" + std::to_string(n) + ")";
+                if (n < 0) fail(ErrorKind::Message, who + ": n must be nonnegative");
+                return new MemoryReservation(b, static_cast<uint64_t>(n), who);
             },
             "n"_a,
             "Reserve n bytes (for work that will allocate later; 0 is allowed, as in HRX); returns a "

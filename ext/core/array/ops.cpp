@@ -467,10 +467,10 @@ void quantize_dense(float* m, const Dims& shape, bool along_rows, bool even, con
         for (int64_t l = 0; l < lines; ++l) {
             for (int64_t i = 0; i < line; ++i) buf[i] = along_rows ? mat[l * cols + i] : mat[i * cols + l];
             const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(buf.data(), static_cast<size_t>(line / 8));
-            if (bad >= 0)
-                kernels::bfp16_unencodable("",
-                                           element_at(shape, c * rows * cols + (along_rows ? l * cols + bad : bad * cols + l), operand),
-                                           buf[bad]);
+            if (bad >= 0) {
+                const int64_t at = c * rows * cols + (along_rows ? l * cols + bad : bad * cols + l);
+                kernels::bfp16_unencodable("", element_at(shape, at, operand), buf[bad]);
+            }
             kernels::bfp16_encode(buf.data(), blocks.data(), static_cast<size_t>(line / 8), rounding);
             kernels::bfp16_decode(blocks.data(), buf.data(), static_cast<size_t>(line / 8));
             for (int64_t i = 0; i < line; ++i) (along_rows ? mat[l * cols + i] : mat[i * cols + l]) = buf[i];
