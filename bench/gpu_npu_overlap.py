@@ -40,7 +40,7 @@ def build(rt, elements, matrices):
     for buf in (a, b):
         with buf.map_write() as v:
             v[:] = ones
-    gk = hx.kernels.gpu("transform_i32", elements=elements)
+    gk = hx.kernels.gpu("transform_i32", elements=elements, runtime=rt)
     g_gpu, g_npu, g_both = rt.graph(), rt.graph(), rt.graph()
     g_gpu.gpu(gk, [x, y])
     g_npu.npu(k, [a, b, c])

@@ -133,8 +133,8 @@ def main(argv: list[str]) -> int:
     npu = rt.npu()
     artifact = hx.kernels.npu("gemm")
     gemm = npu.load_artifact(artifact, 1, artifact.contract)
-    euler = hx.kernels.gpu("euler_bf16", elements=m * k, dt=1.0)
-    epilogue = hx.kernels.gpu("add_f32", elements=m * n, delta=1.0)
+    euler = hx.kernels.gpu("euler_bf16", elements=m * k, dt=1.0, runtime=rt)
+    epilogue = hx.kernels.gpu("add_f32", elements=m * n, delta=1.0, runtime=rt)
 
     shared = hx.Shared(npu)
     weights = rt.allocate(k * n * 2, shared)

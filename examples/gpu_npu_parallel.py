@@ -129,7 +129,7 @@ class Program:
         self.gpu_target, self.npu_target = gpu.target, npu.target
 
         # GPU kernel: workgroup 256, elements/256 workgroups, (elements*4 READ, elements*4 WRITE).
-        self.gk = hx.kernels.gpu("transform_i32", elements=elements)
+        self.gk = hx.kernels.gpu("transform_i32", elements=elements, runtime=rt)
         # NPU kernel: batched_gemm, gemm.batch = matrices, one column, the artifact's contract.
         art = hx.kernels.npu("batched_gemm", **{"gemm.batch": matrices})
         contract = hx.KernelContract(

@@ -233,8 +233,8 @@ def test_memory_budget_reservations():
     assert budget.used == 0
     with pytest.raises(ValueError):
         budget.reserve(101)
-    with pytest.raises(ValueError):
-        budget.reserve(0)
+    with pytest.raises(ValueError, match="nonnegative"):
+        budget.reserve(-1)
     with pytest.raises(ValueError):
         hx.MemoryBudget(0)
     assert budget.limit == 100

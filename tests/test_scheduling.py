@@ -830,6 +830,7 @@ def test_trace_json_and_errors(rt, tmp_path):
     assert trace.dropped == 0
     evs = sorted(trace.events, key=lambda e: e["region"])
     assert [e["lane"] for e in evs] == eg.regions
+    assert [e["op"] for e in evs] == ["copy", "fill", "copy", "host"]
     assert [e["bytes"] for e in evs] == [4096, 0, 4096, 0]
     assert all(e["duration_us"] >= 0 and e["start_us"] >= 0 and not e["failed"] for e in evs)
     assert len({e["submission"] for e in evs}) == 1
@@ -844,7 +845,7 @@ def test_trace_json_and_errors(rt, tmp_path):
         e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e.get("ph") == "M" and e["name"] == "thread_name"
     }
     for e, x in zip(evs, sorted(xs, key=lambda x: x["ts"])):
-        assert names[x["tid"]] == x["name"].split()[0]
+        assert names[x["tid"]] == x["args"]["lane"] and x["name"] == x["args"]["op"]
     assert {names[x["tid"]] for x in xs} == {"upload", "compute", "download", "host"}
     assert len({x["tid"] for x in xs}) == 4  # one thread id per lane
     for x in xs:

@@ -143,7 +143,7 @@ Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
     for (;;) {
-        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op);
+        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label);
         if (c) {
             if (task.written) task.written->add_writer(c);
             return c;

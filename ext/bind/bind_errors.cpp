@@ -28,7 +28,8 @@ PyObject* make(nb::module_& m, const char* name, PyObject* base, const char* doc
 
 PyObject* type_for(ErrorKind kind) {
     switch (kind) {
-        case ErrorKind::Message: return PyExc_ValueError;
+        case ErrorKind::Message:
+        case ErrorKind::Data: return PyExc_ValueError;
         case ErrorKind::Index: return PyExc_IndexError;
         case ErrorKind::Contract: return g_contract;
         case ErrorKind::Busy: return g_busy;

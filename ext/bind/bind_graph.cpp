@@ -113,10 +113,11 @@ nb::object outcome_exception(const CompletionState::Outcome& o) {
     if (o.status == S::Cancelled)
         return nb::steal(PyObject_CallOneArg(exception_type(ErrorKind::Cancelled), nb::str(o.message.c_str()).ptr()));
     nb::object cause;
+    const std::string& text = o.cause_message.empty() ? o.message : o.cause_message;
     if (o.cause_payload)
         cause = nb::borrow(static_cast<PyRef*>(o.cause_payload.get())->get());
     else
-        cause = nb::steal(PyObject_CallOneArg(exception_type(o.cause_kind), nb::str(o.message.c_str()).ptr()));
+        cause = nb::steal(PyObject_CallOneArg(exception_type(o.cause_kind), nb::str(text.c_str()).ptr()));
     nb::object exc =
         nb::steal(PyObject_CallOneArg(exception_type(ErrorKind::Execution), nb::str(o.message.c_str()).ptr()));
     if (!exc.is_valid() || !cause.is_valid()) throw nb::python_error();
@@ -310,6 +311,8 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                 for (const auto& e : events) {
                     nb::dict d;
                     d["lane"] = lane_name(e.lane);
+                    d["op"] = e.op;
+                    if (!e.detail.empty()) d["detail"] = e.detail;
                     d["start_us"] = e.start_us;
                     d["duration_us"] = e.duration_us;
                     d["bytes"] = e.bytes;

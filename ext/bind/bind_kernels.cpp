@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "array_bind.h"
 #include "bindings.h"
 #include "errors.h"
 #include "py_types.h"
@@ -188,6 +189,8 @@ void bind_kernels(nb::module_& m) {
         .def_prop_ro("contract", [](const Kernel& k) { return k.contract; }, "Its KernelContract.")
         .def_prop_ro("engine", [](const Kernel& k) { return std::string(engine_name(k.engine)); },
                      "'gpu' or 'npu'.")
+        .def_prop_ro("runtime", [](const Kernel& k) { return k.runtime; },
+                     "The Runtime it was loaded on; only that runtime's graphs run it.")
         .def(
             "_check",
             [](const Kernel& k, nb::handle views) {
@@ -236,10 +239,15 @@ void bind_kernels(nb::module_& m) {
         "Artifact for `target`.");
     km.def(
         "gpu",
-        [](const std::string& name, nb::kwargs config) {
-            return make_gpu_kernel(name, config_from_kwargs(config, "kernels.gpu('" + name + "')"));
+        [](const std::string& name, std::shared_ptr<RuntimeCore> runtime, nb::kwargs config) {
+            const std::string who = "kernels.gpu('" + name + "')";
+            KernelConfig c = config_from_kwargs(config, who);
+            if (!runtime) runtime = default_runtime();
+            return make_gpu_kernel(runtime->gpu(), name, c);
         },
-        "name"_a, "config"_a, "The built-in GPU kernel `name` ('transform_i32', 'euler_bf16', 'add_f32'), loaded.");
+        "name"_a, nb::kw_only(), "runtime"_a.none() = nb::none(), "config"_a,
+        "The built-in GPU kernel `name` ('transform_i32', 'euler_bf16', 'add_f32'), loaded on the GPU of "
+        "`runtime` (the default runtime when None); graphs of other runtimes refuse it.");
     km.def("load_npu_artifact", &load_npu_artifact, "npu"_a, "artifact"_a, "columns"_a, "contract"_a,
            "HRX NpuDevice.load_artifact: validate the contract, require the exact target, 1..=8 columns and no "
            "constants (UnsupportedError), and charge the image bytes to the memory budget.");

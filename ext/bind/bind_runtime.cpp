@@ -17,18 +17,6 @@ using namespace nb::literals;
 namespace hrx::bind {
 namespace {
 
-// A reservation taken from a MemoryBudget by hand; released once.
-struct BudgetReservation {
-    std::shared_ptr<MemoryBudget> budget;
-    uint64_t bytes = 0;
-    bool active = true;
-    void release() {
-        if (active) budget->release(bytes);
-        active = false;
-    }
-    ~BudgetReservation() { release(); }
-};
-
 // Every runtime created from Python, so that interpreter exit can let their
 // accepted work finish first (host regions need a live interpreter).
 std::mutex g_runtimes_mu;
@@ -100,14 +88,14 @@ void bind_runtime(nb::module_& m) {
             return "Statistics(" + nb::cast<std::string>(nb::str(stats_dict(s))) + ")";
         });
 
-    nb::class_<BudgetReservation>(m, "BudgetReservation",
+    nb::class_<MemoryReservation>(m, "BudgetReservation",
                                   "Bytes reserved from a MemoryBudget; released by release(), by leaving "
                                   "its with-block, or when it is garbage collected.")
-        .def_ro("bytes", &BudgetReservation::bytes, "The reserved byte count.")
-        .def_ro("active", &BudgetReservation::active, "True until released.")
-        .def("release", &BudgetReservation::release, "Give the bytes back (idempotent).")
+        .def_prop_ro("bytes", &MemoryReservation::bytes, "The reserved byte count.")
+        .def_prop_ro("active", &MemoryReservation::active, "True until released.")
+        .def("release", &MemoryReservation::release, "Give the bytes back (idempotent).")
         .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
-        .def("__exit__", [](BudgetReservation& r, nb::handle, nb::handle, nb::handle) { r.release(); },
+        .def("__exit__", [](MemoryReservation& r, nb::handle, nb::handle, nb::handle) { r.release(); },
              "exc_type"_a.none(), "exc"_a.none(), "tb"_a.none());
 
     nb::class_<MemoryBudget>(m, "MemoryBudget",
@@ -126,11 +114,13 @@ void bind_runtime(nb::module_& m) {
         .def(
             "reserve",
             [](const std::shared_ptr<MemoryBudget>& b, int64_t n) {
-                if (n <= 0) fail(ErrorKind::Message, "MemoryBudget.reserve: n must be positive, got " + std::to_string(n));
-                b->reserve(static_cast<uint64_t>(n), "MemoryBudget.reserve(" + std::to_string(n) + ")");
-                return new BudgetReservation{b, static_cast<uint64_t>(n), true};
+                const std::string who = "MemoryBudget.reserve(" + std::to_string(n) + ")";
+                if (n < 0) fail(ErrorKind::Message, who + ": n must be nonnegative");
+                return new MemoryReservation(b, static_cast<uint64_t>(n), who);
             },
-            "n"_a, "Reserve n bytes (for work that will allocate later); returns a BudgetReservation guard.")
+            "n"_a,
+            "Reserve n bytes (for work that will allocate later; 0 is allowed, as in HRX); returns a "
+            "BudgetReservation guard. More than the whole limit raises ValueError, more than fits now BusyError.")
         .def("__repr__", [](const MemoryBudget& b) {
             return "MemoryBudget(limit=" + std::to_string(b.limit()) + ", used=" + std::to_string(b.used()) + ")";
         });

@@ -1,8 +1,16 @@
 // Error model of the core. Every failure is an hrx::Error with a kind; the
 // binding layer maps kinds onto the Python exception classes (HrxError and its
-// subclasses, ValueError for Message, IndexError, ContractError). A function
-// that throws must leave every object as it found it ("a failed call changes
-// nothing"), so checks run before any mutation.
+// subclasses, ValueError for Message and Data, IndexError, ContractError). A
+// function that throws must leave every object as it found it ("a failed call
+// changes nothing"), so checks run before any mutation.
+//
+// Note [Data checks are not device faults]: a kernel that refuses its own
+// input (a value bfp16ebs8 cannot encode, an integer raised to a negative
+// power) throws kind Data. The device did nothing wrong and the operation's
+// operands are intact, so the scheduler fails only that operation: it poisons
+// what the operation writes and leaves what it only read usable. Every other
+// failure of a running region is a device fault and poisons as HRX does
+// (every storage of the graph, graph quarantined; hrx-runtime.md §2.6).
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -17,6 +25,7 @@ enum class ErrorKind {
     Unsupported,  // the placement/engine cannot do this
     DeviceLost,   // storage poisoned by an earlier failure
     Execution,    // a region failed
+    Data,         // a kernel's own data check refused an input value (Python ValueError)
     Cancelled,    // a submission was cancelled
     Generic,      // other runtime failures (hx.HrxError)
 };

@@ -660,6 +660,19 @@ def matmul(a, b, *, out=None, compute=None, rounding="floor") -> DeviceArray:
     ``rounding`` ("floor" or "even"), as the NPU's BFP path does (bfp16
     operands imply it). Other dtypes multiply in their own type (NumPy's result
     type; integers wrap).
+
+    Keeping it on the NPU: both operands must be bfloat16 or bfp16 *and*
+    NPU-bindable. Anything else leaves the NPU without an error: a float32
+    operand (``f32 @ bf16`` promotes to float32, as NumPy does), or a
+    ``GpuLocal``/``HostVisible`` one, runs on the GPU compute lane in float32.
+    ``compute="bf16"`` does not move it either; convert first
+    (``x.astype(hx.bfloat16)``, ``x.to(hx.Shared(npu))``). A trace shows where
+    each one ran: between ``rt.start_trace(n)`` and ``rt.finish_trace()``
+    every ``"matmul"`` event has its lane (``"npu"`` or ``"compute"``).
+
+    A value that ``compute="bfp16"`` cannot encode (NaN, Inf) fails this
+    operation only: its result raises ``ExecutionError`` chained to a
+    ``ValueError`` naming the element, and the operands stay usable.
     """
     return _core._matmul(a, b, out, compute, rounding)
 

@@ -59,7 +59,7 @@ raise ``ValueError`` naming them; values that are neither int nor float raise
 
 from __future__ import annotations
 
-from ._core import Artifact, BindingContract, GpuKernel, Kernel, KernelContract, NpuKernel
+from ._core import Artifact, BindingContract, GpuKernel, Kernel, KernelContract, NpuKernel, Runtime
 from ._core import kernels as _k
 
 __all__ = [
@@ -83,8 +83,11 @@ def npu(name: str, *, target: str = NPU_TARGET, **config: int | float) -> Artifa
 
     ``name`` is ``"copy"``, ``"gemm"`` or ``"batched_gemm"``; ``config`` holds
     Loom keys (``"copy.packets"``, ``"gemm.batch"``). ``target`` is the XDNA
-    deployment target the artifact is compiled for; loading it on a device
-    with another target raises ``UnsupportedError``. The artifact's
+    deployment target the artifact is compiled for, validated as HRX validates
+    targets: the exact XDNA target or a bare AMDGPU architecture (``gfx`` and
+    3-4 lowercase hex digits); anything else (``"gfx1151:xnack-"``) raises
+    ``ValueError`` here, and loading it on a device with another target raises
+    ``UnsupportedError``. The artifact's
     ``.contract`` is what its code needs, ready to pass to
     ``npu_device.load_artifact(artifact, columns, artifact.contract)``.
 
@@ -95,15 +98,18 @@ def npu(name: str, *, target: str = NPU_TARGET, **config: int | float) -> Artifa
     return _k.npu(name, target=target, **config)
 
 
-def gpu(name: str, **config: int | float) -> GpuKernel:
-    """The built-in GPU kernel ``name``, loaded, as a :class:`GpuKernel`.
+def gpu(name: str, *, runtime: Runtime | None = None, **config: int | float) -> GpuKernel:
+    """The built-in GPU kernel ``name``, loaded on ``runtime``'s GPU, as a :class:`GpuKernel`.
 
     ``name`` is ``"transform_i32"``, ``"euler_bf16"`` or ``"add_f32"``;
     ``elements`` is required, ``dt`` (euler_bf16) and ``delta`` (add_f32)
     default to 1.0. See the module docstring for each kernel's semantics.
+    The kernel belongs to ``runtime`` (``hx.default_runtime()`` when None),
+    as HRX's ``Runtime::load_gpu_kernel`` makes it: a graph of another runtime
+    refuses it with ``ValueError``.
 
     >>> k = gpu("transform_i32", elements=1024)
     >>> [b.bytes for b in k.contract.bindings]
     [4096, 4096]
     """
-    return _k.gpu(name, **config)
+    return _k.gpu(name, runtime=runtime, **config)

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 
 #include "errors.h"
 #include "kernels/bf16.h"
@@ -188,17 +187,27 @@ void for_each_row(const Dims& shape, const Dims& strides, Fn&& fn) {
     }
 }
 
+// "element (1, 2)": the C-order index `flat` of an array of `shape`.
+std::string element_at(const Dims& shape, int64_t flat, const char* operand = "") {
+    Dims index(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+        index[d] = shape[d] ? flat % shape[d] : 0;
+        flat = shape[d] ? flat / shape[d] : 0;
+    }
+    return std::string(operand) + (*operand ? " " : "") + "element " + shape_str(index);
+}
+
 // Encodes float32 rows (contiguous, `shape`) into the BFP16 array's blocks.
-void encode_rows(const float* src, const Array& dst_desc, uint8_t* dst, bool even) {
+// A NaN or Inf fails the operation `what` (a Data error naming the element;
+// "" inside tasks, which the runtime names).
+void encode_rows(const float* src, const Array& dst_desc, uint8_t* dst, bool even, const std::string& what) {
     const int64_t n = dst_desc.shape.back();
     const int64_t blocks = n / 8;
     if (blocks == 0) return;
     const float* row = src;
     for_each_row(dst_desc.shape, dst_desc.strides, [&](int64_t off) {
-        const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite_block(row, static_cast<size_t>(blocks));
-        if (bad >= 0)
-            throw std::domain_error("bfp16 encode: block " + std::to_string(bad) +
-                                    " of a row holds NaN or Inf, which bfp16ebs8 cannot represent");
+        const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(row, static_cast<size_t>(blocks));
+        if (bad >= 0) kernels::bfp16_unencodable(what, element_at(dst_desc.shape, (row - src) + bad), row[bad]);
         kernels::bfp16_encode(row, dst + off, static_cast<size_t>(blocks),
                               even ? kernels::BfpRounding::even : kernels::BfpRounding::floor);
         row += n;
@@ -223,6 +232,7 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
                     const Array& out, const Operand* where, const std::string& name) {
     TaskSpec t;
     t.op = name;
+    t.label = kernels::ufunc_info(op).name;
     t.lane = Lane::Compute;
     check_writable(out, name);
     check_lane_binding(out, t.lane, name);
@@ -285,6 +295,8 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
 TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name, bool bfp16_even) {
     TaskSpec t;
     t.op = name;
+    // A dtype conversion is NumPy's astype; the rest (fills from a scalar included) are copies.
+    t.label = !src.scalar && src.dtype != dst.dtype ? "astype" : "copy";
     check_writable(dst, name);
     t.lane = copy_lane(dst, src.scalar ? nullptr : &src.arr(), name);
     check_lane_binding(dst, t.lane, name);
@@ -330,7 +342,7 @@ TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name
             kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), sp.arg(), f32);
         }
         if (dst_bfp) {
-            encode_rows(rows.data(), d, d.data(), bfp16_even);
+            encode_rows(rows.data(), d, d.data(), bfp16_even, "");
         } else {
             ArgPlan dp = plan_array(d);
             kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), f32, dp.arg());
@@ -345,6 +357,7 @@ namespace {
 TaskSpec reduction_spec(const Array& in, const Array& out, const std::string& name) {
     TaskSpec t;
     t.op = name;
+    t.label = name;
     t.lane = Lane::Compute;
     check_writable(out, name);
     check_lane_binding(in, t.lane, name);
@@ -437,10 +450,14 @@ std::vector<uint8_t> dense_copy(const Array& a, DType dt) {
     return out;
 }
 
-// Quantises dense float32 matrices (count of rows x cols, row-major) to
-// bfp16ebs8 and back along the rows (`along_rows`) or the columns.
-void quantize_dense(float* m, int64_t count, int64_t rows, int64_t cols, bool along_rows, bool even) {
+// Quantises the dense float32 copy `m` of the matmul operand of `shape`
+// (matrices of rows x cols, row-major) to bfp16ebs8 and back along the rows
+// (`along_rows`) or the columns. A NaN or Inf fails the operation (a Data
+// error naming the `operand`'s element).
+void quantize_dense(float* m, const Dims& shape, bool along_rows, bool even, const char* operand) {
     const auto rounding = even ? kernels::BfpRounding::even : kernels::BfpRounding::floor;
+    const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+    const int64_t count = rows * cols ? shape_size(shape) / (rows * cols) : 0;
     const int64_t line = along_rows ? cols : rows;
     std::vector<float> buf(static_cast<size_t>(line));
     std::vector<uint8_t> blocks(static_cast<size_t>(line / 8 * 9));
@@ -449,10 +466,11 @@ void quantize_dense(float* m, int64_t count, int64_t rows, int64_t cols, bool al
         const int64_t lines = along_rows ? rows : cols;
         for (int64_t l = 0; l < lines; ++l) {
             for (int64_t i = 0; i < line; ++i) buf[i] = along_rows ? mat[l * cols + i] : mat[i * cols + l];
-            const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite_block(buf.data(), static_cast<size_t>(line / 8));
-            if (bad >= 0)
-                throw std::domain_error("matmul(compute='bfp16'): an operand holds NaN or Inf, which bfp16ebs8 "
-                                        "cannot represent");
+            const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(buf.data(), static_cast<size_t>(line / 8));
+            if (bad >= 0) {
+                const int64_t at = c * rows * cols + (along_rows ? l * cols + bad : bad * cols + l);
+                kernels::bfp16_unencodable("", element_at(shape, at, operand), buf[bad]);
+            }
             kernels::bfp16_encode(buf.data(), blocks.data(), static_cast<size_t>(line / 8), rounding);
             kernels::bfp16_decode(blocks.data(), buf.data(), static_cast<size_t>(line / 8));
             for (int64_t i = 0; i < line; ++i) (along_rows ? mat[l * cols + i] : mat[i * cols + l]) = buf[i];
@@ -466,6 +484,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
                      const std::string& name) {
     TaskSpec t;
     t.op = name;
+    t.label = "matmul";
     t.lane = lane;
     check_writable(out, name);
     for (const Array* x : {&a, &b, &out}) check_lane_binding(*x, t.lane, name);
@@ -499,8 +518,8 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
             if (mode == MatmulMode::Bfp16) {
                 // Quantise along k in float32, then narrow: bfp16 values are bf16-exact.
                 std::vector<uint8_t> af = dense_copy(A, DType::Float32), bf = dense_copy(B, DType::Float32);
-                quantize_dense(reinterpret_cast<float*>(af.data()), shape_size(ba), m, k, true, bfp16_even);
-                quantize_dense(reinterpret_cast<float*>(bf.data()), shape_size(bb), k, n, false, bfp16_even);
+                quantize_dense(reinterpret_cast<float*>(af.data()), A.shape, true, bfp16_even, "lhs");
+                quantize_dense(reinterpret_cast<float*>(bf.data()), B.shape, false, bfp16_even, "rhs");
                 abuf.resize(af.size() / 2);
                 bbuf.resize(bf.size() / 2);
                 kernels::f32_to_bf16(reinterpret_cast<float*>(af.data()), reinterpret_cast<uint16_t*>(abuf.data()),
@@ -543,11 +562,7 @@ void write_from_host(const Array& dst, const uint8_t* src, const Dims& src_strid
                 Dims dense = contiguous_strides(dst.shape, DType::Float32);
                 kernels::copy_cast(dst.ndim(), dst.shape.data(), s,
                                    StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, dense.data()});
-                try {
-                    encode_rows(rows.data(), dst, dst.data(), false);
-                } catch (const std::domain_error& e) {
-                    fail(ErrorKind::Message, op + ": " + e.what());
-                }
+                encode_rows(rows.data(), dst, dst.data(), false, op);
             } else {
                 ArgPlan d = plan_array(dst);
                 kernels::copy_cast(dst.ndim(), dst.shape.data(), s, d.arg());

@@ -31,7 +31,8 @@ struct TaskSpec {
     std::function<void()> fn;
     // The base whose writer list gets the task's completion.
     std::shared_ptr<ArrayBase> written;
-    std::string op;
+    std::string op;     // the operation, as failure messages name it
+    std::string label;  // its short name in traces: "matmul", "exp", "add.reduce", "copy", "astype"
 };
 
 // An operand of an elementwise operation: an array, or a scalar already

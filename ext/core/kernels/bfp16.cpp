@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <string_view>
 
+#include "errors.h"
 #include "kernels/cpu_features.h"
 #include "kernels/pool.h"
 
@@ -349,6 +351,21 @@ std::ptrdiff_t bfp16_first_nonfinite_block(const float* src, std::size_t nblocks
         }
     }
     return -1;
+}
+
+std::ptrdiff_t bfp16_first_nonfinite(const float* src, std::size_t nblocks) noexcept {
+    const std::ptrdiff_t block = bfp16_first_nonfinite_block(src, nblocks);
+    if (block < 0) return -1;
+    std::ptrdiff_t i = block * static_cast<std::ptrdiff_t>(kBfp16BlockValues);
+    while (std::isfinite(src[i])) ++i;
+    return i;
+}
+
+void bfp16_unencodable(const std::string& what, const std::string& element, float value) {
+    // NumPy's spelling of the value, so the message reads like the array's repr.
+    const char* v = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+    fail(ErrorKind::Data, (what.empty() ? "" : what + ": ") + "bfp16ebs8 has no encoding for NaN or Inf: " + element +
+                              " = " + v);
 }
 
 }  // namespace hrx::kernels

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace hrx::kernels {
 
@@ -58,5 +59,16 @@ void bfp16_decode(const std::uint8_t* src, float* dst, std::size_t nblocks) noex
 /// Index of the first block of src (8 * nblocks floats) holding a NaN or an
 /// Inf, or -1 when every value is finite.
 std::ptrdiff_t bfp16_first_nonfinite_block(const float* src, std::size_t nblocks) noexcept;
+
+/// Index of the first NaN or Inf among src's 8 * nblocks floats, or -1.
+std::ptrdiff_t bfp16_first_nonfinite(const float* src, std::size_t nblocks) noexcept;
+
+/// The refusal of every encoder of device data: throws an hrx::Error of kind
+/// Data (a data check of the operation, not a device fault: Note [Data checks
+/// are not device faults] in errors.h), "`what`: bfp16ebs8 has no encoding
+/// for NaN or Inf: `element` = nan", `element` naming the value
+/// ("element (1, 2)", "lhs element (0, 3, 5)"), `value` being it. An empty
+/// `what` (a task the runtime names itself) leaves out its prefix.
+[[noreturn]] void bfp16_unencodable(const std::string& what, const std::string& element, float value);
 
 }  // namespace hrx::kernels

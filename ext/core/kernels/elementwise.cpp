@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "errors.h"
 #include "kernels/cpu_features.h"
 #include "kernels/elementwise_impl.h"
 #include "kernels/nditer.h"
@@ -533,7 +534,7 @@ void check_exponents(int ndim, const std::int64_t* shape, const StridedArg& e, D
     ew::NdLayout L;
     ew::nd_layout(L, ndim, shape, where ? 2 : 1, strides, 0);
     ew::nd_rows(L, base, 0, L.size, row);
-    if (neg) throw std::domain_error("Integers to negative integer powers are not allowed.");
+    if (neg) fail(ErrorKind::Data, "Integers to negative integer powers are not allowed.");
 }
 
 }  // namespace

@@ -96,10 +96,11 @@ struct StridedArg {
 // be the very same memory as an input (identical data and strides: in place);
 // any other overlap is the caller's to resolve. Large calls (about 2^20
 // elements of an add, fewer of costlier ops) are split over the kernel pool;
-// results never depend on the split. Throws std::domain_error for inputs NumPy refuses inside the loop
-// (integer power with a negative exponent where `where` is true: "Integers to
-// negative integer powers are not allowed."), checked before anything is
-// written, and std::invalid_argument for a loop that is not one of op's or
+// results never depend on the split. Throws an hrx::Error of kind Data for
+// inputs NumPy refuses inside the loop (integer power with a negative exponent
+// where `where` is true: "Integers to negative integer powers are not
+// allowed."; Note [Data checks are not device faults] in errors.h), checked
+// before anything is written, and std::invalid_argument for a loop that is not one of op's or
 // ndim above 64. Needs no heap memory; uses about 24 KiB of stack. Safe to
 // call from any number of threads at once.
 void ufunc_run(Ufunc op, const UfuncLoop& loop, int ndim, const std::int64_t* shape, const StridedArg* inputs,

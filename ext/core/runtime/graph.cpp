@@ -30,6 +30,29 @@ Engine lane_engine(Lane lane) {
     }
 }
 
+std::string op_label(const Op& op) {
+    switch (op.kind) {
+        case Op::Kind::Fill: return "fill";
+        case Op::Kind::Copy: return "copy";
+        case Op::Kind::Host: return "host";
+        case Op::Kind::Kernel: return std::string(engine_name(op.kernel->engine)) + "(" + op.kernel->name + ")";
+        case Op::Kind::Task: return op.label.empty() ? op.name : op.label;
+    }
+    return "?";
+}
+
+std::string region_label(const std::vector<Op>& ops, const Region& region) {
+    std::string out;
+    for (size_t i = 0; i < region.ops.size();) {
+        const std::string label = op_label(ops[region.ops[i]]);
+        size_t j = i + 1;
+        while (j < region.ops.size() && op_label(ops[region.ops[j]]) == label) ++j;
+        out += (out.empty() ? "" : ", ") + label + (j - i > 1 ? " x" + std::to_string(j - i) : "");
+        i = j;
+    }
+    return out;
+}
+
 bool summaries_conflict(const std::vector<SummaryInterval>& a, const std::vector<SummaryInterval>& b) {
     for (const auto& x : a)
         for (const auto& y : b)
@@ -55,8 +78,12 @@ bool PreparedGraph::quarantined() const {
 }
 
 void PreparedGraph::quarantine() {
-    std::lock_guard<std::mutex> lock(mu_);
-    quarantined_ = true;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        quarantined_ = true;
+    }
+    for (const auto& k : npu_kernels)
+        if (k->image_charge) k->image_charge->keep_forever();
 }
 
 // --- builder -------------------------------------------------------------------
@@ -139,6 +166,9 @@ void GraphBuilder::kernel(const std::shared_ptr<Kernel>& k, const std::vector<Bu
     if (k->engine != engine)
         fail(ErrorKind::Message, op + ": a " + engine_name(k->engine) + " kernel cannot run on the " +
                                      engine_name(engine) + " lane");
+    if (k->runtime != runtime_)
+        fail(ErrorKind::Message, op + ": the kernel belongs to another runtime (load it on this runtime's " +
+                                     (engine == Engine::Gpu ? std::string("GPU") : std::string("NPU")) + ")");
     for (const auto& v : views) check_owner(v, op);
     check_kernel_use(*k, views, op);
     Op o;
@@ -190,7 +220,9 @@ std::shared_ptr<PreparedGraph> GraphBuilder::prepare() const {
         for (size_t e = 0; e < r; ++e)
             if (summaries_conflict(keys[e], keys[r])) g->regions[r].deps.push_back(e);
     for (const auto& op : g->ops)
-        if (op.kind == Op::Kind::Kernel && op.kernel->engine == Engine::Npu) g->npu_kernels.push_back(op.kernel);
+        if (op.kind == Op::Kind::Kernel && op.kernel->engine == Engine::Npu &&
+            std::find(g->npu_kernels.begin(), g->npu_kernels.end(), op.kernel) == g->npu_kernels.end())
+            g->npu_kernels.push_back(op.kernel);
     for (const auto& k : keys) g->summary.insert(g->summary.end(), k.begin(), k.end());
     std::map<const StorageState*, size_t> index;
     for (const auto& op : g->ops)

@@ -50,6 +50,7 @@ struct Op {
     std::shared_ptr<Kernel> kernel;  // Kernel: uses are its bindings, in order
     std::function<void()> task;      // Task: runs on the lane thread, never touches Python
     std::string name;                // Task: the operation, named in failure messages
+    std::string label;               // Task: its short name in traces ("matmul", "exp", "astype")
 };
 
 struct Region {
@@ -58,6 +59,13 @@ struct Region {
     std::vector<size_t> deps;  // earlier regions of the same graph it must follow
     uint64_t copy_bytes = 0;
 };
+
+// What a trace calls an operation: "fill", "copy", "host", "gpu(transform_i32)",
+// "npu(batched_gemm)", or a task's label.
+std::string op_label(const Op& op);
+// What a trace calls a region: its operations' labels in order, a run of one
+// label written once with its count ("copy x3, gpu(add_f32)").
+std::string region_label(const std::vector<Op>& ops, const Region& region);
 
 // One interval of a graph's whole-graph use summary (allocation-wide for
 // Shared storage, the view's range otherwise).
@@ -80,7 +88,7 @@ public:
     std::vector<SummaryInterval> summary;
     // Every storage the graph uses and whether the graph writes it.
     std::vector<std::pair<std::shared_ptr<StorageState>, bool>> storages;
-    // NPU programs with one invocation per replay (for the 128-pending limit).
+    // The NPU programs it runs: a quarantine keeps their image charges.
     std::vector<std::shared_ptr<Kernel>> npu_kernels;
 
     // Completion slots (HRX graph_slots): a slot stays reserved while its run
@@ -88,6 +96,8 @@ public:
     bool try_take_slot();
     void release_slot();
     bool quarantined() const;
+    // HRX leaks a quarantined graph's native resources until exit: its NPU
+    // programs' image charges are never given back (hrx-runtime.md §2.6-2.7).
     void quarantine();
 
 private:

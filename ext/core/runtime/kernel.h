@@ -33,23 +33,36 @@ struct KernelContract {
     void check_use(const std::vector<BufferView>& views, const std::string& op, Engine engine) const;
 };
 
+class RuntimeCore;
+class MemoryReservation;
+
 // A loaded GPU kernel or NPU program. `run` executes one invocation on the
 // calling lane thread over the bound views (already checked).
+//
+// Note [The XDNA pending-invocation limit]: HRX's XdnaProgram accepts at most
+// 128 invocations in flight (dispatched, not yet retired), and each NPU entry
+// of a prepared graph is its own XdnaProgram (hrx-runtime.md §2.9); queued
+// submissions are bounded by max_submissions instead. The runtime dispatches
+// an NPU region and waits for it to retire, one region per lane at a time, so
+// an entry never has more than one invocation in flight and the limit cannot
+// bind here: the runtime keeps no per-kernel count (one that counted pending
+// submissions refused a graph using a kernel twice after 64 of them).
 struct Kernel {
     Engine engine = Engine::Gpu;
     std::string name;
     KernelContract contract;
+    // The runtime it was loaded on; graphs of another runtime refuse it.
+    std::shared_ptr<RuntimeCore> runtime;
     int npu_index = 0;          // NPU programs: the device they were loaded for
     uint64_t image_bytes = 0;   // NPU programs: charged to the budget at load
+    // NPU programs under a memory budget: the image's charge, given back when
+    // the last handle goes unless a quarantined graph keeps it for ever.
+    std::shared_ptr<MemoryReservation> image_charge;
     std::function<void(const std::vector<BufferView>&)> run;
-    // NPU: at most 128 pending invocations per program (Busy beyond).
-    std::atomic<int> pending{0};
     // Fault injection (tests and failure drills): the next run throws this.
     std::atomic<bool> fault_armed{false};
     std::string fault_message;
 };
-
-constexpr int kMaxPendingNpuInvocations = 128;
 
 // The checks a graph makes before binding `views` to `kernel`: each view's
 // storage bindable by the kernel's engine (its own NPU for NPU programs),

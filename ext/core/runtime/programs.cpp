@@ -91,7 +91,8 @@ inline uint16_t bf16_round(float f) { return kernels::f32_bits_to_bf16(std::bit_
 // BFP path feeds its mmul: A in blocks along its rows, B along its columns
 // (K is the blocked axis of both). Every bfp16 value has at most 8
 // significant bits, so it is exactly a bf16 again. A block holding NaN or
-// Inf has no encoding: that fails the region.
+// Inf has no encoding: that fails the operation (a Data error naming the
+// element as (problem, row, column) of its binding), not the device.
 void quantise_bfp16(uint16_t* a, uint16_t* b, uint64_t count, kernels::BfpRounding rounding) {
     float f[64], q[64];
     uint8_t blocks[8 * kernels::kBfp16BlockBytes];
@@ -100,10 +101,14 @@ void quantise_bfp16(uint16_t* a, uint16_t* b, uint64_t count, kernels::BfpRoundi
         uint16_t* m = (is_b ? b : a) + 64 * (is_b ? p - count : p);
         for (int i = 0; i < 8; ++i)
             for (int j = 0; j < 8; ++j) f[i * 8 + j] = bf16_value(is_b ? m[j * 8 + i] : m[i * 8 + j]);
-        if (kernels::bfp16_first_nonfinite_block(f, 8) >= 0)
-            fail(ErrorKind::Execution, std::string("gemm.bfp16: the ") + (is_b ? "rhs" : "lhs") + " of problem " +
-                                           std::to_string(is_b ? p - count : p) +
-                                           " holds NaN or Inf, which bfp16ebs8 cannot encode");
+        if (const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(f, 8); bad >= 0) {
+            // f holds A's rows, or B's columns: B's element is (bad % 8, bad / 8).
+            const auto line = std::to_string(bad / 8), at = std::to_string(bad % 8);
+            kernels::bfp16_unencodable("gemm.bfp16", std::string(is_b ? "rhs" : "lhs") + " element (" +
+                                                         std::to_string(is_b ? p - count : p) + ", " +
+                                                         (is_b ? at + ", " + line : line + ", " + at) + ")",
+                                       f[bad]);
+        }
         kernels::bfp16_encode(f, blocks, 8, rounding);
         kernels::bfp16_decode(blocks, q, 8);
         for (int i = 0; i < 8; ++i)
@@ -178,19 +183,6 @@ std::function<void(const std::vector<BufferView>&)> npu_run(const Artifact& a) {
     };
 }
 
-// Bytes charged to a memory budget, given back when the last holder (the
-// kernel's `run`, and any copy of it) is destroyed.
-struct BudgetCharge {
-    std::shared_ptr<MemoryBudget> budget;
-    uint64_t bytes = 0;
-    BudgetCharge() = default;
-    BudgetCharge(const BudgetCharge&) = delete;
-    BudgetCharge& operator=(const BudgetCharge&) = delete;
-    ~BudgetCharge() {
-        if (budget && bytes) budget->release(bytes);
-    }
-};
-
 // --- GPU kernels -------------------------------------------------------------------
 
 std::string gpu_who(const std::string& name) { return "kernels.gpu('" + name + "')"; }
@@ -213,9 +205,26 @@ void elementwise(uint64_t n, const Body& body) {
 
 }  // namespace
 
+void validate_target(const std::string& target, const std::string& who) {
+    if (target == kStrixHaloNpuTarget) return;
+    // Rust's {:?} of the key, as HRX's messages show it.
+    std::string quoted = "\"";
+    for (char c : target) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    quoted += "\"";
+    if (target.find(':') != std::string::npos)
+        fail(ErrorKind::Message, who + ": expected a bare AMDGPU target, found feature-suffixed name " + quoted);
+    const bool gfx = target.rfind("gfx", 0) == 0 && target.size() >= 6 && target.size() <= 7 &&
+                     std::all_of(target.begin() + 3, target.end(),
+                                 [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    if (!gfx)
+        fail(ErrorKind::Message, who + ": invalid AMDGPU target " + quoted + " (targets are '" + kStrixHaloNpuTarget +
+                                     "' or a bare AMDGPU architecture: 'gfx' and 3-4 lowercase hex digits, such as "
+                                     "'gfx1151')");
+}
+
 Artifact make_npu_artifact(const std::string& name, const KernelConfig& config, const std::string& target) {
     const std::string who = "kernels.npu('" + name + "')";
-    if (target.empty()) fail(ErrorKind::Message, who + ": the target must not be empty");
+    validate_target(target, who);
     NpuSpec s = npu_spec(name, config, who);
     Artifact a;
     a.target = target;
@@ -236,11 +245,12 @@ KernelContract artifact_contract(const Artifact& artifact) {
     return npu_spec(artifact.name, artifact.config, "artifact '" + artifact.name + "'").contract;
 }
 
-std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const KernelConfig& config) {
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config) {
     const std::string who = gpu_who(name);
     auto k = std::make_shared<GpuKernel>();
     k->engine = Engine::Gpu;
     k->name = name;
+    k->runtime = gpu.runtime;
     if (name != "transform_i32" && name != "euler_bf16" && name != "add_f32")
         fail(ErrorKind::Message, who + ": unknown GPU kernel '" + name +
                                      "' (built-in kernels: 'add_f32', 'euler_bf16', 'transform_i32')");
@@ -329,17 +339,14 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->engine = Engine::Npu;
     k->name = artifact.name;
     k->contract = contract;
+    k->runtime = npu.runtime;
     k->npu_index = npu.index;
     k->image_bytes = artifact.bytes;
     k->columns = static_cast<int>(columns);
-    auto charge = std::make_shared<BudgetCharge>();
-    auto body = npu_run(artifact);
-    if (const auto& budget = npu.runtime->options().memory_budget) {
-        budget->reserve(artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
-        charge->budget = budget;
-        charge->bytes = artifact.bytes;
-    }
-    k->run = [charge, body = std::move(body)](const std::vector<BufferView>& v) { body(v); };
+    k->run = npu_run(artifact);
+    if (const auto& budget = npu.runtime->options().memory_budget)
+        k->image_charge = std::make_shared<MemoryReservation>(
+            budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
     return k;
 }
 

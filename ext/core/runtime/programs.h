@@ -41,7 +41,9 @@
 // rounding (floor, mlir-aie's reference, by default; even = AMD Quark). The
 // quantised values are exact bf16 again and go through the same product. The
 // input buffers are not modified. A block holding NaN or Inf has no bfp16
-// encoding: the region fails (ExecutionError). For the integer and
+// encoding: the invocation fails its data check (ExecutionError chained to a
+// ValueError naming the element) and poisons only the output binding; the
+// inputs stay usable (Note [Data checks are not device faults]). For the integer and
 // small-power-of-two data of HRX's fixtures both modes give the same, exact,
 // results; the default stays plain BF16.
 #pragma once
@@ -85,8 +87,18 @@ struct NpuKernel : Kernel {
     int columns = 0;
 };
 
+// HRX Target::new, at every place a target string enters: the exact XDNA
+// deployment target, or a bare AMDGPU architecture key ("gfx" and 3-4
+// lowercase hex digits). A feature suffix is Message `expected a bare AMDGPU
+// target, found feature-suffixed name "gfx1151:xnack-"`, anything else
+// Message `invalid AMDGPU target "..."`, each after `who`. A valid target
+// of the wrong engine or device is refused later, where it is loaded
+// (Unsupported).
+void validate_target(const std::string& target, const std::string& who);
+
 // NPU program `name` ("copy", "gemm", "batched_gemm") with `config`, compiled
-// for `target`. Unknown names, unknown keys and out-of-range values → Message.
+// for `target` (validate_target). Unknown names, unknown keys and
+// out-of-range values → Message.
 Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
                            const std::string& target = kStrixHaloNpuTarget);
 
@@ -94,8 +106,9 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
 KernelContract artifact_contract(const Artifact& artifact);
 
 // GPU kernel `name` ("transform_i32", "euler_bf16", "add_f32") with `config`,
-// loaded: contract and run. Errors as make_npu_artifact.
-std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const KernelConfig& config);
+// loaded on `gpu` (its runtime owns it, as HRX's Runtime::load_gpu_kernel):
+// contract and run. Errors as make_npu_artifact.
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config);
 
 // HRX NpuDevice::load_artifact: validates `contract` (Message), then requires
 // the exact device target, columns in 1..=8 and no constants (Unsupported
@@ -104,7 +117,8 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const std::string& name, const Kernel
 // same binding count, each binding at least the program's extent and
 // alignment, access including the program's). Then it reserves the image
 // bytes from the runtime's memory budget (Message/Busy as MemoryBudget); the
-// charge is released when the returned kernel is destroyed.
+// charge is released when the returned kernel is destroyed, unless a graph
+// that ran it was quarantined (then never).
 std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
                                              const KernelContract& contract);
 

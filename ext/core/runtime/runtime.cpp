@@ -35,6 +35,15 @@ void MemoryBudget::release(uint64_t n) {
     used_ -= std::min(n, used_);
 }
 
+MemoryReservation::MemoryReservation(std::shared_ptr<MemoryBudget> budget, uint64_t bytes, const std::string& who)
+    : budget_(std::move(budget)), bytes_(bytes) {
+    budget_->reserve(bytes_, who);
+}
+
+void MemoryReservation::release() {
+    if (active_.exchange(false, std::memory_order_acq_rel)) budget_->release(bytes_);
+}
+
 // --- AllocationProfile ----------------------------------------------------------
 
 Placement AllocationProfile::placement() const {
@@ -209,20 +218,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
     if (static_cast<int64_t>(scheduler_->pending()) >= options_.max_submissions)
         fail(ErrorKind::Busy, op + ": runtime submission capacity exhausted (" +
                                   std::to_string(options_.max_submissions) + " pending)");
-    // At most 128 pending invocations per NPU program (HRX: Busy, never a wait).
-    size_t charged = 0;
-    auto uncharge = [&] {
-        for (size_t i = 0; i < charged; ++i) graph->npu_kernels[i]->pending.fetch_sub(1);
-    };
-    for (; charged < graph->npu_kernels.size(); ++charged) {
-        auto& k = graph->npu_kernels[charged];
-        if (k->pending.fetch_add(1) >= kMaxPendingNpuInvocations) {
-            k->pending.fetch_sub(1);
-            uncharge();
-            fail(ErrorKind::Busy, op + ": XDNA pending invocation capacity exhausted (" + k->name + ", " +
-                                      std::to_string(kMaxPendingNpuInvocations) + " pending)");
-        }
-    }
+    // No XDNA pending-invocation count here: Note [The XDNA pending-invocation limit].
     auto sub = std::make_shared<Submission>();
     // Device-use leases are taken now and dropped at retirement; a live host
     // mapping that conflicts refuses the whole submission, changing nothing.
@@ -232,14 +228,12 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
             storage->acquire_device_use_checked(a, op);
         } catch (...) {
             for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
-            uncharge();
             throw;
         }
         sub->leases.push_back({storage, a});
     }
     if (!graph->try_take_slot()) {
         for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
-        uncharge();
         fail(ErrorKind::Busy, op + ": prepared run slots are occupied; drop completed observers or reserve more slots");
     }
     auto token = std::make_shared<SlotToken>();

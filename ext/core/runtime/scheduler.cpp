@@ -240,7 +240,6 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     auto sub = *it;
     for (auto& [storage, access] : sub->leases) storage->release_device_use(access);
     sub->leases.clear();
-    for (auto& k : sub->graph->npu_kernels) k->pending.fetch_sub(1);
     // The run gives its slot back before anyone can observe the completion,
     // so `submit().wait()` in a loop never finds the slot still held.
     sub->slot.reset();
@@ -413,17 +412,27 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     const bool checked = runtime_->options().check_visibility;
     const auto t0 = std::chrono::steady_clock::now();
     bool failed = false;
+    // The operation a failure belongs to, when it is not a device fault: one
+    // whose input was lost to poison before anything ran, or whose kernel
+    // refused its data (Note [Data checks are not device faults]).
+    const Op* failing = nullptr;
+    bool operation_failure = false;
     try {
         // Make every used storage visible to the engine first (HRX §2.4).
         for (size_t oi : region.ops)
             for (const auto& u : sub.graph->ops[oi].uses) {
                 const auto& st = *u.view.buffer->state();
-                if (st.poisoned()) st.throw_if_poisoned(std::string("region on the ") + lane_name(lane) + " lane");
+                if (st.poisoned()) {
+                    failing = &sub.graph->ops[oi];
+                    operation_failure = true;
+                    st.throw_if_poisoned(std::string("region on the ") + lane_name(lane) + " lane");
+                }
                 u.view.buffer->state()->make_visible(engine);
                 if (checked) st.check_engine_access(engine, u.access, u.view.buffer->describe());
             }
         for (size_t oi : region.ops) {
             const Op& op = sub.graph->ops[oi];
+            failing = &op;
             switch (op.kind) {
                 case Op::Kind::Fill: std::memset(op.uses[0].view.data(), op.byte, op.uses[0].view.length); break;
                 case Op::Kind::Copy:
@@ -459,16 +468,25 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
         if (first.kind == Op::Kind::Task && !first.name.empty()) what = first.name + ": " + what;
         const std::string message = "executing graph region " + std::to_string(index) + " (" + lane_name(lane) +
                                     " lane): " + what;
-        CompletionState::Outcome o{CompletionState::Status::Failed, message, ErrorKind::Generic, nullptr};
+        CompletionState::Outcome o{CompletionState::Status::Failed, message, ErrorKind::Generic, nullptr, what};
         if (auto* err = dynamic_cast<const Error*>(&e)) o.cause_kind = err->kind();
         if (auto* foreign = dynamic_cast<const ForeignError*>(&e)) o.cause_payload = foreign->payload();
-        // HRX: every storage of the whole graph (and so every alias) is
-        // poisoned, the graph is quarantined and its storage keeps its charge.
-        for (auto& [storage, writes] : sub.graph->storages) {
-            storage->poison(message);
-            storage->quarantine();
+        if (o.cause_kind == ErrorKind::Data) operation_failure = true;
+        if (operation_failure && failing) {
+            // The device is fine and the inputs intact: only what the
+            // operation writes is lost. Nothing is quarantined.
+            for (const auto& u : failing->uses)
+                if (access_writes(u.access)) u.view.buffer->state()->poison(message);
+        } else {
+            // A device fault (HRX §2.6): every storage of the whole graph (and
+            // so every alias) is poisoned, the graph is quarantined with its
+            // NPU programs, and all of them keep their budget charge for ever.
+            for (auto& [storage, writes] : sub.graph->storages) {
+                storage->poison(message);
+                storage->quarantine();
+            }
+            sub.graph->quarantine();
         }
-        sub.graph->quarantine();
         std::lock_guard<std::mutex> lock(mu_);
         if (!sub.failed) {
             sub.failed = true;
@@ -487,6 +505,9 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     {
         std::lock_guard<std::mutex> lock(trace_mu_);
         if (tracing_) {
+            ev.op = region_label(sub.graph->ops, region);
+            const Op& first = sub.graph->ops[region.ops.front()];
+            if (first.kind == Op::Kind::Task && first.name != ev.op) ev.detail = first.name;
             ev.start_us = std::chrono::duration<double, std::micro>(t0 - trace_origin_).count();
             ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
             trace_.push_back(ev);

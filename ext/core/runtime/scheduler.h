@@ -45,6 +45,9 @@ public:
         std::string message;
         ErrorKind cause_kind = ErrorKind::Generic;
         std::shared_ptr<void> cause_payload;
+        // The failing operation's own error, without the region context that
+        // `message` adds (HRX: Execution { source }); empty: `message`.
+        std::string cause_message;
     };
 
     CompletionState(std::weak_ptr<void> owner, uint64_t id) : owner_(std::move(owner)), id_(id) {}
@@ -86,6 +89,8 @@ struct SlotToken {
 
 struct TraceEvent {
     Lane lane = Lane::Compute;
+    std::string op;      // region_label: what ran ("matmul", "copy x2, gpu(add_f32)")
+    std::string detail;  // an array operation's full description, when it says more than `op`
     double start_us = 0;
     double duration_us = 0;
     uint64_t bytes = 0;

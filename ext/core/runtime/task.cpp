@@ -12,7 +12,8 @@ namespace hrx {
 
 
 std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
-                                                          std::function<void()>& fn, const std::string& op) {
+                                                          std::function<void()>& fn, const std::string& op,
+                                                          const std::string& label) {
     for (const auto& u : uses)
         if (u.view.buffer->state()->runtime().get() != this)
             fail(ErrorKind::Message, op + ": " + u.view.buffer->describe() + " belongs to another runtime");
@@ -53,6 +54,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     o.uses = std::move(uses);
     o.task = std::move(fn);
     o.name = op;
+    o.label = label;
     g->ops.push_back(std::move(o));
     g->regions.push_back(Region{lane, {0}, {}, 0});
     sub->graph = std::move(g);

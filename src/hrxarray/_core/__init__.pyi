@@ -188,7 +188,7 @@ class MemoryBudget:
 
     def reserve(self, n: int) -> BudgetReservation:
         """
-        Reserve n bytes (for work that will allocate later); returns a BudgetReservation guard.
+        Reserve n bytes (for work that will allocate later; 0 is allowed, as in HRX); returns a BudgetReservation guard. More than the whole limit raises ValueError, more than fits now BusyError.
         """
 
     def __repr__(self) -> str: ...
@@ -1189,6 +1189,10 @@ class Kernel:
     @property
     def engine(self) -> str:
         """'gpu' or 'npu'."""
+
+    @property
+    def runtime(self) -> Runtime:
+        """The Runtime it was loaded on; only that runtime's graphs run it."""
 
 class GpuKernel(Kernel):
     """A loaded GPU kernel; run it in a graph with g.gpu(kernel, views)."""

@@ -8,9 +8,9 @@ def npu(name: str, *, target: str = 'amd.xdna.strix_halo.17f0_11', **config) -> 
     The built-in NPU program `name` ('copy', 'gemm', 'batched_gemm') specialised with Loom keys, as an Artifact for `target`.
     """
 
-def gpu(name: str, **config) -> hrxarray._core.GpuKernel:
+def gpu(name: str, *, runtime: hrxarray._core.Runtime | None = None, **config) -> hrxarray._core.GpuKernel:
     """
-    The built-in GPU kernel `name` ('transform_i32', 'euler_bf16', 'add_f32'), loaded.
+    The built-in GPU kernel `name` ('transform_i32', 'euler_bf16', 'add_f32'), loaded on the GPU of `runtime` (the default runtime when None); graphs of other runtimes refuse it.
     """
 
 def load_npu_artifact(npu: hrxarray._core.NpuDevice, artifact: hrxarray._core.Artifact, columns: int, contract: hrxarray._core.KernelContract) -> hrxarray._core.NpuKernel:
