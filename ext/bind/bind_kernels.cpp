@@ -177,11 +177,7 @@ void bind_kernels(nb::module_& m) {
         .def_ro("name", &Kernel::name, "The kernel's name.")
         .def(
             "_inject_fault",
-            [](std::shared_ptr<Kernel> k, const std::string& message) {
-                if (k->fault_armed.load()) fail(ErrorKind::Busy, "_inject_fault: a fault is already armed");
-                k->fault_message = message;
-                k->fault_armed.store(true, std::memory_order_release);
-            },
+            [](std::shared_ptr<Kernel> k, const std::string& message) { k->arm_fault(message); },
             "message"_a,
             "Fault injection (tests and failure drills): the next execution of this kernel fails with message, "
             "as a device fault would.")

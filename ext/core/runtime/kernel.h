@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,9 +46,16 @@ struct Kernel {
     std::function<void(const std::vector<BufferView>&)> run;
     // NPU: at most 128 pending invocations per program (Busy beyond).
     std::atomic<int> pending{0};
-    // Fault injection (tests and failure drills): the next run throws this.
-    std::atomic<bool> fault_armed{false};
-    std::string fault_message;
+    // Fault injection (tests and failure drills): the next run throws the
+    // armed message. Arming (a Python thread) and taking (a lane) may race,
+    // so the message is only touched under fault_mu_.
+    void arm_fault(const std::string& message);  // Busy when one is armed already
+    std::optional<std::string> take_fault();     // the armed message, disarming it
+
+private:
+    std::atomic<bool> fault_armed_{false};  // lets take_fault skip the mutex
+    std::mutex fault_mu_;
+    std::optional<std::string> fault_;
 };
 
 constexpr int kMaxPendingNpuInvocations = 128;

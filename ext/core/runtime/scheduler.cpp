@@ -430,8 +430,8 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
                     std::memcpy(op.uses[0].view.data(), op.uses[1].view.data(), op.uses[0].view.length);
                     break;
                 case Op::Kind::Kernel: {
-                    if (op.kernel->fault_armed.exchange(false))
-                        fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + op.kernel->fault_message);
+                    if (auto fault = op.kernel->take_fault())
+                        fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + *fault);
                     std::vector<BufferView> views;
                     for (const auto& u : op.uses) views.push_back(u.view);
                     op.kernel->run(views);
