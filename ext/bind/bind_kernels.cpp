@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "bindings.h"
+#include "gil.h"
 #include "errors.h"
 #include "py_types.h"
 #include "runtime/programs.h"
@@ -197,7 +198,7 @@ void bind_kernels(nb::module_& m) {
             [](const Kernel& k, nb::handle views) {
                 const std::string op = kernel_op(k);
                 auto v = views_from_py(views, op);
-                nb::gil_scoped_release release;
+                ReleaseGil release;
                 check_kernel_use(k, v, op);
                 k.run(v);
             },
