@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -30,17 +32,26 @@ REFUSED = "accepts no new work: the interpreter is exiting"
 
 
 def run_python(code, *args, cwd):
-    """Run `code` in a fresh interpreter; the CompletedProcess. A hang fails the test."""
+    """Run `code` in a fresh interpreter; the CompletedProcess. A hang fails the test.
+
+    The program gets a session of its own, so that a hang kills its forked
+    children too instead of leaving them behind.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        start_new_session=True,
+    )
     try:
-        return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
-            capture_output=True,
-            text=True,
-            timeout=HUNG_S,
-            cwd=cwd,
-        )
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"the program hung for {HUNG_S} s; stdout: {e.stdout!r}; stderr: {e.stderr!r}")
+        stdout, stderr = proc.communicate(timeout=HUNG_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"the program hung for {HUNG_S} s; stdout: {stdout!r}; stderr: {stderr!r}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def assert_clean_exit(proc, stdout):
