@@ -339,7 +339,7 @@ def test_done_callback_called_exactly_once(rt):
     assert len(calls) == 3
 
 
-def test_done_callback_runs_with_the_gil_on_a_lane_or_the_caller(rt):
+def test_done_callback_runs_with_the_gil_on_the_callback_thread_or_the_caller(rt):
     """Pending-time callbacks run holding the GIL: they may call into Python, even into the runtime."""
     buf = hv(rt)
     gate = Gate(rt, buf)
@@ -369,7 +369,7 @@ def test_done_callback_runs_with_the_gil_on_a_lane_or_the_caller(rt):
         assert wait_until(lambda: len(seen) == 1)
     ident, thread, exc, ok = seen[0]
     assert exc is None and ok
-    # either the thread that made it (main) or a runtime lane thread, never a bystander
+    # either the thread that made it (main) or the runtime's callback thread, never a bystander
     assert ident not in python_threads
     assert thread is threading.main_thread() or isinstance(thread, threading._DummyThread)
 

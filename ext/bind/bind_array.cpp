@@ -11,6 +11,7 @@
 
 #include "array_bind.h"
 #include "bindings.h"
+#include "gil.h"
 #include "dlpack_bind.h"
 #include "errors.h"
 #include "kernels/elementwise.h"
@@ -107,10 +108,16 @@ DType dtype_from_py(nb::handle h, const std::string& op) {
 // --- runtime, placements, submission ------------------------------------------------
 
 std::shared_ptr<RuntimeCore> default_runtime() {
+    // Cached (the GIL guards it); a fork child asks again, as hrxarray makes
+    // a new default runtime there (Note [Fork] in runtime/scheduler.cpp).
     static std::shared_ptr<RuntimeCore>* rt = nullptr;
-    if (!rt)
-        rt = new std::shared_ptr<RuntimeCore>(
-            nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")()));
+    if (!rt || (*rt)->scheduler().forked()) {
+        auto fresh = nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")());
+        if (!rt)
+            rt = new std::shared_ptr<RuntimeCore>(std::move(fresh));
+        else
+            *rt = std::move(fresh);
+    }
     return *rt;
 }
 
@@ -148,7 +155,7 @@ std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
             if (task.written) task.written->add_writer(c);
             return c;
         }
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         rt.scheduler().wait_for_room(static_cast<size_t>(rt.options().max_submissions));
     }
 }
@@ -165,7 +172,7 @@ void wait_ready(const Array& a) {
             }
         }
     } else {
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         failure = a.base->wait_writers();
     }
     if (failure) {
@@ -284,7 +291,7 @@ Array array_from_host(nb::handle obj, const DType* dtype, const Placement& place
     staging_place.kind = PlacementKind::HostVisible;
     Array dst = make_array(rt, gpu_local ? staging_place : placement, b.shape, target, op);
     {
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         write_from_host(dst, b.data, b.strides, b.dtype, op);
     }
     if (!gpu_local) return dst;
@@ -326,7 +333,7 @@ nb::object to_numpy(const PyArray& self, nb::handle dtype) {
     if (!a.placement().host_mapped()) a = download(a, op);
     auto [out, ptr] = new_numpy(a.shape, want);
     {
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         read_to_host(a, ptr, want, op + " of " + a.describe());
     }
     return out;
@@ -343,7 +350,7 @@ struct LeaseOwner {
 uint64_t take_lease(const Array& a, bool writable, std::string_view op, const char* label) {
     auto& st = *a.base->storage();
     if (st.host_lease_would_wait(writable)) {
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         return st.acquire_host_lease(writable, op, label, true);
     }
     return st.acquire_host_lease(writable, op, label, false);
@@ -515,7 +522,7 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
         hv.kind = PlacementKind::HostVisible;
         Array dst = make_array(*rt, gpu_local ? hv : place, src.shape, target, op);
         {
-            nb::gil_scoped_release release;
+            ReleaseGil release;
             write_from_host(dst, src.data(), src.strides, src.dtype, op);
         }
         if (!gpu_local) return wrap(dst);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "gil.h"
 #include "dlpack_bind.h"
 #include "errors.h"
 #include "memory/dlpack_abi.h"
@@ -244,10 +245,9 @@ namespace {
 template <typename Managed>
 std::function<void()> producer_release(Managed* managed) {
     return [managed] {
-        if (!managed->deleter || !interpreter_alive()) return;
-        PyGILState_STATE gil = PyGILState_Ensure();
-        managed->deleter(managed);
-        PyGILState_Release(gil);
+        if (!managed->deleter) return;
+        EnterPython gil;
+        if (gil) managed->deleter(managed);
     };
 }
 

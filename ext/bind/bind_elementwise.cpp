@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "gil.h"
 #include "kernels/dtype.h"
 #include "kernels/elementwise.h"
 
@@ -140,14 +141,14 @@ void ufunc(const std::string& name, const Shape& shape, const std::vector<Operan
         l = kernels::resolve_loop(op, dt);
         if (!l) throw nb::type_error(("no loop of " + name + " for these dtypes").c_str());
     }
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     kernels::ufunc_run(op, *l, static_cast<int>(shape.size()), shape.data(), in, o, where ? &w : nullptr);
 }
 
 void copy_cast(const Shape& shape, const Operand& src, const Operand& dst) {
     std::vector<std::int64_t> ks, kd;
     const kernels::StridedArg s = arg_of(src, shape, ks), d = arg_of(dst, shape, kd);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), s, d);
 }
 
@@ -161,14 +162,14 @@ void reduce(const std::string& name, const std::string& acc, const Shape& shape,
     bool flags[64] = {};
     if (shape.size() > 64) throw nb::value_error("too many dimensions");
     for (std::size_t i = 0; i < axes.size(); ++i) flags[i] = axes[i];
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     kernels::reduce_run(op, a, static_cast<int>(shape.size()), shape.data(), flags, s, d, divisor);
 }
 
 void arg_reduce(bool is_max, const Shape& shape, int axis, const Operand& src, const Operand& dst) {
     std::vector<std::int64_t> ks, kd;
     const kernels::StridedArg s = arg_of(src, shape, ks), d = arg_of(dst, shape, kd);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     kernels::arg_reduce_run(is_max, static_cast<int>(shape.size()), shape.data(), axis, s, d);
 }
 

@@ -1,4 +1,6 @@
 // Graphs, prepared graphs, completions and traces.
+#include <cmath>
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -6,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "gil.h"
 #include "errors.h"
 #include "py_types.h"
 #include "runtime/runtime.h"
@@ -34,14 +37,6 @@ BufferView view_from_py(nb::handle h, const std::string& op) {
         (op + ": expected a Buffer or BufferView, got " + nb::cast<std::string>(nb::repr(h.type()))).c_str());
 }
 
-bool interpreter_alive() {
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-    return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
-
 std::vector<BufferView> views_from_py(nb::handle views, const std::string& op) {
     std::vector<BufferView> out;
     for (nb::handle v : nb::iter(views)) out.push_back(view_from_py(v, op));
@@ -51,14 +46,14 @@ std::vector<BufferView> views_from_py(nb::handle views, const std::string& op) {
 namespace {
 
 // A strong reference to a Python object that may be dropped on a lane thread:
-// it takes the GIL to let go, and leaks on purpose once the interpreter is gone.
+// it takes the GIL to let go, and leaks on purpose once Python can no longer
+// be entered (Note [Entering Python at exit]).
 struct PyRef {
     PyObject* obj;
     explicit PyRef(nb::handle h) : obj(h.inc_ref().ptr()) {}
     ~PyRef() {
-        if (!interpreter_alive()) return;
-        nb::gil_scoped_acquire gil;
-        Py_DECREF(obj);
+        EnterPython gil;
+        if (gil) Py_DECREF(obj);
     }
     nb::handle get() const { return obj; }
 };
@@ -74,8 +69,8 @@ nb::object span_array(const HostSpan& s) {
 HostFn host_fn(nb::handle fn) {
     auto ref = std::make_shared<PyRef>(fn);
     return [ref](const std::vector<HostSpan>& spans) {
-        if (!interpreter_alive()) fail(ErrorKind::Generic, "host region skipped: the interpreter is shutting down");
-        nb::gil_scoped_acquire gil;
+        EnterPython gil;
+        if (!gil) fail(ErrorKind::Generic, "host region skipped: the interpreter is shutting down");
         try {
             nb::list args;
             for (const auto& s : spans) args.append(span_array(s));
@@ -99,12 +94,19 @@ struct Completion {
     std::weak_ptr<RuntimeCore> runtime;
 };
 
-bool wait_released(const CompletionState& s, std::optional<double> timeout) {
-    nb::gil_scoped_release release;
+bool wait_released(const CompletionState& s, std::optional<double> timeout, const char* op) {
+    timeout = timeout_arg(timeout, op);
+    ReleaseGil release;
     return s.wait(timeout);
 }
 
 }  // namespace
+
+std::optional<double> timeout_arg(std::optional<double> timeout, const char* op) {
+    if (timeout && std::isnan(*timeout))
+        fail(ErrorKind::Message, std::string(op) + ": timeout must be a number of seconds or None, got nan");
+    return timeout;
+}
 
 // The exception a finished completion reports, or None.
 nb::object outcome_exception(const CompletionState::Outcome& o) {
@@ -231,12 +233,17 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                            "Keeping it alive keeps its graph slot reserved. Awaitable in asyncio.")
         .def("done", [](const Completion& c) { return c.state->done(); }, "Whether it has finished (in any way).")
         .def(
-            "wait", [](const Completion& c, std::optional<double> timeout) { return wait_released(*c.state, timeout); },
-            "timeout"_a.none() = nb::none(), "Wait up to timeout seconds (None: no limit); True once finished.")
+            "wait",
+            [](const Completion& c, std::optional<double> timeout) { return wait_released(*c.state, timeout, "wait"); },
+            "timeout"_a.none() = nb::none(),
+            "Wait up to timeout seconds; True once finished, False if the timeout passed first. None, inf or any "
+            "timeout too large for the clock waits without limit; 0 or a negative timeout does not wait "
+            "(concurrent.futures' rule); NaN → ValueError. In a host region (a lane thread) a wait for work that "
+            "cannot finish before the host region returns raises BusyError instead of stopping the lane.")
         .def(
             "result",
             [](const Completion& c, std::optional<double> timeout) {
-                if (!wait_released(*c.state, timeout)) {
+                if (!wait_released(*c.state, timeout, "result")) {
                     PyErr_SetString(PyExc_TimeoutError, "result: the submission is still pending after the timeout "
                                                         "(nothing was cancelled)");
                     throw nb::python_error();
@@ -249,18 +256,20 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
             },
             "timeout"_a.none() = nb::none(),
             "Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError; "
-            "TimeoutError if the timeout passes first.")
+            "TimeoutError if the timeout passes first (timeouts as for wait()).")
         .def(
             "exception",
             [](const Completion& c, std::optional<double> timeout) {
-                if (!wait_released(*c.state, timeout)) {
+                if (!wait_released(*c.state, timeout, "exception")) {
                     PyErr_SetString(PyExc_TimeoutError, "exception: the submission is still pending after the "
                                                         "timeout (nothing was cancelled)");
                     throw nb::python_error();
                 }
                 return outcome_exception(c.state->outcome());
             },
-            "timeout"_a.none() = nb::none(), "Wait, then return the exception result() would raise, or None.")
+            "timeout"_a.none() = nb::none(),
+            "Wait, then return the exception result() would raise, or None; TimeoutError if the timeout passes first "
+            "(timeouts as for wait()).")
         .def(
             "cancel",
             [](const Completion& c) {
@@ -278,8 +287,8 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                 auto me = std::make_shared<PyRef>(self);
                 auto f = std::make_shared<PyRef>(fn);
                 nb::cast<Completion&>(self).state->on_done([me, f] {
-                    if (!interpreter_alive()) return;
-                    nb::gil_scoped_acquire gil;
+                    EnterPython gil;
+                    if (!gil) return;
                     PyObject* r = PyObject_CallOneArg(f->get().ptr(), me->get().ptr());
                     if (r)
                         Py_DECREF(r);
@@ -287,7 +296,10 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                         PyErr_WriteUnraisable(f->get().ptr());
                 });
             },
-            "fn"_a, "Call fn(completion) once when finished (at once if it already is), holding the GIL.")
+            "fn"_a,
+            "Call fn(completion) once when finished, holding the GIL: at once on the calling thread if it already "
+            "is, otherwise on the runtime's callback thread (never a lane thread, so fn may wait for more work), "
+            "in the order completions finish. What fn raises goes to sys.unraisablehook.")
         .def("__await__",
              [](nb::handle self) { return nb::module_::import_("hrxarray._completion").attr("await_completion")(self); })
         .def("__repr__", [](const Completion& c) {
@@ -326,7 +338,7 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
             "Stop tracing and return the Trace (does not wait for pending work).")
         .def("pending", [](RuntimeCore& r) { return r.scheduler().pending(); }, "Submissions not yet retired.")
         .def("drain", [](RuntimeCore& r) {
-                 nb::gil_scoped_release release;
+                 ReleaseGil release;
                  r.scheduler().drain();
              },
              "Wait (without the GIL) until every accepted submission has retired.");

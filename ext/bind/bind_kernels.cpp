@@ -9,6 +9,7 @@
 
 #include "array_bind.h"
 #include "bindings.h"
+#include "gil.h"
 #include "errors.h"
 #include "py_types.h"
 #include "runtime/programs.h"
@@ -178,11 +179,7 @@ void bind_kernels(nb::module_& m) {
         .def_ro("name", &Kernel::name, "The kernel's name.")
         .def(
             "_inject_fault",
-            [](std::shared_ptr<Kernel> k, const std::string& message) {
-                if (k->fault_armed.load()) fail(ErrorKind::Busy, "_inject_fault: a fault is already armed");
-                k->fault_message = message;
-                k->fault_armed.store(true, std::memory_order_release);
-            },
+            [](std::shared_ptr<Kernel> k, const std::string& message) { k->arm_fault(message); },
             "message"_a,
             "Fault injection (tests and failure drills): the next execution of this kernel fails with message, "
             "as a device fault would.")
@@ -204,7 +201,7 @@ void bind_kernels(nb::module_& m) {
             [](const Kernel& k, nb::handle views) {
                 const std::string op = kernel_op(k);
                 auto v = views_from_py(views, op);
-                nb::gil_scoped_release release;
+                ReleaseGil release;
                 check_kernel_use(k, v, op);
                 k.run(v);
             },

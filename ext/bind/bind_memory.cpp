@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "bindings.h"
+#include "gil.h"
 #include "errors.h"
 #include "memory/ranges.h"
 #include "py_types.h"
@@ -118,7 +119,7 @@ HostMapping* map(const BufferPtr& b, bool write, bool wait) {
     b->require_host_mapped(op);
     {
         // A blocking map may wait for device work: never hold the GIL then.
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         b->state()->acquire_host(write, wait, op);
     }
     return new HostMapping(b, write);
@@ -383,7 +384,7 @@ void bind_memory(nb::module_& m) {
         .def_prop_ro("operation_count", [](const PreparedHostVisibility& p) { return p.ranges.size(); },
                      "Native cache calls (or fences for a no-op recipe) that execute() makes.")
         .def_ro("transition", &PreparedHostVisibility::transition, "The host recipe being applied.")
-        .def("execute", &execute_host, nb::call_guard<nb::gil_scoped_release>(),
+        .def("execute", &execute_host, nb::call_guard<ReleaseGil>(),
              "Run one host cache transition per range; maintained bytes are added to the statistics.")
         .def("__repr__", [](const PreparedHostVisibility& p) {
             return "PreparedHostVisibility(" + std::string(p.release ? "release" : "acquire") + ", " +

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "gil.h"
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
 #include "kernels/dtype.h"
@@ -48,7 +49,7 @@ kernels::BfpRounding parse_rounding(const std::string& r) {
 void f32_to_bf16(In<float> src, Out<std::uint16_t> dst, bool portable) {
     if (src.size() != dst.size()) throw nb::value_error("src and dst differ in size");
     check_disjoint(src, dst);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     (portable ? kernels::portable::f32_to_bf16 : kernels::f32_to_bf16)(src.data(), dst.data(),
                                                                         src.size());
 }
@@ -56,7 +57,7 @@ void f32_to_bf16(In<float> src, Out<std::uint16_t> dst, bool portable) {
 void bf16_to_f32(In<std::uint16_t> src, Out<float> dst, bool portable) {
     if (src.size() != dst.size()) throw nb::value_error("src and dst differ in size");
     check_disjoint(src, dst);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     (portable ? kernels::portable::bf16_to_f32 : kernels::bf16_to_f32)(src.data(), dst.data(),
                                                                         src.size());
 }
@@ -72,7 +73,7 @@ std::int64_t bfp16_encode(In<float> src, Out<std::uint8_t> dst, const std::strin
         throw nb::value_error("dst must hold 9 bytes per 8 values of src");
     }
     check_disjoint(src, dst);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite_block(src.data(), nblocks);
     if (bad >= 0) return bad;
     (portable ? kernels::portable::bfp16_encode : kernels::bfp16_encode)(src.data(), dst.data(),
@@ -89,7 +90,7 @@ void bfp16_decode(In<std::uint8_t> src, Out<float> dst, bool portable) {
         throw nb::value_error("dst must hold 8 values per 9 bytes of src");
     }
     check_disjoint(src, dst);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     (portable ? kernels::portable::bfp16_decode : kernels::bfp16_decode)(src.data(), dst.data(),
                                                                           nblocks);
 }
@@ -98,7 +99,7 @@ std::int64_t bfp16_first_nonfinite_block(In<float> src) {
     if (src.size() % kernels::kBfp16BlockValues != 0) {
         throw nb::value_error("src size is not a multiple of 8");
     }
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     return kernels::bfp16_first_nonfinite_block(src.data(),
                                                 src.size() / kernels::kBfp16BlockValues);
 }
@@ -154,7 +155,7 @@ void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::si
     const std::int64_t* pb = index_map(ib, batch, nbb, "ib");
     check_disjoint(a, c);
     check_disjoint(b, c);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     using Fn = void (*)(const std::uint16_t*, const std::uint16_t*, float*, std::size_t, std::size_t,
                         std::size_t, std::size_t, const std::int64_t*, const std::int64_t*) noexcept;
     const Fn fn = amx_model ? kernels::matmul_bf16_amx_model
@@ -170,7 +171,7 @@ void matmul_bf16_8x8_batched(In<std::uint16_t> a, In<std::uint16_t> b, Out<float
     }
     check_disjoint(a, c);
     check_disjoint(b, c);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     (portable ? kernels::portable::matmul_bf16_8x8_batched : kernels::matmul_bf16_8x8_batched)(
         a.data(), b.data(), c.data(), a.size() / 64);
 }
@@ -212,7 +213,7 @@ void matmul_typed(In<std::uint8_t> a, In<std::uint8_t> b, Out<std::uint8_t> c,
     const std::int64_t* pb = index_map(ib, batch, kn ? nb_el / kn : batch, "ib");
     check_disjoint(a, c);
     check_disjoint(b, c);
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     (portable ? kernels::portable::matmul_typed : kernels::matmul_typed)(
         in, out, a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
 }

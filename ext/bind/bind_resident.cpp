@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
+#include "gil.h"
 #include "errors.h"
 #include "py_types.h"
 #include "runtime/resident.h"
@@ -102,9 +103,16 @@ void bind_resident(nb::module_& m) {
         .def("abort", &ResidentSession::abort, "Publish ABORT before start (not a cancellation of a running exchange).")
         .def("done", &ResidentSession::done, "Whether both participants have finished.")
         .def_prop_ro("decision", &ResidentSession::decision, "0 WAIT, 1 RUN, 2 ABORT.")
-        .def("wait", &ResidentSession::wait, "timeout"_a.none() = nb::none(), nb::call_guard<nb::gil_scoped_release>(),
-             "Wait for both participants (a decision is required); False on timeout. A failed participant → "
-             "ExecutionError.");
+        .def(
+            "wait",
+            [](ResidentSession& s, std::optional<double> timeout) {
+                timeout = timeout_arg(timeout, "ResidentSession.wait");
+                ReleaseGil release;
+                return s.wait(timeout);
+            },
+            "timeout"_a.none() = nb::none(),
+            "Wait for both participants (a decision is required); False on timeout (timeouts as for "
+            "Completion.wait). A failed participant → ExecutionError.");
 }
 
 }  // namespace hrx::bind

@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "gil.h"
 #include "errors.h"
 #include "provider/provider.h"
 #include "py_types.h"
@@ -18,7 +19,8 @@ namespace hrx::bind {
 namespace {
 
 // Every runtime created from Python, so that interpreter exit can let their
-// accepted work finish first (host regions need a live interpreter).
+// accepted work finish first (host regions need a live interpreter). Only
+// touched with the GIL held, so never locked by another thread at a fork.
 std::mutex g_runtimes_mu;
 std::vector<std::weak_ptr<RuntimeCore>>* g_runtimes = new std::vector<std::weak_ptr<RuntimeCore>>();
 
@@ -29,15 +31,25 @@ void track(const std::shared_ptr<RuntimeCore>& rt) {
     v.push_back(rt);
 }
 
-void drain_all() {
+// Note [Entering Python at exit] (gil.h): refuse new work, finish what was
+// accepted, then seal Python. Runtimes inherited from before a fork have no
+// lanes here and nothing of theirs can run: they are skipped.
+void at_exit() {
     std::vector<std::shared_ptr<RuntimeCore>> live;
     {
         std::lock_guard<std::mutex> lock(g_runtimes_mu);
         for (const auto& w : *g_runtimes)
-            if (auto rt = w.lock()) live.push_back(std::move(rt));
+            if (auto rt = w.lock(); rt && !rt->scheduler().forked()) live.push_back(std::move(rt));
     }
-    nb::gil_scoped_release release;
-    for (const auto& rt : live) rt->scheduler().drain();
+    for (const auto& rt : live)
+        rt->scheduler().close("hrxarray accepts no new work: the interpreter is exiting (work accepted before "
+                              "exit still runs to completion)");
+    {
+        ReleaseGil release;
+        for (const auto& rt : live) rt->scheduler().drain();
+    }
+    live.clear();  // dropping a runtime may run Python (host callables)
+    seal_python();
 }
 
 nb::dict stats_dict(const Statistics& s) {
@@ -164,8 +176,9 @@ void bind_runtime(nb::module_& m) {
     bind_resident(m);
     bind_dlpack(m);
     bind_array(m);
-    m.def("_drain_all", &drain_all,
-          "Wait (without the GIL) until every live runtime has retired its accepted work; run at exit.");
+    m.def("_at_exit", &at_exit,
+          "Interpreter exit (hrxarray's atexit hook): every runtime refuses new work, the work accepted so far "
+          "finishes (waiting without the GIL), then no other thread enters Python through hrxarray.");
 
     rt        .def(nb::new_([](int64_t max_submissions, int64_t graph_slots, std::shared_ptr<MemoryBudget> memory_budget,
                          int64_t gpu_index, bool check_visibility) {

@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,9 @@ BufferView view_from_py(nanobind::handle h, const std::string& op);
 // Every element of an iterable through view_from_py.
 std::vector<BufferView> views_from_py(nanobind::handle views, const std::string& op);
 
-// Whether Python can still be entered: false once finalisation began (a lane
-// or deleter thread must then not take the GIL).
-bool interpreter_alive();
+// A wait's timeout argument (Note [Timeouts] in runtime/deadline.h): NaN →
+// ValueError naming `op`; anything else is passed on.
+std::optional<double> timeout_arg(std::optional<double> timeout, const char* op);
 
 // The exception (ExecutionError chained to its cause, or CancelledError) a
 // finished completion reports; None for success or while pending.

@@ -265,9 +265,10 @@ __all__ = [
 
 @_atexit.register
 def _drain_runtimes():
-    # Accepted work finishes before the interpreter goes away: host regions
-    # and completion callbacks need a live interpreter.
-    _core._drain_all()
+    # Accepted work finishes before the interpreter goes away (host regions
+    # and completion callbacks need a live interpreter); new work is refused,
+    # so daemon threads that keep submitting cannot hold the exit up.
+    _core._at_exit()
 
 
 def __getattr__(name):
@@ -293,6 +294,15 @@ def default_runtime() -> Runtime:
 
     Setting the environment variable ``HRXARRAY_CHECK_VISIBILITY=1`` before its
     creation turns on the emulator's checked visibility mode.
+
+    After ``os.fork()`` (``multiprocessing``'s "fork" start method included) the
+    child gets a new default runtime on first use, as PyTorch's CPU thread pool
+    does: ``fork()`` copies only the calling thread, so the parent's lane
+    threads do not exist there. A runtime made before the fork, and every
+    buffer, array, graph and completion of it, raises ``UnsupportedError`` in
+    the child (as CUDA does in PyTorch) instead of waiting for lanes that are
+    gone. Copy what a child needs to NumPy before forking, or use the "spawn"
+    or "forkserver" start method.
     """
     global _default
     with _default_lock:
@@ -300,6 +310,17 @@ def default_runtime() -> Runtime:
             checked = _os.environ.get("HRXARRAY_CHECK_VISIBILITY", "") not in ("", "0")
             _default = Runtime(check_visibility=checked)
         return _default
+
+
+def _after_fork_in_child():
+    # See default_runtime(). The lock may have been held by another thread at
+    # the fork; a new one replaces it.
+    global _default, _default_lock
+    _default = None
+    _default_lock = _threading.Lock()
+
+
+_os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def gpu() -> GpuDevice:

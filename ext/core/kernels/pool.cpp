@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include <pthread.h>
+
 
 namespace hrx::kernels {
 
@@ -107,15 +109,41 @@ private:
     std::atomic<std::uint64_t> generation_{0};
 };
 
+// A fork child has none of the pool's threads, so a job there would wait for
+// ever for its workers (runtime/scheduler.cpp, Note [Fork]). The child
+// forgets the pool (leaked: its mutexes may have been held at the fork) and
+// its next job builds a new one. The creation lock is held across fork() so
+// that the child never inherits it locked.
+std::atomic<Pool*> g_pool{nullptr};
+std::atomic<bool> g_pool_failed{false};
+std::mutex g_pool_create;
+
+void lock_pool_creation() { g_pool_create.lock(); }
+void unlock_pool_creation() { g_pool_create.unlock(); }
+void forget_pool_in_child() {
+    g_pool.store(nullptr, std::memory_order_relaxed);
+    g_pool_failed.store(false, std::memory_order_relaxed);
+    g_pool_create.unlock();
+}
+
 Pool* pool() noexcept {
-    static Pool* p = [] () -> Pool* {
-        try {
-            return new Pool(configured_threads());
-        } catch (...) {
-            return nullptr;
+    Pool* p = g_pool.load(std::memory_order_acquire);
+    if (p || g_pool_failed.load(std::memory_order_relaxed)) return p;
+    try {
+        static const bool watching =
+            pthread_atfork(&lock_pool_creation, &unlock_pool_creation, &forget_pool_in_child) == 0;
+        (void)watching;
+        std::lock_guard<std::mutex> lock(g_pool_create);
+        p = g_pool.load(std::memory_order_relaxed);
+        if (!p) {
+            p = new Pool(configured_threads());
+            g_pool.store(p, std::memory_order_release);
         }
-    }();
-    return p;
+        return p;
+    } catch (...) {
+        g_pool_failed.store(true, std::memory_order_relaxed);
+        return nullptr;
+    }
 }
 
 }  // namespace

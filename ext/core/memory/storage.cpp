@@ -19,8 +19,9 @@ StorageState::StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr
 
 StorageState::~StorageState() {
     // Quarantined storage stays charged: the runtime can no longer prove that
-    // no device still touches it (HRX keeps such owners leaked).
-    if (quarantined_) return;
+    // no device still touches it (HRX keeps such owners leaked). In a fork
+    // child the counters' mutexes may have been held by a parent's lane.
+    if (quarantined_ || runtime_->scheduler().forked()) return;
     runtime_->count_free(bytes_);
     if (budget_) budget_->release(bytes_);
 }
@@ -51,7 +52,23 @@ bool StorageState::device_conflict_locked(bool write) const {
     return write ? (device_readers_ + device_writers_ > 0) : device_writers_ > 0;
 }
 
+// Note [Lane threads never wait] (runtime/scheduler.h): on a lane thread the
+// wait must be able to end without the running region; it is checked again
+// now and then, as later submissions may take leases the wait then needs.
+void StorageState::wait_for_device_use(std::unique_lock<std::mutex>& lock, const std::string& who) {
+    Scheduler* here = Scheduler::running_here();
+    if (!here) {
+        changed_.wait(lock);
+        return;
+    }
+    lock.unlock();  // lock order: the scheduler mutex first
+    here->refuse_stuck_wait(who, this, nullptr);
+    lock.lock();
+    changed_.wait_for(lock, Scheduler::kStuckRecheck);
+}
+
 void StorageState::acquire_host(bool write, bool wait, const std::string& who) {
+    runtime_->scheduler().check_not_forked(who);
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
         if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
@@ -59,7 +76,7 @@ void StorageState::acquire_host(bool write, bool wait, const std::string& who) {
         if (host_conflict_locked(write, &why)) fail(ErrorKind::Busy, who + ": conflicting host mapping (" + why + ")");
         if (!device_conflict_locked(write)) break;
         if (!wait) fail(ErrorKind::Busy, who + ": allocation is in device use");
-        changed_.wait(lock);
+        wait_for_device_use(lock, who);
     }
     // Acquire for the host before the guard is handed out; nothing has been
     // changed yet if this throws.
@@ -85,6 +102,7 @@ void StorageState::release_host(bool write) {
 }
 
 uint64_t StorageState::acquire_host_lease(bool writable, std::string_view who_view, const char* label, bool wait) {
+    if (runtime_->scheduler().forked()) runtime_->scheduler().check_not_forked(std::string(who_view));
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
         auto who = [&] { return std::string(who_view); };  // messages only: the success path builds no string
@@ -95,7 +113,7 @@ uint64_t StorageState::acquire_host_lease(bool writable, std::string_view who_vi
                                       ")");
         if (!device_conflict_locked(writable)) break;
         if (!wait) fail(ErrorKind::Busy, who() + ": allocation is in device use");
-        changed_.wait(lock);
+        wait_for_device_use(lock, who());
     }
     make_visible_locked(Engine::Host);
     ++host_leases_;
@@ -147,6 +165,7 @@ void StorageState::release_device_use(Access access) {
 }
 
 void StorageState::acquire_device_use_checked(Access access, const std::string& who) {
+    runtime_->scheduler().check_not_forked(who);
     std::lock_guard<std::mutex> lock(mu_);
     if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
     check_device_binding_locked(access, who);

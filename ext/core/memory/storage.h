@@ -108,6 +108,8 @@ public:
     void host_cache_control(HostCacheOp op, uint64_t offset, uint64_t length);
 
 private:
+    // One wait (under `lock`) for conflicting device use to drop; the caller re-checks.
+    void wait_for_device_use(std::unique_lock<std::mutex>& lock, const std::string& who);
     uint64_t make_visible_locked(Engine engine);
     bool host_conflict_locked(bool write, std::string* why) const;
     bool device_conflict_locked(bool write) const;

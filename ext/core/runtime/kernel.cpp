@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "errors.h"
 
@@ -87,6 +88,20 @@ void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views
                                              std::to_string(kernel.npu_index) + " (use NpuLocal or Shared storage of it)");
     }
     kernel.contract.check_use(views, op, kernel.engine);
+}
+
+void Kernel::arm_fault(const std::string& message) {
+    std::lock_guard<std::mutex> lock(fault_mu_);
+    if (fault_) fail(ErrorKind::Busy, "_inject_fault: a fault is already armed on " + name);
+    fault_ = message;
+    fault_armed_.store(true, std::memory_order_release);
+}
+
+std::optional<std::string> Kernel::take_fault() {
+    if (!fault_armed_.load(std::memory_order_acquire)) return std::nullopt;
+    std::lock_guard<std::mutex> lock(fault_mu_);
+    fault_armed_.store(false, std::memory_order_relaxed);
+    return std::exchange(fault_, std::nullopt);
 }
 
 }  // namespace hrx

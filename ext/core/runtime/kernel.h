@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,9 +61,16 @@ struct Kernel {
     // the last handle goes unless a quarantined graph keeps it for ever.
     std::shared_ptr<MemoryReservation> image_charge;
     std::function<void(const std::vector<BufferView>&)> run;
-    // Fault injection (tests and failure drills): the next run throws this.
-    std::atomic<bool> fault_armed{false};
-    std::string fault_message;
+    // Fault injection (tests and failure drills): the next run throws the
+    // armed message. Arming (a Python thread) and taking (a lane) may race,
+    // so the message is only touched under fault_mu_.
+    void arm_fault(const std::string& message);  // Busy when one is armed already
+    std::optional<std::string> take_fault();     // the armed message, disarming it
+
+private:
+    std::atomic<bool> fault_armed_{false};  // lets take_fault skip the mutex
+    std::mutex fault_mu_;
+    std::optional<std::string> fault_;
 };
 
 // The checks a graph makes before binding `views` to `kernel`: each view's

@@ -4,6 +4,7 @@
 #include <condition_variable>
 
 #include "errors.h"
+#include "runtime/deadline.h"
 #include "runtime/runtime.h"
 
 namespace hrx {
@@ -145,10 +146,9 @@ bool ResidentSession::wait(std::optional<double> seconds) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!decided_) fail(ErrorKind::Busy, "wait: publish a decision (start() or abort()) first");
     }
-    const auto deadline = seconds ? std::chrono::steady_clock::now() + std::chrono::duration<double>(*seconds)
-                                  : std::chrono::steady_clock::time_point::max();
+    const Deadline deadline(seconds);  // Note [Timeouts]
     while (running_.load() != 0) {
-        if (std::chrono::steady_clock::now() >= deadline) return false;
+        if (deadline.passed()) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     if (gpu_thread_.joinable()) gpu_thread_.join();

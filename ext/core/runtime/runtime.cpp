@@ -135,6 +135,7 @@ std::shared_ptr<Buffer> RuntimeCore::create_buffer(const BackingDesc& backing, c
 
 std::shared_ptr<Buffer> RuntimeCore::allocate(uint64_t bytes, const Placement& placement) {
     const std::string op = "allocate(" + std::to_string(bytes) + ", " + placement.repr() + ")";
+    scheduler_->check_not_forked(op);
     if (bytes == 0 || bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
         fail(ErrorKind::Message, op + ": allocation size must be in 1..=isize::MAX");
     check_placement_owner(placement, op);
@@ -144,6 +145,7 @@ std::shared_ptr<Buffer> RuntimeCore::allocate(uint64_t bytes, const Placement& p
 
 std::shared_ptr<Buffer> RuntimeCore::adopt(const std::shared_ptr<Buffer>& source, const Placement& placement) {
     const std::string op = "adopt(" + source->describe() + ", " + placement.repr() + ")";
+    scheduler_->check_not_forked(op);
     if (source->state()->runtime().get() != this) fail(ErrorKind::Message, op + ": the buffer belongs to another runtime");
     check_placement_owner(placement, op);
     source->state()->throw_if_poisoned(op);
@@ -194,6 +196,7 @@ std::vector<AllocationProfile> RuntimeCore::allocation_profiles(const std::vecto
 
 std::shared_ptr<Buffer> RuntimeCore::allocate_with_profile(const AllocationProfile& profile, uint64_t bytes) {
     const std::string op = "profile.allocate(" + std::to_string(bytes) + ")";
+    scheduler_->check_not_forked(op);
     if (bytes == 0 || bytes > profile.info.maximum_bytes || bytes % profile.info.byte_granularity != 0)
         fail(ErrorKind::Message, op + ": allocation does not satisfy the selected profile's size limits (1.." +
                                      std::to_string(profile.info.maximum_bytes) + " bytes in multiples of " +
@@ -207,6 +210,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
                                                      const std::vector<std::shared_ptr<CompletionState>>& after,
                                                      std::shared_ptr<SlotToken>* slot) {
     const std::string op = "submit";
+    scheduler_->check_accepting(op);
     if (graph->runtime.get() != this) fail(ErrorKind::Message, op + ": the graph belongs to another runtime");
     for (const auto& c : after)
         if (c->owner().lock() != std::static_pointer_cast<void>(scheduler_))
@@ -256,6 +260,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
 // --- statistics ------------------------------------------------------------------
 
 Statistics RuntimeCore::statistics() const {
+    scheduler_->check_not_forked("statistics");
     std::lock_guard<std::mutex> lock(stats_mu_);
     Statistics s = stats_;
     s.submissions += task_submissions_.load(std::memory_order_relaxed);

@@ -1,18 +1,116 @@
 #include "runtime/scheduler.h"
 
 #include <cstring>
+#include <system_error>
 #include <utility>
 
 #if defined(__linux__)
 #include <sched.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #endif
 
+#include <pthread.h>
+#include <unistd.h>  // getpid
+
 #include "poll.h"
+#include "runtime/deadline.h"
 #include "runtime/runtime.h"
 
 namespace hrx {
+
+// --- fork ------------------------------------------------------------------------
+
+// Note [Fork]: fork() copies only the calling thread, so in a child every
+// runtime of the parent has lost its lanes (and its callback thread) while
+// its mutexes and pending submissions were copied in whatever state they had.
+// CPython and PyTorch's CPU pool answer by building fresh state in the child;
+// PyTorch's CUDA and JAX refuse. hrxarray does both: a runtime made before the
+// fork refuses every new use in the child with UnsupportedError (before it
+// touches a mutex a lane may have held), its teardown there touches nothing,
+// and the layer above hands out a fresh default runtime. A child handler of
+// pthread_atfork counts the forks; each scheduler remembers the count it was
+// started under. The kernels' pool has its own handler (kernels/pool.cpp).
+namespace {
+std::atomic<uint64_t> g_fork_generation{0};
+
+void count_fork_in_child() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+// Registered by the first scheduler, before any lane exists.
+void watch_forks() {
+    static const bool registered = pthread_atfork(nullptr, nullptr, &count_fork_in_child) == 0;
+    (void)registered;
+}
+}  // namespace
+
+uint64_t fork_generation() noexcept { return g_fork_generation.load(std::memory_order_relaxed); }
+
+void fail_forked(const std::string& op, const char* what, long creator) {
+    fail(ErrorKind::Unsupported,
+         op + ": " + what + " was created before fork() (in process " +
+             (creator ? std::to_string(creator) : std::string("the parent")) +
+             "); its lane threads do not exist in this child process (" + std::to_string(static_cast<long>(getpid())) +
+             "). Use a runtime created in the child (hrxarray's default runtime is a new one there), or start "
+             "worker processes with the 'spawn' or 'forkserver' method");
+}
+
+// --- lane threads ------------------------------------------------------------------
+
+namespace {
+// The region this lane thread is running: its scheduler, submission and lane.
+thread_local Scheduler* t_scheduler = nullptr;
+thread_local const Submission* t_running = nullptr;
+thread_local Lane t_running_lane = Lane::Compute;
+// The scheduler whose callback thread this is, if it is one.
+thread_local const Scheduler* t_callbacks_of = nullptr;
+}  // namespace
+
+Scheduler* Scheduler::running_here() noexcept { return t_running ? t_scheduler : nullptr; }
+
+std::vector<const Submission*> Scheduler::stuck_locked() const {
+    // In submission order: a submission waits only for earlier ones (whole-
+    // graph hazard order, producers) and for lanes, so one pass finds them.
+    std::vector<const Submission*> stuck;
+    const int lane = static_cast<int>(t_running_lane);
+    for (const auto& sp : pending_) {
+        const Submission* s = sp.get();
+        bool is = s == t_running;
+        if (!is && !s->failed && !s->completion->cancel_requested()) {
+            is = s->waiting_on_lane[lane] > 0;
+            for (size_t p = 0; !is && p < s->after.size(); ++p)
+                for (const Submission* e : stuck) is = is || e->completion == s->after[p];
+            if (!s->cleared)
+                for (size_t e = 0; !is && e < stuck.size(); ++e)
+                    is = summaries_conflict(stuck[e]->graph->summary, s->graph->summary);
+        }
+        if (is) stuck.push_back(s);
+    }
+    return stuck;
+}
+
+void Scheduler::fail_stuck(const std::string& op, const char* why) const {
+    fail(ErrorKind::Busy, op + ": called from a host region (on the " + lane_name(t_running_lane) + " lane) for " +
+                              why + ", which cannot happen before the host region returns (this wait would never "
+                              "end); order such work after the host region's submission (submit_after) instead");
+}
+
+void Scheduler::refuse_stuck_wait(const std::string& op, const StorageState* storage,
+                                  const CompletionState* completion) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (completion && completion == t_running->completion.get())
+        fail_stuck(op, "its own submission to finish");
+    for (const auto& lease : t_running->leases)
+        if (storage && lease.first.get() == storage)
+            fail_stuck(op, "an allocation its own submission uses on a device (use the array the host region is "
+                           "given for it) to be released");
+    for (const Submission* s : stuck_locked()) {
+        if (completion && s->completion.get() == completion)
+            fail_stuck(op, "a submission that needs this lane or is ordered after its own to finish");
+        for (const auto& lease : s->leases)
+            if (storage && lease.first.get() == storage)
+                fail_stuck(op, "an allocation in use by a submission that needs this lane or is ordered after its "
+                               "own to be released");
+    }
+}
 
 // --- CompletionState -----------------------------------------------------------
 
@@ -22,14 +120,15 @@ CompletionState::Outcome CompletionState::outcome() const {
 }
 
 bool CompletionState::wait(std::optional<double> seconds) const {
-    if ((!seconds || *seconds > 0) && poll_done()) return true;
+    const Deadline deadline(seconds);
+    if (done()) return true;
+    if (generation_ != fork_generation()) fail_forked("wait", "this submission", 0);
+    if (deadline.passed()) return done();  // a poll never blocks a lane
+    if (Scheduler* here = Scheduler::running_here(); here && owner_.lock().get() == static_cast<void*>(here))
+        here->refuse_stuck_wait("wait", nullptr, this);
+    if (poll_done()) return true;
     std::unique_lock<std::mutex> lock(mu_);
-    auto finished = [&] { return outcome_.status != Status::Pending; };
-    if (!seconds) {
-        cv_.wait(lock, finished);
-        return true;
-    }
-    return cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, *seconds)), finished);
+    return deadline.wait(cv_, lock, [&] { return outcome_.status != Status::Pending; });
 }
 
 // Note [Waiters poll first]: most waits are for work that ends within tens
@@ -47,6 +146,7 @@ bool CompletionState::poll_done() const noexcept {
 }
 
 void CompletionState::on_done(std::function<void()> fn) {
+    if (!done() && generation_ != fork_generation()) fail_forked("add_done_callback", "this submission", 0);
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (outcome_.status == Status::Pending) {
@@ -57,22 +157,24 @@ void CompletionState::on_done(std::function<void()> fn) {
     fn();
 }
 
-void CompletionState::finish(Outcome outcome) {
+std::vector<std::function<void()>> CompletionState::finish(Outcome outcome) {
     std::vector<std::function<void()>> callbacks;
     {
         std::lock_guard<std::mutex> lock(mu_);
-        if (outcome_.status != Status::Pending) return;
+        if (outcome_.status != Status::Pending) return callbacks;
         outcome_ = std::move(outcome);
         status_.store(outcome_.status, std::memory_order_release);
         callbacks.swap(callbacks_);
     }
     cv_.notify_all();
-    for (auto& cb : callbacks) cb();
+    return callbacks;
 }
 
 // --- Scheduler -------------------------------------------------------------------
 
-Scheduler::Scheduler(RuntimeCore* runtime) : runtime_(runtime) {}
+Scheduler::Scheduler(RuntimeCore* runtime) : runtime_(runtime), creator_pid_(static_cast<long>(getpid())) {
+    watch_forks();
+}
 
 Scheduler::~Scheduler() = default;
 
@@ -137,10 +239,14 @@ void Scheduler::start() {
 }
 
 void Scheduler::shutdown() {
+    // Note [Fork]: in a child the lanes are gone and a lane may have held mu_
+    // at the fork; the threads' handles are left as they are (never joined).
+    if (forked()) return;
     {
         std::lock_guard<std::mutex> lock(mu_);
         stopping_ = true;
     }
+    callback_cv_.notify_all();
     wake_all_lanes();
     // The workers keep the scheduler alive and finish every accepted
     // submission before they exit; joining here could deadlock when the last
@@ -226,13 +332,93 @@ void Scheduler::poke() {
 size_t Scheduler::pending() const { return pending_count_.load(std::memory_order_relaxed); }
 
 void Scheduler::drain() {
+    check_not_forked("drain");
+    const bool callback_thread = t_callbacks_of == this;
     std::unique_lock<std::mutex> lock(mu_);
-    idle_cv_.wait(lock, [&] { return pending_.empty() && releasing_ == 0; });
+    auto idle = [&] { return pending_.empty() && releasing_ == 0 && (callback_thread || idle_locked()); };
+    // On one of its own lanes, the running region's submission is pending.
+    if (running_here() == this) fail_stuck("drain", "every pending submission, its own included, to finish");
+    idle_cv_.wait(lock, idle);
 }
 
 void Scheduler::wait_for_room(size_t limit) {
+    check_not_forked("wait for room");
     std::unique_lock<std::mutex> lock(mu_);
-    room_cv_.wait(lock, [&] { return pending_.size() < limit || stopping_; });
+    auto room = [&] { return pending_.size() < limit || stopping_ || closed_.load(); };
+    if (running_here() != this) {
+        room_cv_.wait(lock, room);
+        return;
+    }
+    while (!room()) {
+        if (stuck_locked().size() >= limit)
+            fail_stuck("runtime submission capacity exhausted (" + std::to_string(limit) + " pending)",
+                       "room among pending submissions that need this lane or are ordered after its own");
+        room_cv_.wait_for(lock, kStuckRecheck);  // new submissions may be stuck too
+    }
+}
+
+void Scheduler::close(const std::string& reason) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!closed_.load()) close_reason_ = reason;
+        closed_.store(true);
+    }
+    room_cv_.notify_all();
+}
+
+void Scheduler::check_accepting(const std::string& op) const {
+    check_not_forked(op);
+    if (!closed_.load()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    fail(ErrorKind::Generic, op + ": " + close_reason_);
+}
+
+void Scheduler::post_callbacks(std::vector<std::function<void()>> callbacks) {
+    if (callbacks.empty()) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    for (auto& cb : callbacks) callbacks_.push_back(std::move(cb));
+    if (!callback_thread_) {
+        try {
+            auto self = shared_from_this();
+            std::thread([self] { self->callback_worker(); }).detach();
+            callback_thread_ = true;
+        } catch (const std::system_error&) {
+            // No thread to be had: this lane runs them, as a last resort.
+            std::deque<std::function<void()>> here;
+            here.swap(callbacks_);
+            lock.unlock();
+            for (auto& cb : here) cb();
+            return;
+        }
+    }
+    callback_cv_.notify_one();
+}
+
+// Runs completion callbacks one at a time, in the order they were posted.
+// Note [Lane threads never wait]: they run here, so a callback may block.
+void Scheduler::callback_worker() {
+    t_callbacks_of = this;
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+        if (callbacks_.empty()) {
+            if (stopping_ && pending_.empty() && releasing_ == 0) return;
+            callback_cv_.wait(lock);
+            continue;
+        }
+        auto fn = std::move(callbacks_.front());
+        callbacks_.pop_front();
+        ++callbacks_running_;
+        lock.unlock();
+        try {
+            fn();
+        } catch (...) {
+            // The layer above reports its callbacks' errors; nothing escapes here.
+        }
+        fn = nullptr;  // what it captured goes outside the mutex too
+        lock.lock();
+        --callbacks_running_;
+        if (idle_locked()) idle_cv_.notify_all();
+    }
 }
 
 void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
@@ -349,7 +535,11 @@ void Scheduler::worker(Lane lane) {
             // `sub` stays valid: a submission with a running region is never retired.
             lock.unlock();
             if (pinned) unpin_self();
+            t_scheduler = this;
+            t_running = sub;
+            t_running_lane = lane;
             const bool ok = run_region(*sub, r, lane);
+            t_running = nullptr;
             worked = true;
             lock.lock();
             // The region becomes final only here, under the mutex: until then
@@ -366,17 +556,26 @@ void Scheduler::worker(Lane lane) {
             bool any_unsuccessful = false;
             for (auto& f : finished) any_unsuccessful = any_unsuccessful || f->failed || f->completion->cancel_requested();
             lock.unlock();
-            for (auto& f : finished) f->completion->finish(f->failed ? f->failure
-                                                                   : f->completion->cancel_requested()
-                                                                         ? CompletionState::Outcome{CompletionState::Status::Cancelled, "the submission was cancelled", ErrorKind::Cancelled, nullptr}
-                                                                         : CompletionState::Outcome{CompletionState::Status::Succeeded, "", ErrorKind::Generic, nullptr});
+            std::vector<std::function<void()>> callbacks;
+            for (auto& f : finished) {
+                auto cbs = f->completion->finish(f->failed ? f->failure
+                                                 : f->completion->cancel_requested()
+                                                     ? CompletionState::Outcome{CompletionState::Status::Cancelled, "the submission was cancelled", ErrorKind::Cancelled, nullptr}
+                                                     : CompletionState::Outcome{CompletionState::Status::Succeeded, "", ErrorKind::Generic, nullptr});
+                for (auto& cb : cbs) callbacks.push_back(std::move(cb));
+            }
+            // Queued before `releasing_` drops, so drain() never sees a gap.
+            post_callbacks(std::move(callbacks));
             // Dropping the submissions may drop the last handle on the runtime.
             const size_t released = finished.size();
             finished.clear();
             lock.lock();
             releasing_ -= released;
             if (any_unsuccessful) settle_all_ = true;  // consumers of a failed producer must not run
-            if (pending_.empty() && releasing_ == 0) idle_cv_.notify_all();
+            if (pending_.empty() && releasing_ == 0) {
+                idle_cv_.notify_all();
+                if (stopping_) callback_cv_.notify_all();  // it may exit now
+            }
             // Consumers ordered after these completions (submit_after) may run
             // now; notifying under the mutex means no worker misses it.
             wake_waiting_lanes_locked(lane);
@@ -439,8 +638,8 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
                     std::memcpy(op.uses[0].view.data(), op.uses[1].view.data(), op.uses[0].view.length);
                     break;
                 case Op::Kind::Kernel: {
-                    if (op.kernel->fault_armed.exchange(false))
-                        fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + op.kernel->fault_message);
+                    if (auto fault = op.kernel->take_fault())
+                        fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + *fault);
                     std::vector<BufferView> views;
                     for (const auto& u : op.uses) views.push_back(u.view);
                     op.kernel->run(views);

@@ -6,11 +6,26 @@
 // and the destruction of anything that may end a runtime happen outside that
 // mutex: callbacks take the GIL, and a Python thread holding the GIL may be
 // waiting for the mutex. Lock order: scheduler mutex, then a storage mutex.
+//
+// Note [Lane threads never wait]: a lane thread runs Python only inside a
+// host region, and a host region that blocks on the runtime (a wait for a
+// completion, a map of a buffer in device use, a wait for room, a drain) may
+// wait for work that cannot finish while it blocks: its own submission (or
+// that submission's device-use leases), work that needs its lane, work
+// ordered after its submission (hazards, submit_after), and so on
+// transitively. Such a wait raises BusyError instead of stopping the lane for
+// good, whatever its timeout (a poll, timeout 0 or less, is fine); a wait for
+// anything else proceeds. Device-use waits and waits for room re-check now
+// and then, as later submissions may take leases or room they depend on.
+// Completion callbacks do not run on lanes at all: each scheduler has a
+// callback thread that runs them in the order their completions finished,
+// so a callback may wait for anything.
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <list>
 #include <memory>
@@ -24,6 +39,13 @@
 #include "runtime/graph.h"
 
 namespace hrx {
+
+// Note [Fork] in scheduler.cpp: how many fork()s this process is removed from
+// the process that loaded the library (0 there; each child counts one more).
+uint64_t fork_generation() noexcept;
+// Throws Unsupported: `op` uses `what` (a runtime, a submission) made before
+// fork() in process `creator` (0 when unknown), whose lanes this child lacks.
+[[noreturn]] void fail_forked(const std::string& op, const char* what, long creator);
 
 // An error carrying an opaque payload from the layer above (the Python
 // exception a host region raised), so a completion can chain to it.
@@ -50,7 +72,8 @@ public:
         std::string cause_message;
     };
 
-    CompletionState(std::weak_ptr<void> owner, uint64_t id) : owner_(std::move(owner)), id_(id) {}
+    CompletionState(std::weak_ptr<void> owner, uint64_t id)
+        : owner_(std::move(owner)), id_(id), generation_(fork_generation()) {}
     uint64_t id() const { return id_; }
     const std::weak_ptr<void>& owner() const { return owner_; }
     // Lock-free: array operations poll their writers on every submission.
@@ -58,18 +81,26 @@ public:
     Status status() const { return status_.load(std::memory_order_acquire); }
     Outcome outcome() const;
     // Waits without a timeout when `seconds` is empty; false on timeout.
+    // Note [Timeouts] in deadline.h. Note [Lane threads never wait]: Busy
+    // when a lane thread would block for work that cannot finish meanwhile
+    // (a timeout of 0 or less only polls). Unsupported in a fork child for a
+    // pending submission of the parent.
     bool wait(std::optional<double> seconds) const;
     // Note [Waiters poll first] in scheduler.cpp: true once finished.
     bool poll_done() const noexcept;
-    // Runs `fn` once when done: at once on this thread if already done.
+    // Runs `fn` once when done: at once on this thread if already done,
+    // otherwise on the scheduler's callback thread (never on a lane).
+    // Unsupported in a fork child while pending (it would never finish).
     void on_done(std::function<void()> fn);
-    void finish(Outcome outcome);
+    // Records the outcome, wakes waiters and returns the callbacks to run.
+    std::vector<std::function<void()>> finish(Outcome outcome);
     void request_cancel() { cancel_requested_.store(true); }
     bool cancel_requested() const { return cancel_requested_.load(); }
 
 private:
     std::weak_ptr<void> owner_;  // the scheduler, to reject another runtime's completions
     uint64_t id_;
+    uint64_t generation_;  // fork_generation() at creation
     mutable std::mutex mu_;
     mutable std::condition_variable cv_;
     Outcome outcome_;
@@ -111,12 +142,40 @@ public:
     size_t pending() const;
     // Wake the workers to re-check cancellations and producers.
     void poke();
-    // Wait until no submission is pending (GIL must not be held).
+    // Wait until no submission is pending and every completion callback has
+    // run (GIL must not be held). On the callback thread itself it waits for
+    // the submissions only.
     void drain();
-    // Wait until fewer than `limit` submissions are pending (GIL must not be held).
+    // Wait until fewer than `limit` submissions are pending or the scheduler
+    // is closed (GIL must not be held).
     void wait_for_room(size_t limit);
     // Stop accepting; workers exit once everything accepted has run.
     void shutdown();
+    // Refuse new submissions from now on (check_accepting throws `reason`);
+    // what was accepted still runs. Used at interpreter exit.
+    void close(const std::string& reason);
+    // Throws when a new submission must be refused: closed (HrxError with the
+    // close reason) or made before a fork (Unsupported). `op` names the call.
+    void check_accepting(const std::string& op) const;
+    // Note [Fork]: true in a fork child of the process that started it (its
+    // lane threads do not exist here).
+    bool forked() const noexcept { return generation_ != fork_generation(); }
+    void check_not_forked(const std::string& op) const {
+        if (forked()) fail_forked(op, "this runtime", creator_pid_);
+    }
+    // Note [Lane threads never wait]: the scheduler whose region this thread
+    // is running, or null anywhere else.
+    static Scheduler* running_here() noexcept;
+    // How often a wait on a lane thread that may come to depend on later
+    // submissions (device use, room) checks again that it can end.
+    static constexpr std::chrono::milliseconds kStuckRecheck{20};
+    // Called on a lane thread of this scheduler (running_here() == this),
+    // without mu_ or a storage mutex: throws Busy naming `op` when the
+    // submission of `completion`, or a device use of `storage`, cannot end
+    // while the running region waits; returns otherwise.
+    void refuse_stuck_wait(const std::string& op, const StorageState* storage, const CompletionState* completion);
+    // Queue completion callbacks for the callback thread (started on first use).
+    void post_callbacks(std::vector<std::function<void()>> callbacks);
 
     void start_trace(size_t capacity);
     std::vector<TraceEvent> finish_trace(uint64_t* dropped);
@@ -124,6 +183,12 @@ public:
 
 private:
     void worker(Lane lane);
+    void callback_worker();
+    // Note [Lane threads never wait]: the pending submissions that cannot
+    // retire while this thread's running region does not return. Under mu_.
+    std::vector<const Submission*> stuck_locked() const;
+    [[noreturn]] void fail_stuck(const std::string& op, const char* why) const;
+    bool idle_locked() const { return pending_.empty() && releasing_ == 0 && callbacks_.empty() && callbacks_running_ == 0; }
     Submission* find_runnable(Lane lane, size_t* region);
     void settle_locked(std::vector<std::shared_ptr<Submission>>* finished);
     std::list<std::shared_ptr<Submission>>::iterator settle_one(std::list<std::shared_ptr<Submission>>::iterator it,
@@ -156,6 +221,16 @@ private:
     // before every notification of the lane's condition variable.
     std::atomic<uint64_t> lane_signal_[kLaneCount] = {};
     bool stopping_ = false;
+    std::atomic<bool> closed_{false};
+    std::string close_reason_;  // set under mu_ before closed_
+    const uint64_t generation_ = fork_generation();
+    const long creator_pid_;
+    // Completion callbacks waiting for the callback thread, and how many it
+    // is running (0 or 1); the thread starts with the first callback.
+    std::deque<std::function<void()>> callbacks_;
+    int callbacks_running_ = 0;
+    bool callback_thread_ = false;
+    std::condition_variable callback_cv_;
     // Retired submissions whose last references (host callables among them)
     // a worker is still dropping; drain() waits for these too.
     size_t releasing_ = 0;

@@ -14,6 +14,7 @@ namespace hrx {
 std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
                                                           std::function<void()>& fn, const std::string& op,
                                                           const std::string& label) {
+    scheduler_->check_accepting(op);
     for (const auto& u : uses)
         if (u.view.buffer->state()->runtime().get() != this)
             fail(ErrorKind::Message, op + ": " + u.view.buffer->describe() + " belongs to another runtime");

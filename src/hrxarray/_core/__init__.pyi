@@ -657,15 +657,19 @@ class Completion:
         """Whether it has finished (in any way)."""
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait up to timeout seconds (None: no limit); True once finished."""
+        """
+        Wait up to timeout seconds; True once finished, False if the timeout passed first. None, inf or any timeout too large for the clock waits without limit; 0 or a negative timeout does not wait (concurrent.futures' rule); NaN → ValueError. In a host region (a lane thread) a wait for work that cannot finish before the host region returns raises BusyError instead of stopping the lane.
+        """
 
     def result(self, timeout: float | None = None) -> None:
         """
-        Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError; TimeoutError if the timeout passes first.
+        Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError; TimeoutError if the timeout passes first (timeouts as for wait()).
         """
 
     def exception(self, timeout: float | None = None) -> object:
-        """Wait, then return the exception result() would raise, or None."""
+        """
+        Wait, then return the exception result() would raise, or None; TimeoutError if the timeout passes first (timeouts as for wait()).
+        """
 
     def cancel(self) -> bool:
         """
@@ -674,7 +678,7 @@ class Completion:
 
     def add_done_callback(self, fn: object) -> None:
         """
-        Call fn(completion) once when finished (at once if it already is), holding the GIL.
+        Call fn(completion) once when finished, holding the GIL: at once on the calling thread if it already is, otherwise on the runtime's callback thread (never a lane thread, so fn may wait for more work), in the order completions finish. What fn raises goes to sys.unraisablehook.
         """
 
     def __await__(self) -> object: ...
@@ -743,7 +747,7 @@ class ResidentSession:
 
     def wait(self, timeout: float | None = None) -> bool:
         """
-        Wait for both participants (a decision is required); False on timeout. A failed participant → ExecutionError.
+        Wait for both participants (a decision is required); False on timeout (timeouts as for Completion.wait). A failed participant → ExecutionError.
         """
 
 class DeviceArray:
