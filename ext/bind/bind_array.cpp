@@ -259,9 +259,11 @@ Array view_of(const Array& src, int64_t offset, std::vector<int64_t> shape, std:
                                              " bytes for " + dtype_name(dtype) + ")");
     }
     if (offset < 0) fail(ErrorKind::Message, op + ": negative offset");
-    auto [first, end] = v.extent();
-    if (v.size() > 0 && (static_cast<int64_t>(first) < 0 || end > v.buffer()->nbytes()))
-        fail(ErrorKind::Message, op + ": the view reaches outside its buffer (" + v.buffer()->describe() + ")");
+    const auto extent = v.checked_extent();
+    if (!extent || (v.size() > 0 && extent->second > v.buffer()->nbytes()))
+        fail(ErrorKind::Message, op + ": the view (offset " + std::to_string(offset) + ", shape " + shape_str(v.shape) +
+                                     ", strides " + shape_str(v.strides) + ") reaches outside its buffer (" +
+                                     v.buffer()->describe() + ")");
     return v;
 }
 

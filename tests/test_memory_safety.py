@@ -1,0 +1,107 @@
+"""Memory safety of the entry points that take sizes, strides and offsets (issue 14).
+
+Each reproducer that crashed the interpreter before the fix (segfault, SIGFPE,
+abort) runs in a subprocess with a timeout, so that a regression fails its
+test instead of killing pytest. Layout checks are compared against a
+plain-Python model with exact integers (no overflow), with Hypothesis where
+the inputs vary.
+"""
+
+import gc
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+import hrxarray as hx
+from hrxarray import _core
+from test_dlpack_core import HandMade
+
+INT64_MAX = 2**63 - 1
+
+
+def run_isolated(code, tmp_path):
+    """Run `code` in a fresh interpreter; returns its stdout. A crash or a hang fails the test."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)  # cwd outside the source tree
+    assert proc.returncode == 0, f"the interpreter died (return code {proc.returncode}):\n{proc.stderr}"
+    return proc.stdout
+
+
+# --- array views (reshape, transpose, view(dtype) all end in _view) ------------------------------
+
+
+def view_fits(nbytes, offset, shape, strides, itemsize):
+    """Plain-Python model of a valid view: exact integers, NumPy's size limit."""
+    bound = 16
+    for n in shape:
+        bound *= max(n, 1)
+    if bound > INT64_MAX or offset < 0 or any(s % itemsize for s in strides):
+        return False
+    if 0 in shape:
+        return True
+    lo = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    hi = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0) + itemsize
+    return lo >= 0 and hi <= nbytes
+
+
+def test03_view_whose_extent_wraps_is_refused_before_any_read(tmp_path):
+    # (5 - 1) * 2**62 wraps to 0 in int64: the view used to pass the bounds
+    # check and reading it crashed.
+    out = run_isolated(
+        """
+        import numpy as np, hrxarray as hx
+        x = hx.asarray(np.arange(4, dtype=np.float32))
+        for shape, strides in [((5,), (1 << 62,)), ((3, 5), (4, 1 << 62)), ((5,), (-(1 << 62),))]:
+            try:
+                v = x._view(0, shape, strides)
+                print("accepted", hx.to_numpy(v))
+            except ValueError as e:
+                print("ValueError", "reaches outside its buffer" in str(e))
+        """,
+        tmp_path,
+    )
+    assert out.split("\n")[:3] == ["ValueError True"] * 3
+
+
+huge_or_small = st.one_of(st.integers(0, 6), st.integers(0, 2**62), st.sampled_from([2**31, 2**32 + 1, 2**61, 2**62 + 1]))
+# Element strides; times the itemsize 4 they stay within int64.
+stride_values = st.one_of(st.integers(-8, 8), st.integers(-(2**61) + 1, 2**61 - 1),
+                          st.sampled_from([2**60, -(2**60), 2**61 - 1, -(2**61) + 1]))
+
+
+@given(offset=st.one_of(st.integers(0, 64), st.integers(0, INT64_MAX)),
+       dims=st.lists(st.tuples(huge_or_small, stride_values), min_size=1, max_size=4))
+def test04_view_layouts_match_the_exact_model(offset, dims):
+    x = hx.asarray(np.arange(8, dtype=np.float32))  # 32 bytes
+    shape = tuple(n for n, _ in dims)
+    strides = tuple(s * 4 for _, s in dims)
+    if view_fits(32, offset, shape, strides, 4):
+        event("accepted")
+        v = x._view(offset, shape, strides)
+        if v.size:
+            want = np.lib.stride_tricks.as_strided(np.arange(8, dtype=np.float32)[offset // 4:], shape,
+                                                   strides) if offset % 4 == 0 else None
+            if want is not None:
+                np.testing.assert_array_equal(hx.to_numpy(v), want)
+    else:
+        with pytest.raises(ValueError):
+            x._view(offset, shape, strides)
+
+
+# --- buffer views ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [(-(2**63),), (-(2**63), 4), (INT64_MAX,), (8, INT64_MAX), (INT64_MAX, INT64_MAX)])
+def test11_buffer_views_at_the_int64_extremes_are_out_of_bounds(rt, args):
+    buf = rt.allocate(64, hx.HostVisible())
+    with pytest.raises(ValueError, match="out of bounds"):
+        buf.view(*args)
+    with pytest.raises(ValueError, match="out of bounds"):
+        buf.view(8).slice(*args)
+    assert buf.view(60).length == 4 and buf.view(8).slice(52).length == 4
