@@ -94,6 +94,49 @@ def test04_view_layouts_match_the_exact_model(offset, dims):
             x._view(offset, shape, strides)
 
 
+# --- raw kernel entries --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ["matmul_bf16", "_matmul_typed"])
+def test08_raw_matmul_sizes_that_overflow_are_refused(tmp_path, entry):
+    # m * k = 4 * 2**62 wrapped to 0 (SIGFPE in the kernel's blocking); 3 * (3**-1 mod 2**64) wrapped
+    # to 1 (the kernel read far outside a: abort or segfault).
+    out = run_isolated(
+        f"""
+        import numpy as np
+        from hrxarray._core import numerics as N
+        inv3 = pow(3, -1, 1 << 64)
+        cases = [(4, 1 << 62, 4, 0, 0, 16), (3, inv3, 3, 1, 1, 9), (1 << 33, 1 << 31, 1, 0, 0, 0),
+                 (1, 1 << 40, 1 << 40, 0, 0, 1 << 40)]
+        for m, k, n, na, nb, nc in cases:
+            try:
+                if "{entry}" == "matmul_bf16":
+                    N.matmul_bf16(np.zeros(na, np.uint16), np.zeros(nb, np.uint16), np.zeros(min(nc, 64), np.float32),
+                                  m, k, n)
+                else:
+                    N._matmul_typed(np.zeros(4 * na, np.uint8), np.zeros(4 * nb, np.uint8),
+                                    np.zeros(4 * min(nc, 64), np.uint8), "float32", "float32", m, k, n)
+                print("accepted")
+            except ValueError as e:
+                print(str(e).split(" (")[0])
+        """,
+        tmp_path,
+    )
+    assert out.split("\n")[:4] == [f"{entry}: m * k overflows"] * 3 + [f"{entry}: k * n overflows"]
+
+
+def test09_raw_matmul_valid_sizes_still_work():
+    n = _core.numerics
+    a = np.array([0x3F80, 0x4000], np.uint16)  # bf16 1, 2
+    b = np.array([0x4040, 0x4080], np.uint16)  # bf16 3, 4
+    c = np.zeros(1, np.float32)
+    n.matmul_bf16(a, b, c, 1, 2, 1)
+    assert c[0] == 1 * 3 + 2 * 4
+    c = np.full(4, 7, np.float32)
+    n.matmul_bf16(np.zeros(0, np.uint16), np.zeros(0, np.uint16), c, 2, 0, 2)  # k = 0: zeros
+    assert not c.any()
+
+
 # --- buffer views ------------------------------------------------------------------------------------
 
 
