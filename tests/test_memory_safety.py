@@ -33,6 +33,50 @@ def run_isolated(code, tmp_path):
     return proc.stdout
 
 
+# --- zero-copy NumPy views whose lease is refused ------------------------------------------------
+
+
+def test01_refused_zero_copy_view_under_a_write_guard_raises_and_leaves_no_lease(tmp_path):
+    out = run_isolated(
+        """
+        import numpy as np, hrxarray as hx
+        x = hx.asarray(np.arange(4.0))
+        with x.map_write():
+            try:
+                np.asarray(x, copy=False)
+            except hx.BusyError as e:
+                print("BusyError", "write mapping" in str(e))
+        print("leases", x.buffer._state()["host_leases"])
+        v = np.asarray(x, copy=False)  # the guard is gone: the view works again
+        print("view", v.tolist())
+        """,
+        tmp_path,
+    )
+    assert out.split("\n")[:3] == ["BusyError True", "leases 0", "view [0.0, 1.0, 2.0, 3.0]"]
+
+
+@pytest.mark.parametrize("index", ["[0:0]", "[2:2]", "[:]", "[1:3]"])
+def test02_zero_copy_view_of_poisoned_storage_raises_device_lost(tmp_path, index):
+    out = run_isolated(
+        f"""
+        import numpy as np, hrxarray as hx
+        x = hx.asarray(np.arange(4))
+        y = hx.power(x, -1)  # fails on the compute lane and poisons x's storage too
+        try:
+            y.block_until_ready()
+        except hx.ExecutionError:
+            pass
+        try:
+            np.asarray(x{index}, copy=False)
+        except hx.DeviceLostError as e:
+            print("DeviceLostError", "poisoned" in str(e))
+        print("leases", x.buffer._state()["host_leases"])
+        """,
+        tmp_path,
+    )
+    assert out.split("\n")[:2] == ["DeviceLostError True", "leases 0"]
+
+
 # --- array views (reshape, transpose, view(dtype) all end in _view) ------------------------------
 
 
