@@ -138,6 +138,95 @@ def test04_view_layouts_match_the_exact_model(offset, dims):
             x._view(offset, shape, strides)
 
 
+# --- DLPack import ----------------------------------------------------------------------------------
+
+
+def import_fits(data, byte_offset, shape, strides, itemsize=4):
+    """Plain-Python model of an importable capsule (nonnegative strides): exact integers."""
+    bound = 16
+    for n in shape:
+        bound *= max(n, 1)
+    if bound > INT64_MAX:
+        return False
+    if any(abs(s * itemsize) > INT64_MAX for s in strides):
+        return False
+    if 0 in shape:
+        return True
+    end = byte_offset + (sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * itemsize
+    return end <= INT64_MAX and data + end < 2**64
+
+
+OVERFLOWING_CAPSULES = {
+    # byte_offset + extent wraps: used to import with offset -8 and read before the data
+    "byte_offset": ((1 << 64) - 8, (4,), None),
+    "byte_offset_int64": (1 << 63, (4,), (1,)),
+    # the element count wraps to 4: shape x strides passed every check
+    "element_count": (0, ((1 << 62) + 1, 4), (0, 1)),
+    # sum of (n - 1) * stride wraps the 128-bit accumulator to a 16-byte extent
+    "extent_sum": (0, [(1 << 62) + 1] * 8 + [9, 4], [(1 << 63) - 1] * 8 + [1 << 62, 1]),
+    # a stride in elements whose byte stride overflows
+    "byte_stride": (0, (2,), (1 << 62,)),
+    # NULL strides (compact row-major) over a shape whose products overflow
+    "null_strides": (0, (1 << 62, 4), None),
+}
+
+
+@pytest.mark.parametrize("case", OVERFLOWING_CAPSULES)
+def test05_overflowing_capsules_are_refused_and_left_to_their_producer(rt, case):
+    byte_offset, shape, strides = OVERFLOWING_CAPSULES[case]
+    x = np.arange(16, dtype=np.float32)
+    p = HandMade(x, byte_offset=byte_offset, shape=shape, strides=strides)
+    assert not import_fits(x.ctypes.data, byte_offset, shape, strides or [1] * len(shape))
+    cap = p.capsule()
+    before = rt.statistics()
+    with pytest.raises(ValueError, match="DLPack import: .*(overflows|too big)"):
+        _core._dlpack_import(cap, rt)
+    with pytest.raises(ValueError, match="DLPack import"):
+        hx.from_dlpack(p.capsule())
+    # Refused before taking ownership: the capsule keeps its name, the
+    # producer's deleter is not called, the runtime counted nothing.
+    assert "used" not in repr(cap)
+    gc.collect()
+    assert p.deleted == 0
+    after = rt.statistics()
+    assert (after.imports, after.live_bytes) == (before.imports, before.live_bytes)
+
+
+@given(byte_offset=st.one_of(st.integers(0, 64).map(lambda n: n * 4), st.integers(0, 2**64 - 1)),
+       dims=st.lists(st.tuples(huge_or_small, st.one_of(st.integers(0, 6), st.integers(0, 2**63 - 1))),
+                     min_size=1, max_size=3))
+def test06_import_layouts_match_the_exact_model(byte_offset, dims):
+    x = np.arange(16, dtype=np.float32)
+    shape = [n for n, _ in dims]
+    strides = [s for _, s in dims]
+    p = HandMade(x, byte_offset=byte_offset, shape=shape, strides=strides)
+    if import_fits(x.ctypes.data, byte_offset, shape, strides):
+        b, offset, got_shape, got_strides, _, _ = _core._dlpack_import(p.capsule())
+        assert (got_shape, got_strides) == (tuple(shape), tuple(strides))
+        if 0 not in shape:
+            extent = (sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * 4
+            assert (offset, b.nbytes) == (byte_offset, byte_offset + extent)
+        del b
+        assert p.deleted == 1
+        event("accepted")
+    else:
+        with pytest.raises(ValueError, match="DLPack import"):
+            _core._dlpack_import(p.capsule())
+        assert p.deleted == 0
+
+
+def test07_export_whose_extent_overflows_is_refused(rt):
+    buf = rt.allocate(64, hx.HostVisible())
+    f8 = np.dtype(np.float64)
+    for shape, strides in [(((1 << 62) + 1,), (1 << 62,)), (((1 << 62) + 1,) * 2, (1 << 62,) * 2),
+                           ((2,), (1 << 61,)), ((3,), (-(1 << 61),))]:
+        with pytest.raises(ValueError, match="reaches outside the buffer"):
+            _core._dlpack_export(buf, 0, shape, strides, f8, False, False, True)
+    assert buf._state()["host_leases"] == 0
+    cap = _core._dlpack_export(buf, 8, (7,), (1,), f8, False, False, True)  # the last 7 doubles fit
+    assert _core._dlpack_describe(cap)["shape"] == (7,)
+
+
 # --- raw kernel entries --------------------------------------------------------------------------------
 
 

@@ -87,8 +87,9 @@ void check_lane_binding(const Array& a, Lane lane, const std::string& op) {
 void check_writable(const Array& a, const std::string& op) {
     if (a.base->readonly())
         fail(ErrorKind::Message, op + ": the output " + a.describe() +
-                                     " is a read-only import (its producer exported it READ_ONLY); device work "
-                                     "cannot write it");
+                                     " is a read-only import (its producer exported it READ_ONLY, or through a "
+                                     "legacy DLPack capsule, which cannot say writable); device work cannot write "
+                                     "it; work on a writable copy (x.copy(), or hx.from_dlpack(obj, copy=True))");
 }
 
 namespace {
