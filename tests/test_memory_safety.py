@@ -270,6 +270,29 @@ def test09_raw_matmul_valid_sizes_still_work():
     assert not c.any()
 
 
+# --- allocation failures ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("placement", ["HostVisible", "GpuLocal", "Shared"])
+def test10_allocation_failure_names_bytes_and_placement_and_changes_nothing(placement):
+    from helpers import make_placement
+
+    budget = hx.MemoryBudget(1 << 62)
+    rt = hx.Runtime(memory_budget=budget)
+    place = make_placement(placement, rt)
+    before = rt.statistics()
+    nbytes = 1 << 61  # 2 EiB: more than any address space, so the host always refuses it
+    with pytest.raises(MemoryError, match=re.escape(f"{nbytes} bytes (2.0 EiB) of {place!r}")):
+        rt.allocate(nbytes, place)
+    with pytest.raises(MemoryError, match=rf"empty of shape \({nbytes // 8},\), float64: .*{nbytes} bytes"):
+        hx.empty((nbytes // 8,), dtype=hx.float64, placement=place)
+    after = rt.statistics()
+    assert (after.allocations, after.live_bytes, after.peak_bytes) == (
+        before.allocations, before.live_bytes, before.peak_bytes)
+    assert budget.used == 0
+    assert rt.allocate(64, place).nbytes == 64  # the runtime is intact
+
+
 # --- buffer views ------------------------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ enum class ErrorKind {
     DeviceLost,   // storage poisoned by an earlier failure
     Execution,    // a region failed
     Cancelled,    // a submission was cancelled
+    OutOfMemory,  // an allocation failed (Python MemoryError); the message names bytes and placement
     Generic,      // other runtime failures (hx.HrxError)
 };
 

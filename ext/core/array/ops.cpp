@@ -28,8 +28,14 @@ Array make_array(RuntimeCore& rt, const Placement& placement, const Dims& shape,
     a.dtype = dtype;
     a.strides = contiguous_strides(shape, dtype);
     const int64_t bytes = a.nbytes();
-    a.base = std::make_shared<ArrayBase>(rt.allocate(static_cast<uint64_t>(std::max<int64_t>(bytes, 1)), placement),
-                                         false);
+    std::shared_ptr<Buffer> buffer;
+    try {
+        buffer = rt.allocate(static_cast<uint64_t>(std::max<int64_t>(bytes, 1)), placement);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::OutOfMemory) throw;
+        fail(e.kind(), op + " of shape " + shape_str(shape) + ", " + dtype_name(dtype) + ": " + e.what());
+    }
+    a.base = std::make_shared<ArrayBase>(std::move(buffer), false);
     return a;
 }
 
