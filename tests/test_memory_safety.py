@@ -128,7 +128,7 @@ def test04_view_layouts_match_the_exact_model(offset, dims):
     if view_fits(32, offset, shape, strides, 4):
         event("accepted")
         v = x._view(offset, shape, strides)
-        if v.size:
+        if 0 < v.size <= 4096:  # stride-0 views of 2**40 elements fit in 32 bytes: never read those
             want = np.lib.stride_tricks.as_strided(np.arange(8, dtype=np.float32)[offset // 4:], shape,
                                                    strides) if offset % 4 == 0 else None
             if want is not None:
