@@ -62,9 +62,10 @@ int64_t Array::nbytes() const {
 std::optional<std::pair<uint64_t, uint64_t>> Array::checked_extent() const {
     std::optional<ByteSpan> s;
     if (dtype == DType::BFP16 && !shape.empty()) {
-        Dims blocks = shape;  // the last axis is dense blocks of 9 bytes (strides.back() == 9)
+        Dims blocks = shape, block_strides = strides;  // the last axis is dense blocks of 9 bytes
         blocks.back() /= 8;
-        s = strided_span(blocks, strides, 9);
+        block_strides.back() = 9;
+        s = strided_span(blocks, block_strides, 9);
     } else {
         s = strided_span(shape, strides, dtype_itemsize(dtype));
     }
