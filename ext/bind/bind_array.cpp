@@ -266,9 +266,11 @@ Array view_of(const Array& src, int64_t offset, std::vector<int64_t> shape, std:
                                              " bytes for " + dtype_name(dtype) + ")");
     }
     if (offset < 0) fail(ErrorKind::Message, op + ": negative offset");
-    auto [first, end] = v.extent();
-    if (v.size() > 0 && (static_cast<int64_t>(first) < 0 || end > v.buffer()->nbytes()))
-        fail(ErrorKind::Message, op + ": the view reaches outside its buffer (" + v.buffer()->describe() + ")");
+    const auto extent = v.checked_extent();
+    if (!extent || (v.size() > 0 && extent->second > v.buffer()->nbytes()))
+        fail(ErrorKind::Message, op + ": the view (offset " + std::to_string(offset) + ", shape " + shape_str(v.shape) +
+                                     ", strides " + shape_str(v.strides) + ") reaches outside its buffer (" +
+                                     v.buffer()->describe() + ")");
     return v;
 }
 
@@ -342,7 +344,7 @@ nb::object to_numpy(const PyArray& self, nb::handle dtype) {
 // A read-only zero-copy uint8 NumPy array over the array's byte extent that
 // holds a host lease while it lives; Python reinterprets it (_array.py).
 struct LeaseOwner {
-    std::shared_ptr<StorageState> state;
+    std::shared_ptr<StorageState> state;  // keep: set only once the lease is held
     uint64_t lease;
     ~LeaseOwner() { state->release_host_lease(lease); }
 };
@@ -364,9 +366,10 @@ nb::tuple host_view(const PyArray& self) {
     if (a.dtype == DType::BFP16)
         fail(ErrorKind::Message, op + ": bfp16 blocks decode to float32, which needs a copy");
     wait_ready(a);
-    auto owner = std::make_unique<LeaseOwner>();
-    owner->lease = take_lease(a, false, op, "zero-copy NumPy view (read-only)");
-    owner->state = a.base->storage();
+    // The owner exists only once the lease does: a refused lease (a live write
+    // guard, poison) throws before there is anything to give back.
+    const uint64_t lease = take_lease(a, false, op, "zero-copy NumPy view (read-only)");
+    auto owner = std::unique_ptr<LeaseOwner>(new LeaseOwner{a.base->storage(), lease});
     auto [first, end] = a.extent();
     uint8_t* base = a.base->storage()->data() + first;
     nb::capsule cap(owner.release(), [](void* p) noexcept { delete static_cast<LeaseOwner*>(p); });

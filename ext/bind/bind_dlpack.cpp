@@ -20,11 +20,13 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "array/array.h"
 #include "bindings.h"
+#include "checked.h"
 #include "gil.h"
 #include "dlpack_bind.h"
 #include "errors.h"
@@ -93,6 +95,22 @@ std::string dtype_name(const DLDataType& t) {
     throw nb::buffer_error(("DLPack import: unsupported dtype " + what).c_str());
 }
 
+// --- layouts -----------------------------------------------------------------
+
+// The byte span of a tensor whose strides count elements (DLPack's unit), or
+// nullopt when a byte stride or the span overflows int64 (Note [Checked
+// arithmetic]). The shape must be nonnegative.
+std::optional<ByteSpan> element_span(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                                     int64_t itemsize) {
+    Dims byte_strides(strides.size());
+    for (size_t i = 0; i < strides.size(); ++i) {
+        const auto s = (Checked<int64_t>(strides[i]) * itemsize).get();
+        if (!s) return std::nullopt;
+        byte_strides[i] = *s;
+    }
+    return strided_span(shape, byte_strides, itemsize);
+}
+
 // --- export ------------------------------------------------------------------
 
 // One allocation holds the managed tensor (either form), its shape and
@@ -145,21 +163,17 @@ void versioned_capsule_destructor(PyObject* capsule) noexcept {
 // ValueError naming `op`.
 void check_export_bounds(const std::string& op, uint64_t nbytes, uint64_t offset, const std::vector<int64_t>& shape,
                          const std::vector<int64_t>& strides, int64_t itemsize) {
-    auto out_of_bounds = [&] {
-        fail(ErrorKind::Message, op + ": the tensor (offset " + std::to_string(offset) +
-                                     ") reaches outside the buffer's " + std::to_string(nbytes) + " bytes");
-    };
-    if (offset > nbytes) out_of_bounds();
-    for (int64_t n : shape)
-        if (n == 0) return;  // no element is ever addressed
-    __int128 lo = 0, hi = 0;  // element offsets of the extreme elements
-    for (size_t i = 0; i < shape.size(); ++i) {
-        const __int128 span = static_cast<__int128>(shape[i] - 1) * strides[i];
-        (span < 0 ? lo : hi) += span;
+    const auto span = element_span(shape, strides, itemsize);
+    const Checked<int64_t> at = Checked<int64_t>::from(offset);
+    bool fits = span && at.ok() && *at.get() <= static_cast<int64_t>(nbytes);
+    if (fits && span->hi != 0) {
+        const auto first = (at + span->lo).get(), end = (at + span->hi).get();
+        fits = first && end && *first >= 0 && *end <= static_cast<int64_t>(nbytes);
     }
-    const __int128 first = static_cast<__int128>(offset) + lo * itemsize;
-    const __int128 end = static_cast<__int128>(offset) + (hi + 1) * itemsize;
-    if (first < 0 || end > static_cast<__int128>(nbytes)) out_of_bounds();
+    if (!fits)
+        fail(ErrorKind::Message, op + ": the tensor (offset " + std::to_string(offset) + ", shape " +
+                                     shape_str(shape) + ", strides " + shape_str(strides) +
+                                     ") reaches outside the buffer's " + std::to_string(nbytes) + " bytes");
 }
 
 nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, const std::vector<int64_t>& shape,
@@ -251,25 +265,42 @@ std::function<void()> producer_release(Managed* managed) {
     };
 }
 
-// The bytes from `data` to the end of the tensor's extent; BufferError for
-// negative strides, ValueError for malformed shapes.
-uint64_t import_extent(const std::string& op, const DLTensor& t, const std::vector<int64_t>& strides,
-                       int64_t itemsize) {
-    for (int32_t i = 0; i < t.ndim; ++i) {
-        if (t.shape[i] < 0) fail(ErrorKind::Message, op + ": negative shape entry " + std::to_string(t.shape[i]));
+// Where a capsule's tensor lies: element [0, ...] at `offset` bytes from the
+// producer's data pointer, `bytes` bytes from there to the end of the extent
+// (both 0 for an empty tensor).
+struct ImportExtent {
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+};
+
+// Validates strides and byte_offset with checked arithmetic (Note [Checked
+// arithmetic]); the shape is already known to be nonnegative with an element
+// count that fits. BufferError for negative strides, ValueError for a byte
+// extent beyond int64 or a byte range that wraps the address space.
+ImportExtent import_extent(const std::string& op, const DLTensor& t, const std::vector<int64_t>& shape,
+                           const std::vector<int64_t>& strides, int64_t itemsize) {
+    for (size_t i = 0; i < shape.size(); ++i) {
         if (strides[i] < 0)
             throw nb::buffer_error((op + ": negative strides are not supported (dimension " + std::to_string(i) +
                                     " has stride " + std::to_string(strides[i]) + ")")
                                        .c_str());
     }
-    for (int32_t i = 0; i < t.ndim; ++i)
-        if (t.shape[i] == 0) return 0;
-    __int128 last = 0;
-    for (int32_t i = 0; i < t.ndim; ++i) last += static_cast<__int128>(t.shape[i] - 1) * strides[i];
-    const __int128 bytes = (last + 1) * itemsize;
-    if (bytes > static_cast<__int128>(std::numeric_limits<int64_t>::max()))
-        fail(ErrorKind::Message, op + ": the tensor's extent overflows");
-    return static_cast<uint64_t>(bytes);
+    const auto where = [&] {
+        return " (shape " + shape_str(shape) + ", strides " + shape_str(strides) + " in " +
+               std::to_string(itemsize) + "-byte elements, byte_offset " + std::to_string(t.byte_offset) + ")";
+    };
+    const auto span = element_span(shape, strides, itemsize);
+    if (!span) fail(ErrorKind::Message, op + ": the tensor's byte extent overflows" + where());
+    if (span->hi == 0) return {};
+    // Offsets into the storage are int64, and the range must not wrap around
+    // the address space (a byte_offset that does would address memory before
+    // the producer's data).
+    const auto end = Checked<int64_t>::from(t.byte_offset) + span->hi;
+    const bool fits = end.ok() && (Checked<uintptr_t>(reinterpret_cast<uintptr_t>(t.data)) +
+                                   static_cast<uintptr_t>(*end.get()))
+                                      .ok();
+    if (!fits) fail(ErrorKind::Message, op + ": byte_offset plus the tensor's extent overflows" + where());
+    return {t.byte_offset, static_cast<uint64_t>(span->hi)};
 }
 
 // Reads the tensor of a capsule (named `name`); the shared part of import and describe.
@@ -355,24 +386,30 @@ DlpackImport dlpack_import_raw(nb::handle obj, const std::shared_ptr<RuntimeCore
                                    .c_str());
     const std::string dtype = dtype_name(t.dtype);
     const int64_t itemsize = t.dtype.bits / 8;
-    if (t.ndim < 0 || t.ndim > 64) fail(ErrorKind::Message, op + ": unsupported ndim " + std::to_string(t.ndim));
+    if (t.ndim < 0 || t.ndim > kMaxDims) fail(ErrorKind::Message, op + ": unsupported ndim " + std::to_string(t.ndim));
     if (t.ndim > 0 && !t.shape) fail(ErrorKind::Message, op + ": the tensor has ndim > 0 but no shape");
     std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+    DType element_type;
+    dtype_from_name(dtype, &element_type);
+    checked_size(shape, element_type, op);  // the element count fits (and no entry is negative)
     std::vector<int64_t> strides(static_cast<size_t>(t.ndim));
     if (t.strides) {
         std::copy(t.strides, t.strides + t.ndim, strides.begin());
-    } else {  // NULL strides (producers before v1.2): compact row-major
+    } else {  // NULL strides (producers before v1.2): compact row-major; checked_size bounds the products
         int64_t s = 1;
         for (int32_t i = t.ndim - 1; i >= 0; --i) {
             strides[static_cast<size_t>(i)] = s;
             s *= std::max<int64_t>(shape[static_cast<size_t>(i)], 1);
         }
     }
-    const uint64_t extent = import_extent(op, t, strides, itemsize);
-    const uint64_t wrapped = extent == 0 ? 0 : t.byte_offset + extent;
+    const ImportExtent extent = import_extent(op, t, shape, strides, itemsize);
     auto* base = static_cast<uint8_t*>(t.data);
-    if (!base && wrapped != 0) fail(ErrorKind::Message, op + ": the tensor has elements but a NULL data pointer");
-    const bool readonly = (v.flags & kFlagReadOnly) != 0;
+    if (!base && extent.bytes != 0)
+        fail(ErrorKind::Message, op + ": the tensor has elements but a NULL data pointer");
+    // A legacy capsule cannot say read-only, so it may come from a producer
+    // whose data must not change (a JAX array): import it read-only, as NumPy
+    // does; only a versioned capsule's flags can grant writes.
+    const bool readonly = !v.versioned || (v.flags & kFlagReadOnly) != 0;
 
     // Take ownership: rename, then hand the deleter to the storage. The
     // release action runs even if the import below throws.
@@ -381,9 +418,9 @@ DlpackImport dlpack_import_raw(nb::handle obj, const std::shared_ptr<RuntimeCore
                     : producer_release(static_cast<DLManagedTensor*>(v.managed));
     if (PyCapsule_SetName(capsule.ptr(), v.versioned ? kUsedVersionedCapsuleName : kUsedCapsuleName) != 0)
         throw nb::python_error();
-    std::shared_ptr<Buffer> buffer = import_host_memory(*runtime, base, wrapped, std::move(release));
-    const uint64_t offset = extent == 0 ? 0 : t.byte_offset;
-    return DlpackImport{std::move(buffer), offset, std::move(shape), std::move(strides), dtype, readonly};
+    std::shared_ptr<Buffer> buffer =
+        import_host_memory(*runtime, base, extent.offset + extent.bytes, std::move(release));
+    return DlpackImport{std::move(buffer), extent.offset, std::move(shape), std::move(strides), dtype, readonly};
 }
 
 namespace {
@@ -436,9 +473,11 @@ void bind_dlpack(nb::module_& m) {
     m.def("_dlpack_import", &dlpack_import, "obj"_a, "runtime"_a = nb::none(),
           "Wrap a DLPack capsule (either version) or producer zero-copy as HostVisible storage of `runtime` "
           "(default_runtime() by default), marking the capsule used. Returns (buffer, offset, shape, strides, "
-          "dtype_name, readonly) with strides in elements. The storage keeps the producer alive and calls its "
-          "deleter when it dies. A used capsule -> ValueError; non-CPU device, unsupported dtype or negative "
-          "strides -> BufferError.");
+          "dtype_name, readonly) with strides in elements; readonly is True for a versioned capsule with "
+          "READ_ONLY and for every legacy capsule (which cannot say writable), as numpy.from_dlpack does. The "
+          "storage keeps the producer alive and calls its deleter when it dies. A used capsule, or a shape, "
+          "strides or byte_offset whose extent overflows -> ValueError (the capsule stays unconsumed); non-CPU "
+          "device, unsupported dtype or negative strides -> BufferError.");
     m.def("_dlpack_describe", &dlpack_describe, "capsule"_a,
           "The fields of an unconsumed DLPack capsule, without consuming it (tests and diagnostics).");
 }

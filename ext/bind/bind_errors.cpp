@@ -37,6 +37,7 @@ PyObject* type_for(ErrorKind kind) {
         case ErrorKind::DeviceLost: return g_device_lost;
         case ErrorKind::Execution: return g_execution;
         case ErrorKind::Cancelled: return g_cancelled;
+        case ErrorKind::OutOfMemory: return PyExc_MemoryError;
         case ErrorKind::Generic: return g_hrx_error;
     }
     return g_hrx_error;

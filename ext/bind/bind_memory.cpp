@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "bindings.h"
+#include "checked.h"
 #include "gil.h"
 #include "errors.h"
 #include "memory/ranges.h"
@@ -87,7 +88,9 @@ using BufferPtr = std::shared_ptr<Buffer>;
 
 
 uint64_t checked_len(const std::string& op, uint64_t base_len, int64_t offset, std::optional<int64_t> length) {
-    const int64_t len = length ? *length : static_cast<int64_t>(base_len) - offset;
+    // base_len - offset may overflow for a hostile offset (Note [Checked arithmetic]).
+    const auto rest = Checked<int64_t>::from(base_len) - offset;
+    const int64_t len = length ? *length : rest.get().value_or(-1);
     if (offset < 0 || len < 0 || static_cast<uint64_t>(offset) > base_len ||
         static_cast<uint64_t>(len) > base_len - static_cast<uint64_t>(offset))
         fail(ErrorKind::Message, op + ": buffer view is out of bounds (offset " + std::to_string(offset) +

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "checked.h"
 #include "gil.h"
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
@@ -127,6 +128,43 @@ const std::int64_t* index_map(const std::optional<In<std::int64_t>>& idx, std::s
     return p;
 }
 
+// The batches of a raw matmul call: c[t] = a[ia[t]] @ b[ib[t]] for t < batch.
+struct MatmulBatches {
+    std::size_t batch = 0;  // 0: nothing to compute (c is empty)
+    const std::int64_t* ia = nullptr;
+    const std::int64_t* ib = nullptr;
+};
+
+// Checks the flat element counts of a, b and c against m, k and n. The
+// products are checked (Note [Checked arithmetic]): m * k wrapping around to
+// a divisor of a's size would pass the size checks and let the kernel read
+// far outside a (or divide by a wrapped zero).
+MatmulBatches matmul_batches(const char* op, std::size_t na, std::size_t nb, std::size_t nc, std::size_t m,
+                             std::size_t k, std::size_t n, const std::optional<In<std::int64_t>>& ia,
+                             const std::optional<In<std::int64_t>>& ib) {
+    const auto product = [&](std::size_t x, std::size_t y, const char* what) {
+        const auto p = (Checked<std::size_t>(x) * y).get();
+        if (!p)
+            throw nb::value_error((std::string(op) + ": " + what + " overflows (m=" + std::to_string(m) +
+                                   ", k=" + std::to_string(k) + ", n=" + std::to_string(n) + ")")
+                                      .c_str());
+        return *p;
+    };
+    const std::size_t mk = product(m, k, "m * k"), kn = product(k, n, "k * n"), mn = product(m, n, "m * n");
+    if (mn == 0) {
+        if (nc != 0) throw nb::value_error("c must be empty when m * n is 0");
+        return {};
+    }
+    if (nc % mn != 0) throw nb::value_error("c size is not a multiple of m * n");
+    MatmulBatches r;
+    r.batch = nc / mn;
+    if (mk == 0 ? na != 0 : na % mk != 0) throw nb::value_error("a size is not a multiple of m * k");
+    if (kn == 0 ? nb != 0 : nb % kn != 0) throw nb::value_error("b size is not a multiple of k * n");
+    r.ia = index_map(ia, r.batch, mk ? na / mk : r.batch, "ia");
+    r.ib = index_map(ib, r.batch, kn ? nb / kn : r.batch, "ib");
+    return r;
+}
+
 void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::size_t m,
                  std::size_t k, std::size_t n, std::optional<In<std::int64_t>> ia,
                  std::optional<In<std::int64_t>> ib, const std::string& order, bool portable,
@@ -137,22 +175,8 @@ void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::si
     const bool tile = order == "tile";
     if (portable && amx_model) throw nb::value_error("portable and amx_model exclude each other");
     if (amx_model && !tile) throw nb::value_error("amx_model computes the tile order: pass order='tile'");
-    const std::size_t mk = m * k, kn = k * n, mn = m * n;
-    if (mn == 0) {
-        if (c.size() != 0) throw nb::value_error("c must be empty when m * n is 0");
-        return;
-    }
-    if (c.size() % mn != 0) throw nb::value_error("c size is not a multiple of m * n");
-    const std::size_t batch = c.size() / mn;
-    if (mk == 0 ? a.size() != 0 : a.size() % mk != 0) {
-        throw nb::value_error("a size is not a multiple of m * k");
-    }
-    if (kn == 0 ? b.size() != 0 : b.size() % kn != 0) {
-        throw nb::value_error("b size is not a multiple of k * n");
-    }
-    const std::size_t na = mk ? a.size() / mk : batch, nbb = kn ? b.size() / kn : batch;
-    const std::int64_t* pa = index_map(ia, batch, na, "ia");
-    const std::int64_t* pb = index_map(ib, batch, nbb, "ib");
+    const MatmulBatches mb = matmul_batches("matmul_bf16", a.size(), b.size(), c.size(), m, k, n, ia, ib);
+    if (mb.batch == 0) return;
     check_disjoint(a, c);
     check_disjoint(b, c);
     ReleaseGil release;
@@ -161,7 +185,7 @@ void matmul_bf16(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c, std::si
     const Fn fn = amx_model ? kernels::matmul_bf16_amx_model
                   : tile    ? (portable ? kernels::portable::matmul_bf16_tile : kernels::matmul_bf16_tile)
                             : (portable ? kernels::portable::matmul_bf16 : kernels::matmul_bf16);
-    fn(a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
+    fn(a.data(), b.data(), c.data(), mb.batch, m, k, n, mb.ia, mb.ib);
 }
 
 void matmul_bf16_8x8_batched(In<std::uint16_t> a, In<std::uint16_t> b, Out<float> c,
@@ -199,23 +223,14 @@ void matmul_typed(In<std::uint8_t> a, In<std::uint8_t> b, Out<std::uint8_t> c,
     if (a.size() % si || b.size() % si || c.size() % so) {
         throw nb::value_error("a, b and c must hold whole elements of their types");
     }
-    const std::size_t na_el = a.size() / si, nb_el = b.size() / si, nc_el = c.size() / so;
-    const std::size_t mk = m * k, kn = k * n, mn = m * n;
-    if (mn == 0) {
-        if (nc_el != 0) throw nb::value_error("c must be empty when m * n is 0");
-        return;
-    }
-    if (nc_el % mn != 0) throw nb::value_error("c size is not a multiple of m * n");
-    const std::size_t batch = nc_el / mn;
-    if (mk == 0 ? na_el != 0 : na_el % mk != 0) throw nb::value_error("a size is not a multiple of m * k");
-    if (kn == 0 ? nb_el != 0 : nb_el % kn != 0) throw nb::value_error("b size is not a multiple of k * n");
-    const std::int64_t* pa = index_map(ia, batch, mk ? na_el / mk : batch, "ia");
-    const std::int64_t* pb = index_map(ib, batch, kn ? nb_el / kn : batch, "ib");
+    const MatmulBatches mb =
+        matmul_batches("_matmul_typed", a.size() / si, b.size() / si, c.size() / so, m, k, n, ia, ib);
+    if (mb.batch == 0) return;
     check_disjoint(a, c);
     check_disjoint(b, c);
     ReleaseGil release;
     (portable ? kernels::portable::matmul_typed : kernels::matmul_typed)(
-        in, out, a.data(), b.data(), c.data(), batch, m, k, n, pa, pb);
+        in, out, a.data(), b.data(), c.data(), mb.batch, m, k, n, mb.ia, mb.ib);
 }
 
 nb::dict kernel_paths() {

@@ -27,6 +27,7 @@ enum class ErrorKind {
     Execution,    // a region failed
     Data,         // a kernel's own data check refused an input value (Python ValueError)
     Cancelled,    // a submission was cancelled
+    OutOfMemory,  // an allocation failed (Python MemoryError); the message names bytes and placement
     Generic,      // other runtime failures (hx.HrxError)
 };
 

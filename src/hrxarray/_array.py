@@ -205,12 +205,22 @@ def from_dlpack(obj: Any, *, placement: Any = None, copy: bool | None = None) ->
 
     Host producers (NumPy, torch CPU, JAX CPU, array_api_strict) are imported
     zero-copy into registered host storage (``HostVisible``) that keeps the
-    producer alive; the producer's ``READ_ONLY`` flag is honoured (device work
-    cannot write a read-only import: ``ValueError``), as are ``byte_offset`` and
-    NULL strides. ``placement=`` (when different) or ``copy=True`` copies into
-    that placement (``Shared(hx.npu())`` by default); ``copy=False`` refuses
-    any copy (``BufferError``). A capsule can be imported once (``ValueError``
-    for a used one).
+    producer alive; ``byte_offset`` and NULL strides are honoured.
+
+    A zero-copy import is writable only when the producer says so: a versioned
+    capsule without the ``READ_ONLY`` flag (NumPy, torch). A versioned capsule
+    with ``READ_ONLY``, and every legacy (unversioned) capsule, which cannot say
+    whether the data may change (JAX's arrays are immutable), give a read-only
+    import, as ``numpy.from_dlpack`` does: device work that would write it
+    (``out=``, ``x[...] = v``) and ``x.map_write()`` raise ``ValueError``;
+    reading it, ``x.copy()`` and a read-only re-export (``max_version >=
+    (1, 0)``) work. ``copy=True`` gives a writable copy instead.
+
+    ``placement=`` (when different) or ``copy=True`` copies into that placement
+    (``Shared(hx.npu())`` by default); ``copy=False`` refuses any copy
+    (``BufferError``). A capsule can be imported once (``ValueError`` for a used
+    one). A capsule whose shape, strides or ``byte_offset`` overflow is refused
+    (``ValueError``) before anything is read.
 
     NumPy <= 2.4 cannot export or import bfloat16 through DLPack; hrxarray
     imports bfloat16 NumPy arrays through a ``uint16`` view internally. In the
@@ -244,6 +254,11 @@ def _typed_view(x, raw, cls):
 
 @contextlib.contextmanager
 def _map(x, write):
+    if write and x._readonly:
+        # The producer's memory must not change (a READ_ONLY or legacy DLPack import).
+        raise ValueError(f"map_write: the {x.dtype} array of shape {x.shape} is a read-only import (its producer "
+                         "exported it READ_ONLY, or through a legacy DLPack capsule, which cannot say writable); "
+                         "write a copy instead (x.copy(), or hx.from_dlpack(obj, copy=True))")
     x.block_until_ready()
     if x.dtype is bfp16:
         # Blocks cannot be viewed as floats: decode, and encode back on exit.

@@ -1,8 +1,8 @@
 #include "array/array.h"
 
 #include <algorithm>
-#include <limits>
 
+#include "checked.h"
 #include "errors.h"
 
 namespace hrx {
@@ -59,21 +59,28 @@ int64_t Array::nbytes() const {
     return size() * dtype_itemsize(dtype);
 }
 
-std::pair<uint64_t, uint64_t> Array::extent() const {
-    const uint64_t at = static_cast<uint64_t>(offset);
-    if (size() == 0) return {at, at};
-    int64_t lo = 0, hi = 0;
-    const size_t n = shape.size();
-    for (size_t i = 0; i < n; ++i) {
-        if (dtype == DType::BFP16 && i + 1 == n) {
-            hi += (shape[i] / 8 - 1) * 9;  // dense blocks
-            continue;
-        }
-        const int64_t span = (shape[i] - 1) * strides[i];
-        (span < 0 ? lo : hi) += span;
+std::optional<std::pair<uint64_t, uint64_t>> Array::checked_extent() const {
+    std::optional<ByteSpan> s;
+    if (dtype == DType::BFP16 && !shape.empty()) {
+        Dims blocks = shape, block_strides = strides;  // the last axis is dense blocks of 9 bytes
+        blocks.back() /= 8;
+        block_strides.back() = 9;
+        s = strided_span(blocks, block_strides, 9);
+    } else {
+        s = strided_span(shape, strides, dtype_itemsize(dtype));
     }
-    const int64_t item = dtype == DType::BFP16 ? 9 : dtype_itemsize(dtype);
-    return {static_cast<uint64_t>(offset + lo), static_cast<uint64_t>(offset + hi + item)};
+    if (!s) return std::nullopt;
+    const Checked<int64_t> first = Checked<int64_t>(offset) + s->lo, end = Checked<int64_t>(offset) + s->hi;
+    if (!first.ok() || !end.ok() || *first.get() < 0) return std::nullopt;
+    return std::pair{static_cast<uint64_t>(*first.get()), static_cast<uint64_t>(*end.get())};
+}
+
+std::pair<uint64_t, uint64_t> Array::extent() const {
+    // Every array is validated when it is made (make_array, views, imports),
+    // so its extent fits; the check guards against a path that forgot to.
+    auto e = checked_extent();
+    if (!e) fail(ErrorKind::Message, describe() + ": the layout's byte extent overflows");
+    return *e;
 }
 
 bool Array::c_contiguous() const {
@@ -110,17 +117,19 @@ int64_t checked_size(const Dims& shape, DType dtype, const std::string& op) {
     if (shape.size() > static_cast<size_t>(kMaxDims))
         fail(ErrorKind::Message, op + ": at most " + std::to_string(kMaxDims) + " dimensions are supported, got " +
                                      std::to_string(shape.size()));
-    __int128 n = 1;
+    // As NumPy: the product of the nonzero dimensions must fit, with a
+    // headroom of 16 so that byte sizes and contiguous strides fit in int64 too.
+    Checked<int64_t> n = 1, bound = 16;
     for (int64_t d : shape) {
         if (d < 0) fail(ErrorKind::Message, op + ": negative dimensions are not allowed (shape " + shape_str(shape) + ")");
         n *= d;
-        if (n > std::numeric_limits<int64_t>::max() / 16)
-            fail(ErrorKind::Message, op + ": array is too big (shape " + shape_str(shape) + ")");
+        bound *= std::max<int64_t>(d, 1);
     }
+    if (!bound.ok()) fail(ErrorKind::Message, op + ": array is too big (shape " + shape_str(shape) + ")");
     if (dtype == DType::BFP16 && (shape.empty() || shape.back() % 8 != 0))
         fail(ErrorKind::Message, op + ": a bfp16 array's last axis must be a multiple of 8 (blocks of 8 values), "
                                       "got shape " + shape_str(shape));
-    return static_cast<int64_t>(n);
+    return *n.get();
 }
 
 std::string shape_str(const Dims& shape) {

@@ -79,6 +79,9 @@ struct Array {
     // The byte range [first, end) of the buffer the elements touch; (offset,
     // offset) for an empty array.
     std::pair<uint64_t, uint64_t> extent() const;
+    // As extent(), but nullopt when the layout's range overflows or starts
+    // before byte 0 (validation of layouts built from user input).
+    std::optional<std::pair<uint64_t, uint64_t>> checked_extent() const;
     bool c_contiguous() const;
     // The runtime use (view over the extent) for hazards and leases.
     Use use(Access access) const;

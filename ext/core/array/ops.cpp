@@ -27,8 +27,14 @@ Array make_array(RuntimeCore& rt, const Placement& placement, const Dims& shape,
     a.dtype = dtype;
     a.strides = contiguous_strides(shape, dtype);
     const int64_t bytes = a.nbytes();
-    a.base = std::make_shared<ArrayBase>(rt.allocate(static_cast<uint64_t>(std::max<int64_t>(bytes, 1)), placement),
-                                         false);
+    std::shared_ptr<Buffer> buffer;
+    try {
+        buffer = rt.allocate(static_cast<uint64_t>(std::max<int64_t>(bytes, 1)), placement);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::OutOfMemory) throw;
+        fail(e.kind(), op + " of shape " + shape_str(shape) + ", " + dtype_name(dtype) + ": " + e.what());
+    }
+    a.base = std::make_shared<ArrayBase>(std::move(buffer), false);
     return a;
 }
 
@@ -86,8 +92,9 @@ void check_lane_binding(const Array& a, Lane lane, const std::string& op) {
 void check_writable(const Array& a, const std::string& op) {
     if (a.base->readonly())
         fail(ErrorKind::Message, op + ": the output " + a.describe() +
-                                     " is a read-only import (its producer exported it READ_ONLY); device work "
-                                     "cannot write it");
+                                     " is a read-only import (its producer exported it READ_ONLY, or through a "
+                                     "legacy DLPack capsule, which cannot say writable); device work cannot write "
+                                     "it; work on a writable copy (x.copy(), or hx.from_dlpack(obj, copy=True))");
 }
 
 namespace {

@@ -7,6 +7,17 @@
 
 namespace hrx {
 
+namespace {
+
+// How users end a host lease, for every Busy message that names one: the
+// lease lives as long as the consumer's array does.
+constexpr const char* kLeaseRemedy =
+    "; to end it, drop every consumer array that shares the memory (the zero-copy NumPy view, or the array the "
+    "DLPack consumer made: e.g. `del t`, then gc.collect() if it sits in a reference cycle); to avoid it, hand the "
+    "consumer a copy instead (torch.from_dlpack(x.copy()), x.__dlpack__(copy=True), np.asarray(x))";
+
+}  // namespace
+
 StorageState::StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr<provider::Memory> memory,
                            Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget)
     : runtime_(std::move(runtime)),
@@ -42,7 +53,8 @@ bool StorageState::host_conflict_locked(bool write, std::string* why) const {
         return true;
     }
     if (write && host_leases_ > 0) {
-        *why = std::to_string(host_leases_) + " host lease(s) (DLPack export or zero-copy view) are live";
+        *why = std::to_string(host_leases_) + " host lease(s) (DLPack export or zero-copy view) are live" +
+               kLeaseRemedy;
         return true;
     }
     return false;
@@ -198,6 +210,10 @@ void StorageState::check_device_binding_locked(Access access, const std::string&
             if (l.writable || writes) {
                 why = std::string(l.label) + " of storage #" + std::to_string(id_) + " is live" +
                       (leases_.size() > 1 ? " (and " + std::to_string(leases_.size() - 1) + " other host lease(s))" : "");
+                // DESIGN: a writable export blocks device reads too, because
+                // the consumer may write while the device reads.
+                if (!writes) why += ": its consumer may write the memory while device work reads it";
+                why += kLeaseRemedy;
                 break;
             }
     fail(ErrorKind::Busy, who + ": device binding conflicts with a live host mapping (" + why + ")");

@@ -1,12 +1,32 @@
 #include "runtime/runtime.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
 #include <limits>
 #include <new>
 
 #include "errors.h"
 
 namespace hrx {
+
+namespace {
+
+// "256.0 TiB": a byte count at a glance, beside the exact figure in messages.
+std::string human_bytes(uint64_t n) {
+    static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = static_cast<double>(n);
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < std::size(units)) {
+        v /= 1024;
+        ++u;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f %s", v, units[u]);
+    return text;
+}
+
+}  // namespace
 
 // --- MemoryBudget -------------------------------------------------------------
 
@@ -122,6 +142,11 @@ std::shared_ptr<Buffer> RuntimeCore::create_buffer(const BackingDesc& backing, c
     std::unique_ptr<provider::Memory> memory;
     try {
         memory = provider_->create_memory(backing, bytes);
+    } catch (const std::bad_alloc&) {
+        if (options_.memory_budget) options_.memory_budget->release(bytes);
+        fail(ErrorKind::OutOfMemory, op + ": out of memory: the " + provider_->name() + " backend could not allocate " +
+                                         std::to_string(bytes) + " bytes (" + human_bytes(bytes) + ") of " +
+                                         placement.repr() + " memory");
     } catch (...) {
         if (options_.memory_budget) options_.memory_budget->release(bytes);
         throw;
