@@ -297,7 +297,7 @@ class Placement:
     def npu(self) -> object:
         """The NPU this placement names, or None."""
 
-    def __eq__(self, arg: object, /) -> bool: ...
+    def __eq__(self, other: object | None) -> bool: ...
 
     def __hash__(self) -> int: ...
 
@@ -925,6 +925,12 @@ class DeviceArray:
 
     def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
         """hrxarray.mean of this array."""
+
+    def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.any of this array."""
+
+    def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.all of this array."""
 
     def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
         """hrxarray.argmax of this array."""
