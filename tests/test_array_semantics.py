@@ -340,10 +340,7 @@ def test_to_and_astype_stay_on_the_arrays_runtime(rt, npu, target):
     from helpers import make_placement
 
     default = hx.default_runtime()
-    y = hx.asarray([1.0, 2.0, 3.0], placement=hx.HostVisible() if target != "HostVisible" else hx.Shared(npu))
-    y = y if False else None  # (built on the default runtime otherwise; see below)
-    y = hx.full(3, 0.0, placement=hx.Shared(npu))
-    y[...] = [1.0, 2.0, 3.0]
+    y = hx.asarray([1.0, 2.0, 3.0], placement=hx.Shared(npu))  # on rt, not the default runtime
     before_default = stats(default)
     before = rt.statistics().allocations
     moved = y.to(make_placement(target, rt))
