@@ -199,6 +199,21 @@ def test_huge_integer_arguments_name_the_argument():
         hx.sum(x, axis=2**64)
     with pytest.raises(ValueError, match=r"^reshape: shape \(18446744073709551616, 0\) exceeds"):
         hx.zeros(0).reshape(2**64, 0)
+    with pytest.raises(ValueError, match=rf"^zeros: shape entry {-(2**64)} is negative"):
+        hx.zeros(-(2**64))
+    with pytest.raises(IndexError, match=rf"^item: index {2**64} is out of bounds for size 5"):
+        x.item(2**64)
+    assert x.item(4) == 4 and hx.arange(6).reshape(2, 3).item(1, 2) == 5
+    with pytest.raises(ValueError, match="^broadcast_to: all elements of broadcast shape must be non-negative"):
+        hx.broadcast_to(x, (2**64, 5))
+    with pytest.raises(OverflowError, match=rf"^full: Python integer {2**64} does not fit any hrxarray dtype"):
+        hx.full(2, 2**64)
+    with pytest.raises(ValueError, match=r"^arange: "):
+        hx.arange(2**64)
+    with pytest.raises(ValueError, match=rf"stream {2**64} is not a stream"):
+        x.__dlpack__(stream=2**64)
+    with pytest.raises(BufferError, match="is not a DLPack device"):
+        x.__dlpack__(dl_device=(2**64, 0))
 
 
 # --- NEP 50: NumPy scalars are strong ----------------------------------------------------------

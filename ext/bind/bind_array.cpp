@@ -233,9 +233,12 @@ std::vector<int64_t> int_vector(nb::handle h, const std::string& op, const char*
     const std::string entry = std::string(what) + " entry";
     auto add = [&](nb::handle x) {
         int64_t v = 0;
-        if (!int64_of(x, &v, op, entry.c_str()))
+        if (!int64_of(x, &v, op, entry.c_str())) {
+            const bool negative = PyObject_RichCompareBool(x.ptr(), nb::int_(0).ptr(), Py_LT) == 1;
             fail(ErrorKind::Message, op + ": " + entry + " " + nb::cast<std::string>(nb::str(x)) +
-                                         " exceeds the maximum allowed dimension (2**63 - 1)");
+                                         (negative ? " is negative (negative dimensions are not allowed)"
+                                                   : " exceeds the maximum allowed dimension (2**63 - 1)"));
+        }
         out.push_back(v);
     };
     PyObject* it = PyLong_Check(h.ptr()) ? nullptr : PyObject_GetIter(h.ptr());
@@ -482,15 +485,22 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     if (!max_version.is_none()) {
         if (!PyTuple_Check(max_version.ptr()) || PyTuple_Size(max_version.ptr()) != 2)
             throw nb::type_error((op + ": max_version must be a (major, minor) tuple or None").c_str());
-        versioned = nb::cast<int64_t>(max_version[0]) >= static_cast<int64_t>(kMajorVersion);
+        int64_t major = 0;
+        // A major version beyond int64 is still newer than ours.
+        versioned = !int64_of(max_version[0], &major, op, "max_version[0]") || major >= static_cast<int64_t>(kMajorVersion);
     }
     const DLDevice own = own_device(a);
     DLDevice target = own;
     if (!dl_device.is_none()) {
         if (!PyTuple_Check(dl_device.ptr()) || PyTuple_Size(dl_device.ptr()) != 2)
             throw nb::type_error((op + ": dl_device must be a (device_type, device_id) tuple or None").c_str());
-        target = {static_cast<int32_t>(nb::cast<int64_t>(dl_device[0])),
-                  static_cast<int32_t>(nb::cast<int64_t>(dl_device[1]))};
+        int64_t type = 0, id = 0;
+        if (!int64_of(dl_device[0], &type, op, "dl_device[0]") || !int64_of(dl_device[1], &id, op, "dl_device[1]") ||
+            type < INT32_MIN || type > INT32_MAX || id < INT32_MIN || id > INT32_MAX)
+            throw nb::buffer_error((op + ": dl_device " + nb::cast<std::string>(nb::repr(dl_device)) +
+                                    " is not a DLPack device (device type and id are 32-bit integers)")
+                                       .c_str());
+        target = {static_cast<int32_t>(type), static_cast<int32_t>(id)};
     }
     int copy_mode = -1;  // -1: as needed, 0: never, 1: always
     if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
@@ -510,7 +520,10 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     if (!stream.is_none()) {
         if (!PyLong_Check(stream.ptr()))
             throw nb::type_error((op + ": stream must be an integer or None").c_str());
-        const int64_t s = nb::cast<int64_t>(stream);
+        int64_t s = 0;
+        if (!int64_of(stream, &s, op, "stream"))
+            fail(ErrorKind::Message, op + ": stream " + nb::cast<std::string>(nb::str(stream)) +
+                                         " is not a stream (beyond 64 bits)");
         if (target.device_type == kDLCPU && s != -1)
             fail(ErrorKind::Message, op + ": stream must be None or -1 for a kDLCPU export, got " + std::to_string(s));
         if (target.device_type == kDLROCM && (s == 1 || s == 2 || s < -1))

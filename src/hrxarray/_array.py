@@ -164,8 +164,10 @@ def _fill_dtype(fill_value, op):
     """NumPy's dtype for a fill value: bool, int64 (uint64 above it) or float64; a DeviceArray's own."""
     if isinstance(fill_value, DeviceArray):
         return fill_value.dtype
-    dt = _core._host_array(fill_value, op).dtype
-    return dt
+    if isinstance(fill_value, int) and not isinstance(fill_value, bool) and not -(2**63) <= fill_value < 2**64:
+        raise OverflowError(f"{op}: Python integer {fill_value} does not fit any hrxarray dtype (int64 and uint64 "
+                            "are the widest); pass dtype=float64 to round it")
+    return _core._host_array(fill_value, op).dtype
 
 
 def _full(shape, fill_value, dtype, placement, op, like=None):
@@ -195,14 +197,20 @@ def ones(shape, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
 
 def arange(start, stop=None, step=1, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
     """Evenly spaced values in [start, stop), exactly as ``numpy.arange`` computes them."""
-    host = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step)
+    try:
+        host = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise type(e)(f"arange: {e}") from None
     return asarray(host, dtype=dtype if dtype is None or _is_bfp16(dtype) else dtype, placement=placement)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype: Any = None, *,
              placement: Any = None) -> DeviceArray:
     """``num`` evenly spaced values over [start, stop], exactly as ``numpy.linspace`` computes them."""
-    host = np.linspace(start, stop, num=num, endpoint=endpoint)
+    try:
+        host = np.linspace(start, stop, num=num, endpoint=endpoint)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise type(e)(f"linspace: {e}") from None
     return asarray(host, dtype=dtype, placement=placement)
 
 
@@ -563,8 +571,19 @@ def _str(self):
 
 
 def _item(self, *args):
-    values = self._to_numpy()
-    return values.item(*args)
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = args[0]
+    if args:
+        # Checked here, so that an index beyond int64 is an IndexError naming it.
+        flat = len(args) == 1
+        sizes = (self.size,) if flat else self.shape
+        if len(args) != len(sizes):
+            raise ValueError(f"item: incorrect number of indices for array ({len(args)} for {self.ndim} dimensions)")
+        for i, n in zip(args, sizes):
+            i = operator.index(i)
+            if not -n <= i < n:
+                raise IndexError(f"item: index {i} is out of bounds for size {n}")
+    return self._to_numpy().item(*args)
 
 
 def _scalar(kind):
@@ -848,8 +867,11 @@ def broadcast_to(x, shape) -> DeviceArray:
     """A read-through view of ``x`` broadcast to ``shape`` (stride 0 on new axes)."""
     x = _device(x, "broadcast_to")
     shape = _shape_tuple(shape, "broadcast_to")
+    if builtins.any(not 0 <= n <= _INT64_MAX for n in shape):
+        raise ValueError(f"broadcast_to: all elements of broadcast shape must be non-negative and fit int64, "
+                         f"got {shape}")
     if len(shape) < x.ndim:
-        raise ValueError(f"cannot broadcast a shape {x.shape} to {shape}")
+        raise ValueError(f"broadcast_to: cannot broadcast a shape {x.shape} to {shape}")
     pad = len(shape) - x.ndim
     strides = []
     for i, n in enumerate(shape):
@@ -862,7 +884,7 @@ def broadcast_to(x, shape) -> DeviceArray:
         elif have == 1:
             strides.append(0)
         else:
-            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+            raise ValueError(f"broadcast_to: operands could not be broadcast together with remapped shapes "
                              f"[original->remapped]: {x.shape} and requested shape {shape}")
     return x._view(x._offset, shape, tuple(strides))
 
