@@ -762,7 +762,8 @@ const PyMethodSpec kPyMethods[] = {
     {"__getitem__", "def __getitem__(self, key: object) -> DeviceArray",
      "Basic indexing (integers, slices, Ellipsis, None): a view of the same storage."},
     {"__setitem__", "def __setitem__(self, key: object, value: object) -> None",
-     "Copy value (array, scalar or host data) into the indexed view, asynchronously."},
+     "Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: "
+     "broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers)."},
     {"__iter__", "def __iter__(self) -> object", "Iterate over the first axis (views)."},
     {"__bool__", "def __bool__(self) -> bool", "Truth of a one-element array (waits)."},
     {"__int__", "def __int__(self) -> int", "A one-element array as int (waits)."},
@@ -788,7 +789,7 @@ const PyMethodSpec kPyMethods[] = {
      "A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding)."},
     {"copy", "def copy(self) -> DeviceArray", "A new array with the same contents, dtype and placement."},
     {"to", "def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray",
-     "This array in another placement (itself when already there); copies go through the lanes."},
+     "This array in another placement of its runtime (itself when already there); copies go through the lanes."},
     {"view", "def view(self, dtype: object) -> DeviceArray", "The same bytes as another dtype of the same item size."},
     {"blocks", "def blocks(self) -> DeviceArray",
      "The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9)."},

@@ -836,7 +836,7 @@ class DeviceArray:
 
     def __setitem__(self, key: object, value: object) -> None:
         """
-        Copy value (array, scalar or host data) into the indexed view, asynchronously.
+        Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers).
         """
 
     def __iter__(self) -> object:
@@ -897,7 +897,7 @@ class DeviceArray:
 
     def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
         """
-        This array in another placement (itself when already there); copies go through the lanes.
+        This array in another placement of its runtime (itself when already there); copies go through the lanes.
         """
 
     def view(self, dtype: object) -> DeviceArray:
