@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "array/array.h"
 #include "array/ops.h"
@@ -28,6 +29,18 @@ nanobind::object dtype_object(DType t);
 // TypeError naming `op` for dtypes hrxarray does not support.
 DType dtype_from_py(nanobind::handle h, const std::string& op);
 
+// A Python integer (anything with __index__) as int64; false when it does not
+// fit (the caller reports the argument by name). TypeError naming `op` and
+// `what` for anything that is not an integer.
+bool int64_of(nanobind::handle h, int64_t* out, const std::string& op, const char* what);
+// A shape or strides argument (an integer or a sequence of them) as int64s;
+// TypeError for non-integers, ValueError naming `op` and `what` for entries
+// beyond int64.
+std::vector<int64_t> int_vector(nanobind::handle h, const std::string& op, const char* what);
+// The axes of an `axis=` argument (an integer or a tuple/list of them) as
+// int64, not yet normalised; an integer beyond int64 is an AxisError (Note [Axes]).
+std::vector<int64_t> axes_from_py(nanobind::handle axis, int ndim, const std::string& op);
+
 // The process-wide default runtime (hrxarray.default_runtime()).
 std::shared_ptr<RuntimeCore> default_runtime();
 RuntimeCore& runtime_of(const Array& a);
@@ -37,6 +50,11 @@ std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::sh
 Placement placement_from_py(nanobind::handle h, RuntimeCore& rt, const std::string& op);
 // The placement (None: Shared of the default NPU) and the runtime it belongs to.
 std::pair<std::shared_ptr<RuntimeCore>, Placement> runtime_and_placement(nanobind::handle h, const std::string& op);
+// A placement for a new array that stays on `like`'s runtime (None: like's
+// placement when none_is_own, else TypeError): ValueError naming `op` when
+// it names an NPU of another runtime.
+std::pair<std::shared_ptr<RuntimeCore>, Placement> placement_like(nanobind::handle h, const Array& like,
+                                                                    bool none_is_own, const std::string& op);
 
 // Submits a task, waiting (GIL released) while the runtime is full, and
 // records the completion as a writer of every written base.
@@ -45,6 +63,11 @@ std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task);
 // first failure (ExecutionError chained to its cause).
 void wait_ready(const Array& a);
 
+// Host data as a NumPy array of booleans, integers or floats: a NumPy array
+// as it is, anything else through numpy.asarray, with `dtype` when given (so
+// Python integers convert exactly or raise NumPy's OverflowError). NumPy's
+// refusals and TypeError for other dtypes name `op`.
+nanobind::object host_array(nanobind::handle obj, const DType* dtype, const std::string& op);
 // A host NumPy array (or anything numpy.asarray takes) as a new array in
 // `placement` of `rt`, converted to `dtype` (the source dtype when absent).
 Array array_from_host(nanobind::handle obj, const DType* dtype, const Placement& placement, RuntimeCore& rt,
@@ -55,10 +78,16 @@ void bind_ufuncs(nanobind::module_& m, nanobind::class_<PyArray>& cls);
 }  // namespace hrx::bind
 
 namespace hrx::bind {
-// A Python bool/int/float (or NumPy scalar) converted to `dt` as a scalar
-// operand; OverflowError (NumPy 2's message) when an integer does not fit an
-// integer dtype, TypeError for other objects.
+// The one scalar conversion: a Python bool/int/float (or a NumPy scalar or
+// 0-d host array) converted to `dt` as a scalar operand, as NumPy assigns it
+// to an array of `dt`: Python ints exactly or OverflowError (NumPy 2's
+// message), Python floats into integer dtypes through int() (ValueError for
+// NaN, OverflowError for infinity and out-of-range values), NumPy scalars by
+// a cast from their own dtype. TypeError for other objects; messages name `op`.
 Operand scalar_operand(nanobind::handle value, DType dt, const std::string& op);
-// Whether `h` is a Python bool, int or float (the weakly typed scalars of NEP 50).
+// Whether `h` is a Python bool, int or float (the weakly typed scalars of
+// NEP 50), not a NumPy scalar (numpy.float64 is a float subclass).
 bool is_python_scalar(nanobind::handle h);
+// Whether `h` is a NumPy scalar (numpy.generic).
+bool is_numpy_scalar(nanobind::handle h);
 }  // namespace hrx::bind

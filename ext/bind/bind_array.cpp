@@ -133,6 +133,16 @@ std::pair<std::shared_ptr<RuntimeCore>, Placement> runtime_and_placement(nb::han
     return {placement_runtime(p, rt), p};
 }
 
+namespace {
+
+[[noreturn]] void placement_type_error(nb::handle h, const std::string& op) {
+    throw nb::type_error((op + ": placement must be hx.GpuLocal(), hx.HostVisible(), hx.NpuLocal(npu) or "
+                               "hx.Shared(npu), got " + nb::cast<std::string>(nb::repr(h)))
+                             .c_str());
+}
+
+}  // namespace
+
 Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op) {
     if (h.is_none()) {
         Placement p;
@@ -141,11 +151,22 @@ Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op
         p.npu_index = 0;
         return p;
     }
-    if (!nb::isinstance<PyPlacement>(h))
-        throw nb::type_error((op + ": placement must be hx.GpuLocal(), hx.HostVisible(), hx.NpuLocal(npu) or "
-                                   "hx.Shared(npu), got " + nb::cast<std::string>(nb::repr(h)))
-                                 .c_str());
+    if (!nb::isinstance<PyPlacement>(h)) placement_type_error(h, op);
     return nb::cast<const PyPlacement&>(h).value;
+}
+
+std::pair<std::shared_ptr<RuntimeCore>, Placement> placement_like(nb::handle h, const Array& like, bool none_is_own,
+                                                                    const std::string& op) {
+    auto rt = runtime_of(like).shared_from_this();
+    if (h.is_none()) {
+        if (!none_is_own) placement_type_error(h, op);
+        return {rt, like.placement()};
+    }
+    Placement p = placement_from_py(h, *rt, op);
+    if (p.names_npu() && p.runtime != rt)
+        fail(ErrorKind::Message, op + ": " + p.repr() + " names an NPU of another runtime than the array's (" +
+                                     like.describe() + "); arrays move only within their runtime");
+    return {rt, p};
 }
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
@@ -184,6 +205,66 @@ void wait_ready(const Array& a) {
 
 // --- arrays ------------------------------------------------------------------------
 
+bool int64_of(nb::handle h, int64_t* out, const std::string& op, const char* what) {
+    PyObject* idx = PyNumber_Index(h.ptr());
+    if (!idx) {
+        PyErr_Clear();
+        throw nb::type_error(
+            (op + ": " + what + " must be an integer, got " + nb::cast<std::string>(nb::repr(h))).c_str());
+    }
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    Py_DECREF(idx);
+    if (overflow) return false;
+    *out = v;
+    return true;
+}
+
+std::vector<int64_t> axes_from_py(nb::handle axis, int ndim, const std::string& op) {
+    std::vector<int64_t> axes;
+    auto add = [&](nb::handle h) {
+        int64_t v = 0;
+        if (!int64_of(h, &v, op, "axis")) fail_axis(nb::cast<std::string>(nb::str(h)), ndim, op);
+        axes.push_back(v);
+    };
+    if (PyTuple_Check(axis.ptr()) || PyList_Check(axis.ptr())) {
+        for (nb::handle h : axis) add(h);
+    } else {
+        add(axis);
+    }
+    return axes;
+}
+
+std::vector<int64_t> int_vector(nb::handle h, const std::string& op, const char* what) {
+    std::vector<int64_t> out;
+    const std::string entry = std::string(what) + " entry";
+    auto add = [&](nb::handle x) {
+        int64_t v = 0;
+        if (!int64_of(x, &v, op, entry.c_str())) {
+            const bool negative = PyObject_RichCompareBool(x.ptr(), nb::int_(0).ptr(), Py_LT) == 1;
+            fail(ErrorKind::Message, op + ": " + entry + " " + nb::cast<std::string>(nb::str(x)) +
+                                         (negative ? " is negative (negative dimensions are not allowed)"
+                                                   : " exceeds the maximum allowed dimension (2**63 - 1)"));
+        }
+        out.push_back(v);
+    };
+    PyObject* it = PyLong_Check(h.ptr()) ? nullptr : PyObject_GetIter(h.ptr());
+    if (!it) {
+        PyErr_Clear();
+        if (PyIndex_Check(h.ptr())) {
+            add(h);
+            return out;
+        }
+        throw nb::type_error((op + ": " + what + " must be an integer or a sequence of integers, got " +
+                              nb::cast<std::string>(nb::repr(h)))
+                                 .c_str());
+    }
+    nb::object iter = nb::steal(it);
+    while (PyObject* x = PyIter_Next(it)) add(nb::steal(x));
+    if (PyErr_Occurred()) throw nb::python_error();
+    return out;
+}
+
 nb::object wrap(Array a) { return nb::cast(PyArray{std::move(a)}); }
 bool is_array(nb::handle h) { return nb::isinstance<PyArray>(h); }
 const Array& array_of(nb::handle h) { return nb::cast<const PyArray&>(h).a; }
@@ -194,32 +275,6 @@ nb::tuple int_tuple(const Dims& v) {
     nb::list l;
     for (int64_t x : v) l.append(x);
     return nb::tuple(l);
-}
-
-std::vector<int64_t> int_vector(nb::handle h, const std::string& op, const char* what) {
-    std::vector<int64_t> out;
-    if (PyLong_Check(h.ptr())) {
-        out.push_back(nb::cast<int64_t>(h));
-        return out;
-    }
-    try {
-        for (nb::handle x : nb::iter(h)) {
-            PyObject* idx = PyNumber_Index(x.ptr());
-            if (!idx) {
-                PyErr_Clear();
-                throw nb::type_error((op + ": " + what + " entries must be integers, got " +
-                                      nb::cast<std::string>(nb::repr(x)))
-                                         .c_str());
-            }
-            out.push_back(nb::cast<int64_t>(nb::steal(idx)));
-        }
-    } catch (nb::python_error& e) {
-        if (!e.matches(PyExc_TypeError)) throw;
-        throw nb::type_error((op + ": " + what + " must be an integer or a sequence of integers, got " +
-                              nb::cast<std::string>(nb::repr(h)))
-                                 .c_str());
-    }
-    return out;
 }
 
 // Host memory of a NumPy array: pointer, shape and byte strides.
@@ -276,16 +331,41 @@ Array view_of(const Array& src, int64_t offset, std::vector<int64_t> shape, std:
 
 }  // namespace
 
+nb::object host_array(nb::handle obj, const DType* dtype, const std::string& op) {
+    nb::object arr;
+    try {
+        if (nb::isinstance(obj, numpy().attr("ndarray")))
+            arr = nb::borrow(obj);  // cast (NumPy's unsafe casts) while copying in
+        else if (dtype && *dtype != DType::BFP16)
+            arr = numpy().attr("asarray")(obj, dtype_object(*dtype));  // exact, or NumPy's OverflowError/ValueError
+        else
+            arr = numpy().attr("asarray")(obj);
+    } catch (nb::python_error& e) {
+        // NumPy's own refusal (an integer out of range, NaN into an integer
+        // dtype, a ragged list), named by the operation.
+        PyObject* type = e.matches(PyExc_OverflowError) ? PyExc_OverflowError
+                         : e.matches(PyExc_ValueError)  ? PyExc_ValueError
+                         : e.matches(PyExc_TypeError)   ? PyExc_TypeError
+                                                        : nullptr;
+        if (!type) throw;
+        PyErr_SetString(type, (op + ": " + nb::cast<std::string>(nb::str(e.value()))).c_str());
+        throw nb::python_error();
+    }
+    const std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
+    if (kind != "b" && kind != "i" && kind != "u" && kind != "f" && kind != "V") {
+        std::string what = nb::cast<std::string>(nb::repr(obj));
+        if (what.size() > 80) what = what.substr(0, 77) + "...";
+        throw nb::type_error((op + ": cannot convert " + what + " to an array (NumPy makes data of dtype " +
+                              nb::cast<std::string>(nb::str(nb::object(arr.attr("dtype")))) +
+                              " of it; hrxarray arrays hold booleans, integers and floats)")
+                                 .c_str());
+    }
+    return arr;
+}
+
 Array array_from_host(nb::handle obj, const DType* dtype, const Placement& placement, RuntimeCore& rt,
                       const std::string& op) {
-    nb::object arr = nb::borrow(obj);
-    if (!nb::isinstance(obj, numpy().attr("ndarray"))) arr = numpy().attr("asarray")(obj);
-    const std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
-    if (kind != "b" && kind != "i" && kind != "u" && kind != "f" && kind != "V")
-        throw nb::type_error((op + ": cannot convert data of dtype " +
-                              nb::cast<std::string>(nb::str(nb::object(arr.attr("dtype")))) +
-                              " (hrxarray arrays hold booleans, integers and floats)")
-                                 .c_str());
+    nb::object arr = host_array(obj, dtype, op);
     HostBlock b = host_block(arr, op);
     const DType target = dtype ? *dtype : b.dtype;
     const bool gpu_local = placement.kind == PlacementKind::GpuLocal;
@@ -415,15 +495,22 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     if (!max_version.is_none()) {
         if (!PyTuple_Check(max_version.ptr()) || PyTuple_Size(max_version.ptr()) != 2)
             throw nb::type_error((op + ": max_version must be a (major, minor) tuple or None").c_str());
-        versioned = nb::cast<int64_t>(max_version[0]) >= static_cast<int64_t>(kMajorVersion);
+        int64_t major = 0;
+        // A major version beyond int64 is still newer than ours.
+        versioned = !int64_of(max_version[0], &major, op, "max_version[0]") || major >= static_cast<int64_t>(kMajorVersion);
     }
     const DLDevice own = own_device(a);
     DLDevice target = own;
     if (!dl_device.is_none()) {
         if (!PyTuple_Check(dl_device.ptr()) || PyTuple_Size(dl_device.ptr()) != 2)
             throw nb::type_error((op + ": dl_device must be a (device_type, device_id) tuple or None").c_str());
-        target = {static_cast<int32_t>(nb::cast<int64_t>(dl_device[0])),
-                  static_cast<int32_t>(nb::cast<int64_t>(dl_device[1]))};
+        int64_t type = 0, id = 0;
+        if (!int64_of(dl_device[0], &type, op, "dl_device[0]") || !int64_of(dl_device[1], &id, op, "dl_device[1]") ||
+            type < INT32_MIN || type > INT32_MAX || id < INT32_MIN || id > INT32_MAX)
+            throw nb::buffer_error((op + ": dl_device " + nb::cast<std::string>(nb::repr(dl_device)) +
+                                    " is not a DLPack device (device type and id are 32-bit integers)")
+                                       .c_str());
+        target = {static_cast<int32_t>(type), static_cast<int32_t>(id)};
     }
     int copy_mode = -1;  // -1: as needed, 0: never, 1: always
     if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
@@ -443,7 +530,10 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     if (!stream.is_none()) {
         if (!PyLong_Check(stream.ptr()))
             throw nb::type_error((op + ": stream must be an integer or None").c_str());
-        const int64_t s = nb::cast<int64_t>(stream);
+        int64_t s = 0;
+        if (!int64_of(stream, &s, op, "stream"))
+            fail(ErrorKind::Message, op + ": stream " + nb::cast<std::string>(nb::str(stream)) +
+                                         " is not a stream (beyond 64 bits)");
         if (target.device_type == kDLCPU && s != -1)
             fail(ErrorKind::Message, op + ": stream must be None or -1 for a kDLCPU export, got " + std::to_string(s));
         if (target.device_type == kDLROCM && (s == 1 || s == 2 || s < -1))
@@ -547,28 +637,116 @@ nb::object device_of(const Array& a) {
     return nb::cast(rt->gpu());
 }
 
-// dst[...] = src (array, or scalar converted to dst's dtype), broadcasting.
-nb::object copy_into(const PyArray& dst, nb::handle src, bool even) {
-    const std::string op = "copy into " + dst.a.describe();
-    RuntimeCore& rt = runtime_of(dst.a);
-    Operand s;
+// --- copies into arrays ----------------------------------------------------------
+
+namespace {
+
+Placement host_visible() {
+    Placement hv;
+    hv.kind = PlacementKind::HostVisible;
+    return hv;
+}
+
+// The source of dst[...] = src, converted and checked against the destination
+// (placement, shape, dtype, runtime) before anything is allocated: a
+// DeviceArray, a scalar converted to the destination dtype, or host data
+// converted by NumPy to it (staged into HostVisible memory by copy_prepared).
+struct CopySource {
+    Operand operand;
+    nb::object host;
+};
+
+CopySource copy_source(nb::handle src, const Placement& place, const Dims& shape, DType dtype, RuntimeCore& rt,
+                       const std::string& op) {
+    CopySource s;
+    const DType value_dtype = dtype == DType::BFP16 ? DType::Float32 : dtype;
     if (is_array(src)) {
-        s = Operand::of(array_of(src));
-        if (&runtime_of(s.arr()) != &rt) fail(ErrorKind::Message, op + ": the source belongs to another runtime");
-        if (may_overlap(s.arr(), dst.a) && !same_layout(s.arr(), dst.a)) {
-            // NumPy's overlap rule: read everything before writing.
-            Array tmp = make_array(rt, s.arr().placement(), s.arr().shape, s.arr().dtype, op);
-            TaskSpec t0 = copy_task(tmp, s, op);
-            submit(rt, t0);
-            s = Operand::of(tmp);
-        }
+        s.operand = Operand::of(array_of(src));
+        if (&runtime_of(s.operand.arr()) != &rt)
+            fail(ErrorKind::Message, op + ": the source " + s.operand.arr().describe() + " belongs to another runtime");
+    } else if (is_python_scalar(src) || is_numpy_scalar(src)) {
+        s.operand = scalar_operand(src, value_dtype, op);
     } else {
-        s = scalar_operand(src, dst.a.dtype == DType::BFP16 ? DType::Float32 : dst.a.dtype, op);
+        s.host = host_array(src, &value_dtype, op);
+        const DType host_dtype = dtype_from_py(s.host.attr("dtype"), op);
+        check_copy_shapes(place, shape, dtype, host_visible(), int_vector(s.host.attr("shape"), op, "shape"),
+                          host_dtype, op);
+        return s;
     }
-    TaskSpec t = copy_task(dst.a, s, op, even);
+    check_copy(place, shape, dtype, s.operand, op);
+    return s;
+}
+
+// dst[...] = the checked source: the destination's refusals first, then the
+// staging or overlap copies, then the copy itself.
+void copy_prepared(const Array& dst, CopySource& s, bool even, const std::string& op) {
+    RuntimeCore& rt = runtime_of(dst);
+    check_writable(dst, op);
+    check_device_use(dst, Access::Write, op);
+    if (s.host.is_valid()) {
+        s.operand = Operand::of(array_from_host(s.host, nullptr, host_visible(), rt, op));
+    } else if (!s.operand.scalar && may_overlap(s.operand.arr(), dst) && !same_layout(s.operand.arr(), dst)) {
+        // NumPy's overlap rule: read everything before writing.
+        const Array& src = s.operand.arr();
+        Array tmp = make_array(rt, src.placement(), src.shape, src.dtype, op);
+        TaskSpec t0 = copy_task(tmp, s.operand, op);
+        submit(rt, t0);
+        s.operand = Operand::of(tmp);
+    }
+    TaskSpec t = copy_task(dst, s.operand, op, even);
     submit(rt, t);
+}
+
+std::string op_name(nb::handle op, const std::string& fallback) {
+    return op.is_none() ? fallback : nb::cast<std::string>(op);
+}
+
+// dst[...] = src: a DeviceArray (broadcast, NumPy's assignment rule), a
+// scalar or host data, converted to dst's dtype.
+nb::object copy_into(const PyArray& dst, nb::handle src, bool even, nb::handle op_obj) {
+    const std::string op = op_name(op_obj, "copy into " + dst.a.describe());
+    CopySource s = copy_source(src, dst.a.placement(), dst.a.shape, dst.a.dtype, runtime_of(dst.a), op);
+    copy_prepared(dst.a, s, even, op);
     return nb::none();
 }
+
+// The runtime and placement of a new array: `like`'s runtime when given
+// (None: its placement), else the placement's (None: Shared(default NPU)).
+std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nb::handle placement, nb::handle like,
+                                                                  const std::string& op) {
+    if (like.is_none()) return runtime_and_placement(placement, op);
+    if (!is_array(like)) throw nb::type_error((op + ": like must be a DeviceArray").c_str());
+    return placement_like(placement, array_of(like), true, op);
+}
+
+nb::object full(nb::handle shape_obj, nb::handle fill, nb::handle dtype, nb::handle placement, nb::handle op_obj,
+                nb::handle like) {
+    const std::string op = op_name(op_obj, "full");
+    const DType t = dtype_from_py(dtype, op);
+    auto [rt, p] = new_array_home(placement, like, op);
+    const Dims shape = int_vector(shape_obj, op, "shape");
+    checked_size(shape, t, op);
+    CopySource s = copy_source(fill, p, shape, t, *rt, op);
+    Array dst = make_array(*rt, p, shape, t, op);
+    if (dst.size() > 0) copy_prepared(dst, s, false, op);
+    return wrap(dst);
+}
+
+// A new array holding x converted to `dtype` (None: x's) in `placement`, on x's runtime.
+nb::object convert(const PyArray& x, nb::handle dtype, nb::handle placement, nb::handle op_obj) {
+    const std::string op = op_name(op_obj, "astype");
+    const DType t = dtype.is_none() ? x.a.dtype : dtype_from_py(dtype, op);
+    auto [rt, p] = placement_like(placement, x.a, false, op);
+    checked_size(x.a.shape, t, op);
+    const Operand src = Operand::of(x.a);
+    check_copy(p, x.a.shape, t, src, op);
+    Array dst = make_array(*rt, p, x.a.shape, t, op);
+    TaskSpec task = copy_task(dst, src, op);
+    submit(*rt, task);
+    return wrap(dst);
+}
+
+}  // namespace
 
 // The Python implementation of a DeviceArray method (hrxarray._array._METHODS).
 nb::handle py_method(const char* name) {
@@ -594,7 +772,8 @@ const PyMethodSpec kPyMethods[] = {
     {"__getitem__", "def __getitem__(self, key: object) -> DeviceArray",
      "Basic indexing (integers, slices, Ellipsis, None): a view of the same storage."},
     {"__setitem__", "def __setitem__(self, key: object, value: object) -> None",
-     "Copy value (array, scalar or host data) into the indexed view, asynchronously."},
+     "Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: "
+     "broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers)."},
     {"__iter__", "def __iter__(self) -> object", "Iterate over the first axis (views)."},
     {"__bool__", "def __bool__(self) -> bool", "Truth of a one-element array (waits)."},
     {"__int__", "def __int__(self) -> int", "A one-element array as int (waits)."},
@@ -620,7 +799,7 @@ const PyMethodSpec kPyMethods[] = {
      "A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding)."},
     {"copy", "def copy(self) -> DeviceArray", "A new array with the same contents, dtype and placement."},
     {"to", "def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray",
-     "This array in another placement (itself when already there); copies go through the lanes."},
+     "This array in another placement of its runtime (itself when already there); copies go through the lanes."},
     {"view", "def view(self, dtype: object) -> DeviceArray", "The same bytes as another dtype of the same item size."},
     {"blocks", "def blocks(self) -> DeviceArray",
      "The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9)."},
@@ -635,6 +814,10 @@ const PyMethodSpec kPyMethods[] = {
      "hrxarray.min of this array."},
     {"mean", "def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
      "hrxarray.mean of this array."},
+    {"any", "def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
+     "hrxarray.any of this array."},
+    {"all", "def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
+     "hrxarray.all of this array."},
     {"argmax", "def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray", "hrxarray.argmax of this array."},
     {"argmin", "def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray", "hrxarray.argmin of this array."},
 };
@@ -725,27 +908,68 @@ void bind_array(nb::module_& m) {
             },
             "offset"_a, "shape"_a, "strides"_a, "dtype"_a.none() = nb::none(),
             "A view sharing this array's storage: byte offset into the buffer, shape, byte strides.")
-        .def("_copy_from", &copy_into, "src"_a, "even"_a = false,
-             "Asynchronously copy src (a DeviceArray broadcastable to this shape, or a scalar) into this array, "
-             "converting dtypes (bfp16 encodes with floor rounding, or half-to-even with even=True).")
+        .def("_copy_from", &copy_into, "src"_a, "even"_a = false, "op"_a.none() = nb::none(),
+             "Asynchronously copy src (a DeviceArray, a scalar or host data, with NumPy's assignment broadcasting) "
+             "into this array, converting dtypes (bfp16 encodes with floor rounding, or half-to-even with "
+             "even=True); errors name op. Everything is checked before anything is allocated.")
+        .def("_convert", &convert, "dtype"_a.none(), "placement"_a.none(), "op"_a.none() = nb::none(),
+             "A new array: this one converted to dtype (None: its own) in placement, on this array's runtime "
+             "(astype, copy, to); errors name op.")
         ;
     // NumPy defers binary operators and ufuncs to the higher priority.
     cls.attr("__array_priority__") = 100.0;
     cls.attr("__hash__") = nb::none();
 
     m.def(
+        "_host_array", [](nb::handle obj, const std::string& op) { return host_array(obj, nullptr, op); },
+        "obj"_a.none(), "op"_a,
+        "Host data as a NumPy array of booleans, integers or floats (numpy.asarray); errors name op.");
+    m.def(
+        "_check_reads",
+        [](nb::handle arrays, const std::string& op) {
+            const RuntimeCore* rt = nullptr;
+            for (nb::handle h : arrays) {
+                if (!is_array(h)) continue;
+                const Array& a = array_of(h);
+                if (rt && rt != &runtime_of(a)) fail(ErrorKind::Message, op + ": operands belong to different runtimes");
+                rt = &runtime_of(a);
+                check_device_use(a, Access::Read, op);
+            }
+        },
+        "arrays"_a, "op"_a,
+        "The refusals device work reading these DeviceArrays would meet (different runtimes, DeviceLost, "
+        "BusyError), checked before a result is allocated; errors name op.");
+    m.def(
+        "_normalize_axes",
+        [](nb::handle axis, int ndim, const std::string& op) {
+            const std::vector<int64_t> axes = axes_from_py(axis, ndim, op);
+            axes_mask(axes, ndim, op);  // range and repeats
+            nb::list out;
+            for (int64_t a : axes) out.append(normalize_axis(a, ndim, op));
+            return nb::tuple(out);
+        },
+        "axis"_a, "ndim"_a, "op"_a,
+        "axis (an integer or a sequence of them) as a tuple of axes in [0, ndim): numpy.exceptions.AxisError "
+        "naming op when one is out of range, ValueError for a repeated axis (Note [Axes]).");
+    m.def(
         "_empty",
-        [](nb::handle shape, nb::handle dtype, nb::handle placement) {
-            const std::string op = "empty";
+        [](nb::handle shape, nb::handle dtype, nb::handle placement, nb::handle op_obj, nb::handle like) {
+            const std::string op = op_name(op_obj, "empty");
             const DType t = dtype_from_py(dtype, op);
-            auto [rt, p] = runtime_and_placement(placement, op);
+            auto [rt, p] = new_array_home(placement, like, op);
             return wrap(make_array(*rt, p, int_vector(shape, op, "shape"), t, op));
         },
-        "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "A new zero-filled C-contiguous array.");
+        "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "op"_a.none() = nb::none(),
+        "like"_a.none() = nb::none(),
+        "A new zero-filled C-contiguous array (on like's runtime, in its placement by default); errors name op.");
+    m.def("_full", &full, "shape"_a, "fill"_a.none(), "dtype"_a, "placement"_a.none() = nb::none(),
+          "op"_a.none() = nb::none(), "like"_a.none() = nb::none(),
+          "A new array filled with fill (a scalar, a DeviceArray or host data, broadcast as NumPy assigns); "
+          "the fill is checked before the array is allocated.");
     m.def(
         "_from_host",
-        [](nb::handle obj, nb::handle dtype, nb::handle placement) {
-            const std::string op = "asarray";
+        [](nb::handle obj, nb::handle dtype, nb::handle placement, nb::handle op_obj) {
+            const std::string op = op_name(op_obj, "asarray");
             auto [rt, p] = runtime_and_placement(placement, op);
             DType t;
             const DType* tp = nullptr;
@@ -755,8 +979,9 @@ void bind_array(nb::module_& m) {
             }
             return wrap(array_from_host(obj, tp, p, *rt, op));
         },
-        "obj"_a, "dtype"_a.none() = nb::none(), "placement"_a.none() = nb::none(),
-        "A new array holding a copy of host data (anything numpy.asarray takes), converted to dtype.");
+        "obj"_a.none(), "dtype"_a.none() = nb::none(), "placement"_a.none() = nb::none(), "op"_a.none() = nb::none(),
+        "A new array holding a copy of host data (anything numpy.asarray takes), converted to dtype (Python "
+        "data exactly, or NumPy's OverflowError/ValueError); errors name op.");
     m.def("_from_dlpack", &from_dlpack, "obj"_a, "placement"_a.none() = nb::none(), "copy"_a.none() = nb::none(),
           "dtype"_a.none() = nb::none(),
           "Import a DLPack producer or capsule (zero-copy for host producers; copies into `placement` when it "

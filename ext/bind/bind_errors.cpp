@@ -26,11 +26,21 @@ PyObject* make(nb::module_& m, const char* name, PyObject* base, const char* doc
     return type;  // the module attribute keeps it alive for the process
 }
 
+// NumPy's AxisError, so that `except np.exceptions.AxisError` (and the
+// ValueError and IndexError it derives from) catches ours.
+PyObject* axis_error() {
+    static PyObject* type = nullptr;
+    if (!type)
+        type = nb::module_::import_("numpy").attr("exceptions").attr("AxisError").inc_ref().ptr();
+    return type;
+}
+
 PyObject* type_for(ErrorKind kind) {
     switch (kind) {
         case ErrorKind::Message:
         case ErrorKind::Data: return PyExc_ValueError;
         case ErrorKind::Index: return PyExc_IndexError;
+        case ErrorKind::Axis: return axis_error();
         case ErrorKind::Contract: return g_contract;
         case ErrorKind::Busy: return g_busy;
         case ErrorKind::Unsupported: return g_unsupported;

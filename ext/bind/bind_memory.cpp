@@ -258,6 +258,19 @@ nb::object visibility_for(const BackingDesc& backing, const RuntimeCore* rt, nb:
 }  // namespace
 
 
+namespace {
+
+// NpuLocal and Shared name an NPU: say so instead of nanobind's generic
+// "incompatible function arguments".
+[[noreturn]] void npu_placement_error(const char* cls, nb::handle got) {
+    throw nb::type_error((std::string(cls) + "(npu): " + cls + " memory belongs to one NPU; pass the device, as in "
+                          "hx." + cls + "(hx.npu()) or hx." + cls + "(rt.npu()), got " +
+                          (got.is_none() ? std::string("no argument") : nb::cast<std::string>(nb::repr(got))))
+                             .c_str());
+}
+
+}  // namespace
+
 void bind_memory(nb::module_& m) {
     nb::enum_<Access>(m, "Access", "How a kernel or host region uses a binding.")
         .value("READ", Access::Read, "Reads only.")
@@ -281,10 +294,12 @@ void bind_memory(nb::module_& m) {
                 return nb::cast(NpuDevice{p.value.runtime, p.value.npu_index});
             },
             "The NPU this placement names, or None.")
-        .def("__eq__",
-             [](const PyPlacement& a, nb::handle b) {
-                 return nb::isinstance<PyPlacement>(b) && a.value == nb::cast<const PyPlacement&>(b).value;
-             })
+        .def(
+            "__eq__",
+            [](const PyPlacement& a, nb::handle b) {
+                return nb::isinstance<PyPlacement>(b) && a.value == nb::cast<const PyPlacement&>(b).value;
+            },
+            "other"_a.none())
         .def("__hash__", [](const PyPlacement& p) { return p.value.hash(); })
         .def("__repr__", [](const PyPlacement& p) { return p.value.repr(); });
 
@@ -300,19 +315,23 @@ void bind_memory(nb::module_& m) {
     nb::class_<PyNpuLocal, PyPlacement>(m, "NpuLocal", "Host-mapped memory admitted only for one NPU.")
         .def(
             "__init__",
-            [](PyNpuLocal* self, const NpuDevice& npu) {
-                new (self) PyNpuLocal{{Placement{PlacementKind::NpuLocal, npu.runtime, npu.index}}};
+            [](PyNpuLocal* self, nb::handle npu) {
+                if (!nb::isinstance<NpuDevice>(npu)) npu_placement_error("NpuLocal", npu);
+                const auto& d = nb::cast<const NpuDevice&>(npu);
+                new (self) PyNpuLocal{{Placement{PlacementKind::NpuLocal, d.runtime, d.index}}};
             },
-            "npu"_a);
+            nb::sig("def __init__(self, npu: NpuDevice) -> None"), "npu"_a.none() = nb::none());
     nb::class_<PyShared, PyPlacement>(m, "Shared",
                                       "One allocation admitted for both the GPU and the NPU (and host mapped); "
                                       "hazards on it are allocation-wide.")
         .def(
             "__init__",
-            [](PyShared* self, const NpuDevice& npu) {
-                new (self) PyShared{{Placement{PlacementKind::Shared, npu.runtime, npu.index}}};
+            [](PyShared* self, nb::handle npu) {
+                if (!nb::isinstance<NpuDevice>(npu)) npu_placement_error("Shared", npu);
+                const auto& d = nb::cast<const NpuDevice&>(npu);
+                new (self) PyShared{{Placement{PlacementKind::Shared, d.runtime, d.index}}};
             },
-            "npu"_a);
+            nb::sig("def __init__(self, npu: NpuDevice) -> None"), "npu"_a.none() = nb::none());
 
     // --- visibility facts ---
     nb::class_<CacheTransition>(m, "CacheTransition",

@@ -24,7 +24,16 @@ using kernels::Ufunc;
 using kernels::UfuncInfo;
 using kernels::UfuncLoop;
 
-bool is_python_scalar(nb::handle h) { return PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()); }
+bool is_numpy_scalar(nb::handle h) {
+    static PyObject* generic = nb::module_::import_("numpy").attr("generic").inc_ref().ptr();
+    return PyObject_IsInstance(h.ptr(), generic) == 1;
+}
+
+bool is_python_scalar(nb::handle h) {
+    PyObject* p = h.ptr();
+    if (PyFloat_CheckExact(p) || PyLong_CheckExact(p) || PyBool_Check(p)) return true;
+    return (PyLong_Check(p) || PyFloat_Check(p)) && !is_numpy_scalar(h);
+}
 
 namespace {
 
@@ -79,55 +88,96 @@ bool py_int_value(nb::handle h, int64_t* v, uint64_t* u, bool* big) {
     return false;
 }
 
-}  // namespace
+[[noreturn]] void raise_overflow(const std::string& message) {
+    PyErr_SetString(PyExc_OverflowError, message.c_str());
+    throw nb::python_error();
+}
 
-Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
+// A Python int (exact) as an operand of `dt`: OverflowError when it does not
+// fit an integer dtype (NumPy 2's message); floats round once from the exact value.
+Operand int_operand(nb::handle value, DType dt, const std::string& op) {
     Operand o;
     o.scalar = true;
     o.dtype = dt;
-    if (PyBool_Check(value.ptr())) {
-        const uint8_t b = value.ptr() == Py_True;
-        cast_one(&b, DType::Bool, dt, o.value);
-        return o;
-    }
-    if (PyLong_Check(value.ptr())) {
-        int64_t v = 0;
-        uint64_t u = 0;
-        bool big = false;
-        if (!py_int_value(value, &v, &u, &big)) {
-            if (dtype_is_float(dt)) {
-                const double d = PyLong_AsDouble(value.ptr());
-                if (PyErr_Occurred()) throw nb::python_error();
-                cast_one(&d, DType::Float64, dt, o.value);
-                return o;
-            }
-            PyErr_SetString(PyExc_OverflowError, ("Python integer " + nb::cast<std::string>(nb::str(value)) +
-                                                  " out of bounds for " + dtype_name(dt))
-                                                     .c_str());
-            throw nb::python_error();
+    int64_t v = 0;
+    uint64_t u = 0;
+    bool big = false;
+    const bool fits64 = py_int_value(value, &v, &u, &big);
+    if (dtype_is_integer(dt) ? !fits64 || !int_fits(dt, v, false, big) : !fits64 && dt != DType::Bool) {
+        if (dtype_is_integer(dt))
+            raise_overflow(op + ": Python integer " + nb::cast<std::string>(nb::str(value)) + " out of bounds for " +
+                           dtype_name(dt));
+        const double d = PyLong_AsDouble(value.ptr());
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            raise_overflow(op + ": Python integer " + nb::cast<std::string>(nb::str(value)) +
+                           " is too large to convert to " + dtype_name(dt));
         }
-        if (dtype_is_integer(dt) && !int_fits(dt, v, false, big)) {
-            PyErr_SetString(PyExc_OverflowError, ("Python integer " + nb::cast<std::string>(nb::str(value)) +
-                                                  " out of bounds for " + dtype_name(dt))
-                                                     .c_str());
-            throw nb::python_error();
-        }
-        if (big)
-            cast_one(&u, DType::UInt64, dt, o.value);
-        else
-            cast_one(&v, DType::Int64, dt, o.value);
-        return o;
-    }
-    if (PyFloat_Check(value.ptr())) {
-        const double d = PyFloat_AsDouble(value.ptr());
         cast_one(&d, DType::Float64, dt, o.value);
         return o;
     }
-    // NumPy scalars and 0-d arrays: through their Python value (exact for every dtype here).
-    if (nb::hasattr(value, "dtype") && nb::hasattr(value, "item")) {
-        nb::object item = value.attr("item")();
-        if (is_python_scalar(item)) return scalar_operand(item, dt, op);
+    if (!fits64) {
+        const uint8_t nonzero = 1;  // beyond 64 bits, so not zero
+        cast_one(&nonzero, DType::Bool, dt, o.value);
+    } else if (big) {
+        cast_one(&u, DType::UInt64, dt, o.value);
+    } else {
+        cast_one(&v, DType::Int64, dt, o.value);
     }
+    return o;
+}
+
+// A Python float as an operand of `dt`. Into an integer dtype it goes as NumPy
+// assigns a Python float to an integer array: through int(value), so NaN is a
+// ValueError, infinity and out-of-range values an OverflowError.
+Operand float_operand(double d, DType dt, const std::string& op) {
+    if (dtype_is_integer(dt)) {
+        if (std::isnan(d))
+            throw nb::value_error((op + ": cannot convert float NaN to integer (" + dtype_name(dt) + ")").c_str());
+        if (std::isinf(d)) raise_overflow(op + ": cannot convert float infinity to integer (" + dtype_name(dt) + ")");
+        return int_operand(nb::steal(PyLong_FromDouble(d)), dt, op);
+    }
+    Operand o;
+    o.scalar = true;
+    o.dtype = dt;
+    cast_one(&d, DType::Float64, dt, o.value);
+    return o;
+}
+
+bool is_zero_d_host_array(nb::handle h) {
+    return PyObject_HasAttrString(h.ptr(), "__array_interface__") && nb::hasattr(h, "ndim") &&
+           nb::cast<int64_t>(h.attr("ndim")) == 0;
+}
+
+}  // namespace
+
+Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
+    PyObject* p = value.ptr();
+    if (PyBool_Check(p)) {
+        Operand o;
+        o.scalar = true;
+        o.dtype = dt;
+        const uint8_t b = p == Py_True;
+        cast_one(&b, DType::Bool, dt, o.value);
+        return o;
+    }
+    if (PyLong_CheckExact(p)) return int_operand(value, dt, op);
+    if (PyFloat_CheckExact(p)) return float_operand(PyFloat_AS_DOUBLE(p), dt, op);
+    // NumPy scalars (numpy.float64 is also a Python float) and 0-d host arrays
+    // are typed: exact in their own dtype, then cast to dt as arrays are
+    // (NumPy assigns them with an unsafe cast).
+    if (is_numpy_scalar(value) || is_zero_d_host_array(value)) {
+        const DType own = dtype_from_py(value.attr("dtype"), op);
+        if (own == DType::BFP16) throw nb::type_error((op + ": a bfp16 value is not a scalar").c_str());
+        Operand exact = scalar_operand(value.attr("item")(), own, op);
+        Operand o;
+        o.scalar = true;
+        o.dtype = dt;
+        cast_one(exact.value, own, dt, o.value);
+        return o;
+    }
+    if (PyLong_Check(p)) return int_operand(value, dt, op);
+    if (PyFloat_Check(p)) return float_operand(PyFloat_AsDouble(p), dt, op);
     throw nb::type_error((op + ": expected a number, got " + nb::cast<std::string>(nb::repr(value.type()))).c_str());
 }
 
@@ -141,15 +191,19 @@ struct Arg {
     ArgKind kind = ArgKind::Array;
     nb::handle obj;
     const Array* ref = nullptr;  // a DeviceArray argument's own Array (alive for the call)
-    Array own;                   // host data converted for the call
+    Array own;                   // host data uploaded for the call
+    nb::object host;             // host data as a NumPy array, until upload()
+    Dims host_shape;
     const Array& arr() const { return ref ? *ref : own; }
+    bool is_host() const { return host.is_valid(); }
+    // The operand's shape, also before host data is uploaded (scalars: ()).
+    const Dims& shape() const {
+        static const Dims none{};
+        if (kind != ArgKind::Array) return none;
+        return ref ? ref->shape : is_host() ? host_shape : own.shape;
+    }
     DType dtype = DType::Float64;  // arrays and strong scalars; weak ones get theirs in resolve
 };
-
-bool is_numpy_scalar(nb::handle h) {
-    static PyObject* generic = nb::module_::import_("numpy").attr("generic").inc_ref().ptr();
-    return PyObject_IsInstance(h.ptr(), generic) == 1;
-}
 
 // The objects an operator (x + other) takes; anything else returns
 // NotImplemented so that Python tries the other operand.
@@ -183,7 +237,7 @@ void finish_context(Context& cx, const std::string& op) {
     cx.have = true;
 }
 
-Arg classify(nb::handle h) {
+Arg classify(nb::handle h, const std::string& op) {
     Arg a;
     a.obj = h;
     if (is_array(h)) {
@@ -191,29 +245,45 @@ Arg classify(nb::handle h) {
         a.dtype = a.ref->dtype;
     } else if (PyBool_Check(h.ptr())) {
         a.kind = ArgKind::WeakBool;
+    } else if (PyLong_CheckExact(h.ptr()) || PyFloat_CheckExact(h.ptr())) {
+        a.kind = PyFloat_CheckExact(h.ptr()) ? ArgKind::WeakFloat : ArgKind::WeakInt;
+    } else if (is_numpy_scalar(h)) {
+        // NEP 50: NumPy scalars are typed (strong), numpy.float64 included
+        // although it is also a Python float.
+        a.kind = ArgKind::StrongScalar;
+        a.dtype = dtype_from_py(h.attr("dtype"), op);
     } else if (PyLong_Check(h.ptr())) {
         a.kind = ArgKind::WeakInt;
     } else if (PyFloat_Check(h.ptr())) {
         a.kind = ArgKind::WeakFloat;
     } else if (PyComplex_Check(h.ptr())) {
-        throw nb::type_error("hrxarray has no complex dtypes");
-    } else if (is_numpy_scalar(h)) {
-        a.kind = ArgKind::StrongScalar;
-        a.dtype = dtype_from_py(h.attr("dtype"), "operand");
+        throw nb::type_error((op + ": hrxarray has no complex dtypes").c_str());
     } else {
         a.kind = ArgKind::Array;  // converted once the placement is known
     }
     return a;
 }
 
-// Host data (NumPy arrays, lists) becomes an array in the operation's placement.
-void materialize(std::span<Arg> args, Context& cx, const std::string& op) {
+// Host data (NumPy arrays, lists) is converted on the host first (NumPy's
+// rules; no device memory yet), so that every check of the call runs before
+// upload() allocates anything.
+void host_convert(std::span<Arg> args, const std::string& op) {
     for (auto& a : args)
         if (a.kind == ArgKind::Array && !is_array(a.obj)) {
+            a.host = host_array(a.obj, nullptr, op);
+            a.dtype = dtype_from_py(a.host.attr("dtype"), op);
+            a.host_shape = int_vector(a.host.attr("shape"), op, "shape");
+        }
+}
+
+// Host data becomes an array in the operation's placement.
+void upload(std::span<Arg> args, Context& cx, const std::string& op) {
+    for (auto& a : args)
+        if (a.is_host()) {
             finish_context(cx, op);
-            a.own = array_from_host(a.obj, nullptr, cx.placement, *cx.rt, op);
+            a.own = array_from_host(a.host, nullptr, cx.placement, *cx.rt, op);
             a.ref = nullptr;
-            a.dtype = a.own.dtype;
+            a.host = nb::object();
         }
 }
 
@@ -253,6 +323,13 @@ void resolve_weak(std::span<Arg> args, const bool* mask, bool comparison) {
             default: break;
         }
     }
+}
+
+// An array operand of a compute-lane task, checked before the task's result
+// is allocated.
+void preflight_read(const Array& a, const std::string& op) {
+    check_lane_binding(a, Lane::Compute, op);
+    check_device_use(a, Access::Read, op);
 }
 
 Operand to_operand(Arg&& a, const std::string& op) {
@@ -316,10 +393,10 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
         note_array(cx, array_of(out_obj), name);
     }
     for (size_t i = 0; i < n; ++i) {
-        args[i] = classify(c.inputs[i]);
+        args[i] = classify(c.inputs[i], name);
         if (args[i].kind == ArgKind::Array && is_array(c.inputs[i])) note_array(cx, args[i].arr(), name);
     }
-    materialize(std::span<Arg>(args, n), cx, name);
+    host_convert(std::span<Arg>(args, n), name);
     // where= (default True: everywhere)
     bool where_all = true, where_none = false;
     Arg where_arg;
@@ -328,9 +405,9 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
             where_none = true;
         } else {
             where_all = false;
-            where_arg = classify(c.where);
+            where_arg = classify(c.where, name);
             if (is_array(c.where)) note_array(cx, where_arg.arr(), name);
-            materialize(std::span<Arg>(&where_arg, 1), cx, name);
+            host_convert(std::span<Arg>(&where_arg, 1), name);
             if (where_arg.kind != ArgKind::Array || where_arg.dtype != DType::Bool)
                 throw nb::type_error((name + ": where must be a boolean array (got " +
                                       (where_arg.kind == ArgKind::Array ? std::string(dtype_name(where_arg.dtype))
@@ -363,20 +440,16 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
     } else {
         loop = loop_for_dtype(op, std::vector<DType>(ins, ins + n), dtype_from_py(c.dtype, name), name);
     }
-    Operand operands[3];
     const Dims* shapes[4];
     size_t nshapes = 0;
+    bool any_host = where_arg.is_host();
     for (size_t i = 0; i < n; ++i) {
-        operands[i] = to_operand(std::move(args[i]), name);
-        shapes[nshapes++] = &operands[i].shape();
+        shapes[nshapes++] = &args[i].shape();
+        any_host = any_host || args[i].is_host();
     }
-    Operand where_op;
-    if (!where_all && !where_none) {
-        where_op = where_arg.ref ? Operand::borrow(*where_arg.ref) : Operand::of(where_arg.own);
-        shapes[nshapes++] = &where_op.arr().shape;
-    }
+    const bool has_where = !where_all && !where_none;
+    if (has_where) shapes[nshapes++] = &where_arg.shape();
     Dims shape = broadcast_shapes(std::span<const Dims* const>(shapes, nshapes), name);
-    nb::object result;
     Array out;
     if (has_out) {
         out = array_of(out_obj);
@@ -387,6 +460,32 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
             throw nb::type_error(("Cannot cast ufunc '" + name + "' output from " + np_dtype_str(loop->out) + " to " +
                                   np_dtype_str(out.dtype) + " with casting rule 'same_kind'")
                                      .c_str());
+    }
+    Operand operands[3];
+    for (size_t i = 0; i < n; ++i)
+        if (args[i].kind != ArgKind::Array) operands[i] = to_operand(std::move(args[i]), name);
+    if (!has_out || any_host) {
+        // Everything the submission would refuse, before anything is
+        // allocated (a failed call changes nothing).
+        for (size_t i = 0; i < n; ++i)
+            if (args[i].ref) preflight_read(*args[i].ref, name);
+        if (where_arg.ref) preflight_read(*where_arg.ref, name);
+        if (has_out) {
+            check_writable(out, name);
+            check_lane_binding(out, Lane::Compute, name);
+            check_device_use(out, Access::Write, name);
+        } else {
+            check_lane_placement(cx.placement, "the result's placement " + cx.placement.repr(), Lane::Compute, name);
+        }
+    }
+    upload(std::span<Arg>(args, n), cx, name);
+    upload(std::span<Arg>(&where_arg, 1), cx, name);
+    for (size_t i = 0; i < n; ++i)
+        if (args[i].kind == ArgKind::Array) operands[i] = to_operand(std::move(args[i]), name);
+    Operand where_op;
+    if (has_where) where_op = where_arg.ref ? Operand::borrow(*where_arg.ref) : Operand::of(where_arg.own);
+    nb::object result;
+    if (has_out) {
         result = nb::borrow(out_obj);
     } else {
         out = make_array(*cx.rt, cx.placement, shape, loop->out, name);
@@ -521,58 +620,77 @@ Array drop_reduced(const Array& a, const std::vector<bool>& reduced) {
     return v;
 }
 
-std::vector<bool> axes_mask(nb::handle axes, int ndim, const std::string& op) {
-    std::vector<bool> mask(static_cast<size_t>(ndim), axes.is_none());
-    if (axes.is_none()) return mask;
-    for (nb::handle h : nb::iter(axes)) {
-        int64_t ax = nb::cast<int64_t>(h);
-        if (ax < -ndim || ax >= ndim) {
-            PyObject* axis_error = nb::module_::import_("numpy").attr("exceptions").attr("AxisError").ptr();
-            PyErr_SetString(axis_error, (op + ": axis " + std::to_string(ax) + " is out of bounds for array of dimension " +
-                                         std::to_string(ndim))
-                                            .c_str());
-            throw nb::python_error();
-        }
-        if (ax < 0) ax += ndim;
-        if (mask[static_cast<size_t>(ax)]) fail(ErrorKind::Message, op + ": duplicate value in 'axis'");
-        mask[static_cast<size_t>(ax)] = true;
-    }
-    return mask;
+// The reduced dimensions of an axis= argument (None: all of them).
+std::vector<bool> reduced_axes(nb::handle axes, int ndim, const std::string& op) {
+    if (axes.is_none()) return std::vector<bool>(static_cast<size_t>(ndim), true);
+    return axes_mask(axes_from_py(axes, ndim, op), ndim, op);
 }
 
-Array require_array(nb::handle x, const std::string& op) {
-    if (is_array(x)) return array_of(x);
-    auto rt = default_runtime();
-    return array_from_host(x, nullptr, placement_from_py(nb::none(), *rt, op), *rt, op);
-}
+// The input of a reduction: a DeviceArray, or host data converted on the host
+// now and uploaded (to the default placement) by array() once every check
+// of the call has passed.
+struct ReductionInput {
+    nb::object host;
+    Array device;
+    Dims shape;
+    DType dtype = DType::Float64;
+
+    ReductionInput(nb::handle x, const std::string& op) {
+        if (is_array(x)) {
+            device = array_of(x);
+            shape = device.shape;
+            dtype = device.dtype;
+        } else {
+            host = host_array(x, nullptr, op);
+            shape = int_vector(host.attr("shape"), op, "shape");
+            dtype = dtype_from_py(host.attr("dtype"), op);
+        }
+        if (dtype == DType::BFP16)
+            throw nb::type_error((op + ": bfp16 arrays have no arithmetic; convert with astype(hx.float32)").c_str());
+    }
+    int ndim() const { return static_cast<int>(shape.size()); }
+    // The array to reduce; a device array's refusals are checked first, so
+    // that the caller may then allocate the result.
+    Array array(const std::string& op) {
+        if (host.is_valid()) {
+            auto rt = default_runtime();
+            return array_from_host(host, nullptr, placement_from_py(nb::none(), *rt, op), *rt, op);
+        }
+        check_lane_binding(device, Lane::Compute, op);
+        check_device_use(device, Access::Read, op);
+        return device;
+    }
+};
 
 nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle acc_dtype, nb::handle out_dtype,
-                  nb::handle out_obj, bool keepdims, double divisor) {
+                  nb::handle out_obj, bool keepdims, double divisor, nb::handle name) {
     const UfuncInfo& info = kernels::ufunc_info(u.op);
-    const std::string op = std::string(info.name) + ".reduce";
+    const std::string op = name.is_none() ? std::string(info.name) + ".reduce" : nb::cast<std::string>(name);
     if (!info.has_reduce)
         fail(ErrorKind::Message, op + ": reduce only supported for binary functions with a reduction");
-    Array in = require_array(x, op);
-    if (in.dtype == DType::BFP16)
-        throw nb::type_error((op + ": bfp16 arrays have no arithmetic; convert with astype(hx.float32)").c_str());
-    const std::vector<bool> mask = axes_mask(axes, in.ndim(), op);
+    ReductionInput input(x, op);
+    const std::vector<bool> mask = reduced_axes(axes, input.ndim(), op);
     const DType acc = dtype_from_py(acc_dtype, op);
     const DType odt = dtype_from_py(out_dtype, op);
-    Dims kshape = in.shape;
+    Dims kshape = input.shape;
     bool empty_reduction = false;
-    for (size_t i = 0; i < mask.size(); ++i)
+    int64_t size = 1;
+    for (size_t i = 0; i < mask.size(); ++i) {
+        size *= input.shape[i];
         if (mask[i]) {
-            empty_reduction = empty_reduction || in.shape[i] == 0;
+            empty_reduction = empty_reduction || input.shape[i] == 0;
             kshape[i] = 1;
         }
-    if (empty_reduction && info.identity == kernels::Identity::None && in.size() == 0)
-        fail(ErrorKind::Message, std::string("zero-size array to reduction operation ") + info.name +
+    }
+    if (empty_reduction && info.identity == kernels::Identity::None && size == 0)
+        fail(ErrorKind::Message, op + ": zero-size array to reduction operation " + info.name +
                                      " which has no identity");
-    RuntimeCore& rt = runtime_of(in);
     Array kout;
     nb::object result;
     if (!out_obj.is_none()) {
-        if (!is_array(out_obj)) throw nb::type_error((op + ": out must be a DeviceArray").c_str());
+        if (!is_array(out_obj))
+            throw nb::type_error(
+                (op + ": out must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(out_obj.type()))).c_str());
         Array o = array_of(out_obj);
         Dims want = keepdims ? kshape : drop_reduced(Array{nullptr, 0, kshape, kshape, odt}, mask).shape;
         if (o.shape != want)
@@ -582,9 +700,14 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
             throw nb::type_error((op + ": cannot cast the result from " + dtype_name(odt) + " to " + dtype_name(o.dtype) +
                                   " with casting rule 'same_kind'")
                                      .c_str());
+        check_writable(o, op);
+        check_device_use(o, Access::Write, op);
         kout = keepdims ? o : keepdims_view(o, mask);
         result = nb::borrow(out_obj);
-    } else {
+    }
+    const Array in = input.array(op);
+    RuntimeCore& rt = runtime_of(in);
+    if (out_obj.is_none()) {
         kout = make_array(rt, in.placement(), kshape, odt, op);
         result = wrap(keepdims ? kout : drop_reduced(kout, mask));
     }
@@ -593,22 +716,22 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
     return result;
 }
 
-nb::object arg_reduce(nb::handle x, nb::handle axis, bool max, bool keepdims) {
-    const std::string op = max ? "argmax" : "argmin";
-    Array in = require_array(x, op);
-    if (in.dtype == DType::BFP16)
-        throw nb::type_error((op + ": bfp16 arrays have no arithmetic; convert with astype(hx.float32)").c_str());
-    if (in.size() == 0) fail(ErrorKind::Message, "attempt to get " + op + " of an empty sequence");
+nb::object arg_reduce(nb::handle x, nb::handle axis, bool max, bool keepdims, nb::handle name) {
+    const std::string op = name.is_none() ? std::string(max ? "argmax" : "argmin") : nb::cast<std::string>(name);
+    ReductionInput input(x, op);
     int ax = -1;
-    std::vector<bool> mask(static_cast<size_t>(in.ndim()), true);
+    std::vector<bool> mask(static_cast<size_t>(input.ndim()), true);
     if (!axis.is_none()) {
-        mask = axes_mask(nb::make_tuple(axis), in.ndim(), op);
+        mask = reduced_axes(nb::make_tuple(axis), input.ndim(), op);
         for (size_t i = 0; i < mask.size(); ++i)
             if (mask[i]) ax = static_cast<int>(i);
     }
-    Dims kshape = in.shape;
+    for (int64_t d : input.shape)
+        if (d == 0) fail(ErrorKind::Message, op + ": attempt to get " + op + " of an empty sequence");
+    Dims kshape = input.shape;
     for (size_t i = 0; i < mask.size(); ++i)
         if (mask[i]) kshape[i] = 1;
+    const Array in = input.array(op);
     RuntimeCore& rt = runtime_of(in);
     Array kout = make_array(rt, in.placement(), kshape, DType::Int64, op);
     TaskSpec t = arg_reduce_task(max, in, ax, kout, op);
@@ -618,53 +741,65 @@ nb::object arg_reduce(nb::handle x, nb::handle axis, bool max, bool keepdims) {
 
 // --- matmul ----------------------------------------------------------------------
 
+// A string option of matmul: None gives `dflt`; TypeError naming it otherwise.
+std::string matmul_option(nb::handle h, const char* name, const char* dflt, const char* allowed) {
+    if (h.is_none()) return dflt;
+    if (!nb::isinstance<nb::str>(h))
+        throw nb::type_error((std::string("matmul: ") + name + " must be " + allowed + ", got " +
+                              nb::cast<std::string>(nb::repr(h)))
+                                 .c_str());
+    return nb::cast<std::string>(h);
+}
+
 nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::handle compute, nb::handle rounding) {
     const std::string op = "matmul";
     if (is_python_scalar(a_obj) || is_python_scalar(b_obj) || is_numpy_scalar(a_obj) || is_numpy_scalar(b_obj))
         fail(ErrorKind::Message, "matmul: Input operand does not have enough dimensions (scalars cannot be matrix-multiplied; use multiply)");
     Context cx;
-    Arg args[2] = {classify(a_obj), classify(b_obj)};
+    Arg args[2] = {classify(a_obj, op), classify(b_obj, op)};
     for (auto& a : args)
         if (is_array(a.obj)) note_array(cx, a.arr(), op);
     if (!out_obj.is_none()) {
-        if (!is_array(out_obj)) throw nb::type_error("matmul: out must be a DeviceArray");
+        if (!is_array(out_obj))
+            throw nb::type_error(
+                ("matmul: out must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(out_obj.type()))).c_str());
         note_array(cx, array_of(out_obj), op);
     }
-    materialize(std::span<Arg>(args, 2), cx, op);
-    Array a = args[0].arr(), b = args[1].arr();
-    if (a.ndim() == 0 || b.ndim() == 0)
-        fail(ErrorKind::Message, "matmul: Input operand does not have enough dimensions");
-    std::string mode_s = compute.is_none() ? "" : nb::cast<std::string>(compute);
+    host_convert(std::span<Arg>(args, 2), op);
+    finish_context(cx, op);
+    const DType ta = args[0].dtype, tb = args[1].dtype;
+    // Shapes before host data is uploaded: every refusal comes first.
+    Dims sa = args[0].shape(), sb = args[1].shape();
+    const std::string shapes = " (shapes " + shape_str(sa) + " and " + shape_str(sb) + ")";
+    if (sa.empty() || sb.empty())
+        fail(ErrorKind::Message, "matmul: Input operand does not have enough dimensions" + shapes);
+    const std::string mode_s = matmul_option(compute, "compute", "", "None, 'bf16' or 'bfp16'");
     if (!mode_s.empty() && mode_s != "bf16" && mode_s != "bfp16")
         fail(ErrorKind::Message, "matmul: compute must be None, 'bf16' or 'bfp16', got '" + mode_s + "'");
-    const std::string round_s = rounding.is_none() ? "floor" : nb::cast<std::string>(rounding);
+    const std::string round_s = matmul_option(rounding, "rounding", "floor", "'floor' or 'even'");
     if (round_s != "floor" && round_s != "even")
         fail(ErrorKind::Message, "matmul: rounding must be 'floor' or 'even', got '" + round_s + "'");
     // 1-d operands: NumPy's promotion to a row / column, removed afterwards.
-    const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
-    if (a1) {
-        a.shape.insert(a.shape.begin(), 1);
-        a.strides.insert(a.strides.begin(), 0);
-    }
+    const bool a1 = sa.size() == 1, b1 = sb.size() == 1;
+    if (a1) sa.insert(sa.begin(), 1);
     if (b1) {
-        b.shape.push_back(1);
-        b.strides.push_back(dtype_itemsize(b.dtype));
-        if (b.dtype == DType::BFP16)
+        sb.push_back(1);
+        if (tb == DType::BFP16)
             fail(ErrorKind::Message, "matmul: a 1-d bfp16 right operand cannot be a column (its blocks run along it)");
     }
-    const int64_t m = a.shape[a.ndim() - 2], k = a.shape[a.ndim() - 1];
-    const int64_t k2 = b.shape[b.ndim() - 2], n = b.shape[b.ndim() - 1];
+    const int64_t m = sa[sa.size() - 2], k = sa[sa.size() - 1];
+    const int64_t k2 = sb[sb.size() - 2], n = sb[sb.size() - 1];
     if (k != k2)
         fail(ErrorKind::Message, "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
                                  "signature (n?,k),(k,m?)->(n?,m?) (size " + std::to_string(k2) +
-                                     " is different from " + std::to_string(k) + ")");
-    Dims ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+                                     " is different from " + std::to_string(k) + ")" + shapes);
+    Dims ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
     const Dims* batch_shapes[2] = {&ba, &bb};
-    Dims batch = broadcast_shapes(batch_shapes, op);
+    Dims batch = broadcast_shapes(batch_shapes, "matmul: the batch dimensions" + shapes);
     Dims shape = batch;
     shape.push_back(m);
     shape.push_back(n);
-    const bool bfp_in = a.dtype == DType::BFP16 || b.dtype == DType::BFP16;
+    const bool bfp_in = ta == DType::BFP16 || tb == DType::BFP16;
     auto npu_type = [](DType t) { return t == DType::BFloat16 || t == DType::BFP16; };
     MatmulMode mode = MatmulMode::Natural;
     if (mode_s == "bfp16" || bfp_in)
@@ -673,8 +808,7 @@ nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::ha
         mode = MatmulMode::Bf16;
     DType rdt;
     if (mode == MatmulMode::Natural) {
-        if (bfp_in) rdt = DType::Float32;
-        rdt = promote_types(a.dtype, b.dtype);
+        rdt = promote_types(ta, tb);
         if (rdt == DType::BFloat16) {
             mode = MatmulMode::Bf16;
             rdt = DType::Float32;
@@ -684,29 +818,53 @@ nb::object matmul(nb::handle a_obj, nb::handle b_obj, nb::handle out_obj, nb::ha
     }
     if (mode == MatmulMode::Bfp16 && k % 8 != 0)
         fail(ErrorKind::Message, "matmul(compute='bfp16'): K = " + std::to_string(k) +
-                                     " is not a multiple of 8 (bfp16 blocks run along K)");
-    const bool on_npu = a.placement().npu_bindable() && b.placement().npu_bindable() && npu_type(a.dtype) &&
-                        npu_type(b.dtype);
+                                     " is not a multiple of 8 (bfp16 blocks run along K)" + shapes);
+    // Host data goes to the operation's placement (cx.placement).
+    const Placement& pa = args[0].ref ? args[0].ref->placement() : cx.placement;
+    const Placement& pb = args[1].ref ? args[1].ref->placement() : cx.placement;
+    const bool on_npu = pa.npu_bindable() && pb.npu_bindable() && npu_type(ta) && npu_type(tb);
     const Lane lane = on_npu ? Lane::Npu : Lane::Compute;
     Dims rshape = shape;  // the user-visible result shape
     if (a1) rshape.erase(rshape.end() - 2);
     if (b1) rshape.erase(rshape.end() - 1);
     RuntimeCore& rt = *cx.rt;
     Placement place = cx.placement;
-    if (on_npu && !place.npu_bindable()) place = a.placement();
-    if (!on_npu && !place.gpu_bindable()) place = a.placement();
-    nb::object result;
-    Array target;  // what the task writes (C-contiguous, dtype rdt, full 2-d shape)
+    if (on_npu && !place.npu_bindable()) place = pa;
+    if (!on_npu && !place.gpu_bindable()) place = pa;
     Array user;
     if (!out_obj.is_none()) {
         user = array_of(out_obj);
         if (user.shape != rshape)
             fail(ErrorKind::Message, "matmul: output operand has shape " + shape_str(user.shape) + ", expected " +
-                                         shape_str(rshape));
+                                         shape_str(rshape) + shapes);
         if (!can_cast(rdt, user.dtype, Casting::SameKind))
             throw nb::type_error(("Cannot cast ufunc 'matmul' output from " + np_dtype_str(rdt) + " to " +
                                   np_dtype_str(user.dtype) + " with casting rule 'same_kind'")
                                      .c_str());
+        place = user.placement();
+        check_writable(user, op);
+        check_device_use(user, Access::Write, op);
+    }
+    // Everything the submissions would refuse, before anything is allocated.
+    for (const Arg& x : args)
+        if (x.ref) {
+            check_lane_binding(*x.ref, lane, op);
+            check_device_use(*x.ref, Access::Read, op);
+        }
+    check_lane_placement(place, "the result's placement " + place.repr(), lane, op);
+    upload(std::span<Arg>(args, 2), cx, op);
+    Array a = args[0].arr(), b = args[1].arr();
+    if (a1) {
+        a.shape.insert(a.shape.begin(), 1);
+        a.strides.insert(a.strides.begin(), 0);
+    }
+    if (b1) {
+        b.shape.push_back(1);
+        b.strides.push_back(dtype_itemsize(b.dtype));
+    }
+    nb::object result;
+    Array target;  // what the task writes (C-contiguous, dtype rdt, full 2-d shape)
+    if (!out_obj.is_none()) {
         result = nb::borrow(out_obj);
         const bool direct = user.dtype == rdt && user.c_contiguous() && !may_overlap(user, a) && !may_overlap(user, b);
         if (direct) {
@@ -782,8 +940,9 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
         .def_prop_ro("identity", [](const PyUfunc& u) { return identity_object(kernels::ufunc_info(u.op).identity); },
                      "The reduction identity (None when there is none).")
         .def("_reduce", &reduce, "x"_a, "axes"_a.none(), "acc_dtype"_a, "out_dtype"_a, "out"_a.none(), "keepdims"_a,
-             "divisor"_a,
-             "Primitive behind reduce(): axes None (all) or a tuple; dtypes resolved by the caller.")
+             "divisor"_a, "op"_a.none() = nb::none(),
+             "Primitive behind reduce(): axes None (all), an integer or a tuple; dtypes resolved by the caller; "
+             "errors name op (the public function; default '<ufunc>.reduce').")
         .def(
             "reduce",
             [](nb::handle self, nb::args args, nb::kwargs kwargs) {
@@ -806,8 +965,9 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
         ufuncs[kernels::ufunc_info(op).name] = u;
     }
     m.attr("_ufuncs") = ufuncs;
-    m.def("_arg_reduce", &arg_reduce, "x"_a, "axis"_a.none(), "max"_a, "keepdims"_a,
-          "argmax (max=True) or argmin over an axis (None: the flattened array) -> int64 DeviceArray.");
+    m.def("_arg_reduce", &arg_reduce, "x"_a, "axis"_a.none(), "max"_a, "keepdims"_a, "op"_a.none() = nb::none(),
+          "argmax (max=True) or argmin over an axis (None: the flattened array) -> int64 DeviceArray; errors name "
+          "op (default 'argmax'/'argmin').");
     m.def("_matmul", &matmul, "a"_a, "b"_a, "out"_a.none() = nb::none(), "compute"_a.none() = nb::none(),
           "rounding"_a.none() = nb::none(),
           "Matrix product with NumPy's matmul shapes (see hrxarray.matmul).");

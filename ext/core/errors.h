@@ -20,6 +20,7 @@ namespace hrx {
 enum class ErrorKind {
     Message,      // bad argument (Python ValueError), HRX's Error::Message
     Index,        // out-of-range index (Python IndexError)
+    Axis,         // out-of-range axis (numpy.exceptions.AxisError, a ValueError and an IndexError)
     Contract,     // kernel contract violation (hx.ContractError, a ValueError)
     Busy,         // capacity or conflict; never a wait
     Unsupported,  // the placement/engine cannot do this

@@ -92,6 +92,8 @@ from ._dtypes import (
 )
 from ._array import (
     DeviceArray,
+    all,
+    any,
     argmax,
     argmin,
     arange,
@@ -224,6 +226,8 @@ __all__ = [
     "max",
     "min",
     "mean",
+    "any",
+    "all",
     "argmax",
     "argmin",
     "matmul",

@@ -36,7 +36,7 @@ ufunc = _core.ufunc
 __all__ = [
     "DeviceArray", "ufunc", "asarray", "empty", "zeros", "ones", "full", "arange", "linspace",
     "empty_like", "zeros_like", "ones_like", "full_like", "to_numpy", "from_dlpack", "where",
-    "sum", "prod", "max", "min", "mean", "argmax", "argmin", "matmul", "concatenate", "stack",
+    "sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "matmul", "concatenate", "stack",
     "reshape", "transpose", "permute_dims", "squeeze", "expand_dims", "broadcast_to", "astype",
 ]
 
@@ -45,8 +45,8 @@ def _is_bfp16(dtype) -> bool:
     return isinstance(dtype, BlockDType) or (isinstance(dtype, str) and dtype == "bfp16")
 
 
-def _dtype(dtype):
-    """A dtype spelling as what DeviceArray.dtype reports (a numpy.dtype or hx.bfp16)."""
+def _dtype(dtype, op="dtype"):
+    """A dtype spelling as what DeviceArray.dtype reports (a numpy.dtype or hx.bfp16); TypeError naming ``op``."""
     if dtype is None or isinstance(dtype, BlockDType):
         return dtype
     if isinstance(dtype, str) and dtype in ("bfp16", "bfloat16"):
@@ -55,16 +55,39 @@ def _dtype(dtype):
         import ml_dtypes
 
         return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(dtype)
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{op}: {dtype!r} is not a dtype") from None
 
 
-def _shape_tuple(shape) -> tuple:
+def _shape_tuple(shape, op="shape") -> tuple:
     if isinstance(shape, (int, np.integer)):
         return (operator.index(shape),)
     try:
         return tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise TypeError(f"shape must be an integer or a sequence of integers, got {shape!r}") from None
+        raise TypeError(f"{op}: shape must be an integer or a sequence of integers, got {shape!r}") from None
+
+
+def _flag(value, op, name):
+    """A boolean argument (bool, numpy.bool_, or the integers 0 and 1, as NumPy takes them)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{op}: {name} must be a bool, got {value!r}")
+
+
+def _axes(axis, ndim, op):
+    """``axis`` (None, an integer or a sequence of them) as a tuple of axes in [0, ndim), or None.
+
+    The one axis normaliser (Note [Axes] in ext/core/array/array.h): AxisError
+    naming ``op`` for an axis outside [-ndim, ndim), ValueError for a repeat.
+    """
+    if axis is None:
+        return None
+    return _core._normalize_axes(axis, ndim, op)
 
 
 # --- creation ---------------------------------------------------------------------------
@@ -89,7 +112,7 @@ def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | 
     DLPack producer is imported zero-copy first (``from_dlpack``), then copied
     if the placement or dtype differs.
     """
-    want = _dtype(dtype)
+    want = _dtype(dtype, "asarray")
     if isinstance(obj, DeviceArray):
         same_dtype = want is None or want == obj.dtype
         same_place = placement is None or placement == obj.placement
@@ -97,10 +120,7 @@ def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | 
             return obj
         if copy is False:
             raise ValueError("asarray(copy=False): changing the dtype or placement of a DeviceArray needs a copy")
-        out = empty(obj.shape, dtype=obj.dtype if want is None else want,
-                    placement=obj.placement if placement is None else placement)
-        out._copy_from(obj)
-        return out
+        return obj._convert(want, obj.placement if placement is None else placement, "asarray")
     if not isinstance(obj, (np.ndarray, np.generic, list, tuple, int, float, bool)) and hasattr(obj, "__dlpack__"):
         # Zero-copy import first; any copy (placement, dtype) happens before returning.
         if copy is False:
@@ -126,78 +146,105 @@ def _default_placement():
     return Shared(npu())
 
 
+def _empty(shape, dtype, placement, op, like=None):
+    return _core._empty(shape, np.float64 if dtype is None else dtype, placement, op, like)
+
+
 def empty(shape, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
     """A new array of ``shape`` (float64 by default). Its memory is zero-filled (allocations always are)."""
-    return _core._empty(_shape_tuple(shape), np.float64 if dtype is None else dtype, placement)
+    return _empty(shape, dtype, placement, "empty")
 
 
 def zeros(shape, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
     """A new array of zeros (float64 by default); ready at once, nothing runs on a lane."""
-    return empty(shape, dtype, placement=placement)
+    return _empty(shape, dtype, placement, "zeros")
+
+
+def _fill_dtype(fill_value, op):
+    """NumPy's dtype for a fill value: bool, int64 (uint64 above it) or float64; a DeviceArray's own."""
+    if isinstance(fill_value, DeviceArray):
+        return fill_value.dtype
+    if isinstance(fill_value, int) and not isinstance(fill_value, bool) and not -(2**63) <= fill_value < 2**64:
+        raise OverflowError(f"{op}: Python integer {fill_value} does not fit any hrxarray dtype (int64 and uint64 "
+                            "are the widest); pass dtype=float64 to round it")
+    return _core._host_array(fill_value, op).dtype
+
+
+def _full(shape, fill_value, dtype, placement, op, like=None):
+    if dtype is None:
+        dtype = _fill_dtype(fill_value, op)
+    if like is None and isinstance(fill_value, DeviceArray):
+        like = fill_value  # its runtime, and its placement unless one is given
+    return _core._full(shape, fill_value, dtype, placement, op, like)
 
 
 def full(shape, fill_value, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
     """A new array filled with ``fill_value`` (an asynchronous fill on the compute lane).
 
-    ``dtype`` defaults to NumPy's choice for the value: bool, int64 or float64.
+    ``dtype`` defaults to NumPy's choice for the value: bool, int64 or float64
+    (a DeviceArray's own dtype, and its placement unless one is given). The
+    value is converted as NumPy assigns it (``OverflowError`` for an integer
+    the dtype cannot hold, ``ValueError`` for NaN into integers) and an array
+    value must broadcast to ``shape``, all before anything is allocated.
     """
-    if dtype is None:
-        if isinstance(fill_value, DeviceArray):
-            dtype = fill_value.dtype
-        else:
-            dtype = np.asarray(fill_value).dtype
-    out = empty(shape, dtype, placement=placement)
-    if out.size:
-        out._copy_from(fill_value)
-    return out
+    return _full(shape, fill_value, dtype, placement, "full")
 
 
 def ones(shape, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
     """A new array of ones (float64 by default)."""
-    return full(shape, 1, np.float64 if dtype is None else dtype, placement=placement)
+    return _full(shape, 1, np.float64 if dtype is None else dtype, placement, "ones")
 
 
 def arange(start, stop=None, step=1, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
     """Evenly spaced values in [start, stop), exactly as ``numpy.arange`` computes them."""
-    host = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step)
+    try:
+        host = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise type(e)(f"arange: {e}") from None
     return asarray(host, dtype=dtype if dtype is None or _is_bfp16(dtype) else dtype, placement=placement)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype: Any = None, *,
              placement: Any = None) -> DeviceArray:
     """``num`` evenly spaced values over [start, stop], exactly as ``numpy.linspace`` computes them."""
-    host = np.linspace(start, stop, num=num, endpoint=endpoint)
+    try:
+        host = np.linspace(start, stop, num=num, endpoint=endpoint)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise type(e)(f"linspace: {e}") from None
     return asarray(host, dtype=dtype, placement=placement)
 
 
-def _like(x, dtype, placement, shape):
-    x = x if isinstance(x, DeviceArray) else asarray(x)
-    return (x.shape if shape is None else _shape_tuple(shape), x.dtype if dtype is None else dtype,
-            x.placement if placement is None else placement)
+def _like(x, dtype, shape, op):
+    """(shape, dtype, like): a DeviceArray's own runtime and placement, or a host array's shape and dtype."""
+    if not isinstance(x, DeviceArray):
+        x, like = _core._host_array(x, op), None
+    else:
+        like = x
+    return (x.shape if shape is None else shape, x.dtype if dtype is None else dtype, like)
 
 
 def empty_like(x, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
-    """A new (zero-filled) array with the shape, dtype and placement of ``x`` unless given."""
-    s, d, p = _like(x, dtype, placement, shape)
-    return empty(s, d, placement=p)
+    """A new (zero-filled) array with the shape, dtype and placement of ``x`` (and on its runtime) unless given."""
+    s, d, like = _like(x, dtype, shape, "empty_like")
+    return _empty(s, d, placement, "empty_like", like)
 
 
 def zeros_like(x, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
     """A new array of zeros shaped, typed and placed like ``x``."""
-    s, d, p = _like(x, dtype, placement, shape)
-    return zeros(s, d, placement=p)
+    s, d, like = _like(x, dtype, shape, "zeros_like")
+    return _empty(s, d, placement, "zeros_like", like)
 
 
 def ones_like(x, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
     """A new array of ones shaped, typed and placed like ``x``."""
-    s, d, p = _like(x, dtype, placement, shape)
-    return full(s, 1, d, placement=p)
+    s, d, like = _like(x, dtype, shape, "ones_like")
+    return _core._full(s, 1, d, placement, "ones_like", like)
 
 
 def full_like(x, fill_value, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
     """A new array filled with ``fill_value``, shaped, typed and placed like ``x``."""
-    s, d, p = _like(x, dtype, placement, shape)
-    return full(s, fill_value, d, placement=p)
+    s, d, like = _like(x, dtype, shape, "full_like")
+    return _core._full(s, fill_value, d, placement, "full_like", like)
 
 
 def from_dlpack(obj: Any, *, placement: Any = None, copy: bool | None = None) -> DeviceArray:
@@ -267,7 +314,7 @@ def _map(x, write):
             values.setflags(write=False)
         yield values
         if write:
-            x._copy_from(asarray(values, placement=x.placement))
+            x._copy_from(values, False, "map_write")
             x.block_until_ready()
         return
     guard = x.buffer.map_write() if write else x.buffer.map_read()
@@ -363,7 +410,9 @@ def _getitem(self, key):
             else:
                 offset += start * stride
                 shape.append(n)
-                strides.append(stride * step)
+                # With one element or none the step never applies, and may
+                # take the stride beyond int64 (x[::2**62]): then 0.
+                strides.append(stride * step if n > 1 or -_INT64_MAX <= stride * step <= _INT64_MAX else 0)
             dim += 1
             continue
         try:
@@ -381,43 +430,58 @@ def _getitem(self, key):
     return self._view(offset, tuple(shape), tuple(strides))
 
 
+def _key_str(key):
+    def one(k):
+        if k is Ellipsis:
+            return "..."
+        if isinstance(k, slice):
+            text = ":".join("" if v is None else repr(v) for v in (k.start, k.stop, k.step))
+            return text[:-1] if k.step is None else text
+        return repr(k)
+
+    return ", ".join(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
 def _setitem(self, key, value):
     target = self[key] if not (isinstance(key, tuple) and key == ()) else self
-    if not isinstance(value, (DeviceArray, bool, int, float, np.generic)):
-        value = asarray(value, placement=self.placement)
-    elif isinstance(value, np.generic):
-        value = value.item()
-    target._copy_from(value)
+    # Scalars convert as NumPy assigns them, host data through NumPy with the
+    # target's dtype, arrays broadcast by NumPy's rule; all before anything runs.
+    target._copy_from(value, False, f"x[{_key_str(key)}] = value")
 
 
 def _reshape(self, *shape, order="C", copy=None):
+    op = "reshape"
     if order != "C":
-        raise ValueError("reshape: only order='C' is supported")
+        raise ValueError(f"{op}: only order='C' is supported")
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = shape[0]
-    shape = list(_shape_tuple(shape))
+    shape = list(_shape_tuple(shape, op))
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
-        raise ValueError("can only specify one unknown dimension")
+        raise ValueError(f"{op}: can only specify one unknown dimension")
     known = math.prod(s for s in shape if s != -1)
     if unknown:
         if known == 0 or self.size % known:
-            raise ValueError(f"cannot reshape array of size {self.size} into shape {tuple(shape)}")
+            raise ValueError(f"{op}: cannot reshape array of size {self.size} into shape {tuple(shape)}")
         shape[unknown[0]] = self.size // known
     if math.prod(shape) != self.size or builtins.any(s < 0 for s in shape):
-        raise ValueError(f"cannot reshape array of size {self.size} into shape {tuple(shape)}")
+        raise ValueError(f"{op}: cannot reshape array of size {self.size} into shape {tuple(shape)}")
+    if builtins.any(s > _INT64_MAX for s in shape):
+        raise ValueError(f"{op}: shape {tuple(shape)} exceeds the maximum allowed dimension (2**63 - 1)")
     shape = tuple(shape)
-    if self.dtype is bfp16 and (not shape or shape[-1] % 8 or shape[-1] != self.shape[-1] and copy is False):
-        if not shape or shape[-1] % 8:
-            raise ValueError("reshape: a bfp16 array's last axis must stay a multiple of 8")
+    if self.dtype is bfp16 and (not shape or shape[-1] % 8):
+        raise ValueError(f"{op}: a bfp16 array's last axis must stay a multiple of 8")
     base = self
     if not _c_contiguous(self):
         if copy is False:
-            raise ValueError("reshape(copy=False): the array is not contiguous, a copy is needed")
+            raise ValueError(f"{op}(copy=False): the array is not contiguous, a copy is needed")
         base = self.copy()
     elif copy:
         base = self.copy()
     return base._view(base._offset, shape, _contiguous_strides(shape, base.dtype))
+
+
+_INT64_MAX = 2**63 - 1
 
 
 def _contiguous_strides(shape, dtype):
@@ -445,41 +509,46 @@ def _c_contiguous(x):
 def _transpose(self, *axes):
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
         axes = axes[0]
+    return _permute(self, axes, "transpose")
+
+
+def _permute(self, axes, op):
     if axes is None or axes == ():
         axes = tuple(reversed(range(self.ndim)))
-    axes = tuple(operator.index(a) % self.ndim if self.ndim else operator.index(a) for a in axes)
-    if sorted(axes) != list(range(self.ndim)):
-        raise ValueError(f"axes {axes} don't match array of dimension {self.ndim}")
+    given = axes
+    try:
+        axes = _axes(axes, self.ndim, op)
+    except ValueError as e:
+        if isinstance(e, np.exceptions.AxisError):
+            raise
+        raise ValueError(f"{op}: repeated axis in axes {given!r}") from None
+    if len(axes) != self.ndim:
+        raise ValueError(f"{op}: axes {given!r} don't match array of dimension {self.ndim}")
     if self.dtype is bfp16 and self.ndim and axes[-1] != self.ndim - 1:
-        raise ValueError("transpose: a bfp16 array's blocked last axis must stay last")
+        raise ValueError(f"{op}: a bfp16 array's blocked last axis must stay last")
     return self._view(self._offset, tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
 
 
 def _astype(self, dtype, copy=True):
-    want = _dtype(dtype)
+    want = _dtype(dtype, "astype")
     if want == self.dtype and not copy:
         return self
-    out = empty(self.shape, want, placement=self.placement)
-    out._copy_from(self)
-    return out
+    return self._convert(want, self.placement, "astype")
 
 
 def _copy(self):
-    out = empty(self.shape, self.dtype, placement=self.placement)
-    out._copy_from(self)
-    return out
+    return self._convert(None, self.placement, "copy")
 
 
 def _to(self, placement, *, copy=None):
     if placement == self.placement and not copy:
         return self
-    out = empty(self.shape, self.dtype, placement=placement)
-    out._copy_from(self)
-    return out
+    # On this array's runtime (a placement naming another runtime's NPU is refused).
+    return self._convert(None, placement, "to")
 
 
 def _view_dtype(self, dtype):
-    want = _dtype(dtype)
+    want = _dtype(dtype, "view")
     if isinstance(want, BlockDType) or self.dtype is bfp16:
         raise TypeError("view: bfp16 arrays cannot be reinterpreted; use astype or blocks()")
     if want.itemsize != self.dtype.itemsize:
@@ -517,16 +586,27 @@ def _str(self):
 
 
 def _item(self, *args):
-    values = self._to_numpy()
-    return values.item(*args)
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = args[0]
+    if args:
+        # Checked here, so that an index beyond int64 is an IndexError naming it.
+        flat = len(args) == 1
+        sizes = (self.size,) if flat else self.shape
+        if len(args) != len(sizes):
+            raise ValueError(f"item: incorrect number of indices for array ({len(args)} for {self.ndim} dimensions)")
+        for i, n in zip(args, sizes):
+            i = operator.index(i)
+            if not -n <= i < n:
+                raise IndexError(f"item: index {i} is out of bounds for size {n}")
+    return self._to_numpy().item(*args)
 
 
 def _scalar(kind):
     def convert(self):
         if self.size != 1:
             if kind is bool:
-                raise ValueError("The truth value of an array with more than one element is ambiguous. "
-                                 "Use a.any() or a.all()")
+                raise ValueError(f"The truth value of an array with more than one element is ambiguous "
+                                 f"(shape {self.shape}). Use a.any() or a.all()")
             raise TypeError(f"only arrays of size 1 can be converted to Python scalars ({kind.__name__})")
         return kind(self._to_numpy().reshape(()).item())
 
@@ -552,29 +632,21 @@ def _iter(self):
 _U = _core._ufuncs
 
 
-def _device(x, like=None):
+def _device(x, op, like=None):
+    """x as a DeviceArray: itself, or host data uploaded (to ``like``'s placement); errors name ``op``."""
     if isinstance(x, DeviceArray):
         return x
-    return asarray(x, placement=like.placement if isinstance(like, DeviceArray) else None)
+    return _core._from_host(x, None, like.placement if isinstance(like, DeviceArray) else None, op)
+
+
+def _operand(x, op):
+    """x as a DeviceArray, or host data as a NumPy array (uploaded by the primitive once its checks pass)."""
+    return x if isinstance(x, DeviceArray) else _core._host_array(x, op)
 
 
 def where(condition, x, y) -> DeviceArray:
     """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcast; NumPy's promotion of x and y)."""
     return _U["where"](condition, x, y)
-
-
-def _axes(axis, ndim):
-    if axis is None:
-        return None
-    if isinstance(axis, (int, np.integer)):
-        return (operator.index(axis),)
-    return tuple(operator.index(a) for a in axis)
-
-
-def _reduced_count(x, axes):
-    if axes is None:
-        return x.size
-    return math.prod(x.shape[a % x.ndim] for a in axes) if x.ndim else 1
 
 
 _SMALL_SIGNED = {"bool", "int8", "int16", "int32"}
@@ -589,9 +661,9 @@ def _sum_dtype(dt):
     return dt
 
 
-def _reduce_dtypes(name, x, dtype):
+def _reduce_dtypes(name, x, dtype, op):
     if dtype is not None:
-        d = _dtype(dtype)
+        d = _dtype(dtype, op)
         return d, d
     if name in ("add", "multiply"):
         d = _sum_dtype(x.dtype)
@@ -602,65 +674,79 @@ def _reduce_dtypes(name, x, dtype):
     return d, d
 
 
-def _ufunc_reduce(self, a, axis=None, dtype=None, out=None, keepdims=False):
+def _ufunc_reduce(self, a, axis=None, dtype=None, out=None, keepdims=False, op=None):
     """Reduce ``a`` along ``axis`` (None: all axes; an int or a tuple) with this binary ufunc.
 
     Integer add/multiply reductions accumulate in int64 (uint64 for unsigned)
     as NumPy's do; float16 and bfloat16 accumulate in float32 and round once.
     Empty reductions give the identity, or ``ValueError`` for ufuncs without
-    one (maximum, minimum).
+    one (maximum, minimum). Errors name ``op`` (the public function).
     """
-    x = _device(a)
+    op = op or f"{self.__name__}.reduce"
+    x = _operand(a, op)
+    keepdims = _flag(keepdims, op, "keepdims")
     if isinstance(out, tuple):
         (out,) = out
-    acc, odt = _reduce_dtypes(self.__name__, x, dtype)
-    return self._reduce(x, _axes(axis, x.ndim), acc, odt, out, keepdims, 0.0)
+    acc, odt = _reduce_dtypes(self.__name__, x, dtype, op)
+    return self._reduce(x, axis, acc, odt, out, keepdims, 0.0, op)
 
 
 def sum(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
     """Sum over ``axis`` (NumPy's dtype rules: small integers accumulate in int64/uint64)."""
-    return _ufunc_reduce(_U["add"], x, axis, dtype, out, keepdims)
+    return _ufunc_reduce(_U["add"], x, axis, dtype, out, keepdims, "sum")
 
 
 def prod(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
     """Product over ``axis`` (NumPy's dtype rules)."""
-    return _ufunc_reduce(_U["multiply"], x, axis, dtype, out, keepdims)
+    return _ufunc_reduce(_U["multiply"], x, axis, dtype, out, keepdims, "prod")
 
 
 def max(x, axis=None, out=None, keepdims=False) -> DeviceArray:
     """Maximum over ``axis``; NaN propagates; ``ValueError`` for an empty reduction."""
-    return _ufunc_reduce(_U["maximum"], x, axis, None, out, keepdims)
+    return _ufunc_reduce(_U["maximum"], x, axis, None, out, keepdims, "max")
 
 
 def min(x, axis=None, out=None, keepdims=False) -> DeviceArray:
     """Minimum over ``axis``; NaN propagates; ``ValueError`` for an empty reduction."""
-    return _ufunc_reduce(_U["minimum"], x, axis, None, out, keepdims)
+    return _ufunc_reduce(_U["minimum"], x, axis, None, out, keepdims, "min")
+
+
+def any(x, axis=None, out=None, keepdims=False) -> DeviceArray:
+    """Whether any element along ``axis`` is true (nonzero); a bool array (``logical_or`` reduction)."""
+    return _ufunc_reduce(_U["logical_or"], x, axis, None, out, keepdims, "any")
+
+
+def all(x, axis=None, out=None, keepdims=False) -> DeviceArray:
+    """Whether every element along ``axis`` is true (nonzero); a bool array (``logical_and`` reduction)."""
+    return _ufunc_reduce(_U["logical_and"], x, axis, None, out, keepdims, "all")
 
 
 def mean(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
     """Arithmetic mean over ``axis``: float64 for integer input; float16/bfloat16 accumulate in float32."""
-    x = _device(x)
+    op = "mean"
+    x = _operand(x, op)
+    keepdims = _flag(keepdims, op, "keepdims")
     if dtype is not None:
-        odt = _dtype(dtype)
+        odt = _dtype(dtype, op)
     elif x.dtype.kind in "biu":
         odt = np.dtype(np.float64)
     else:
         odt = x.dtype
-    axes = _axes(axis, x.ndim)
-    count = _reduced_count(x, axes)
+    axes = _axes(axis, x.ndim, op)
+    count = x.size if axes is None else math.prod(x.shape[a] for a in axes)
     if isinstance(out, tuple):
         (out,) = out
-    return _U["add"]._reduce(x, axes, odt, odt, out, keepdims, float(count) if count else math.nan)
+    return _U["add"]._reduce(x, axes, odt, odt, out, keepdims, float(count) if count else math.nan, op)
 
 
 def argmax(x, axis=None, keepdims=False) -> DeviceArray:
     """Index of the (first) maximum, over the flattened array or along ``axis``; int64."""
-    return _core._arg_reduce(_device(x), axis, True, keepdims)
+    return _core._arg_reduce(_operand(x, "argmax"), axis, True, _flag(keepdims, "argmax", "keepdims"), "argmax")
 
 
 def argmin(x, axis=None, keepdims=False) -> DeviceArray:
     """Index of the (first) minimum, over the flattened array or along ``axis``; int64."""
-    return _core._arg_reduce(_device(x), axis, False, keepdims)
+    return _core._arg_reduce(_operand(x, "argmin"), axis, False, _flag(keepdims, "argmin", "keepdims"), "argmin")
 
 
 def matmul(a, b, *, out=None, compute=None, rounding="floor") -> DeviceArray:
@@ -694,30 +780,32 @@ def matmul(a, b, *, out=None, compute=None, rounding="floor") -> DeviceArray:
 
 def concatenate(arrays, axis=0, dtype=None) -> DeviceArray:
     """Join arrays along an existing axis (``axis=None`` flattens first); NumPy's result dtype."""
+    return _concatenate(arrays, axis, dtype, "concatenate")
+
+
+def _concatenate(arrays, axis, dtype, op):
     arrays = list(arrays)
     if not arrays:
-        raise ValueError("need at least one array to concatenate")
+        raise ValueError(f"{op}: need at least one array to concatenate")
     first = next((a for a in arrays if isinstance(a, DeviceArray)), None)
-    xs = [_device(a, first) for a in arrays]
+    # Host data stays on the host until every check has passed.
+    xs = [_operand(a, op) for a in arrays]
     if axis is None:
         xs = [x.reshape(-1) for x in xs]
         axis = 0
     nd = xs[0].ndim
     if nd == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    axis = operator.index(axis)
-    if not -nd <= axis < nd:
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {nd}")
-    axis %= nd
+        raise ValueError(f"{op}: zero-dimensional arrays cannot be concatenated")
+    (axis,) = _axes(axis, nd, op)
     for i, x in enumerate(xs):
         if x.ndim != nd:
-            raise ValueError("all the input array dimensions except for the concatenation axis must match exactly, "
-                             f"but along dimension 0, the array at index 0 has {nd} dimension(s) and the array "
-                             f"at index {i} has {x.ndim} dimension(s)")
+            raise ValueError(f"{op}: all the input array dimensions except for the concatenation axis must match "
+                             f"exactly, but along dimension 0, the array at index 0 has {nd} dimension(s) and the "
+                             f"array at index {i} has {x.ndim} dimension(s)")
         for d in range(nd):
             if d != axis and x.shape[d] != xs[0].shape[d]:
-                raise ValueError("all the input array dimensions except for the concatenation axis must match "
-                                 f"exactly, but along dimension {d}, the array at index 0 has size "
+                raise ValueError(f"{op}: all the input array dimensions except for the concatenation axis must "
+                                 f"match exactly, but along dimension {d}, the array at index 0 has size "
                                  f"{xs[0].shape[d]} and the array at index {i} has size {x.shape[d]}")
     if dtype is None:
         dtype = xs[0].dtype
@@ -725,13 +813,14 @@ def concatenate(arrays, axis=0, dtype=None) -> DeviceArray:
             dtype = _result_type(dtype, x.dtype)
     shape = list(xs[0].shape)
     shape[axis] = builtins.sum(x.shape[axis] for x in xs)
-    out = empty(tuple(shape), dtype, placement=xs[0].placement)
+    _core._check_reads(xs, op)
+    out = _empty(tuple(shape), dtype, None, op, first)
     at = 0
     for x in xs:
         n = x.shape[axis]
         if n:
             index = (slice(None),) * axis + (slice(at, at + n),)
-            out[index]._copy_from(x)
+            out[index]._copy_from(x, False, op)
         at += n
     return out
 
@@ -746,56 +835,57 @@ def _result_type(a, b):
 
 def stack(arrays, axis=0) -> DeviceArray:
     """Join arrays of one shape along a new axis."""
+    op = "stack"
     arrays = list(arrays)
     if not arrays:
-        raise ValueError("need at least one array to stack")
-    first = next((a for a in arrays if isinstance(a, DeviceArray)), None)
-    xs = [_device(a, first) for a in arrays]
+        raise ValueError(f"{op}: need at least one array to stack")
+    xs = [_operand(a, op) for a in arrays]
     if builtins.any(x.shape != xs[0].shape for x in xs):
-        raise ValueError("all input arrays must have the same shape")
-    nd = xs[0].ndim + 1
-    axis = operator.index(axis)
-    if not -nd <= axis < nd:
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {nd}")
-    axis %= nd
-    return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
+        raise ValueError(f"{op}: all input arrays must have the same shape")
+    (axis,) = _axes(axis, xs[0].ndim + 1, op)
+    return _concatenate([_expand_dims(x, axis, op) for x in xs], axis, None, op)
 
 
 def reshape(x, shape, order="C", *, copy=None) -> DeviceArray:
     """``x`` with a new shape (a view when ``x`` is C-contiguous, else a copy)."""
-    return _device(x).reshape(shape, order=order, copy=copy)
+    return _device(x, "reshape").reshape(shape, order=order, copy=copy)
 
 
 def transpose(x, axes=None) -> DeviceArray:
     """A view with the axes permuted (reversed by default)."""
-    return _device(x).transpose(axes)
+    return _permute(_device(x, "transpose"), axes, "transpose")
 
 
 def permute_dims(x, axes) -> DeviceArray:
     """The array API's name for transpose with explicit axes."""
-    return _device(x).transpose(axes)
+    return _permute(_device(x, "permute_dims"), axes, "permute_dims")
 
 
 def squeeze(x, axis=None) -> DeviceArray:
     """A view without the given (or all) length-1 axes."""
-    x = _device(x)
-    axes = range(x.ndim) if axis is None else [a % x.ndim for a in _axes(axis, x.ndim)]
-    axes = [a for a in axes if axis is not None or x.shape[a] == 1]
+    op = "squeeze"
+    x = _device(x, op)
+    axes = _axes(axis, x.ndim, op)
+    if axes is None:
+        axes = [a for a in range(x.ndim) if x.shape[a] == 1]
     for a in axes:
         if x.shape[a] != 1:
-            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+            raise ValueError(f"{op}: cannot select an axis to squeeze out which has size not equal to one "
+                             f"(axis {a} of shape {x.shape})")
     keep = [i for i in range(x.ndim) if i not in axes]
     return x._view(x._offset, tuple(x.shape[i] for i in keep), tuple(x.strides[i] for i in keep))
 
 
 def expand_dims(x, axis) -> DeviceArray:
     """A view with a length-1 axis inserted at ``axis``."""
-    x = _device(x)
-    nd = x.ndim + 1
-    axis = operator.index(axis)
-    if not -nd <= axis < nd:
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {nd}")
-    axis %= nd
+    return _expand_dims(_device(x, "expand_dims"), axis, "expand_dims")
+
+
+def _expand_dims(x, axis, op):
+    """x with a length-1 axis at ``axis`` (a view of a DeviceArray; a NumPy array stays on the host)."""
+    (axis,) = _axes(axis, x.ndim + 1, op)
+    if not isinstance(x, DeviceArray):
+        return np.expand_dims(x, axis)
     shape = x.shape[:axis] + (1,) + x.shape[axis:]
     strides = x.strides[:axis] + (0,) + x.strides[axis:]
     return x._view(x._offset, shape, strides)
@@ -803,10 +893,13 @@ def expand_dims(x, axis) -> DeviceArray:
 
 def broadcast_to(x, shape) -> DeviceArray:
     """A read-through view of ``x`` broadcast to ``shape`` (stride 0 on new axes)."""
-    x = _device(x)
-    shape = _shape_tuple(shape)
+    x = _device(x, "broadcast_to")
+    shape = _shape_tuple(shape, "broadcast_to")
+    if builtins.any(not 0 <= n <= _INT64_MAX for n in shape):
+        raise ValueError(f"broadcast_to: all elements of broadcast shape must be non-negative and fit int64, "
+                         f"got {shape}")
     if len(shape) < x.ndim:
-        raise ValueError(f"cannot broadcast a shape {x.shape} to {shape}")
+        raise ValueError(f"broadcast_to: cannot broadcast a shape {x.shape} to {shape}")
     pad = len(shape) - x.ndim
     strides = []
     for i, n in enumerate(shape):
@@ -819,14 +912,14 @@ def broadcast_to(x, shape) -> DeviceArray:
         elif have == 1:
             strides.append(0)
         else:
-            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+            raise ValueError(f"broadcast_to: operands could not be broadcast together with remapped shapes "
                              f"[original->remapped]: {x.shape} and requested shape {shape}")
     return x._view(x._offset, shape, tuple(strides))
 
 
 def astype(x, dtype, *, copy=True) -> DeviceArray:
     """``x`` converted to ``dtype`` (NumPy's unsafe casts; bfp16 encodes with floor rounding)."""
-    return _device(x).astype(dtype, copy=copy)
+    return _device(x, "astype").astype(dtype, copy=copy)
 
 
 # --- NumPy protocols -----------------------------------------------------------------------------
@@ -878,12 +971,12 @@ def _np_min(a, axis=None, out=None, keepdims=False, **kw):
 
 
 def _np_copy(a, order="K", subok=False):
-    return _device(a).copy()
+    return _device(a, "copy").copy()
 
 
 _ARRAY_FUNCTIONS = {
     np.sum: sum, np.prod: prod, np.max: _np_max, np.amax: _np_max, np.min: _np_min, np.amin: _np_min,
-    np.mean: mean, np.argmax: argmax, np.argmin: argmin, np.concatenate: concatenate, np.stack: stack,
+    np.mean: mean, np.any: any, np.all: all, np.argmax: argmax, np.argmin: argmin, np.concatenate: concatenate, np.stack: stack,
     np.transpose: transpose, np.reshape: reshape, np.where: where, np.round: _np_round,
     np.around: _np_round, np.copy: _np_copy, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.broadcast_to: broadcast_to, np.zeros_like: zeros_like, np.ones_like: ones_like,
@@ -896,10 +989,16 @@ if hasattr(np, "permute_dims") and np.permute_dims is not np.transpose:
     _ARRAY_FUNCTIONS[np.permute_dims] = permute_dims
 
 
+def _public_name(func):
+    """A NumPy function's full public name (NumPy sets ``__module__`` to it): numpy.linalg.norm, not numpy.norm."""
+    module = getattr(func, "__module__", None) or "numpy"
+    return f"{module}.{getattr(func, '__qualname__', None) or getattr(func, '__name__', repr(func))}"
+
+
 def _array_function(self, func, types, args, kwargs):
     impl = _ARRAY_FUNCTIONS.get(func)
     if impl is None:
-        raise TypeError(f"hrxarray does not implement numpy.{func.__name__} for DeviceArray (no silent host "
+        raise TypeError(f"hrxarray does not implement {_public_name(func)} for DeviceArray (no silent host "
                         "fallback); convert explicitly with hx.to_numpy(x)")
     return impl(*args, **kwargs)
 
@@ -928,6 +1027,7 @@ _METHODS = {
     "__array_function__": _array_function, "map_read": map_read, "map_write": map_write,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "copy": _copy, "to": _to,
     "view": _view_dtype, "blocks": _blocks, "item": _item, "T": _prop_T, "mT": _prop_mT,
-    "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "argmax": argmax, "argmin": argmin,
+    "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "any": any, "all": all,
+    "argmax": argmax, "argmin": argmin,
     "reduce": _ufunc_reduce_method,
 }

@@ -132,6 +132,25 @@ int64_t checked_size(const Dims& shape, DType dtype, const std::string& op) {
     return *n.get();
 }
 
+int normalize_axis(int64_t axis, int ndim, const std::string& op) {
+    if (axis < -static_cast<int64_t>(ndim) || axis >= ndim) fail_axis(std::to_string(axis), ndim, op);
+    return static_cast<int>(axis < 0 ? axis + ndim : axis);
+}
+
+void fail_axis(const std::string& axis, int ndim, const std::string& op) {
+    fail(ErrorKind::Axis, op + ": axis " + axis + " is out of bounds for array of dimension " + std::to_string(ndim));
+}
+
+std::vector<bool> axes_mask(const std::vector<int64_t>& axes, int ndim, const std::string& op) {
+    std::vector<bool> mask(static_cast<size_t>(ndim), false);
+    for (int64_t a : axes) {
+        const int i = normalize_axis(a, ndim, op);
+        if (mask[static_cast<size_t>(i)]) fail(ErrorKind::Message, op + ": duplicate value in 'axis'");
+        mask[static_cast<size_t>(i)] = true;
+    }
+    return mask;
+}
+
 std::string shape_str(const Dims& shape) {
     std::string s = "(";
     for (size_t i = 0; i < shape.size(); ++i) {

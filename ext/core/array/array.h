@@ -93,6 +93,15 @@ struct Array {
 Dims contiguous_strides(const Dims& shape, DType dtype);
 // Product of the shape; ValueError naming `op` when it overflows int64 or a dimension is negative.
 int64_t checked_size(const Dims& shape, DType dtype, const std::string& op);
+// Note [Axes]: every function that takes an axis normalises it here, as
+// NumPy does: -ndim <= axis < ndim counts from the end; anything else is an
+// AxisError (ErrorKind::Axis) naming the operation, never a wrap-around.
+// The binding reports Python integers beyond int64 through fail_axis with
+// their own text, so the message always shows the value the caller gave.
+int normalize_axis(int64_t axis, int ndim, const std::string& op);
+[[noreturn]] void fail_axis(const std::string& axis, int ndim, const std::string& op);
+// One flag per dimension, set for the normalised `axes`; ValueError for a repeated axis.
+std::vector<bool> axes_mask(const std::vector<int64_t>& axes, int ndim, const std::string& op);
 // "(2, 3)" / "(5,)" / "()".
 std::string shape_str(const Dims& shape);
 // Whether two arrays may touch the same bytes (same storage, overlapping extents).

@@ -68,25 +68,45 @@ Dims broadcast_strides(const Array& a, const Dims& shape) {
 }
 
 void check_lane_binding(const Array& a, Lane lane, const std::string& op) {
-    const Placement& p = a.placement();
+    check_lane_placement(a.placement(), a.describe(), lane, op);
+}
+
+void check_lane_placement(const Placement& p, const std::string& what, Lane lane, const std::string& op) {
     switch (lane) {
         case Lane::Upload:
         case Lane::Compute:
         case Lane::Download:
             if (!p.gpu_bindable())
                 fail(ErrorKind::Unsupported,
-                     op + ": " + a.describe() + " is NPU-local memory, which the GPU cannot bind (the " +
-                         lane_name(lane) + " lane runs on the GPU); move it with x.to(hx.Shared(npu)) first");
+                     op + ": " + what + " is NPU-local memory, which the GPU cannot bind (the " + lane_name(lane) +
+                         " lane runs on the GPU); move it with x.to(hx.Shared(npu)) first");
             break;
         case Lane::Npu:
-            if (!p.npu_bindable())
-                fail(ErrorKind::Unsupported, op + ": " + a.describe() + " is not NPU-bindable memory");
+            if (!p.npu_bindable()) fail(ErrorKind::Unsupported, op + ": " + what + " is not NPU-bindable memory");
             break;
         case Lane::Host:
-            if (!p.host_mapped())
-                fail(ErrorKind::Unsupported, op + ": " + a.describe() + " is not host mapped");
+            if (!p.host_mapped()) fail(ErrorKind::Unsupported, op + ": " + what + " is not host mapped");
             break;
     }
+}
+
+void check_device_use(const Array& a, Access access, const std::string& op) {
+    const auto& st = *a.base->storage();
+    if (st.poisoned()) st.throw_if_poisoned(op);
+    st.check_device_binding(access, op);
+}
+
+void check_assignable(const Dims& src, const Dims& dst, const std::string& op) {
+    // NumPy's assignment rule: leading length-1 axes of the source may go
+    // beyond the destination's; the rest broadcasts (1 -> n) or matches.
+    size_t extra = src.size() > dst.size() ? src.size() - dst.size() : 0;
+    bool ok = true;
+    for (size_t i = 0; i < extra; ++i) ok = ok && src[i] == 1;
+    const size_t n = src.size() - extra, pad = dst.size() - n;
+    for (size_t i = 0; i < n && ok; ++i) ok = src[extra + i] == dst[pad + i] || src[extra + i] == 1;
+    if (!ok)
+        fail(ErrorKind::Message,
+             op + ": could not broadcast input array from shape " + shape_str(src) + " into shape " + shape_str(dst));
 }
 
 void check_writable(const Array& a, const std::string& op) {
@@ -154,21 +174,14 @@ void stage_into(ArgPlan& p, const Dims& shape, std::vector<uint8_t>& temp) {
     p.strides = std::move(dense);
 }
 
-Lane copy_lane(const Array& dst, const Array* src, const std::string& op) {
-    const Placement& d = dst.placement();
-    if (!src) {
-        if (d.gpu_bindable()) return Lane::Compute;
-        return Lane::Host;  // NpuLocal: the host fills it
+// Without the leading length-1 axes that go beyond `ndim` (check_assignable allows them).
+Array trim_leading_ones(const Array& a, size_t ndim) {
+    Array v = a;
+    while (v.shape.size() > ndim && v.shape[0] == 1) {
+        v.shape.erase(v.shape.begin());
+        v.strides.erase(v.strides.begin());
     }
-    const Placement& s = src->placement();
-    if (d.gpu_bindable() && s.gpu_bindable()) {
-        if (s.host_mapped() && !d.host_mapped()) return Lane::Upload;
-        if (d.host_mapped() && !s.host_mapped()) return Lane::Download;
-        return Lane::Compute;
-    }
-    if (d.host_mapped() && s.host_mapped()) return Lane::Host;
-    fail(ErrorKind::Unsupported, op + ": no engine binds both " + src->describe() + " and " + dst.describe() +
-                                     " (GPU-local and NPU-local memory); copy through Shared memory");
+    return v;
 }
 
 // Rows of a BFP16-or-float array: the leading index space of `shape` (all
@@ -235,6 +248,43 @@ void decode_rows(const Array& src_desc, const uint8_t* src, float* dst) {
 
 }  // namespace
 
+Lane copy_lane(const Placement& d, const Placement* s, const std::string& op) {
+    if (!s) {
+        if (d.gpu_bindable()) return Lane::Compute;
+        return Lane::Host;  // NpuLocal: the host fills it
+    }
+    if (d.gpu_bindable() && s->gpu_bindable()) {
+        if (s->host_mapped() && !d.host_mapped()) return Lane::Upload;
+        if (d.host_mapped() && !s->host_mapped()) return Lane::Download;
+        return Lane::Compute;
+    }
+    if (d.host_mapped() && s->host_mapped()) return Lane::Host;
+    fail(ErrorKind::Unsupported, op + ": no engine binds both " + s->repr() + " and " + d.repr() +
+                                     " memory (GPU-local and NPU-local); copy through Shared memory");
+}
+
+Lane check_copy_shapes(const Placement& dst_place, const Dims& dst_shape, DType dst_dtype, const Placement& src_place,
+                       const Dims& src_shape, DType src_dtype, const std::string& op) {
+    check_assignable(src_shape, dst_shape, op);
+    if (src_dtype == DType::BFP16 || dst_dtype == DType::BFP16) {
+        const size_t extra = src_shape.size() > dst_shape.size() ? src_shape.size() - dst_shape.size() : 0;
+        if (!std::equal(src_shape.begin() + extra, src_shape.end(), dst_shape.begin(), dst_shape.end()))
+            fail(ErrorKind::Message, op + ": bfp16 conversions need equal shapes (no broadcasting), got " +
+                                         shape_str(src_shape) + " and " + shape_str(dst_shape));
+    }
+    return copy_lane(dst_place, &src_place, op);
+}
+
+Lane check_copy(const Placement& dst_place, const Dims& dst_shape, DType dst_dtype, const Operand& src,
+                const std::string& op) {
+    if (src.scalar) return copy_lane(dst_place, nullptr, op);
+    const Array& s = src.arr();
+    const Lane lane = check_copy_shapes(dst_place, dst_shape, dst_dtype, s.placement(), s.shape, s.dtype, op);
+    check_lane_binding(s, lane, op);
+    check_device_use(s, Access::Read, op);
+    return lane;
+}
+
 TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span<const Operand> inputs,
                     const Array& out, const Operand* where, const std::string& name) {
     TaskSpec t;
@@ -299,16 +349,17 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
     return t;
 }
 
-TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name, bool bfp16_even) {
+TaskSpec copy_task(const Array& dst, const Operand& src_in, const std::string& name, bool bfp16_even) {
     TaskSpec t;
     t.op = name;
     // A dtype conversion is NumPy's astype; the rest (fills from a scalar included) are copies.
-    t.label = !src.scalar && src.dtype != dst.dtype ? "astype" : "copy";
+    t.label = !src_in.scalar && src_in.dtype != dst.dtype ? "astype" : "copy";
     check_writable(dst, name);
-    t.lane = copy_lane(dst, src.scalar ? nullptr : &src.arr(), name);
+    t.lane = check_copy(dst.placement(), dst.shape, dst.dtype, src_in, name);
     check_lane_binding(dst, t.lane, name);
+    const Operand src =
+        src_in.scalar || src_in.arr().ndim() <= dst.ndim() ? src_in : Operand::of(trim_leading_ones(src_in.arr(), dst.shape.size()));
     if (!src.scalar) {
-        check_lane_binding(src.arr(), t.lane, name);
         if (may_overlap(src.arr(), dst) && !same_layout(src.arr(), dst))
             fail(ErrorKind::Message, name + ": source and destination overlap");
         t.uses.push_back(src.arr().use(Access::Read));
@@ -330,10 +381,7 @@ TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name
         };
         return t;
     }
-    // BFP16 on either side: through contiguous float32 rows of dst's shape.
-    if (!src.scalar && src.arr().shape != dst.shape)
-        fail(ErrorKind::Message, name + ": bfp16 conversions need equal shapes (no broadcasting), got " +
-                                     shape_str(src.arr().shape) + " and " + shape_str(dst.shape));
+    // BFP16 on either side: through contiguous float32 rows of dst's shape (check_copy made them equal).
     Operand s = src.owned();
     Array d = dst;
     t.fn = [s, d, src_bfp, dst_bfp, bfp16_even] {

@@ -85,7 +85,32 @@ Dims broadcast_strides(const Array& a, const Dims& shape);
 // Refusals shared by every task: `a` must be bindable on `lane` and, if the
 // task writes it, writable. UnsupportedError / ValueError naming `op`.
 void check_lane_binding(const Array& a, Lane lane, const std::string& op);
+// The same for memory of placement `p` (`what` names it in the message), before it is allocated.
+void check_lane_placement(const Placement& p, const std::string& what, Lane lane, const std::string& op);
 void check_writable(const Array& a, const std::string& op);
+// The refusals a submission would meet for `a` used with `access` (DeviceLost
+// for poisoned storage, Busy for a conflicting host guard or lease), checked
+// without taking anything. Operations run it before allocating their result,
+// so that a refused call allocates nothing (a failed call changes nothing;
+// a guard taken by another thread in between still fails the submission).
+void check_device_use(const Array& a, Access access, const std::string& op);
+
+// NumPy's rule for dst[...] = src: src broadcasts to dst's shape, and may
+// have extra leading length-1 axes. ValueError naming `op` and both shapes
+// ("could not broadcast input array from shape (2,) into shape (3,)").
+void check_assignable(const Dims& src, const Dims& dst, const std::string& op);
+// The lane of a copy into `dst` memory from `src` memory (nullptr: a fill),
+// Note [Lanes of array operations]; Unsupported when no engine binds both.
+Lane copy_lane(const Placement& dst, const Placement* src, const std::string& op);
+// The shape rules of a copy (check_assignable; bfp16 conversions keep the
+// shape) and its lane, from placements, shapes and dtypes alone.
+Lane check_copy_shapes(const Placement& dst_place, const Dims& dst_shape, DType dst_dtype, const Placement& src_place,
+                       const Dims& src_shape, DType src_dtype, const std::string& op);
+// Everything copy_task checks that does not need the destination to exist
+// (shapes, bfp16's equal-shape rule, the lane, src's bindings and storage):
+// callers run it before allocating the destination. Returns the lane.
+Lane check_copy(const Placement& dst_place, const Dims& dst_shape, DType dst_dtype, const Operand& src,
+                const std::string& op);
 
 // out = op(inputs...) over out.shape (inputs broadcast to it) on the compute
 // lane, with the loop's casts; `where` (optional bool operand) masks the
@@ -94,9 +119,9 @@ void check_writable(const Array& a, const std::string& op);
 TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span<const Operand> inputs,
                     const Array& out, const Operand* where, const std::string& name);
 
-// dst[...] = src broadcast to dst.shape, cast to dst.dtype (BFP16 encodes
-// with `rounding` or decodes); the lane follows Note [Lanes of array
-// operations]. src must not overlap dst unless identical (callers copy
+// dst[...] = src broadcast to dst.shape (check_assignable), cast to dst.dtype
+// (BFP16 encodes with `rounding` or decodes); the lane follows Note [Lanes of
+// array operations]. src must not overlap dst unless identical (callers copy
 // through a temporary otherwise).
 TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name, bool bfp16_even = false);
 

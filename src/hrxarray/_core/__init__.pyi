@@ -297,7 +297,7 @@ class Placement:
     def npu(self) -> object:
         """The NPU this placement names, or None."""
 
-    def __eq__(self, arg: object, /) -> bool: ...
+    def __eq__(self, other: object | None) -> bool: ...
 
     def __hash__(self) -> int: ...
 
@@ -840,7 +840,7 @@ class DeviceArray:
 
     def __setitem__(self, key: object, value: object) -> None:
         """
-        Copy value (array, scalar or host data) into the indexed view, asynchronously.
+        Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers).
         """
 
     def __iter__(self) -> object:
@@ -901,7 +901,7 @@ class DeviceArray:
 
     def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
         """
-        This array in another placement (itself when already there); copies go through the lanes.
+        This array in another placement of its runtime (itself when already there); copies go through the lanes.
         """
 
     def view(self, dtype: object) -> DeviceArray:
@@ -929,6 +929,12 @@ class DeviceArray:
 
     def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
         """hrxarray.mean of this array."""
+
+    def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.any of this array."""
+
+    def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.all of this array."""
 
     def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
         """hrxarray.argmax of this array."""
