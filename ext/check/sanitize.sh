@@ -6,13 +6,14 @@
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer, with float-to-integer overflow
 #         checks (-DHRX_SANITIZE=address,undefined,float-cast-overflow): the whole suite
 #         (or the given pytest arguments)
-#   tsan  ThreadSanitizer (-DHRX_SANITIZE=thread), the scheduling and array-futures tests
-#         (or the given pytest arguments), with ext/check/tsan.supp for CPython's own reports
+#   tsan  ThreadSanitizer (-DHRX_SANITIZE=thread): the scheduling, array-futures and resident
+#         exchange tests (or the given pytest arguments), with ext/check/tsan.supp for the
+#         reports of code that is not ours (CPython, NumPy)
 #
 # Each kind has its own virtual environment and build directory under
 # build/sanitize-<kind>/ (venv/, cmake/, logs/), so the normal .venv and build/
-# are left alone; the first run builds everything (a few minutes on 2 cores),
-# later runs rebuild incrementally. Reports are written to
+# are left alone; the first run builds everything (6 to 10 minutes per kind on
+# 2 cores), later runs rebuild incrementally. Reports are written to
 # build/sanitize-<kind>/logs/ and printed at the end; the script fails when the
 # tests fail or any report was written.
 #
@@ -114,7 +115,7 @@ asan() {
 
 tsan() {
   build tsan thread __tsan_
-  [ $# -gt 0 ] || set -- tests/test_scheduling.py tests/test_array_futures.py
+  [ $# -gt 0 ] || set -- tests/test_scheduling.py tests/test_array_futures.py tests/test_resident.py
   local lib
   lib="$(runtime libtsan.so) $(runtime libstdc++.so)"
   LD_PRELOAD="$lib" \
