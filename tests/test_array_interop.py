@@ -1,6 +1,7 @@
 """Zero-copy exchange: __array__, DLPack export and import with NumPy, torch and JAX, leases and lifetimes."""
 
 import gc
+import os
 import resource
 
 import ml_dtypes
@@ -290,7 +291,10 @@ def test16_export_import_loop_keeps_memory_flat():
     gc.collect()
     assert leases(x) == 0
     assert rt.statistics().live_bytes == live0
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 20_000  # KiB
+    # Under AddressSanitizer (ext/check/sanitize.sh) freed blocks stay in its
+    # quarantine on purpose, so the resident size says nothing there.
+    if "libasan" not in os.environ.get("LD_PRELOAD", ""):
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 20_000  # KiB
 
 
 # --- torch and JAX ------------------------------------------------------------------------------------------

@@ -1,5 +1,9 @@
 """Resident GPU–NPU exchange (HRX §2.10) against a plain-Python model of the fixture."""
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -154,3 +158,45 @@ def test_dropping_an_undecided_session_aborts(rt):
     del s
     assert startup.decision == 2
     assert control_words(ctl)[0] == 2
+
+
+# Eight Python threads wait on each session at once (wait releases the GIL).
+# Two waiters used to join the same participant thread, and the second join
+# never returned: within a few of these sessions, nearly always.
+CONCURRENT_WAITS = textwrap.dedent("""
+    import threading
+    import hrxarray as hx
+    rt = hx.Runtime()
+    npu = rt.npu()
+    results = []
+    for seed in range(100):
+        startup = hx.ResidentStartup(rt.gpu(), npu)
+        ex, ctl = rt.allocate(512, hx.Shared(npu)), rt.allocate(256, hx.Shared(npu))
+        cfg = dict(generations=20, payload_words=16, seed=seed)
+        s = hx.ResidentSession(startup, startup.gpu_program(ex, ctl, **cfg), startup.npu_program(ex, **cfg))
+        s.submit_gpu()
+        s.submit_npu()
+        s.start()
+        barrier = threading.Barrier(8)
+        def waiter():
+            barrier.wait()
+            results.append(s.wait(30))
+        threads = [threading.Thread(target=waiter) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with ctl.map_read() as v:
+            assert v.view("uint32")[48:51].tolist() == [1, 20, 0]
+    print(len(results), all(results))
+""")
+
+
+def test_concurrent_waits_on_one_session_all_return():
+    # In a subprocess: the failure this guards against is a hang.
+    try:
+        proc = subprocess.run([sys.executable, "-c", CONCURRENT_WAITS], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("concurrent ResidentSession.wait() calls hung")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["800", "True"]

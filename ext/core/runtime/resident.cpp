@@ -151,9 +151,13 @@ bool ResidentSession::wait(std::optional<double> seconds) {
         if (deadline.passed()) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    // Joined under mu_: waiters on other threads (the binding releases the
+    // GIL) would otherwise join the same thread twice, and the second join
+    // never returns. No deadlock: a participant takes mu_ only before it
+    // counts itself out of running_.
+    std::lock_guard<std::mutex> lock(mu_);
     if (gpu_thread_.joinable()) gpu_thread_.join();
     if (npu_thread_.joinable()) npu_thread_.join();
-    std::lock_guard<std::mutex> lock(mu_);
     if (failure_) fail(ErrorKind::Execution, "resident exchange failed: " + *failure_);
     return true;
 }
