@@ -1,7 +1,6 @@
 """Zero-copy exchange: __array__, DLPack export and import with NumPy, torch and JAX, leases and lifetimes."""
 
 import gc
-import os
 import resource
 
 import ml_dtypes
@@ -9,6 +8,7 @@ import numpy as np
 import pytest
 
 import hrxarray as hx
+from helpers import UNDER_ASAN
 from hrxarray import _core
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -293,7 +293,7 @@ def test16_export_import_loop_keeps_memory_flat():
     assert rt.statistics().live_bytes == live0
     # Under AddressSanitizer (ext/check/sanitize.sh) freed blocks stay in its
     # quarantine on purpose, so the resident size says nothing there.
-    if "libasan" not in os.environ.get("LD_PRELOAD", ""):
+    if not UNDER_ASAN:
         assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 20_000  # KiB
 
 

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrxarray as hx
+from helpers import skip_fork_under_sanitizers
 
 WAIT_S = 10.0
 HUNG_S = 90  # a program still running after this long has hung
@@ -369,6 +370,7 @@ FORK_CHILD = fork_program(
 )
 
 
+@skip_fork_under_sanitizers
 def test_fork_child_gets_a_fresh_default_runtime_and_clean_errors(tmp_path):
     proc = run_python(FORK_CHILD, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -393,6 +395,7 @@ FORK_CHILD_UNTOUCHED = fork_program(
 )
 
 
+@skip_fork_under_sanitizers
 def test_fork_child_that_never_uses_hrxarray_exits(tmp_path):
     proc = run_python(FORK_CHILD_UNTOUCHED, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -415,6 +418,7 @@ FORK_POOL = """
 """
 
 
+@skip_fork_under_sanitizers
 def test_multiprocessing_fork_pool_uses_hrxarray(tmp_path):
     proc = run_python(FORK_POOL, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

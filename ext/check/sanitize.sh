@@ -6,9 +6,11 @@
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer, with float-to-integer overflow
 #         checks (-DHRX_SANITIZE=address,undefined,float-cast-overflow): the whole suite
 #         (or the given pytest arguments)
-#   tsan  ThreadSanitizer (-DHRX_SANITIZE=thread): the scheduling, array-futures and resident
-#         exchange tests (or the given pytest arguments), with ext/check/tsan.supp for the
-#         reports of code that is not ours (CPython, NumPy)
+#   tsan  ThreadSanitizer (-DHRX_SANITIZE=thread): the scheduling, array-futures, resident
+#         exchange and lifecycle tests (or the given pytest arguments), with
+#         ext/check/tsan.supp for the reports of code that is not ours (CPython, NumPy, glibc)
+#   The tests that fork a threaded process skip themselves under both (tests/helpers.py:
+#   skip_fork_under_sanitizers says why).
 #
 # Each kind has its own virtual environment and build directory under
 # build/sanitize-<kind>/ (venv/, cmake/, logs/), so the normal .venv and build/
@@ -115,7 +117,7 @@ asan() {
 
 tsan() {
   build tsan thread __tsan_
-  [ $# -gt 0 ] || set -- tests/test_scheduling.py tests/test_array_futures.py tests/test_resident.py
+  [ $# -gt 0 ] || set -- tests/test_scheduling.py tests/test_array_futures.py tests/test_resident.py tests/test_lifecycle.py
   local lib
   lib="$(runtime libtsan.so) $(runtime libstdc++.so)"
   LD_PRELOAD="$lib" \
