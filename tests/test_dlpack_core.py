@@ -202,10 +202,10 @@ def test14_export_of_poisoned_storage_fails(buf):
 # --- import -----------------------------------------------------------------
 
 
-def read_back(buffer, offset, shape, strides, dtype):
+def read_back(buffer, offset, shape, strides, dtype, readonly=False):
     """A NumPy array of an imported tensor, through a fresh export."""
     return np.from_dlpack(Producer(_core._dlpack_export(buffer, offset, shape, strides, np.dtype(dtype),
-                                                        False, False, True)))
+                                                        readonly, False, True)))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"max_version": (1, 0)}], ids=["legacy", "versioned"])
@@ -217,10 +217,14 @@ def test20_import_numpy_capsule_zero_copy(rt, kwargs):
     assert (offset, shape, strides, dtype) == (0, (3, 4), (4, 1), "float32")
     assert readonly is (not kwargs) is (not np.from_dlpack(Producer(x.__dlpack__(**kwargs))).flags.writeable)
     assert b.placement == hx.HostVisible() and b.nbytes == x.nbytes
-    y = read_back(b, offset, shape, strides, dtype)
-    assert y.ctypes.data == x.ctypes.data
-    y[1, 2] = -7
-    assert x[1, 2] == -7
+    if readonly:  # the storage refuses a writable export of itself
+        with pytest.raises(ValueError, match="is read-only"):
+            read_back(b, offset, shape, strides, dtype)
+    y = read_back(b, offset, shape, strides, dtype, readonly)
+    assert y.ctypes.data == x.ctypes.data and y.flags.writeable is not readonly
+    if not readonly:
+        y[1, 2] = -7
+        assert x[1, 2] == -7
     x[0, 0] = 99
     assert y[0, 0] == 99
 

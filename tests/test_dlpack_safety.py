@@ -154,3 +154,34 @@ def test12_torch_hand_off_busy_error_names_both_remedies_and_both_work():
     np.testing.assert_array_equal(hx.to_numpy(y * 2), np.arange(4) * 2)
     t2[0] = 42
     assert float(y[0]) == 0.0
+
+
+@pytest.mark.parametrize("versioned, producer_writable", [(False, True), (True, False)],
+                         ids=["legacy", "versioned-read-only"])
+def test13_read_only_import_refuses_writes_through_its_buffer_and_graphs(versioned, producer_writable):
+    # The array's flag is not the only way in: its buffer maps and binds too.
+    a = np.arange(16, dtype=np.int32)
+    a.setflags(write=producer_writable)
+    x = hx.from_dlpack(Producer(a, versioned))
+    rt, buf = hx.default_runtime(), x.buffer
+    stats = rt.statistics()
+    with pytest.raises(ValueError, match="map_write.*is read-only.*copy=True"):
+        buf.map_write()
+    with pytest.raises(ValueError, match="is read-only"):
+        buf.try_map_write()
+    other = rt.allocate(buf.nbytes, hx.HostVisible())
+    for build in (lambda g: g.fill(buf.view(0, buf.nbytes), 7), lambda g: g.copy(buf.view(0, buf.nbytes), other.view(0, buf.nbytes))):
+        g = rt.graph()
+        build(g)
+        with pytest.raises(ValueError, match="prepare: .*is read-only"):
+            g.prepare()
+    # reading through the buffer still works, on the host and in graphs
+    with buf.map_read() as v:
+        assert bytes(v[:8]) == a[:2].tobytes()
+    g = rt.graph()
+    g.copy(other.view(0, buf.nbytes), buf.view(0, buf.nbytes))
+    g.prepare().submit().result()
+    with other.map_read() as v:
+        np.testing.assert_array_equal(v.view(np.int32)[:16], np.arange(16))
+    np.testing.assert_array_equal(a, np.arange(16))  # nothing reached the producer
+    assert rt.statistics().submissions == stats.submissions + 1

@@ -419,7 +419,7 @@ DlpackImport dlpack_import_raw(nb::handle obj, const std::shared_ptr<RuntimeCore
     if (PyCapsule_SetName(capsule.ptr(), v.versioned ? kUsedVersionedCapsuleName : kUsedCapsuleName) != 0)
         throw nb::python_error();
     std::shared_ptr<Buffer> buffer =
-        import_host_memory(*runtime, base, extent.offset + extent.bytes, std::move(release));
+        import_host_memory(*runtime, base, extent.offset + extent.bytes, std::move(release), readonly);
     return DlpackImport{std::move(buffer), extent.offset, std::move(shape), std::move(strides), dtype, readonly};
 }
 

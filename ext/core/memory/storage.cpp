@@ -19,12 +19,14 @@ constexpr const char* kLeaseRemedy =
 }  // namespace
 
 StorageState::StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr<provider::Memory> memory,
-                           Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget)
+                           Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget,
+                           bool readonly)
     : runtime_(std::move(runtime)),
       memory_(std::move(memory)),
       id_(id),
       bytes_(memory_->size()),
       budget_(std::move(budget)),
+      readonly_(readonly),
       needs_maintenance_(memory_->backing().needs_host_maintenance()),
       visibility_(initial_writer) {}
 
@@ -35,6 +37,13 @@ StorageState::~StorageState() {
     if (quarantined_ || runtime_->scheduler().forked()) return;
     runtime_->count_free(bytes_);
     if (budget_) budget_->release(bytes_);
+}
+
+void StorageState::check_writable(bool writes, const std::string& who) const {
+    if (writes && readonly_)
+        fail(ErrorKind::Message, who + ": storage #" + std::to_string(id_) +
+                                     " is read-only (imported from a producer that does not allow writes; import a "
+                                     "copy to write: hx.from_dlpack(obj, copy=True))");
 }
 
 // --- host guards -----------------------------------------------------------
@@ -81,6 +90,7 @@ void StorageState::wait_for_device_use(std::unique_lock<std::mutex>& lock, const
 
 void StorageState::acquire_host(bool write, bool wait, const std::string& who) {
     runtime_->scheduler().check_not_forked(who);
+    check_writable(write, who);
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
         if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
@@ -115,6 +125,7 @@ void StorageState::release_host(bool write) {
 
 uint64_t StorageState::acquire_host_lease(bool writable, std::string_view who_view, const char* label, bool wait) {
     if (runtime_->scheduler().forked()) runtime_->scheduler().check_not_forked(std::string(who_view));
+    if (writable && readonly_) check_writable(true, std::string(who_view));
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
         auto who = [&] { return std::string(who_view); };  // messages only: the success path builds no string
@@ -194,6 +205,7 @@ void StorageState::check_device_binding(Access access, const std::string& who) c
 
 void StorageState::check_device_binding_locked(Access access, const std::string& who) const {
     const bool writes = access_writes(access);
+    check_writable(writes, who);
     const bool conflict = external_ || host_writer_ || (writes && (host_readers_ > 0 || host_leases_ > 0)) ||
                           writable_host_leases_ > 0;
     if (!conflict) return;

@@ -39,8 +39,11 @@ struct GuardSnapshot {
 
 class StorageState {
 public:
+    // `readonly`: memory whose owner forbids writes (a DLPack import without
+    // write permission); every write through any handle is refused.
     StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr<provider::Memory> memory,
-                 Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget);
+                 Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget,
+                 bool readonly = false);
     ~StorageState();
     StorageState(const StorageState&) = delete;
     StorageState& operator=(const StorageState&) = delete;
@@ -50,6 +53,9 @@ public:
     uint8_t* data() const { return memory_->host_pointer(); }
     const provider::Memory& memory() const { return *memory_; }
     const std::shared_ptr<RuntimeCore>& runtime() const { return runtime_; }
+    bool readonly() const { return readonly_; }
+    // ValueError (Message) naming `who` when `writes` and the storage is read-only.
+    void check_writable(bool writes, const std::string& who) const;
 
     // Host mapping guards (HRX §1.8). `who` names the operation and buffer
     // for messages. Blocking variants wait for conflicting device use; the
@@ -121,6 +127,7 @@ private:
     uint64_t id_;
     uint64_t bytes_;
     std::shared_ptr<MemoryBudget> budget_;
+    const bool readonly_;
 
     mutable std::mutex mu_;
     std::condition_variable changed_;

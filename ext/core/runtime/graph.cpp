@@ -195,6 +195,9 @@ SummaryInterval hazard_key(const Use& u) {
 
 std::shared_ptr<PreparedGraph> GraphBuilder::prepare() const {
     if (ops_.empty()) fail(ErrorKind::Message, "cannot prepare an empty graph");
+    for (const Op& op : ops_)
+        for (const Use& u : op.uses)
+            u.view.buffer->state()->check_writable(access_writes(u.access), "prepare: " + u.view.buffer->describe());
     auto g = std::make_shared<PreparedGraph>();
     g->runtime = runtime_;
     g->ops = ops_;

@@ -115,7 +115,8 @@ public:
 
     std::shared_ptr<Buffer> allocate(uint64_t bytes, const Placement& placement);
     std::shared_ptr<Buffer> adopt(const std::shared_ptr<Buffer>& source, const Placement& placement);
-    std::shared_ptr<Buffer> import_foreign(std::unique_ptr<provider::Memory> memory, const Placement& placement);  // runtime/import.cpp
+    std::shared_ptr<Buffer> import_foreign(std::unique_ptr<provider::Memory> memory, const Placement& placement,
+                                           bool readonly);  // runtime/import.cpp
     std::vector<AllocationProfile> allocation_profiles(const std::vector<Site>& devices, bool coherent_gpu);
     std::shared_ptr<Buffer> allocate_with_profile(const AllocationProfile& profile, uint64_t bytes);
 
