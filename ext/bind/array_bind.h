@@ -29,10 +29,23 @@ nanobind::object dtype_object(DType t);
 // TypeError naming `op` for dtypes hrxarray does not support.
 DType dtype_from_py(nanobind::handle h, const std::string& op);
 
-// A Python integer (anything with __index__) as int64; false when it does not
-// fit (the caller reports the argument by name). TypeError naming `op` and
-// `what` for anything that is not an integer.
-bool int64_of(nanobind::handle h, int64_t* out, const std::string& op, const char* what);
+// A Python integer (anything with __index__) as int64: 1 when it fits, 0 when
+// it does not, -1 when `h` is not an integer (no Python error left set).
+int int64_index(nanobind::handle h, int64_t* out);
+// As int64_index, false when it does not fit (the caller reports the argument
+// by name); TypeError naming `op` and `what` for anything that is not an
+// integer. `op` is anything that converts to std::string, and is converted
+// only for that message: hot paths pass a lazy description (__dlpack__ did
+// format its array's description on every export, doubling its cost).
+template <class Op>
+bool int64_of(nanobind::handle h, int64_t* out, const Op& op, const char* what) {
+    const int r = int64_index(h, out);
+    if (r < 0)
+        throw nanobind::type_error((std::string(op) + ": " + what + " must be an integer, got " +
+                                    nanobind::cast<std::string>(nanobind::repr(h)))
+                                       .c_str());
+    return r > 0;
+}
 // A shape or strides argument (an integer or a sequence of them) as int64s;
 // TypeError for non-integers, ValueError naming `op` and `what` for entries
 // beyond int64.

@@ -205,19 +205,18 @@ void wait_ready(const Array& a) {
 
 // --- arrays ------------------------------------------------------------------------
 
-bool int64_of(nb::handle h, int64_t* out, const std::string& op, const char* what) {
+int int64_index(nb::handle h, int64_t* out) {
     PyObject* idx = PyNumber_Index(h.ptr());
     if (!idx) {
         PyErr_Clear();
-        throw nb::type_error(
-            (op + ": " + what + " must be an integer, got " + nb::cast<std::string>(nb::repr(h))).c_str());
+        return -1;
     }
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
     Py_DECREF(idx);
-    if (overflow) return false;
+    if (overflow) return 0;
     *out = v;
-    return true;
+    return 1;
 }
 
 std::vector<int64_t> axes_from_py(nb::handle axis, int ndim, const std::string& op) {
