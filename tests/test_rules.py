@@ -44,6 +44,15 @@ def first_nonfinite(v):
     return index, str(v.reshape(-1)[flat])
 
 
+def bfp16_gemm(rt):
+    """The NPU, an 8x8 gemm artifact that quantises its inputs to bfp16, that artifact loaded, and Shared
+    buffers for a, b and c."""
+    npu = rt.npu()
+    art = hx.kernels.npu("gemm", **{"gemm.bfp16": 1})
+    k = npu.load_artifact(art, 1, art.contract)
+    return npu, art, k, tuple(rt.allocate(n, hx.Shared(npu)) for n in (128, 128, 256))
+
+
 def failure_of(completion):
     assert completion.wait(T)
     exc = completion.exception()
@@ -150,10 +159,7 @@ def test_npu_program_data_check_poisons_only_its_output():
 
 def test_a_consumer_of_a_lost_result_loses_only_its_own_output():
     rt = hx.Runtime()
-    npu = rt.npu()
-    art = hx.kernels.npu("gemm", **{"gemm.bfp16": 1})
-    k = npu.load_artifact(art, 1, art.contract)
-    a, b, c = (rt.allocate(n, hx.Shared(npu)) for n in (128, 128, 256))
+    npu, art, k, (a, b, c) = bfp16_gemm(rt)
     lhs = np.ones((8, 8), BF16)
     lhs[0, 0] = np.nan
     write(a, lhs)
@@ -182,10 +188,7 @@ def test_a_consumer_of_a_lost_result_loses_only_its_own_output():
 
 def test_a_device_fault_still_poisons_the_whole_graph():
     rt = hx.Runtime()
-    npu = rt.npu()
-    art = hx.kernels.npu("gemm", **{"gemm.bfp16": 1})
-    k = npu.load_artifact(art, 1, art.contract)
-    a, b, c = (rt.allocate(n, hx.Shared(npu)) for n in (128, 128, 256))
+    npu, art, k, (a, b, c) = bfp16_gemm(rt)
     g = rt.graph()
     g.npu(k, [a, b, c])
     eg = g.prepare()
@@ -272,10 +275,7 @@ def run_and_drop(fault):
     drops every handle and returns (bytes still charged, image bytes)."""
     budget = hx.MemoryBudget(1 << 20)
     rt = hx.Runtime(memory_budget=budget)
-    npu = rt.npu()
-    art = hx.kernels.npu("gemm", **{"gemm.bfp16": 1})
-    k = npu.load_artifact(art, 1, art.contract)
-    a, b, c = (rt.allocate(n, hx.Shared(npu)) for n in (128, 128, 256))
+    npu, art, k, (a, b, c) = bfp16_gemm(rt)
     if fault:
         k._inject_fault("the NPU stopped answering")
     else:
