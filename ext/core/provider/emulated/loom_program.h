@@ -1,0 +1,85 @@
+// Loom programs on the emulated devices: a specialised kernel.def or
+// pipeline.def planned once into an executable form, queried for its
+// launch program, constant block and binding footprints, and run over
+// device memory (reference loom.md §4, §5).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "loom/frontend.h"
+
+namespace hrx::loom {
+
+// The host launch program's result (loom.md §5.2).
+struct LaunchConfig {
+    std::array<int64_t, 3> workgroups{1, 1, 1};
+    std::array<int64_t, 3> workgroup_size{1, 1, 1};
+    std::array<int64_t, 3> cluster_size{1, 1, 1};
+    int64_t subgroup_size = 0;
+    uint64_t workgroup_storage_bytes = 0;
+};
+
+// One argument of a signature.
+struct Param {
+    std::string name;            // without '%'
+    bool is_buffer = false;
+    ScalarKind type = ScalarKind::None;
+    // Scalars of a GPU device signature: their place in the constant block.
+    uint64_t byte_offset = 0;
+    uint64_t byte_length = 0;
+    uint64_t byte_alignment = 0;
+};
+
+// What the code may touch through one buffer binding (for KernelContract).
+struct Footprint {
+    uint64_t bytes = 0;          // minimum extent covering every view and access
+    uint64_t alignment = 1;      // from buffer.assume.alignment (1 when none)
+    Access access = Access::Read;
+    std::string layout;          // diagnostic label, e.g. "view<[%n]xf32>"
+};
+
+// One bound buffer as the program sees it.
+struct MemorySpan {
+    uint8_t* data = nullptr;
+    uint64_t size = 0;           // bytes of the bound view
+    uint64_t address = 0;        // absolute device address (alignment checks)
+};
+
+struct ExecOptions {
+    bool checked = false;        // loom.md §4.4 checked mode
+    bool shared_placement = false;  // any binding on coherent shared memory (float atomic max caveat)
+};
+
+class Program {
+public:
+    // Plan `spec` (throws CompileError with EMULATOR/nnn diagnostics for
+    // valid Loom the emulator does not run).
+    static std::shared_ptr<const Program> plan(const Specialized& spec);
+    virtual ~Program() = default;
+
+    virtual bool is_gpu() const = 0;
+    virtual const Specialized& specialized() const = 0;
+    // GPU kernels: workload and device signatures; NPU: launch bindings.
+    virtual const std::vector<Param>& workload_params() const = 0;
+    virtual const std::vector<Param>& device_params() const = 0;
+    virtual uint64_t constant_byte_length() const = 0;
+    // Evaluate the launch-config region (GPU only); workload values as raw
+    // 64-bit slots (loom.md §5.2). Throws Message on bad counts or values.
+    virtual LaunchConfig launch_config(const std::vector<uint64_t>& workload_bits) const = 0;
+    // Per buffer binding, in signature order. `constants` (GPU) gives the
+    // device scalars that dynamic view extents depend on; throws Message
+    // naming the binding when an extent needs a scalar it was not given.
+    virtual std::vector<Footprint> footprints(const std::vector<uint8_t>& constants) const = 0;
+    // Run one dispatch (GPU: every workgroup of `launch`) or one pipeline
+    // invocation (NPU) over `bindings` (one per buffer parameter, in order).
+    // Checked-mode findings and out-of-bounds accesses throw Error
+    // (Execution) naming the source line and the lane/workgroup.
+    virtual void run(const std::vector<MemorySpan>& bindings, const std::vector<uint8_t>& constants,
+                     const LaunchConfig& launch, const ExecOptions& options) const = 0;
+};
+
+}  // namespace hrx::loom
