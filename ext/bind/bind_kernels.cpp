@@ -203,11 +203,21 @@ void bind_kernels(nb::module_& m) {
                 auto v = views_from_py(views, op);
                 ReleaseGil release;
                 check_kernel_use(k, v, op);
-                k.run(v);
+                std::vector<provider::Span> spans;
+                for (const auto& view : v) spans.push_back({view.data(), view.length});
+                // A queue of its own: the lanes' queues belong to their threads.
+                auto queue = k.runtime->provider().create_queue(k.engine, k.npu_index);
+                provider::Dispatch d;
+                d.kind = provider::Dispatch::Kind::Invoke;
+                d.program = k.program.get();
+                d.bindings = spans.data();
+                d.binding_count = spans.size();
+                queue->submit(d);
+                queue->synchronize();
             },
             "views"_a,
-            "Testing hook: check, then run one invocation synchronously on the calling thread (GIL released), "
-            "outside any graph: no hazards, leases or visibility transitions.");
+            "Testing hook: check, then run one invocation synchronously through a provider queue of its own on "
+            "the calling thread (GIL released), outside any graph: no hazards, leases or visibility transitions.");
 
     nb::class_<GpuKernel, Kernel>(m, "GpuKernel",
                                   "A loaded GPU kernel; run it in a graph with g.gpu(kernel, views).")

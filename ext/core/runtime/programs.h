@@ -1,7 +1,8 @@
 // The built-in programs of the emulated devices (HRX's Loom fixtures): NPU
 // artifacts `copy`, `gemm`, `batched_gemm` and GPU kernels `transform_i32`,
-// `euler_bf16`, `add_f32`, each with its binding contract and an exact CPU
-// implementation.
+// `euler_bf16`, `add_f32`: their configurations, binding contracts and load
+// rules. Their device code is the provider's (provider/emulated/builtins.cpp
+// on the emulated fabric).
 //
 // Note [Built-in program semantics]
 //   NPU copy          config copy.packets (≥ 1, default 1); bindings

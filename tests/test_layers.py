@@ -1,0 +1,51 @@
+"""The layer rules of DESIGN.md that the source tree must keep (checked on the sources,
+so skipped where the tests run without them): memory/ depends on nothing of the runtime,
+the runtime reaches device code only through the provider interface, and the emulated
+provider holds the built-in programs' device code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+CORE = Path(__file__).resolve().parents[1] / "ext" / "core"
+
+pytestmark = pytest.mark.skipif(not CORE.is_dir(), reason="needs the source tree (ext/core)")
+
+
+def sources(layer):
+    return sorted(p for p in (CORE / layer).rglob("*") if p.suffix in (".h", ".cpp"))
+
+
+def includes(path):
+    return re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.MULTILINE)
+
+
+def test_memory_includes_and_names_nothing_of_the_runtime():
+    found = []
+    for p in sources("memory"):
+        found += [f"{p.name} includes {i}" for i in includes(p) if i.startswith(("runtime/", "array/", "loom/"))]
+        found += [f"{p.name} names {m}" for m in re.findall(r"\b(RuntimeCore|Scheduler|Submission)\b", p.read_text())]
+    assert sources("memory") and not found
+
+
+def test_runtime_reaches_device_code_only_through_the_provider_interface():
+    found = [f"{p.name} includes {i}" for p in sources("runtime") for i in includes(p)
+             if i.startswith(("kernels/", "provider/emulated/"))]
+    assert sources("runtime") and not found
+
+
+def test_emulated_provider_runs_dispatches_and_holds_the_builtins_device_code():
+    emulated = CORE / "provider" / "emulated"
+    assert not (CORE / "provider" / "emulated.cpp").exists()
+    queue = (emulated / "queue.cpp").read_text()
+    assert "Dispatch::Kind::Fill" in queue and "Dispatch::Kind::Copy" in queue and "Dispatch::Kind::Invoke" in queue
+    builtins = (emulated / "builtins.cpp").read_text()
+    for name in ("copy", "gemm", "batched_gemm", "transform_i32", "euler_bf16", "add_f32"):
+        assert f'"{name}"' in builtins, name
+    # The scheduler hands fills, copies and kernels to the queue instead of running them.
+    scheduler = (CORE / "runtime" / "scheduler.cpp").read_text()
+    assert "std::memcpy(op.uses" not in scheduler and "kernel->run(" not in scheduler
+    assert "queue.submit(d)" in scheduler
