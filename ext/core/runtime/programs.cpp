@@ -104,7 +104,7 @@ NpuSpec npu_spec(const std::string& name, const KernelConfig& config, const std:
             batch = static_cast<uint64_t>(int_key(who, config, "gemm.batch", 1, 1, kMaxGemmBatch));
         }
         if (name == "gemm") check_keys(who, config, {"gemm.bfp16", "gemm.rounding"});
-        int_key(who, config, "gemm.bfp16", 0, 0, 1);
+        int_key(who, config, "gemm.bfp16", 1, 0, 1);
         int_key(who, config, "gemm.rounding", 0, 0, 1);
         const std::string shape = batch == 1 ? "8x8" : std::to_string(batch) + "x8x8";
         s.contract.bindings = {binding(batch * kGemmInputBytes, kNpuAlignment, Access::Read, "lhs: " + shape + " bf16"),
@@ -171,7 +171,7 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config, 
     if (name == "copy") a.config["copy.packets"] = ConfigValue::integer(int_key(who, config, "copy.packets", 1, 1, kIsizeMax));
     if (name == "batched_gemm") a.config["gemm.batch"] = ConfigValue::integer(int_key(who, config, "gemm.batch", 1, 1, kMaxGemmBatch));
     if (name == "gemm" || name == "batched_gemm") {
-        a.config["gemm.bfp16"] = ConfigValue::integer(int_key(who, config, "gemm.bfp16", 0, 0, 1));
+        a.config["gemm.bfp16"] = ConfigValue::integer(int_key(who, config, "gemm.bfp16", 1, 0, 1));
         a.config["gemm.rounding"] = ConfigValue::integer(int_key(who, config, "gemm.rounding", 0, 0, 1));
     }
     return a;

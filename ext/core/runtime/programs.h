@@ -7,7 +7,7 @@
 // Note [Built-in program semantics]
 //   NPU copy          config copy.packets (≥ 1, default 1); bindings
 //                     src READ, dst WRITE of packets·4096 bytes: dst = src.
-//   NPU gemm          config gemm.bfp16 (0 or 1, default 0), gemm.rounding
+//   NPU gemm          config gemm.bfp16 (0 or 1, default 1), gemm.rounding
 //                     (0 floor, 1 even; default 0); bindings lhs READ 128 B,
 //                     rhs READ 128 B, output WRITE 256 B (one row-major 8×8
 //                     problem, see below).
@@ -35,18 +35,21 @@
 // counts when the sum it joins is normal, as in an FMA datapath. The two
 // differ only there.) Integer-valued inputs give exact results, as HRX's own
 // checks require.
-// gemm.bfp16 = 1 emulates the NPU's BFP path (aie_api's bf16 mmul emulated
-// with bfp16ebs8): before the product, A is quantised in 8-value blocks along
-// its rows and B along its columns (K is the blocked axis of both), with
+// gemm.bfp16 = 1, the default, is HRX's fixture numerics: the NPU's BFP path
+// (aie_api's bf16 mmul emulated with bfp16ebs8; HRX's gemm fixtures encode
+// both operands with a bfp16ebs8 schema before vector.mma). Before the
+// product, A is quantised in 8-value blocks along its rows and B along its
+// columns (K is the blocked axis of both), with
 // hrxarray.numerics.bfp16_quantize semantics and gemm.rounding's mantissa
 // rounding (floor, mlir-aie's reference, by default; even = AMD Quark). The
 // quantised values are exact bf16 again and go through the same product. The
 // input buffers are not modified. A block holding NaN or Inf has no bfp16
 // encoding: the invocation fails its data check (ExecutionError chained to a
 // ValueError naming the element) and poisons only the output binding; the
-// inputs stay usable (Note [Data checks are not device faults]). For the integer and
-// small-power-of-two data of HRX's fixtures both modes give the same, exact,
-// results; the default stays plain BF16.
+// inputs stay usable (Note [Data checks are not device faults]). The result
+// has the bits of hrxarray.numerics.matmul(a, b, compute="bfp16"). For the
+// integer and small-power-of-two data of HRX's fixtures both modes give the
+// same, exact, results; gemm.bfp16 = 0 is the plain-BF16 opt-in.
 #pragma once
 #include <cstdint>
 #include <map>
