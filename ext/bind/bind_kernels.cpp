@@ -12,6 +12,7 @@
 #include "gil.h"
 #include "errors.h"
 #include "py_types.h"
+#include "runtime/builtin_sources.h"
 #include "runtime/programs.h"
 
 namespace nb = nanobind;
@@ -255,6 +256,23 @@ void bind_kernels(nb::module_& m) {
         "name"_a, nb::kw_only(), "runtime"_a.none() = nb::none(), "config"_a,
         "The built-in GPU kernel `name` ('transform_i32', 'euler_bf16', 'add_f32'), loaded on the GPU of "
         "`runtime` (the default runtime when None); graphs of other runtimes refuse it.");
+    km.def(
+        "_builtin_sources",
+        [] {
+            nb::dict out;
+            for (const auto& [stem, text] : builtin_modules())
+                out[nb::str(stem.data(), stem.size())] = nb::str(text.data(), text.size());
+            return out;
+        },
+        "Testing hook: the built-in programs' Loom modules embedded in the library, file stem -> text "
+        "(the package ships the same files as hrxarray/programs/<stem>.loom).");
+    km.def(
+        "_builtin_source",
+        [](const std::string& name) {
+            const BuiltinSource s = builtin_source(name);
+            return nb::make_tuple(nb::str(s.module.data(), s.module.size()), nb::str(s.symbol.data(), s.symbol.size()));
+        },
+        "name"_a, "Testing hook: (module stem, root symbol) of built-in program `name`; ValueError for others.");
     km.def("load_npu_artifact", &load_npu_artifact, "npu"_a, "artifact"_a, "columns"_a, "contract"_a,
            "HRX NpuDevice.load_artifact: validate the contract, require the exact target, 1..=8 columns and no "
            "constants (UnsupportedError), and charge the image bytes to the memory budget.");

@@ -2,7 +2,8 @@
 // artifacts `copy`, `gemm`, `batched_gemm` and GPU kernels `transform_i32`,
 // `euler_bf16`, `add_f32`: their configurations, binding contracts and load
 // rules. Their device code is the provider's (provider/emulated/builtins.cpp
-// on the emulated fabric).
+// on the emulated fabric); their Loom sources ship in the package
+// (src/hrxarray/programs/, runtime/builtin_sources.h).
 //
 // Note [Built-in program semantics]
 //   NPU copy          config copy.packets (≥ 1, default 1); bindings
