@@ -35,4 +35,6 @@ void bind_loom_frontend(nanobind::module_& m);
 // diagnostics, for bindings that catch a CompileError themselves (throwing it
 // through nanobind is translated the same way).
 void set_loom_error(const loom::CompileError& e);
+// _core.loom._run_program / _plan_info: the Loom executor, for tests.
+void bind_loom_exec(nanobind::module_& m);
 }  // namespace hrx::bind
