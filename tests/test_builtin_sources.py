@@ -1,7 +1,8 @@
 """The built-in programs as Loom sources: shipped in the package (hrxarray/programs/*.loom),
 embedded byte for byte in the library, each built-in program a root symbol of its module with
-the configuration keys and defaults that hx.kernels uses, and every module parsing once the
-Loom frontend (hrxarray._core.loom.parse) is built in."""
+the configuration keys and defaults that hx.kernels uses, every module parsing and
+specialising, and each program run from its source through the provider's Loom frontend and
+executor giving the native built-in's bits."""
 
 from __future__ import annotations
 
@@ -65,9 +66,115 @@ def test_gemm_source_follows_the_fixture_numerics():
     assert len(re.findall(r"= vector\.encode %[ab]_values using", text)) == 4
 
 
-@pytest.mark.parametrize("stem", ["copy", "gemm", "elementwise"])
-def test_sources_parse(stem):
+@pytest.mark.parametrize("name", NPU + GPU)
+def test_sources_parse_and_specialise_with_the_artifacts_config(name):
     loom = getattr(_core, "loom", None)
     if loom is None or not hasattr(loom, "parse"):
         pytest.skip("the Loom frontend (hrxarray._core.loom.parse) is not built in yet")
-    loom.parse(shipped()[stem])
+    stem, symbol = _core.kernels._builtin_source(name)
+    module = loom.parse(shipped()[stem])
+    target = hx.kernels.NPU_TARGET if name in NPU else "gfx1151"
+    spec = module.specialize(symbol, target, {})
+    # NPU programs: the source's defaults are the artifact's; GPU kernels take their
+    # size and scalars at launch (workload, constant block), no config.
+    assert spec["config"] == (hx.kernels.npu(name).config if name in NPU else {})
+
+
+# --- the Loom sources compute what the native built-ins compute ---------------------------
+# _core.kernels._gpu_loom / _load_npu_loom load a built-in from its Loom source through the
+# provider (frontend + executor) instead of its native code; the same graphs run both, and
+# the outputs must agree bit for bit.
+
+import numpy as np  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+BF16 = hx.bfloat16
+
+
+@pytest.fixture(scope="module")
+def mrt():
+    """One runtime for the Hypothesis tests (function-scoped fixtures do not mix with @given)."""
+    return hx.Runtime()
+
+
+def run_kernel(rt, kernel, inputs, out_bytes, placement):
+    """Run `kernel` once in a graph over fresh buffers holding `inputs` (and zeroed outputs of
+    `out_bytes`); return every binding's bytes afterwards."""
+    data = [np.ascontiguousarray(x).view(np.uint8).reshape(-1) for x in inputs]
+    bufs = [rt.allocate(d.size, placement) for d in data] + [rt.allocate(n, placement) for n in out_bytes]
+    for buf, d in zip(bufs, data):
+        with buf.map_write() as m:
+            m[:] = d
+    g = rt.graph()
+    (g.npu if isinstance(kernel, hx.NpuKernel) else g.gpu)(kernel, bufs)
+    g.prepare().submit().result()
+    out = []
+    for buf in bufs:
+        with buf.map_read() as m:
+            out.append(np.array(m))
+    return out
+
+
+def both_gpu(rt, name, inputs, out_bytes, **config):
+    native = hx.kernels.gpu(name, runtime=rt, **config)
+    loom = _core.kernels._gpu_loom(name, runtime=rt, **config)
+    return [run_kernel(rt, k, inputs, out_bytes, hx.HostVisible()) for k in (native, loom)]
+
+
+def both_npu(rt, name, inputs, out_bytes, **config):
+    npu = rt.npu()
+    art = hx.kernels.npu(name, **config)
+    native = npu.load_artifact(art, 1, art.contract)
+    loom = _core.kernels._load_npu_loom(npu, art, 1, art.contract)
+    return [run_kernel(rt, k, inputs, out_bytes, hx.Shared(npu)) for k in (native, loom)]
+
+
+f32 = st.floats(-1e6, 1e6, width=32)
+
+
+@given(x=hnp.arrays(np.int32, st.integers(1, 700)))
+@settings(max_examples=20, deadline=None)
+def test_transform_i32_source_is_the_builtin(mrt, x):
+    native, loom = both_gpu(mrt, "transform_i32", [x], [4 * x.size], elements=x.size)
+    assert np.array_equal(native[1], loom[1])
+    assert np.array_equal(loom[1].view(np.int32), (x.astype(np.int64) * 3 + 7).astype(np.int32))
+
+
+@given(x=hnp.arrays(np.float32, st.integers(1, 700), elements=f32), dt=f32, seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=20, deadline=None)
+def test_euler_bf16_source_is_the_builtin(mrt, x, dt, seed):
+    v = np.random.default_rng(seed).standard_normal(x.size).astype(np.float32)
+    native, loom = both_gpu(mrt, "euler_bf16", [x.astype(BF16), v.astype(BF16)], [], elements=x.size, dt=float(dt))
+    assert np.array_equal(native[0], loom[0])
+
+
+@given(c=hnp.arrays(np.float32, st.integers(1, 700), elements=f32), delta=f32)
+@settings(max_examples=20, deadline=None)
+def test_add_f32_source_is_the_builtin(mrt, c, delta):
+    native, loom = both_gpu(mrt, "add_f32", [c], [], elements=c.size, delta=float(delta))
+    assert np.array_equal(native[0], loom[0])
+    assert np.array_equal(loom[0].view(np.float32), c + np.float32(delta))
+
+
+@given(packets=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=10, deadline=None)
+def test_copy_source_is_the_builtin(mrt, packets, seed):
+    src = np.random.default_rng(seed).integers(0, 256, packets * 4096, dtype=np.uint8)
+    native, loom = both_npu(mrt, "copy", [src], [packets * 4096], **{"copy.packets": packets})
+    assert np.array_equal(native[1], loom[1]) and np.array_equal(loom[1], src)
+
+
+@given(batch=st.sampled_from([None, 1, 3, 17]), bfp16=st.integers(0, 1), rounding=st.integers(0, 1),
+       seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=20, deadline=None)
+def test_gemm_sources_are_the_builtins(mrt, batch, bfp16, rounding, seed):
+    rng = np.random.default_rng(seed)
+    count = batch or 1
+    scale = 2.0 ** rng.integers(-6, 7, (count, 8, 8))
+    a, b = ((rng.standard_normal((count, 8, 8)) * scale).astype(np.float32).astype(BF16) for _ in range(2))
+    config = {"gemm.bfp16": bfp16, "gemm.rounding": rounding}
+    if batch is not None:
+        config["gemm.batch"] = batch
+    native, loom = both_npu(mrt, "gemm" if batch is None else "batched_gemm", [a, b], [256 * count], **config)
+    assert np.array_equal(native[2], loom[2])

@@ -52,14 +52,21 @@ struct Span {
 
 // A program image the provider loads for one engine: the symbol of a
 // program and its configuration, each key's value in Loom spelling with
-// every default applied (loom::Specialization's shape). The emulated
-// provider knows its built-in programs by symbol (Note [Built-in program
-// semantics] in runtime/programs.h).
+// every default applied (loom::Specialization's shape). With `source`, the
+// Loom module defining `symbol`, the provider compiles it; without, the
+// emulated provider knows its built-in programs by symbol (Note [Built-in
+// program semantics] in runtime/programs.h).
 struct ProgramImage {
     Engine engine = Engine::Gpu;
     std::string target;
     std::string symbol;
     std::map<std::string, std::string> config;
+    std::string source;
+    // GPU kernels from `source`: the launch they are loaded for, as the
+    // workload's raw 64-bit slots (loom.md §5.2) and each scalar of the
+    // device signature by name (without '%'), in Loom spelling.
+    std::vector<uint64_t> workload;
+    std::map<std::string, std::string> arguments;
 };
 
 // A loaded program: device code the engine's queue invokes over bindings

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "errors.h"
+#include "runtime/builtin_sources.h"
 
 namespace hrx {
 
@@ -123,18 +124,34 @@ NpuSpec npu_spec(const std::string& name, const KernelConfig& config, const std:
 
 std::string gpu_who(const std::string& name) { return "kernels.gpu('" + name + "')"; }
 
-// The provider's image of a built-in program: every key of `config`, each
-// in Loom spelling (a float with the digits that round-trip its float32).
+// A configuration value in Loom spelling (a float with the digits that
+// round-trip its float32).
+std::string loom_spelling(const ConfigValue& v) {
+    char buf[64];
+    if (v.is_int)
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.i));
+    else
+        std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(static_cast<float>(v.f)));
+    return buf;
+}
+
+// The provider's image of a built-in program, every key of `config` (defaults
+// applied) spelled. As Loom (BuiltinCode::Loom), an NPU program's keys are
+// its config keys; a GPU kernel's `elements` is its workload and its %count,
+// and every other key the device scalar of that name (dt, delta).
 provider::ProgramImage program_image(Engine engine, const std::string& target, const std::string& name,
-                                     const KernelConfig& config) {
-    provider::ProgramImage image{engine, target, name, {}};
+                                     const KernelConfig& config, BuiltinCode code) {
+    provider::ProgramImage image{engine, target, name, {}, {}, {}, {}};
+    if (code == BuiltinCode::Loom) image.source = std::string(builtin_source(name).text);
     for (const auto& [key, v] : config) {
-        char buf[64];
-        if (v.is_int)
-            std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.i));
-        else
-            std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(static_cast<float>(v.f)));
-        image.config[key] = buf;
+        if (code == BuiltinCode::Native || engine == Engine::Npu) {
+            image.config[key] = loom_spelling(v);
+        } else if (key == "elements") {
+            image.workload = {static_cast<uint64_t>(v.i)};
+            image.arguments["count"] = loom_spelling(v);
+        } else {
+            image.arguments[key] = loom_spelling(v);
+        }
     }
     return image;
 }
@@ -181,7 +198,8 @@ KernelContract artifact_contract(const Artifact& artifact) {
     return npu_spec(artifact.name, artifact.config, "artifact '" + artifact.name + "'").contract;
 }
 
-std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config) {
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config,
+                                           BuiltinCode code) {
     const std::string who = gpu_who(name);
     auto k = std::make_shared<GpuKernel>();
     k->engine = Engine::Gpu;
@@ -213,13 +231,13 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::stri
         full["delta"] = ConfigValue::real(float_key(who, config, "delta", 1.0));
     }
     k->program = gpu.runtime->provider().load_program(
-        program_image(Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full));
+        program_image(Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full, code));
     k->contract.validate();
     return k;
 }
 
 std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
-                                             const KernelContract& contract) {
+                                             const KernelContract& contract, BuiltinCode code) {
     const std::string op = "load_artifact('" + artifact.name + "')";
     contract.validate();
     const auto& ep = npu.runtime->endpoint(Engine::Npu, npu.index);
@@ -260,8 +278,8 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->npu_index = npu.index;
     k->image_bytes = artifact.bytes;
     k->columns = static_cast<int>(columns);
-    k->program = npu.runtime->provider().load_program(program_image(Engine::Npu, artifact.target, artifact.name,
-                                                                     artifact.config));
+    k->program = npu.runtime->provider().load_program(
+        program_image(Engine::Npu, artifact.target, artifact.name, artifact.config, code));
     if (const auto& budget = npu.runtime->options().memory_budget)
         k->image_charge = std::make_shared<MemoryReservation>(
             budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");

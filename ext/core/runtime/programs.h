@@ -110,10 +110,18 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
 // The contract the artifact's code needs (its exact bindings, no constants).
 KernelContract artifact_contract(const Artifact& artifact);
 
+// Which code a built-in program runs: the provider's own (Native; the
+// emulated provider's CPU bodies) or its Loom source (runtime/builtin_sources.h)
+// compiled by the provider's Loom frontend and executor. Both give the
+// semantics of Note [Built-in program semantics]; Native stays the default
+// until the Loom executor matches its speed and its data-check errors.
+enum class BuiltinCode : uint8_t { Native, Loom };
+
 // GPU kernel `name` ("transform_i32", "euler_bf16", "add_f32") with `config`,
 // loaded on `gpu` (its runtime owns it, as HRX's Runtime::load_gpu_kernel):
 // contract and run. Errors as make_npu_artifact.
-std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config);
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config,
+                                           BuiltinCode code = BuiltinCode::Native);
 
 // HRX NpuDevice::load_artifact: validates `contract` (Message), then requires
 // the exact device target, columns in 1..=8 and no constants (Unsupported
@@ -125,7 +133,7 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::stri
 // charge is released when the returned kernel is destroyed, unless a graph
 // that ran it was quarantined (then never).
 std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
-                                             const KernelContract& contract);
+                                             const KernelContract& contract, BuiltinCode code = BuiltinCode::Native);
 
 
 }  // namespace hrx

@@ -18,4 +18,11 @@ std::unique_ptr<Queue> make_queue(Engine engine);
 // runtime/programs.h). Message for a name that is not built in.
 std::shared_ptr<const Executable> load_builtin(const ProgramImage& image);
 
+// `image.source` compiled by the Loom frontend (parse, verify, specialise
+// for image.target with image.config), planned and, for a GPU kernel, bound
+// to its launch (image.workload) and constant block (image.arguments):
+// loom::CompileError for Loom's refusals, Message for a missing or
+// malformed argument. Invocations run the plan (loom_program.h).
+std::shared_ptr<const Executable> load_loom(const ProgramImage& image);
+
 }  // namespace hrx::provider::emulated

@@ -3,7 +3,8 @@
 // answers follow the Linux producer->consumer table of the libamdf CTS
 // (reference/memory-fabric.md §2.5), so code that applies them here applies
 // them correctly on the hardware. Its queues run dispatches (queue.cpp); the
-// programs it loads are the built-ins' CPU code (builtins.cpp).
+// programs it loads are Loom images it compiles (program_image.cpp) or the
+// built-ins' CPU code (builtins.cpp).
 #include <sys/mman.h>
 
 #include <atomic>
@@ -171,7 +172,7 @@ public:
     std::unique_ptr<Queue> create_queue(Engine engine, int) override { return emulated::make_queue(engine); }
 
     std::shared_ptr<const Executable> load_program(const ProgramImage& image) override {
-        return emulated::load_builtin(image);
+        return image.source.empty() ? emulated::load_builtin(image) : emulated::load_loom(image);
     }
 };
 
