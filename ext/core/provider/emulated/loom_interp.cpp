@@ -1036,9 +1036,17 @@ struct Ops {
         std::vector<int64_t> a;
         bool uni = false;
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni);
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        if (uni && B.stride) {
+            // One address, but every lane reads its own copy of per-lane memory.
+            const int64_t byte = a.empty() ? -1 : a[0];
+            a.assign(static_cast<size_t>(x.L), -1);
+            for (int64_t l = 0; l < x.L; ++l)
+                if (m.on(l)) a[static_cast<size_t>(l)] = byte;
+            uni = false;
+        }
         Reg& o = out(fr, op);
         size_num(o, v.elem, 1, {}, uni, x.L);
-        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
         const bool fl = isf(v.elem);
         if (!uni && m.all && !B.stride && B.writer.empty()) {
             const uint8_t* base = B.base;
@@ -1063,7 +1071,6 @@ struct Ops {
         for (size_t l = 0; l < a.size(); ++l) {
             if (a[l] < 0) continue;
             const int64_t lane = uni ? 0 : static_cast<int64_t>(l);
-            if (uni && B.stride) x.fail_at(op, -1, "a uniform access to per-lane memory");
             track(x, op, B, lane, a[l], es, false);
             rd(v.elem, B.base + lane * static_cast<int64_t>(B.stride) + a[l], fl ? nullptr : &o.i[l], fl ? &o.f[l] : nullptr, ib);
         }
