@@ -130,6 +130,17 @@ public:
         const Op& root = *spec_.root;
         gpu_ = root.name == "kernel.def";
         Scan s;
+        if (root.name != "kernel.def" && root.name != "pipeline.def") {
+            // Functions, templates and low-level code are valid roots for
+            // loomc, but nothing the emulator launches.
+            Diagnostic d;
+            d.code = "EMULATOR/001";
+            d.message = "valid Loom, not executed by the emulator: " + root.name + " as a root (the emulator launches kernel.def and pipeline.def)";
+            d.loc = root.loc;
+            s.diags.push_back(d);
+            for (const Region& r : root.regions) scan_region(spec_, r, false, false, s);
+            throw CompileError(s.diags);
+        }
         if (gpu_) {
             if (root.regions.size() < 2) fail(ErrorKind::Message, "Program::plan: kernel.def @" + spec_.symbol + " has no device body");
             scan_region(spec_, root.regions[0], false, true, s);
