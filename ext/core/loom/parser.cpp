@@ -84,11 +84,17 @@ std::vector<OpRule> build_rules() {
     // Scalar and lanewise vector forms share their spellings.
     for (const char* dialect : {"scalar.", "vector."}) {
         std::string d = dialect;
-        for (const char* n : int_binary) add(name(d + n), "ops dict types", 2, 1);
-        for (const char* n : int_unary) add(name(d + n), "ops dict types", 1, 1);
-        for (const char* n : float_binary) add(name(d + n), "ops dict types", 2, 1);
-        for (const char* n : float_unary) add(name(d + n), "ops dict types", 1, 1);
-        for (const char* n : float_tests) add(name(d + n), "ops dict types", 1, 1);
+        auto family = [&](const auto& names, int ops, char domain) {
+            for (const char* n : names) {
+                add(name(d + n), "ops dict types", ops, 1);
+                r.back().domain = domain;
+            }
+        };
+        family(int_binary, 2, 'i');
+        family(int_unary, 1, 'i');
+        family(float_binary, 2, 'f');
+        family(float_unary, 1, 'f');
+        family(float_tests, 1, 'f');
         for (const char* n : casts) add(name(d + n), "ops types", 1, 1);
         add(name(d + "fmaf"), "ops dict types", 3, 1);
         add(name(d + "fmai"), "ops dict types", 3, 1);
@@ -463,6 +469,7 @@ private:
         Location loc;
         std::string_view text = lex_.take_type_text(loc);
         last_line_ = loc.line;
+        if (text.empty()) throw ParseFail{};  // PARSE/026, already reported
         return interpret_type(text, loc);
     }
     Type interpret_type(std::string_view text, Location loc) {
