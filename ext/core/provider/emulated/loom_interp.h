@@ -44,6 +44,11 @@ struct Reg {
     // addresses) and reset whenever the value is rewritten.
     int8_t aff = -1;
     int64_t a0 = 0, a1 = 0;
+    // A varying index not yet written out: lane l holds
+    // c0 + c1 * (l / lw) + c2 * (l % lw) for l < ll (coordinates and index
+    // arithmetic on them). Consumers that need lane values materialise it.
+    bool lazy = false;
+    int64_t c0 = 0, c1 = 0, c2 = 0, lw = 1, ll = 0;
 };
 
 struct Mask {

@@ -532,7 +532,9 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
     };
     if (folded_) {
         const int64_t total = W * G;
-        const int64_t chunks = (total + kFoldChunk - 1) / kFoldChunk;
+        // Whole workgroups per batch, so that coordinates stay lazy indices.
+        const int64_t kFold = std::max<int64_t>(1, kFoldChunk / W) * W;
+        const int64_t chunks = (total + kFold - 1) / kFold;
         // A few items per thread, each running a range of chunks through one
         // interpreter whose registers keep their storage between chunks.
         const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())) * 4);
@@ -542,8 +544,8 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
             Exec::Frame fr;
             size_t nbufs = 0;
             for (int64_t c = c0; c < c1; ++c) {
-                const int64_t first = c * kFoldChunk;
-                const int64_t lanes = std::min(kFoldChunk, total - first);
+                const int64_t first = c * kFold;
+                const int64_t lanes = std::min(kFold, total - first);
                 if (!x || x->L != lanes) {
                     x = std::make_unique<Exec>(sh, lanes);
                     fr = x->frame_for(root);
