@@ -236,6 +236,18 @@ Exec::Exec(const Shared& s, int64_t lanes) : sh(s), L(lanes) {}
 void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
     first_ = first_global;
     uniform_wg_ = one_workgroup;
+    coords_ready_ = false;
+}
+
+// Linear coordinates per lane, written out only when an op needs them (the
+// lazy coordinates of loom_interp.h cover the common 1-D cases).
+void Exec::ensure_coords() const {
+    if (coords_ready_) return;
+    auto& self = const_cast<Exec&>(*this);
+    self.coords_ready_ = true;
+    const int64_t first_global = first_;
+    auto& wg_lin_ = self.wg_lin_;
+    auto& item_lin_ = self.item_lin_;
     const auto& ws = sh.launch.workgroup_size;
     const int64_t W = ws[0] * ws[1] * ws[2];
     wg_lin_.resize(static_cast<size_t>(L));
@@ -253,6 +265,7 @@ void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
 
 std::string Exec::where(int64_t lane) const {
     if (!sh.gpu) return "record " + std::to_string(first_ + lane);
+    ensure_coords();
     const auto& ws = sh.launch.workgroup_size;
     const auto& gs = sh.launch.workgroups;
     const int64_t item = item_lin_.empty() ? 0 : item_lin_[static_cast<size_t>(lane)];
@@ -290,11 +303,10 @@ std::vector<Reg> Exec::call(const Op& fn, const Region& body, std::vector<Reg> a
 
 const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask) {
     for (const Op& op : r.ops) {
-        const std::string& n = op.name;
-        if (n == "scf.yield" || n == "scf.condition" || n == "func.return" || n == "template.return" ||
-            n == "kernel.return" || n == "pipeline.return")
-            return &op;
-        exec_op(op, fr, mask);
+        auto it = handlers_.find(&op);
+        if (it == handlers_.end()) it = handlers_.emplace(&op, resolve(op)).first;
+        if (!it->second) return &op;
+        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(it->second)(*this, op, fr, mask);
     }
     return nullptr;
 }
@@ -916,6 +928,8 @@ struct Ops {
             lanes([&](int64_t l) { return x.first_ + l; });
             return;
         }
+        x.ensure_coords_if(n != "kernel.workgroup.size" && n != "kernel.workgroup.count");
+
         if (n == "kernel.workgroup.size") uniform(ws[static_cast<size_t>(a)]);
         else if (n == "kernel.workgroup.count") uniform(gs[static_cast<size_t>(a)]);
         else if (n == "kernel.subgroup.size") uniform(std::min<int64_t>(sg, W));
@@ -2212,6 +2226,17 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
 }
 
 bool op_supported(const std::string& name) { return Ops::table().count(name) != 0; }
+
+void* Exec::resolve(const Op& op) const {
+    const std::string& n = op.name;
+    if (n == "scf.yield" || n == "scf.condition" || n == "func.return" || n == "template.return" || n == "kernel.return" ||
+        n == "pipeline.return")
+        return nullptr;
+    const auto& t = Ops::table();
+    auto it = t.find(n);
+    if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
+    return reinterpret_cast<void*>(it->second);
+}
 
 void Exec::exec_op(const Op& op, Frame& fr, const Mask& mask) {
     const auto& t = Ops::table();

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "provider/emulated/loom_program.h"
@@ -113,6 +114,7 @@ public:
     }
 
     void exec_op(const Op& op, Frame& fr, const Mask& mask);
+    void* resolve(const Op& op) const;
     [[noreturn]] void fail_at(const Op& op, int64_t lane, const std::string& msg) const;
 
     const Shared& sh;
@@ -125,8 +127,17 @@ private:
     std::string where(int64_t lane) const;
     friend struct Ops;
 
+    // Each op's handler (nullptr: a terminator), resolved once per Exec.
+    std::unordered_map<const Op*, void*> handlers_;
+
+    void ensure_coords() const;
+    void ensure_coords_if(bool need) const {
+        if (need) ensure_coords();
+    }
+
     int64_t first_ = 0;
     bool uniform_wg_ = true;
+    bool coords_ready_ = false;
     std::vector<int64_t> wg_lin_, item_lin_;
 };
 

@@ -28,7 +28,7 @@ using interp::RK;
 
 // Lanes per batch of a folded grid: enough to amortise each op's dispatch,
 // few enough to stay in cache.
-constexpr int64_t kFoldChunk = 4096;
+constexpr int64_t kFoldChunk = 2048;
 // NPU stage firings per batch.
 constexpr int64_t kFiringChunk = 2048;
 constexpr uint64_t kTileAlign = 64;
