@@ -469,6 +469,7 @@ private:
         Location loc;
         std::string_view text = lex_.take_type_text(loc);
         last_line_ = loc.line;
+        if (text.empty()) throw ParseFail{};  // PARSE/026, already reported
         return interpret_type(text, loc);
     }
     Type interpret_type(std::string_view text, Location loc) {

@@ -10,10 +10,14 @@
 namespace hrx::loom {
 namespace {
 
+// -1 for names the parser already reported (PARSE/013).
 int pred_arity(const std::string& n) {
     if (n == "range") return 3;
     if (n == "pow2" || n == "not_nan" || n == "not_inf" || n == "finite") return 1;
-    return 2;
+    if (n == "mul" || n == "eq" || n == "ne" || n == "lt" || n == "le" || n == "gt" || n == "ge" || n == "min" ||
+        n == "max")
+        return 2;
+    return -1;
 }
 
 bool is_i1(const Type& t) { return t.kind == TypeKind::Scalar && t.elem == ScalarKind::I1; }
@@ -51,7 +55,7 @@ private:
     void preds(const std::vector<Predicate>& ps) {
         for (const Predicate& p : ps) {
             int want = pred_arity(p.name);
-            if (static_cast<int>(p.args.size()) != want)
+            if (want >= 0 && static_cast<int>(p.args.size()) != want)
                 err("STRUCTURE/021",
                     "predicate '" + p.name + "' takes " + std::to_string(want) + " argument(s), got " +
                         std::to_string(p.args.size()),

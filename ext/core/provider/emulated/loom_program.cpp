@@ -28,7 +28,7 @@ using interp::RK;
 
 // Lanes per batch of a folded grid: enough to amortise each op's dispatch,
 // few enough to stay in cache.
-constexpr int64_t kFoldChunk = 4096;
+constexpr int64_t kFoldChunk = 2048;
 // NPU stage firings per batch.
 constexpr int64_t kFiringChunk = 2048;
 constexpr uint64_t kTileAlign = 64;
@@ -130,6 +130,17 @@ public:
         const Op& root = *spec_.root;
         gpu_ = root.name == "kernel.def";
         Scan s;
+        if (root.name != "kernel.def" && root.name != "pipeline.def") {
+            // Functions, templates and low-level code are valid roots for
+            // loomc, but nothing the emulator launches.
+            Diagnostic d;
+            d.code = "EMULATOR/001";
+            d.message = "valid Loom, not executed by the emulator: " + root.name + " as a root (the emulator launches kernel.def and pipeline.def)";
+            d.loc = root.loc;
+            s.diags.push_back(d);
+            for (const Region& r : root.regions) scan_region(spec_, r, false, false, s);
+            throw CompileError(s.diags);
+        }
         if (gpu_) {
             if (root.regions.size() < 2) fail(ErrorKind::Message, "Program::plan: kernel.def @" + spec_.symbol + " has no device body");
             scan_region(spec_, root.regions[0], false, true, s);
@@ -521,7 +532,9 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
     };
     if (folded_) {
         const int64_t total = W * G;
-        const int64_t chunks = (total + kFoldChunk - 1) / kFoldChunk;
+        // Whole workgroups per batch, so that coordinates stay lazy indices.
+        const int64_t kFold = std::max<int64_t>(1, kFoldChunk / W) * W;
+        const int64_t chunks = (total + kFold - 1) / kFold;
         // A few items per thread, each running a range of chunks through one
         // interpreter whose registers keep their storage between chunks.
         const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())) * 4);
@@ -531,8 +544,8 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
             Exec::Frame fr;
             size_t nbufs = 0;
             for (int64_t c = c0; c < c1; ++c) {
-                const int64_t first = c * kFoldChunk;
-                const int64_t lanes = std::min(kFoldChunk, total - first);
+                const int64_t first = c * kFold;
+                const int64_t lanes = std::min(kFold, total - first);
                 if (!x || x->L != lanes) {
                     x = std::make_unique<Exec>(sh, lanes);
                     fr = x->frame_for(root);
