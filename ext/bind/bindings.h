@@ -35,4 +35,6 @@ void bind_loom_frontend(nanobind::module_& m);
 // diagnostics, for bindings that catch a CompileError themselves (throwing it
 // through nanobind is translated the same way).
 void set_loom_error(const loom::CompileError& e);
+// set_loom_error, then throws nanobind::python_error.
+[[noreturn]] void raise_loom_error(const loom::CompileError& e);
 }  // namespace hrx::bind

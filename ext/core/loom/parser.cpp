@@ -343,10 +343,11 @@ public:
     void parse_module() {
         try {
             while (peek().kind != Tok::Eof) {
+                const size_t start = peek().begin;
                 try {
                     parse_top();
                 } catch (ParseFail&) {
-                    recover();
+                    recover(start, true);
                 }
             }
         } catch (Diags::Stop&) {
@@ -409,20 +410,19 @@ private:
         return take();
     }
 
-    // Skip the rest of a failed statement: the tokens on its last line and
-    // any balanced braces it opened, but never an enclosing region's '}'.
-    void recover() {
+    // Skip the rest of a failed statement (which began at byte `start`): the
+    // tokens on its last line and any balanced braces it opened, but never an
+    // enclosing region's '}'. A statement that failed on its first token
+    // skips that token, so every failure makes progress.
+    // At module level (`top`) a '}' closes nothing and is skipped too.
+    void recover(size_t start, bool top) {
+        if (peek().begin == start && peek().kind != Tok::Eof && (top || !peek().is('}'))) take();
         int depth = 0;
         uint32_t line = last_line_;
         for (;;) {
             const Token& t = peek();
             if (t.kind == Tok::Eof) return;
-            if (depth == 0 && (t.is('}') || t.loc.line != line)) {
-                if (t.is('}') && scopes_.empty()) {
-                    take();  // a stray top-level closer: consume so parsing advances
-                }
-                return;
-            }
+            if (depth == 0 && (t.is('}') || t.loc.line != line)) return;
             if (t.is('{')) ++depth;
             if (t.is('}')) --depth;
             line = t.loc.line;
@@ -964,10 +964,11 @@ private:
                 eof_reported_ = true;
                 return;
             }
+            const size_t start = t.begin;
             try {
                 parse_statement(r.ops);
             } catch (ParseFail&) {
-                recover();
+                recover(start, false);
             }
         }
     }
@@ -1084,10 +1085,13 @@ private:
                 // A plain statement at module level: parse it for its own
                 // errors, then report the structure error.
                 begin_function();
+                struct End {
+                    Parser& p;
+                    ~End() { p.end_function(); }
+                } end{*this};
                 std::vector<Op> sink;
                 Location loc = t.loc;
                 parse_statement(sink);
-                end_function();
                 fail("STRUCTURE/011", "'" + (sink.empty() ? std::string("op") : sink[0].name) +
                                           "' is not a symbol definition and cannot appear at module level",
                      loc);
