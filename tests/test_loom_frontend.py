@@ -151,6 +151,21 @@ def test_string_escapes_decode_json_style():
     assert m.symbols == {"k": "kernel"}
 
 
+def test_surrogate_escapes():
+    # A pair is one character; a lone surrogate is a bad escape.
+    assert loom.parse('kernel.decl export("\\ud83d\\ude00") @k() launch()\n').symbols == {"k": "kernel"}
+    with pytest.raises(loom.LoomError) as info:
+        loom.parse('kernel.decl export("\\ud83d") @k() launch()\n')
+    assert [d.code for d in info.value.diagnostics] == ["PARSE/023"]
+
+
+def test_unexpected_non_ascii_character_is_quoted_whole():
+    with pytest.raises(loom.LoomError) as info:
+        loom.parse("func.def @f() {\n  func.return é\n}\n")
+    (d,) = info.value.diagnostics
+    assert (d.code, d.message, d.line, d.column) == ("PARSE/025", "unexpected character 'é'", 2, 15)
+
+
 def test_module_symbols_and_digest():
     src = (GOLDEN / "valid.loom-test").read_text(encoding="utf-8").split("// ====\n")[-1]
     m = loom.parse(src)
@@ -463,3 +478,64 @@ def test_corpus_parses_verifies_and_specialises(name):
         # Its clock family is implemented in completed_tick.loom, another module.
         with pytest.raises(loom.LoomError, match="no implementation of template '@completed_tick'"):
             m.specialize("resident_exchange", "gfx1151", {})
+
+
+# ---------------------------------------------------------------- robustness
+
+FUZZ = r"""
+import random, sys
+from hrxarray._core import loom
+src = open(sys.argv[1], encoding="utf-8").read()
+rng = random.Random(int(sys.argv[2]))
+pieces = ["%", "@", "{", "}", "(", ")", "[", "]", "<", ">", ",", ":", "=", "->", "\n", '"', "\\", "x", "0",
+          "-", "-inf", "0x", "é", "scf.if %c", "index.add", "#e<", "^b", "where [", "launch("]
+failed = 0
+for _ in range(int(sys.argv[3])):
+    s = src
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(s) + 1)
+        r = rng.random()
+        if r < 0.4:
+            s = s[:i] + s[i + rng.randint(1, 8):]
+        elif r < 0.8:
+            s = s[:i] + rng.choice(pieces) + s[i:]
+        else:
+            j = rng.randrange(len(s) + 1)
+            s = s[:i] + s[j:j + 20] + s[i:]
+    try:
+        m = loom.parse(s)
+        config = {"scale.groups": "2", "tiles": "4", "mode": "1"}
+        for name, kind in m.symbols.items():
+            for target in ("gfx1151", "amd.xdna.strix_halo.17f0_11"):
+                try:
+                    m.specialize(name, target, config)
+                except ValueError:  # LoomError, or an invalid symbol
+                    pass
+    except loom.LoomError as e:
+        failed += 1
+        errors = [(d.code, d.line, d.column, d.message) for d in e.diagnostics if d.severity == "error"]
+        assert errors and len(errors) <= 21, errors
+        # Every recovery makes progress: no diagnostic is reported twice.
+        assert len(set(errors)) == len(errors), (s, errors)
+print(failed)
+"""
+
+
+def test_whole_valid_golden_file_is_one_module():
+    # The valid cases use distinct symbols, so together they form one module.
+    m = loom.parse((GOLDEN / "valid.loom-test").read_text(encoding="utf-8"))
+    assert {"scale", "loops", "collect", "vectors", "tiled", "chooser"} <= set(m.symbols)
+
+
+def test_mutated_sources_give_diagnostics_never_crashes_or_hangs(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "fuzz.py"
+    script.write_text(FUZZ)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(GOLDEN / "valid.loom-test"), "1", "1500"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert int(proc.stdout) > 1000  # most mutations are errors, and each was reported

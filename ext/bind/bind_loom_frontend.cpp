@@ -29,9 +29,15 @@ const char* severity_name(loom::Diagnostic::Severity s) {
     return "error";
 }
 
-std::string diagnostic_repr(const loom::Diagnostic& d) {
-    return std::string("Diagnostic(") + severity_name(d.severity) + " " + d.code + " at " + std::to_string(d.loc.line) +
-           ":" + std::to_string(d.loc.column) + ": " + d.message + ")";
+// Messages quote source text; decode leniently so that a quoting mistake can
+// never turn a diagnostic into a UnicodeDecodeError.
+nb::str text(const std::string& s) {
+    return nb::steal<nb::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
+
+nb::str diagnostic_repr(const loom::Diagnostic& d) {
+    return text(std::string("Diagnostic(") + severity_name(d.severity) + " " + d.code + " at " +
+                std::to_string(d.loc.line) + ":" + std::to_string(d.loc.column) + ": " + d.message + ")");
 }
 
 // A parsed, verified module as Python sees it.
@@ -87,10 +93,15 @@ PyModule parse_py(std::string source) {
 void set_loom_error(const loom::CompileError& e) {
     nb::list diags;
     for (const loom::Diagnostic& d : e.diagnostics()) diags.append(nb::cast(d));
-    nb::object exc = nb::steal(PyObject_CallFunction(g_loom_error, "s", e.what()));
+    nb::object exc = nb::steal(PyObject_CallOneArg(g_loom_error, text(e.what()).ptr()));
     if (!exc.is_valid()) return;  // the call set its own error
     if (PyObject_SetAttrString(exc.ptr(), "diagnostics", diags.ptr()) != 0) return;
     PyErr_SetObject(g_loom_error, exc.ptr());
+}
+
+void raise_loom_error(const loom::CompileError& e) {
+    set_loom_error(e);
+    throw nb::python_error();
 }
 
 void bind_loom_frontend(nb::module_& parent) {
@@ -100,7 +111,7 @@ void bind_loom_frontend(nb::module_& parent) {
                                  "One Loom diagnostic: its code ('PARSE/001'), message, 1-based line and\n"
                                  "column (code points; 0 = unknown) and severity ('error', 'warning', 'note').")
         .def_prop_ro("code", [](const loom::Diagnostic& d) { return d.code; }, "Domain and code, e.g. 'PARSE/001'.")
-        .def_prop_ro("message", [](const loom::Diagnostic& d) { return d.message; }, "The message text.")
+        .def_prop_ro("message", [](const loom::Diagnostic& d) { return text(d.message); }, "The message text.")
         .def_prop_ro("line", [](const loom::Diagnostic& d) { return d.loc.line; }, "1-based line; 0 when unknown.")
         .def_prop_ro("column", [](const loom::Diagnostic& d) { return d.loc.column; },
                      "1-based column in code points; 0 when unknown.")

@@ -264,22 +264,46 @@ void Lexer::lex(Token& t) {
                         e += 2;
                         continue;
                     }
-                    if (x == 'u' && e + 5 < src_.size()) {
-                        std::string hex(src_.substr(e + 2, 4));
-                        char* endp = nullptr;
-                        unsigned long cp = std::strtoul(hex.c_str(), &endp, 16);
-                        if (endp == hex.c_str() + 4) {
-                            // UTF-8 encode the BMP code point (surrogate pairs are kept as written).
+                    if (x == 'u') {
+                        auto hex4 = [&](size_t at) -> long {
+                            if (at + 4 > src_.size()) return -1;
+                            long v = 0;
+                            for (size_t k = at; k < at + 4; ++k) {
+                                int h = std::isxdigit(static_cast<unsigned char>(src_[k]))
+                                            ? (std::isdigit(static_cast<unsigned char>(src_[k])) ? src_[k] - '0'
+                                                                                                 : (src_[k] | 0x20) - 'a' + 10)
+                                            : -1;
+                                if (h < 0) return -1;
+                                v = v * 16 + h;
+                            }
+                            return v;
+                        };
+                        long cp = hex4(e + 2);
+                        size_t used = 6;
+                        if (cp >= 0xD800 && cp <= 0xDBFF && src_.substr(e + 6, 2) == "\\u") {
+                            long low = hex4(e + 8);
+                            if (low >= 0xDC00 && low <= 0xDFFF) {
+                                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                                used = 12;
+                            }
+                        }
+                        // A lone surrogate is not a character: a bad escape.
+                        if (cp >= 0 && !(cp >= 0xD800 && cp <= 0xDFFF)) {
                             if (cp < 0x80) out.push_back(static_cast<char>(cp));
                             else if (cp < 0x800) {
                                 out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
                                 out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-                            } else {
+                            } else if (cp < 0x10000) {
                                 out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
                                 out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
                                 out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+                            } else {
+                                out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+                                out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+                                out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+                                out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
                             }
-                            e += 6;
+                            e += used;
                             continue;
                         }
                     }
@@ -305,9 +329,11 @@ void Lexer::lex(Token& t) {
             finish(Tok::Punct, 1);
             return;
         }
-        // One diagnostic per run of unexpected characters.
-        diags_.error("PARSE/025", "unexpected character '" + std::string(1, c) + "'", t.loc);
-        advance(1);
+        // Quote and skip the whole code point (the source is valid UTF-8).
+        const unsigned char lead = static_cast<unsigned char>(c);
+        const size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : 4;
+        diags_.error("PARSE/025", "unexpected character '" + std::string(src_.substr(start, len)) + "'", t.loc);
+        advance(len);
     }
 }
 

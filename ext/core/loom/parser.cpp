@@ -343,10 +343,11 @@ public:
     void parse_module() {
         try {
             while (peek().kind != Tok::Eof) {
+                const size_t start = peek().begin;
                 try {
                     parse_top();
                 } catch (ParseFail&) {
-                    recover();
+                    recover(start, true);
                 }
             }
         } catch (Diags::Stop&) {
@@ -409,20 +410,19 @@ private:
         return take();
     }
 
-    // Skip the rest of a failed statement: the tokens on its last line and
-    // any balanced braces it opened, but never an enclosing region's '}'.
-    void recover() {
+    // Skip the rest of a failed statement (which began at byte `start`): the
+    // tokens on its last line and any balanced braces it opened, but never an
+    // enclosing region's '}'. A statement that failed on its first token
+    // skips that token, so every failure makes progress.
+    // At module level (`top`) a '}' closes nothing and is skipped too.
+    void recover(size_t start, bool top) {
+        if (peek().begin == start && peek().kind != Tok::Eof && (top || !peek().is('}'))) take();
         int depth = 0;
         uint32_t line = last_line_;
         for (;;) {
             const Token& t = peek();
             if (t.kind == Tok::Eof) return;
-            if (depth == 0 && (t.is('}') || t.loc.line != line)) {
-                if (t.is('}') && scopes_.empty()) {
-                    take();  // a stray top-level closer: consume so parsing advances
-                }
-                return;
-            }
+            if (depth == 0 && (t.is('}') || t.loc.line != line)) return;
             if (t.is('{')) ++depth;
             if (t.is('}')) --depth;
             line = t.loc.line;
@@ -870,15 +870,7 @@ private:
                     op.attrs["params"] = (*h.dict)["params"];
                     break;
                 }
-                case Step::Range:
-                    expect('[');
-                    op.operands.push_back(operand());
-                    expect_word("to");
-                    op.operands.push_back(operand());
-                    expect_word("step");
-                    op.operands.push_back(operand());
-                    expect(']');
-                    break;
+                case Step::Range: parse_bounds(op); break;
                 case Step::OptStr:
                     if (peek().kind == Tok::String) {
                         Attr a;
@@ -927,7 +919,7 @@ private:
         if (is_symbol_op(op.name))
             fail("STRUCTURE/011", "'" + op.name + "' defines a symbol and must be at module level", name.loc);
         parse_params(op);
-        if (op.name == "scf.for") parse_for(op, results.size());
+        if (op.name == "scf.for") parse_for(op);
         else if (op.name == "scf.if") parse_if(op);
         else if (op.name == "scf.while") parse_while(op);
         else {
@@ -972,20 +964,19 @@ private:
                 eof_reported_ = true;
                 return;
             }
+            const size_t start = t.begin;
             try {
                 parse_statement(r.ops);
             } catch (ParseFail&) {
-                recover();
+                recover(start, false);
             }
         }
     }
     void push_scope() { scopes_.emplace_back(); }
     void pop_scope() { scopes_.pop_back(); }
 
-    // `scf.for %iv = [%lo to %hi step %s] [(%acc = %init : T, ...)] [-> (T...)] [unroll] { ... }`
-    void parse_for(Op& op, size_t) {
-        Token iv = expect_kind(Tok::Value, "induction variable");
-        expect('=');
+    // `[%lo to %hi step %s]` → three operands.
+    void parse_bounds(Op& op) {
         expect('[');
         op.operands.push_back(operand());
         expect_word("to");
@@ -993,19 +984,28 @@ private:
         expect_word("step");
         op.operands.push_back(operand());
         expect(']');
+    }
+    // `(%x = %init : T, ...)` of scf.for / scf.while: the inits become
+    // operands; the names are defined later, in the region's scope.
+    std::vector<std::pair<Token, Type>> parse_carried(Op& op) {
         std::vector<std::pair<Token, Type>> carried;
-        if (accept('(')) {
-            if (!accept(')')) {
-                do {
-                    Token acc = expect_kind(Tok::Value, "SSA value");
-                    expect('=');
-                    op.operands.push_back(operand());
-                    expect(':');
-                    carried.emplace_back(acc, parse_type());
-                } while (accept(','));
-                expect(')');
-            }
-        }
+        if (!accept('(') || accept(')')) return carried;
+        do {
+            Token name = expect_kind(Tok::Value, "SSA value");
+            expect('=');
+            op.operands.push_back(operand());
+            expect(':');
+            carried.emplace_back(name, parse_type());
+        } while (accept(','));
+        expect(')');
+        return carried;
+    }
+    // `scf.for %iv = [%lo to %hi step %s] [(%acc = %init : T, ...)] [-> (T...)] [unroll] { ... }`
+    void parse_for(Op& op) {
+        Token iv = expect_kind(Tok::Value, "induction variable");
+        expect('=');
+        parse_bounds(op);
+        std::vector<std::pair<Token, Type>> carried = parse_carried(op);
         if (accept('A')) parse_type_list(op.result_types);
         parse_clauses(op);
         Region body;
@@ -1021,33 +1021,16 @@ private:
     void parse_if(Op& op) {
         op.operands.push_back(operand());
         if (accept('A')) parse_type_list(op.result_types);
-        Region then_r;
-        push_scope();
-        parse_region(then_r);
-        pop_scope();
-        op.regions.push_back(std::move(then_r));
-        if (accept_word("else")) {
-            Region else_r;
+        do {
+            Region r;
             push_scope();
-            parse_region(else_r);
+            parse_region(r);
             pop_scope();
-            op.regions.push_back(std::move(else_r));
-        }
+            op.regions.push_back(std::move(r));
+        } while (op.regions.size() == 1 && accept_word("else"));
     }
     void parse_while(Op& op) {
-        std::vector<std::pair<Token, Type>> carried;
-        if (accept('(')) {
-            if (!accept(')')) {
-                do {
-                    Token x = expect_kind(Tok::Value, "SSA value");
-                    expect('=');
-                    op.operands.push_back(operand());
-                    expect(':');
-                    carried.emplace_back(x, parse_type());
-                } while (accept(','));
-                expect(')');
-            }
-        }
+        std::vector<std::pair<Token, Type>> carried = parse_carried(op);
         if (accept('A')) parse_type_list(op.result_types);
         Region before, after;
         push_scope();
@@ -1102,10 +1085,13 @@ private:
                 // A plain statement at module level: parse it for its own
                 // errors, then report the structure error.
                 begin_function();
+                struct End {
+                    Parser& p;
+                    ~End() { p.end_function(); }
+                } end{*this};
                 std::vector<Op> sink;
                 Location loc = t.loc;
                 parse_statement(sink);
-                end_function();
                 fail("STRUCTURE/011", "'" + (sink.empty() ? std::string("op") : sink[0].name) +
                                           "' is not a symbol definition and cannot appear at module level",
                      loc);
