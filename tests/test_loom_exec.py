@@ -985,6 +985,23 @@ kernel.def @ticks() {
 
 
 @corpus
+@pytest.mark.parametrize("name, symbol, code", [
+    ("file_exchange.gpu.loom", "file_exchange", "EMULATOR/004"),
+    ("resident_exchange.gpu.loom", None, "EMULATOR/004"),
+])
+def test_corpus_exchange_fixtures_plan_to_emulator_diagnostics(name, symbol, code):
+    src = corpus_source(name)
+    if "template.apply<@completed_tick>" in src:  # hrx-rs links the clock provider in
+        src = corpus_source("completed_tick.loom") + src
+    if symbol is None:
+        symbol = next(l.split("@")[1].split("(")[0] for l in src.splitlines() if l.startswith("kernel.def"))
+    with pytest.raises(ValueError, match="not executed by the emulator") as e:
+        info(src, symbol)
+    codes = {d.code for d in e.value.diagnostics}
+    assert codes <= {"EMULATOR/001", "EMULATOR/004"} and (code is None or code in codes)
+
+
+@corpus
 def test_corpus_low_asm_pipeline_is_not_a_root():
     with pytest.raises(ValueError, match="needs a pipeline.def|not executed by the emulator"):
         info(corpus_source("resident_exchange.xdna.loom"), "resident_service_array", target=NPU)

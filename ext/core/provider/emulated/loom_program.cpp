@@ -57,9 +57,33 @@ void scan_fn(const Specialized& spec, const Op* fn, Scan& s) {
     for (const Region& r : fn->regions) scan_region(spec, r, false, false, s);
 }
 
+// Whether `r` (nested regions included) loads a system-scope atomic.
+bool polls_system_scope(const Region& r) {
+    for (const Op& op : r.ops) {
+        if (op.name == "view.atomic.load") {
+            const Attr* sc = op.attr("scope");
+            if (sc && sc->s == "system") return true;
+        }
+        for (const Region& sub : op.regions)
+            if (polls_system_scope(sub)) return true;
+    }
+    return false;
+}
+
 void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, bool in_launch, Scan& s) {
     for (const Op& op : r.ops) {
         const std::string& n = op.name;
+        if (n == "scf.while" && std::any_of(op.regions.begin(), op.regions.end(), polls_system_scope)) {
+            // A spin on memory another engine or the host writes: the
+            // emulator runs one program at a time, so nothing would ever
+            // end the loop.
+            Diagnostic d;
+            d.code = "EMULATOR/004";
+            d.message = "valid Loom, not executed by the emulator: scf.while polling a system-scope view.atomic.load "
+                        "(it waits for another engine or the host, which the emulator does not run alongside)";
+            d.loc = op.loc;
+            s.diags.push_back(d);
+        }
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
         if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write")) ok = true;
