@@ -391,6 +391,128 @@ def test_unsupported_op_is_rejected_at_plan_time():
         assert [d.code for d in diags] == ["EMULATOR/001"]
 
 
+SUBGROUP = """
+kernel.def @sg() {
+  %one = index.constant 1 : index
+  %w = index.constant 64 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%out: buffer) {
+  %z = index.constant 0 : offset
+  %t = kernel.workitem.id<x> : index
+  %t32 = index.cast %t : index to i32
+  %three = scalar.constant 3 : i32
+  %x, %ok = kernel.subgroup.shuffle<xor> %t32, %three : i32, i32 -> i32, i1
+  %five = scalar.constant 5 : i32
+  %b = kernel.subgroup.broadcast %t32, %five : i32, i32 -> i32
+  %c7 = scalar.constant 7 : i32
+  %r = scalar.remsi %t32, %c7 : i32
+  %zero = scalar.constant 0 : i32
+  %p = scalar.cmpi eq, %r, %zero : i32
+  %bal = kernel.subgroup.ballot %p : i1 -> i32
+  %two = scalar.constant 2 : i32
+  %d, %dok = kernel.subgroup.shuffle<down> %t32, %two : i32, i32 -> i32, i1
+  %dv = scalar.extui %dok : i1 to i32
+  %ov = buffer.view %out[%z] : buffer -> view<64x5xi32>
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c2 = index.constant 2 : index
+  %c3 = index.constant 3 : index
+  %c4 = index.constant 4 : index
+  view.store %x, %ov[%t, %c0] : i32, view<64x5xi32>
+  view.store %b, %ov[%t, %c1] : i32, view<64x5xi32>
+  view.store %bal, %ov[%t, %c2] : i32, view<64x5xi32>
+  view.store %d, %ov[%t, %c3] : i32, view<64x5xi32>
+  view.store %dv, %ov[%t, %c4] : i32, view<64x5xi32>
+  kernel.return
+}
+"""
+
+
+def test_subgroup_shuffle_broadcast_ballot():
+    out = np.zeros((64, 5), np.int32)
+    run(SUBGROUP, "sg", [out], b"", [])
+    t = np.arange(64)
+    base = t // 32 * 32
+    assert np.array_equal(out[:, 0], t ^ 3)
+    assert np.array_equal(out[:, 1], base + 5)
+    for g in range(2):
+        bits = sum(1 << (l - 32 * g) for l in range(32 * g, 32 * g + 32) if l % 7 == 0)
+        assert (out[32 * g:32 * g + 32, 2].astype(np.int64) % 2**32 == bits).all()
+    valid = (t % 32) + 2 < 32
+    assert np.array_equal(out[:, 4], valid.astype(np.int32))
+    assert np.array_equal(out[:, 3], np.where(valid, t + 2, t))
+
+
+EXCHANGE = """
+kernel.def @swap() {
+  %one = index.constant 1 : index
+  %w = index.constant 8 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%cell: buffer, %seen: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %t = kernel.workitem.id<x> : index
+  %t32 = index.cast %t : index to i32
+  %cv = buffer.view %cell[%z] : buffer -> view<1xi32>
+  %sv = buffer.view %seen[%z] : buffer -> view<8x2xi32>
+  %one32 = scalar.constant 1 : i32
+  %want = scalar.subi %t32, %one32 : i32
+  %old, %won = view.atomic.cmpxchg %want, %t32, %cv[%c0] {success = acq_rel, failure = acquire, scope = device} : i32, i32, view<1xi32> -> i32, i1
+  %w32 = scalar.extui %won : i1 to i32
+  %c1 = index.constant 1 : index
+  view.store %old, %sv[%t, %c0] : i32, view<8x2xi32>
+  view.store %w32, %sv[%t, %c1] : i32, view<8x2xi32>
+  %fin = view.atomic.load %cv[%c0] {ordering = acquire, scope = device} : view<1xi32> -> i32
+  %nine = scalar.constant 9 : i32
+  %sum = scalar.addi %fin, %nine : i32
+  view.atomic.store %sum, %cv[%c0] {ordering = release, scope = device} : i32, view<1xi32>
+  kernel.return
+}
+"""
+
+
+def test_cmpxchg_and_atomic_load_store_run_lanes_in_lane_order():
+    # Lane t swaps t - 1 for t: in lane order every swap succeeds, a chain 0 -> 7.
+    cell = np.array([-1], np.int32)
+    seen = np.zeros((8, 2), np.int32)
+    run(EXCHANGE, "swap", [cell, seen], b"", [])
+    assert np.array_equal(seen[:, 0], np.arange(-1, 7)) and seen[:, 1].all()
+    assert cell[0] == 7 + 9  # every lane loads 7 and stores 16
+
+
+SCATTER = """
+aie2p.target<array> @arr
+aie2p.target<core> @core
+pipeline.def<kernel> public target(@arr) @split() launch(%a: buffer, %out: buffer) {
+  %two = index.constant 2 : index
+  %z = index.constant 0 : offset
+  %grp = group.create %two : index -> group
+  %av = buffer.view %a[%z] : buffer -> view<4x3x8xf32>
+  %ov = buffer.view %out[%z] : buffer -> view<12x8xbf16>
+  %af = pipeline.scatter %av across %grp : view<4x3x8xf32>, group -> pipeline.flow<tile<8xf32>>
+  %of = pipeline.stage @round on %grp(%af) : (group, pipeline.flow<tile<8xf32>>) -> (pipeline.flow<tile<8xbf16>>)
+  pipeline.write %of to %ov : pipeline.flow<tile<8xbf16>>, view<12x8xbf16>
+  pipeline.return
+}
+func.def target(@core) @round(%a: buffer, %o: buffer) {
+  %z = index.constant 0 : offset
+  %av = buffer.view %a[%z] : buffer -> view<8xf32>
+  %ov = buffer.view %o[%z] : buffer -> view<8xbf16>
+  %x = vector.load %av[0] : view<8xf32> -> vector<8xf32>
+  %y = vector.fptrunc %x : vector<8xf32> to vector<8xbf16>
+  vector.store %y, %ov[0] : vector<8xbf16>, view<8xbf16>
+  func.return
+}
+"""
+
+
+def test_pipeline_scatter_and_bf16_rounding():
+    a = (np.random.default_rng(8).standard_normal((4, 3, 8)) * 1000).astype(np.float32)
+    out = np.zeros((12, 8), BF16)
+    run(SCATTER, "split", [a, out], target=NPU)
+    assert np.array_equal(out.view(np.uint16), a.reshape(12, 8).astype(BF16).view(np.uint16))
+
+
 # --- checked mode --------------------------------------------------------------------------------
 
 def where_is(src, text):
@@ -529,6 +651,59 @@ def test_checked_barrier_under_divergent_control_flow():
     }""")
     with pytest.raises(hx.ExecutionError, match=r"kernel.barrier: barrier under divergent control flow.*work-item \(1, 0, 0\)"):
         run(src, "race", [np.zeros(1, np.int32)], struct.pack("<I", 3), [3], checked=True)
+
+
+MISC = """
+kernel.def @misc() {
+  %one = index.constant 1 : index
+  %w = index.constant 4 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%io: buffer, %f: buffer) {
+  %z = index.constant 0 : offset
+  %t = kernel.workitem.id<x> : index
+  %a, %fa = buffer.assume.alignment %io, %f {minimum_alignment = 64} : buffer, buffer
+  %v = buffer.view %a[%z] : buffer -> view<8xi32>
+  %fv = buffer.view %fa[%z] : buffer -> view<4xf32>
+  %x = view.load %fv[%t] : view<4xf32> -> f32
+  %i = scalar.fptosi %x : f32 to i32
+  %c2 = index.constant 2 : index
+  %o = index.mul %t, %c2 : index
+  %vec = vector.load %v[%o] : view<8xi32> -> vector<3xi32>
+  %s = vector.splat %i : vector<3xi32>
+  %sum = vector.addi %vec, %s : vector<3xi32>
+  %e = vector.extract %sum[0] : vector<3xi32> -> i32
+  view.store %e, %v[%o] : i32, view<8xi32>
+  kernel.return
+}
+"""
+
+
+def aligned(n, dtype, misalign=0):
+    """A zeroed array of n elements whose data starts `misalign` bytes past a 64-byte boundary."""
+    size = np.dtype(dtype).itemsize
+    raw = np.zeros(n * size + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + misalign
+    return raw[start:start + n * size].view(dtype)
+
+
+def test_checked_alignment_vector_footprint_and_cast_representability():
+    f = aligned(4, np.float32)
+    f[:] = [1, 2, 3, 4]
+    io = aligned(8, np.int32)
+    # Lane 3's 3-element vector at 6 runs past the 8-element view: always an error.
+    with pytest.raises(hx.ExecutionError, match=r"vector.load: footprint \[6, 9\) out of bounds for axis 0 of extent 8 .*work-item \(3, 0, 0\)"):
+        run(MISC, "misc", [io, f], b"", [])
+    src = MISC.replace("vector<3xi32>", "vector<2xi32>")
+    run(src, "misc", [io, f], b"", [], checked=True)
+    assert io.tolist() == [1, 0, 2, 0, 3, 0, 4, 0]
+    f[2] = 3e9  # not an i32
+    with pytest.raises(hx.ExecutionError, match=r"scalar.fptosi: float value not representable in i32 .*work-item \(2, 0, 0\)"):
+        run(src, "misc", [io, f], b"", [], checked=True)
+    f[2] = 3
+    bad = aligned(8, np.int32, misalign=4)
+    with pytest.raises(hx.ExecutionError, match=r"buffer.assume.alignment: alignment promise of 64 bytes broken: binding %io"):
+        run(src, "misc", [bad, f], b"", [], checked=True)
+    run(src, "misc", [bad, f], b"", [])  # unchecked: the promise is not verified
 
 
 # --- NPU pipelines ---------------------------------------------------------------------------------
@@ -807,6 +982,23 @@ kernel.def @ticks() {
     with pytest.raises(ValueError, match=r"^20:\d+: valid Loom, not executed by the emulator: low.invoke") as e:
         info(src, "ticks")
     assert [d.code for d in e.value.diagnostics] == ["EMULATOR/001"]
+
+
+@corpus
+@pytest.mark.parametrize("name, symbol, code", [
+    ("file_exchange.gpu.loom", "file_exchange", "EMULATOR/004"),
+    ("resident_exchange.gpu.loom", None, "EMULATOR/004"),
+])
+def test_corpus_exchange_fixtures_plan_to_emulator_diagnostics(name, symbol, code):
+    src = corpus_source(name)
+    if "template.apply<@completed_tick>" in src:  # hrx-rs links the clock provider in
+        src = corpus_source("completed_tick.loom") + src
+    if symbol is None:
+        symbol = next(l.split("@")[1].split("(")[0] for l in src.splitlines() if l.startswith("kernel.def"))
+    with pytest.raises(ValueError, match="not executed by the emulator") as e:
+        info(src, symbol)
+    codes = {d.code for d in e.value.diagnostics}
+    assert codes <= {"EMULATOR/001", "EMULATOR/004"} and (code is None or code in codes)
 
 
 @corpus

@@ -1347,6 +1347,8 @@ struct Ops {
             }
         }
         const bool fl = isf(v.elem);
+        bool dense = true;
+        for (int64_t e = 0; e < vlen; ++e) dense &= rel[static_cast<size_t>(e)] == e * es;
         if (load) {
             const bool luni = uni && !B.stride;
             size_num(*load, v.elem, vlen, vshape, luni, x.L);
@@ -1360,9 +1362,17 @@ struct Ops {
             if (load) {
                 int64_t* io = fl ? nullptr : load->i.data() + l * vlen;
                 double* fo = fl ? load->f.data() + l * vlen : nullptr;
-                if (v.elem == ScalarKind::F32 && rel.back() == (vlen - 1) * 4) {
+                if (dense && v.elem == ScalarKind::F32) {
                     const float* s = reinterpret_cast<const float*>(base);
                     for (int64_t e = 0; e < vlen; ++e) { float t; std::memcpy(&t, s + e, 4); fo[e] = t; }
+                } else if (dense && v.elem == ScalarKind::BF16) {
+                    for (int64_t e = 0; e < vlen; ++e) {
+                        uint16_t h;
+                        std::memcpy(&h, base + 2 * e, 2);
+                        fo[e] = std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+                    }
+                } else if (dense && v.elem == ScalarKind::I32) {
+                    for (int64_t e = 0; e < vlen; ++e) { int32_t t; std::memcpy(&t, base + 4 * e, 4); io[e] = t; }
                 } else {
                     for (int64_t e = 0; e < vlen; ++e) rd(v.elem, base + rel[static_cast<size_t>(e)], io ? io + e : nullptr, fo ? fo + e : nullptr, ib);
                 }
@@ -1370,6 +1380,13 @@ struct Ops {
                     for (int64_t e = 0; e < vlen; ++e) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, false);
             } else {
                 const size_t s0 = store->uni ? 0 : static_cast<size_t>(l * vlen);
+                if (dense && B.writer.empty() && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+                    if (v.elem == ScalarKind::F32)
+                        for (int64_t e = 0; e < vlen; ++e) { const float t = static_cast<float>(store->f[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
+                    else
+                        for (int64_t e = 0; e < vlen; ++e) { const int32_t t = static_cast<int32_t>(store->i[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
+                    continue;
+                }
                 for (int64_t e = 0; e < vlen; ++e) {
                     if (B.kind == BufKind::Workgroup && x.sh.options.checked) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
                     wr(v.elem, base + rel[static_cast<size_t>(e)], fl ? 0 : store->i[s0 + static_cast<size_t>(e)], fl ? store->f[s0 + static_cast<size_t>(e)] : 0, ib);

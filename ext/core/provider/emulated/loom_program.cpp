@@ -57,9 +57,33 @@ void scan_fn(const Specialized& spec, const Op* fn, Scan& s) {
     for (const Region& r : fn->regions) scan_region(spec, r, false, false, s);
 }
 
+// Whether `r` (nested regions included) loads a system-scope atomic.
+bool polls_system_scope(const Region& r) {
+    for (const Op& op : r.ops) {
+        if (op.name == "view.atomic.load") {
+            const Attr* sc = op.attr("scope");
+            if (sc && sc->s == "system") return true;
+        }
+        for (const Region& sub : op.regions)
+            if (polls_system_scope(sub)) return true;
+    }
+    return false;
+}
+
 void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, bool in_launch, Scan& s) {
     for (const Op& op : r.ops) {
         const std::string& n = op.name;
+        if (n == "scf.while" && std::any_of(op.regions.begin(), op.regions.end(), polls_system_scope)) {
+            // A spin on memory another engine or the host writes: the
+            // emulator runs one program at a time, so nothing would ever
+            // end the loop.
+            Diagnostic d;
+            d.code = "EMULATOR/004";
+            d.message = "valid Loom, not executed by the emulator: scf.while polling a system-scope view.atomic.load "
+                        "(it waits for another engine or the host, which the emulator does not run alongside)";
+            d.loc = op.loc;
+            s.diags.push_back(d);
+        }
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
         if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write")) ok = true;
@@ -676,46 +700,63 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             for (size_t k = 0; k < op.results.size(); ++k) outs.push_back(&flows[first_out + k]);
             for (size_t k = 1; k < op.operands.size(); ++k) ins[k - 1] = &flows.at(static_cast<size_t>(reg(op.operands[k]).flow));
             const int64_t chunks = (F + kFiringChunk - 1) / kFiringChunk;
-            run_items(static_cast<size_t>(chunks), true, [&](size_t c) {
-                const int64_t first = static_cast<int64_t>(c) * kFiringChunk;
-                const int64_t nf = std::min(kFiringChunk, F - first);
-                Exec x(sh, nf);
-                x.set_npu_batch(first);
-                std::vector<Reg> args;
-                for (const Flow* f : ins) {
-                    const uint64_t stride = (static_cast<uint64_t>(f->record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
-                    auto mem = std::make_unique<uint8_t[]>(stride * static_cast<uint64_t>(nf) + kTileAlign);
-                    const uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
-                    uint8_t* base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
-                    for (int64_t q = 0; q < nf; ++q) std::memcpy(base + static_cast<uint64_t>(q) * stride, f->record(first + q), static_cast<size_t>(f->record_bytes));
-                    BufObj b;
-                    b.base = base;
-                    b.size = static_cast<uint64_t>(f->record_bytes);
-                    b.stride = stride;
-                    b.address = reinterpret_cast<uintptr_t>(base);
-                    b.kind = BufKind::Tile;
-                    b.name = "input tile";
-                    x.owned.push_back(std::move(mem));
-                    Reg r;
-                    r.kind = RK::Buf;
-                    r.buf = x.add_buffer(std::move(b));
-                    args.push_back(std::move(r));
+            const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())));
+            const Region& callee = fn->regions[0];
+            // Each item runs a range of chunks through one interpreter and one
+            // frame, whose registers and tile buffers keep their storage.
+            run_items(static_cast<size_t>(items), true, [&](size_t it) {
+                const int64_t c0 = static_cast<int64_t>(it) * chunks / items, c1 = static_cast<int64_t>(it + 1) * chunks / items;
+                std::unique_ptr<Exec> x;
+                Exec::Frame fr;
+                std::vector<std::vector<uint8_t>> tiles(ins.size());
+                for (int64_t c = c0; c < c1; ++c) {
+                    const int64_t first = c * kFiringChunk;
+                    const int64_t nf = std::min(kFiringChunk, F - first);
+                    if (!x || x->L != nf) {
+                        x = std::make_unique<Exec>(sh, nf);
+                        fr = x->frame_for(*fn);
+                    }
+                    x->bufs.clear();
+                    x->owned.clear();
+                    x->set_npu_batch(first);
+                    size_t arg = 0;
+                    auto bind = [&](BufObj b) {
+                        Reg& r = fr.regs[static_cast<size_t>(callee.args[arg++])];
+                        r = Reg{};
+                        r.kind = RK::Buf;
+                        r.buf = x->add_buffer(std::move(b));
+                    };
+                    for (size_t i = 0; i < ins.size(); ++i) {
+                        const Flow* f = ins[i];
+                        const uint64_t stride = (static_cast<uint64_t>(f->record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
+                        tiles[i].resize(stride * static_cast<uint64_t>(nf) + kTileAlign);
+                        const uintptr_t p = reinterpret_cast<uintptr_t>(tiles[i].data());
+                        uint8_t* base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+                        for (int64_t q = 0; q < nf; ++q)
+                            std::memcpy(base + static_cast<uint64_t>(q) * stride, f->record(first + q), static_cast<size_t>(f->record_bytes));
+                        BufObj b;
+                        b.base = base;
+                        b.size = static_cast<uint64_t>(f->record_bytes);
+                        b.stride = stride;
+                        b.address = reinterpret_cast<uintptr_t>(base);
+                        b.kind = BufKind::Tile;
+                        b.name = "input tile " + std::to_string(i);
+                        bind(std::move(b));
+                    }
+                    for (size_t i = 0; i < outs.size(); ++i) {
+                        const Flow* f = outs[i];
+                        BufObj b;
+                        b.base = f->arena_base + static_cast<uint64_t>(first) * f->stride;
+                        b.size = static_cast<uint64_t>(f->record_bytes);
+                        b.stride = f->stride;
+                        b.address = reinterpret_cast<uintptr_t>(b.base);
+                        b.kind = BufKind::Tile;
+                        b.name = "output tile " + std::to_string(i);
+                        bind(std::move(b));
+                    }
+                    Mask m;
+                    x->run_region(callee, fr, m);
                 }
-                for (Flow* f : outs) {
-                    BufObj b;
-                    b.base = f->arena_base + static_cast<uint64_t>(first) * f->stride;
-                    b.size = static_cast<uint64_t>(f->record_bytes);
-                    b.stride = f->stride;
-                    b.address = reinterpret_cast<uintptr_t>(b.base);
-                    b.kind = BufKind::Tile;
-                    b.name = "output tile";
-                    Reg r;
-                    r.kind = RK::Buf;
-                    r.buf = x.add_buffer(std::move(b));
-                    args.push_back(std::move(r));
-                }
-                Mask m;
-                x.call(*fn, fn->regions[0], std::move(args), m);
             });
             for (size_t k = 0; k < op.results.size(); ++k) {
                 Reg r;
