@@ -26,4 +26,6 @@ void bind_dlpack(nanobind::module_& m);
 void bind_array(nanobind::module_& m);
 // _core._elementwise: the elementwise/cast/reduction kernels, for tests.
 void bind_elementwise(nanobind::module_& m);
+// _core.loom._run_program / _plan_info: the Loom executor, for tests.
+void bind_loom_exec(nanobind::module_& m);
 }  // namespace hrx::bind
