@@ -23,13 +23,14 @@ kernel.def target(@gpu) export("scale_f32") @scale_f32(%count: index) {
 } launch(%count: index, %alpha: f32, %x: buffer, %y: buffer) {
   %width = index.constant 256 : index
   %origin = index.constant 0 : offset
+  %xa, %ya = buffer.assume.alignment %x, %y {minimum_alignment = 4} : buffer, buffer
   %a = scalar.assume %alpha [finite(%alpha)] : f32
   %item = kernel.workitem.id<x> : index
   %group = kernel.workgroup.id<x> : index
   %first = index.mul %group, %width : index
   %i = index.add %first, %item : index
-  %xs = buffer.view %x[%origin] : buffer -> view<[%count]xf32>
-  %ys = buffer.view %y[%origin] : buffer -> view<[%count]xf32>
+  %xs = buffer.view %xa[%origin] : buffer -> view<[%count]xf32>
+  %ys = buffer.view %ya[%origin] : buffer -> view<[%count]xf32>
   %inside = index.cmp ult, %i, %count : index
   scf.if %inside {
     %v = view.load %xs[%i] : view<[%count]xf32> -> f32
@@ -61,15 +62,10 @@ func.def target(@core) @double_record(%in: buffer, %out: buffer) {
   %origin = index.constant 0 : offset
   %iv = buffer.view %a[%origin] : buffer -> view<16xi32>
   %ov = buffer.view %b[%origin] : buffer -> view<16xi32>
-  %zero = index.constant 0 : index
-  %one = index.constant 1 : index
-  %sixteen = index.constant 16 : index
-  %two = scalar.constant 2 : i32
-  scf.for %i = [%zero to %sixteen step %one] {
-    %v = view.load %iv[%i] : view<16xi32> -> i32
-    %d = scalar.muli %v, %two : i32
-    view.store %d, %ov[%i] : i32, view<16xi32>
-  }
+  %v = vector.load %iv[0] : view<16xi32> -> vector<16xi32>
+  %twos = vector.constant 2 : vector<16xi32>
+  %d = vector.muli %v, %twos : vector<16xi32>
+  vector.store %d, %ov[0] : vector<16xi32>, view<16xi32>
   func.return
 }
 """
