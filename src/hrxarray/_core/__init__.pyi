@@ -15,7 +15,11 @@ from hrxarray import (
     HrxError as HrxError,
     UnsupportedError as UnsupportedError
 )
-from hrxarray._core import kernels as kernels, numerics as numerics
+from hrxarray._core import (
+    kernels as kernels,
+    loom as loom,
+    numerics as numerics
+)
 
 
 def cpu_features() -> dict:
