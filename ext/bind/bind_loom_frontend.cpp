@@ -73,6 +73,15 @@ nb::dict specialize_py(const PyModule& m, const std::string& symbol, const std::
     return out;
 }
 
+PyModule parse_py(std::string source) {
+    loom::ParsedModule parsed;
+    {
+        ReleaseGil unlocked;
+        parsed = loom::parse_module(source);
+    }
+    return PyModule{parsed.module, std::move(parsed.warnings)};
+}
+
 }  // namespace
 
 void set_loom_error(const loom::CompileError& e) {
@@ -114,19 +123,11 @@ void bind_loom_frontend(nb::module_& parent) {
              "templates ('line:col' of each reachable template.apply -> chosen symbol)).\n"
              "Raises LoomError, or ValueError for an invalid symbol or key.");
 
-    m.def(
-        "parse",
-        [](std::string source) {
-            loom::ParsedModule parsed;
-            {
-                ReleaseGil unlocked;
-                parsed = loom::parse_module(source);
-            }
-            return PyModule{parsed.module, std::move(parsed.warnings)};
-        },
-        nb::arg("source"),
-        "Tokenise, parse and verify Loom `source` (str). Returns a Module; raises\n"
-        "LoomError (a ValueError) carrying every diagnostic when the source is invalid.");
+    m.def("parse", [](std::string source) { return parse_py(std::move(source)); }, nb::arg("source"),
+          "Tokenise, parse and verify Loom `source` (str). Returns a Module; raises\n"
+          "LoomError (a ValueError) carrying every diagnostic when the source is invalid.");
+    m.def("parse", [](nb::bytes source) { return parse_py(std::string(source.c_str(), source.size())); },
+          nb::arg("source"), "The same for UTF-8 bytes (invalid UTF-8 is PARSE/019).");
 
     g_loom_error = PyErr_NewExceptionWithDoc(
         "hrxarray._core.loom.LoomError",

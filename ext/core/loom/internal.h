@@ -29,6 +29,7 @@ struct OpRule {
     int operands = kAny;
     int results = kAny;
     TypeRule types = TypeRule::Pairwise;
+    char domain = 0;           // 'i': integer operands, 'f': float operands (scalar or vector element)
 };
 const OpRule* find_rule(std::string_view name);
 

@@ -338,7 +338,7 @@ std::string_view Lexer::take_type_text(Location& loc) {
             advance(e - start);
             diags_.error("PARSE/026", "unterminated '<' in type", loc);
             last_end_ = pos_.at;
-            return src_.substr(start, e - start);
+            return {};
         }
         e = k + 1;
     }

@@ -48,7 +48,7 @@ public:
     Token next();
     // The raw text of a type starting at the next token: identifier
     // characters plus balanced `<...>`. Consumes it; PARSE/026 when a `<`
-    // is never closed on its line.
+    // is never closed on its line (then returns an empty view).
     std::string_view take_type_text(Location& loc);
     // The raw text of a balanced `{...}` block starting at the next token
     // (which must be '{'), without the outer braces; for low.func.def asm.

@@ -84,11 +84,17 @@ std::vector<OpRule> build_rules() {
     // Scalar and lanewise vector forms share their spellings.
     for (const char* dialect : {"scalar.", "vector."}) {
         std::string d = dialect;
-        for (const char* n : int_binary) add(name(d + n), "ops dict types", 2, 1);
-        for (const char* n : int_unary) add(name(d + n), "ops dict types", 1, 1);
-        for (const char* n : float_binary) add(name(d + n), "ops dict types", 2, 1);
-        for (const char* n : float_unary) add(name(d + n), "ops dict types", 1, 1);
-        for (const char* n : float_tests) add(name(d + n), "ops dict types", 1, 1);
+        auto family = [&](const auto& names, int ops, char domain) {
+            for (const char* n : names) {
+                add(name(d + n), "ops dict types", ops, 1);
+                r.back().domain = domain;
+            }
+        };
+        family(int_binary, 2, 'i');
+        family(int_unary, 1, 'i');
+        family(float_binary, 2, 'f');
+        family(float_unary, 1, 'f');
+        family(float_tests, 1, 'f');
         for (const char* n : casts) add(name(d + n), "ops types", 1, 1);
         add(name(d + "fmaf"), "ops dict types", 3, 1);
         add(name(d + "fmai"), "ops dict types", 3, 1);
@@ -463,6 +469,7 @@ private:
         Location loc;
         std::string_view text = lex_.take_type_text(loc);
         last_line_ = loc.line;
+        if (text.empty()) throw ParseFail{};  // PARSE/026, already reported
         return interpret_type(text, loc);
     }
     Type interpret_type(std::string_view text, Location loc) {
@@ -863,15 +870,7 @@ private:
                     op.attrs["params"] = (*h.dict)["params"];
                     break;
                 }
-                case Step::Range:
-                    expect('[');
-                    op.operands.push_back(operand());
-                    expect_word("to");
-                    op.operands.push_back(operand());
-                    expect_word("step");
-                    op.operands.push_back(operand());
-                    expect(']');
-                    break;
+                case Step::Range: parse_bounds(op); break;
                 case Step::OptStr:
                     if (peek().kind == Tok::String) {
                         Attr a;
@@ -920,7 +919,7 @@ private:
         if (is_symbol_op(op.name))
             fail("STRUCTURE/011", "'" + op.name + "' defines a symbol and must be at module level", name.loc);
         parse_params(op);
-        if (op.name == "scf.for") parse_for(op, results.size());
+        if (op.name == "scf.for") parse_for(op);
         else if (op.name == "scf.if") parse_if(op);
         else if (op.name == "scf.while") parse_while(op);
         else {
@@ -975,10 +974,8 @@ private:
     void push_scope() { scopes_.emplace_back(); }
     void pop_scope() { scopes_.pop_back(); }
 
-    // `scf.for %iv = [%lo to %hi step %s] [(%acc = %init : T, ...)] [-> (T...)] [unroll] { ... }`
-    void parse_for(Op& op, size_t) {
-        Token iv = expect_kind(Tok::Value, "induction variable");
-        expect('=');
+    // `[%lo to %hi step %s]` → three operands.
+    void parse_bounds(Op& op) {
         expect('[');
         op.operands.push_back(operand());
         expect_word("to");
@@ -986,19 +983,28 @@ private:
         expect_word("step");
         op.operands.push_back(operand());
         expect(']');
+    }
+    // `(%x = %init : T, ...)` of scf.for / scf.while: the inits become
+    // operands; the names are defined later, in the region's scope.
+    std::vector<std::pair<Token, Type>> parse_carried(Op& op) {
         std::vector<std::pair<Token, Type>> carried;
-        if (accept('(')) {
-            if (!accept(')')) {
-                do {
-                    Token acc = expect_kind(Tok::Value, "SSA value");
-                    expect('=');
-                    op.operands.push_back(operand());
-                    expect(':');
-                    carried.emplace_back(acc, parse_type());
-                } while (accept(','));
-                expect(')');
-            }
-        }
+        if (!accept('(') || accept(')')) return carried;
+        do {
+            Token name = expect_kind(Tok::Value, "SSA value");
+            expect('=');
+            op.operands.push_back(operand());
+            expect(':');
+            carried.emplace_back(name, parse_type());
+        } while (accept(','));
+        expect(')');
+        return carried;
+    }
+    // `scf.for %iv = [%lo to %hi step %s] [(%acc = %init : T, ...)] [-> (T...)] [unroll] { ... }`
+    void parse_for(Op& op) {
+        Token iv = expect_kind(Tok::Value, "induction variable");
+        expect('=');
+        parse_bounds(op);
+        std::vector<std::pair<Token, Type>> carried = parse_carried(op);
         if (accept('A')) parse_type_list(op.result_types);
         parse_clauses(op);
         Region body;
@@ -1014,33 +1020,16 @@ private:
     void parse_if(Op& op) {
         op.operands.push_back(operand());
         if (accept('A')) parse_type_list(op.result_types);
-        Region then_r;
-        push_scope();
-        parse_region(then_r);
-        pop_scope();
-        op.regions.push_back(std::move(then_r));
-        if (accept_word("else")) {
-            Region else_r;
+        do {
+            Region r;
             push_scope();
-            parse_region(else_r);
+            parse_region(r);
             pop_scope();
-            op.regions.push_back(std::move(else_r));
-        }
+            op.regions.push_back(std::move(r));
+        } while (op.regions.size() == 1 && accept_word("else"));
     }
     void parse_while(Op& op) {
-        std::vector<std::pair<Token, Type>> carried;
-        if (accept('(')) {
-            if (!accept(')')) {
-                do {
-                    Token x = expect_kind(Tok::Value, "SSA value");
-                    expect('=');
-                    op.operands.push_back(operand());
-                    expect(':');
-                    carried.emplace_back(x, parse_type());
-                } while (accept(','));
-                expect(')');
-            }
-        }
+        std::vector<std::pair<Token, Type>> carried = parse_carried(op);
         if (accept('A')) parse_type_list(op.result_types);
         Region before, after;
         push_scope();

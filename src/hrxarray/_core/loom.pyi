@@ -3,6 +3,7 @@ The Loom frontend: parse and verify Loom modules (private; use hrxarray.loom).
 """
 
 from collections.abc import Mapping
+from typing import overload
 
 
 class Diagnostic:
@@ -60,11 +61,16 @@ class Module:
         Raises LoomError, or ValueError for an invalid symbol or key.
         """
 
+@overload
 def parse(source: str) -> Module:
     """
     Tokenise, parse and verify Loom `source` (str). Returns a Module; raises
     LoomError (a ValueError) carrying every diagnostic when the source is invalid.
     """
+
+@overload
+def parse(source: bytes) -> Module:
+    """The same for UTF-8 bytes (invalid UTF-8 is PARSE/019)."""
 
 class LoomError(ValueError):
     """
