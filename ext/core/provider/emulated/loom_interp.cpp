@@ -102,6 +102,7 @@ void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vs
     r.vlen = vlen;
     r.vshape = vshape;
     r.uni = uni;
+    r.aff = -1;
     const size_t n = static_cast<size_t>((uni ? 1 : L) * vlen);
     if (isf(k)) {
         r.f.resize(n);
@@ -127,6 +128,23 @@ const Reg& varying(const Reg& r, Reg& tmp, int64_t L) {
     }
     if (r.off.size() == 1) tmp.off.assign(static_cast<size_t>(L), r.off[0]);
     return tmp;
+}
+
+// Whether a varying scalar integer is affine in the lane (cached on r).
+bool affine(const Reg& r0, int64_t L) {
+    Reg& r = const_cast<Reg&>(r0);
+    if (r.aff >= 0) return r.aff == 1;
+    r.aff = 0;
+    if (r.uni || r.vlen != 1 || r.i.size() != static_cast<size_t>(L) || L < 2) return false;
+    const int64_t* p = r.i.data();
+    const int64_t a0 = p[0], a1 = p[1] - p[0];
+    bool ok = true;
+    for (int64_t l = 0; l < L; ++l) ok &= p[l] == a0 + a1 * l;
+    if (!ok) return false;
+    r.aff = 1;
+    r.a0 = a0;
+    r.a1 = a1;
+    return true;
 }
 
 template <class T>
@@ -176,10 +194,14 @@ void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
     const int64_t W = ws[0] * ws[1] * ws[2];
     wg_lin_.resize(static_cast<size_t>(L));
     item_lin_.resize(static_cast<size_t>(L));
+    int64_t wg = first_global / W, item = first_global % W;
     for (int64_t l = 0; l < L; ++l) {
-        const int64_t g = first_global + l;
-        wg_lin_[static_cast<size_t>(l)] = g / W;
-        item_lin_[static_cast<size_t>(l)] = g % W;
+        wg_lin_[static_cast<size_t>(l)] = wg;
+        item_lin_[static_cast<size_t>(l)] = item;
+        if (++item == W) {
+            item = 0;
+            ++wg;
+        }
     }
 }
 
@@ -441,13 +463,43 @@ struct Ops {
         return a ? a->s : std::string();
     }
 
-    static void int_cmp(Exec& x, const Op& op, Frame& fr, const Mask&) {
+    static void int_cmp(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         const std::string p = pred_of(op);
         const Reg& A = in(fr, op, 0);
         const ScalarKind k = A.elem;
         auto U = [k](int64_t v) { return uval(k, v); };
         Reg& o = out(fr, op);
-        auto go = [&](auto f) { bin<int64_t, int64_t, int64_t>(x, o, A, in(fr, op, 1), ScalarKind::I1, f); };
+        const Reg& Bv = in(fr, op, 1);
+        // An affine lane value against a uniform bound: when both end lanes
+        // agree and every active lane is in the run, the whole batch agrees
+        // (comparisons with a constant are monotonic along an affine
+        // sequence unless it wraps, which the end checks exclude for signed
+        // and unsigned readings alike when both ends have the same sign).
+        if (m.all && Bv.uni && Bv.vlen == 1 && !A.uni && affine(A, x.L)) {
+            const int64_t first = A.a0, last = A.a0 + A.a1 * (x.L - 1);
+            const bool ordered = p != "eq" && p != "ne";
+            if ((ordered || A.a1 == 0) && (first >= 0) == (last >= 0)) {
+                Reg ends;
+                size_num(ends, A.elem, 1, {}, false, 2);
+                ends.i = {first, last};
+                Reg r;
+                Exec two(x.sh, 2);
+                auto eval = [&](auto f) { bin<int64_t, int64_t, int64_t>(two, r, ends, Bv, ScalarKind::I1, f); };
+                dispatch_cmp(two, op, p, U, eval);
+                if (r.i[0] == r.i[1]) {
+                    size_num(o, ScalarKind::I1, 1, {}, true, x.L);
+                    o.i[0] = r.i[0];
+                    return;
+                }
+            }
+        }
+        auto go = [&](auto f) { bin<int64_t, int64_t, int64_t>(x, o, A, Bv, ScalarKind::I1, f); };
+        dispatch_cmp(x, op, p, U, go);
+        if (!o.vshape.empty() || A.vlen > 1) o.vshape = A.vshape;
+    }
+
+    template <class UF, class G>
+    static void dispatch_cmp(Exec& x, const Op& op, const std::string& p, UF U, G go) {
         if (p == "eq") go([](int64_t a, int64_t b) -> int64_t { return a == b; });
         else if (p == "ne") go([](int64_t a, int64_t b) -> int64_t { return a != b; });
         else if (p == "slt") go([](int64_t a, int64_t b) -> int64_t { return a < b; });
@@ -459,7 +511,6 @@ struct Ops {
         else if (p == "ugt") go([=](int64_t a, int64_t b) -> int64_t { return U(a) > U(b); });
         else if (p == "uge") go([=](int64_t a, int64_t b) -> int64_t { return U(a) >= U(b); });
         else x.fail_at(op, -1, "unknown comparison predicate '" + p + "'");
-        if (!o.vshape.empty() || A.vlen > 1) o.vshape = A.vshape;
     }
 
     static void float_cmp(Exec& x, const Op& op, Frame& fr, const Mask&) {
@@ -725,6 +776,7 @@ struct Ops {
         const int a = axis(op);
         Reg& o = out(fr, op);
         auto split = [](int64_t v, const std::array<int64_t, 3>& d, int ax) {
+            if (d[1] == 1 && d[2] == 1) return ax == 0 ? v : int64_t{0};
             return ax == 0 ? v % d[0] : ax == 1 ? v / d[0] % d[1] : v / (d[0] * d[1]);
         };
         const int64_t sg = x.sh.spec->facts.subgroup_size > 0 ? x.sh.spec->facts.subgroup_size : 1;
@@ -737,6 +789,11 @@ struct Ops {
             o.i[0] = v;
         };
         const int64_t W = ws[0] * ws[1] * ws[2];
+        const bool one_d = ws[1] == 1 && ws[2] == 1 && gs[1] == 1 && gs[2] == 1;
+        if (one_d && a == 0 && n == "kernel.workitem.dispatch.id") {
+            lanes([&](int64_t l) { return x.first_ + l; });
+            return;
+        }
         if (n == "kernel.workgroup.size") uniform(ws[static_cast<size_t>(a)]);
         else if (n == "kernel.workgroup.count") uniform(gs[static_cast<size_t>(a)]);
         else if (n == "kernel.subgroup.size") uniform(std::min<int64_t>(sg, W));
@@ -869,6 +926,27 @@ struct Ops {
         for (size_t d = 0; d < rank; ++d) foot += (ext[d] - 1) * strides[d];
         const int64_t lanes = uniform ? 1 : x.L;
         outv.assign(static_cast<size_t>(lanes), -1);
+        // Rank 1, one varying index, a uniform offset, every lane active:
+        // check the index range once, then one multiply-add per lane.
+        if (rank == 1 && !uniform && m.all && regs[0] && !regs[0]->uni && v.off.size() == 1) {
+            const int64_t* ip = regs[0]->i.data();
+            int64_t lo = INT64_MAX, hi = INT64_MIN;
+            if (affine(*regs[0], x.L)) {
+                lo = std::min(regs[0]->a0, regs[0]->a0 + regs[0]->a1 * (x.L - 1));
+                hi = std::max(regs[0]->a0, regs[0]->a0 + regs[0]->a1 * (x.L - 1));
+            } else {
+                for (int64_t l = 0; l < x.L; ++l) {
+                    lo = std::min(lo, ip[l]);
+                    hi = std::max(hi, ip[l]);
+                }
+            }
+            const int64_t off = v.off[0];
+            if (lo >= 0 && hi + ext[0] <= v.dims[0] && off >= 0 && static_cast<uint64_t>(off + (hi + ext[0]) * es) <= B.size) {
+                int64_t* o = outv.data();
+                for (int64_t l = 0; l < x.L; ++l) o[l] = off + ip[l] * es;
+                return;
+            }
+        }
         for (int64_t l = 0; l < lanes; ++l) {
             if (!m.on(l) && !uniform) continue;
             if (uniform && !m.any()) return;
@@ -888,6 +966,17 @@ struct Ops {
                 x.fail_at(op, uniform ? -1 : l, "bytes [" + std::to_string(byte) + ", " + std::to_string(end) + ") outside " + B.name + " of " + std::to_string(B.size) + " bytes");
             outv[static_cast<size_t>(l)] = byte;
         }
+    }
+
+    // Whether byte offsets step by exactly `es` from lane to lane (and the
+    // base is aligned for the element type).
+    static bool contiguous(const std::vector<int64_t>& a, int64_t es) {
+        if (a.empty() || a[0] % es) return false;
+        const int64_t* p = a.data();
+        const int64_t n = static_cast<int64_t>(a.size());
+        bool ok = true;
+        for (int64_t l = 0; l < n; ++l) ok &= p[l] == p[0] + l * es;
+        return ok;
     }
 
     static void rd(ScalarKind k, const uint8_t* p, int64_t* io, double* fo, int ib) {
@@ -947,14 +1036,41 @@ struct Ops {
         std::vector<int64_t> a;
         bool uni = false;
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni);
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        if (uni && B.stride) {
+            // One address, but every lane reads its own copy of per-lane memory.
+            const int64_t byte = a.empty() ? -1 : a[0];
+            a.assign(static_cast<size_t>(x.L), -1);
+            for (int64_t l = 0; l < x.L; ++l)
+                if (m.on(l)) a[static_cast<size_t>(l)] = byte;
+            uni = false;
+        }
         Reg& o = out(fr, op);
         size_num(o, v.elem, 1, {}, uni, x.L);
-        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
         const bool fl = isf(v.elem);
+        if (!uni && m.all && !B.stride && B.writer.empty()) {
+            const uint8_t* base = B.base;
+            const int64_t* ap = a.data();
+            if (v.elem == ScalarKind::F32 && contiguous(a, 4)) {
+                const float* src = reinterpret_cast<const float*>(base + ap[0]);
+                double* o2 = o.f.data();
+                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+                return;
+            }
+            if (v.elem == ScalarKind::F32) {
+                double* o2 = o.f.data();
+                for (int64_t l = 0; l < x.L; ++l) { float t; std::memcpy(&t, base + ap[l], 4); o2[l] = t; }
+                return;
+            }
+            if (v.elem == ScalarKind::I32) {
+                int64_t* o2 = o.i.data();
+                for (int64_t l = 0; l < x.L; ++l) { int32_t t; std::memcpy(&t, base + ap[l], 4); o2[l] = t; }
+                return;
+            }
+        }
         for (size_t l = 0; l < a.size(); ++l) {
             if (a[l] < 0) continue;
             const int64_t lane = uni ? 0 : static_cast<int64_t>(l);
-            if (uni && B.stride) x.fail_at(op, -1, "a uniform access to per-lane memory");
             track(x, op, B, lane, a[l], es, false);
             rd(v.elem, B.base + lane * static_cast<int64_t>(B.stride) + a[l], fl ? nullptr : &o.i[l], fl ? &o.f[l] : nullptr, ib);
         }
@@ -978,6 +1094,26 @@ struct Ops {
         if (uni) {
             if (!a.empty() && a[0] >= 0) wr(v.elem, B.base + a[0], fl ? 0 : val0.i[0], fl ? val0.f[0] : 0, ib);
             return;
+        }
+        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && !B.stride && B.writer.empty()) {
+            uint8_t* base = B.base;
+            const int64_t* ap = a.data();
+            if (v.elem == ScalarKind::F32 && contiguous(a, 4)) {
+                float* dst = reinterpret_cast<float*>(base + ap[0]);
+                const double* s2 = val0.f.data();
+                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<float>(s2[l]);
+                return;
+            }
+            if (v.elem == ScalarKind::F32) {
+                const double* s2 = val0.f.data();
+                for (int64_t l = 0; l < x.L; ++l) { const float t = static_cast<float>(s2[l]); std::memcpy(base + ap[l], &t, 4); }
+                return;
+            }
+            if (v.elem == ScalarKind::I32) {
+                const int64_t* s2 = val0.i.data();
+                for (int64_t l = 0; l < x.L; ++l) { const int32_t t = static_cast<int32_t>(s2[l]); std::memcpy(base + ap[l], &t, 4); }
+                return;
+            }
         }
         for (int64_t l = 0; l < x.L; ++l) {
             if (!m.on(l)) continue;
@@ -1630,6 +1766,30 @@ struct Ops {
             if (!m.any()) return;
             const Region* r = c.i[0] ? &op.regions[0] : (has_else ? &op.regions[1] : nullptr);
             if (!r) return;
+            const Op* term = x.run_region(*r, fr, m);
+            std::vector<Reg> res;
+            results(term, res);
+            for (size_t k = 0; k < op.results.size() && k < res.size(); ++k) out(fr, op, k) = std::move(res[k]);
+            return;
+        }
+        // Every active lane agreeing is the common case (a guarded tail
+        // only diverges in one batch): run one side under the same mask.
+        int64_t on = 0, active = 0;
+        for (int64_t l = 0; l < x.L; ++l)
+            if (m.on(l)) {
+                ++active;
+                on += c.i[static_cast<size_t>(l)] != 0;
+            }
+        if (on == 0 || on == active) {
+            const Region* r = on ? &op.regions[0] : (has_else ? &op.regions[1] : nullptr);
+            if (!r || active == 0) {
+                for (size_t k = 0; k < op.results.size(); ++k) {
+                    const Type& t = result_type(op, fr, k);
+                    std::vector<int64_t> shape;
+                    size_num(out(fr, op, k), t.elem, vlen_of(t, fr, &shape), shape, true, x.L);
+                }
+                return;
+            }
             const Op* term = x.run_region(*r, fr, m);
             std::vector<Reg> res;
             results(term, res);

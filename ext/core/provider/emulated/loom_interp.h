@@ -39,6 +39,11 @@ struct Reg {
     int64_t rows = 0, cols = 0;    // Frag
     int flow = -1;                 // Flow: index into the pipeline's flows
     int64_t group = 0;             // Group: lanes
+    // Varying integers: whether i[l] == a0 + a1 * l for every lane (-1 not
+    // yet known), found once by the consumers that profit (comparisons,
+    // addresses) and reset whenever the value is rewritten.
+    int8_t aff = -1;
+    int64_t a0 = 0, a1 = 0;
 };
 
 struct Mask {

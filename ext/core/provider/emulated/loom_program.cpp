@@ -130,6 +130,17 @@ public:
         const Op& root = *spec_.root;
         gpu_ = root.name == "kernel.def";
         Scan s;
+        if (root.name != "kernel.def" && root.name != "pipeline.def") {
+            // Functions, templates and low-level code are valid roots for
+            // loomc, but nothing the emulator launches.
+            Diagnostic d;
+            d.code = "EMULATOR/001";
+            d.message = "valid Loom, not executed by the emulator: " + root.name + " as a root (the emulator launches kernel.def and pipeline.def)";
+            d.loc = root.loc;
+            s.diags.push_back(d);
+            for (const Region& r : root.regions) scan_region(spec_, r, false, false, s);
+            throw CompileError(s.diags);
+        }
         if (gpu_) {
             if (root.regions.size() < 2) fail(ErrorKind::Message, "Program::plan: kernel.def @" + spec_.symbol + " has no device body");
             scan_region(spec_, root.regions[0], false, true, s);
@@ -522,9 +533,29 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
     if (folded_) {
         const int64_t total = W * G;
         const int64_t chunks = (total + kFoldChunk - 1) / kFoldChunk;
-        run_items(static_cast<size_t>(chunks), true, [&](size_t c) {
-            const int64_t first = static_cast<int64_t>(c) * kFoldChunk;
-            batch(first, std::min(kFoldChunk, total - first), false);
+        // A few items per thread, each running a range of chunks through one
+        // interpreter whose registers keep their storage between chunks.
+        const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())) * 4);
+        run_items(static_cast<size_t>(items), true, [&](size_t it) {
+            const int64_t c0 = static_cast<int64_t>(it) * chunks / items, c1 = static_cast<int64_t>(it + 1) * chunks / items;
+            std::unique_ptr<Exec> x;
+            Exec::Frame fr;
+            size_t nbufs = 0;
+            for (int64_t c = c0; c < c1; ++c) {
+                const int64_t first = c * kFoldChunk;
+                const int64_t lanes = std::min(kFoldChunk, total - first);
+                if (!x || x->L != lanes) {
+                    x = std::make_unique<Exec>(sh, lanes);
+                    fr = x->frame_for(root);
+                    bind_device_args(*x, fr, body);
+                    nbufs = x->bufs.size();
+                }
+                x->bufs.resize(nbufs);
+                x->owned.clear();
+                x->set_gpu_batch(first, false);
+                Mask all;
+                x->run_region(body, fr, all);
+            }
         });
     } else {
         run_items(static_cast<size_t>(G), !atomics_, [&](size_t g) { batch(static_cast<int64_t>(g) * W, W, true); });
