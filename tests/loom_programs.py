@@ -106,3 +106,28 @@ kernel.def target(@gpu) export("axpy_f32") @axpy_f32(%count: index) {
 def workgroups(count, width=256):
     """The grid the launch programs above compute: ceil(count / width) workgroups."""
     return (count + width - 1) // width
+
+# @peak_f32 (GPU): (%count, %x, %peak): peak[0] = max(peak[0], x[i]) by a device-scope float
+# atomic max (maxnumf), the operation gfx1151 does not apply to coherent shared memory.
+PEAK_F32 = """\
+kernel.def @peak_f32(%count: index) {
+  %one = index.constant 1 : index
+  %width = index.constant 64 : index
+  %spare = index.constant 63 : index
+  %padded = index.add %count, %spare : index
+  %groups = index.div %padded, %width : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%width, %one, %one) : index
+} launch(%count: index, %x: buffer, %peak: buffer) {
+  %origin = index.constant 0 : offset
+  %zero = index.constant 0 : index
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xs = buffer.view %x[%origin] : buffer -> view<[%count]xf32>
+  %ps = buffer.view %peak[%origin] : buffer -> view<1xf32>
+  %inside = index.cmp ult, %i, %count : index
+  scf.if %inside {
+    %v = view.load %xs[%i] : view<[%count]xf32> -> f32
+    %old = view.atomic.rmw<maxnumf> %v, %ps[%zero] {ordering = relaxed, scope = device} : f32, view<1xf32> -> f32
+  }
+  kernel.return
+}
+"""

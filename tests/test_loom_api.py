@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrxarray as hx
-from loom_programs import AXPY_F32, DOUBLE_I32, SCALE_F32, workgroups
+from loom_programs import AXPY_F32, DOUBLE_I32, PEAK_F32, SCALE_F32, workgroups
 
 loom = hx.loom
 NPU = "amd.xdna.strix_halo.17f0_11"
@@ -316,6 +316,28 @@ def test_checked_mode_failure_poisons_what_the_kernel_wrote():
     c2 = g2.prepare().submit()
     assert c2.wait(T) and c2.exception() is None
     assert np.isnan(read(y2, np.float32, 16)).all()
+
+
+@pytest.mark.parametrize("placement, flagged", [("Shared", True), ("HostVisible", False)])
+def test_checked_mode_flags_float_atomic_max_on_shared_placements(placement, flagged):
+    """A binding on Shared storage sets ExecOptions.shared_placement (gfx1151's float atomic max caveat)."""
+    rt = hx.Runtime(checked=True)
+    a = loom.compile(PEAK_F32, "peak_f32", target="gfx1151")
+    k = rt.load_gpu_kernel(a, 2, 64, a.contract_for(count=100))
+    place = hx.Shared(rt.npu()) if placement == "Shared" else hx.HostVisible()
+    x, peak = rt.allocate(400, hx.HostVisible()), rt.allocate(4, place)
+    xs = np.random.default_rng(3).standard_normal(100).astype(np.float32)
+    write(x, xs)
+    g = rt.graph()
+    g.gpu(k, [x, peak])
+    c = g.prepare().submit()
+    assert c.wait(T)
+    if flagged:
+        assert isinstance(c.exception(), hx.ExecutionError)
+        assert "float atomic max" in str(c.exception())
+    else:
+        assert c.exception() is None
+        assert read(peak, np.float32, 1)[0] == max(xs.max(), 0)
 
 
 def test_checked_default_comes_from_the_environment():
