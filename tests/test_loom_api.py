@@ -353,3 +353,59 @@ def test_axpy_is_three_bindings():
     c = a.contract_for(count=10, alpha=1.0)
     assert [b.access for b in c.bindings] == [READ, READ, WRITE]
     assert a.launch_config(129).workgroups == (workgroups(129, 128), 1, 1)
+
+
+# --- the hrx-rs corpus through the API (HRX_LOOM_CORPUS names its directory) ----------------
+
+CORPUS = os.environ.get("HRX_LOOM_CORPUS")
+needs_corpus = pytest.mark.skipif(not CORPUS, reason="HRX_LOOM_CORPUS is not set")
+
+
+def corpus(name):
+    with open(os.path.join(CORPUS, name)) as f:
+        return f.read()
+
+
+@needs_corpus
+def test_corpus_batched_gemm_equals_the_builtin_bfp16_gemm():
+    import ml_dtypes
+
+    batch = 37
+    src = corpus("batched_gemm.xdna.loom")
+    f = loom.function(src, "gemm", config={"gemm.batch": batch})
+    rng = np.random.default_rng(7)
+    a = rng.integers(-8, 9, (batch, 64)).astype(ml_dtypes.bfloat16)
+    b = rng.integers(-8, 9, (batch, 64)).astype(ml_dtypes.bfloat16)
+    got = hx.to_numpy(f(hx.asarray(a), hx.asarray(b)))
+    rt = hx.default_runtime()
+    art = hx.kernels.npu("batched_gemm", **{"gemm.batch": batch, "gemm.bfp16": 1})
+    k = rt.npu().load_artifact(art, 1, art.contract)
+    bufs = [rt.allocate(n, hx.Shared(rt.npu())) for n in (128 * batch, 128 * batch, 256 * batch)]
+    write(bufs[0], a)
+    write(bufs[1], b)
+    g = rt.graph()
+    g.npu(k, bufs)
+    c = g.prepare().submit()
+    assert c.wait(T) and c.exception() is None
+    np.testing.assert_array_equal(got.reshape(-1), read(bufs[2], np.float32, 64 * batch))
+
+
+@needs_corpus
+def test_corpus_add_f32_loads_with_its_own_grid():
+    src = corpus("add_f32.loom")
+    a = loom.compile(src, "add_f32", target="gfx1151", config={"add.grid": 4})
+    n = 1000
+    lc = a.launch_config(n)
+    assert (lc.workgroups, lc.workgroup_size) == ((4, 1, 1), (256, 1, 1))
+    rt = hx.Runtime()
+    k = rt.load_gpu_kernel(a, 4, 256, a.contract_for(count=n, delta=0.5))
+    with pytest.raises(ValueError, match="GPU metadata does not match contract"):
+        rt.load_gpu_kernel(a, 5, 256, a.contract_for(count=n, delta=0.5))
+    buf = rt.allocate(4 * n, hx.HostVisible())
+    xs = np.linspace(-1, 1, n, dtype=np.float32)
+    write(buf, xs)
+    g = rt.graph()
+    g.gpu(k, [buf])
+    c = g.prepare().submit()
+    assert c.wait(T) and c.exception() is None
+    np.testing.assert_array_equal(read(buf, np.float32, n), xs + np.float32(0.5))
