@@ -149,3 +149,20 @@ def test_function_argument_errors():
         f(1, 2, 3)
     with pytest.raises(hx.ContractError):
         f(hx.zeros((4,), np.int32))  # smaller than the pipeline's footprint
+
+
+def test_ufunc_in_place_out_goes_through_a_temporary(axpy):
+    """out= may be an input, as in NumPy: the kernel's bindings may not overlap, so a temporary is used."""
+    xs = np.linspace(-2, 2, 300, dtype=np.float32)
+    ys = np.linspace(5, 1, 300, dtype=np.float32)
+    x, y = hx.asarray(xs), hx.asarray(ys)
+    r = axpy(x, y, out=x, alpha=3.0)
+    assert r is x
+    np.testing.assert_array_equal(hx.to_numpy(x), np.float32(3.0) * xs + ys)
+    # A view of an input's memory as out (overlapping, not identical).
+    z = hx.asarray(np.arange(8, dtype=np.float32))
+    axpy(z[:4], z[4:], out=z[2:6], alpha=1.0)
+    zs = np.arange(8, dtype=np.float32)
+    want = zs.copy()
+    want[2:6] = zs[:4] + zs[4:]
+    np.testing.assert_array_equal(hx.to_numpy(z), want)

@@ -295,20 +295,25 @@ class ufunc:
                 raise TypeError(f"{who}: out must be {want}, got {o.dtype}")
         count = math.prod(shape)
         template = like if like is not None else (out[0] if out else inputs[0] if inputs else None)
+        operands = []
+        for x in inputs:
+            if count and x.shape != shape:
+                x = A.broadcast_to(x, shape)
+            if count and not A._c_contiguous(x):
+                x = x.copy()
+            operands.append(x)
+        # The kernel binds each operand as one buffer view, and a written view may not overlap
+        # another binding (ContractError): an out= sharing memory with an input (in place, as
+        # NumPy allows) gets its values through a temporary.
+        bases = {x._base_id for x in operands}
         results = []
         for j, want in enumerate(self._dtypes[self.nin:]):
             o = out[j] if out else None
-            if o is None or not A._c_contiguous(o):
+            if o is None or not A._c_contiguous(o) or o._base_id in bases:
                 o = A.empty_like(template, dtype=want, shape=shape) if template is not None else A.empty(shape, want)
+            bases.add(o._base_id)
             results.append(o)
         if count:
-            operands = []
-            for x in inputs:
-                if x.shape != shape:
-                    x = A.broadcast_to(x, shape)
-                if not A._c_contiguous(x):
-                    x = x.copy()
-                operands.append(x)
             kernel = self._kernel(rt, count, scalars)
             _l._run_kernel(kernel, operands + results, who)
         if out:
