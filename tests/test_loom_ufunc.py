@@ -166,3 +166,17 @@ def test_ufunc_in_place_out_goes_through_a_temporary(axpy):
     want = zs.copy()
     want[2:6] = zs[:4] + zs[4:]
     np.testing.assert_array_equal(hx.to_numpy(z), want)
+
+
+def test_ufunc_bad_scalar_queues_nothing(axpy):
+    """A refused call changes nothing: the scalars are checked before any cast or copy is queued."""
+    rt = hx.Runtime()
+    place = hx.Shared(rt.npu())
+    x = hx.asarray(np.ones((3, 4), np.float64), placement=place)  # would need a cast to float32
+    y = hx.asarray(np.ones(4, np.float32), placement=place)        # would need a broadcast copy
+    out = hx.zeros((3, 4), np.float32, placement=place)
+    before = rt.statistics().submissions
+    with pytest.raises(ValueError, match="out of range for f32"):
+        axpy(x, y, out=out, alpha=1e39)
+    assert rt.statistics().submissions == before
+    np.testing.assert_array_equal(hx.to_numpy(out), 0)

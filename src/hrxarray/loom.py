@@ -270,17 +270,13 @@ class ufunc:
             raise ValueError(f"{who}: out must hold {self.nout} array(s), got {len(out)}")
         rt = _runtime_of(list(args) + list(out or ()))
         like = next((a for a in args if isinstance(a, A.DeviceArray)), None)
-        inputs = []
+        # Every check runs before any device work (a cast, a copy, the kernel) is queued.
         for i, (x, want) in enumerate(zip(args, self._dtypes)):
-            if not isinstance(x, A.DeviceArray):
-                x = A.asarray(x, dtype=want, placement=like.placement if like is not None else None)
-            elif x.dtype != want:
-                if not np.can_cast(x.dtype, want, "same_kind"):
-                    raise TypeError(f"{who}: cannot cast input {i} from {x.dtype} to {want} with casting rule "
-                                    f"'same_kind'")
-                x = x.astype(want)
-            inputs.append(x)
-        shapes = [x.shape for x in inputs] + [o.shape for o in out or ()]
+            if isinstance(x, A.DeviceArray) and x.dtype != want and not np.can_cast(x.dtype, want, "same_kind"):
+                raise TypeError(f"{who}: cannot cast input {i} from {x.dtype} to {want} with casting rule "
+                                f"'same_kind'")
+        shapes = [x.shape if isinstance(x, A.DeviceArray) else np.shape(x) for x in args]
+        shapes += [o.shape for o in out or () if isinstance(o, A.DeviceArray)]
         try:
             shape = np.broadcast_shapes(*shapes)
         except ValueError:
@@ -294,6 +290,14 @@ class ufunc:
             if o.dtype != want:
                 raise TypeError(f"{who}: out must be {want}, got {o.dtype}")
         count = math.prod(shape)
+        kernel = self._kernel(rt, count, scalars) if count else None
+        inputs = []
+        for x, want in zip(args, self._dtypes):
+            if not isinstance(x, A.DeviceArray):
+                x = A.asarray(x, dtype=want, placement=like.placement if like is not None else None)
+            elif x.dtype != want:
+                x = x.astype(want)
+            inputs.append(x)
         template = like if like is not None else (out[0] if out else inputs[0] if inputs else None)
         operands = []
         for x in inputs:
@@ -313,8 +317,7 @@ class ufunc:
                 o = A.empty_like(template, dtype=want, shape=shape) if template is not None else A.empty(shape, want)
             bases.add(o._base_id)
             results.append(o)
-        if count:
-            kernel = self._kernel(rt, count, scalars)
+        if kernel is not None:
             _l._run_kernel(kernel, operands + results, who)
         if out:
             for o, r in zip(out, results):
