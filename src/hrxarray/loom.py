@@ -232,14 +232,18 @@ class ufunc:
                       "".join(d.char for d in self._dtypes[nin:])]
         self._who = who
         self._kernels: dict = {}
+        self._kernels_rt = None
 
     def __repr__(self) -> str:
         return f"<hx.loom.ufunc '{self.__name__}' nin={self.nin} nout={self.nout} types={self.types}>"
 
     def _kernel(self, rt, count: int, scalars: dict):
-        key = (id(rt), count, tuple(sorted((k, v.__class__, v) for k, v in scalars.items())))
+        # Loaded kernels keep their runtime alive: hold those of the last runtime used only.
+        if self._kernels_rt is not rt:
+            self._kernels, self._kernels_rt = {}, rt
+        key = (count, tuple(sorted((k, v.__class__, v) for k, v in scalars.items())))
         k = self._kernels.get(key)
-        if k is not None and k.runtime is rt:
+        if k is not None:
             return k
         art = self.artifact
         launch = art.launch_config(count)
@@ -348,6 +352,7 @@ class function:
         self._dtypes = [_np_dtype(d or "uint8") for d in _l._binding_dtypes(art)]
         self._writes = [b.access.name != "READ" for b in self.contract.bindings]
         self._kernels: dict = {}
+        self._kernels_rt = None
         self._who = f"loom.function('{symbol}')"
 
     def __repr__(self) -> str:
@@ -370,28 +375,31 @@ class function:
             npu = _runtime_of(list(given.values())).npu(0)
         rt = npu.runtime
         from . import Shared
+        for name, writes in zip(self._names, self._writes):  # checks first: nothing is queued when one fails
+            x = given.get(name)
+            if x is None and not writes:
+                raise TypeError(f"{who}: input binding {name!r} is required")
+            if x is not None and writes and not isinstance(x, A.DeviceArray):
+                raise TypeError(f"{who}: output binding {name!r} must be a DeviceArray, got {type(x).__name__}")
+            if x is not None and writes and not A._c_contiguous(x):
+                raise ValueError(f"{who}: output binding {name!r} must be C-contiguous")
+        if self._kernels_rt is not rt:  # loaded kernels keep their runtime alive: the last one's only
+            self._kernels, self._kernels_rt = {}, rt
+        k = self._kernels.get(npu.index)
+        if k is None:
+            k = npu.load_artifact(self.artifact, 1, self.contract)
+            self._kernels[npu.index] = k
         operands, results = [], []
         for name, want, writes, b in zip(self._names, self._dtypes, self._writes, self.contract.bindings):
             x = given.get(name)
             if x is None:
-                if not writes:
-                    raise TypeError(f"{who}: input binding {name!r} is required")
                 x = A.empty((b.bytes // want.itemsize,), want, placement=Shared(npu))
             elif not isinstance(x, A.DeviceArray):
-                if writes:
-                    raise TypeError(f"{who}: output binding {name!r} must be a DeviceArray, got {type(x).__name__}")
                 x = A.asarray(x, dtype=want, placement=Shared(npu))
             elif not A._c_contiguous(x):
-                if writes:
-                    raise ValueError(f"{who}: output binding {name!r} must be C-contiguous")
                 x = x.copy()
             operands.append(x)
             if writes:
                 results.append(x)
-        key = (id(rt), npu.index)
-        k = self._kernels.get(key)
-        if k is None or k.runtime is not rt:
-            k = npu.load_artifact(self.artifact, 1, self.contract)
-            self._kernels[key] = k
         _l._run_kernel(k, operands, who)
         return results[0] if len(results) == 1 else tuple(results)
