@@ -103,6 +103,7 @@ void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vs
     r.vshape = vshape;
     r.uni = uni;
     r.aff = -1;
+    r.lazy = false;
     const size_t n = static_cast<size_t>((uni ? 1 : L) * vlen);
     if (isf(k)) {
         r.f.resize(n);
@@ -113,8 +114,46 @@ void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vs
     }
 }
 
+// Writes out a lazy index (Reg::lazy) lane by lane.
+void materialize(const Reg& r0) {
+    if (!r0.lazy) return;
+    Reg& r = const_cast<Reg&>(r0);
+    r.lazy = false;
+    r.i.resize(static_cast<size_t>(r.ll));
+    int64_t q = 0, m = 0;
+    for (int64_t l = 0; l < r.ll; ++l) {
+        r.i[static_cast<size_t>(l)] = r.c0 + r.c1 * q + r.c2 * m;
+        if (++m == r.lw) {
+            m = 0;
+            ++q;
+        }
+    }
+    if (r.c1 == r.c2 * r.lw) {
+        r.aff = 1;
+        r.a0 = r.c0;
+        r.a1 = r.c2;
+    } else {
+        r.aff = -1;
+    }
+}
+
+Reg lazy_index(int64_t c0, int64_t c1, int64_t c2, int64_t lw, int64_t L) {
+    Reg r;
+    r.kind = RK::Num;
+    r.elem = ScalarKind::Index;
+    r.uni = false;
+    r.lazy = true;
+    r.c0 = c0;
+    r.c1 = c1;
+    r.c2 = c2;
+    r.lw = lw;
+    r.ll = L;
+    return r;
+}
+
 // `r` as a varying value (a copy when it was uniform).
 const Reg& varying(const Reg& r, Reg& tmp, int64_t L) {
+    materialize(r);
     if (!r.uni) return r;
     tmp = r;
     tmp.uni = false;
@@ -133,6 +172,13 @@ const Reg& varying(const Reg& r, Reg& tmp, int64_t L) {
 // Whether a varying scalar integer is affine in the lane (cached on r).
 bool affine(const Reg& r0, int64_t L) {
     Reg& r = const_cast<Reg&>(r0);
+    if (r.lazy) {
+        if (r.c1 != r.c2 * r.lw) return false;
+        r.aff = 1;
+        r.a0 = r.c0;
+        r.a1 = r.c2;
+        return true;
+    }
     if (r.aff >= 0) return r.aff == 1;
     r.aff = 0;
     if (r.uni || r.vlen != 1 || r.i.size() != static_cast<size_t>(L) || L < 2) return false;
@@ -190,6 +236,18 @@ Exec::Exec(const Shared& s, int64_t lanes) : sh(s), L(lanes) {}
 void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
     first_ = first_global;
     uniform_wg_ = one_workgroup;
+    coords_ready_ = false;
+}
+
+// Linear coordinates per lane, written out only when an op needs them (the
+// lazy coordinates of loom_interp.h cover the common 1-D cases).
+void Exec::ensure_coords() const {
+    if (coords_ready_) return;
+    auto& self = const_cast<Exec&>(*this);
+    self.coords_ready_ = true;
+    const int64_t first_global = first_;
+    auto& wg_lin_ = self.wg_lin_;
+    auto& item_lin_ = self.item_lin_;
     const auto& ws = sh.launch.workgroup_size;
     const int64_t W = ws[0] * ws[1] * ws[2];
     wg_lin_.resize(static_cast<size_t>(L));
@@ -207,6 +265,7 @@ void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
 
 std::string Exec::where(int64_t lane) const {
     if (!sh.gpu) return "record " + std::to_string(first_ + lane);
+    ensure_coords();
     const auto& ws = sh.launch.workgroup_size;
     const auto& gs = sh.launch.workgroups;
     const int64_t item = item_lin_.empty() ? 0 : item_lin_[static_cast<size_t>(lane)];
@@ -244,11 +303,10 @@ std::vector<Reg> Exec::call(const Op& fn, const Region& body, std::vector<Reg> a
 
 const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask) {
     for (const Op& op : r.ops) {
-        const std::string& n = op.name;
-        if (n == "scf.yield" || n == "scf.condition" || n == "func.return" || n == "template.return" ||
-            n == "kernel.return" || n == "pipeline.return")
-            return &op;
-        exec_op(op, fr, mask);
+        auto it = handlers_.find(&op);
+        if (it == handlers_.end()) it = handlers_.emplace(&op, resolve(op)).first;
+        if (!it->second) return &op;
+        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(it->second)(*this, op, fr, mask);
     }
     return nullptr;
 }
@@ -261,8 +319,44 @@ struct Ops {
     static const std::unordered_map<std::string, Fn>& table();
 
     static Reg& out(Frame& fr, const Op& op, size_t k = 0) { return fr.regs[static_cast<size_t>(op.results.at(k))]; }
-    static const Reg& in(Frame& fr, const Op& op, size_t k) { return fr.regs[static_cast<size_t>(op.operands.at(k))]; }
-    static const Reg& val(Frame& fr, ValueId v) { return fr.regs[static_cast<size_t>(v)]; }
+    // Operands with their lane values written out; raw() keeps lazy indices.
+    static const Reg& in(Frame& fr, const Op& op, size_t k) { return val(fr, op.operands.at(k)); }
+    static const Reg& val(Frame& fr, ValueId v) {
+        const Reg& r = fr.regs[static_cast<size_t>(v)];
+        materialize(r);
+        return r;
+    }
+    static const Reg& raw(Frame& fr, const Op& op, size_t k) { return fr.regs[static_cast<size_t>(op.operands.at(k))]; }
+
+    // index.add/sub/mul on lazy indices and uniforms stay lazy.
+    static bool lazy_arith(Exec& x, const Op& op, Frame& fr, const std::string& b) {
+        const Reg& A = raw(fr, op, 0);
+        const Reg& B = raw(fr, op, 1);
+        if (!(A.lazy || B.lazy) || op.name.rfind("index.", 0) != 0) return false;
+        auto ok = [](const Reg& r) { return r.lazy || (r.uni && r.vlen == 1 && r.i.size() == 1); };
+        if (!ok(A) || !ok(B)) return false;
+        if (A.lazy && B.lazy && A.lw != B.lw) return false;
+        const int64_t lw = A.lazy ? A.lw : B.lw;
+        const int64_t L = A.lazy ? A.ll : B.ll;
+        auto co = [](const Reg& r, int k) -> int64_t {
+            if (!r.lazy) return k == 0 ? r.i[0] : 0;
+            return k == 0 ? r.c0 : k == 1 ? r.c1 : r.c2;
+        };
+        int64_t c[3];
+        if (b == "add" || b == "sub") {
+            for (int k = 0; k < 3; ++k) c[k] = b == "add" ? co(A, k) + co(B, k) : co(A, k) - co(B, k);
+        } else if (b == "mul") {
+            if (A.lazy && B.lazy) return false;
+            const Reg& L_ = A.lazy ? A : B;
+            const int64_t u = A.lazy ? B.i[0] : A.i[0];
+            for (int k = 0; k < 3; ++k) c[k] = co(L_, k) * u;
+        } else {
+            return false;
+        }
+        out(fr, op) = lazy_index(c[0], c[1], c[2], lw, L);
+        (void)x;
+        return true;
+    }
 
     // --- constants ---------------------------------------------------------
     static void constant(Exec& x, const Op& op, Frame& fr, const Mask&) {
@@ -376,6 +470,7 @@ struct Ops {
 
     static void int_binary(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         const std::string b = base_name(op.name);
+        if (lazy_arith(x, op, fr, b)) return;
         const Reg& A = in(fr, op, 0);
         const Reg& B = in(fr, op, 1);
         const ScalarKind k = result_type(op, fr, 0).elem == ScalarKind::None ? A.elem : result_type(op, fr, 0).elem;
@@ -465,11 +560,32 @@ struct Ops {
 
     static void int_cmp(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         const std::string p = pred_of(op);
-        const Reg& A = in(fr, op, 0);
+        const Reg& A = raw(fr, op, 0);
         const ScalarKind k = A.elem;
         auto U = [k](int64_t v) { return uval(k, v); };
         Reg& o = out(fr, op);
         const Reg& Bv = in(fr, op, 1);
+        const Reg& Araw = raw(fr, op, 0);
+        if (m.all && Bv.uni && Bv.vlen == 1 && Araw.lazy && Araw.c2 >= 0 && Araw.c1 >= Araw.c2 * (Araw.lw - 1) && p != "eq" && p != "ne") {
+            // Non-decreasing along the lanes: the end lanes decide for all
+            // when they agree (and share a sign, for unsigned readings).
+            const int64_t Lm = Araw.ll - 1;
+            const int64_t first = Araw.c0, last = Araw.c0 + Araw.c1 * (Lm / Araw.lw) + Araw.c2 * (Lm % Araw.lw);
+            if ((first >= 0) == (last >= 0)) {
+                Reg ends, r;
+                size_num(ends, Araw.elem, 1, {}, false, 2);
+                ends.i = {first, last};
+                Exec two(x.sh, 2);
+                auto eval = [&](auto f) { bin<int64_t, int64_t, int64_t>(two, r, ends, Bv, ScalarKind::I1, f); };
+                dispatch_cmp(two, op, p, U, eval);
+                if (r.i[0] == r.i[1]) {
+                    size_num(o, ScalarKind::I1, 1, {}, true, x.L);
+                    o.i[0] = r.i[0];
+                    return;
+                }
+            }
+        }
+        materialize(A);
         // An affine lane value against a uniform bound: when both end lanes
         // agree and every active lane is in the run, the whole batch agrees
         // (comparisons with a constant are monotonic along an affine
@@ -702,7 +818,8 @@ struct Ops {
 
     // --- assumptions ----------------------------------------------------------
     static void assume(Exec& x, const Op& op, Frame& fr, const Mask& m) {
-        for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) out(fr, op, k) = in(fr, op, k);
+        for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k)
+            out(fr, op, k) = x.sh.options.checked ? in(fr, op, k) : raw(fr, op, k);
         if (!x.sh.options.checked || !m.any()) return;
         check_preds(x, op, fr, m, false);
     }
@@ -790,10 +907,29 @@ struct Ops {
         };
         const int64_t W = ws[0] * ws[1] * ws[2];
         const bool one_d = ws[1] == 1 && ws[2] == 1 && gs[1] == 1 && gs[2] == 1;
+        // Batches start at a workgroup boundary: 1-D coordinates are lazy
+        // indices (no lane loop until something needs the values).
+        if (x.first_ % W == 0) {
+            const bool ws1 = ws[1] == 1 && ws[2] == 1, gs1 = gs[1] == 1 && gs[2] == 1;
+            if (n == "kernel.workitem.id" && ws1 && a == 0) {
+                o = lazy_index(0, 0, 1, W, x.L);
+                return;
+            }
+            if (n == "kernel.workgroup.id" && gs1 && a == 0 && !x.uniform_wg_) {
+                o = lazy_index(x.first_ / W, 1, 0, W, x.L);
+                return;
+            }
+            if (n == "kernel.workitem.dispatch.id" && ws1 && gs1 && a == 0) {
+                o = lazy_index(x.first_, W, 1, W, x.L);
+                return;
+            }
+        }
         if (one_d && a == 0 && n == "kernel.workitem.dispatch.id") {
             lanes([&](int64_t l) { return x.first_ + l; });
             return;
         }
+        x.ensure_coords_if(n != "kernel.workgroup.size" && n != "kernel.workgroup.count");
+
         if (n == "kernel.workgroup.size") uniform(ws[static_cast<size_t>(a)]);
         else if (n == "kernel.workgroup.count") uniform(gs[static_cast<size_t>(a)]);
         else if (n == "kernel.subgroup.size") uniform(std::min<int64_t>(sg, W));
@@ -813,7 +949,7 @@ struct Ops {
 
     // --- buffers and views -------------------------------------------------------
     static void buffer_identity(Exec&, const Op& op, Frame& fr, const Mask&) {
-        for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) out(fr, op, k) = in(fr, op, k);
+        for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) out(fr, op, k) = raw(fr, op, k);
     }
 
     static uint64_t lane_address(const Exec& x, const BufObj& b, int64_t l) {
@@ -907,7 +1043,25 @@ struct Ops {
     // `trail` gives, for vector footprints, the extents that must fit on the
     // trailing axes. Out-of-bounds accesses of active lanes fail.
     static void addresses(Exec& x, const Op& op, Frame& fr, const Mask& m, const Reg& v, const std::vector<IndexEntry>& idx,
-                          const std::vector<int64_t>& trail, int es, std::vector<int64_t>& outv, bool& uniform) {
+                          const std::vector<int64_t>& trail, int es, std::vector<int64_t>& outv, bool& uniform,
+                          int64_t* contig = nullptr) {
+        if (contig) {
+            *contig = -1;
+            // Rank 1, an affine index of step 1, every lane active: one range check.
+            if (v.dims.size() == 1 && idx.size() == 1 && idx[0].is_value() && m.all && v.off.size() == 1 && trail.empty()) {
+                const Reg& r = fr.regs[static_cast<size_t>(idx[0].value)];
+                if (!r.uni && affine(r, x.L) && r.a1 == 1) {
+                    const BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+                    const int64_t lo = r.a0, hi = r.a0 + x.L - 1, off = v.off[0];
+                    if (lo >= 0 && hi < v.dims[0] && off >= 0 && static_cast<uint64_t>(off + (hi + 1) * es) <= B.size && (off + lo * es) % es == 0) {
+                        *contig = off + lo * es;
+                        uniform = false;
+                        outv.clear();
+                        return;
+                    }
+                }
+            }
+        }
         const size_t rank = v.dims.size();
         if (idx.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(idx.size()) + " entries for a rank-" + std::to_string(rank) + " view");
         uniform = v.off.size() <= 1;
@@ -1035,8 +1189,28 @@ struct Ops {
         const int es = elem_bytes(v.elem, ib);
         std::vector<int64_t> a;
         bool uni = false;
-        addresses(x, op, fr, m, v, op.indices, {}, es, a, uni);
+        int64_t contig = -1;
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const bool plain = !B.stride && B.writer.empty();
+        addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
+        if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+            Reg& o = out(fr, op);
+            size_num(o, v.elem, 1, {}, false, x.L);
+            if (v.elem == ScalarKind::F32) {
+                const float* src = reinterpret_cast<const float*>(B.base + contig);
+                double* o2 = o.f.data();
+                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+            } else {
+                const int32_t* src = reinterpret_cast<const int32_t*>(B.base + contig);
+                int64_t* o2 = o.i.data();
+                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+            }
+            return;
+        }
+        if (contig >= 0) {
+            a.resize(static_cast<size_t>(x.L));
+            for (int64_t l = 0; l < x.L; ++l) a[static_cast<size_t>(l)] = contig + l * es;
+        }
         if (uni && B.stride) {
             // One address, but every lane reads its own copy of per-lane memory.
             const int64_t byte = a.empty() ? -1 : a[0];
@@ -1086,8 +1260,26 @@ struct Ops {
         const int es = elem_bytes(v.elem, ib);
         std::vector<int64_t> a;
         bool uni = false;
-        addresses(x, op, fr, m, v, op.indices, {}, es, a, uni);
+        int64_t contig = -1;
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const bool plain = !B.stride && B.writer.empty() && !val0.uni;
+        addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
+        if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+            if (v.elem == ScalarKind::F32) {
+                float* dst = reinterpret_cast<float*>(B.base + contig);
+                const double* s2 = val0.f.data();
+                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<float>(s2[l]);
+            } else {
+                int32_t* dst = reinterpret_cast<int32_t*>(B.base + contig);
+                const int64_t* s2 = val0.i.data();
+                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<int32_t>(s2[l]);
+            }
+            return;
+        }
+        if (contig >= 0) {
+            a.resize(static_cast<size_t>(x.L));
+            for (int64_t l = 0; l < x.L; ++l) a[static_cast<size_t>(l)] = contig + l * es;
+        }
         const bool fl = isf(v.elem);
         if (uni && !val0.uni) uni = false;
         if (uni && (B.stride || B.kind == BufKind::Workgroup || !m.all)) uni = false;
@@ -1155,6 +1347,8 @@ struct Ops {
             }
         }
         const bool fl = isf(v.elem);
+        bool dense = true;
+        for (int64_t e = 0; e < vlen; ++e) dense &= rel[static_cast<size_t>(e)] == e * es;
         if (load) {
             const bool luni = uni && !B.stride;
             size_num(*load, v.elem, vlen, vshape, luni, x.L);
@@ -1168,9 +1362,17 @@ struct Ops {
             if (load) {
                 int64_t* io = fl ? nullptr : load->i.data() + l * vlen;
                 double* fo = fl ? load->f.data() + l * vlen : nullptr;
-                if (v.elem == ScalarKind::F32 && rel.back() == (vlen - 1) * 4) {
+                if (dense && v.elem == ScalarKind::F32) {
                     const float* s = reinterpret_cast<const float*>(base);
                     for (int64_t e = 0; e < vlen; ++e) { float t; std::memcpy(&t, s + e, 4); fo[e] = t; }
+                } else if (dense && v.elem == ScalarKind::BF16) {
+                    for (int64_t e = 0; e < vlen; ++e) {
+                        uint16_t h;
+                        std::memcpy(&h, base + 2 * e, 2);
+                        fo[e] = std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+                    }
+                } else if (dense && v.elem == ScalarKind::I32) {
+                    for (int64_t e = 0; e < vlen; ++e) { int32_t t; std::memcpy(&t, base + 4 * e, 4); io[e] = t; }
                 } else {
                     for (int64_t e = 0; e < vlen; ++e) rd(v.elem, base + rel[static_cast<size_t>(e)], io ? io + e : nullptr, fo ? fo + e : nullptr, ib);
                 }
@@ -1178,6 +1380,13 @@ struct Ops {
                     for (int64_t e = 0; e < vlen; ++e) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, false);
             } else {
                 const size_t s0 = store->uni ? 0 : static_cast<size_t>(l * vlen);
+                if (dense && B.writer.empty() && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+                    if (v.elem == ScalarKind::F32)
+                        for (int64_t e = 0; e < vlen; ++e) { const float t = static_cast<float>(store->f[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
+                    else
+                        for (int64_t e = 0; e < vlen; ++e) { const int32_t t = static_cast<int32_t>(store->i[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
+                    continue;
+                }
                 for (int64_t e = 0; e < vlen; ++e) {
                     if (B.kind == BufKind::Workgroup && x.sh.options.checked) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
                     wr(v.elem, base + rel[static_cast<size_t>(e)], fl ? 0 : store->i[s0 + static_cast<size_t>(e)], fl ? store->f[s0 + static_cast<size_t>(e)] : 0, ib);
@@ -2034,6 +2243,17 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
 }
 
 bool op_supported(const std::string& name) { return Ops::table().count(name) != 0; }
+
+void* Exec::resolve(const Op& op) const {
+    const std::string& n = op.name;
+    if (n == "scf.yield" || n == "scf.condition" || n == "func.return" || n == "template.return" || n == "kernel.return" ||
+        n == "pipeline.return")
+        return nullptr;
+    const auto& t = Ops::table();
+    auto it = t.find(n);
+    if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
+    return reinterpret_cast<void*>(it->second);
+}
 
 void Exec::exec_op(const Op& op, Frame& fr, const Mask& mask) {
     const auto& t = Ops::table();

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "provider/emulated/loom_program.h"
@@ -44,6 +45,11 @@ struct Reg {
     // addresses) and reset whenever the value is rewritten.
     int8_t aff = -1;
     int64_t a0 = 0, a1 = 0;
+    // A varying index not yet written out: lane l holds
+    // c0 + c1 * (l / lw) + c2 * (l % lw) for l < ll (coordinates and index
+    // arithmetic on them). Consumers that need lane values materialise it.
+    bool lazy = false;
+    int64_t c0 = 0, c1 = 0, c2 = 0, lw = 1, ll = 0;
 };
 
 struct Mask {
@@ -108,6 +114,7 @@ public:
     }
 
     void exec_op(const Op& op, Frame& fr, const Mask& mask);
+    void* resolve(const Op& op) const;
     [[noreturn]] void fail_at(const Op& op, int64_t lane, const std::string& msg) const;
 
     const Shared& sh;
@@ -120,8 +127,17 @@ private:
     std::string where(int64_t lane) const;
     friend struct Ops;
 
+    // Each op's handler (nullptr: a terminator), resolved once per Exec.
+    std::unordered_map<const Op*, void*> handlers_;
+
+    void ensure_coords() const;
+    void ensure_coords_if(bool need) const {
+        if (need) ensure_coords();
+    }
+
     int64_t first_ = 0;
     bool uniform_wg_ = true;
+    bool coords_ready_ = false;
     std::vector<int64_t> wg_lin_, item_lin_;
 };
 

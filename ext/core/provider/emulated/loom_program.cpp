@@ -28,7 +28,7 @@ using interp::RK;
 
 // Lanes per batch of a folded grid: enough to amortise each op's dispatch,
 // few enough to stay in cache.
-constexpr int64_t kFoldChunk = 4096;
+constexpr int64_t kFoldChunk = 2048;
 // NPU stage firings per batch.
 constexpr int64_t kFiringChunk = 2048;
 constexpr uint64_t kTileAlign = 64;
@@ -532,7 +532,9 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
     };
     if (folded_) {
         const int64_t total = W * G;
-        const int64_t chunks = (total + kFoldChunk - 1) / kFoldChunk;
+        // Whole workgroups per batch, so that coordinates stay lazy indices.
+        const int64_t kFold = std::max<int64_t>(1, kFoldChunk / W) * W;
+        const int64_t chunks = (total + kFold - 1) / kFold;
         // A few items per thread, each running a range of chunks through one
         // interpreter whose registers keep their storage between chunks.
         const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())) * 4);
@@ -542,8 +544,8 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
             Exec::Frame fr;
             size_t nbufs = 0;
             for (int64_t c = c0; c < c1; ++c) {
-                const int64_t first = c * kFoldChunk;
-                const int64_t lanes = std::min(kFoldChunk, total - first);
+                const int64_t first = c * kFold;
+                const int64_t lanes = std::min(kFold, total - first);
                 if (!x || x->L != lanes) {
                     x = std::make_unique<Exec>(sh, lanes);
                     fr = x->frame_for(root);
@@ -674,46 +676,63 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             for (size_t k = 0; k < op.results.size(); ++k) outs.push_back(&flows[first_out + k]);
             for (size_t k = 1; k < op.operands.size(); ++k) ins[k - 1] = &flows.at(static_cast<size_t>(reg(op.operands[k]).flow));
             const int64_t chunks = (F + kFiringChunk - 1) / kFiringChunk;
-            run_items(static_cast<size_t>(chunks), true, [&](size_t c) {
-                const int64_t first = static_cast<int64_t>(c) * kFiringChunk;
-                const int64_t nf = std::min(kFiringChunk, F - first);
-                Exec x(sh, nf);
-                x.set_npu_batch(first);
-                std::vector<Reg> args;
-                for (const Flow* f : ins) {
-                    const uint64_t stride = (static_cast<uint64_t>(f->record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
-                    auto mem = std::make_unique<uint8_t[]>(stride * static_cast<uint64_t>(nf) + kTileAlign);
-                    const uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
-                    uint8_t* base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
-                    for (int64_t q = 0; q < nf; ++q) std::memcpy(base + static_cast<uint64_t>(q) * stride, f->record(first + q), static_cast<size_t>(f->record_bytes));
-                    BufObj b;
-                    b.base = base;
-                    b.size = static_cast<uint64_t>(f->record_bytes);
-                    b.stride = stride;
-                    b.address = reinterpret_cast<uintptr_t>(base);
-                    b.kind = BufKind::Tile;
-                    b.name = "input tile";
-                    x.owned.push_back(std::move(mem));
-                    Reg r;
-                    r.kind = RK::Buf;
-                    r.buf = x.add_buffer(std::move(b));
-                    args.push_back(std::move(r));
+            const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())));
+            const Region& callee = fn->regions[0];
+            // Each item runs a range of chunks through one interpreter and one
+            // frame, whose registers and tile buffers keep their storage.
+            run_items(static_cast<size_t>(items), true, [&](size_t it) {
+                const int64_t c0 = static_cast<int64_t>(it) * chunks / items, c1 = static_cast<int64_t>(it + 1) * chunks / items;
+                std::unique_ptr<Exec> x;
+                Exec::Frame fr;
+                std::vector<std::vector<uint8_t>> tiles(ins.size());
+                for (int64_t c = c0; c < c1; ++c) {
+                    const int64_t first = c * kFiringChunk;
+                    const int64_t nf = std::min(kFiringChunk, F - first);
+                    if (!x || x->L != nf) {
+                        x = std::make_unique<Exec>(sh, nf);
+                        fr = x->frame_for(*fn);
+                    }
+                    x->bufs.clear();
+                    x->owned.clear();
+                    x->set_npu_batch(first);
+                    size_t arg = 0;
+                    auto bind = [&](BufObj b) {
+                        Reg& r = fr.regs[static_cast<size_t>(callee.args[arg++])];
+                        r = Reg{};
+                        r.kind = RK::Buf;
+                        r.buf = x->add_buffer(std::move(b));
+                    };
+                    for (size_t i = 0; i < ins.size(); ++i) {
+                        const Flow* f = ins[i];
+                        const uint64_t stride = (static_cast<uint64_t>(f->record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
+                        tiles[i].resize(stride * static_cast<uint64_t>(nf) + kTileAlign);
+                        const uintptr_t p = reinterpret_cast<uintptr_t>(tiles[i].data());
+                        uint8_t* base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+                        for (int64_t q = 0; q < nf; ++q)
+                            std::memcpy(base + static_cast<uint64_t>(q) * stride, f->record(first + q), static_cast<size_t>(f->record_bytes));
+                        BufObj b;
+                        b.base = base;
+                        b.size = static_cast<uint64_t>(f->record_bytes);
+                        b.stride = stride;
+                        b.address = reinterpret_cast<uintptr_t>(base);
+                        b.kind = BufKind::Tile;
+                        b.name = "input tile " + std::to_string(i);
+                        bind(std::move(b));
+                    }
+                    for (size_t i = 0; i < outs.size(); ++i) {
+                        const Flow* f = outs[i];
+                        BufObj b;
+                        b.base = f->arena_base + static_cast<uint64_t>(first) * f->stride;
+                        b.size = static_cast<uint64_t>(f->record_bytes);
+                        b.stride = f->stride;
+                        b.address = reinterpret_cast<uintptr_t>(b.base);
+                        b.kind = BufKind::Tile;
+                        b.name = "output tile " + std::to_string(i);
+                        bind(std::move(b));
+                    }
+                    Mask m;
+                    x->run_region(callee, fr, m);
                 }
-                for (Flow* f : outs) {
-                    BufObj b;
-                    b.base = f->arena_base + static_cast<uint64_t>(first) * f->stride;
-                    b.size = static_cast<uint64_t>(f->record_bytes);
-                    b.stride = f->stride;
-                    b.address = reinterpret_cast<uintptr_t>(b.base);
-                    b.kind = BufKind::Tile;
-                    b.name = "output tile";
-                    Reg r;
-                    r.kind = RK::Buf;
-                    r.buf = x.add_buffer(std::move(b));
-                    args.push_back(std::move(r));
-                }
-                Mask m;
-                x.call(*fn, fn->regions[0], std::move(args), m);
             });
             for (size_t k = 0; k < op.results.size(); ++k) {
                 Reg r;
