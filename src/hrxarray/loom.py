@@ -255,6 +255,7 @@ class ufunc:
         return k
 
     def __call__(self, *args, out=None, **scalars):
+        """Run the kernel over ``args`` broadcast together; ``out=`` and every scalar by name (see the class)."""
         from . import _array as A
         who = self._who
         if len(args) != self.nin:
@@ -359,6 +360,7 @@ class function:
         return f"<hx.loom.function '{self.__name__}' bindings={self._names}>"
 
     def __call__(self, *arrays, npu=None, **named):
+        """Run the pipeline once over the bindings (positional or by name); returns the written arrays."""
         from . import _array as A
         who = self._who
         n = len(self._names)
