@@ -31,9 +31,16 @@ def test_memory_includes_and_names_nothing_of_the_runtime():
     assert sources("memory") and not found
 
 
+# What the runtime may include below the provider interface: the Loom plan's query
+# interface (launch program, footprints, signatures) that artifacts and contracts read,
+# and the scalar conversions that pack a constant block. Running any code goes through
+# provider::Executable (provider/loom_executable.h for Loom plans).
+RUNTIME_MAY_INCLUDE = {"provider/emulated/loom_program.h", "kernels/elementwise.h"}
+
+
 def test_runtime_reaches_device_code_only_through_the_provider_interface():
     found = [f"{p.name} includes {i}" for p in sources("runtime") for i in includes(p)
-             if i.startswith(("kernels/", "provider/emulated/"))]
+             if i.startswith(("kernels/", "provider/emulated/")) and i not in RUNTIME_MAY_INCLUDE]
     assert sources("runtime") and not found
 
 

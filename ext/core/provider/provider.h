@@ -48,6 +48,9 @@ public:
 struct Span {
     uint8_t* data = nullptr;
     uint64_t length = 0;
+    // In an allocation shared between the engines (a Shared placement), where
+    // HRX's coherent-shared caveats apply (gfx1151 float atomic max).
+    bool shared = false;
 };
 
 // A program image the provider loads for one engine: the symbol of a
@@ -67,6 +70,7 @@ struct ProgramImage {
     // device signature by name (without '%'), in Loom spelling.
     std::vector<uint64_t> workload;
     std::map<std::string, std::string> arguments;
+    bool checked = false;  // Loom: loom.md §4.4's checked mode
 };
 
 // A loaded program: device code the engine's queue invokes over bindings

@@ -63,6 +63,10 @@ struct Kernel {
     // the last handle goes unless a quarantined graph keeps it for ever.
     std::shared_ptr<MemoryReservation> image_charge;
     std::shared_ptr<const provider::Executable> program;
+    // One invocation over `views` on the calling thread, outside any queue:
+    // array tasks (which run on their lane as tasks, not dispatches) and
+    // testing hooks.
+    void invoke(const std::vector<BufferView>& views) const;
     // Fault injection (tests and failure drills): the next run throws the
     // armed message. Arming (a Python thread) and taking (a lane) may race,
     // so the message is only touched under fault_mu_.
@@ -74,6 +78,9 @@ private:
     std::mutex fault_mu_;
     std::optional<std::string> fault_;
 };
+
+// The provider's view of a bound view (provider::Span).
+provider::Span span_of(const BufferView& view);
 
 // The checks a graph makes before binding `views` to `kernel`: each view's
 // storage bindable by the kernel's engine (its own NPU for NPU programs),

@@ -15,6 +15,8 @@
 
 #include "errors.h"
 #include "runtime/builtin_sources.h"
+#include "provider/emulated/loom_program.h"
+#include "provider/loom_executable.h"
 
 namespace hrx {
 
@@ -195,6 +197,16 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config, 
 }
 
 KernelContract artifact_contract(const Artifact& artifact) {
+    if (artifact.program) {
+        try {
+            return loom_contract_for(artifact, {});
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::Message || !artifact.program->is_gpu()) throw;
+            fail(ErrorKind::Message, "artifact '" + artifact.name + "': " + e.what() +
+                                         "; its extents depend on device scalars: use .contract_for(" +
+                                         loom_scalar_call(artifact) + ")");
+        }
+    }
     return npu_spec(artifact.name, artifact.config, "artifact '" + artifact.name + "'").contract;
 }
 
@@ -251,7 +263,26 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
         fail(ErrorKind::Unsupported, op + ": " + unsupported + ": the contract has " +
                                          std::to_string(contract.constants.size()) + " constant bytes");
     // The emulated code accesses exactly its own contract: the caller's must cover it.
-    const KernelContract need = artifact_contract(artifact);
+    check_contract_covers(artifact_contract(artifact), contract, op);
+
+    auto k = std::make_shared<NpuKernel>();
+    k->engine = Engine::Npu;
+    k->name = artifact.name;
+    k->contract = contract;
+    k->runtime = npu.runtime;
+    k->npu_index = npu.index;
+    k->image_bytes = artifact.bytes;
+    k->columns = static_cast<int>(columns);
+    k->program = artifact.program ? loom_run(artifact.program, {}, loom::LaunchConfig{}, npu.runtime->options().checked)
+                                  : npu.runtime->provider().load_program(
+                                        program_image(Engine::Npu, artifact.target, artifact.name, artifact.config, code));
+    if (const auto& budget = npu.runtime->options().memory_budget)
+        k->image_charge = std::make_shared<MemoryReservation>(
+            budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
+    return k;
+}
+
+void check_contract_covers(const KernelContract& need, const KernelContract& contract, const std::string& op) {
     if (contract.bindings.size() != need.bindings.size())
         fail(ErrorKind::Contract, op + ": kernel binding count mismatch: the program has " +
                                       std::to_string(need.bindings.size()) + " bindings, the contract " +
@@ -269,21 +300,6 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
                      std::to_string(have.bytes) + " bytes, alignment " + std::to_string(have.alignment) + ", " +
                      access_name(have.access));
     }
-
-    auto k = std::make_shared<NpuKernel>();
-    k->engine = Engine::Npu;
-    k->name = artifact.name;
-    k->contract = contract;
-    k->runtime = npu.runtime;
-    k->npu_index = npu.index;
-    k->image_bytes = artifact.bytes;
-    k->columns = static_cast<int>(columns);
-    k->program = npu.runtime->provider().load_program(
-        program_image(Engine::Npu, artifact.target, artifact.name, artifact.config, code));
-    if (const auto& budget = npu.runtime->options().memory_budget)
-        k->image_charge = std::make_shared<MemoryReservation>(
-            budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
-    return k;
 }
 
 }  // namespace hrx

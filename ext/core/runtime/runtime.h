@@ -33,6 +33,9 @@ struct RuntimeOptions {
     int64_t graph_slots = 2;
     int64_t gpu_index = 0;
     bool check_visibility = false;
+    // Loom programs run in loom.md §4.4's checked mode (assumptions, overflow
+    // promises, races, ... reported as ExecutionError).
+    bool checked = false;
     std::shared_ptr<MemoryBudget> memory_budget;
 };
 

@@ -618,7 +618,7 @@ void Scheduler::worker(Lane lane) {
 // the dispatch, submits it and waits for it to finish.
 void Scheduler::dispatch(Lane lane, const Op& op) {
     provider::Dispatch d;
-    const auto span = [](const BufferView& v) { return provider::Span{v.data(), v.length}; };
+    const auto span = [](const BufferView& v) { return span_of(v); };
     // Kernels bind a few views; the array covers every contract in practice,
     // with the heap as a fallback.
     constexpr size_t kInlineBindings = 16;

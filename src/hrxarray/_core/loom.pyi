@@ -77,3 +77,34 @@ class LoomError(ValueError):
     Invalid Loom source or specialisation (a ValueError). str() is the first error as
     'line:col: message' plus a count of the later ones; .diagnostics lists them all.
     """
+
+class LaunchConfig:
+    """
+    The result of a GPU kernel's host launch program (loom.md §5.2) for one workload: the grid in workgroups, the workgroup size in work-items, the cluster size ((1, 1, 1) without clustering), the subgroup size (0 when the target has no fixed size) and the workgroup storage bytes.
+    """
+
+    @property
+    def workgroups(self) -> tuple:
+        """Workgroup count (x, y, z): the grid to pass to load_gpu_kernel."""
+
+    @property
+    def workgroup_size(self) -> tuple:
+        """
+        Work-items per workgroup (x, y, z): the block to pass to load_gpu_kernel.
+        """
+
+    @property
+    def cluster_size(self) -> tuple:
+        """Workgroups per cluster (x, y, z)."""
+
+    @property
+    def subgroup_size(self) -> int:
+        """Work-items per subgroup (0: not fixed by the target)."""
+
+    @property
+    def workgroup_storage_bytes(self) -> int:
+        """Workgroup (LDS) bytes each workgroup allocates."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __repr__(self) -> str: ...

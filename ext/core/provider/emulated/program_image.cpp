@@ -11,26 +11,33 @@
 #include "loom/frontend.h"
 #include "provider/emulated/emulated.h"
 #include "provider/emulated/loom_program.h"
+#include "provider/loom_executable.h"
 
 namespace hrx::provider::emulated {
 namespace {
 
 class LoomExecutable final : public Executable {
 public:
-    LoomExecutable(std::shared_ptr<const loom::Program> plan, loom::LaunchConfig launch, std::vector<uint8_t> constants)
-        : plan_(std::move(plan)), launch_(launch), constants_(std::move(constants)) {}
+    LoomExecutable(std::shared_ptr<const loom::Program> plan, loom::LaunchConfig launch, std::vector<uint8_t> constants,
+                   bool checked)
+        : plan_(std::move(plan)), launch_(launch), constants_(std::move(constants)), checked_(checked) {}
 
     void invoke(const Span* bindings, size_t count) const override {
         std::vector<loom::MemorySpan> spans(count);
-        for (size_t i = 0; i < count; ++i)
+        loom::ExecOptions options;
+        options.checked = checked_;
+        for (size_t i = 0; i < count; ++i) {
             spans[i] = {bindings[i].data, bindings[i].length, reinterpret_cast<uint64_t>(bindings[i].data)};
-        plan_->run(spans, constants_, launch_, loom::ExecOptions{});
+            options.shared_placement = options.shared_placement || bindings[i].shared;
+        }
+        plan_->run(spans, constants_, launch_, options);
     }
 
 private:
     std::shared_ptr<const loom::Program> plan_;
     loom::LaunchConfig launch_;
     std::vector<uint8_t> constants_;
+    bool checked_;
 };
 
 // The little-endian bytes of one device scalar, `value` spelled in Loom.
@@ -92,7 +99,17 @@ std::shared_ptr<const Executable> load_loom(const ProgramImage& image) {
             pack_scalar(p, it->second, who, constants.data() + p.byte_offset);
         }
     }
-    return std::make_shared<LoomExecutable>(std::move(plan), launch, std::move(constants));
+    return std::make_shared<LoomExecutable>(std::move(plan), launch, std::move(constants), image.checked);
 }
 
 }  // namespace hrx::provider::emulated
+
+namespace hrx::provider {
+
+std::shared_ptr<const Executable> loom_executable(std::shared_ptr<const loom::Program> plan,
+                                                  std::vector<uint8_t> constants, const loom::LaunchConfig& launch,
+                                                  bool checked) {
+    return std::make_shared<emulated::LoomExecutable>(std::move(plan), launch, std::move(constants), checked);
+}
+
+}  // namespace hrx::provider
