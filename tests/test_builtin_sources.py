@@ -204,3 +204,25 @@ def test_loom_gemm_data_check_poisons_only_the_output():
     assert isinstance(exc, hx.ExecutionError) and type(exc.__cause__) is ValueError
     assert "lhs element (1, 2, 3) = inf" in str(exc.__cause__)
     assert not eg.quarantined and not a.poisoned and not b.poisoned and c.poisoned
+
+
+def test_sources_keep_their_promises_in_checked_mode():
+    # On a checked runtime the Loom images run in loom.md §4.4's checked mode: every
+    # index.assume, alignment promise and footprint of the sources holds on a tail-heavy
+    # size (the last workgroup mostly masked off) and a batch.
+    rt = hx.Runtime(checked=True)
+    x = np.arange(-300, 301, dtype=np.int32)
+    native, loom = both_gpu(rt, "transform_i32", [x], [4 * x.size], elements=x.size)
+    assert np.array_equal(native[1], loom[1])
+    c = np.linspace(-2, 2, 257, dtype=np.float32)
+    native, loom = both_gpu(rt, "add_f32", [c], [], elements=c.size, delta=0.5)
+    assert np.array_equal(native[0], loom[0])
+    v = np.linspace(1, -1, 257, dtype=np.float32).astype(BF16)
+    native, loom = both_gpu(rt, "euler_bf16", [c.astype(BF16), v], [], elements=c.size, dt=0.25)
+    assert np.array_equal(native[0], loom[0])
+    a = np.arange(3 * 64, dtype=np.float32).reshape(3, 8, 8).astype(BF16)
+    native, loom = both_npu(rt, "batched_gemm", [a, a[::-1].copy()], [3 * 256], **{"gemm.batch": 3})
+    assert np.array_equal(native[2], loom[2])
+    src = np.arange(2 * 4096, dtype=np.uint32).astype(np.uint8)
+    native, loom = both_npu(rt, "copy", [src], [2 * 4096], **{"copy.packets": 2})
+    assert np.array_equal(native[1], loom[1])

@@ -140,10 +140,11 @@ std::string loom_spelling(const ConfigValue& v) {
 // The provider's image of a built-in program, every key of `config` (defaults
 // applied) spelled. As Loom (BuiltinCode::Loom), an NPU program's keys are
 // its config keys; a GPU kernel's `elements` is its workload and its %count,
-// and every other key the device scalar of that name (dt, delta).
-provider::ProgramImage program_image(Engine engine, const std::string& target, const std::string& name,
-                                     const KernelConfig& config, BuiltinCode code) {
-    provider::ProgramImage image{engine, target, name, {}, {}, {}, {}};
+// and every other key the device scalar of that name (dt, delta). Loom
+// images run in checked mode (loom.md §4.4) on a runtime created with it.
+provider::ProgramImage program_image(const RuntimeCore& runtime, Engine engine, const std::string& target,
+                                     const std::string& name, const KernelConfig& config, BuiltinCode code) {
+    provider::ProgramImage image{engine, target, name, {}, {}, {}, {}, runtime.options().checked};
     if (code == BuiltinCode::Loom) image.source = std::string(builtin_source(name).text);
     for (const auto& [key, v] : config) {
         if (code == BuiltinCode::Native || engine == Engine::Npu) {
@@ -243,7 +244,7 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::stri
         full["delta"] = ConfigValue::real(float_key(who, config, "delta", 1.0));
     }
     k->program = gpu.runtime->provider().load_program(
-        program_image(Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full, code));
+        program_image(*gpu.runtime, Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full, code));
     k->contract.validate();
     return k;
 }
@@ -275,7 +276,8 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->columns = static_cast<int>(columns);
     k->program = artifact.program ? loom_run(artifact.program, {}, loom::LaunchConfig{}, npu.runtime->options().checked)
                                   : npu.runtime->provider().load_program(
-                                        program_image(Engine::Npu, artifact.target, artifact.name, artifact.config, code));
+                                        program_image(*npu.runtime, Engine::Npu, artifact.target, artifact.name,
+                                                      artifact.config, code));
     if (const auto& budget = npu.runtime->options().memory_budget)
         k->image_charge = std::make_shared<MemoryReservation>(
             budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");
