@@ -828,13 +828,19 @@ def test_bfp16_gemm_pipeline_is_bit_identical_to_numerics_matmul(count, rounding
     assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
 
 
-def test_bfp16_encode_refuses_nan_naming_the_record():
+@pytest.mark.parametrize("role", ["lhs", "rhs"])
+def test_bfp16_refuses_nan_and_inf_as_a_data_check_naming_the_element(role):
+    # The built-in gemm's wording (programs.cpp): a ValueError (Data), not a device fault.
     a = np.ones((3, 8, 8), BF16)
-    a[2, 1, 3] = np.nan
+    b = np.ones((3, 8, 8), BF16)
+    (a if role == "lhs" else b)[2, 1, 3] = np.inf if role == "lhs" else np.nan
     c = np.zeros((3, 8, 8), np.float32)
     src = GEMM.replace("ROUNDING", "flush_subnormal")
-    with pytest.raises(hx.ExecutionError, match=r"vector.encode: bfp16ebs8 has no encoding for NaN or Inf: element 11 .*\(record 2\)"):
-        run(src, "mm", [a, np.ones((3, 8, 8), BF16), c], target=NPU, config={"mm.count": 3})
+    with pytest.raises(ValueError, match=rf"vector.fragment \(record 2\): bfp16ebs8 has no encoding for NaN or Inf: "
+                                         rf"{role} element \(2, 1, 3\) = (inf|nan)") as e:
+        run(src, "mm", [a, b, c], target=NPU, config={"mm.count": 3})
+    assert not isinstance(e.value, hx.ExecutionError)
+    assert not c.any()  # nothing written
 
 
 # --- the hrx-rs corpus (read from HRX_LOOM_CORPUS, never committed) ----------------------------------

@@ -123,8 +123,10 @@ public:
     std::vector<std::unique_ptr<uint8_t[]>> owned;
     uint64_t workgroup_bytes = 0;   // bytes of workgroup allocas so far
 
-private:
+    // "workgroup (x, y, z), work-item (x, y, z)" or "record r" of a lane.
     std::string where(int64_t lane) const;
+
+private:
     friend struct Ops;
 
     // Each op's handler (nullptr: a terminator), resolved once per Exec.
