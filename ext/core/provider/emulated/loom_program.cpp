@@ -29,8 +29,8 @@ using interp::RK;
 // Lanes per batch of a folded grid: enough to amortise each op's dispatch,
 // few enough to stay in cache.
 constexpr int64_t kFoldChunk = 2048;
-// NPU stage firings per batch.
-constexpr int64_t kFiringChunk = 2048;
+// NPU stage firings per batch, at most.
+constexpr int64_t kMaxFiringChunk = 2048;
 constexpr uint64_t kTileAlign = 64;
 
 const char* const kTerminators[] = {"scf.yield", "scf.condition", "func.return", "template.return", "kernel.return", "pipeline.return"};
@@ -699,6 +699,12 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             }
             for (size_t k = 0; k < op.results.size(); ++k) outs.push_back(&flows[first_out + k]);
             for (size_t k = 1; k < op.operands.size(); ++k) ins[k - 1] = &flows.at(static_cast<size_t>(reg(op.operands[k]).flow));
+            // Fewer firings per batch for big tiles: registers hold a whole
+            // tile per lane (as doubles), so keep a batch's tiles near 1 MiB.
+            int64_t tile_bytes = 1;
+            for (const Flow* f : ins) tile_bytes = std::max(tile_bytes, f->record_bytes);
+            for (const Flow* f : outs) tile_bytes = std::max(tile_bytes, f->record_bytes);
+            const int64_t kFiringChunk = std::clamp<int64_t>((int64_t{1} << 20) / tile_bytes, 16, kMaxFiringChunk);
             const int64_t chunks = (F + kFiringChunk - 1) / kFiringChunk;
             const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())));
             const Region& callee = fn->regions[0];
