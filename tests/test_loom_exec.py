@@ -513,6 +513,41 @@ def test_pipeline_scatter_and_bf16_rounding():
     assert np.array_equal(out.view(np.uint16), a.reshape(12, 8).astype(BF16).view(np.uint16))
 
 
+PICK = """
+kernel.def @pick(%n: index) {
+  %one = index.constant 1 : index
+  %w = index.constant 64 : index
+  kernel.launch.config workgroups(%n, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c2 = index.constant 2 : index
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xv = buffer.view %x[%z] : buffer -> view<256xf32>
+  %ov = buffer.view %out[%z] : buffer -> view<256xf32>
+  %r = index.rem %i, %c2 : index
+  %even = index.cmp eq, %r, %c0 : index
+  %j = scf.if %even -> (index) {
+    scf.yield %i : index
+  } else {
+    scf.yield %c0 : index
+  }
+  %v = view.load %xv[%j] : view<256xf32> -> f32
+  view.store %v, %ov[%i] : f32, view<256xf32>
+  kernel.return
+}
+"""
+
+
+def test_divergent_if_results_merge_lane_by_lane():
+    # The then-side value is a step-1 lane sequence; the merged one is not (odd lanes take 0).
+    x = np.random.default_rng(9).random(256).astype(np.float32)
+    out = np.zeros(256, np.float32)
+    run(PICK, "pick", [x, out], b"", [4])
+    i = np.arange(256)
+    assert np.array_equal(out, x[np.where(i % 2 == 0, i, 0)])
+
+
 # --- checked mode --------------------------------------------------------------------------------
 
 def where_is(src, text):

@@ -1968,6 +1968,7 @@ struct Ops {
         const Reg& T = varying(t, tt, x.L);
         const Reg& E = varying(e, te, x.L);
         dst = T;
+        dst.aff = -1;  // the merged lanes are a new sequence
         for (int64_t l = 0; l < x.L; ++l) {
             if (tm.on(l)) continue;
             for (int64_t j = 0; j < T.vlen; ++j) {
