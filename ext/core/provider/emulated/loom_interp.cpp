@@ -1199,6 +1199,9 @@ struct Ops {
             if (v.elem == ScalarKind::F32) {
                 const float* src = reinterpret_cast<const float*>(B.base + contig);
                 double* o2 = o.f.data();
+                // The next batch of this stream is this batch's neighbour:
+                // fetch it while converting this one.
+                for (int64_t l = 0; l < x.L; l += 16) __builtin_prefetch(src + x.L + l);
                 for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
             } else {
                 const int32_t* src = reinterpret_cast<const int32_t*>(B.base + contig);
