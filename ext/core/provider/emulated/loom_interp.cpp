@@ -104,6 +104,7 @@ void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vs
     r.uni = uni;
     r.aff = -1;
     r.lazy = false;
+    r.fs = false;
     const size_t n = static_cast<size_t>((uni ? 1 : L) * vlen);
     if (isf(k)) {
         r.f.resize(n);
@@ -116,6 +117,12 @@ void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vs
 
 // Writes out a lazy index (Reg::lazy) lane by lane.
 void materialize(const Reg& r0) {
+    if (r0.fs) {
+        Reg& r = const_cast<Reg&>(r0);
+        r.fs = false;
+        r.f.assign(r.g.begin(), r.g.end());
+        return;
+    }
     if (!r0.lazy) return;
     Reg& r = const_cast<Reg&>(r0);
     r.lazy = false;
@@ -669,8 +676,49 @@ struct Ops {
         else un<double, double>(x, o, a, k, [=](double p) { return fround(k, f(static_cast<float>(p))); });
     }
 
+    // f32 arithmetic on float-stored lanes (Reg::fs) and uniform scalars,
+    // in float: the same operations and roundings as the double-stored path.
+    template <class F>
+    static bool f32_lanes(Exec& x, const Op& op, Frame& fr, F f) {
+        const Reg& A = raw(fr, op, 0);
+        const Reg& B = raw(fr, op, 1);
+        if (A.elem != ScalarKind::F32 || !(A.fs || B.fs)) return false;
+        auto ok = [](const Reg& r) { return r.fs || (r.uni && r.vlen == 1 && r.f.size() == 1 && !r.lazy); };
+        if (!ok(A) || !ok(B)) return false;
+        const size_t n = static_cast<size_t>(x.L);
+        Reg& o = out(fr, op);
+        if (&o == &A || &o == &B) return false;
+        o.kind = RK::Num;
+        o.elem = ScalarKind::F32;
+        o.vlen = 1;
+        o.vshape.clear();
+        o.uni = false;
+        o.aff = -1;
+        o.lazy = false;
+        o.fs = true;
+        o.i.clear();
+        o.f.clear();
+        o.g.resize(n);
+        float* po = o.g.data();
+        if (A.fs && B.fs) {
+            const float *pa = A.g.data(), *pb = B.g.data();
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e]);
+        } else if (A.fs) {
+            const float *pa = A.g.data(), bv = static_cast<float>(B.f[0]);
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], bv);
+        } else {
+            const float av = static_cast<float>(A.f[0]), *pb = B.g.data();
+            for (size_t e = 0; e < n; ++e) po[e] = f(av, pb[e]);
+        }
+        return true;
+    }
+
     static void float_binary(Exec& x, const Op& op, Frame& fr, const Mask&) {
         const std::string b = base_name(op.name);
+        if (b == "addf" && f32_lanes(x, op, fr, [](float p, float q) { return p + q; })) return;
+        if (b == "subf" && f32_lanes(x, op, fr, [](float p, float q) { return p - q; })) return;
+        if (b == "mulf" && f32_lanes(x, op, fr, [](float p, float q) { return p * q; })) return;
+        if (b == "divf" && f32_lanes(x, op, fr, [](float p, float q) { return p / q; })) return;
         const Reg& A = in(fr, op, 0);
         const Reg& B = in(fr, op, 1);
         const ScalarKind k = A.elem;
@@ -1198,11 +1246,13 @@ struct Ops {
             size_num(o, v.elem, 1, {}, false, x.L);
             if (v.elem == ScalarKind::F32) {
                 const float* src = reinterpret_cast<const float*>(B.base + contig);
-                double* o2 = o.f.data();
                 // The next batch of this stream is this batch's neighbour:
-                // fetch it while converting this one.
+                // fetch it while copying this one.
                 for (int64_t l = 0; l < x.L; l += 16) __builtin_prefetch(src + x.L + l);
-                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+                o.f.clear();
+                o.g.resize(static_cast<size_t>(x.L));
+                std::memcpy(o.g.data(), src, static_cast<size_t>(x.L) * 4);
+                o.fs = true;
             } else {
                 const int32_t* src = reinterpret_cast<const int32_t*>(B.base + contig);
                 int64_t* o2 = o.i.data();
@@ -1257,7 +1307,8 @@ struct Ops {
     }
 
     static void view_store(Exec& x, const Op& op, Frame& fr, const Mask& m) {
-        const Reg& val0 = in(fr, op, 0);
+        const Reg& val0 = raw(fr, op, 0);
+        if (val0.lazy) materialize(val0);
         const Reg& v = in(fr, op, 1);
         const int ib = x.sh.spec->facts.index_bits;
         const int es = elem_bytes(v.elem, ib);
@@ -1267,6 +1318,11 @@ struct Ops {
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
         const bool plain = !B.stride && B.writer.empty() && !val0.uni;
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
+        if (contig >= 0 && v.elem == ScalarKind::F32 && val0.fs) {
+            std::memcpy(B.base + contig, val0.g.data(), static_cast<size_t>(x.L) * 4);
+            return;
+        }
+        materialize(val0);
         if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
             if (v.elem == ScalarKind::F32) {
                 float* dst = reinterpret_cast<float*>(B.base + contig);

@@ -50,6 +50,11 @@ struct Reg {
     // arithmetic on them). Consumers that need lane values materialise it.
     bool lazy = false;
     int64_t c0 = 0, c1 = 0, c2 = 0, lw = 1, ll = 0;
+    // Varying f32 scalars of the elementwise fast path (contiguous loads,
+    // f32 arithmetic, contiguous stores) live as floats in `g` instead of
+    // `f`; other consumers materialise them like lazy indices.
+    bool fs = false;
+    std::vector<float> g;
 };
 
 struct Mask {
