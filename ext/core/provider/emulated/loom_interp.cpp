@@ -1911,6 +1911,9 @@ struct Ops {
     // is named as the built-in gemm names it, (record, row, column) of the
     // operand's own matrix, with its role.
     static void refuse_nonfinite(const Exec& x, const Op& op, const Mask& m, const Reg& p, const std::string& role, int64_t cols) {
+        bool all_finite = true;
+        for (double f : p.f) all_finite &= std::fabs(f) <= std::numeric_limits<double>::max();
+        if (all_finite) return;
         for (int64_t l = 0; l < (p.uni ? 1 : x.L); ++l) {
             if (!p.uni && !m.on(l)) continue;
             for (int64_t e = 0; e < p.vlen; ++e) {
@@ -1979,10 +1982,17 @@ struct Ops {
         const Reg& b = uni ? b0 : varying(b0, tb, x.L);
         const Reg& c = uni ? c0 : varying(c0, tc, x.L);
         const int64_t lanes = uni ? 1 : x.L;
-        std::vector<uint16_t> A(static_cast<size_t>(lanes * M * K)), B(static_cast<size_t>(lanes * K * N));
+        // Operand and product storage kept by the interpreter: a batch's
+        // operands are hundreds of KiB, fresh pages for every call cost more
+        // than the products.
+        std::vector<uint16_t>& A = x.mma_a;
+        std::vector<uint16_t>& B = x.mma_b;
+        std::vector<float>& C = x.mma_c;
+        A.resize(static_cast<size_t>(lanes * M * K));
+        B.resize(static_cast<size_t>(lanes * K * N));
+        C.resize(static_cast<size_t>(lanes * M * N));
         for (size_t e = 0; e < A.size(); ++e) A[e] = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(static_cast<float>(a.f[e])));
         for (size_t e = 0; e < B.size(); ++e) B[e] = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(static_cast<float>(b.f[e])));
-        std::vector<float> C(static_cast<size_t>(lanes * M * N));
         if (M == 8 && N == 8 && K == 8) kernels::matmul_bf16_8x8_batched(A.data(), B.data(), C.data(), static_cast<size_t>(lanes));
         else kernels::matmul_bf16(A.data(), B.data(), C.data(), static_cast<size_t>(lanes), static_cast<size_t>(M), static_cast<size_t>(K), static_cast<size_t>(N), nullptr, nullptr);
         Reg o = c;

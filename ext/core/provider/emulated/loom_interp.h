@@ -127,6 +127,8 @@ public:
     std::vector<BufObj> bufs;
     std::vector<std::unique_ptr<uint8_t[]>> owned;
     uint64_t workgroup_bytes = 0;   // bytes of workgroup allocas so far
+    std::vector<uint16_t> mma_a, mma_b;  // vector.mma operand storage (bf16)
+    std::vector<float> mma_c;            // vector.mma products
 
     // "workgroup (x, y, z), work-item (x, y, z)" or "record r" of a lane.
     std::string where(int64_t lane) const;
