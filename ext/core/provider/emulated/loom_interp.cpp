@@ -1872,10 +1872,11 @@ struct Ops {
         const Reg& s = in(fr, op, 1);
         if (v.vlen % 8) x.fail_at(op, -1, "bfp16ebs8 needs a multiple of 8 elements, got " + std::to_string(v.vlen));
         (void)m;  // NaN and Inf are refused where the payload's matrix role is known
-        Reg o = v;
+        const bool even = s.even;
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = v;
         o.kind = RK::Payload;
-        o.even = s.even;
-        out(fr, op) = std::move(o);
+        o.even = even;
     }
 
     // Quantise `n` problems of rows x cols (row-major floats) in 8-blocks
@@ -1947,7 +1948,8 @@ struct Ops {
         const Reg& d = in(fr, op, 0);
         const std::string role = op.params.empty() ? "" : op.params[0];
         if (op.shape.size() != 2) x.fail_at(op, -1, "valid Loom, not executed by the emulator: fragments with a block count");
-        Reg o = d;
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = d;
         o.kind = RK::Frag;
         o.role = role;
         o.rows = entry(fr, op.shape[0]);
@@ -1966,7 +1968,6 @@ struct Ops {
                 x.fail_at(op, -1, "bfp16ebs8 blocks run along K, which is not a multiple of 8");
             quantise(o.f.data(), o.uni ? 1 : x.L, o.vlen, o.rows, o.cols, rows_blocked, d.even);
         }
-        out(fr, op) = std::move(o);
     }
 
     static void mma(Exec& x, const Op& op, Frame& fr, const Mask&) {
@@ -1995,14 +1996,14 @@ struct Ops {
         for (size_t e = 0; e < B.size(); ++e) B[e] = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(static_cast<float>(b.f[e])));
         if (M == 8 && N == 8 && K == 8) kernels::matmul_bf16_8x8_batched(A.data(), B.data(), C.data(), static_cast<size_t>(lanes));
         else kernels::matmul_bf16(A.data(), B.data(), C.data(), static_cast<size_t>(lanes), static_cast<size_t>(M), static_cast<size_t>(K), static_cast<size_t>(N), nullptr, nullptr);
-        Reg o = c;
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = c;
         o.role = "result";
         o.elem = ScalarKind::F32;
         for (size_t e = 0; e < C.size(); ++e) {
-            const double init = c.f[e];
+            const double init = o.f[e];
             o.f[e] = init == 0.0 ? C[e] : static_cast<double>(C[e] + static_cast<float>(init));
         }
-        out(fr, op) = std::move(o);
     }
 
     static void fragment_store(Exec& x, const Op& op, Frame& fr, const Mask& m) {
@@ -2010,12 +2011,14 @@ struct Ops {
         const Reg& v = in(fr, op, 1);
         std::vector<int64_t> shape;
         for (const IndexEntry& e : op.shape) shape.push_back(entry(fr, e));
+        if (isf(v.elem)) {
+            vec_access(x, op, fr, m, v, nullptr, &p, shape);
+            return;
+        }
         Reg s = p;
         s.kind = RK::Num;
-        if (!isf(v.elem)) {
-            s.i.resize(s.f.size());
-            for (size_t e = 0; e < s.f.size(); ++e) s.i[e] = static_cast<int64_t>(s.f[e]);
-        }
+        s.i.resize(s.f.size());
+        for (size_t e = 0; e < s.f.size(); ++e) s.i[e] = static_cast<int64_t>(s.f[e]);
         vec_access(x, op, fr, m, v, nullptr, &s, shape);
     }
 
