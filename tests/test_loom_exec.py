@@ -31,6 +31,7 @@ def run(src, symbol, bindings, constants=b"", workload=None, *, target=GPU, conf
 
 
 def info(src, symbol, constants=b"", *, target=GPU, config=None):
+    """The planned program's parameters, constant block length and footprints (a dict)."""
     return _core.loom._plan_info(src, symbol, target, {k: str(v) for k, v in (config or {}).items()}, constants)
 
 
@@ -550,16 +551,6 @@ def test_divergent_if_results_merge_lane_by_lane():
 
 # --- checked mode --------------------------------------------------------------------------------
 
-def where_is(src, text):
-    """The 1-based line of `text` in src and the column of its op name."""
-    for k, line in enumerate(src.splitlines(), 1):
-        if text in line:
-            s = line.index(text)
-            eq = line.find("= ", s)
-            return k, (eq + 3 if eq >= 0 and "=" in text else s + 1)
-    raise AssertionError(text)
-
-
 def test_checked_false_assumption_names_line_and_work_item():
     src = AXPY.replace("[lt(%i, %n)]", "[lt(%i, 37)]")
     n = 100
@@ -885,6 +876,7 @@ corpus = pytest.mark.skipif(not CORPUS, reason="HRX_LOOM_CORPUS is not set")
 
 
 def corpus_source(name):
+    """The text of corpus file `name` under HRX_LOOM_CORPUS (skips the test when it is absent)."""
     root = pathlib.Path(CORPUS)
     for p in (root / name, root / "tests" / "kernels" / name, root / "examples" / "kernels" / name):
         if p.exists():
