@@ -104,6 +104,7 @@ void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vs
     r.uni = uni;
     r.aff = -1;
     r.lazy = false;
+    r.fs = false;
     const size_t n = static_cast<size_t>((uni ? 1 : L) * vlen);
     if (isf(k)) {
         r.f.resize(n);
@@ -116,6 +117,12 @@ void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vs
 
 // Writes out a lazy index (Reg::lazy) lane by lane.
 void materialize(const Reg& r0) {
+    if (r0.fs) {
+        Reg& r = const_cast<Reg&>(r0);
+        r.fs = false;
+        r.f.assign(r.g.begin(), r.g.end());
+        return;
+    }
     if (!r0.lazy) return;
     Reg& r = const_cast<Reg&>(r0);
     r.lazy = false;
@@ -669,8 +676,49 @@ struct Ops {
         else un<double, double>(x, o, a, k, [=](double p) { return fround(k, f(static_cast<float>(p))); });
     }
 
+    // f32 arithmetic on float-stored lanes (Reg::fs) and uniform scalars,
+    // in float: the same operations and roundings as the double-stored path.
+    template <class F>
+    static bool f32_lanes(Exec& x, const Op& op, Frame& fr, F f) {
+        const Reg& A = raw(fr, op, 0);
+        const Reg& B = raw(fr, op, 1);
+        if (A.elem != ScalarKind::F32 || !(A.fs || B.fs)) return false;
+        auto ok = [](const Reg& r) { return r.fs || (r.uni && r.vlen == 1 && r.f.size() == 1 && !r.lazy); };
+        if (!ok(A) || !ok(B)) return false;
+        const size_t n = static_cast<size_t>(x.L);
+        Reg& o = out(fr, op);
+        if (&o == &A || &o == &B) return false;
+        o.kind = RK::Num;
+        o.elem = ScalarKind::F32;
+        o.vlen = 1;
+        o.vshape.clear();
+        o.uni = false;
+        o.aff = -1;
+        o.lazy = false;
+        o.fs = true;
+        o.i.clear();
+        o.f.clear();
+        o.g.resize(n);
+        float* po = o.g.data();
+        if (A.fs && B.fs) {
+            const float *pa = A.g.data(), *pb = B.g.data();
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e]);
+        } else if (A.fs) {
+            const float *pa = A.g.data(), bv = static_cast<float>(B.f[0]);
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], bv);
+        } else {
+            const float av = static_cast<float>(A.f[0]), *pb = B.g.data();
+            for (size_t e = 0; e < n; ++e) po[e] = f(av, pb[e]);
+        }
+        return true;
+    }
+
     static void float_binary(Exec& x, const Op& op, Frame& fr, const Mask&) {
         const std::string b = base_name(op.name);
+        if (b == "addf" && f32_lanes(x, op, fr, [](float p, float q) { return p + q; })) return;
+        if (b == "subf" && f32_lanes(x, op, fr, [](float p, float q) { return p - q; })) return;
+        if (b == "mulf" && f32_lanes(x, op, fr, [](float p, float q) { return p * q; })) return;
+        if (b == "divf" && f32_lanes(x, op, fr, [](float p, float q) { return p / q; })) return;
         const Reg& A = in(fr, op, 0);
         const Reg& B = in(fr, op, 1);
         const ScalarKind k = A.elem;
@@ -1198,8 +1246,13 @@ struct Ops {
             size_num(o, v.elem, 1, {}, false, x.L);
             if (v.elem == ScalarKind::F32) {
                 const float* src = reinterpret_cast<const float*>(B.base + contig);
-                double* o2 = o.f.data();
-                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+                // The next batch of this stream is this batch's neighbour:
+                // fetch it while copying this one.
+                for (int64_t l = 0; l < x.L; l += 16) __builtin_prefetch(src + x.L + l);
+                o.f.clear();
+                o.g.resize(static_cast<size_t>(x.L));
+                std::memcpy(o.g.data(), src, static_cast<size_t>(x.L) * 4);
+                o.fs = true;
             } else {
                 const int32_t* src = reinterpret_cast<const int32_t*>(B.base + contig);
                 int64_t* o2 = o.i.data();
@@ -1254,7 +1307,8 @@ struct Ops {
     }
 
     static void view_store(Exec& x, const Op& op, Frame& fr, const Mask& m) {
-        const Reg& val0 = in(fr, op, 0);
+        const Reg& val0 = raw(fr, op, 0);
+        if (val0.lazy) materialize(val0);
         const Reg& v = in(fr, op, 1);
         const int ib = x.sh.spec->facts.index_bits;
         const int es = elem_bytes(v.elem, ib);
@@ -1264,6 +1318,11 @@ struct Ops {
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
         const bool plain = !B.stride && B.writer.empty() && !val0.uni;
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
+        if (contig >= 0 && v.elem == ScalarKind::F32 && val0.fs) {
+            std::memcpy(B.base + contig, val0.g.data(), static_cast<size_t>(x.L) * 4);
+            return;
+        }
+        materialize(val0);
         if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
             if (v.elem == ScalarKind::F32) {
                 float* dst = reinterpret_cast<float*>(B.base + contig);
@@ -1812,17 +1871,12 @@ struct Ops {
         const Reg& v = in(fr, op, 0);
         const Reg& s = in(fr, op, 1);
         if (v.vlen % 8) x.fail_at(op, -1, "bfp16ebs8 needs a multiple of 8 elements, got " + std::to_string(v.vlen));
-        for (int64_t l = 0; l < (v.uni ? 1 : x.L); ++l) {
-            if (!v.uni && !m.on(l)) continue;
-            for (int64_t e = 0; e < v.vlen; ++e) {
-                const double f = v.f[static_cast<size_t>(l * v.vlen + e)];
-                if (!std::isfinite(f)) x.fail_at(op, v.uni ? -1 : l, "bfp16ebs8 has no encoding for NaN or Inf: element " + std::to_string(e) + " = " + std::to_string(f));
-            }
-        }
-        Reg o = v;
+        (void)m;  // NaN and Inf are refused where the payload's matrix role is known
+        const bool even = s.even;
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = v;
         o.kind = RK::Payload;
-        o.even = s.even;
-        out(fr, op) = std::move(o);
+        o.even = even;
     }
 
     // Quantise `n` problems of rows x cols (row-major floats) in 8-blocks
@@ -1853,9 +1907,32 @@ struct Ops {
         }
     }
 
-    static void decode(Exec& x, const Op& op, Frame& fr, const Mask&) {
+    // A data check, not a device fault (Note [Data checks are not device
+    // faults] in errors.h): bfp16ebs8 cannot encode NaN or Inf. The element
+    // is named as the built-in gemm names it, (record, row, column) of the
+    // operand's own matrix, with its role.
+    static void refuse_nonfinite(const Exec& x, const Op& op, const Mask& m, const Reg& p, const std::string& role, int64_t cols) {
+        bool all_finite = true;
+        for (double f : p.f) all_finite &= std::fabs(f) <= std::numeric_limits<double>::max();
+        if (all_finite) return;
+        for (int64_t l = 0; l < (p.uni ? 1 : x.L); ++l) {
+            if (!p.uni && !m.on(l)) continue;
+            for (int64_t e = 0; e < p.vlen; ++e) {
+                const double f = p.f[static_cast<size_t>(l * p.vlen + e)];
+                if (std::isfinite(f)) continue;
+                const std::string who = x.sh.gpu ? x.where(l) : "record " + std::to_string(x.first_ + l);
+                kernels::bfp16_unencodable(loc_str(op) + ": " + op.name + " (" + who + ")",
+                                           (role.empty() ? "" : role + " ") + "element (" + std::to_string(x.sh.gpu ? l : x.first_ + l) + ", " +
+                                               std::to_string(e / cols) + ", " + std::to_string(e % cols) + ")",
+                                           static_cast<float>(f));
+            }
+        }
+    }
+
+    static void decode(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         const Reg& p = in(fr, op, 0);
         if (p.kind != RK::Payload) x.fail_at(op, -1, "operand is not a bfp16ebs8 payload");
+        refuse_nonfinite(x, op, m, p, "", p.vlen);
         Reg o = p;
         o.kind = RK::Num;
         quantise(o.f.data(), o.uni ? 1 : x.L, o.vlen, 1, o.vlen, true, p.even);
@@ -1867,11 +1944,12 @@ struct Ops {
 
     static int64_t entry(Frame& fr, const IndexEntry& e) { return e.is_value() ? val(fr, e.value).i.at(0) : e.constant; }
 
-    static void fragment(Exec& x, const Op& op, Frame& fr, const Mask&) {
+    static void fragment(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         const Reg& d = in(fr, op, 0);
         const std::string role = op.params.empty() ? "" : op.params[0];
         if (op.shape.size() != 2) x.fail_at(op, -1, "valid Loom, not executed by the emulator: fragments with a block count");
-        Reg o = d;
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = d;
         o.kind = RK::Frag;
         o.role = role;
         o.rows = entry(fr, op.shape[0]);
@@ -1883,13 +1961,13 @@ struct Ops {
             o.i.clear();
         }
         if (d.kind == RK::Payload) {
+            refuse_nonfinite(x, op, m, o, role, o.cols);
             // K is the blocked axis of both operands (payload_packing=target_fragment).
             const bool rows_blocked = role != "rhs";
             if ((rows_blocked ? o.cols : o.rows) % 8)
                 x.fail_at(op, -1, "bfp16ebs8 blocks run along K, which is not a multiple of 8");
             quantise(o.f.data(), o.uni ? 1 : x.L, o.vlen, o.rows, o.cols, rows_blocked, d.even);
         }
-        out(fr, op) = std::move(o);
     }
 
     static void mma(Exec& x, const Op& op, Frame& fr, const Mask&) {
@@ -1905,20 +1983,27 @@ struct Ops {
         const Reg& b = uni ? b0 : varying(b0, tb, x.L);
         const Reg& c = uni ? c0 : varying(c0, tc, x.L);
         const int64_t lanes = uni ? 1 : x.L;
-        std::vector<uint16_t> A(static_cast<size_t>(lanes * M * K)), B(static_cast<size_t>(lanes * K * N));
+        // Operand and product storage kept by the interpreter: a batch's
+        // operands are hundreds of KiB, fresh pages for every call cost more
+        // than the products.
+        std::vector<uint16_t>& A = x.mma_a;
+        std::vector<uint16_t>& B = x.mma_b;
+        std::vector<float>& C = x.mma_c;
+        A.resize(static_cast<size_t>(lanes * M * K));
+        B.resize(static_cast<size_t>(lanes * K * N));
+        C.resize(static_cast<size_t>(lanes * M * N));
         for (size_t e = 0; e < A.size(); ++e) A[e] = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(static_cast<float>(a.f[e])));
         for (size_t e = 0; e < B.size(); ++e) B[e] = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(static_cast<float>(b.f[e])));
-        std::vector<float> C(static_cast<size_t>(lanes * M * N));
         if (M == 8 && N == 8 && K == 8) kernels::matmul_bf16_8x8_batched(A.data(), B.data(), C.data(), static_cast<size_t>(lanes));
         else kernels::matmul_bf16(A.data(), B.data(), C.data(), static_cast<size_t>(lanes), static_cast<size_t>(M), static_cast<size_t>(K), static_cast<size_t>(N), nullptr, nullptr);
-        Reg o = c;
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = c;
         o.role = "result";
         o.elem = ScalarKind::F32;
         for (size_t e = 0; e < C.size(); ++e) {
-            const double init = c.f[e];
+            const double init = o.f[e];
             o.f[e] = init == 0.0 ? C[e] : static_cast<double>(C[e] + static_cast<float>(init));
         }
-        out(fr, op) = std::move(o);
     }
 
     static void fragment_store(Exec& x, const Op& op, Frame& fr, const Mask& m) {
@@ -1926,12 +2011,14 @@ struct Ops {
         const Reg& v = in(fr, op, 1);
         std::vector<int64_t> shape;
         for (const IndexEntry& e : op.shape) shape.push_back(entry(fr, e));
+        if (isf(v.elem)) {
+            vec_access(x, op, fr, m, v, nullptr, &p, shape);
+            return;
+        }
         Reg s = p;
         s.kind = RK::Num;
-        if (!isf(v.elem)) {
-            s.i.resize(s.f.size());
-            for (size_t e = 0; e < s.f.size(); ++e) s.i[e] = static_cast<int64_t>(s.f[e]);
-        }
+        s.i.resize(s.f.size());
+        for (size_t e = 0; e < s.f.size(); ++e) s.i[e] = static_cast<int64_t>(s.f[e]);
         vec_access(x, op, fr, m, v, nullptr, &s, shape);
     }
 
@@ -1953,6 +2040,7 @@ struct Ops {
         const Reg& T = varying(t, tt, x.L);
         const Reg& E = varying(e, te, x.L);
         dst = T;
+        dst.aff = -1;  // the merged lanes are a new sequence
         for (int64_t l = 0; l < x.L; ++l) {
             if (tm.on(l)) continue;
             for (int64_t j = 0; j < T.vlen; ++j) {

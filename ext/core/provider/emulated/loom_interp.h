@@ -50,6 +50,11 @@ struct Reg {
     // arithmetic on them). Consumers that need lane values materialise it.
     bool lazy = false;
     int64_t c0 = 0, c1 = 0, c2 = 0, lw = 1, ll = 0;
+    // Varying f32 scalars of the elementwise fast path (contiguous loads,
+    // f32 arithmetic, contiguous stores) live as floats in `g` instead of
+    // `f`; other consumers materialise them like lazy indices.
+    bool fs = false;
+    std::vector<float> g;
 };
 
 struct Mask {
@@ -122,9 +127,13 @@ public:
     std::vector<BufObj> bufs;
     std::vector<std::unique_ptr<uint8_t[]>> owned;
     uint64_t workgroup_bytes = 0;   // bytes of workgroup allocas so far
+    std::vector<uint16_t> mma_a, mma_b;  // vector.mma operand storage (bf16)
+    std::vector<float> mma_c;            // vector.mma products
+
+    // "workgroup (x, y, z), work-item (x, y, z)" or "record r" of a lane.
+    std::string where(int64_t lane) const;
 
 private:
-    std::string where(int64_t lane) const;
     friend struct Ops;
 
     // Each op's handler (nullptr: a terminator), resolved once per Exec.
