@@ -1,8 +1,9 @@
 """The built-in programs as Loom sources: shipped in the package (hrxarray/programs/*.loom),
 embedded byte for byte in the library, each built-in program a root symbol of its module with
 the configuration keys and defaults that hx.kernels uses, every module parsing and
-specialising, and each program run from its source through the provider's Loom frontend and
-executor giving the native built-in's bits."""
+specialising, and these sources run (through the provider's Loom frontend and executor)
+with the results of Note [Built-in program semantics]: the NPU programs' only code, the GPU
+kernels' alternative to their native code until the executor runs them as fast."""
 
 from __future__ import annotations
 
@@ -80,14 +81,18 @@ def test_sources_parse_and_specialise_with_the_artifacts_config(name):
     assert spec["config"] == (hx.kernels.npu(name).config if name in NPU else {})
 
 
-# --- the Loom sources compute what the native built-ins compute ---------------------------
-# _core.kernels._gpu_loom / _load_npu_loom load a built-in from its Loom source through the
-# provider (frontend + executor) instead of its native code; the same graphs run both, and
-# the outputs must agree bit for bit.
+# --- the built-ins run their Loom sources --------------------------------------------------
+# hx.kernels' NPU programs are compiled from hrxarray/programs/*.loom by the provider's Loom
+# frontend and run by its executor, through the lanes' provider queues (the GPU kernels run
+# both their native code and, through _core.kernels._gpu_loom, their Loom source); results
+# must be those of Note [Built-in program semantics], checked here against NumPy, ml_dtypes
+# and hrxarray.numerics (tests/test_kernels.py has the exhaustive semantic tests).
 
 import numpy as np  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
+
+from hrxarray import numerics as hn  # noqa: E402
 
 BF16 = hx.bfloat16
 
@@ -116,18 +121,31 @@ def run_kernel(rt, kernel, inputs, out_bytes, placement):
     return out
 
 
-def both_gpu(rt, name, inputs, out_bytes, **config):
-    native = hx.kernels.gpu(name, runtime=rt, **config)
-    loom = _core.kernels._gpu_loom(name, runtime=rt, **config)
-    return [run_kernel(rt, k, inputs, out_bytes, hx.HostVisible()) for k in (native, loom)]
+def run_gpu(rt, name, inputs, out_bytes, **config):
+    """The GPU kernels still run native code by default (BuiltinCode): run it and the Loom
+    source (_core.kernels._gpu_loom) in the same way, require the same bytes, return them."""
+    native, loom = (run_kernel(rt, k, inputs, out_bytes, hx.HostVisible())
+                    for k in (hx.kernels.gpu(name, runtime=rt, **config),
+                              _core.kernels._gpu_loom(name, runtime=rt, **config)))
+    assert all(np.array_equal(x, y) for x, y in zip(native, loom))
+    return loom
 
 
-def both_npu(rt, name, inputs, out_bytes, **config):
+def run_npu(rt, name, inputs, out_bytes, **config):
     npu = rt.npu()
     art = hx.kernels.npu(name, **config)
-    native = npu.load_artifact(art, 1, art.contract)
-    loom = _core.kernels._load_npu_loom(npu, art, 1, art.contract)
-    return [run_kernel(rt, k, inputs, out_bytes, hx.Shared(npu)) for k in (native, loom)]
+    return run_kernel(rt, npu.load_artifact(art, 1, art.contract), inputs, out_bytes, hx.Shared(npu))
+
+
+def euler_reference(x, v, dt):
+    # the product and the sum each rounded to float32, the sum then to bfloat16 (RNE)
+    step = np.float32(dt) * v.astype(np.float32)
+    return (x.astype(np.float32) + step).astype(BF16)
+
+
+def gemm_reference(a, b, bfp16, rounding):
+    kw = {"compute": "bfp16", "rounding": ("floor", "even")[rounding]} if bfp16 else {}
+    return np.stack([np.asarray(hn.matmul(x, y, **kw), np.float32) for x, y in zip(a, b)])
 
 
 f32 = st.floats(-1e6, 1e6, width=32)
@@ -135,40 +153,39 @@ f32 = st.floats(-1e6, 1e6, width=32)
 
 @given(x=hnp.arrays(np.int32, st.integers(1, 700)))
 @settings(max_examples=20, deadline=None)
-def test_transform_i32_source_is_the_builtin(mrt, x):
-    native, loom = both_gpu(mrt, "transform_i32", [x], [4 * x.size], elements=x.size)
-    assert np.array_equal(native[1], loom[1])
-    assert np.array_equal(loom[1].view(np.int32), (x.astype(np.int64) * 3 + 7).astype(np.int32))
+def test_transform_i32_runs_its_source(mrt, x):
+    out = run_gpu(mrt, "transform_i32", [x], [4 * x.size], elements=x.size)[1].view(np.int32)
+    assert np.array_equal(out, (x.astype(np.int64) * 3 + 7).astype(np.int32))
 
 
 @given(x=hnp.arrays(np.float32, st.integers(1, 700), elements=f32), dt=f32, seed=st.integers(0, 2**32 - 1))
 @settings(max_examples=20, deadline=None)
-def test_euler_bf16_source_is_the_builtin(mrt, x, dt, seed):
-    v = np.random.default_rng(seed).standard_normal(x.size).astype(np.float32)
-    native, loom = both_gpu(mrt, "euler_bf16", [x.astype(BF16), v.astype(BF16)], [], elements=x.size, dt=float(dt))
-    assert np.array_equal(native[0], loom[0])
+def test_euler_bf16_runs_its_source(mrt, x, dt, seed):
+    x16 = x.astype(BF16)
+    v16 = np.random.default_rng(seed).standard_normal(x.size).astype(np.float32).astype(BF16)
+    out = run_gpu(mrt, "euler_bf16", [x16, v16], [], elements=x.size, dt=float(dt))[0]
+    assert np.array_equal(out.view(np.uint16), euler_reference(x16, v16, dt).view(np.uint16))
 
 
 @given(c=hnp.arrays(np.float32, st.integers(1, 700), elements=f32), delta=f32)
 @settings(max_examples=20, deadline=None)
-def test_add_f32_source_is_the_builtin(mrt, c, delta):
-    native, loom = both_gpu(mrt, "add_f32", [c], [], elements=c.size, delta=float(delta))
-    assert np.array_equal(native[0], loom[0])
-    assert np.array_equal(loom[0].view(np.float32), c + np.float32(delta))
+def test_add_f32_runs_its_source(mrt, c, delta):
+    out = run_gpu(mrt, "add_f32", [c], [], elements=c.size, delta=float(delta))[0]
+    assert np.array_equal(out.view(np.float32), c + np.float32(delta))
 
 
 @given(packets=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
 @settings(max_examples=10, deadline=None)
-def test_copy_source_is_the_builtin(mrt, packets, seed):
+def test_copy_runs_its_source(mrt, packets, seed):
     src = np.random.default_rng(seed).integers(0, 256, packets * 4096, dtype=np.uint8)
-    native, loom = both_npu(mrt, "copy", [src], [packets * 4096], **{"copy.packets": packets})
-    assert np.array_equal(native[1], loom[1]) and np.array_equal(loom[1], src)
+    out = run_npu(mrt, "copy", [src], [packets * 4096], **{"copy.packets": packets})[1]
+    assert np.array_equal(out, src)
 
 
 @given(batch=st.sampled_from([None, 1, 3, 17]), bfp16=st.integers(0, 1), rounding=st.integers(0, 1),
        seed=st.integers(0, 2**32 - 1))
 @settings(max_examples=20, deadline=None)
-def test_gemm_sources_are_the_builtins(mrt, batch, bfp16, rounding, seed):
+def test_gemm_runs_its_source(mrt, batch, bfp16, rounding, seed):
     rng = np.random.default_rng(seed)
     count = batch or 1
     scale = 2.0 ** rng.integers(-6, 7, (count, 8, 8))
@@ -176,19 +193,18 @@ def test_gemm_sources_are_the_builtins(mrt, batch, bfp16, rounding, seed):
     config = {"gemm.bfp16": bfp16, "gemm.rounding": rounding}
     if batch is not None:
         config["gemm.batch"] = batch
-    native, loom = both_npu(mrt, "gemm" if batch is None else "batched_gemm", [a, b], [256 * count], **config)
-    assert np.array_equal(native[2], loom[2])
+    out = run_npu(mrt, "gemm" if batch is None else "batched_gemm", [a, b], [256 * count], **config)[2]
+    ref = gemm_reference(a, b, bfp16, rounding)
+    assert np.array_equal(out.view(np.uint32), ref.view(np.uint32).reshape(-1))
 
 
 def test_loom_gemm_data_check_poisons_only_the_output():
-    # Note [Data checks are not device faults]: what the native built-in does (tests/test_rules.py),
-    # which the Loom source must keep before it can become the default. (The message's prefix
-    # differs: the Loom one names the source op and record, "80:20: vector.fragment (record 1):",
-    # where the native one says "gemm.bfp16:".)
+    # Note [Data checks are not device faults]: an Inf in lhs fails the invocation's data check
+    # (a ValueError naming the element) and poisons only the output (tests/test_rules.py).
     rt = hx.Runtime()
     npu = rt.npu()
     art = hx.kernels.npu("batched_gemm", **{"gemm.batch": 2})
-    k = _core.kernels._load_npu_loom(npu, art, 1, art.contract)
+    k = npu.load_artifact(art, 1, art.contract)
     a, b, c = (rt.allocate(n, hx.Shared(npu)) for n in (256, 256, 512))
     lhs = np.ones((2, 8, 8), BF16)
     lhs[1, 2, 3] = np.inf
@@ -206,22 +222,21 @@ def test_loom_gemm_data_check_poisons_only_the_output():
 
 
 def test_sources_keep_their_promises_in_checked_mode():
-    # On a checked runtime the Loom images run in loom.md §4.4's checked mode: every
+    # On a checked runtime the built-ins run in loom.md §4.4's checked mode: every
     # index.assume, alignment promise and footprint of the sources holds on a tail-heavy
     # size (the last workgroup mostly masked off) and a batch.
     rt = hx.Runtime(checked=True)
     x = np.arange(-300, 301, dtype=np.int32)
-    native, loom = both_gpu(rt, "transform_i32", [x], [4 * x.size], elements=x.size)
-    assert np.array_equal(native[1], loom[1])
+    out = run_gpu(rt, "transform_i32", [x], [4 * x.size], elements=x.size)[1]
+    assert np.array_equal(out.view(np.int32), x * 3 + 7)
     c = np.linspace(-2, 2, 257, dtype=np.float32)
-    native, loom = both_gpu(rt, "add_f32", [c], [], elements=c.size, delta=0.5)
-    assert np.array_equal(native[0], loom[0])
+    assert np.array_equal(run_gpu(rt, "add_f32", [c], [], elements=c.size, delta=0.5)[0].view(np.float32), c + 0.5)
     v = np.linspace(1, -1, 257, dtype=np.float32).astype(BF16)
-    native, loom = both_gpu(rt, "euler_bf16", [c.astype(BF16), v], [], elements=c.size, dt=0.25)
-    assert np.array_equal(native[0], loom[0])
+    out = run_gpu(rt, "euler_bf16", [c.astype(BF16), v], [], elements=c.size, dt=0.25)[0]
+    assert np.array_equal(out.view(np.uint16), euler_reference(c.astype(BF16), v, 0.25).view(np.uint16))
     a = np.arange(3 * 64, dtype=np.float32).reshape(3, 8, 8).astype(BF16)
-    native, loom = both_npu(rt, "batched_gemm", [a, a[::-1].copy()], [3 * 256], **{"gemm.batch": 3})
-    assert np.array_equal(native[2], loom[2])
+    b = a[::-1].copy()
+    out = run_npu(rt, "batched_gemm", [a, b], [3 * 256], **{"gemm.batch": 3})[2]
+    assert np.array_equal(out.view(np.uint32), gemm_reference(a, b, 1, 0).view(np.uint32).reshape(-1))
     src = np.arange(2 * 4096, dtype=np.uint32).astype(np.uint8)
-    native, loom = both_npu(rt, "copy", [src], [2 * 4096], **{"copy.packets": 2})
-    assert np.array_equal(native[1], loom[1])
+    assert np.array_equal(run_npu(rt, "copy", [src], [2 * 4096], **{"copy.packets": 2})[1], src)

@@ -308,18 +308,7 @@ void bind_kernels(nb::module_& m) {
         "name"_a, nb::kw_only(), "runtime"_a.none() = nb::none(), "config"_a,
         "Testing hook: kernels.gpu(name, ...) running the kernel's Loom source (hrxarray/programs/) through the "
         "provider's Loom frontend and executor instead of its native code.");
-    km.def(
-        "_load_npu_loom",
-        [](const NpuDevice& npu, const Artifact& artifact, int64_t columns, const KernelContract& contract) {
-            return load_npu_artifact(npu, artifact, columns, contract, BuiltinCode::Loom);
-        },
-        "npu"_a, "artifact"_a, "columns"_a, "contract"_a,
-        "Testing hook: npu.load_artifact(...) running the program's Loom source (hrxarray/programs/) through the "
-        "provider's Loom frontend and executor instead of its native code.");
-    km.def("load_npu_artifact", [](const NpuDevice& npu, const Artifact& artifact, int64_t columns,
-                                   const KernelContract& contract) {
-               return load_npu_artifact(npu, artifact, columns, contract);
-           }, "npu"_a, "artifact"_a, "columns"_a, "contract"_a,
+    km.def("load_npu_artifact", &load_npu_artifact, "npu"_a, "artifact"_a, "columns"_a, "contract"_a,
            "HRX NpuDevice.load_artifact: validate the contract, require the exact target, 1..=8 columns and no "
            "constants (UnsupportedError), and charge the image bytes to the memory budget.");
 

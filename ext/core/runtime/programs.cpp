@@ -250,7 +250,7 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::stri
 }
 
 std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
-                                             const KernelContract& contract, BuiltinCode code) {
+                                             const KernelContract& contract) {
     const std::string op = "load_artifact('" + artifact.name + "')";
     contract.validate();
     const auto& ep = npu.runtime->endpoint(Engine::Npu, npu.index);
@@ -277,7 +277,7 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->program = artifact.program ? loom_run(artifact.program, {}, loom::LaunchConfig{}, npu.runtime->options().checked)
                                   : npu.runtime->provider().load_program(
                                         program_image(*npu.runtime, Engine::Npu, artifact.target, artifact.name,
-                                                      artifact.config, code));
+                                                      artifact.config, BuiltinCode::Loom));
     if (const auto& budget = npu.runtime->options().memory_budget)
         k->image_charge = std::make_shared<MemoryReservation>(
             budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");

@@ -1,9 +1,10 @@
 // The built-in programs of the emulated devices (HRX's Loom fixtures): NPU
 // artifacts `copy`, `gemm`, `batched_gemm` and GPU kernels `transform_i32`,
 // `euler_bf16`, `add_f32`: their configurations, binding contracts and load
-// rules. Their device code is the provider's (provider/emulated/builtins.cpp
-// on the emulated fabric); their Loom sources ship in the package
-// (src/hrxarray/programs/, runtime/builtin_sources.h).
+// rules. Their device code is their Loom source, shipped in the package
+// (src/hrxarray/programs/*.loom, embedded: runtime/builtin_sources.h) and
+// compiled by the provider (Provider::load_program); the GPU kernels still
+// run the provider's native bodies by default (BuiltinCode).
 //
 // Note [Built-in program semantics]
 //   NPU copy          config copy.packets (≥ 1, default 1); bindings
@@ -127,11 +128,12 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
 // at loom_contract_for.
 KernelContract artifact_contract(const Artifact& artifact);
 
-// Which code a built-in program runs: the provider's own (Native; the
+// Which code a built-in GPU kernel runs: the provider's own (Native; the
 // emulated provider's CPU bodies) or its Loom source (runtime/builtin_sources.h)
 // compiled by the provider's Loom frontend and executor. Both give the
 // semantics of Note [Built-in program semantics]; Native stays the default
-// until the Loom executor matches its speed and its data-check errors.
+// until the Loom executor runs them as fast. NPU programs always run their
+// Loom sources.
 enum class BuiltinCode : uint8_t { Native, Loom };
 
 // HRX Module::compile for the emulator: specialise `symbol` of `module` for
@@ -208,7 +210,7 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::stri
 // charge is released when the returned kernel is destroyed, unless a graph
 // that ran it was quarantined (then never).
 std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifact& artifact, int64_t columns,
-                                             const KernelContract& contract, BuiltinCode code = BuiltinCode::Native);
+                                             const KernelContract& contract);
 
 
 }  // namespace hrx

@@ -1,27 +1,23 @@
-// The device code of the built-in programs on the emulated devices: NPU
-// `copy`, `gemm`, `batched_gemm` and GPU `transform_i32`, `euler_bf16`,
-// `add_f32`, with the exact numerics of Note [Built-in program semantics]
-// (runtime/programs.h). The runtime validates configurations and contracts
+// The native device code of the built-in GPU kernels `transform_i32`,
+// `euler_bf16` and `add_f32` on the emulated GPU, with the exact numerics of
+// Note [Built-in program semantics] (runtime/programs.h). Their Loom sources
+// (src/hrxarray/programs/elementwise.loom) compute the same bits and replace
+// these once the Loom executor runs them as fast (the NPU programs already
+// run their Loom sources). The runtime validates configurations and contracts
 // before it loads one of these; what arrives here is complete and in range.
 #include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
 #include <string>
-#include <vector>
 
 #include "errors.h"
 #include "kernels/bf16.h"
-#include "kernels/bfp16.h"
-#include "kernels/matmul.h"
 #include "kernels/pool.h"
 #include "provider/emulated/emulated.h"
 
 namespace hrx::provider::emulated {
 namespace {
-
-constexpr uint64_t kCopyPacketBytes = 4096;
 
 // --- configuration (Loom spellings, defaults already applied) ---------------------
 
@@ -51,35 +47,6 @@ float f32_config(const ProgramImage& image, const char* key) {
 
 inline float bf16_value(uint16_t h) { return std::bit_cast<float>(kernels::bf16_to_f32_bits(h)); }
 inline uint16_t bf16_round(float f) { return kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f)); }
-
-// bfp16ebs8 quantisation of `count` 8x8 bf16 problems in place, as the NPU's
-// BFP path feeds its mmul: A in blocks along its rows, B along its columns
-// (K is the blocked axis of both). Every bfp16 value has at most 8
-// significant bits, so it is exactly a bf16 again. A block holding NaN or
-// Inf has no encoding: that fails the operation (a Data error naming the
-// element as (problem, row, column) of its binding), not the device.
-void quantise_bfp16(uint16_t* a, uint16_t* b, uint64_t count, kernels::BfpRounding rounding) {
-    float f[64], q[64];
-    uint8_t blocks[8 * kernels::kBfp16BlockBytes];
-    for (uint64_t p = 0; p < 2 * count; ++p) {
-        const bool is_b = p >= count;
-        uint16_t* m = (is_b ? b : a) + 64 * (is_b ? p - count : p);
-        for (int i = 0; i < 8; ++i)
-            for (int j = 0; j < 8; ++j) f[i * 8 + j] = bf16_value(is_b ? m[j * 8 + i] : m[i * 8 + j]);
-        if (const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(f, 8); bad >= 0) {
-            // f holds A's rows, or B's columns: B's element is (bad % 8, bad / 8).
-            const auto line = std::to_string(bad / 8), at = std::to_string(bad % 8);
-            kernels::bfp16_unencodable("gemm.bfp16", std::string(is_b ? "rhs" : "lhs") + " element (" +
-                                                         std::to_string(is_b ? p - count : p) + ", " +
-                                                         (is_b ? at + ", " + line : line + ", " + at) + ")",
-                                       f[bad]);
-        }
-        kernels::bfp16_encode(f, blocks, 8, rounding);
-        kernels::bfp16_decode(blocks, q, 8);
-        for (int i = 0; i < 8; ++i)
-            for (int j = 0; j < 8; ++j) (is_b ? m[j * 8 + i] : m[i * 8 + j]) = bf16_round(q[i * 8 + j]);
-    }
-}
 
 // Runs body(lo, hi) over [0, n) in chunks, split over the kernels' pool when
 // n is large. Every element is computed by the same expression whichever
@@ -111,33 +78,6 @@ private:
 template <class Body>
 std::shared_ptr<const Executable> builtin(Body body) {
     return std::make_shared<Builtin<Body>>(std::move(body));
-}
-
-// --- NPU programs ------------------------------------------------------------------
-
-std::shared_ptr<const Executable> npu_copy(const ProgramImage& image) {
-    const uint64_t n = static_cast<uint64_t>(int_config(image, "copy.packets")) * kCopyPacketBytes;
-    return builtin([n](const Span* v) { std::memcpy(v[1].data, v[0].data, n); });
-}
-
-std::shared_ptr<const Executable> npu_gemm(const ProgramImage& image) {
-    const uint64_t batch = image.symbol == "gemm" ? 1 : static_cast<uint64_t>(int_config(image, "gemm.batch"));
-    const bool bfp16 = int_config(image, "gemm.bfp16") != 0;
-    const auto rounding =
-        int_config(image, "gemm.rounding") ? kernels::BfpRounding::even : kernels::BfpRounding::floor;
-    return builtin([batch, bfp16, rounding](const Span* v) {
-        const auto* a = reinterpret_cast<const uint16_t*>(v[0].data);
-        const auto* b = reinterpret_cast<const uint16_t*>(v[1].data);
-        auto* out = reinterpret_cast<float*>(v[2].data);
-        if (!bfp16) {
-            kernels::matmul_bf16_8x8_batched(a, b, out, batch);
-            return;
-        }
-        // The inputs are READ bindings: quantise copies.
-        std::vector<uint16_t> qa(a, a + 64 * batch), qb(b, b + 64 * batch);
-        quantise_bfp16(qa.data(), qb.data(), batch, rounding);
-        kernels::matmul_bf16_8x8_batched(qa.data(), qb.data(), out, batch);
-    });
 }
 
 // --- GPU kernels -------------------------------------------------------------------
@@ -186,10 +126,7 @@ std::shared_ptr<const Executable> gpu_add_f32(const ProgramImage& image) {
 
 std::shared_ptr<const Executable> load_builtin(const ProgramImage& image) {
     const std::string& s = image.symbol;
-    if (image.engine == Engine::Npu) {
-        if (s == "copy") return npu_copy(image);
-        if (s == "gemm" || s == "batched_gemm") return npu_gemm(image);
-    } else if (image.engine == Engine::Gpu) {
+    if (image.engine == Engine::Gpu) {
         if (s == "transform_i32") return gpu_transform_i32(image);
         if (s == "euler_bf16") return gpu_euler_bf16(image);
         if (s == "add_f32") return gpu_add_f32(image);
