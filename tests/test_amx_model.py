@@ -289,12 +289,13 @@ DEVICE_SCRIPT = textwrap.dedent("""
                     "bfloat16", "float32", m, k, n)
     res["raw_typed"] = c
     res["tile"] = hn.matmul(a, b, order="tile")
-    # The NPU's own program: 8x8 blocks of the same operands through batched_gemm.
+    # The NPU's own program: 8x8 blocks of the same operands through batched_gemm,
+    # its plain-bf16 opt-in (gemm.bfp16 = 0): the pair order on unquantised operands.
     rt = hx.default_runtime()
     npu = rt.npu()
     blocks_a = np.ascontiguousarray(a[:8, :8])[None].repeat(4, 0)
     blocks_b = np.ascontiguousarray(b[:8, :8])[None].repeat(4, 0)
-    art = hx.kernels.npu("batched_gemm", **{"gemm.batch": 4})
+    art = hx.kernels.npu("batched_gemm", **{"gemm.batch": 4, "gemm.bfp16": 0})
     kern = npu.load_artifact(art, 1, art.contract)
     bufs = [rt.allocate(nbytes, hx.Shared(npu)) for nbytes in (4 * 128, 4 * 128, 4 * 256)]
     for buf, data in zip(bufs, (blocks_a, blocks_b)):

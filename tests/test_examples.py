@@ -31,3 +31,44 @@ def test_console_script_runs_the_doctor(tmp_path):
     out = run([str(script), "doctor", "--json"], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["backend"] == "emulated"
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([], "n=1000000: loom ufunc y = a*x + b (bf16) matches NumPy"),
+    (["1"], "n=1: loom ufunc y = a*x + b (bf16) matches NumPy"),
+    (["1001"], "n=1001: loom ufunc y = a*x + b (bf16) matches NumPy"),
+])
+def test_loom_ufunc_example(tmp_path, args, expected):
+    out = run([sys.executable, str(REPO / "examples" / "loom_ufunc.py"), *args], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert expected in out.stdout
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([], "records=64: GPU square then NPU add in one graph matches NumPy (grid (16, 1, 1), block (64, 1, 1))"),
+    (["1"], "records=1: GPU square then NPU add in one graph matches NumPy (grid (1, 1, 1), block (64, 1, 1))"),
+    (["4096"], "records=4096: GPU square then NPU add in one graph matches NumPy (grid (1024, 1, 1)"),
+])
+def test_loom_npu_pipeline_example(tmp_path, args, expected):
+    out = run([sys.executable, str(REPO / "examples" / "loom_npu_pipeline.py"), *args], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert expected in out.stdout
+
+
+@pytest.mark.parametrize("script, args, message", [
+    ("loom_ufunc.py", ["0"], "n must be in 1..=67108864"),
+    ("loom_ufunc.py", ["x"], "invalid integer 'x'"),
+    ("loom_ufunc.py", ["1", "2"], "expected at most one argument, got 2"),
+    ("loom_npu_pipeline.py", ["4097"], "records must be in 1..=4096"),
+    ("loom_npu_pipeline.py", ["-1"], "invalid integer '-1'"),
+])
+def test_loom_examples_bad_arguments(tmp_path, script, args, message):
+    out = run([sys.executable, str(REPO / "examples" / script), *args], cwd=tmp_path)
+    assert out.returncode == 2
+    assert message in out.stderr and "usage:" in out.stderr
+
+
+@pytest.mark.parametrize("script", ["loom_ufunc.py", "loom_npu_pipeline.py"])
+def test_loom_examples_help(tmp_path, script):
+    out = run([sys.executable, str(REPO / "examples" / script), "--help"], cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith("usage:")

@@ -232,7 +232,7 @@ def test_artifact_fields():
     assert art.bytes == 4096 + 64 * 4
     assert [(b.bytes, b.access) for b in art.contract.bindings] == [(16384, READ), (16384, WRITE)]
     assert kernels.npu("copy").config == {"copy.packets": 1}
-    assert kernels.npu("batched_gemm").config == {"gemm.batch": 1, "gemm.bfp16": 0, "gemm.rounding": 0}
+    assert kernels.npu("batched_gemm").config == {"gemm.batch": 1, "gemm.bfp16": 1, "gemm.rounding": 0}
     assert "copy" in repr(art)
 
 
@@ -450,8 +450,14 @@ def gemm_reference(a, b):
     return acc
 
 
-def run_gemm(rt, npu, a, b, batch=None):
-    name, config = ("gemm", {}) if batch is None else ("batched_gemm", {"gemm.batch": batch})
+PLAIN_BF16 = {"gemm.bfp16": 0}  # the plain-bf16 opt-in: operands multiplied as given
+
+
+def run_gemm(rt, npu, a, b, batch=None, config=None):
+    """Run gemm (batch None) or batched_gemm over a and b with the programs' defaults
+    updated by ``config``; returns the float32 output shaped as a."""
+    name, base = ("gemm", {}) if batch is None else ("batched_gemm", {"gemm.batch": batch})
+    config = {**base, **(config or {})}
     count = 1 if batch is None else batch
     k = load(npu, kernels.npu(name, **config))
     va = rt.allocate(128 * count, hx.Shared(npu)).view(0)
@@ -499,9 +505,22 @@ bf16_matrix = hnp.arrays(np.float64, (8, 8), elements=bf16_values)
 @given(a=bf16_matrix, b=bf16_matrix)
 @settings(max_examples=25)
 def test_gemm_float_order_and_flushing(mrt, a, b):
-    c = run_gemm(mrt, mrt.npu(), a, b)
+    c = run_gemm(mrt, mrt.npu(), a, b, config=PLAIN_BF16)
     ref = gemm_reference(a.astype(BF16), b.astype(BF16))
     assert np.array_equal(c.view(np.uint32), ref.view(np.uint32))
+
+
+@given(a=bf16_matrix, b=bf16_matrix, batched=st.booleans())
+@settings(max_examples=25)
+def test_gemm_default_is_the_bfp16_fixture_numerics(mrt, a, b, batched):
+    # HRX's fixtures encode both bf16 operands to bfp16ebs8 (floor rounding) before the
+    # multiply: by default the built-ins give hx.numerics.matmul(..., compute="bfp16")'s bits.
+    from hrxarray import numerics as hn
+
+    a16, b16 = a.astype(BF16), b.astype(BF16)
+    c = run_gemm(mrt, mrt.npu(), a[None] if batched else a, b[None] if batched else b, 1 if batched else None)
+    ref = hn.matmul(a16, b16, compute="bfp16")
+    assert np.array_equal(c.reshape(8, 8).view(np.uint32), np.asarray(ref, np.float32).view(np.uint32))
 
 
 def test_gemm_flushes_subnormals(rt, npu):
@@ -512,11 +531,11 @@ def test_gemm_flushes_subnormals(rt, npu):
     a[1, 1], b[1, 1] = 2.0**-70, 2.0**-70  # normal inputs, subnormal product
     a[2, 2], b[2, 2] = 2.0**-63, 2.0**-63  # a normal product...
     a[2, 3], b[3, 2] = -(2.0**-63), 2.0**-63  # ...cancelled exactly: +0.0
-    c = run_gemm(rt, npu, a, b)
+    c = run_gemm(rt, npu, a, b, config=PLAIN_BF16)
     assert not c.any()
     assert not np.signbit(c).any()
     a[0, 0] = 2.0**-60  # the same positions with normal values do show up
-    assert run_gemm(rt, npu, a, b)[0, 0] == 2.0**-60
+    assert run_gemm(rt, npu, a, b, config=PLAIN_BF16)[0, 0] == 2.0**-60
 
 
 def test_gemm_fuses_each_product_into_the_sum(rt, npu):
@@ -528,10 +547,10 @@ def test_gemm_fuses_each_product_into_the_sum(rt, npu):
     b = np.zeros((8, 8))
     a[0, 1], b[1, 0] = 2.0**-63, 2.0**-63
     a[0, 0], b[0, 0] = 2.0**-64, 2.0**-64
-    assert run_gemm(rt, npu, a, b)[0, 0] == np.float32(1.25 * 2.0**-126)
+    assert run_gemm(rt, npu, a, b, config=PLAIN_BF16)[0, 0] == np.float32(1.25 * 2.0**-126)
     a[0, 0], b[0, 0] = 2.0**-63, 2.0**-63
     a[0, 1], b[1, 0] = 2.0**-64, 2.0**-64
-    assert run_gemm(rt, npu, a, b)[0, 0] == np.float32(2.0**-126)
+    assert run_gemm(rt, npu, a, b, config=PLAIN_BF16)[0, 0] == np.float32(2.0**-126)
 
 
 def run_bfp16_gemm(rt, npu, a, b, rounding):

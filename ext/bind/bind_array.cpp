@@ -121,10 +121,10 @@ std::shared_ptr<RuntimeCore> default_runtime() {
     return *rt;
 }
 
-RuntimeCore& runtime_of(const Array& a) { return *a.base->storage()->runtime(); }
+RuntimeCore& runtime_of(const Array& a) { return runtime_of(*a.base->storage()->owner()); }
 
 std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::shared_ptr<RuntimeCore>& fallback) {
-    return p.names_npu() ? p.runtime : fallback;
+    return p.names_npu() ? runtime_of(p.runtime) : fallback;
 }
 
 std::pair<std::shared_ptr<RuntimeCore>, Placement> runtime_and_placement(nb::handle h, const std::string& op) {
@@ -630,7 +630,7 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
 }
 
 nb::object device_of(const Array& a) {
-    auto rt = a.base->storage()->runtime();
+    auto rt = runtime_of(a.base->storage()->owner());
     const Placement& p = a.placement();
     if (p.names_npu()) return nb::cast(rt->npu(p.npu_index));
     return nb::cast(rt->gpu());

@@ -10,8 +10,11 @@
 #include "array_bind.h"
 #include "bindings.h"
 #include "gil.h"
+#include "loom_bind.h"
+#include "provider/emulated/loom_program.h"
 #include "errors.h"
 #include "py_types.h"
+#include "runtime/builtin_sources.h"
 #include "runtime/programs.h"
 
 namespace nb = nanobind;
@@ -160,8 +163,10 @@ void bind_kernels(nb::module_& m) {
         .def("__repr__", &kernel_contract_repr);
 
     nb::class_<Artifact>(m, "Artifact",
-                         "A compiled NPU program for one exact XDNA target (HRX loom::Artifact). Load it with "
-                         "npu.load_artifact(artifact, columns, contract).")
+                         "A compiled program for one exact target (HRX loom::Artifact): a built-in NPU program "
+                         "(hx.kernels.npu) or a Loom kernel.def / pipeline.def (hx.loom.compile). Load NPU "
+                         "artifacts with npu.load_artifact(artifact, columns, contract), GPU ones with "
+                         "runtime.load_gpu_kernel(artifact, grid, block, contract).")
         .def_ro("target", &Artifact::target, "The exact XDNA deployment target it was compiled for.")
         .def_ro("symbol", &Artifact::symbol, "The program's entry symbol.")
         .def_ro("bytes", &Artifact::bytes, "Image size in bytes, charged to the memory budget at load.")
@@ -169,7 +174,28 @@ void bind_kernels(nb::module_& m) {
         .def_prop_ro("config", [](const Artifact& a) { return config_dict(a.config); },
                      "Its specialisation (Loom keys such as 'copy.packets'), defaults filled in.")
         .def_prop_ro("contract", &artifact_contract,
-                     "The contract the program's code needs: pass it (or a wider one) to load_artifact.")
+                     "The contract the program's code needs: pass it (or a wider one) to load_artifact. Loom GPU "
+                     "kernels whose extents depend on device scalars raise ValueError: use contract_for.")
+        .def_prop_ro("engine", &artifact_engine, "'gpu' (a Loom kernel.def) or 'npu'.")
+        .def_prop_ro("is_loom", [](const Artifact& a) { return a.program != nullptr; },
+                     "True for artifacts compiled from Loom source (hx.loom.compile).")
+        .def_prop_ro("canonical_config", [](const Artifact& a) { return a.canonical_config; },
+                     "Loom artifacts: the specialisation as canonical text 'key=value;...' (keys the program uses).")
+        .def_prop_ro("manifest", &artifact_manifest,
+                     "Loom artifacts: the loom.artifact_manifest dict (loom.md §5.3, details mode): kind, "
+                     "schema_version, mode, artifact, targets, functions (interface, parameters, execution). "
+                     "Facts the emulator does not know are omitted.")
+        .def("launch_config", &artifact_launch_config,
+             "Loom GPU kernels: evaluate the host launch program for the workload values (ints and floats, "
+             "in workload-signature order) as a LaunchConfig. ValueError for a wrong count, values out of "
+             "range for their type, or a violated predicate.")
+        .def("pack_constants", &artifact_pack_constants,
+             "Loom GPU kernels: the constant block (bytes) of the device scalars, each given by name "
+             "(%alpha -> alpha=...), laid out in signature order as the device ABI packs them. ValueError "
+             "for a missing or unknown name or a value out of range for its type.")
+        .def("contract_for", &artifact_contract_for,
+             "Loom artifacts: the KernelContract of the code under these device scalars (by name, as "
+             "pack_constants): each binding's footprint, alignment and access, and the constant block.")
         .def("__repr__", [](const Artifact& a) {
             return "Artifact(name='" + a.name + "', symbol='" + a.symbol + "', target='" + a.target +
                    "', bytes=" + std::to_string(a.bytes) + ", config=" + repr_of(config_dict(a.config)) + ")";
@@ -203,11 +229,21 @@ void bind_kernels(nb::module_& m) {
                 auto v = views_from_py(views, op);
                 ReleaseGil release;
                 check_kernel_use(k, v, op);
-                k.run(v);
+                std::vector<provider::Span> spans;
+                for (const auto& view : v) spans.push_back(span_of(view));
+                // A queue of its own: the lanes' queues belong to their threads.
+                auto queue = k.runtime->provider().create_queue(k.engine, k.npu_index);
+                provider::Dispatch d;
+                d.kind = provider::Dispatch::Kind::Invoke;
+                d.program = k.program.get();
+                d.bindings = spans.data();
+                d.binding_count = spans.size();
+                queue->submit(d);
+                queue->synchronize();
             },
             "views"_a,
-            "Testing hook: check, then run one invocation synchronously on the calling thread (GIL released), "
-            "outside any graph: no hazards, leases or visibility transitions.");
+            "Testing hook: check, then run one invocation synchronously through a provider queue of its own on "
+            "the calling thread (GIL released), outside any graph: no hazards, leases or visibility transitions.");
 
     nb::class_<GpuKernel, Kernel>(m, "GpuKernel",
                                   "A loaded GPU kernel; run it in a graph with g.gpu(kernel, views).")
@@ -245,6 +281,33 @@ void bind_kernels(nb::module_& m) {
         "name"_a, nb::kw_only(), "runtime"_a.none() = nb::none(), "config"_a,
         "The built-in GPU kernel `name` ('transform_i32', 'euler_bf16', 'add_f32'), loaded on the GPU of "
         "`runtime` (the default runtime when None); graphs of other runtimes refuse it.");
+    km.def(
+        "_builtin_sources",
+        [] {
+            nb::dict out;
+            for (const auto& [stem, text] : builtin_modules())
+                out[nb::str(stem.data(), stem.size())] = nb::str(text.data(), text.size());
+            return out;
+        },
+        "Testing hook: the built-in programs' Loom modules embedded in the library, file stem -> text "
+        "(the package ships the same files as hrxarray/programs/<stem>.loom).");
+    km.def(
+        "_builtin_source",
+        [](const std::string& name) {
+            const BuiltinSource s = builtin_source(name);
+            return nb::make_tuple(nb::str(s.module.data(), s.module.size()), nb::str(s.symbol.data(), s.symbol.size()));
+        },
+        "name"_a, "Testing hook: (module stem, root symbol) of built-in program `name`; ValueError for others.");
+    km.def(
+        "_gpu_loom",
+        [](const std::string& name, std::shared_ptr<RuntimeCore> runtime, nb::kwargs config) {
+            KernelConfig c = config_from_kwargs(config, "kernels.gpu('" + name + "')");
+            if (!runtime) runtime = default_runtime();
+            return make_gpu_kernel(runtime->gpu(), name, c, BuiltinCode::Loom);
+        },
+        "name"_a, nb::kw_only(), "runtime"_a.none() = nb::none(), "config"_a,
+        "Testing hook: kernels.gpu(name, ...) running the kernel's Loom source (hrxarray/programs/) through the "
+        "provider's Loom frontend and executor instead of its native code.");
     km.def("load_npu_artifact", &load_npu_artifact, "npu"_a, "artifact"_a, "columns"_a, "contract"_a,
            "HRX NpuDevice.load_artifact: validate the contract, require the exact target, 1..=8 columns and no "
            "constants (UnsupportedError), and charge the image bytes to the memory budget.");

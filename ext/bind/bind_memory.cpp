@@ -209,7 +209,7 @@ PreparedHostVisibility prepare_host(const BufferPtr& b, nb::handle ranges, bool 
     const std::string op = std::string(release ? "prepare_release_host" : "prepare_acquire_host") + " on " + b->describe();
     b->require_host_mapped(op);
     auto requested = ranges_from_py(ranges, b->nbytes(), op);
-    const auto& provider = b->state()->runtime()->provider();
+    const auto& provider = runtime_of(*b->state()->owner()).provider();
     // Maintenance is a property of the storage, not of one handle: once an
     // adopted alias lets the NPU in, the source handle's host accesses need
     // the flush/invalidate too.
@@ -241,7 +241,7 @@ void execute_host(const PreparedHostVisibility& p) {
         state.host_cache_control(op, r.start, r.length());
         maintained += r.length();
     }
-    if (maintained) state.runtime()->count_maintenance(maintained);
+    if (maintained) state.owner()->count_maintenance(maintained);
 }
 
 nb::tuple transition_tuple(const CacheTransition& t) {
@@ -291,7 +291,7 @@ void bind_memory(nb::module_& m) {
             "npu",
             [](const PyPlacement& p) -> nb::object {
                 if (!p.value.names_npu()) return nb::none();
-                return nb::cast(NpuDevice{p.value.runtime, p.value.npu_index});
+                return nb::cast(NpuDevice{runtime_of(p.value.runtime), p.value.npu_index});
             },
             "The NPU this placement names, or None.")
         .def(
@@ -467,7 +467,7 @@ void bind_memory(nb::module_& m) {
                        "guards, poison and visibility state.")
         .def_prop_ro("nbytes", &Buffer::nbytes, "Size in bytes.")
         .def_prop_ro("placement", [](const Buffer& b) { return placement_to_py(b.placement()); }, "The placement.")
-        .def_prop_ro("runtime", [](const Buffer& b) { return b.state()->runtime(); }, "The owning Runtime.")
+        .def_prop_ro("runtime", [](const Buffer& b) { return runtime_of(b.state()->owner()); }, "The owning Runtime.")
         .def_prop_ro("poisoned", [](const Buffer& b) { return b.state()->poison_message().has_value(); },
                      "True once a failure poisoned the storage.")
         .def(
@@ -494,7 +494,7 @@ void bind_memory(nb::module_& m) {
         .def(
             "visibility",
             [](const Buffer& b, nb::handle producer, nb::handle consumer) {
-                return visibility_for(b.backing(), b.state()->runtime().get(), producer, consumer,
+                return visibility_for(b.backing(), &runtime_of(*b.state()->owner()), producer, consumer,
                                       "visibility on " + b.describe());
             },
             "producer"_a, "consumer"_a,

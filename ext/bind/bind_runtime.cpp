@@ -1,7 +1,9 @@
 // Runtime, devices, statistics and memory budgets.
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -181,21 +183,29 @@ void bind_runtime(nb::module_& m) {
           "finishes (waiting without the GIL), then no other thread enters Python through hrxarray.");
 
     rt        .def(nb::new_([](int64_t max_submissions, int64_t graph_slots, std::shared_ptr<MemoryBudget> memory_budget,
-                         int64_t gpu_index, bool check_visibility) {
+                         int64_t gpu_index, bool check_visibility, std::optional<bool> checked) {
                  RuntimeOptions o;
                  o.max_submissions = max_submissions;
                  o.graph_slots = graph_slots;
                  o.gpu_index = gpu_index;
                  o.check_visibility = check_visibility;
+                 if (!checked) {
+                     const char* env = std::getenv("HRXARRAY_CHECKED");
+                     checked = env && *env && std::string(env) != "0";
+                 }
+                 o.checked = *checked;
                  o.memory_budget = std::move(memory_budget);
                  auto rt = RuntimeCore::create(o, provider::make_emulated_provider());
                  track(rt);
                  return rt;
              }),
              nb::kw_only(), "max_submissions"_a = 64, "graph_slots"_a = 2, "memory_budget"_a.none() = nb::none(),
-             "gpu_index"_a = 0, "check_visibility"_a = false,
+             "gpu_index"_a = 0, "check_visibility"_a = false, "checked"_a.none() = nb::none(),
              "Create a runtime. check_visibility=True makes the emulator raise when an engine would read bytes "
-             "that no cache transition made visible to it.")
+             "that no cache transition made visible to it. checked=True runs Loom programs in checked mode "
+             "(false assumptions, broken nsw/nuw promises, races, ... raise ExecutionError naming the source "
+             "line and the lane); None takes it from the environment variable HRXARRAY_CHECKED (set and not "
+             "'0': on).")
         .def_prop_ro("backend", &RuntimeCore::backend, "'emulated' or 'native'.")
         .def_prop_ro("max_submissions", [](const RuntimeCore& r) { return r.options().max_submissions; },
                      "Pending submissions allowed before BusyError.")
@@ -205,6 +215,8 @@ void bind_runtime(nb::module_& m) {
                      "The MemoryBudget charged by allocations, or None.")
         .def_prop_ro("check_visibility", [](const RuntimeCore& r) { return r.options().check_visibility; },
                      "Whether skipped cache transitions raise.")
+        .def_prop_ro("checked", [](const RuntimeCore& r) { return r.options().checked; },
+                     "Whether Loom programs run in checked mode.")
         .def("gpu", &RuntimeCore::gpu, "The runtime's GPU device.")
         .def("npu", &RuntimeCore::npu, "index"_a = 0,
              "NPU number `index`; negative → ValueError, missing → UnsupportedError.")

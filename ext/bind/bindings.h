@@ -8,6 +8,9 @@
 namespace hrx {
 class RuntimeCore;
 }
+namespace hrx::loom {
+class CompileError;
+}
 
 namespace hrx::bind {
 void bind_errors(nanobind::module_& m);
@@ -26,4 +29,14 @@ void bind_dlpack(nanobind::module_& m);
 void bind_array(nanobind::module_& m);
 // _core._elementwise: the elementwise/cast/reduction kernels, for tests.
 void bind_elementwise(nanobind::module_& m);
+// _core.loom: Loom parse/verify/specialise and LoomError (bind_loom_frontend.cpp).
+void bind_loom_frontend(nanobind::module_& m);
+// set_loom_error (below), then throws nanobind::python_error.
+[[noreturn]] void raise_loom_error(const loom::CompileError& e);
+// Sets the pending Python exception to a LoomError carrying `e`'s
+// diagnostics, for bindings that catch a CompileError themselves (throwing it
+// through nanobind is translated the same way).
+void set_loom_error(const loom::CompileError& e);
+// _core.loom._run_program / _plan_info: the Loom executor, for tests.
+void bind_loom_exec(nanobind::module_& m);
 }  // namespace hrx::bind

@@ -1,6 +1,7 @@
 // The one NB_MODULE of hrxarray. Everything public is re-exported by
 // hrxarray/__init__.py; this module is private.
 #include "bindings.h"
+#include "loom_bind.h"
 
 NB_MODULE(_core, m) {
     m.doc() = "hrxarray's compiled core: runtime, memory fabric and kernels (private; use hrxarray).";
@@ -16,4 +17,7 @@ NB_MODULE(_core, m) {
     hrx::bind::bind_runtime(m);
     hrx::bind::bind_kernels(m);
     hrx::bind::bind_elementwise(m);
+    hrx::bind::bind_loom_frontend(m);
+    hrx::bind::bind_loom_exec(m);
+    hrx::bind::bind_loom(m);
 }

@@ -185,6 +185,7 @@ __all__ = [
     "Trace",
     # kernels
     "kernels",
+    "loom",
     "KernelContract",
     "BindingContract",
     "Artifact",
@@ -278,10 +279,10 @@ def _drain_runtimes():
 def __getattr__(name):
     # Lazy: importing ml_dtypes costs most of a second, and plain runtime use
     # does not need it.
-    if name == "numerics":
+    if name in ("numerics", "loom"):
         import importlib
 
-        return importlib.import_module(".numerics", __name__)
+        return importlib.import_module("." + name, __name__)
     if name == "bfloat16":
         import ml_dtypes
 
@@ -297,7 +298,10 @@ def default_runtime() -> Runtime:
     """The process-wide default Runtime, created on first use.
 
     Setting the environment variable ``HRXARRAY_CHECK_VISIBILITY=1`` before its
-    creation turns on the emulator's checked visibility mode.
+    creation turns on the emulator's checked visibility mode, and
+    ``HRXARRAY_CHECKED=1`` runs Loom programs in checked mode (see
+    :mod:`hrxarray.loom`; every ``Runtime()`` created without ``checked=``
+    reads it).
 
     After ``os.fork()`` (``multiprocessing``'s "fork" start method included) the
     child gets a new default runtime on first use, as PyTorch's CPU thread pool

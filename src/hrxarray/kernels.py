@@ -9,6 +9,15 @@ view per binding of the kernel's contract, in order.
 Configuration keys use Loom's spelling, so dotted keys are passed through a
 dict: ``npu("copy", **{"copy.packets": 4})``.
 
+The programs are Loom code shipped with the package (``hrxarray/programs/``:
+``copy.loom``, ``gemm.loom`` with ``gemm`` and ``batched_gemm``,
+``elementwise.loom`` with the three GPU kernels). The NPU programs are
+compiled by the emulated provider's Loom frontend and run by its executor;
+their keys are the modules' ``config.decl`` keys. The GPU kernels run the
+provider's native code, which computes the same bits as their Loom source
+(whose ``elements`` is the workload and ``%count`` device argument, ``dt`` /
+``delta`` ``f32`` device arguments), until the executor runs them as fast.
+
 NPU programs (bindings in order; every NPU binding's contract declares 4-byte
 alignment, as HRX's own contracts for these programs do):
 
@@ -17,21 +26,25 @@ alignment, as HRX's own contracts for these programs do):
     ``src`` READ, ``dst`` WRITE, ``packets * 4096`` bytes each: ``dst = src``.
 ``gemm``
     One row-major 8×8 problem: ``lhs`` READ (64 bf16, 128 B), ``rhs`` READ
-    (128 B), ``output`` WRITE (64 float32, 256 B):
-    ``C[i, j] = sum_k A[i, k] * B[k, j]`` with ``hrxarray.numerics.matmul``'s
-    numerics: the bf16 inputs are widened exactly to float32, and a float32
-    accumulator starting at +0.0 takes one fused multiply-add per k (the
-    product exact, one rounding to nearest even per step) in the order
-    k = 1, 0, 3, 2, 5, 4, 7, 6 (VDPBF16PS's pairs), the same bits on every
-    host. The NPU has no denormals: subnormal inputs count as zero and every
-    subnormal partial sum becomes a zero of the same sign. Integer-valued
-    inputs give exact results.
-    ``gemm.bfp16`` (0 or 1, default 0) = 1 emulates the NPU's BFP path: A is
-    first quantised in 8-value blocks along its rows and B along its columns
-    (``bfp16_quantize`` semantics, K the blocked axis of both; the input
-    buffers are not modified), with ``gemm.rounding`` (0 = floor, the default;
-    1 = half to even) as the mantissa rounding; a block holding NaN or Inf
-    fails the region (``ExecutionError``).
+    (128 B), ``output`` WRITE (64 float32, 256 B): ``C[i, j] = sum_k A[i, k] *
+    B[k, j]`` with HRX's fixture numerics by default: ``gemm.bfp16`` (0 or 1,
+    default 1) = 1 encodes both bf16 operands to bfp16ebs8 before the
+    multiply, as the NPU's BFP path does: A in 8-value blocks along its rows
+    and B along its columns (``bfp16_quantize`` semantics, K the blocked axis
+    of both; the input buffers are not modified), with ``gemm.rounding``
+    (0 = floor, the default, as HRX's fixture schema; 1 = half to even) as
+    the mantissa rounding. The result has the bits of
+    ``hrxarray.numerics.matmul(a, b, compute="bfp16")``; a block holding NaN
+    or Inf fails the region (``ExecutionError``). ``gemm.bfp16 = 0`` is the
+    plain-bf16 opt-in: the operands are used as given.
+    The multiply is ``hrxarray.numerics.matmul``'s: the bf16 inputs are
+    widened exactly to float32, and a float32 accumulator starting at +0.0
+    takes one fused multiply-add per k (the product exact, one rounding to
+    nearest even per step) in the order k = 1, 0, 3, 2, 5, 4, 7, 6
+    (VDPBF16PS's pairs), the same bits on every host. The NPU has no
+    denormals: subnormal inputs count as zero and every subnormal partial sum
+    becomes a zero of the same sign. Integer-valued inputs in -127..127 stay
+    exact through bfp16 and give exact results either way.
 ``batched_gemm``
     ``gemm.batch`` (1..=16384, default 1) consecutive 8×8 problems in the same
     three bindings (``batch * 128``, ``batch * 128``, ``batch * 256`` bytes),

@@ -24,6 +24,7 @@
 namespace hrx {
 
 class RuntimeCore;
+struct Kernel;
 
 struct TaskSpec {
     Lane lane = Lane::Compute;
@@ -145,6 +146,13 @@ enum class MatmulMode : uint8_t { Natural, Bf16, Bfp16 };
 // is written through a temporary.
 TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane, MatmulMode mode, bool bfp16_even,
                      const std::string& name);
+
+// One invocation of a loaded kernel (built-in or Loom) over `arrays`, one
+// C-contiguous array per binding, its bytes the binding's view, on the
+// kernel's engine lane (GPU: compute, NPU: npu) with a use of each binding's
+// access, after the checks a graph makes (check_kernel_use) and the array
+// layer's refusals. The caller records the completion on every written base.
+TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
 
 // Host transfers on the calling thread (the caller has released the GIL and
 // waited for the array's writers). write_from_host copies a strided host

@@ -93,6 +93,29 @@
 // Values are numbered per function-like op (kernel.def, func.def, ...) and
 // live in that op's `values` table; nested regions share their enclosing
 // function's table. ValueId is an index into it.
+//
+//   What the parser adds where the list above is silent (compatible; the
+//   frontend helper's branch, loom-front):
+//   - Signatures: func.def/template.def declare results in result_types.
+//     Declarations keep a region with args only (no ops): kernel.decl two
+//     (workload, device), func.decl/template.decl one, whose argument types
+//     are also in operand_types. kernel.def's signature types are its
+//     regions' argument types (operand_types/result_types stay empty).
+//   - config.decl: results {the named `%v` its predicates use} when named,
+//     result_types {T}, preds; its `values` table holds `%v`. config.def:
+//     attrs["value"], result_types {T}. Targets: params {kind}, attrs = the
+//     `{...}` record (subgroup_size, device_profile, ...).
+//   - Clauses: attrs[word] = the clause value (Symbol, String, Ident, Int;
+//     a List when it has several); `word<...>(...)` (low.func.def's
+//     `target<amd.xdna.aie2p.array>(@t)`) also sets attrs[word + "_kind"]
+//     (String). template.def: attrs["priority"] (Int), attrs["requires"].
+//   - kernel.launch.config: attrs["workgroups"], ["workgroup_size"],
+//     ["cluster_size"] = Int count of the values each clause contributed.
+//   - scf.for / scf.while: carried types are the regions' argument types;
+//     operand_types stay empty; result_types from `-> (...)`.
+//   - Literals: `true`/`false` → Int 1/0, `inf`/`nan`/`-inf` → Float.
+//     kernel.assert's string → attrs["message"]. A `{k = %v : T}` entry is
+//     Attr::Value with `type`.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -5,18 +5,18 @@
 #include <memory>
 #include <string>
 
+#include "memory/owner.h"
 #include "memory/visibility.h"
 
 namespace hrx {
-
-class RuntimeCore;
 
 enum class PlacementKind : uint8_t { GpuLocal, HostVisible, NpuLocal, Shared };
 
 struct Placement {
     PlacementKind kind = PlacementKind::HostVisible;
-    // NPU placements name one NPU of one runtime; GPU placements name neither.
-    std::shared_ptr<RuntimeCore> runtime;
+    // NPU placements name one NPU of one runtime (runtime_of() in
+    // runtime/runtime.h gives the runtime); GPU placements name neither.
+    std::shared_ptr<StorageOwner> runtime;
     int npu_index = 0;
 
     bool names_npu() const { return kind == PlacementKind::NpuLocal || kind == PlacementKind::Shared; }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "errors.h"
-#include "runtime/runtime.h"
+#include "memory/budget.h"
 
 namespace hrx {
 
@@ -16,12 +16,17 @@ constexpr const char* kLeaseRemedy =
     "DLPack consumer made: e.g. `del t`, then gc.collect() if it sits in a reference cycle); to avoid it, hand the "
     "consumer a copy instead (torch.from_dlpack(x.copy()), x.__dlpack__(copy=True), np.asarray(x))";
 
+thread_local LaneWaits* t_lane_waits = nullptr;
+
 }  // namespace
 
-StorageState::StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr<provider::Memory> memory,
+LaneWaits* lane_waits_here() noexcept { return t_lane_waits; }
+void set_lane_waits_here(LaneWaits* waits) noexcept { t_lane_waits = waits; }
+
+StorageState::StorageState(std::shared_ptr<StorageOwner> owner, std::unique_ptr<provider::Memory> memory,
                            Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget,
                            bool readonly)
-    : runtime_(std::move(runtime)),
+    : owner_(std::move(owner)),
       memory_(std::move(memory)),
       id_(id),
       bytes_(memory_->size()),
@@ -34,8 +39,8 @@ StorageState::~StorageState() {
     // Quarantined storage stays charged: the runtime can no longer prove that
     // no device still touches it (HRX keeps such owners leaked). In a fork
     // child the counters' mutexes may have been held by a parent's lane.
-    if (quarantined_ || runtime_->scheduler().forked()) return;
-    runtime_->count_free(bytes_);
+    if (quarantined_ || owner_->forked()) return;
+    owner_->count_free(bytes_);
     if (budget_) budget_->release(bytes_);
 }
 
@@ -77,19 +82,19 @@ bool StorageState::device_conflict_locked(bool write) const {
 // wait must be able to end without the running region; it is checked again
 // now and then, as later submissions may take leases the wait then needs.
 void StorageState::wait_for_device_use(std::unique_lock<std::mutex>& lock, const std::string& who) {
-    Scheduler* here = Scheduler::running_here();
+    LaneWaits* here = lane_waits_here();
     if (!here) {
         changed_.wait(lock);
         return;
     }
     lock.unlock();  // lock order: the scheduler mutex first
-    here->refuse_stuck_wait(who, this, nullptr);
+    here->refuse_stuck_wait(who, this);
     lock.lock();
-    changed_.wait_for(lock, Scheduler::kStuckRecheck);
+    changed_.wait_for(lock, LaneWaits::kRecheck);
 }
 
 void StorageState::acquire_host(bool write, bool wait, const std::string& who) {
-    runtime_->scheduler().check_not_forked(who);
+    owner_->check_not_forked(who);
     check_writable(write, who);
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
@@ -124,7 +129,7 @@ void StorageState::release_host(bool write) {
 }
 
 uint64_t StorageState::acquire_host_lease(bool writable, std::string_view who_view, const char* label, bool wait) {
-    if (runtime_->scheduler().forked()) runtime_->scheduler().check_not_forked(std::string(who_view));
+    if (owner_->forked()) owner_->check_not_forked(std::string(who_view));
     if (writable && readonly_) check_writable(true, std::string(who_view));
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
@@ -188,7 +193,7 @@ void StorageState::release_device_use(Access access) {
 }
 
 void StorageState::acquire_device_use_checked(Access access, const std::string& who) {
-    runtime_->scheduler().check_not_forked(who);
+    owner_->check_not_forked(who);
     std::lock_guard<std::mutex> lock(mu_);
     if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
     check_device_binding_locked(access, who);
@@ -266,7 +271,7 @@ uint64_t StorageState::make_visible_locked(Engine engine) {
     if (needs_maintenance_) {
         memory_->cache_control(*op, 0, bytes_);
         maintained = bytes_;
-        runtime_->count_maintenance(bytes_);
+        owner_->count_maintenance(bytes_);
     }
     visibility_.mark_visible(engine);
     return maintained;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common.h"
+#include "memory/owner.h"
 #include "memory/placement.h"
 #include "memory/visibility_state.h"
 #include "provider/provider.h"
@@ -41,7 +42,8 @@ class StorageState {
 public:
     // `readonly`: memory whose owner forbids writes (a DLPack import without
     // write permission); every write through any handle is refused.
-    StorageState(std::shared_ptr<RuntimeCore> runtime, std::unique_ptr<provider::Memory> memory,
+    // `owner` is the runtime that allocated or imported the memory.
+    StorageState(std::shared_ptr<StorageOwner> owner, std::unique_ptr<provider::Memory> memory,
                  Engine initial_writer, uint64_t id, std::shared_ptr<MemoryBudget> budget,
                  bool readonly = false);
     ~StorageState();
@@ -52,7 +54,7 @@ public:
     uint64_t bytes() const { return bytes_; }
     uint8_t* data() const { return memory_->host_pointer(); }
     const provider::Memory& memory() const { return *memory_; }
-    const std::shared_ptr<RuntimeCore>& runtime() const { return runtime_; }
+    const std::shared_ptr<StorageOwner>& owner() const { return owner_; }
     bool readonly() const { return readonly_; }
     // ValueError (Message) naming `who` when `writes` and the storage is read-only.
     void check_writable(bool writes, const std::string& who) const;
@@ -121,7 +123,7 @@ private:
     bool device_conflict_locked(bool write) const;
     void check_device_binding_locked(Access access, const std::string& who) const;
 
-    std::shared_ptr<RuntimeCore> runtime_;
+    std::shared_ptr<StorageOwner> owner_;
     std::unique_ptr<provider::Memory> memory_;
     std::vector<std::unique_ptr<provider::Memory>> imports_;
     uint64_t id_;

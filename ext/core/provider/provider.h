@@ -5,7 +5,7 @@
 // the runtime changing. The runtime talks only to this interface.
 #pragma once
 #include <cstdint>
-#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,13 +44,69 @@ public:
     virtual void cache_control(HostCacheOp op, uint64_t offset, uint64_t length) = 0;
 };
 
-// An ordered stream of work on one engine. The emulated queue runs work on
-// the submitting thread: the runtime's lane worker is the engine.
+// A byte range of device memory as a dispatch sees it.
+struct Span {
+    uint8_t* data = nullptr;
+    uint64_t length = 0;
+    // In an allocation shared between the engines (a Shared placement), where
+    // HRX's coherent-shared caveats apply (gfx1151 float atomic max).
+    bool shared = false;
+};
+
+// A program image the provider loads for one engine: the symbol of a
+// program and its configuration, each key's value in Loom spelling with
+// every default applied (loom::Specialization's shape). With `source`, the
+// Loom module defining `symbol`, the provider compiles it; without, the
+// emulated provider knows its built-in programs by symbol (Note [Built-in
+// program semantics] in runtime/programs.h).
+struct ProgramImage {
+    Engine engine = Engine::Gpu;
+    std::string target;
+    std::string symbol;
+    std::map<std::string, std::string> config;
+    std::string source;
+    // GPU kernels from `source`: the launch they are loaded for, as the
+    // workload's raw 64-bit slots (loom.md §5.2) and each scalar of the
+    // device signature by name (without '%'), in Loom spelling.
+    std::vector<uint64_t> workload;
+    std::map<std::string, std::string> arguments;
+    bool checked = false;  // Loom: loom.md §4.4's checked mode
+};
+
+// A loaded program: device code the engine's queue invokes over bindings
+// that the runtime has already checked against the program's contract.
+class Executable {
+public:
+    virtual ~Executable() = default;
+    // One invocation over `count` bindings in signature order. Throws for a
+    // failed invocation (a Data error for a kernel's own data check).
+    virtual void invoke(const Span* bindings, size_t count) const = 0;
+};
+
+// One unit of queue work (libamdf's fills, copies and dispatch packets).
+// Spans point into memory the caller keeps alive until the dispatch has
+// finished; `bindings` into an array the caller owns.
+struct Dispatch {
+    enum class Kind : uint8_t { Fill, Copy, Invoke };
+    Kind kind = Kind::Fill;
+    Span dst;                             // Fill, Copy
+    Span src;                             // Copy (length == dst.length)
+    uint8_t byte = 0;                     // Fill
+    const Executable* program = nullptr;  // Invoke
+    const Span* bindings = nullptr;       // Invoke
+    size_t binding_count = 0;             // Invoke
+};
+
+// An ordered stream of work on one engine. The runtime's lane worker hands
+// its queue each dispatch of a region and waits for it; the emulated queue
+// runs a dispatch on the submitting thread, a native one on the device.
 class Queue {
 public:
     virtual ~Queue() = default;
     virtual Engine engine() const = 0;
-    virtual void submit(const std::function<void()>& work) = 0;
+    // Enqueues `dispatch`. Failures surface here or from synchronize().
+    virtual void submit(const Dispatch& dispatch) = 0;
+    // Waits until everything submitted has finished.
     virtual void synchronize() = 0;
 };
 
@@ -73,6 +129,8 @@ public:
     // acquiring device writes, toward the backing's device consumers.
     virtual CacheTransition host_recipe(const BackingDesc& backing, bool release) const = 0;
     virtual std::unique_ptr<Queue> create_queue(Engine engine, int ordinal) = 0;
+    // Loads `image` for its engine (Message when the provider cannot).
+    virtual std::shared_ptr<const Executable> load_program(const ProgramImage& image) = 0;
 };
 
 std::shared_ptr<Provider> make_emulated_provider();

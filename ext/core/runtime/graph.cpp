@@ -89,7 +89,7 @@ void PreparedGraph::quarantine() {
 // --- builder -------------------------------------------------------------------
 
 void GraphBuilder::check_owner(const BufferView& v, const std::string& op) const {
-    if (v.buffer->state()->runtime() != runtime_)
+    if (v.buffer->state()->owner() != runtime_)
         fail(ErrorKind::Message, op + ": " + v.buffer->describe() + " belongs to another runtime");
 }
 

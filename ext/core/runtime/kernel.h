@@ -38,8 +38,10 @@ struct KernelContract {
 class RuntimeCore;
 class MemoryReservation;
 
-// A loaded GPU kernel or NPU program. `run` executes one invocation on the
-// calling lane thread over the bound views (already checked).
+// A loaded GPU kernel or NPU program: its contract and the provider's
+// loaded code, which lanes dispatch through their provider queue (Note
+// [Lanes hand dispatches to queues] in scheduler.h) over the bound views,
+// already checked.
 //
 // Note [The XDNA pending-invocation limit]: HRX's XdnaProgram accepts at most
 // 128 invocations in flight (dispatched, not yet retired), and each NPU entry
@@ -60,7 +62,11 @@ struct Kernel {
     // NPU programs under a memory budget: the image's charge, given back when
     // the last handle goes unless a quarantined graph keeps it for ever.
     std::shared_ptr<MemoryReservation> image_charge;
-    std::function<void(const std::vector<BufferView>&)> run;
+    std::shared_ptr<const provider::Executable> program;
+    // One invocation over `views` on the calling thread, outside any queue:
+    // array tasks (which run on their lane as tasks, not dispatches) and
+    // testing hooks.
+    void invoke(const std::vector<BufferView>& views) const;
     // Fault injection (tests and failure drills): the next run throws the
     // armed message. Arming (a Python thread) and taking (a lane) may race,
     // so the message is only touched under fault_mu_.
@@ -72,6 +78,9 @@ private:
     std::mutex fault_mu_;
     std::optional<std::string> fault_;
 };
+
+// The provider's view of a bound view (provider::Span).
+provider::Span span_of(const BufferView& view);
 
 // The checks a graph makes before binding `views` to `kernel`: each view's
 // storage bindable by the kernel's engine (its own NPU for NPU programs),

@@ -1,12 +1,15 @@
 // The built-in programs of the emulated devices (HRX's Loom fixtures): NPU
 // artifacts `copy`, `gemm`, `batched_gemm` and GPU kernels `transform_i32`,
-// `euler_bf16`, `add_f32`, each with its binding contract and an exact CPU
-// implementation.
+// `euler_bf16`, `add_f32`: their configurations, binding contracts and load
+// rules. Their device code is their Loom source, shipped in the package
+// (src/hrxarray/programs/*.loom, embedded: runtime/builtin_sources.h) and
+// compiled by the provider (Provider::load_program); the GPU kernels still
+// run the provider's native bodies by default (BuiltinCode).
 //
 // Note [Built-in program semantics]
 //   NPU copy          config copy.packets (≥ 1, default 1); bindings
 //                     src READ, dst WRITE of packets·4096 bytes: dst = src.
-//   NPU gemm          config gemm.bfp16 (0 or 1, default 0), gemm.rounding
+//   NPU gemm          config gemm.bfp16 (0 or 1, default 1), gemm.rounding
 //                     (0 floor, 1 even; default 0); bindings lhs READ 128 B,
 //                     rhs READ 128 B, output WRITE 256 B (one row-major 8×8
 //                     problem, see below).
@@ -34,28 +37,42 @@
 // counts when the sum it joins is normal, as in an FMA datapath. The two
 // differ only there.) Integer-valued inputs give exact results, as HRX's own
 // checks require.
-// gemm.bfp16 = 1 emulates the NPU's BFP path (aie_api's bf16 mmul emulated
-// with bfp16ebs8): before the product, A is quantised in 8-value blocks along
-// its rows and B along its columns (K is the blocked axis of both), with
+// gemm.bfp16 = 1, the default, is HRX's fixture numerics: the NPU's BFP path
+// (aie_api's bf16 mmul emulated with bfp16ebs8; HRX's gemm fixtures encode
+// both operands with a bfp16ebs8 schema before vector.mma). Before the
+// product, A is quantised in 8-value blocks along its rows and B along its
+// columns (K is the blocked axis of both), with
 // hrxarray.numerics.bfp16_quantize semantics and gemm.rounding's mantissa
 // rounding (floor, mlir-aie's reference, by default; even = AMD Quark). The
 // quantised values are exact bf16 again and go through the same product. The
 // input buffers are not modified. A block holding NaN or Inf has no bfp16
 // encoding: the invocation fails its data check (ExecutionError chained to a
 // ValueError naming the element) and poisons only the output binding; the
-// inputs stay usable (Note [Data checks are not device faults]). For the integer and
-// small-power-of-two data of HRX's fixtures both modes give the same, exact,
-// results; the default stays plain BF16.
+// inputs stay usable (Note [Data checks are not device faults]). The result
+// has the bits of hrxarray.numerics.matmul(a, b, compute="bfp16"). For the
+// integer and small-power-of-two data of HRX's fixtures both modes give the
+// same, exact, results; gemm.bfp16 = 0 is the plain-BF16 opt-in.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
 
 namespace hrx {
+
+namespace loom {
+class Program;
+struct Module;
+struct LaunchConfig;
+enum class ScalarKind : uint8_t;
+}  // namespace loom
 
 // The exact XDNA deployment target of the Strix Halo NPU5.
 inline constexpr const char* kStrixHaloNpuTarget = "amd.xdna.strix_halo.17f0_11";
@@ -70,14 +87,18 @@ struct ConfigValue {
 };
 using KernelConfig = std::map<std::string, ConfigValue>;
 
-// A compiled NPU program for one target (HRX loom::Artifact). `config` holds
-// every key of the program, defaults filled in.
+// A compiled program for one target (HRX loom::Artifact): a built-in NPU
+// program, or a Loom kernel.def / pipeline.def (then `program` is its plan).
+// `config` holds every key of the program, defaults filled in.
 struct Artifact {
     std::string target;
     std::string symbol;
     uint64_t bytes = 0;  // image size, charged to the memory budget at load
     std::string name;
     KernelConfig config;
+    std::shared_ptr<const loom::Program> program;  // Loom artifacts only
+    // Loom artifacts: the canonical config text ("key=value;...").
+    std::string canonical_config;
 };
 
 // The Python GpuKernel and NpuKernel objects are these types (held by
@@ -103,12 +124,81 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
                            const std::string& target = kStrixHaloNpuTarget);
 
 // The contract the artifact's code needs (its exact bindings, no constants).
+// Loom GPU kernels whose extents depend on device scalars: Message pointing
+// at loom_contract_for.
 KernelContract artifact_contract(const Artifact& artifact);
+
+// Which code a built-in GPU kernel runs: the provider's own (Native; the
+// emulated provider's CPU bodies) or its Loom source (runtime/builtin_sources.h)
+// compiled by the provider's Loom frontend and executor. Both give the
+// semantics of Note [Built-in program semantics]; Native stays the default
+// until the Loom executor runs them as fast. NPU programs always run their
+// Loom sources.
+enum class BuiltinCode : uint8_t { Native, Loom };
+
+// HRX Module::compile for the emulator: specialise `symbol` of `module` for
+// `target` (loom::kGpuTarget or loom::kNpuTarget) with `config` (key → Loom
+// spelling) and plan it. loom::CompileError for Loom's refusals.
+Artifact compile_loom_artifact(std::shared_ptr<const loom::Module> module, const std::string& symbol,
+                               const std::string& target, const std::map<std::string, std::string>& config);
+
+// One device scalar or workload value given by the caller: an integer (the
+// Python int, when it fits 64 bits signed or unsigned) or a float.
+struct ScalarArg {
+    bool is_float = false;
+    bool is_unsigned = false;  // `u` holds an integer above INT64_MAX
+    int64_t i = 0;
+    uint64_t u = 0;
+    double f = 0.0;
+};
+
+// The constant block of a Loom GPU kernel: every device scalar, by name, in
+// signature order at the program's offsets (index carrier per the target
+// facts). Message for missing, unknown, mistyped or out-of-range values.
+std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::map<std::string, ScalarArg>& scalars,
+                                         const std::string& who);
+// The workload as raw 64-bit slots (loom.md §5.2), checked per parameter type.
+std::vector<uint64_t> loom_workload_bits(const Artifact& artifact, const std::vector<ScalarArg>& workload,
+                                         const std::string& who);
+// "count=..., delta=..." for a GPU kernel's device scalars (messages).
+std::string loom_scalar_call(const Artifact& artifact);
+// The element type of each buffer binding, in order: that of the first
+// buffer.view of it (through buffer.assume.* refinements) in the root's
+// body; ScalarKind::None when the code never views it.
+std::vector<loom::ScalarKind> loom_binding_elements(const Artifact& artifact);
+// The contract of a Loom artifact given the constant block (GPU) or none (NPU).
+KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uint8_t>& constants);
+
+// The Contract check of loading: `contract` has `need`'s binding count and
+// covers each binding (extent, alignment, access). `op` leads the message.
+void check_contract_covers(const KernelContract& need, const KernelContract& contract, const std::string& op);
+
+// The loaded code of a Loom plan (provider/loom_executable.h): one dispatch of
+// `launch`, or one pipeline invocation, with `constants`; `checked` selects
+// loom.md §4.4's checked mode, and any Shared binding sets shared_placement.
+std::shared_ptr<const provider::Executable> loom_run(std::shared_ptr<const loom::Program> program,
+                                                     std::vector<uint8_t> constants, const loom::LaunchConfig& launch,
+                                                     bool checked);
+
+// HRX Runtime::load_gpu_kernel for a Loom GPU artifact: `grid` in
+// workgroups, `block` in work-items. Unsupported for artifacts of another
+// target or engine; Message "GPU metadata does not match contract" when the
+// binding count or constant length differ from the artifact's, or when
+// block (and grid, when the workload is known: `workload`, else the
+// contract's constants of device scalars named and typed as the workload
+// arguments) differ from the launch program's; Contract when `contract`
+// does not cover the code's footprints. Runs under `checked` (loom.md §4.4)
+// when the runtime was created with it.
+std::shared_ptr<GpuKernel> load_gpu_kernel(const GpuDevice& gpu, const Artifact& artifact,
+                                           const std::array<int64_t, 3>& grid, const std::array<int64_t, 3>& block,
+                                           const KernelContract& contract,
+                                           const std::optional<std::vector<ScalarArg>>& workload);
 
 // GPU kernel `name` ("transform_i32", "euler_bf16", "add_f32") with `config`,
 // loaded on `gpu` (its runtime owns it, as HRX's Runtime::load_gpu_kernel):
 // contract and run. Errors as make_npu_artifact.
-std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config);
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config,
+                                           BuiltinCode code = BuiltinCode::Native);
 
 // HRX NpuDevice::load_artifact: validates `contract` (Message), then requires
 // the exact device target, columns in 1..=8 and no constants (Unsupported

@@ -64,7 +64,7 @@ ResidentSession::ResidentSession(std::shared_ptr<ResidentStartup> startup, Resid
     config_.validate();
     const std::string op = "ResidentSession";
     for (const BufferView* v : {&exchange_, &control_}) {
-        if (v->buffer->state()->runtime() != startup_->runtime())
+        if (v->buffer->state()->owner() != startup_->runtime())
             fail(ErrorKind::Message, op + ": " + v->buffer->describe() + " belongs to another runtime");
         if (!v->buffer->placement().gpu_bindable() || !v->buffer->placement().npu_bindable())
             fail(ErrorKind::Unsupported, op + ": " + v->buffer->describe() + " must be Shared storage (both engines bind it)");

@@ -28,42 +28,6 @@ std::string human_bytes(uint64_t n) {
 
 }  // namespace
 
-// --- MemoryBudget -------------------------------------------------------------
-
-MemoryBudget::MemoryBudget(uint64_t limit) : limit_(limit) {
-    if (limit == 0) fail(ErrorKind::Message, "MemoryBudget: the limit must be at least 1 byte");
-}
-
-uint64_t MemoryBudget::used() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return used_;
-}
-
-void MemoryBudget::reserve(uint64_t n, const std::string& who) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (n > limit_)
-        fail(ErrorKind::Message, who + ": " + std::to_string(n) + " bytes exceed the whole memory budget of " +
-                                     std::to_string(limit_) + " bytes");
-    if (n > limit_ - used_)
-        fail(ErrorKind::Busy, who + ": memory budget exhausted: " + std::to_string(n) + " bytes requested, " +
-                                  std::to_string(limit_ - used_) + " of " + std::to_string(limit_) + " free");
-    used_ += n;
-}
-
-void MemoryBudget::release(uint64_t n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    used_ -= std::min(n, used_);
-}
-
-MemoryReservation::MemoryReservation(std::shared_ptr<MemoryBudget> budget, uint64_t bytes, const std::string& who)
-    : budget_(std::move(budget)), bytes_(bytes) {
-    budget_->reserve(bytes_, who);
-}
-
-void MemoryReservation::release() {
-    if (active_.exchange(false, std::memory_order_acq_rel)) budget_->release(bytes_);
-}
-
 // --- AllocationProfile ----------------------------------------------------------
 
 Placement AllocationProfile::placement() const {
@@ -171,7 +135,7 @@ std::shared_ptr<Buffer> RuntimeCore::allocate(uint64_t bytes, const Placement& p
 std::shared_ptr<Buffer> RuntimeCore::adopt(const std::shared_ptr<Buffer>& source, const Placement& placement) {
     const std::string op = "adopt(" + source->describe() + ", " + placement.repr() + ")";
     scheduler_->check_not_forked(op);
-    if (source->state()->runtime().get() != this) fail(ErrorKind::Message, op + ": the buffer belongs to another runtime");
+    if (source->state()->owner().get() != this) fail(ErrorKind::Message, op + ": the buffer belongs to another runtime");
     check_placement_owner(placement, op);
     source->state()->throw_if_poisoned(op);
     const PlacementKind from = source->placement().kind;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/budget.h"
 #include "memory/placement.h"
 #include "runtime/graph.h"
 #include "runtime/scheduler.h"
@@ -27,51 +28,14 @@ struct Statistics {
     uint64_t peak_bytes = 0;
 };
 
-// A byte budget shared by every runtime that is given it (HRX MemoryBudget).
-class MemoryBudget {
-public:
-    explicit MemoryBudget(uint64_t limit);
-    uint64_t limit() const { return limit_; }
-    uint64_t used() const;
-    // ValueError when n exceeds the whole budget, Busy when it cannot fit now.
-    // Zero bytes always fit (HRX allows zero-byte reservations).
-    void reserve(uint64_t n, const std::string& who);
-    void release(uint64_t n);
-
-private:
-    uint64_t limit_;
-    mutable std::mutex mu_;
-    uint64_t used_ = 0;
-};
-
-// Bytes reserved from a MemoryBudget (HRX MemoryReservation), given back
-// once: by release() or by the destructor, unless keep_forever() was called
-// first (a quarantined owner keeps its charge until the process exits,
-// hrx-runtime.md §2.7). The NPU image charge of a loaded kernel and the
-// Python BudgetReservation are these.
-class MemoryReservation {
-public:
-    // Reserves `bytes` (errors as MemoryBudget::reserve, nothing reserved then).
-    MemoryReservation(std::shared_ptr<MemoryBudget> budget, uint64_t bytes, const std::string& who);
-    ~MemoryReservation() { release(); }
-    MemoryReservation(const MemoryReservation&) = delete;
-    MemoryReservation& operator=(const MemoryReservation&) = delete;
-    uint64_t bytes() const { return bytes_; }
-    bool active() const { return active_.load(std::memory_order_acquire); }
-    void release();
-    void keep_forever() { active_.store(false, std::memory_order_release); }
-
-private:
-    std::shared_ptr<MemoryBudget> budget_;
-    uint64_t bytes_;
-    std::atomic<bool> active_{true};
-};
-
 struct RuntimeOptions {
     int64_t max_submissions = 64;
     int64_t graph_slots = 2;
     int64_t gpu_index = 0;
     bool check_visibility = false;
+    // Loom programs run in loom.md §4.4's checked mode (assumptions, overflow
+    // promises, races, ... reported as ExecutionError).
+    bool checked = false;
     std::shared_ptr<MemoryBudget> memory_budget;
 };
 
@@ -98,7 +62,8 @@ struct AllocationProfile {
     Placement placement() const;
 };
 
-class RuntimeCore : public std::enable_shared_from_this<RuntimeCore> {
+// The runtime owns every storage it allocates or imports (memory/owner.h).
+class RuntimeCore : public StorageOwner, public std::enable_shared_from_this<RuntimeCore> {
 public:
     static std::shared_ptr<RuntimeCore> create(const RuntimeOptions& options,
                                                std::shared_ptr<provider::Provider> provider);
@@ -147,8 +112,11 @@ public:
     void count_copied(uint64_t bytes);
     void count_allocation(uint64_t bytes, bool import);
     void count_import();
-    void count_free(uint64_t bytes);
-    void count_maintenance(uint64_t bytes);
+    void count_free(uint64_t bytes) override;
+    void count_maintenance(uint64_t bytes) override;
+    // StorageOwner: Note [Fork] (scheduler.cpp).
+    bool forked() const noexcept override { return scheduler_->forked(); }
+    void check_not_forked(const std::string& op) const override { scheduler_->check_not_forked(op); }
 
 private:
     RuntimeCore(const RuntimeOptions& options, std::shared_ptr<provider::Provider> provider);
@@ -166,5 +134,14 @@ private:
     std::mutex submit_mu_;
     std::shared_ptr<Scheduler> scheduler_;
 };
+
+// The runtime behind a storage owner or an NPU placement's owner (only
+// RuntimeCore implements StorageOwner).
+inline RuntimeCore& runtime_of(const StorageOwner& owner) {
+    return static_cast<RuntimeCore&>(const_cast<StorageOwner&>(owner));
+}
+inline std::shared_ptr<RuntimeCore> runtime_of(const std::shared_ptr<StorageOwner>& owner) {
+    return std::static_pointer_cast<RuntimeCore>(owner);
+}
 
 }  // namespace hrx

@@ -233,6 +233,12 @@ void Scheduler::start() {
         for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
             if (CPU_ISSET(cpu, &mask)) spread_cpus_.push_back(cpu);
 #endif
+    // Note [Lanes hand dispatches to queues]: one queue per device lane, used
+    // only by that lane's thread.
+    for (int i = 0; i < kLaneCount; ++i) {
+        const Engine engine = lane_engine(static_cast<Lane>(i));
+        if (engine != Engine::Host) queues_[i] = runtime_->provider().create_queue(engine, 0);
+    }
     auto self = shared_from_this();
     for (int i = 0; i < kLaneCount; ++i)
         threads_.emplace_back([self, i] { self->worker(static_cast<Lane>(i)); });
@@ -538,7 +544,9 @@ void Scheduler::worker(Lane lane) {
             t_scheduler = this;
             t_running = sub;
             t_running_lane = lane;
+            set_lane_waits_here(this);
             const bool ok = run_region(*sub, r, lane);
+            set_lane_waits_here(nullptr);
             t_running = nullptr;
             worked = true;
             lock.lock();
@@ -605,6 +613,49 @@ void Scheduler::worker(Lane lane) {
     }
 }
 
+// The device work of an operation goes through the lane's provider queue
+// (Note [Lanes hand dispatches to queues] in scheduler.h): the lane builds
+// the dispatch, submits it and waits for it to finish.
+void Scheduler::dispatch(Lane lane, const Op& op) {
+    provider::Dispatch d;
+    const auto span = [](const BufferView& v) { return span_of(v); };
+    // Kernels bind a few views; the array covers every contract in practice,
+    // with the heap as a fallback.
+    constexpr size_t kInlineBindings = 16;
+    provider::Span inline_spans[kInlineBindings];
+    std::vector<provider::Span> heap_spans;
+    switch (op.kind) {
+        case Op::Kind::Fill:
+            d.kind = provider::Dispatch::Kind::Fill;
+            d.dst = span(op.uses[0].view);
+            d.byte = op.byte;
+            break;
+        case Op::Kind::Copy:
+            d.kind = provider::Dispatch::Kind::Copy;
+            d.dst = span(op.uses[0].view);
+            d.src = span(op.uses[1].view);
+            break;
+        default: {
+            if (auto fault = op.kernel->take_fault())
+                fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + *fault);
+            provider::Span* spans = inline_spans;
+            if (op.uses.size() > kInlineBindings) {
+                heap_spans.resize(op.uses.size());
+                spans = heap_spans.data();
+            }
+            for (size_t i = 0; i < op.uses.size(); ++i) spans[i] = span(op.uses[i].view);
+            d.kind = provider::Dispatch::Kind::Invoke;
+            d.program = op.kernel->program.get();
+            d.bindings = spans;
+            d.binding_count = op.uses.size();
+            break;
+        }
+    }
+    provider::Queue& queue = *queues_[static_cast<int>(lane)];
+    queue.submit(d);
+    queue.synchronize();
+}
+
 bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     const Region& region = sub.graph->regions[index];
     const Engine engine = lane_engine(lane);
@@ -633,18 +684,9 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
             const Op& op = sub.graph->ops[oi];
             failing = &op;
             switch (op.kind) {
-                case Op::Kind::Fill: std::memset(op.uses[0].view.data(), op.byte, op.uses[0].view.length); break;
+                case Op::Kind::Fill:
                 case Op::Kind::Copy:
-                    std::memcpy(op.uses[0].view.data(), op.uses[1].view.data(), op.uses[0].view.length);
-                    break;
-                case Op::Kind::Kernel: {
-                    if (auto fault = op.kernel->take_fault())
-                        fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + *fault);
-                    std::vector<BufferView> views;
-                    for (const auto& u : op.uses) views.push_back(u.view);
-                    op.kernel->run(views);
-                    break;
-                }
+                case Op::Kind::Kernel: dispatch(lane, op); break;
                 case Op::Kind::Task: op.task(); break;
                 case Op::Kind::Host: {
                     std::vector<HostSpan> spans;

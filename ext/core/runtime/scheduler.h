@@ -20,6 +20,15 @@
 // Completion callbacks do not run on lanes at all: each scheduler has a
 // callback thread that runs them in the order their completions finished,
 // so a callback may wait for anything.
+//
+// Note [Lanes hand dispatches to queues]: a lane thread is the runtime's
+// side of one engine queue of the provider (provider.h). For each fill, copy
+// and kernel invocation of a region it builds a provider::Dispatch, submits
+// it to its lane's queue and waits for it (one region per lane at a time, so
+// one dispatch in flight per queue); the provider runs it (the emulated
+// queue on the lane thread itself). Hazards, visibility, poison and traces
+// stay with the lane; array tasks and host regions are not device
+// dispatches and run on the lane directly.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -132,7 +141,7 @@ struct TraceEvent {
 
 struct Submission;
 
-class Scheduler : public std::enable_shared_from_this<Scheduler> {
+class Scheduler : public std::enable_shared_from_this<Scheduler>, public LaneWaits {
 public:
     explicit Scheduler(RuntimeCore* runtime);
     ~Scheduler();
@@ -168,12 +177,16 @@ public:
     static Scheduler* running_here() noexcept;
     // How often a wait on a lane thread that may come to depend on later
     // submissions (device use, room) checks again that it can end.
-    static constexpr std::chrono::milliseconds kStuckRecheck{20};
+    static constexpr std::chrono::milliseconds kStuckRecheck = LaneWaits::kRecheck;
     // Called on a lane thread of this scheduler (running_here() == this),
     // without mu_ or a storage mutex: throws Busy naming `op` when the
     // submission of `completion`, or a device use of `storage`, cannot end
     // while the running region waits; returns otherwise.
     void refuse_stuck_wait(const std::string& op, const StorageState* storage, const CompletionState* completion);
+    // LaneWaits (memory/owner.h), installed on a lane thread while it runs a region.
+    void refuse_stuck_wait(const std::string& op, const StorageState* storage) override {
+        refuse_stuck_wait(op, storage, nullptr);
+    }
     // Queue completion callbacks for the callback thread (started on first use).
     void post_callbacks(std::vector<std::function<void()>> callbacks);
 
@@ -197,6 +210,8 @@ private:
                          std::vector<std::shared_ptr<Submission>>* finished);
     // Runs one region outside the mutex; true on success. The caller marks it final.
     bool run_region(Submission& sub, size_t region, Lane lane);
+    // Note [Lanes hand dispatches to queues]: a fill, copy or kernel op.
+    void dispatch(Lane lane, const Op& op);
     // Note [Spreading lanes] in scheduler.cpp. The first runs under mu_.
     void spread_lanes_locked(const bool (&lanes)[kLaneCount]) noexcept;
     void unpin_self() noexcept;
@@ -241,6 +256,9 @@ private:
     std::atomic<int> lane_tid_[kLaneCount] = {};
     bool lane_pinned_[kLaneCount] = {};
     std::vector<std::thread> threads_;
+    // The provider queue of each device lane (null for the host lane); made
+    // before the lanes start, then touched only by the lane's own thread.
+    std::unique_ptr<provider::Queue> queues_[kLaneCount];
     std::atomic<uint64_t> next_id_{1};
 
     std::mutex trace_mu_;

@@ -16,7 +16,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
                                                           const std::string& label) {
     scheduler_->check_accepting(op);
     for (const auto& u : uses)
-        if (u.view.buffer->state()->runtime().get() != this)
+        if (u.view.buffer->state()->owner().get() != this)
             fail(ErrorKind::Message, op + ": " + u.view.buffer->describe() + " belongs to another runtime");
     auto g = std::make_shared<PreparedGraph>();
     auto& storages = g->storages;

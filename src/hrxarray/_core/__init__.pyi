@@ -15,7 +15,11 @@ from hrxarray import (
     HrxError as HrxError,
     UnsupportedError as UnsupportedError
 )
-from hrxarray._core import kernels as kernels, numerics as numerics
+from hrxarray._core import (
+    kernels as kernels,
+    loom as loom,
+    numerics as numerics
+)
 
 
 def cpu_features() -> dict:
@@ -36,9 +40,9 @@ class Runtime:
     An HRX runtime over the device fabric: devices, allocation, statistics (and, with the runtime layer, lanes, graphs and completions). The emulated fabric is used when no native provider is available.
     """
 
-    def __init__(self, *, max_submissions: int = 64, graph_slots: int = 2, memory_budget: MemoryBudget | None = None, gpu_index: int = 0, check_visibility: bool = False) -> None:
+    def __init__(self, *, max_submissions: int = 64, graph_slots: int = 2, memory_budget: MemoryBudget | None = None, gpu_index: int = 0, check_visibility: bool = False, checked: bool | None = None) -> None:
         """
-        Create a runtime. check_visibility=True makes the emulator raise when an engine would read bytes that no cache transition made visible to it.
+        Create a runtime. check_visibility=True makes the emulator raise when an engine would read bytes that no cache transition made visible to it. checked=True runs Loom programs in checked mode (false assumptions, broken nsw/nuw promises, races, ... raise ExecutionError naming the source line and the lane); None takes it from the environment variable HRXARRAY_CHECKED (set and not '0': on).
         """
 
     def graph(self) -> Graph:
@@ -78,6 +82,10 @@ class Runtime:
     def check_visibility(self) -> bool:
         """Whether skipped cache transitions raise."""
 
+    @property
+    def checked(self) -> bool:
+        """Whether Loom programs run in checked mode."""
+
     def gpu(self) -> GpuDevice:
         """The runtime's GPU device."""
 
@@ -106,6 +114,11 @@ class Runtime:
         """
 
     def __repr__(self) -> str: ...
+
+    def load_gpu_kernel(self, artifact: Artifact, grid: object, block: object, contract: KernelContract, *, workload: object | None = None) -> GpuKernel:
+        """
+        Load a Loom GPU artifact on this runtime's GPU (HRX Runtime::load_gpu_kernel). `grid` is in workgroups, `block` in work-items (ints or 3-tuples). The artifact must target this GPU (UnsupportedError); the contract's binding count and constant length must be the kernel's, and block (and grid, when the workload is known) the launch program's (ValueError 'GPU metadata does not match contract'); the workload is `workload` or, when every workload argument has a device scalar of the same name and type, read from the contract's constants. The contract must cover the code's footprints (ContractError). Only this runtime's graphs run the returned GpuKernel.
+        """
 
 class Statistics:
     """
@@ -1150,7 +1163,7 @@ class KernelContract:
 
 class Artifact:
     """
-    A compiled NPU program for one exact XDNA target (HRX loom::Artifact). Load it with npu.load_artifact(artifact, columns, contract).
+    A compiled program for one exact target (HRX loom::Artifact): a built-in NPU program (hx.kernels.npu) or a Loom kernel.def / pipeline.def (hx.loom.compile). Load NPU artifacts with npu.load_artifact(artifact, columns, contract), GPU ones with runtime.load_gpu_kernel(artifact, grid, block, contract).
     """
 
     @property
@@ -1178,7 +1191,42 @@ class Artifact:
     @property
     def contract(self) -> KernelContract:
         """
-        The contract the program's code needs: pass it (or a wider one) to load_artifact.
+        The contract the program's code needs: pass it (or a wider one) to load_artifact. Loom GPU kernels whose extents depend on device scalars raise ValueError: use contract_for.
+        """
+
+    @property
+    def engine(self) -> object:
+        """'gpu' (a Loom kernel.def) or 'npu'."""
+
+    @property
+    def is_loom(self) -> bool:
+        """True for artifacts compiled from Loom source (hx.loom.compile)."""
+
+    @property
+    def canonical_config(self) -> str:
+        """
+        Loom artifacts: the specialisation as canonical text 'key=value;...' (keys the program uses).
+        """
+
+    @property
+    def manifest(self) -> dict:
+        """
+        Loom artifacts: the loom.artifact_manifest dict (loom.md §5.3, details mode): kind, schema_version, mode, artifact, targets, functions (interface, parameters, execution). Facts the emulator does not know are omitted.
+        """
+
+    def launch_config(self, *args) -> loom.LaunchConfig:
+        """
+        Loom GPU kernels: evaluate the host launch program for the workload values (ints and floats, in workload-signature order) as a LaunchConfig. ValueError for a wrong count, values out of range for their type, or a violated predicate.
+        """
+
+    def pack_constants(self, **kwargs) -> bytes:
+        """
+        Loom GPU kernels: the constant block (bytes) of the device scalars, each given by name (%alpha -> alpha=...), laid out in signature order as the device ABI packs them. ValueError for a missing or unknown name or a value out of range for its type.
+        """
+
+    def contract_for(self, **kwargs) -> KernelContract:
+        """
+        Loom artifacts: the KernelContract of the code under these device scalars (by name, as pack_constants): each binding's footprint, alignment and access, and the constant block.
         """
 
     def __repr__(self) -> str: ...

@@ -2,7 +2,9 @@
 // process. Memory is host memory; device work runs on the CPU. Its visibility
 // answers follow the Linux producer->consumer table of the libamdf CTS
 // (reference/memory-fabric.md §2.5), so code that applies them here applies
-// them correctly on the hardware.
+// them correctly on the hardware. Its queues run dispatches (queue.cpp); the
+// programs it loads are Loom images it compiles (program_image.cpp) or the
+// built-ins' CPU code (builtins.cpp).
 #include <sys/mman.h>
 
 #include <atomic>
@@ -11,7 +13,7 @@
 #include <new>
 
 #include "errors.h"
-#include "provider/provider.h"
+#include "provider/emulated/emulated.h"
 
 namespace hrx::provider {
 namespace {
@@ -78,17 +80,6 @@ public:
 private:
     const Memory& source_;
     BackingDesc desc_;
-};
-
-class InlineQueue final : public Queue {
-public:
-    explicit InlineQueue(Engine e) : engine_(e) {}
-    Engine engine() const override { return engine_; }
-    void submit(const std::function<void()>& work) override { work(); }
-    void synchronize() override { std::atomic_thread_fence(std::memory_order_seq_cst); }
-
-private:
-    Engine engine_;
 };
 
 CacheTransition none() { return {}; }
@@ -178,8 +169,10 @@ public:
         return b.needs_host_maintenance() ? host_range(release) : none();
     }
 
-    std::unique_ptr<Queue> create_queue(Engine engine, int) override {
-        return std::make_unique<InlineQueue>(engine);
+    std::unique_ptr<Queue> create_queue(Engine engine, int) override { return emulated::make_queue(engine); }
+
+    std::shared_ptr<const Executable> load_program(const ProgramImage& image) override {
+        return image.source.empty() ? emulated::load_builtin(image) : emulated::load_loom(image);
     }
 };
 

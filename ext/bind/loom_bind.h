@@ -1,0 +1,25 @@
+// The Loom parts of Artifact's Python interface (bind_loom.cpp), for
+// bind_kernels.cpp, which binds the one Artifact class.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include "runtime/programs.h"
+
+namespace hrx::loom {
+struct LaunchConfig;
+}
+
+namespace hrx::bind {
+// The loom.artifact_manifest dict (loom.md §5.3) of a Loom artifact.
+nanobind::dict artifact_manifest(const Artifact& a);
+// The launch program evaluated for `workload` (GPU kernels).
+loom::LaunchConfig artifact_launch_config(const Artifact& a, nanobind::args workload);
+// The constant block for device scalars given by name.
+nanobind::bytes artifact_pack_constants(const Artifact& a, nanobind::kwargs scalars);
+// The contract under those device scalars (NPU pipelines: none).
+KernelContract artifact_contract_for(const Artifact& a, nanobind::kwargs scalars);
+// 'gpu' or 'npu'.
+nanobind::object artifact_engine(const Artifact& a);
+// _core.loom's compile/load bindings and Runtime.load_gpu_kernel.
+void bind_loom(nanobind::module_& m);
+}  // namespace hrx::bind

@@ -1,0 +1,39 @@
+// A loaded kernel (built-in or Loom) run over arrays as one array-layer
+// task: what hx.loom.ufunc and hx.loom.function submit.
+#include <memory>
+
+#include "array/ops.h"
+#include "errors.h"
+#include "runtime/kernel.h"
+
+namespace hrx {
+
+TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
+    TaskSpec t;
+    t.op = name;
+    t.label = kernel->name;
+    t.lane = kernel->engine == Engine::Npu ? Lane::Npu : Lane::Compute;
+    if (arrays.size() != kernel->contract.bindings.size())
+        fail(ErrorKind::Message, name + ": the kernel has " + std::to_string(kernel->contract.bindings.size()) +
+                                     " bindings, " + std::to_string(arrays.size()) + " arrays were given");
+    std::vector<BufferView> views;
+    views.reserve(arrays.size());
+    for (size_t i = 0; i < arrays.size(); ++i) {
+        const Array& a = arrays[i];
+        const Access access = kernel->contract.bindings[i].access;
+        if (!a.c_contiguous())
+            fail(ErrorKind::Message, name + ": binding " + std::to_string(i) + " needs a C-contiguous array, got " +
+                                         a.describe());
+        check_lane_binding(a, t.lane, name);
+        if (access_writes(access)) check_writable(a, name);
+        check_device_use(a, access, name);
+        const auto [first, end] = a.extent();
+        views.push_back(BufferView{a.buffer(), first, end - first});
+        t.uses.push_back(Use{views.back(), access});
+    }
+    check_kernel_use(*kernel, views, name);
+    t.fn = [kernel = std::move(kernel), views = std::move(views)] { kernel->invoke(views); };
+    return t;
+}
+
+}  // namespace hrx

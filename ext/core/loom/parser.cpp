@@ -1,0 +1,1334 @@
+// Loom's text parser (reference loom.md §1.2-§1.8): a table of op formats
+// drives a small format interpreter; the structural ops (definitions, scf
+// regions) have their own routines. Fills ir.h per Note [Loom op fields].
+//
+// Note [Format programs]
+//   Each OpRule's format is a space-separated program the interpreter runs
+//   after the op name (and its `<params>`, parsed for every op):
+//     lit        a literal (int, float, -inf, true, ...)   → attrs["value"]
+//     pred       a comparison predicate word, then `,`     → attrs["pred"]
+//     ops/ops?   one or more / zero or more comma-separated SSA operands, each
+//                optionally followed by an adjacent `[...]` index list → indices
+//     preds      a predicate list `[range(%v, 1, 8), ...]`  → preds
+//     dict       an optional `{k = v, ...}` dictionary      → attrs
+//     types(?)   `:` then operand types, then `-> R...` or `to R` → result types
+//     callee     `@name`                                    → callee
+//     args       `(` ops? `)`
+//     shape      `shape [...]`                              → shape
+//     using-dict an optional `using {k = v : T}`            → attrs
+//     clauses    keyword clauses and unit words: align(16), scope(x), pure
+//     clauseops  `word(%a, %b, ...)` clauses whose values are operands
+//     hash       `#family<k = v, ...>`                      → attrs["family"], ["params"]
+//     range      `[%lo to %hi step %s]`                     → operands
+//     str?       an optional string                         → attrs["message"]
+//     kw:WORD    the keyword WORD
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/frontend.h"
+#include "loom/internal.h"
+
+namespace hrx::loom {
+
+// ---------------------------------------------------------------- op table
+
+namespace {
+
+using R = TypeRule;
+
+std::vector<OpRule> build_rules() {
+    std::vector<OpRule> r;
+    auto add = [&](std::string_view name, std::string_view fmt, int ops, int res, R rule = R::Pairwise) {
+        r.push_back({name, fmt, ops, res, rule});
+    };
+    // Names live in static storage: string_views into these literals.
+    static const char* index_binary[] = {"add", "sub", "mul", "div", "rem", "min", "max", "andi", "ori",
+                                         "xori", "shli", "shrsi", "shrui", "rotli", "rotri"};
+    static std::vector<std::string> owned;  // composed names ("index.add", "vector.addf", ...)
+    owned.reserve(512);
+    auto name = [&](const std::string& s) -> std::string_view {
+        owned.push_back(s);
+        return owned.back();
+    };
+    for (const char* n : index_binary) add(name(std::string("index.") + n), "ops types", 2, 1);
+    for (const char* n : {"ctlzi", "cttzi", "ctpopi"}) add(name(std::string("index.") + n), "ops types", 1, 1);
+    add("index.madd", "ops types", 3, 1);
+    add("index.scale", "ops types", 2, 1);
+    add("index.cmp", "pred ops types", 2, 1);
+    add("index.cast", "ops types", 1, 1);
+    add("index.assume", "ops preds types", kAny, kSameAsOperands);
+    add("index.constant", "lit types", 0, 1, R::ResultOnly);
+
+    static const char* int_binary[] = {"addi",  "subi",      "muli",      "divsi",      "divui", "remsi",
+                                       "remui", "ceildivsi", "ceildivui", "floordivsi", "andi",  "ori",
+                                       "xori",  "shli",      "shrsi",     "shrui",      "rotli", "rotri",
+                                       "minsi", "minui",     "maxsi",     "maxui"};
+    static const char* int_unary[] = {"negi", "absi", "signi", "ctlzi", "cttzi", "ctpopi"};
+    static const char* float_binary[] = {"addf",     "subf",     "mulf",    "divf",    "remf",   "copysignf",
+                                         "minimumf", "maximumf", "minnumf", "maxnumf", "powf",   "atan2f",
+                                         "hypotf"};
+    static const char* float_unary[] = {"negf",   "absf",   "signf",    "sqrtf",   "rsqrtf",     "cbrtf",
+                                        "expf",   "exp2f",  "expm1f",   "logf",    "log2f",      "log10f",
+                                        "log1pf", "sinf",   "cosf",     "tanf",    "asinf",      "acosf",
+                                        "atanf",  "sinhf",  "coshf",    "tanhf",   "asinhf",     "acoshf",
+                                        "atanhf", "sinturnsf", "costurnsf", "erff", "erfcf",     "logisticf",
+                                        "siluf",  "softplusf", "geluf", "roundf",  "roundevenf", "floorf",
+                                        "ceilf",  "truncf"};
+    static const char* float_tests[] = {"isnanf", "isinff", "isfinitef"};
+    static const char* casts[] = {"extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
+                                  "extf", "fptrunc", "bitcast"};
+    // Scalar and lanewise vector forms share their spellings.
+    for (const char* dialect : {"scalar.", "vector."}) {
+        std::string d = dialect;
+        auto family = [&](const auto& names, int ops, char domain) {
+            for (const char* n : names) {
+                add(name(d + n), "ops dict types", ops, 1);
+                r.back().domain = domain;
+            }
+        };
+        family(int_binary, 2, 'i');
+        family(int_unary, 1, 'i');
+        family(float_binary, 2, 'f');
+        family(float_unary, 1, 'f');
+        family(float_tests, 1, 'f');
+        for (const char* n : casts) add(name(d + n), "ops types", 1, 1);
+        add(name(d + "fmaf"), "ops dict types", 3, 1);
+        add(name(d + "fmai"), "ops dict types", 3, 1);
+        add(name(d + "clampf"), "ops dict types", 3, 1);
+        add(name(d + "cmpi"), "pred ops dict types", 2, 1);
+        add(name(d + "cmpf"), "pred ops dict types", 2, 1);
+    }
+    add("scalar.constant", "lit types", 0, 1, R::ResultOnly);
+    add("scalar.poison", "types", 0, 1, R::ResultOnly);
+    add("scalar.assume", "ops preds types", kAny, kSameAsOperands);
+    add("scalar.bitfield.extractu", "ops dict types", 1, 1);
+    add("scalar.bitfield.extracts", "ops dict types", 1, 1);
+
+    add("scf.yield", "ops? types?", kAny, 0);
+    add("scf.condition", "ops types", kAny, 0);
+    add("scf.select", "ops types", 3, 1, R::SkipFirst);
+    add("scf.schedule.fence", "", 0, 0);
+
+    add("buffer.view", "ops types", 1, 1);
+    add("buffer.assume.alignment", "ops dict types", kAny, kSameAsOperands);
+    add("buffer.assume.memory_space", "ops dict types", kAny, kSameAsOperands);
+    add("buffer.assume.noalias", "ops dict types", kAny, kSameAsOperands);
+    add("buffer.assume.same_root", "ops dict types", kAny, kSameAsOperands);
+    add("buffer.alloca", "clauses ops types", 1, 1, R::ResultOnly);
+    add("buffer.fence", "clauses dict", 0, 0);
+    add("buffer.length", "ops types", 1, 1, R::None);
+
+    add("view.load", "ops dict types", 1, 1);
+    add("view.store", "ops dict types", 2, 0);
+    add("view.subview", "ops types", 1, 1);
+    add("view.refine", "ops dict types", 1, 1);
+    add("view.atomic.load", "ops dict types", 1, 1);
+    add("view.atomic.store", "ops dict types", 2, 0);
+    add("view.atomic.rmw", "ops dict types", 2, 1);
+    add("view.atomic.reduce", "ops dict types", 2, 0);
+    add("view.atomic.cmpxchg", "ops dict types", 3, kAny);
+    add("view.prefetch", "ops dict types?", 1, 0);
+
+    add("vector.load", "ops dict types", 1, 1);
+    add("vector.store", "ops dict types", 2, 0);
+    add("vector.load.mask", "ops dict types", 3, 1);
+    add("vector.store.mask", "ops dict types", 3, 0);
+    add("vector.constant", "lit types", 0, 1, R::ResultOnly);
+    add("vector.splat", "ops types", 1, 1, R::ResultOnly);
+    add("vector.broadcast", "ops types", 1, 1, R::None);
+    add("vector.iota", "ops kw:step ops types", 2, 1, R::ResultOnly);
+    add("vector.mask.range", "range types", 3, 1, R::None);
+    add("vector.extract", "ops types", 1, 1, R::None);
+    add("vector.insert", "ops kw:into ops types", 2, 1);
+    add("vector.select", "ops types", 3, 1, R::SkipFirst);
+    add("vector.reduce", "ops dict types", 2, 1);
+    add("vector.encode", "ops kw:using ops dict types", 2, 1);
+    add("vector.decode", "ops kw:using ops dict types", 2, 1);
+    add("vector.fragment", "ops shape using-dict types", 1, 1);
+    add("vector.fragment.store", "ops shape types", 2, 0);
+    add("vector.fragment.load", "ops shape using-dict types", 1, 1, R::None);
+    add("vector.mma", "ops types", 3, 1);
+    add("vector.from_elements", "ops types", kAny, 1, R::None);
+    add("vector.empty", "types", 0, 1, R::ResultOnly);
+    add("vector.poison", "types", 0, 1, R::ResultOnly);
+    add("vector.dotf", "ops types", kAny, 1, R::None);
+
+    add("encoding.define", "hash dict types", 0, 1, R::None);
+
+    for (const char* n : {"kernel.workitem.id", "kernel.workgroup.id", "kernel.workgroup.size", "kernel.workgroup.count",
+                          "kernel.workitem.dispatch.id", "kernel.subgroup.id", "kernel.subgroup.lane.id",
+                          "kernel.subgroup.size", "kernel.subgroup.count", "target.subgroup.size"})
+        add(n, "types", 0, 1, R::ResultOnly);
+    add("kernel.barrier", "clauses dict", 0, 0);
+    add("kernel.return", "", 0, 0);
+    add("kernel.exit", "ops dict types", 1, 0);
+    add("kernel.assert", "ops str? types", 1, 0);
+    add("kernel.launch.config", "clauseops types", kAny, 0, R::None);
+    for (const char* n : {"kernel.subgroup.reduce", "kernel.subgroup.broadcast", "kernel.subgroup.broadcast.first",
+                          "kernel.subgroup.scan", "kernel.workgroup.reduce", "kernel.workgroup.scan"})
+        add(n, "ops dict types", kAny, 1);
+    add("kernel.subgroup.shuffle", "ops dict types", kAny, kAny, R::None);
+    for (const char* n : {"kernel.subgroup.vote", "kernel.subgroup.ballot", "kernel.workgroup.vote"})
+        add(n, "ops dict types", kAny, kAny, R::None);
+
+    add("config.get", "callee types", 0, 1, R::ResultOnly);
+    add("group.create", "ops types", 1, 1);
+    add("pipeline.read", "ops kw:on ops types", 2, 1);
+    add("pipeline.scatter", "ops kw:across ops types", 2, 1);
+    add("pipeline.write", "ops kw:to ops types", 2, 0);
+    add("pipeline.stage", "callee kw:on ops args types", kAny, kAny);
+    add("pipeline.buffer", "ops dict types", 1, 1, R::None);
+    add("pipeline.return", "", 0, 0);
+    add("func.call", "clauses callee args types", kAny, kAny);
+    add("func.return", "ops? types?", kAny, 0);
+    add("template.apply", "args types", kAny, kAny);
+    add("template.call", "callee args types", kAny, kAny);
+    add("template.return", "ops? types?", kAny, 0);
+    add("low.invoke", "callee args types", kAny, kAny);
+    return r;
+}
+
+const std::unordered_map<std::string_view, OpRule>& rule_table() {
+    static const std::unordered_map<std::string_view, OpRule> table = [] {
+        std::unordered_map<std::string_view, OpRule> t;
+        for (const OpRule& r : build_rules()) t.emplace(r.name, r);
+        return t;
+    }();
+    return table;
+}
+
+// Ops with their own parse routine (definitions, regions).
+const std::unordered_set<std::string_view>& structural_ops() {
+    static const std::unordered_set<std::string_view> s = {
+        "kernel.def",    "kernel.decl",    "func.def",      "func.decl",     "pipeline.def",
+        "template.decl", "template.def",   "config.decl",   "config.def",    "amdgpu.target",
+        "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",
+        "scf.if",        "scf.while"};
+    return s;
+}
+
+bool result_is_i1(std::string_view name) {
+    return name == "index.cmp" || name == "scalar.cmpi" || name == "scalar.cmpf" || name == "scalar.isnanf" ||
+           name == "scalar.isinff" || name == "scalar.isfinitef";
+}
+
+const std::unordered_set<std::string_view>& predicate_names() {
+    static const std::unordered_set<std::string_view> s = {"range", "mul",  "pow2", "eq",      "ne",      "lt",
+                                                           "le",    "gt",   "ge",   "min",     "max",     "not_nan",
+                                                           "not_inf", "finite"};
+    return s;
+}
+
+}  // namespace
+
+const OpRule* find_rule(std::string_view name) {
+    auto& t = rule_table();
+    auto it = t.find(name);
+    return it == t.end() ? nullptr : &it->second;
+}
+
+bool is_function_like(std::string_view op) {
+    return op == "kernel.def" || op == "kernel.decl" || op == "func.def" || op == "func.decl" ||
+           op == "pipeline.def" || op == "template.decl" || op == "template.def";
+}
+
+bool is_symbol_op(std::string_view op) {
+    return is_function_like(op) || op == "config.decl" || op == "config.def" || op == "amdgpu.target" ||
+           op == "aie2p.target" || op == "target.generic" || op == "target.decl" || op == "low.func.def";
+}
+
+const char* symbol_kind(std::string_view op) {
+    if (op.rfind("kernel.", 0) == 0) return "kernel";
+    if (op == "pipeline.def") return "pipeline";
+    if (op.rfind("func.", 0) == 0) return "func";
+    if (op.rfind("config.", 0) == 0) return "config";
+    if (op.rfind("template.", 0) == 0) return "template";
+    if (op == "low.func.def") return "low";
+    return "target";
+}
+
+// ---------------------------------------------------------------- types
+
+Type scalar_type(ScalarKind k) {
+    Type t;
+    t.kind = TypeKind::Scalar;
+    t.elem = k;
+    t.spelling = scalar_name(k);
+    return t;
+}
+
+namespace {
+
+ScalarKind scalar_from(std::string_view s) {
+    static const std::pair<std::string_view, ScalarKind> names[] = {
+        {"i1", ScalarKind::I1},         {"i8", ScalarKind::I8},         {"i16", ScalarKind::I16},
+        {"i32", ScalarKind::I32},       {"i64", ScalarKind::I64},       {"f8E4M3", ScalarKind::F8E4M3},
+        {"f8E5M2", ScalarKind::F8E5M2}, {"f16", ScalarKind::F16},       {"bf16", ScalarKind::BF16},
+        {"f32", ScalarKind::F32},       {"f64", ScalarKind::F64},       {"index", ScalarKind::Index},
+        {"offset", ScalarKind::Offset}};
+    for (auto& [n, k] : names)
+        if (n == s) return k;
+    return ScalarKind::None;
+}
+
+}  // namespace
+
+std::string type_str(const Type& t) { return t.spelling.empty() ? std::string("?") : t.spelling; }
+
+bool same_type(const Type& a, const Type& b) {
+    if (a.kind != b.kind || a.elem != b.elem) return false;
+    if (a.kind == TypeKind::Opaque) return a.spelling == b.spelling;
+    if (a.kind == TypeKind::Encoding) return a.role == b.role;
+    if (a.kind == TypeKind::Flow) return a.inner && b.inner && same_type(*a.inner, *b.inner);
+    if (a.dims.size() != b.dims.size() || a.layout != b.layout) return false;
+    for (size_t i = 0; i < a.dims.size(); ++i) {
+        const Dim &x = a.dims[i], &y = b.dims[i];
+        if (x.is_dynamic() != y.is_dynamic()) return false;
+        if (!x.is_dynamic() && x.extent != y.extent) return false;
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------- parser
+
+namespace {
+
+struct ParseFail {};
+
+struct Step {
+    enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
+                ClauseOps, Hash, Range, OptStr, Kw } kind;
+    std::string word;
+};
+
+const std::vector<Step>& program_of(const OpRule& rule) {
+    static std::unordered_map<std::string_view, std::vector<Step>> cache = [] {
+        std::unordered_map<std::string_view, std::vector<Step>> c;
+        static const std::pair<std::string_view, Step::Kind> words[] = {
+            {"lit", Step::Lit},       {"pred", Step::Pred},         {"ops", Step::Ops},
+            {"ops?", Step::OptOps},   {"preds", Step::Preds},       {"dict", Step::Dict},
+            {"types", Step::Types},   {"types?", Step::OptTypes},   {"callee", Step::Callee},
+            {"args", Step::Args},     {"shape", Step::Shape},       {"using-dict", Step::UsingDict},
+            {"clauses", Step::Clauses}, {"clauseops", Step::ClauseOps}, {"hash", Step::Hash},
+            {"range", Step::Range},   {"str?", Step::OptStr}};
+        for (auto& [name, rule] : rule_table()) {
+            std::vector<Step> prog;
+            std::string_view f = rule.format;
+            while (!f.empty()) {
+                size_t sp = f.find(' ');
+                std::string_view w = f.substr(0, sp);
+                f = sp == std::string_view::npos ? std::string_view{} : f.substr(sp + 1);
+                if (w.rfind("kw:", 0) == 0) {
+                    prog.push_back({Step::Kw, std::string(w.substr(3))});
+                    continue;
+                }
+                for (auto& [n, k] : words)
+                    if (n == w) prog.push_back({k, {}});
+            }
+            c.emplace(name, std::move(prog));
+        }
+        return c;
+    }();
+    return cache.at(rule.name);
+}
+
+class Parser {
+public:
+    Parser(std::string_view src, Diags& d, Module& m) : lex_(src, d), d_(d), m_(m) {}
+
+    void parse_module() {
+        try {
+            while (peek().kind != Tok::Eof) {
+                const size_t start = peek().begin;
+                try {
+                    parse_top();
+                } catch (ParseFail&) {
+                    recover(start, true);
+                }
+            }
+        } catch (Diags::Stop&) {
+        }
+    }
+
+private:
+    Lexer lex_;
+    Diags& d_;
+    Module& m_;
+    uint32_t last_line_ = 1;
+    std::shared_ptr<std::vector<Op::ValueInfo>> values_;
+    std::vector<std::unordered_map<std::string, ValueId>> scopes_;
+    bool in_signature_ = false;
+    bool eof_reported_ = false;
+
+    // ---- tokens
+    const Token& peek() { return lex_.peek(); }
+    Token take() {
+        Token t = lex_.next();
+        last_line_ = t.loc.line;
+        return t;
+    }
+    bool accept(char p) {
+        if (peek().is(p)) {
+            take();
+            return true;
+        }
+        return false;
+    }
+    bool accept_word(std::string_view w) {
+        if (peek().is_word(w)) {
+            take();
+            return true;
+        }
+        return false;
+    }
+    [[noreturn]] void fail(const char* code, std::string msg, Location loc) {
+        d_.error(code, std::move(msg), loc);
+        throw ParseFail{};
+    }
+    [[noreturn]] void unexpected(const char* expected) {
+        const Token& t = peek();
+        fail("PARSE/003", "unexpected " + describe(t) + "; expected " + expected, t.loc);
+    }
+    void expect(char p) {
+        if (!accept(p)) {
+            std::string what = p == 'A' ? "'->'" : std::string("'") + p + "'";
+            unexpected(what.c_str());
+        }
+    }
+    void expect_word(std::string_view w) {
+        if (!accept_word(w)) {
+            std::string what = "keyword '" + std::string(w) + "'";
+            unexpected(what.c_str());
+        }
+    }
+    Token expect_kind(Tok k, const char* what) {
+        if (peek().kind != k) unexpected(what);
+        return take();
+    }
+
+    // Skip the rest of a failed statement (which began at byte `start`): the
+    // tokens on its last line and any balanced braces it opened, but never an
+    // enclosing region's '}'. A statement that failed on its first token
+    // skips that token, so every failure makes progress.
+    // At module level (`top`) a '}' closes nothing and is skipped too.
+    void recover(size_t start, bool top) {
+        if (peek().begin == start && peek().kind != Tok::Eof && (top || !peek().is('}'))) take();
+        int depth = 0;
+        uint32_t line = last_line_;
+        for (;;) {
+            const Token& t = peek();
+            if (t.kind == Tok::Eof) return;
+            if (depth == 0 && (t.is('}') || t.loc.line != line)) return;
+            if (t.is('{')) ++depth;
+            if (t.is('}')) --depth;
+            line = t.loc.line;
+            take();
+        }
+    }
+
+    // ---- values and scopes
+    void begin_function() {
+        values_ = std::make_shared<std::vector<Op::ValueInfo>>();
+        scopes_.clear();
+        scopes_.emplace_back();
+    }
+    void end_function() { scopes_.clear(); }
+    ValueId define(const std::string& name, Type type, Location loc) {
+        for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+            if (it->count(name)) {
+                d_.error("PARSE/002", "'%" + name + "' is already defined in this scope", loc);
+                break;
+            }
+        }
+        ValueId id = static_cast<ValueId>(values_->size());
+        values_->push_back({name, std::move(type), loc});
+        scopes_.back()[name] = id;
+        return id;
+    }
+    ValueId lookup(const Token& t) {
+        for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+            auto f = it->find(t.text);
+            if (f != it->end()) return f->second;
+        }
+        if (in_signature_)
+            d_.error("PARSE/022", "unresolved forward reference '%" + t.text + "' in signature", t.loc);
+        else
+            d_.error("PARSE/001", "use of undefined value '%" + t.text + "'", t.loc);
+        return kNoValue;
+    }
+    ValueId operand() { return lookup(expect_kind(Tok::Value, "SSA value")); }
+
+    // ---- types
+    Type parse_type() {
+        const Token& t = peek();
+        if (t.kind != Tok::Ident) unexpected("type");
+        Location loc;
+        std::string_view text = lex_.take_type_text(loc);
+        last_line_ = loc.line;
+        if (text.empty()) throw ParseFail{};  // PARSE/026, already reported
+        return interpret_type(text, loc);
+    }
+    Type interpret_type(std::string_view text, Location loc) {
+        Type ty;
+        ty.spelling.assign(text);
+        ScalarKind k = scalar_from(text);
+        if (k != ScalarKind::None) {
+            ty.kind = TypeKind::Scalar;
+            ty.elem = k;
+            return ty;
+        }
+        if (text == "buffer") {
+            ty.kind = TypeKind::Buffer;
+            return ty;
+        }
+        if (text == "group" || text.rfind("group<", 0) == 0) {
+            ty.kind = TypeKind::Group;
+            return ty;
+        }
+        size_t lt = text.find('<');
+        if (lt == std::string_view::npos) {
+            if (text.find('.') != std::string_view::npos) {
+                ty.kind = TypeKind::Opaque;  // dialect tokens such as kernel.async.token
+                return ty;
+            }
+            fail("PARSE/007", "unknown type '" + std::string(text) + "'", loc);
+        }
+        std::string_view head = text.substr(0, lt);
+        std::string_view body = text.substr(lt + 1, text.size() - lt - 2);
+        if (head == "view" || head == "vector" || head == "tile" || head == "tensor") {
+            ty.kind = head == "view" ? TypeKind::View : head == "vector" ? TypeKind::Vector
+                      : head == "tile" ? TypeKind::Tile : TypeKind::Tensor;
+            // A layout/encoding may follow the shape after a top-level comma.
+            int depth = 0;
+            size_t comma = std::string_view::npos;
+            for (size_t i = 0; i < body.size(); ++i) {
+                if (body[i] == '<' || body[i] == '[') ++depth;
+                if (body[i] == '>' || body[i] == ']') --depth;
+                if (body[i] == ',' && depth == 0) {
+                    comma = i;
+                    break;
+                }
+            }
+            std::string_view shape = body.substr(0, comma);
+            if (comma != std::string_view::npos) {
+                std::string_view lay = body.substr(comma + 1);
+                while (!lay.empty() && lay.front() == ' ') lay.remove_prefix(1);
+                ty.layout.assign(lay);
+            }
+            parse_shape(shape, ty, loc);
+            return ty;
+        }
+        if (head == "pipeline.flow") {
+            ty.kind = TypeKind::Flow;
+            ty.inner = std::make_shared<Type>(interpret_type(body, loc));
+            return ty;
+        }
+        if (head == "encoding") {
+            ty.kind = TypeKind::Encoding;
+            ty.role.assign(body);
+            return ty;
+        }
+        ty.kind = TypeKind::Opaque;  // reg<...>, low.storage<...>
+        return ty;
+    }
+    void parse_shape(std::string_view s, Type& ty, Location loc) {
+        size_t i = 0;
+        while (i < s.size() && s[i] == ' ') ++i;
+        for (;;) {
+            if (i < s.size() && s[i] == '[') {
+                size_t close = s.find(']', i);
+                if (close == std::string_view::npos || s.substr(i + 1, 1) != "%")
+                    fail("PARSE/004", "bad dynamic dimension in type '" + ty.spelling + "'", loc);
+                Token name;
+                name.text.assign(s.substr(i + 2, close - i - 2));
+                name.loc = loc;
+                Dim dim;
+                dim.value = lookup(name);
+                ty.dims.push_back(dim);
+                i = close + 1;
+            } else if (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+                size_t e = i;
+                while (e < s.size() && s[e] >= '0' && s[e] <= '9') ++e;
+                Dim dim;
+                dim.extent = std::strtoll(std::string(s.substr(i, e - i)).c_str(), nullptr, 10);
+                ty.dims.push_back(dim);
+                i = e;
+            } else {
+                std::string_view elem = s.substr(i);
+                ty.elem = scalar_from(elem);
+                if (ty.elem == ScalarKind::None)
+                    fail("PARSE/007", "unknown element type '" + std::string(elem) + "' in '" + ty.spelling + "'", loc);
+                return;
+            }
+            if (i >= s.size() || s[i] != 'x')
+                fail("PARSE/004", "expected 'x' after a dimension in type '" + ty.spelling + "'", loc);
+            ++i;
+        }
+    }
+    // A parenthesised or single type list (after '->').
+    void parse_type_list(std::vector<Type>& out) {
+        if (accept('(')) {
+            if (accept(')')) return;
+            do out.push_back(parse_type());
+            while (accept(','));
+            expect(')');
+            return;
+        }
+        out.push_back(parse_type());
+    }
+    void parse_types(Op& op) {
+        expect(':');
+        if (peek().is('(')) {
+            parse_type_list(op.operand_types);
+            expect('A');
+            parse_type_list(op.result_types);
+            return;
+        }
+        do op.operand_types.push_back(parse_type());
+        while (accept(','));
+        if (accept('A')) {
+            do op.result_types.push_back(parse_type());
+            while (accept(','));
+        } else if (accept_word("to")) {
+            op.result_types.push_back(parse_type());
+        }
+    }
+
+    // ---- attributes
+    Attr parse_attr_value(int depth) {
+        if (depth > 32) fail("PARSE/021", "attribute nesting too deep", peek().loc);
+        Attr a;
+        a.loc = peek().loc;
+        const Token& t = peek();
+        switch (t.kind) {
+            case Tok::Int: a.kind = Attr::Kind::Int; a.i = take().i; return a;
+            case Tok::Float: a.kind = Attr::Kind::Float; a.f = take().f; return a;
+            case Tok::String: a.kind = Attr::Kind::String; a.s = take().text; return a;
+            case Tok::Symbol: a.kind = Attr::Kind::Symbol; a.s = take().text; return a;
+            case Tok::Value: {
+                a.kind = Attr::Kind::Value;
+                a.value = lookup(take());
+                if (accept(':')) a.type = std::make_shared<Type>(parse_type());
+                return a;
+            }
+            case Tok::Ident: {
+                a.kind = Attr::Kind::Ident;
+                a.s = take().text;
+                while (accept('|')) a.s += "|" + expect_kind(Tok::Ident, "flag").text;
+                return a;
+            }
+            case Tok::Hash: return parse_hash(depth);
+            case Tok::Punct:
+                if (t.is('{')) {
+                    a.kind = Attr::Kind::Dict;
+                    a.dict = std::make_shared<AttrDict>();
+                    parse_dict(*a.dict, depth + 1);
+                    return a;
+                }
+                if (t.is('[')) {
+                    take();
+                    a.kind = Attr::Kind::List;
+                    a.list = std::make_shared<AttrList>();
+                    if (!accept(']')) {
+                        do a.list->push_back(parse_attr_value(depth + 1));
+                        while (accept(','));
+                        expect(']');
+                    }
+                    return a;
+                }
+                break;
+            default: break;
+        }
+        unexpected("attribute value");
+    }
+    // `#family<k = v, ...>` → Dict {family: String, params: Dict}.
+    Attr parse_hash(int depth) {
+        Attr a;
+        a.loc = peek().loc;
+        a.kind = Attr::Kind::Dict;
+        a.dict = std::make_shared<AttrDict>();
+        Attr fam;
+        fam.kind = Attr::Kind::String;
+        fam.s = take().text;
+        (*a.dict)["family"] = fam;
+        Attr params;
+        params.kind = Attr::Kind::Dict;
+        params.dict = std::make_shared<AttrDict>();
+        if (lex_.adjacent('<')) {
+            take();
+            if (!accept('>')) {
+                do {
+                    Token key = take();
+                    if (key.kind != Tok::Ident && key.kind != Tok::Hash && key.kind != Tok::Int)
+                        fail("PARSE/003", "unexpected " + describe(key) + "; expected parameter name", key.loc);
+                    Attr v;
+                    if (accept('=')) v = parse_attr_value(depth + 1);
+                    if (params.dict->count(key.text))
+                        d_.error("PARSE/020", "duplicate parameter '" + key.text + "'", key.loc);
+                    (*params.dict)[key.text] = v;
+                } while (accept(','));
+                expect('>');
+            }
+        }
+        (*a.dict)["params"] = params;
+        return a;
+    }
+    void parse_dict(AttrDict& into, int depth) {
+        expect('{');
+        if (accept('}')) return;
+        do {
+            const Token& k = peek();
+            if (k.kind != Tok::Ident && k.kind != Tok::String) unexpected("attribute name");
+            Token key = take();
+            Attr v;
+            v.loc = key.loc;
+            if (accept('=')) v = parse_attr_value(depth + 1);
+            if (into.count(key.text)) d_.error("PARSE/020", "duplicate attribute '" + key.text + "'", key.loc);
+            into[key.text] = v;
+        } while (accept(','));
+        expect('}');
+    }
+    // Modifier words and clauses: `retain`, `target(@t)`, `export("n")`,
+    // `align(16)`, `target<amd.xdna.aie2p.array>(@t)`. Stops at `stop` words.
+    void parse_clauses(Op& op, std::initializer_list<std::string_view> stop = {}) {
+        for (;;) {
+            const Token& t = peek();
+            if (t.kind != Tok::Ident || t.text.find('.') != std::string::npos) return;
+            for (auto s : stop)
+                if (t.text == s) return;
+            Token word = take();
+            Attr a;
+            a.loc = word.loc;
+            if (lex_.adjacent('<')) {
+                take();
+                std::string params;
+                while (!peek().is('>')) {
+                    if (peek().kind == Tok::Eof) unexpected("'>'");
+                    Token p = take();
+                    params += p.kind == Tok::Symbol ? "@" + p.text : p.text;
+                }
+                take();
+                Attr pa;
+                pa.kind = Attr::Kind::String;
+                pa.s = params;
+                op.attrs[word.text + "_kind"] = pa;
+            }
+            if (lex_.adjacent('(')) {
+                take();
+                std::vector<Attr> vals;
+                if (!accept(')')) {
+                    do vals.push_back(parse_attr_value(1));
+                    while (accept(','));
+                    expect(')');
+                }
+                if (vals.size() == 1) {
+                    a = vals[0];
+                } else {
+                    a.kind = Attr::Kind::List;
+                    a.list = std::make_shared<AttrList>(std::move(vals));
+                }
+            }
+            op.attrs[word.text] = a;
+        }
+    }
+
+    // ---- lists
+    void parse_index_list(std::vector<IndexEntry>& out) {
+        expect('[');
+        if (accept(']')) return;
+        do {
+            IndexEntry e;
+            const Token& t = peek();
+            if (t.kind == Tok::Value) e.value = lookup(take());
+            else if (t.kind == Tok::Int) e.constant = take().i;
+            else unexpected("index (SSA value or integer)");
+            out.push_back(e);
+        } while (accept(','));
+        expect(']');
+    }
+    void parse_preds(std::vector<Predicate>& out) {
+        expect('[');
+        if (accept(']')) return;
+        do {
+            Token name = expect_kind(Tok::Ident, "predicate");
+            if (!predicate_names().count(name.text))
+                d_.error("PARSE/013", "unknown predicate '" + name.text + "'", name.loc);
+            Predicate p;
+            p.name = name.text;
+            p.loc = name.loc;
+            expect('(');
+            if (!accept(')')) {
+                do {
+                    PredArg a;
+                    const Token& t = peek();
+                    if (t.kind == Tok::Value) a.value = lookup(take());
+                    else if (t.kind == Tok::Int) a.i = take().i;
+                    else if (t.kind == Tok::Float) {
+                        a.is_float = true;
+                        a.f = take().f;
+                    } else unexpected("predicate argument");
+                    p.args.push_back(a);
+                } while (accept(','));
+                expect(')');
+            }
+            out.push_back(std::move(p));
+        } while (accept(','));
+        expect(']');
+    }
+    void parse_operands(Op& op, bool optional) {
+        if (optional && peek().kind != Tok::Value) return;
+        do {
+            op.operands.push_back(operand());
+            if (lex_.adjacent('[')) parse_index_list(op.indices);
+        } while (accept(','));
+    }
+    Attr parse_literal() {
+        Attr a;
+        const Token& t = peek();
+        a.loc = t.loc;
+        if (t.kind == Tok::Int) {
+            a.kind = Attr::Kind::Int;
+            a.i = take().i;
+        } else if (t.kind == Tok::Float) {
+            a.kind = Attr::Kind::Float;
+            a.f = take().f;
+        } else if (t.kind == Tok::Ident && (t.text == "true" || t.text == "false")) {
+            a.kind = Attr::Kind::Int;
+            a.i = take().text == "true";
+        } else if (t.kind == Tok::Ident && (t.text == "inf" || t.text == "nan")) {
+            a.kind = Attr::Kind::Float;
+            a.f = take().text == "inf" ? INFINITY : NAN;
+        } else {
+            unexpected("literal");
+        }
+        return a;
+    }
+
+    // ---- statements
+    void run_format(Op& op, const OpRule& rule) {
+        for (const Step& s : program_of(rule)) {
+            switch (s.kind) {
+                case Step::Lit: op.attrs["value"] = parse_literal(); break;
+                case Step::Pred: {
+                    Token p = expect_kind(Tok::Ident, "comparison predicate");
+                    Attr a;
+                    a.kind = Attr::Kind::Ident;
+                    a.s = p.text;
+                    a.loc = p.loc;
+                    op.attrs["pred"] = a;
+                    expect(',');
+                    break;
+                }
+                case Step::Ops: parse_operands(op, false); break;
+                case Step::OptOps: parse_operands(op, true); break;
+                case Step::Preds: parse_preds(op.preds); break;
+                case Step::Dict:
+                    if (peek().is('{')) parse_dict(op.attrs, 0);
+                    break;
+                case Step::Types: parse_types(op); break;
+                case Step::OptTypes:
+                    if (peek().is(':')) parse_types(op);
+                    break;
+                case Step::Callee: op.callee = expect_kind(Tok::Symbol, "symbol").text; break;
+                case Step::Args:
+                    expect('(');
+                    if (!accept(')')) {
+                        parse_operands(op, false);
+                        expect(')');
+                    }
+                    break;
+                case Step::Shape:
+                    expect_word("shape");
+                    parse_index_list(op.shape);
+                    break;
+                case Step::UsingDict:
+                    if (accept_word("using")) parse_dict(op.attrs, 0);
+                    break;
+                case Step::Clauses: parse_clauses(op); break;
+                case Step::ClauseOps:
+                    while (peek().kind == Tok::Ident && peek().text.find('.') == std::string::npos) {
+                        Token w = take();
+                        Attr count;
+                        count.kind = Attr::Kind::Int;
+                        expect('(');
+                        size_t before = op.operands.size();
+                        parse_operands(op, true);
+                        expect(')');
+                        count.i = static_cast<int64_t>(op.operands.size() - before);
+                        count.loc = w.loc;
+                        op.attrs[w.text] = count;
+                    }
+                    break;
+                case Step::Hash: {
+                    if (peek().kind != Tok::Hash) unexpected("attribute ('#family<...>')");
+                    Attr h = parse_hash(0);
+                    op.attrs["family"] = (*h.dict)["family"];
+                    op.attrs["params"] = (*h.dict)["params"];
+                    break;
+                }
+                case Step::Range: parse_bounds(op); break;
+                case Step::OptStr:
+                    if (peek().kind == Tok::String) {
+                        Attr a;
+                        a.kind = Attr::Kind::String;
+                        a.s = take().text;
+                        op.attrs["message"] = a;
+                    }
+                    break;
+                case Step::Kw: expect_word(s.word); break;
+            }
+        }
+    }
+
+    void parse_params(Op& op) {
+        if (!lex_.adjacent('<')) return;
+        take();
+        if (accept('>')) return;
+        do {
+            const Token& t = peek();
+            std::string p;
+            if (t.kind == Tok::Symbol) p = "@" + take().text;
+            else if (t.kind == Tok::Ident || t.kind == Tok::Int) {
+                p = take().text;
+                while (accept('|')) p += "|" + expect_kind(Tok::Ident, "flag").text;
+            } else unexpected("parameter");
+            op.params.push_back(std::move(p));
+        } while (accept(','));
+        expect('>');
+    }
+
+    // One statement into `ops`. Results are defined after the op (and its
+    // regions) so an op cannot use its own results.
+    void parse_statement(std::vector<Op>& ops) {
+        std::vector<Token> results;
+        if (peek().kind == Tok::Value) {
+            do results.push_back(expect_kind(Tok::Value, "SSA value"));
+            while (accept(','));
+            expect('=');
+        }
+        const Token& nt = peek();
+        if (nt.kind != Tok::Ident || nt.text.find('.') == std::string::npos) unexpected("op name");
+        Token name = take();
+        Op op;
+        op.name = name.text;
+        op.loc = name.loc;
+        if (is_symbol_op(op.name))
+            fail("STRUCTURE/011", "'" + op.name + "' defines a symbol and must be at module level", name.loc);
+        parse_params(op);
+        if (op.name == "scf.for") parse_for(op);
+        else if (op.name == "scf.if") parse_if(op);
+        else if (op.name == "scf.while") parse_while(op);
+        else {
+            const OpRule* rule = find_rule(op.name);
+            if (!rule)
+                fail("PARSE/006", "unknown op '" + op.name + "' (check the dialect prefix and the op's spelling)",
+                     name.loc);
+            run_format(op, *rule);
+        }
+        finish_results(op, results);
+        ops.push_back(std::move(op));
+    }
+    void finish_results(Op& op, const std::vector<Token>& results) {
+        if (results.empty()) return;
+        if (op.result_types.empty()) {
+            if (result_is_i1(op.name)) op.result_types.assign(results.size(), scalar_type(ScalarKind::I1));
+            else if (op.operand_types.size() == results.size()) op.result_types = op.operand_types;
+            else if (!op.operand_types.empty()) op.result_types.assign(results.size(), op.operand_types.back());
+        }
+        if (op.result_types.size() != results.size())
+            d_.error("PARSE/009",
+                     "'" + op.name + "' defines " + std::to_string(results.size()) + " result(s) but its type gives " +
+                         std::to_string(op.result_types.size()),
+                     results[0].loc);
+        for (size_t i = 0; i < results.size(); ++i) {
+            Type t = i < op.result_types.size() ? op.result_types[i] : Type{};
+            op.results.push_back(define(results[i].text, t, results[i].loc));
+        }
+    }
+
+    void parse_region(Region& r) {
+        r.loc = peek().loc;
+        expect('{');
+        for (;;) {
+            const Token& t = peek();
+            if (t.is('}')) {
+                take();
+                return;
+            }
+            if (t.kind == Tok::Eof) {
+                if (!eof_reported_) d_.error("PARSE/003", "unexpected end of input; expected '}'", t.loc);
+                eof_reported_ = true;
+                return;
+            }
+            const size_t start = t.begin;
+            try {
+                parse_statement(r.ops);
+            } catch (ParseFail&) {
+                recover(start, false);
+            }
+        }
+    }
+    void push_scope() { scopes_.emplace_back(); }
+    void pop_scope() { scopes_.pop_back(); }
+
+    // `[%lo to %hi step %s]` → three operands.
+    void parse_bounds(Op& op) {
+        expect('[');
+        op.operands.push_back(operand());
+        expect_word("to");
+        op.operands.push_back(operand());
+        expect_word("step");
+        op.operands.push_back(operand());
+        expect(']');
+    }
+    // `(%x = %init : T, ...)` of scf.for / scf.while: the inits become
+    // operands; the names are defined later, in the region's scope.
+    std::vector<std::pair<Token, Type>> parse_carried(Op& op) {
+        std::vector<std::pair<Token, Type>> carried;
+        if (!accept('(') || accept(')')) return carried;
+        do {
+            Token name = expect_kind(Tok::Value, "SSA value");
+            expect('=');
+            op.operands.push_back(operand());
+            expect(':');
+            carried.emplace_back(name, parse_type());
+        } while (accept(','));
+        expect(')');
+        return carried;
+    }
+    // `scf.for %iv = [%lo to %hi step %s] [(%acc = %init : T, ...)] [-> (T...)] [unroll] { ... }`
+    void parse_for(Op& op) {
+        Token iv = expect_kind(Tok::Value, "induction variable");
+        expect('=');
+        parse_bounds(op);
+        std::vector<std::pair<Token, Type>> carried = parse_carried(op);
+        if (accept('A')) parse_type_list(op.result_types);
+        parse_clauses(op);
+        Region body;
+        push_scope();
+        Type iv_type = scalar_type(ScalarKind::Index);
+        if (op.operands[0] != kNoValue) iv_type = (*values_)[op.operands[0]].type;
+        body.args.push_back(define(iv.text, iv_type, iv.loc));
+        for (auto& [tok, ty] : carried) body.args.push_back(define(tok.text, ty, tok.loc));
+        parse_region(body);
+        pop_scope();
+        op.regions.push_back(std::move(body));
+    }
+    void parse_if(Op& op) {
+        op.operands.push_back(operand());
+        if (accept('A')) parse_type_list(op.result_types);
+        do {
+            Region r;
+            push_scope();
+            parse_region(r);
+            pop_scope();
+            op.regions.push_back(std::move(r));
+        } while (op.regions.size() == 1 && accept_word("else"));
+    }
+    void parse_while(Op& op) {
+        std::vector<std::pair<Token, Type>> carried = parse_carried(op);
+        if (accept('A')) parse_type_list(op.result_types);
+        Region before, after;
+        push_scope();
+        for (auto& [tok, ty] : carried) before.args.push_back(define(tok.text, ty, tok.loc));
+        parse_region(before);
+        pop_scope();
+        expect_word("do");
+        push_scope();
+        if (peek().is('(')) parse_signature(after.args, nullptr);
+        parse_region(after);
+        pop_scope();
+        op.regions.push_back(std::move(before));
+        op.regions.push_back(std::move(after));
+    }
+
+    // `(%a: T, %b: view<[%a]xf32>)`; declarations may omit the names.
+    void parse_signature(std::vector<ValueId>& args, std::vector<Type>* types) {
+        expect('(');
+        in_signature_ = true;
+        struct Reset {
+            bool& f;
+            ~Reset() { f = false; }
+        } reset{in_signature_};
+        if (accept(')')) return;
+        do {
+            if (peek().kind == Tok::Value) {
+                Token name = take();
+                expect(':');
+                Type t = parse_type();
+                if (types) types->push_back(t);
+                args.push_back(define(name.text, t, name.loc));
+            } else {
+                Type t = parse_type();
+                if (types) types->push_back(t);
+            }
+        } while (accept(','));
+        expect(')');
+    }
+
+    // ---- module level
+    void parse_top() {
+        const Token& t = peek();
+        if (t.kind == Tok::Hash) {
+            // `#alias = #family<...>`: an encoding alias; kept out of the IR.
+            take();
+            expect('=');
+            parse_attr_value(0);
+            return;
+        }
+        if (t.kind != Tok::Ident || t.text.find('.') == std::string::npos) {
+            if (t.kind == Tok::Value) {
+                // A plain statement at module level: parse it for its own
+                // errors, then report the structure error.
+                begin_function();
+                struct End {
+                    Parser& p;
+                    ~End() { p.end_function(); }
+                } end{*this};
+                std::vector<Op> sink;
+                Location loc = t.loc;
+                parse_statement(sink);
+                fail("STRUCTURE/011", "'" + (sink.empty() ? std::string("op") : sink[0].name) +
+                                          "' is not a symbol definition and cannot appear at module level",
+                     loc);
+            }
+            unexpected("op name");
+        }
+        Token name = take();
+        Op op;
+        op.name = name.text;
+        op.loc = name.loc;
+        if (!is_symbol_op(op.name)) {
+            if (!find_rule(op.name) && !structural_ops().count(op.name))
+                fail("PARSE/006", "unknown op '" + op.name + "' (check the dialect prefix and the op's spelling)",
+                     name.loc);
+            fail("STRUCTURE/011", "'" + op.name + "' is not a symbol definition and cannot appear at module level",
+                 name.loc);
+        }
+        parse_params(op);
+        begin_function();
+        struct End {
+            Parser& p;
+            ~End() { p.end_function(); }
+        } end{*this};
+        const std::string& n = op.name;
+        if (n == "amdgpu.target" || n == "aie2p.target" || n == "target.generic" || n == "target.decl") {
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            if (peek().is('{')) parse_dict(op.attrs, 0);
+        } else if (n == "config.decl") {
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            expect(':');
+            Token v;
+            bool named = peek().kind == Tok::Value;
+            if (named) {
+                v = take();
+                expect(':');
+            }
+            Type ty = parse_type();
+            op.result_types.push_back(ty);
+            if (named) op.results.push_back(define(v.text, ty, v.loc));
+            if (accept_word("where")) parse_preds(op.preds);
+        } else if (n == "config.def") {
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            expect('=');
+            op.attrs["value"] = parse_literal();
+            expect(':');
+            op.result_types.push_back(parse_type());
+        } else if (n == "kernel.def" || n == "kernel.decl") {
+            parse_clauses(op);
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            Region cfg, body;
+            push_scope();
+            parse_signature(cfg.args, &op.operand_types);
+            if (n == "kernel.def") parse_region(cfg);
+            pop_scope();
+            expect_word("launch");
+            push_scope();
+            parse_signature(body.args, &op.result_types);
+            if (accept_word("where")) parse_preds(op.preds);
+            if (n == "kernel.def") parse_region(body);
+            pop_scope();
+            // The signature types are the regions' argument types; keep
+            // operand/result types free for the op's own (none).
+            op.operand_types.clear();
+            op.result_types.clear();
+            op.regions.push_back(std::move(cfg));
+            op.regions.push_back(std::move(body));
+        } else if (n == "pipeline.def") {
+            parse_clauses(op);
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            Region body;
+            parse_signature(body.args, nullptr);
+            Attr spec;
+            spec.kind = Attr::Kind::Int;
+            spec.i = static_cast<int64_t>(body.args.size());
+            op.attrs["spec_args"] = spec;
+            expect_word("launch");
+            parse_signature(body.args, nullptr);
+            if (accept_word("where")) parse_preds(op.preds);
+            parse_region(body);
+            op.regions.push_back(std::move(body));
+        } else if (n == "func.def" || n == "func.decl" || n == "template.decl" || n == "template.def") {
+            parse_clauses(op, {"requires"});
+            if (accept_word("requires")) op.attrs["requires"] = parse_attr_value(0);
+            parse_clauses(op);
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            Region body;
+            std::vector<Type> arg_types;
+            parse_signature(body.args, &arg_types);
+            if (accept('A')) parse_type_list(op.result_types);
+            parse_clauses(op, {"where"});
+            if (accept_word("where")) parse_preds(op.preds);
+            if (n == "func.def" || n == "template.def") {
+                parse_region(body);
+            } else {
+                // Declarations keep their argument types on the op.
+                op.operand_types = std::move(arg_types);
+            }
+            op.regions.push_back(std::move(body));
+        } else if (n == "low.func.def") {
+            parse_clauses(op, {"asm"});
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            Region sig;
+            parse_signature(sig.args, &op.operand_types);
+            if (accept('A')) parse_type_list(op.result_types);
+            parse_clauses(op, {"asm"});
+            expect_word("asm");
+            if (!peek().is('{')) unexpected("'{'");
+            Attr body;
+            body.kind = Attr::Kind::String;
+            body.s.assign(lex_.take_braced_text());
+            op.attrs["asm"] = body;
+        }
+        op.values = values_;
+        m_.ops.push_back(std::move(op));
+    }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- entry
+
+const char* scalar_name(ScalarKind k) {
+    switch (k) {
+        case ScalarKind::None: return "none";
+        case ScalarKind::I1: return "i1";
+        case ScalarKind::I8: return "i8";
+        case ScalarKind::I16: return "i16";
+        case ScalarKind::I32: return "i32";
+        case ScalarKind::I64: return "i64";
+        case ScalarKind::F8E4M3: return "f8E4M3";
+        case ScalarKind::F8E5M2: return "f8E5M2";
+        case ScalarKind::F16: return "f16";
+        case ScalarKind::BF16: return "bf16";
+        case ScalarKind::F32: return "f32";
+        case ScalarKind::F64: return "f64";
+        case ScalarKind::Index: return "index";
+        case ScalarKind::Offset: return "offset";
+    }
+    return "none";
+}
+
+int scalar_bits(ScalarKind k) {
+    switch (k) {
+        case ScalarKind::I1: return 1;
+        case ScalarKind::I8: case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: return 8;
+        case ScalarKind::I16: case ScalarKind::F16: case ScalarKind::BF16: return 16;
+        case ScalarKind::I32: case ScalarKind::F32: return 32;
+        case ScalarKind::I64: case ScalarKind::F64: case ScalarKind::Index: case ScalarKind::Offset: return 64;
+        case ScalarKind::None: return 0;
+    }
+    return 0;
+}
+
+namespace {
+std::string summary_of(const std::vector<Diagnostic>& diags) {
+    const Diagnostic* first = nullptr;
+    size_t errors = 0;
+    for (const Diagnostic& d : diags) {
+        if (d.severity != Diagnostic::Severity::Error) continue;
+        if (!first) first = &d;
+        ++errors;
+    }
+    if (!first) first = diags.empty() ? nullptr : &diags[0];
+    if (!first) return "Loom compilation failed";
+    std::string s = first->loc.line ? std::to_string(first->loc.line) + ":" + std::to_string(first->loc.column) + ": " +
+                                          first->message
+                                    : first->message;
+    if (errors > 1) s += "\n(" + std::to_string(errors - 1) + " later error(s) suppressed as cascade)";
+    return s;
+}
+}  // namespace
+
+CompileError::CompileError(std::vector<Diagnostic> diagnostics)
+    : Error(ErrorKind::Message, summary_of(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+ParsedModule parse_module(std::string_view source) {
+    Diags d;
+    auto m = std::make_shared<Module>();
+    m->source_digest = sha256_hex(source);
+    size_t bad = invalid_utf8_at(source);
+    if (bad != std::string_view::npos) {
+        // Report where the bad byte sits, counting code points up to it.
+        Location loc{1, 1};
+        for (size_t i = 0; i < bad; ++i) {
+            unsigned char c = static_cast<unsigned char>(source[i]);
+            if (c == '\n') {
+                ++loc.line;
+                loc.column = 1;
+            } else if ((c & 0xC0) != 0x80) {
+                ++loc.column;
+            }
+        }
+        d.list.push_back({Diagnostic::Severity::Error, "PARSE/019", "invalid UTF-8 in source", loc});
+        throw CompileError(std::move(d.list));
+    }
+    Parser p(source, d, *m);
+    p.parse_module();
+    for (size_t i = 0; i < m->ops.size(); ++i) {
+        const Op& op = m->ops[i];
+        if (op.symbol.empty()) continue;
+        const bool is_decl = op.name == "kernel.decl" || op.name == "func.decl" || op.name == "template.decl" ||
+                             op.name == "config.decl" || op.name == "target.decl";
+        auto it = m->symbols.find(op.symbol);
+        if (it == m->symbols.end()) {
+            m->symbols[op.symbol] = i;
+            continue;
+        }
+        const Op& prev = m->ops[it->second];
+        const bool prev_decl = prev.name == "kernel.decl" || prev.name == "func.decl" ||
+                               prev.name == "template.decl" || prev.name == "config.decl" ||
+                               prev.name == "target.decl";
+        if (!is_decl && !prev_decl) {
+            if (d.errors < Diags::kMaxErrors)
+                d.error("SYMBOL/002",
+                        "symbol '@" + op.symbol + "' is defined twice (first at line " +
+                            std::to_string(prev.loc.line) + ")",
+                        op.loc);
+        } else if (!is_decl) {
+            m->symbols[op.symbol] = i;  // a definition replaces its declaration
+        }
+    }
+    if (d.errors <= Diags::kMaxErrors) {
+        try {
+            verify_module(*m, d);
+        } catch (Diags::Stop&) {
+        }
+    }
+    // Source order; the PARSE/012 stop stays last.
+    std::stable_sort(d.list.begin(), d.list.end(), [](const Diagnostic& a, const Diagnostic& b) {
+        auto key = [](const Diagnostic& x) { return std::make_tuple(x.code == "PARSE/012", x.loc.line, x.loc.column); };
+        return key(a) < key(b);
+    });
+    std::vector<Diagnostic> warnings;
+    for (const Diagnostic& x : d.list)
+        if (x.severity != Diagnostic::Severity::Error) warnings.push_back(x);
+    if (d.errors) throw CompileError(std::move(d.list));
+    return {m, std::move(warnings)};
+}
+
+}  // namespace hrx::loom

@@ -1,0 +1,2358 @@
+// The vectorised Loom interpreter (loom_interp.h). Each handler runs one op
+// for every lane of the batch with tight loops over the lanes; control flow
+// narrows an active-lane mask instead of branching per lane (loom.md §4.1).
+#include "provider/emulated/loom_interp.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+
+#include "kernels/bf16.h"
+#include "kernels/bfp16.h"
+#include "kernels/elementwise_impl.h"
+#include "kernels/matmul.h"
+
+namespace hrx::loom::interp {
+
+using Frame = Exec::Frame;
+
+bool Mask::any() const {
+    if (all) return true;
+    for (uint8_t b : m)
+        if (b) return true;
+    return false;
+}
+
+int elem_bytes(ScalarKind k, int index_bits) {
+    switch (k) {
+        case ScalarKind::I1: case ScalarKind::I8: case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: return 1;
+        case ScalarKind::I16: case ScalarKind::F16: case ScalarKind::BF16: return 2;
+        case ScalarKind::I32: case ScalarKind::F32: return 4;
+        case ScalarKind::I64: case ScalarKind::F64: case ScalarKind::Offset: return 8;
+        case ScalarKind::Index: return index_bits / 8;
+        default: return 0;
+    }
+}
+
+int64_t wrap_int(ScalarKind k, int64_t v) {
+    switch (k) {
+        case ScalarKind::I1: return v & 1;
+        case ScalarKind::I8: return static_cast<int8_t>(v);
+        case ScalarKind::I16: return static_cast<int16_t>(v);
+        case ScalarKind::I32: return static_cast<int32_t>(v);
+        default: return v;
+    }
+}
+
+namespace {
+
+int bits_of(ScalarKind k) { return k == ScalarKind::I1 ? 1 : scalar_bits(k); }
+
+// The unsigned reading of a sign-extended N-bit payload.
+inline uint64_t uval(ScalarKind k, int64_t v) {
+    const int b = bits_of(k);
+    return b >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << b) - 1);
+}
+
+inline double bf16_of(float f) {
+    return std::bit_cast<float>(kernels::bf16_to_f32_bits(kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f))));
+}
+
+// A double holding any value rounded to float type k.
+inline double fround(ScalarKind k, double v) {
+    switch (k) {
+        case ScalarKind::F32: return static_cast<float>(v);
+        case ScalarKind::BF16: return bf16_of(kernels::ew::round_to_odd_f32(v));
+        case ScalarKind::F16: return kernels::ew::half_to_float(kernels::ew::float_to_half(kernels::ew::round_to_odd_f32(v)));
+        default: return v;
+    }
+}
+
+inline uint64_t float_bits(ScalarKind k, double v) {
+    switch (k) {
+        case ScalarKind::F32: return std::bit_cast<uint32_t>(static_cast<float>(v));
+        case ScalarKind::BF16: return std::bit_cast<uint32_t>(static_cast<float>(v)) >> 16;
+        case ScalarKind::F16: return kernels::ew::float_to_half(static_cast<float>(v));
+        default: return std::bit_cast<uint64_t>(v);
+    }
+}
+
+inline double float_from_bits(ScalarKind k, uint64_t b) {
+    switch (k) {
+        case ScalarKind::F32: return std::bit_cast<float>(static_cast<uint32_t>(b));
+        case ScalarKind::BF16: return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+        case ScalarKind::F16: return kernels::ew::half_to_float(static_cast<uint16_t>(b));
+        default: return std::bit_cast<double>(b);
+    }
+}
+
+std::string loc_str(const Op& op) { return std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column); }
+
+bool isf(ScalarKind k) { return scalar_is_float(k); }
+
+size_t count(const Reg& r, int64_t L) { return static_cast<size_t>((r.uni ? 1 : L) * r.vlen); }
+
+void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64_t>& vshape, bool uni, int64_t L) {
+    r.kind = RK::Num;
+    r.elem = k;
+    r.vlen = vlen;
+    r.vshape = vshape;
+    r.uni = uni;
+    r.aff = -1;
+    r.lazy = false;
+    r.fs = false;
+    const size_t n = static_cast<size_t>((uni ? 1 : L) * vlen);
+    if (isf(k)) {
+        r.f.resize(n);
+        r.i.clear();
+    } else {
+        r.i.resize(n);
+        r.f.clear();
+    }
+}
+
+// Writes out a lazy index (Reg::lazy) lane by lane.
+void materialize(const Reg& r0) {
+    if (r0.fs) {
+        Reg& r = const_cast<Reg&>(r0);
+        r.fs = false;
+        r.f.assign(r.g.begin(), r.g.end());
+        return;
+    }
+    if (!r0.lazy) return;
+    Reg& r = const_cast<Reg&>(r0);
+    r.lazy = false;
+    r.i.resize(static_cast<size_t>(r.ll));
+    int64_t q = 0, m = 0;
+    for (int64_t l = 0; l < r.ll; ++l) {
+        r.i[static_cast<size_t>(l)] = r.c0 + r.c1 * q + r.c2 * m;
+        if (++m == r.lw) {
+            m = 0;
+            ++q;
+        }
+    }
+    if (r.c1 == r.c2 * r.lw) {
+        r.aff = 1;
+        r.a0 = r.c0;
+        r.a1 = r.c2;
+    } else {
+        r.aff = -1;
+    }
+}
+
+Reg lazy_index(int64_t c0, int64_t c1, int64_t c2, int64_t lw, int64_t L) {
+    Reg r;
+    r.kind = RK::Num;
+    r.elem = ScalarKind::Index;
+    r.uni = false;
+    r.lazy = true;
+    r.c0 = c0;
+    r.c1 = c1;
+    r.c2 = c2;
+    r.lw = lw;
+    r.ll = L;
+    return r;
+}
+
+// `r` as a varying value (a copy when it was uniform).
+const Reg& varying(const Reg& r, Reg& tmp, int64_t L) {
+    materialize(r);
+    if (!r.uni) return r;
+    tmp = r;
+    tmp.uni = false;
+    if (!r.i.empty()) {
+        tmp.i.resize(static_cast<size_t>(L * r.vlen));
+        for (int64_t l = 0; l < L; ++l) std::copy(r.i.begin(), r.i.end(), tmp.i.begin() + l * r.vlen);
+    }
+    if (!r.f.empty()) {
+        tmp.f.resize(static_cast<size_t>(L * r.vlen));
+        for (int64_t l = 0; l < L; ++l) std::copy(r.f.begin(), r.f.end(), tmp.f.begin() + l * r.vlen);
+    }
+    if (r.off.size() == 1) tmp.off.assign(static_cast<size_t>(L), r.off[0]);
+    return tmp;
+}
+
+// Whether a varying scalar integer is affine in the lane (cached on r).
+bool affine(const Reg& r0, int64_t L) {
+    Reg& r = const_cast<Reg&>(r0);
+    if (r.lazy) {
+        if (r.c1 != r.c2 * r.lw) return false;
+        r.aff = 1;
+        r.a0 = r.c0;
+        r.a1 = r.c2;
+        return true;
+    }
+    if (r.aff >= 0) return r.aff == 1;
+    r.aff = 0;
+    if (r.uni || r.vlen != 1 || r.i.size() != static_cast<size_t>(L) || L < 2) return false;
+    const int64_t* p = r.i.data();
+    const int64_t a0 = p[0], a1 = p[1] - p[0];
+    bool ok = true;
+    for (int64_t l = 0; l < L; ++l) ok &= p[l] == a0 + a1 * l;
+    if (!ok) return false;
+    r.aff = 1;
+    r.a0 = a0;
+    r.a1 = a1;
+    return true;
+}
+
+template <class T>
+const T* data(const Reg& r);
+template <>
+const int64_t* data<int64_t>(const Reg& r) { return r.i.data(); }
+template <>
+const double* data<double>(const Reg& r) { return r.f.data(); }
+template <class T>
+T* mdata(Reg& r);
+template <>
+int64_t* mdata<int64_t>(Reg& r) { return r.i.data(); }
+template <>
+double* mdata<double>(Reg& r) { return r.f.data(); }
+
+int64_t vlen_of(const Type& t, const Frame& fr, std::vector<int64_t>* shape) {
+    if (t.kind != TypeKind::Vector) {
+        if (shape) shape->clear();
+        return 1;
+    }
+    int64_t n = 1;
+    if (shape) shape->clear();
+    for (const Dim& d : t.dims) {
+        int64_t e = d.extent;
+        if (d.is_dynamic()) e = fr.regs[static_cast<size_t>(d.value)].i.at(0);
+        n *= e;
+        if (shape) shape->push_back(e);
+    }
+    return n;
+}
+
+const Type& result_type(const Op& op, const Frame& fr, size_t k) {
+    if (k < op.result_types.size()) return op.result_types[k];
+    return (*fr.fn->values)[static_cast<size_t>(op.results[k])].type;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+Exec::Exec(const Shared& s, int64_t lanes) : sh(s), L(lanes) {}
+
+void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
+    first_ = first_global;
+    uniform_wg_ = one_workgroup;
+    coords_ready_ = false;
+}
+
+// Linear coordinates per lane, written out only when an op needs them (the
+// lazy coordinates of loom_interp.h cover the common 1-D cases).
+void Exec::ensure_coords() const {
+    if (coords_ready_) return;
+    auto& self = const_cast<Exec&>(*this);
+    self.coords_ready_ = true;
+    const int64_t first_global = first_;
+    auto& wg_lin_ = self.wg_lin_;
+    auto& item_lin_ = self.item_lin_;
+    const auto& ws = sh.launch.workgroup_size;
+    const int64_t W = ws[0] * ws[1] * ws[2];
+    wg_lin_.resize(static_cast<size_t>(L));
+    item_lin_.resize(static_cast<size_t>(L));
+    int64_t wg = first_global / W, item = first_global % W;
+    for (int64_t l = 0; l < L; ++l) {
+        wg_lin_[static_cast<size_t>(l)] = wg;
+        item_lin_[static_cast<size_t>(l)] = item;
+        if (++item == W) {
+            item = 0;
+            ++wg;
+        }
+    }
+}
+
+std::string Exec::where(int64_t lane) const {
+    if (!sh.gpu) return "record " + std::to_string(first_ + lane);
+    ensure_coords();
+    const auto& ws = sh.launch.workgroup_size;
+    const auto& gs = sh.launch.workgroups;
+    const int64_t item = item_lin_.empty() ? 0 : item_lin_[static_cast<size_t>(lane)];
+    const int64_t wg = wg_lin_.empty() ? 0 : wg_lin_[static_cast<size_t>(lane)];
+    auto tri = [](int64_t v, const std::array<int64_t, 3>& d) {
+        return "(" + std::to_string(v % d[0]) + ", " + std::to_string(v / d[0] % d[1]) + ", " +
+               std::to_string(v / (d[0] * d[1])) + ")";
+    };
+    return "workgroup " + tri(wg, gs) + ", work-item " + tri(item, ws);
+}
+
+void Exec::fail_at(const Op& op, int64_t lane, const std::string& msg) const {
+    std::string s = loc_str(op) + ": " + op.name + ": " + msg;
+    if (lane >= 0) s += " (" + where(lane) + ")";
+    fail(ErrorKind::Execution, s);
+}
+
+Exec::Frame Exec::frame_for(const Op& fn) {
+    Frame f;
+    f.fn = &fn;
+    f.regs.resize(fn.values ? fn.values->size() : 0);
+    return f;
+}
+
+std::vector<Reg> Exec::call(const Op& fn, const Region& body, std::vector<Reg> args, const Mask& mask) {
+    Frame fr = frame_for(fn);
+    for (size_t a = 0; a < body.args.size() && a < args.size(); ++a)
+        fr.regs[static_cast<size_t>(body.args[a])] = std::move(args[a]);
+    const Op* term = run_region(body, fr, mask);
+    std::vector<Reg> out;
+    if (term)
+        for (ValueId v : term->operands) out.push_back(fr.regs[static_cast<size_t>(v)]);
+    return out;
+}
+
+const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask) {
+    for (const Op& op : r.ops) {
+        auto it = handlers_.find(&op);
+        if (it == handlers_.end()) it = handlers_.emplace(&op, resolve(op)).first;
+        if (!it->second) return &op;
+        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(it->second)(*this, op, fr, mask);
+    }
+    return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Handlers.
+
+struct Ops {
+    using Fn = void (*)(Exec&, const Op&, Frame&, const Mask&);
+    static const std::unordered_map<std::string, Fn>& table();
+
+    static Reg& out(Frame& fr, const Op& op, size_t k = 0) { return fr.regs[static_cast<size_t>(op.results.at(k))]; }
+    // Operands with their lane values written out; raw() keeps lazy indices.
+    static const Reg& in(Frame& fr, const Op& op, size_t k) { return val(fr, op.operands.at(k)); }
+    static const Reg& val(Frame& fr, ValueId v) {
+        const Reg& r = fr.regs[static_cast<size_t>(v)];
+        materialize(r);
+        return r;
+    }
+    static const Reg& raw(Frame& fr, const Op& op, size_t k) { return fr.regs[static_cast<size_t>(op.operands.at(k))]; }
+
+    // index.add/sub/mul on lazy indices and uniforms stay lazy.
+    static bool lazy_arith(Exec& x, const Op& op, Frame& fr, const std::string& b) {
+        const Reg& A = raw(fr, op, 0);
+        const Reg& B = raw(fr, op, 1);
+        if (!(A.lazy || B.lazy) || op.name.rfind("index.", 0) != 0) return false;
+        auto ok = [](const Reg& r) { return r.lazy || (r.uni && r.vlen == 1 && r.i.size() == 1); };
+        if (!ok(A) || !ok(B)) return false;
+        if (A.lazy && B.lazy && A.lw != B.lw) return false;
+        const int64_t lw = A.lazy ? A.lw : B.lw;
+        const int64_t L = A.lazy ? A.ll : B.ll;
+        auto co = [](const Reg& r, int k) -> int64_t {
+            if (!r.lazy) return k == 0 ? r.i[0] : 0;
+            return k == 0 ? r.c0 : k == 1 ? r.c1 : r.c2;
+        };
+        int64_t c[3];
+        if (b == "add" || b == "sub") {
+            for (int k = 0; k < 3; ++k) c[k] = b == "add" ? co(A, k) + co(B, k) : co(A, k) - co(B, k);
+        } else if (b == "mul") {
+            if (A.lazy && B.lazy) return false;
+            const Reg& L_ = A.lazy ? A : B;
+            const int64_t u = A.lazy ? B.i[0] : A.i[0];
+            for (int k = 0; k < 3; ++k) c[k] = co(L_, k) * u;
+        } else {
+            return false;
+        }
+        out(fr, op) = lazy_index(c[0], c[1], c[2], lw, L);
+        (void)x;
+        return true;
+    }
+
+    // --- constants ---------------------------------------------------------
+    static void constant(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        Reg& r = out(fr, op);
+        size_num(r, t.elem, vlen, shape, true, x.L);
+        const Attr* a = op.attr("value");
+        double fv = 0;
+        int64_t iv = 0;
+        if (a) {
+            if (a->kind == Attr::Kind::Float) {
+                fv = a->f;
+                iv = static_cast<int64_t>(a->f);
+            } else if (a->kind == Attr::Kind::Ident) {
+                if (a->s == "true") iv = 1, fv = 1;
+                else if (a->s == "inf") fv = INFINITY;
+                else if (a->s == "nan") fv = NAN;
+                else if (a->s == "-inf") fv = -INFINITY;
+            } else {
+                iv = a->i;
+                fv = static_cast<double>(a->i);
+            }
+        }
+        if (isf(t.elem)) std::fill(r.f.begin(), r.f.end(), fround(t.elem, fv));
+        else std::fill(r.i.begin(), r.i.end(), wrap_int(t.elem, iv));
+    }
+
+    static void config_get(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Type& t = result_type(op, fr, 0);
+        Reg& r = out(fr, op);
+        size_num(r, t.elem == ScalarKind::None ? ScalarKind::Index : t.elem, 1, {}, true, x.L);
+        auto it = x.sh.spec->config.find(op.callee);
+        if (it == x.sh.spec->config.end()) x.fail_at(op, -1, "config key '" + op.callee + "' has no value");
+        if (isf(r.elem)) r.f[0] = fround(r.elem, it->second.f);
+        else r.i[0] = wrap_int(r.elem, it->second.i);
+    }
+
+    static void subgroup_size_fact(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        Reg& r = out(fr, op);
+        size_num(r, ScalarKind::Index, 1, {}, true, x.L);
+        r.i[0] = x.sh.spec->facts.subgroup_size;
+    }
+
+    // --- lanewise arithmetic ------------------------------------------------
+    template <class TO, class TA, class F>
+    static void un(Exec& x, Reg& o, const Reg& a, ScalarKind ok, F f) {
+        size_num(o, ok, a.vlen, a.vshape, a.uni, x.L);
+        const size_t n = count(a, x.L);
+        const TA* pa = data<TA>(a);
+        TO* po = mdata<TO>(o);
+        for (size_t e = 0; e < n; ++e) po[e] = f(pa[e]);
+    }
+
+    template <class TO, class TA, class TB, class F>
+    static void bin(Exec& x, Reg& o, const Reg& a0, const Reg& b0, ScalarKind ok, F f) {
+        Reg ta, tb;
+        const bool uni = a0.uni && b0.uni;
+        const Reg& a = (!uni && a0.vlen > 1) ? varying(a0, ta, x.L) : a0;
+        const Reg& b = (!uni && b0.vlen > 1) ? varying(b0, tb, x.L) : b0;
+        const int64_t vlen = std::max(a.vlen, b.vlen);
+        size_num(o, ok, vlen, a.vlen >= b.vlen ? a.vshape : b.vshape, uni, x.L);
+        const size_t n = static_cast<size_t>((uni ? 1 : x.L) * vlen);
+        const TA* pa = data<TA>(a);
+        const TB* pb = data<TB>(b);
+        TO* po = mdata<TO>(o);
+        if (uni || (!a.uni && !b.uni)) {
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e]);
+        } else if (a.uni) {
+            const TA av = pa[0];
+            for (size_t e = 0; e < n; ++e) po[e] = f(av, pb[e]);
+        } else {
+            const TB bv = pb[0];
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], bv);
+        }
+    }
+
+    template <class T, class F>
+    static void tern(Exec& x, Reg& o, const Reg& a0, const Reg& b0, const Reg& c0, ScalarKind ok, F f) {
+        Reg ta, tb, tc;
+        const bool uni = a0.uni && b0.uni && c0.uni;
+        const Reg& a = uni ? a0 : varying(a0, ta, x.L);
+        const Reg& b = uni ? b0 : varying(b0, tb, x.L);
+        const Reg& c = uni ? c0 : varying(c0, tc, x.L);
+        size_num(o, ok, b.vlen, b.vshape, uni, x.L);
+        const size_t n = count(o, x.L);
+        const T* pa = data<T>(a);
+        const T* pb = data<T>(b);
+        const T* pc = data<T>(c);
+        T* po = mdata<T>(o);
+        for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e], pc[e]);
+    }
+
+    static std::string base_name(const std::string& n) {
+        const auto dot = n.find('.');
+        return n.substr(dot + 1);
+    }
+
+    // Per-lane checks over the active lanes of a varying or uniform result.
+    template <class P>
+    static void check_lanes(Exec& x, const Op& op, const Mask& m, const Reg& r, P bad, const std::string& what) {
+        const int64_t lanes = r.uni ? 1 : x.L;
+        for (int64_t l = 0; l < lanes; ++l) {
+            if (!r.uni && !m.on(l)) continue;
+            if (r.uni && !m.any()) return;
+            for (int64_t j = 0; j < r.vlen; ++j)
+                if (bad(static_cast<size_t>(l * r.vlen + j))) x.fail_at(op, r.uni ? -1 : l, what);
+        }
+    }
+
+    static void int_binary(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const std::string b = base_name(op.name);
+        if (lazy_arith(x, op, fr, b)) return;
+        const Reg& A = in(fr, op, 0);
+        const Reg& B = in(fr, op, 1);
+        const ScalarKind k = result_type(op, fr, 0).elem == ScalarKind::None ? A.elem : result_type(op, fr, 0).elem;
+        Reg& o = out(fr, op);
+        auto W = [k](int64_t v) { return wrap_int(k, v); };
+        auto U = [k](int64_t v) { return uval(k, v); };
+        const bool addr = scalar_is_address(k);
+        if (b == "add" || b == "addi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q))); });
+        else if (b == "sub" || b == "subi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(static_cast<uint64_t>(p) - static_cast<uint64_t>(q))); });
+        else if (b == "mul" || b == "muli") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q))); });
+        else if (b == "div" || b == "divsi") {
+            if (x.sh.options.checked || addr) check_div(x, op, m, A, B, addr);
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return q == 0 || (q == -1 && p == std::numeric_limits<int64_t>::min()) ? 0 : W(p / q); });
+        } else if (b == "rem" || b == "remsi") {
+            if (x.sh.options.checked || addr) check_div(x, op, m, A, B, addr);
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return q == 0 || q == -1 ? 0 : W(p % q); });
+        } else if (b == "divui") {
+            if (x.sh.options.checked) check_div(x, op, m, A, B, false);
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(q) == 0 ? 0 : W(static_cast<int64_t>(U(p) / U(q))); });
+        } else if (b == "remui") {
+            if (x.sh.options.checked) check_div(x, op, m, A, B, false);
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(q) == 0 ? 0 : W(static_cast<int64_t>(U(p) % U(q))); });
+        } else if (b == "min" || b == "minsi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return std::min(p, q); });
+        else if (b == "max" || b == "maxsi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return std::max(p, q); });
+        else if (b == "minui") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(p) < U(q) ? p : q; });
+        else if (b == "maxui") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(p) > U(q) ? p : q; });
+        else if (b == "andi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return p & q; });
+        else if (b == "ori") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return p | q; });
+        else if (b == "xori") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return p ^ q; });
+        else if (b == "shli") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(q) >= static_cast<uint64_t>(bits_of(k)) ? 0 : W(static_cast<int64_t>(static_cast<uint64_t>(p) << U(q))); });
+        else if (b == "shrsi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(q) >= static_cast<uint64_t>(bits_of(k)) ? (p < 0 ? -1 : 0) : (p >> U(q)); });
+        else if (b == "shrui") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(q) >= static_cast<uint64_t>(bits_of(k)) ? 0 : W(static_cast<int64_t>(U(p) >> U(q))); });
+        else x.fail_at(op, -1, "unsupported integer operation");
+        // nsw / nuw promises (checked mode): the exact result must fit.
+        if (x.sh.options.checked && !op.params.empty() && (b == "addi" || b == "subi" || b == "muli" || b == "add" || b == "sub" || b == "mul")) {
+            const bool nsw = std::find(op.params.begin(), op.params.end(), "nsw") != op.params.end();
+            const bool nuw = std::find(op.params.begin(), op.params.end(), "nuw") != op.params.end();
+            Reg ta, tb;
+            const Reg& a = o.uni ? A : varying(A, ta, x.L);
+            const Reg& bb = o.uni ? B : varying(B, tb, x.L);
+            const int bits = bits_of(k);
+            auto exact = [&](__int128 p, __int128 q) -> __int128 {
+                return b[0] == 'a' ? p + q : b[0] == 's' ? p - q : p * q;
+            };
+            if (nsw)
+                check_lanes(x, op, m, o, [&](size_t e) {
+                    const __int128 r = exact(a.i[e], bb.i[e]);
+                    const __int128 lo = -(static_cast<__int128>(1) << (bits - 1)), hi = (static_cast<__int128>(1) << (bits - 1)) - 1;
+                    return r < lo || r > hi;
+                }, "nsw promise broken: signed overflow");
+            if (nuw)
+                check_lanes(x, op, m, o, [&](size_t e) {
+                    const __int128 r = exact(static_cast<__int128>(U(a.i[e])), static_cast<__int128>(U(bb.i[e])));
+                    return r < 0 || r > ((static_cast<__int128>(1) << bits) - 1);
+                }, "nuw promise broken: unsigned overflow");
+        }
+    }
+
+    static void check_div(Exec& x, const Op& op, const Mask& m, const Reg& A, const Reg& B, bool addr) {
+        Reg ta, tb;
+        const bool uni = A.uni && B.uni;
+        const Reg& a = uni ? A : varying(A, ta, x.L);
+        const Reg& b = uni ? B : varying(B, tb, x.L);
+        Reg probe;
+        probe.uni = uni;
+        probe.vlen = a.vlen;
+        check_lanes(x, op, m, probe, [&](size_t e) { return b.i[e] == 0; }, "division by zero");
+        if (addr)
+            check_lanes(x, op, m, probe, [&](size_t e) { return a.i[e] < 0 || b.i[e] < 0; },
+                        "index div/rem needs a non-negative dividend and a positive divisor");
+    }
+
+    static void index_madd(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        Reg t;
+        bin<int64_t, int64_t, int64_t>(x, t, in(fr, op, 0), in(fr, op, 1), ScalarKind::Index, [](int64_t p, int64_t q) { return static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q)); });
+        bin<int64_t, int64_t, int64_t>(x, out(fr, op), t, in(fr, op, 2), ScalarKind::Index, [](int64_t p, int64_t q) { return static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q)); });
+    }
+
+    static void index_scale(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        bin<int64_t, int64_t, int64_t>(x, out(fr, op), in(fr, op, 0), in(fr, op, 1), ScalarKind::Offset, [](int64_t p, int64_t q) { return static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q)); });
+    }
+
+    static std::string pred_of(const Op& op) {
+        const Attr* a = op.attr("pred");
+        return a ? a->s : std::string();
+    }
+
+    static void int_cmp(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const std::string p = pred_of(op);
+        const Reg& A = raw(fr, op, 0);
+        const ScalarKind k = A.elem;
+        auto U = [k](int64_t v) { return uval(k, v); };
+        Reg& o = out(fr, op);
+        const Reg& Bv = in(fr, op, 1);
+        const Reg& Araw = raw(fr, op, 0);
+        if (m.all && Bv.uni && Bv.vlen == 1 && Araw.lazy && Araw.c2 >= 0 && Araw.c1 >= Araw.c2 * (Araw.lw - 1) && p != "eq" && p != "ne") {
+            // Non-decreasing along the lanes: the end lanes decide for all
+            // when they agree (and share a sign, for unsigned readings).
+            const int64_t Lm = Araw.ll - 1;
+            const int64_t first = Araw.c0, last = Araw.c0 + Araw.c1 * (Lm / Araw.lw) + Araw.c2 * (Lm % Araw.lw);
+            if ((first >= 0) == (last >= 0)) {
+                Reg ends, r;
+                size_num(ends, Araw.elem, 1, {}, false, 2);
+                ends.i = {first, last};
+                Exec two(x.sh, 2);
+                auto eval = [&](auto f) { bin<int64_t, int64_t, int64_t>(two, r, ends, Bv, ScalarKind::I1, f); };
+                dispatch_cmp(two, op, p, U, eval);
+                if (r.i[0] == r.i[1]) {
+                    size_num(o, ScalarKind::I1, 1, {}, true, x.L);
+                    o.i[0] = r.i[0];
+                    return;
+                }
+            }
+        }
+        materialize(A);
+        // An affine lane value against a uniform bound: when both end lanes
+        // agree and every active lane is in the run, the whole batch agrees
+        // (comparisons with a constant are monotonic along an affine
+        // sequence unless it wraps, which the end checks exclude for signed
+        // and unsigned readings alike when both ends have the same sign).
+        if (m.all && Bv.uni && Bv.vlen == 1 && !A.uni && affine(A, x.L)) {
+            const int64_t first = A.a0, last = A.a0 + A.a1 * (x.L - 1);
+            const bool ordered = p != "eq" && p != "ne";
+            if ((ordered || A.a1 == 0) && (first >= 0) == (last >= 0)) {
+                Reg ends;
+                size_num(ends, A.elem, 1, {}, false, 2);
+                ends.i = {first, last};
+                Reg r;
+                Exec two(x.sh, 2);
+                auto eval = [&](auto f) { bin<int64_t, int64_t, int64_t>(two, r, ends, Bv, ScalarKind::I1, f); };
+                dispatch_cmp(two, op, p, U, eval);
+                if (r.i[0] == r.i[1]) {
+                    size_num(o, ScalarKind::I1, 1, {}, true, x.L);
+                    o.i[0] = r.i[0];
+                    return;
+                }
+            }
+        }
+        auto go = [&](auto f) { bin<int64_t, int64_t, int64_t>(x, o, A, Bv, ScalarKind::I1, f); };
+        dispatch_cmp(x, op, p, U, go);
+        if (!o.vshape.empty() || A.vlen > 1) o.vshape = A.vshape;
+    }
+
+    template <class UF, class G>
+    static void dispatch_cmp(Exec& x, const Op& op, const std::string& p, UF U, G go) {
+        if (p == "eq") go([](int64_t a, int64_t b) -> int64_t { return a == b; });
+        else if (p == "ne") go([](int64_t a, int64_t b) -> int64_t { return a != b; });
+        else if (p == "slt") go([](int64_t a, int64_t b) -> int64_t { return a < b; });
+        else if (p == "sle") go([](int64_t a, int64_t b) -> int64_t { return a <= b; });
+        else if (p == "sgt") go([](int64_t a, int64_t b) -> int64_t { return a > b; });
+        else if (p == "sge") go([](int64_t a, int64_t b) -> int64_t { return a >= b; });
+        else if (p == "ult") go([=](int64_t a, int64_t b) -> int64_t { return U(a) < U(b); });
+        else if (p == "ule") go([=](int64_t a, int64_t b) -> int64_t { return U(a) <= U(b); });
+        else if (p == "ugt") go([=](int64_t a, int64_t b) -> int64_t { return U(a) > U(b); });
+        else if (p == "uge") go([=](int64_t a, int64_t b) -> int64_t { return U(a) >= U(b); });
+        else x.fail_at(op, -1, "unknown comparison predicate '" + p + "'");
+    }
+
+    static void float_cmp(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const std::string p = pred_of(op);
+        Reg& o = out(fr, op);
+        const Reg& A = in(fr, op, 0);
+        auto go = [&](auto f) { bin<int64_t, double, double>(x, o, A, in(fr, op, 1), ScalarKind::I1, f); };
+        auto uno = [](double a, double b) { return std::isnan(a) || std::isnan(b); };
+        if (p == "oeq") go([=](double a, double b) -> int64_t { return !uno(a, b) && a == b; });
+        else if (p == "one") go([=](double a, double b) -> int64_t { return !uno(a, b) && a != b; });
+        else if (p == "olt") go([=](double a, double b) -> int64_t { return !uno(a, b) && a < b; });
+        else if (p == "ole") go([=](double a, double b) -> int64_t { return !uno(a, b) && a <= b; });
+        else if (p == "ogt") go([=](double a, double b) -> int64_t { return !uno(a, b) && a > b; });
+        else if (p == "oge") go([=](double a, double b) -> int64_t { return !uno(a, b) && a >= b; });
+        else if (p == "ord") go([=](double a, double b) -> int64_t { return !uno(a, b); });
+        else if (p == "uno") go([=](double a, double b) -> int64_t { return uno(a, b); });
+        else if (p == "ueq") go([=](double a, double b) -> int64_t { return uno(a, b) || a == b; });
+        else if (p == "une") go([=](double a, double b) -> int64_t { return uno(a, b) || a != b; });
+        else if (p == "ult") go([=](double a, double b) -> int64_t { return uno(a, b) || a < b; });
+        else if (p == "ule") go([=](double a, double b) -> int64_t { return uno(a, b) || a <= b; });
+        else if (p == "ugt") go([=](double a, double b) -> int64_t { return uno(a, b) || a > b; });
+        else if (p == "uge") go([=](double a, double b) -> int64_t { return uno(a, b) || a >= b; });
+        else x.fail_at(op, -1, "unknown float predicate '" + p + "'");
+        o.vshape = A.vshape;
+    }
+
+    // Float arithmetic in the declared type: f32 in float, f64 in double,
+    // bf16/f16 computed in float and rounded (kernels/bf16.h rounding).
+    template <class F>
+    static void fbin(Exec& x, Reg& o, const Reg& a, const Reg& b, ScalarKind k, F f) {
+        if (k == ScalarKind::F64) bin<double, double, double>(x, o, a, b, k, [=](double p, double q) { return f(p, q); });
+        else if (k == ScalarKind::F32) bin<double, double, double>(x, o, a, b, k, [=](double p, double q) { return static_cast<double>(f(static_cast<float>(p), static_cast<float>(q))); });
+        else bin<double, double, double>(x, o, a, b, k, [=](double p, double q) { return fround(k, f(static_cast<float>(p), static_cast<float>(q))); });
+    }
+
+    template <class F>
+    static void fun(Exec& x, Reg& o, const Reg& a, ScalarKind k, F f) {
+        if (k == ScalarKind::F64) un<double, double>(x, o, a, k, [=](double p) { return f(p); });
+        else if (k == ScalarKind::F32) un<double, double>(x, o, a, k, [=](double p) { return static_cast<double>(f(static_cast<float>(p))); });
+        else un<double, double>(x, o, a, k, [=](double p) { return fround(k, f(static_cast<float>(p))); });
+    }
+
+    // f32 arithmetic on float-stored lanes (Reg::fs) and uniform scalars,
+    // in float: the same operations and roundings as the double-stored path.
+    template <class F>
+    static bool f32_lanes(Exec& x, const Op& op, Frame& fr, F f) {
+        const Reg& A = raw(fr, op, 0);
+        const Reg& B = raw(fr, op, 1);
+        if (A.elem != ScalarKind::F32 || !(A.fs || B.fs)) return false;
+        auto ok = [](const Reg& r) { return r.fs || (r.uni && r.vlen == 1 && r.f.size() == 1 && !r.lazy); };
+        if (!ok(A) || !ok(B)) return false;
+        const size_t n = static_cast<size_t>(x.L);
+        Reg& o = out(fr, op);
+        if (&o == &A || &o == &B) return false;
+        o.kind = RK::Num;
+        o.elem = ScalarKind::F32;
+        o.vlen = 1;
+        o.vshape.clear();
+        o.uni = false;
+        o.aff = -1;
+        o.lazy = false;
+        o.fs = true;
+        o.i.clear();
+        o.f.clear();
+        o.g.resize(n);
+        float* po = o.g.data();
+        if (A.fs && B.fs) {
+            const float *pa = A.g.data(), *pb = B.g.data();
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e]);
+        } else if (A.fs) {
+            const float *pa = A.g.data(), bv = static_cast<float>(B.f[0]);
+            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], bv);
+        } else {
+            const float av = static_cast<float>(A.f[0]), *pb = B.g.data();
+            for (size_t e = 0; e < n; ++e) po[e] = f(av, pb[e]);
+        }
+        return true;
+    }
+
+    static void float_binary(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const std::string b = base_name(op.name);
+        if (b == "addf" && f32_lanes(x, op, fr, [](float p, float q) { return p + q; })) return;
+        if (b == "subf" && f32_lanes(x, op, fr, [](float p, float q) { return p - q; })) return;
+        if (b == "mulf" && f32_lanes(x, op, fr, [](float p, float q) { return p * q; })) return;
+        if (b == "divf" && f32_lanes(x, op, fr, [](float p, float q) { return p / q; })) return;
+        const Reg& A = in(fr, op, 0);
+        const Reg& B = in(fr, op, 1);
+        const ScalarKind k = A.elem;
+        Reg& o = out(fr, op);
+        if (b == "addf") fbin(x, o, A, B, k, [](auto p, auto q) { return p + q; });
+        else if (b == "subf") fbin(x, o, A, B, k, [](auto p, auto q) { return p - q; });
+        else if (b == "mulf") fbin(x, o, A, B, k, [](auto p, auto q) { return p * q; });
+        else if (b == "divf") fbin(x, o, A, B, k, [](auto p, auto q) { return p / q; });
+        else if (b == "remf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::fmod(p, q); });
+        else if (b == "minnumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::fmin(p, q); });
+        else if (b == "maxnumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::fmax(p, q); });
+        else if (b == "minimumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? p : q) : std::fmin(p, q)); });
+        else if (b == "maximumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? q : p) : std::fmax(p, q)); });
+        else if (b == "copysignf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::copysign(p, q); });
+        else if (b == "powf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::pow(p, q); });
+        else x.fail_at(op, -1, "unsupported float operation");
+    }
+
+    static void float_unary(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const std::string b = base_name(op.name);
+        const Reg& A = in(fr, op, 0);
+        const ScalarKind k = A.elem;
+        Reg& o = out(fr, op);
+        if (b == "negf") fun(x, o, A, k, [](auto p) { return -p; });
+        else if (b == "absf") fun(x, o, A, k, [](auto p) { return std::fabs(p); });
+        else if (b == "sqrtf") fun(x, o, A, k, [](auto p) { return std::sqrt(p); });
+        else if (b == "expf") fun(x, o, A, k, [](auto p) { return std::exp(p); });
+        else if (b == "logf") fun(x, o, A, k, [](auto p) { return std::log(p); });
+        else if (b == "tanhf") fun(x, o, A, k, [](auto p) { return std::tanh(p); });
+        else if (b == "floorf") fun(x, o, A, k, [](auto p) { return std::floor(p); });
+        else if (b == "ceilf") fun(x, o, A, k, [](auto p) { return std::ceil(p); });
+        else if (b == "roundf") fun(x, o, A, k, [](auto p) { return std::round(p); });
+        else if (b == "roundevenf") fun(x, o, A, k, [](auto p) { return std::nearbyint(p); });
+        else if (b == "isnanf") un<int64_t, double>(x, o, A, ScalarKind::I1, [](double p) -> int64_t { return std::isnan(p); });
+        else if (b == "isinff") un<int64_t, double>(x, o, A, ScalarKind::I1, [](double p) -> int64_t { return std::isinf(p); });
+        else if (b == "isfinitef") un<int64_t, double>(x, o, A, ScalarKind::I1, [](double p) -> int64_t { return std::isfinite(p); });
+        else x.fail_at(op, -1, "unsupported float operation");
+    }
+
+    static void fmaf(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const ScalarKind k = in(fr, op, 0).elem;
+        tern<double>(x, out(fr, op), in(fr, op, 0), in(fr, op, 1), in(fr, op, 2), k, [k](double a, double b, double c) {
+            if (k == ScalarKind::F64) return std::fma(a, b, c);
+            return fround(k, std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+        });
+    }
+
+    static void int_unary(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const std::string b = base_name(op.name);
+        const Reg& A = in(fr, op, 0);
+        const ScalarKind k = A.elem;
+        const int bits = bits_of(k);
+        Reg& o = out(fr, op);
+        if (b == "negi") un<int64_t, int64_t>(x, o, A, k, [k](int64_t p) { return wrap_int(k, static_cast<int64_t>(0 - static_cast<uint64_t>(p))); });
+        else if (b == "absi") un<int64_t, int64_t>(x, o, A, k, [k](int64_t p) { return wrap_int(k, p < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(p)) : p); });
+        else if (b == "ctpopi") un<int64_t, int64_t>(x, o, A, k, [k](int64_t p) -> int64_t { return std::popcount(uval(k, p)); });
+        else if (b == "ctlzi") un<int64_t, int64_t>(x, o, A, k, [k, bits](int64_t p) -> int64_t { return std::countl_zero(uval(k, p)) - (64 - bits); });
+        else if (b == "cttzi") un<int64_t, int64_t>(x, o, A, k, [k, bits](int64_t p) -> int64_t { const uint64_t u = uval(k, p); return u == 0 ? bits : std::countr_zero(u); });
+        else x.fail_at(op, -1, "unsupported integer operation");
+    }
+
+    static void select(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& c = in(fr, op, 0);
+        const Reg& a = in(fr, op, 1);
+        const Reg& b = in(fr, op, 2);
+        Reg& o = out(fr, op);
+        if (c.uni && c.vlen == 1) {
+            o = c.i[0] ? a : b;
+            return;
+        }
+        if (a.kind != RK::Num) x.fail_at(op, -1, "a varying choice between non-numeric values is not executed by the emulator");
+        Reg tc, ta, tb;
+        const bool uni = c.uni && a.uni && b.uni;
+        const Reg& C = uni ? c : varying(c, tc, x.L);
+        const Reg& A = uni ? a : varying(a, ta, x.L);
+        const Reg& B = uni ? b : varying(b, tb, x.L);
+        size_num(o, A.elem, A.vlen, A.vshape, uni, x.L);
+        const size_t n = count(o, x.L);
+        const bool lanecond = C.vlen == 1 && A.vlen > 1;
+        for (size_t e = 0; e < n; ++e) {
+            const bool t = C.i[lanecond ? e / static_cast<size_t>(A.vlen) : e] != 0;
+            if (isf(A.elem)) o.f[e] = t ? A.f[e] : B.f[e];
+            else o.i[e] = t ? A.i[e] : B.i[e];
+        }
+    }
+
+    // --- casts ---------------------------------------------------------------
+    static void cast(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const std::string b = base_name(op.name);
+        const Reg& A = in(fr, op, 0);
+        const ScalarKind from = A.elem;
+        const ScalarKind to = result_type(op, fr, 0).elem;
+        Reg& o = out(fr, op);
+        const bool checked = x.sh.options.checked;
+        if (b == "cast") {  // index.cast
+            if (to == ScalarKind::Offset && from != ScalarKind::Index && from != ScalarKind::Offset) {
+                if (checked && from == ScalarKind::I64) check_lanes(x, op, m, A, [&](size_t e) { return A.i[e] < 0; }, "an i64 payload entering offset must be non-negative");
+                un<int64_t, int64_t>(x, o, A, to, [from](int64_t p) { return static_cast<int64_t>(uval(from, p)); });
+            } else if (scalar_is_address(to)) {
+                if (checked && ((to == ScalarKind::Offset && from == ScalarKind::Index) || (to == ScalarKind::Index && from == ScalarKind::Offset)))
+                    check_lanes(x, op, m, A, [&](size_t e) { return A.i[e] < 0; }, "index/offset cast of an unrepresentable value");
+                if (checked && to == ScalarKind::Index && x.sh.spec->facts.index_bits < 64) {
+                    const int64_t lim = int64_t{1} << (x.sh.spec->facts.index_bits - 1);
+                    check_lanes(x, op, m, A, [&](size_t e) { return A.i[e] < -lim || A.i[e] >= lim; }, "value not representable in the target's index carrier");
+                }
+                un<int64_t, int64_t>(x, o, A, to, [](int64_t p) { return p; });
+            } else {
+                un<int64_t, int64_t>(x, o, A, to, [to](int64_t p) { return wrap_int(to, p); });
+            }
+        } else if (b == "extsi" || b == "trunci") {
+            un<int64_t, int64_t>(x, o, A, to, [to](int64_t p) { return wrap_int(to, p); });
+        } else if (b == "extui") {
+            un<int64_t, int64_t>(x, o, A, to, [from, to](int64_t p) { return wrap_int(to, static_cast<int64_t>(uval(from, p))); });
+        } else if (b == "sitofp" || b == "uitofp") {
+            const bool u = b[0] == 'u';
+            un<double, int64_t>(x, o, A, to, [=](int64_t p) {
+                if (to == ScalarKind::F64) return u ? static_cast<double>(uval(from, p)) : static_cast<double>(p);
+                const float f = u ? static_cast<float>(uval(from, p)) : static_cast<float>(p);
+                return fround(to, f);
+            });
+        } else if (b == "fptosi" || b == "fptoui") {
+            const bool u = b[3] == 'u';
+            const int bits = bits_of(to);
+            const double hi = u ? std::ldexp(1.0, bits) : std::ldexp(1.0, bits - 1);
+            const double lo = u ? 0.0 : -std::ldexp(1.0, bits - 1);
+            if (checked) check_lanes(x, op, m, A, [&](size_t e) { const double t = std::trunc(A.f[e]); return !(t >= lo && t < hi) && !(u && t > -1.0 && t <= 0.0); }, "float value not representable in " + std::string(scalar_name(to)));
+            un<int64_t, double>(x, o, A, to, [=](double p) -> int64_t {
+                const double t = std::trunc(p);
+                if (std::isnan(t)) return 0;
+                const double c = std::min(std::max(t, lo), std::nextafter(hi, 0.0));
+                return u ? wrap_int(to, static_cast<int64_t>(static_cast<uint64_t>(c))) : wrap_int(to, static_cast<int64_t>(c));
+            });
+        } else if (b == "extf" || b == "fptrunc") {
+            un<double, double>(x, o, A, to, [to](double p) { return fround(to, p); });
+        } else if (b == "bitcast") {
+            if (isf(from) && isf(to)) un<double, double>(x, o, A, to, [=](double p) { return float_from_bits(to, float_bits(from, p)); });
+            else if (isf(from)) un<int64_t, double>(x, o, A, to, [=](double p) { return wrap_int(to, static_cast<int64_t>(float_bits(from, p))); });
+            else if (isf(to)) un<double, int64_t>(x, o, A, to, [=](int64_t p) { return float_from_bits(to, uval(from, p)); });
+            else un<int64_t, int64_t>(x, o, A, to, [=](int64_t p) { return wrap_int(to, p); });
+        } else {
+            x.fail_at(op, -1, "unsupported cast");
+        }
+        if (A.vlen > 1) o.vshape = A.vshape;
+    }
+
+    // --- assumptions ----------------------------------------------------------
+    static void assume(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k)
+            out(fr, op, k) = x.sh.options.checked ? in(fr, op, k) : raw(fr, op, k);
+        if (!x.sh.options.checked || !m.any()) return;
+        check_preds(x, op, fr, m, false);
+    }
+
+    // Evaluates op.preds for every active lane; `authored` (launch programs)
+    // reports a Message error instead of a checked-mode Execution finding.
+    static void check_preds(Exec& x, const Op& op, Frame& fr, const Mask& m, bool authored) {
+        for (const Predicate& p : op.preds) {
+            if (p.args.empty()) continue;
+            auto argv = [&](const PredArg& a, int64_t l, double& f, int64_t& i, bool& fl) {
+                if (a.is_value()) {
+                    const Reg& r = val(fr, a.value);
+                    const size_t e = r.uni ? 0 : static_cast<size_t>(l);
+                    fl = isf(r.elem);
+                    if (fl) f = r.f[e];
+                    else i = r.i[e];
+                } else {
+                    fl = a.is_float;
+                    f = a.f;
+                    i = a.i;
+                    if (!fl) f = static_cast<double>(a.i);
+                }
+            };
+            bool uni = true;
+            for (const PredArg& a : p.args)
+                if (a.is_value() && !val(fr, a.value).uni) uni = false;
+            for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+                if (!uni && !m.on(l)) continue;
+                double fv[3] = {0, 0, 0};
+                int64_t iv[3] = {0, 0, 0};
+                bool fl[3] = {false, false, false};
+                for (size_t a = 0; a < p.args.size() && a < 3; ++a) argv(p.args[a], l, fv[a], iv[a], fl[a]);
+                const bool useF = fl[0];
+                auto cmp = [&](size_t a) { return useF ? (fv[0] < (fl[a] ? fv[a] : static_cast<double>(iv[a])) ? -1 : fv[0] > (fl[a] ? fv[a] : static_cast<double>(iv[a])) ? 1 : 0) : (iv[0] < iv[a] ? -1 : iv[0] > iv[a] ? 1 : 0); };
+                bool ok = true;
+                const std::string& n = p.name;
+                if (n == "range") ok = cmp(1) >= 0 && cmp(2) <= 0;
+                else if (n == "mul") ok = iv[1] != 0 && iv[0] % iv[1] == 0;
+                else if (n == "pow2") ok = iv[0] > 0 && (iv[0] & (iv[0] - 1)) == 0;
+                else if (n == "eq") ok = cmp(1) == 0;
+                else if (n == "ne") ok = cmp(1) != 0;
+                else if (n == "lt") ok = cmp(1) < 0;
+                else if (n == "le" || n == "max") ok = cmp(1) <= 0;
+                else if (n == "gt") ok = cmp(1) > 0;
+                else if (n == "ge" || n == "min") ok = cmp(1) >= 0;
+                else if (n == "not_nan") ok = !std::isnan(fv[0]);
+                else if (n == "not_inf") ok = !std::isinf(fv[0]);
+                else if (n == "finite") ok = std::isfinite(fv[0]);
+                if (!ok) {
+                    std::string vtxt = useF ? std::to_string(fv[0]) : std::to_string(iv[0]);
+                    std::string pname = p.args[0].is_value() ? "%" + (*fr.fn->values)[static_cast<size_t>(p.args[0].value)].name : "value";
+                    const std::string msg = "assumption " + n + "(" + pname + ", ...) is false: " + pname + " = " + vtxt;
+                    if (authored)
+                        fail(ErrorKind::Message, loc_str(op) + ": " + op.name + ": " + msg);
+                    x.fail_at(op, uni ? -1 : l, msg);
+                }
+            }
+        }
+    }
+
+    // --- coordinates ------------------------------------------------------------
+    static int axis(const Op& op) {
+        if (op.params.empty()) return 0;
+        return op.params[0] == "y" ? 1 : op.params[0] == "z" ? 2 : 0;
+    }
+
+    static void coord(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const std::string& n = op.name;
+        const auto& ws = x.sh.launch.workgroup_size;
+        const auto& gs = x.sh.launch.workgroups;
+        const int a = axis(op);
+        Reg& o = out(fr, op);
+        auto split = [](int64_t v, const std::array<int64_t, 3>& d, int ax) {
+            if (d[1] == 1 && d[2] == 1) return ax == 0 ? v : int64_t{0};
+            return ax == 0 ? v % d[0] : ax == 1 ? v / d[0] % d[1] : v / (d[0] * d[1]);
+        };
+        const int64_t sg = x.sh.spec->facts.subgroup_size > 0 ? x.sh.spec->facts.subgroup_size : 1;
+        auto lanes = [&](auto f) {
+            size_num(o, ScalarKind::Index, 1, {}, false, x.L);
+            for (int64_t l = 0; l < x.L; ++l) o.i[static_cast<size_t>(l)] = f(l);
+        };
+        auto uniform = [&](int64_t v) {
+            size_num(o, ScalarKind::Index, 1, {}, true, x.L);
+            o.i[0] = v;
+        };
+        const int64_t W = ws[0] * ws[1] * ws[2];
+        const bool one_d = ws[1] == 1 && ws[2] == 1 && gs[1] == 1 && gs[2] == 1;
+        // Batches start at a workgroup boundary: 1-D coordinates are lazy
+        // indices (no lane loop until something needs the values).
+        if (x.first_ % W == 0) {
+            const bool ws1 = ws[1] == 1 && ws[2] == 1, gs1 = gs[1] == 1 && gs[2] == 1;
+            if (n == "kernel.workitem.id" && ws1 && a == 0) {
+                o = lazy_index(0, 0, 1, W, x.L);
+                return;
+            }
+            if (n == "kernel.workgroup.id" && gs1 && a == 0 && !x.uniform_wg_) {
+                o = lazy_index(x.first_ / W, 1, 0, W, x.L);
+                return;
+            }
+            if (n == "kernel.workitem.dispatch.id" && ws1 && gs1 && a == 0) {
+                o = lazy_index(x.first_, W, 1, W, x.L);
+                return;
+            }
+        }
+        if (one_d && a == 0 && n == "kernel.workitem.dispatch.id") {
+            lanes([&](int64_t l) { return x.first_ + l; });
+            return;
+        }
+        x.ensure_coords_if(n != "kernel.workgroup.size" && n != "kernel.workgroup.count");
+
+        if (n == "kernel.workgroup.size") uniform(ws[static_cast<size_t>(a)]);
+        else if (n == "kernel.workgroup.count") uniform(gs[static_cast<size_t>(a)]);
+        else if (n == "kernel.subgroup.size") uniform(std::min<int64_t>(sg, W));
+        else if (n == "kernel.subgroup.count") uniform((W + sg - 1) / sg);
+        else if (n == "kernel.cluster.size" || n == "kernel.cluster.count") uniform(1);
+        else if (n == "kernel.workgroup.id") {
+            if (x.uniform_wg_) uniform(split(x.wg_lin_.empty() ? 0 : x.wg_lin_[0], gs, a));
+            else lanes([&](int64_t l) { return split(x.wg_lin_[static_cast<size_t>(l)], gs, a); });
+        } else if (n == "kernel.workitem.id") lanes([&](int64_t l) { return split(x.item_lin_[static_cast<size_t>(l)], ws, a); });
+        else if (n == "kernel.workitem.dispatch.id") lanes([&](int64_t l) {
+            return split(x.wg_lin_[static_cast<size_t>(l)], gs, a) * ws[static_cast<size_t>(a)] + split(x.item_lin_[static_cast<size_t>(l)], ws, a);
+        });
+        else if (n == "kernel.subgroup.id") lanes([&](int64_t l) { return x.item_lin_[static_cast<size_t>(l)] / sg; });
+        else if (n == "kernel.subgroup.lane.id") lanes([&](int64_t l) { return x.item_lin_[static_cast<size_t>(l)] % sg; });
+        else x.fail_at(op, -1, "unsupported coordinate query");
+    }
+
+    // --- buffers and views -------------------------------------------------------
+    static void buffer_identity(Exec&, const Op& op, Frame& fr, const Mask&) {
+        for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) out(fr, op, k) = raw(fr, op, k);
+    }
+
+    static uint64_t lane_address(const Exec& x, const BufObj& b, int64_t l) {
+        return b.address + static_cast<uint64_t>(l) * b.stride;
+        (void)x;
+    }
+
+    static void assume_alignment(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Attr* a = op.attr("minimum_alignment");
+        const uint64_t align = a ? static_cast<uint64_t>(a->i) : 1;
+        for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) {
+            Reg& r = out(fr, op, k);
+            r = in(fr, op, k);
+            r.align = std::max<uint64_t>(r.align, align);
+            if (!x.sh.options.checked || align <= 1 || r.buf < 0) continue;
+            const BufObj& b = x.bufs[static_cast<size_t>(r.buf)];
+            const int64_t lanes = b.stride ? x.L : 1;
+            for (int64_t l = 0; l < lanes; ++l) {
+                if (b.stride && !m.on(l)) continue;
+                const uint64_t addr = lane_address(x, b, l);
+                if (addr % align)
+                    x.fail_at(op, b.stride ? l : -1, "alignment promise of " + std::to_string(align) + " bytes broken: " + b.name +
+                                                         " is at address 0x" + [&] { char s[32]; std::snprintf(s, sizeof s, "%llx", static_cast<unsigned long long>(addr)); return std::string(s); }());
+            }
+        }
+    }
+
+    static void alloca_(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const bool wg = !op.params.empty() && op.params[0] == "workgroup";
+        const Reg& n = in(fr, op, 0);
+        if (!n.uni) x.fail_at(op, -1, "a varying alloca size is not executed by the emulator");
+        const uint64_t bytes = static_cast<uint64_t>(n.i[0]);
+        const Attr* al = op.attr("align");
+        const uint64_t align = std::max<uint64_t>(al ? static_cast<uint64_t>(al->i) : 16, 1);
+        BufObj b;
+        b.kind = wg ? BufKind::Workgroup : BufKind::Private;
+        b.size = bytes;
+        b.name = std::string("buffer.alloca<") + (wg ? "workgroup" : "private") + "> at " + loc_str(op);
+        const uint64_t stride = wg ? 0 : (bytes + align - 1) / align * align;
+        const uint64_t total = wg ? bytes : stride * static_cast<uint64_t>(x.L);
+        auto mem = std::make_unique<uint8_t[]>(total + align);
+        std::memset(mem.get(), 0, total + align);
+        const uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
+        b.base = reinterpret_cast<uint8_t*>((p + align - 1) / align * align);
+        b.stride = stride;
+        b.address = reinterpret_cast<uintptr_t>(b.base);
+        if (wg) {
+            x.workgroup_bytes += bytes;
+            if (x.sh.options.checked) {
+                b.writer.assign(bytes, -1);
+                b.reader.assign(bytes, -1);
+            }
+        }
+        x.owned.push_back(std::move(mem));
+        Reg& r = out(fr, op);
+        r = Reg{};
+        r.kind = RK::Buf;
+        r.buf = x.add_buffer(std::move(b));
+        r.align = align;
+    }
+
+    static void buffer_view(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& b = in(fr, op, 0);
+        const Type& t = result_type(op, fr, 0);
+        Reg& r = out(fr, op);
+        r = Reg{};
+        r.kind = RK::View;
+        r.buf = b.buf;
+        r.elem = t.elem;
+        for (const Dim& d : t.dims) {
+            if (!d.is_dynamic()) {
+                r.dims.push_back(d.extent);
+                continue;
+            }
+            const Reg& dv = val(fr, d.value);
+            if (!dv.uni) x.fail_at(op, -1, "a view extent that varies between lanes is not executed by the emulator");
+            if (dv.i[0] < 0) x.fail_at(op, -1, "negative view extent " + std::to_string(dv.i[0]));
+            r.dims.push_back(dv.i[0]);
+        }
+        if (!op.indices.empty() && op.indices[0].is_value()) {
+            const Reg& o = val(fr, op.indices[0].value);
+            r.uni = o.uni;
+            r.off = o.i;
+        } else {
+            r.off = {op.indices.empty() ? 0 : op.indices[0].constant};
+        }
+    }
+
+    // Byte offsets (relative to each lane's buffer start) of the element at
+    // `idx` of view `v`, for the active lanes; -1 for inactive lanes.
+    // `trail` gives, for vector footprints, the extents that must fit on the
+    // trailing axes. Out-of-bounds accesses of active lanes fail.
+    static void addresses(Exec& x, const Op& op, Frame& fr, const Mask& m, const Reg& v, const std::vector<IndexEntry>& idx,
+                          const std::vector<int64_t>& trail, int es, std::vector<int64_t>& outv, bool& uniform,
+                          int64_t* contig = nullptr) {
+        if (contig) {
+            *contig = -1;
+            // Rank 1, an affine index of step 1, every lane active: one range check.
+            if (v.dims.size() == 1 && idx.size() == 1 && idx[0].is_value() && m.all && v.off.size() == 1 && trail.empty()) {
+                const Reg& r = fr.regs[static_cast<size_t>(idx[0].value)];
+                if (!r.uni && affine(r, x.L) && r.a1 == 1) {
+                    const BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+                    const int64_t lo = r.a0, hi = r.a0 + x.L - 1, off = v.off[0];
+                    if (lo >= 0 && hi < v.dims[0] && off >= 0 && static_cast<uint64_t>(off + (hi + 1) * es) <= B.size && (off + lo * es) % es == 0) {
+                        *contig = off + lo * es;
+                        uniform = false;
+                        outv.clear();
+                        return;
+                    }
+                }
+            }
+        }
+        const size_t rank = v.dims.size();
+        if (idx.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(idx.size()) + " entries for a rank-" + std::to_string(rank) + " view");
+        uniform = v.off.size() <= 1;
+        std::vector<const Reg*> regs(rank, nullptr);
+        for (size_t d = 0; d < rank; ++d)
+            if (idx[d].is_value()) {
+                regs[d] = &val(fr, idx[d].value);
+                if (!regs[d]->uni) uniform = false;
+            }
+        std::vector<int64_t> strides(rank, 1);
+        for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+        const BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        std::vector<int64_t> ext(rank, 1);
+        for (size_t t = 0; t < trail.size() && t < rank; ++t) ext[rank - trail.size() + t] = trail[t];
+        int64_t foot = 0;
+        for (size_t d = 0; d < rank; ++d) foot += (ext[d] - 1) * strides[d];
+        const int64_t lanes = uniform ? 1 : x.L;
+        outv.assign(static_cast<size_t>(lanes), -1);
+        // Rank 1, one varying index, a uniform offset, every lane active:
+        // check the index range once, then one multiply-add per lane.
+        if (rank == 1 && !uniform && m.all && regs[0] && !regs[0]->uni && v.off.size() == 1) {
+            const int64_t* ip = regs[0]->i.data();
+            int64_t lo = INT64_MAX, hi = INT64_MIN;
+            if (affine(*regs[0], x.L)) {
+                lo = std::min(regs[0]->a0, regs[0]->a0 + regs[0]->a1 * (x.L - 1));
+                hi = std::max(regs[0]->a0, regs[0]->a0 + regs[0]->a1 * (x.L - 1));
+            } else {
+                for (int64_t l = 0; l < x.L; ++l) {
+                    lo = std::min(lo, ip[l]);
+                    hi = std::max(hi, ip[l]);
+                }
+            }
+            const int64_t off = v.off[0];
+            if (lo >= 0 && hi + ext[0] <= v.dims[0] && off >= 0 && static_cast<uint64_t>(off + (hi + ext[0]) * es) <= B.size) {
+                int64_t* o = outv.data();
+                for (int64_t l = 0; l < x.L; ++l) o[l] = off + ip[l] * es;
+                return;
+            }
+        }
+        for (int64_t l = 0; l < lanes; ++l) {
+            if (!m.on(l) && !uniform) continue;
+            if (uniform && !m.any()) return;
+            int64_t lin = 0;
+            for (size_t d = 0; d < rank; ++d) {
+                const int64_t i = regs[d] ? regs[d]->i[regs[d]->uni ? 0 : static_cast<size_t>(l)] : idx[d].constant;
+                if (i < 0 || i + ext[d] > v.dims[d]) {
+                    std::string what = ext[d] > 1 ? "footprint [" + std::to_string(i) + ", " + std::to_string(i + ext[d]) + ")" : "index " + std::to_string(i);
+                    x.fail_at(op, uniform ? -1 : l, what + " out of bounds for axis " + std::to_string(d) + " of extent " + std::to_string(v.dims[d]));
+                }
+                lin += i * strides[d];
+            }
+            const int64_t off = v.off.size() == 1 ? v.off[0] : v.off[static_cast<size_t>(l)];
+            const int64_t byte = off + lin * es;
+            const int64_t end = off + (lin + foot) * es + es;
+            if (byte < 0 || static_cast<uint64_t>(end) > B.size)
+                x.fail_at(op, uniform ? -1 : l, "bytes [" + std::to_string(byte) + ", " + std::to_string(end) + ") outside " + B.name + " of " + std::to_string(B.size) + " bytes");
+            outv[static_cast<size_t>(l)] = byte;
+        }
+    }
+
+    // Whether byte offsets step by exactly `es` from lane to lane (and the
+    // base is aligned for the element type).
+    static bool contiguous(const std::vector<int64_t>& a, int64_t es) {
+        if (a.empty() || a[0] % es) return false;
+        const int64_t* p = a.data();
+        const int64_t n = static_cast<int64_t>(a.size());
+        bool ok = true;
+        for (int64_t l = 0; l < n; ++l) ok &= p[l] == p[0] + l * es;
+        return ok;
+    }
+
+    static void rd(ScalarKind k, const uint8_t* p, int64_t* io, double* fo, int ib) {
+        switch (k) {
+            case ScalarKind::I1: case ScalarKind::I8: *io = k == ScalarKind::I1 ? (*p & 1) : static_cast<int8_t>(*p); break;
+            case ScalarKind::I16: { int16_t v; std::memcpy(&v, p, 2); *io = v; break; }
+            case ScalarKind::I32: { int32_t v; std::memcpy(&v, p, 4); *io = v; break; }
+            case ScalarKind::I64: case ScalarKind::Offset: { int64_t v; std::memcpy(&v, p, 8); *io = v; break; }
+            case ScalarKind::Index: { if (ib == 32) { int32_t v; std::memcpy(&v, p, 4); *io = v; } else { int64_t v; std::memcpy(&v, p, 8); *io = v; } break; }
+            case ScalarKind::F32: { float v; std::memcpy(&v, p, 4); *fo = v; break; }
+            case ScalarKind::F64: { double v; std::memcpy(&v, p, 8); *fo = v; break; }
+            case ScalarKind::BF16: case ScalarKind::F16: { uint16_t v; std::memcpy(&v, p, 2); *fo = float_from_bits(k, v); break; }
+            default: break;
+        }
+    }
+
+    static void wr(ScalarKind k, uint8_t* p, int64_t iv, double fv, int ib) {
+        switch (k) {
+            case ScalarKind::I1: case ScalarKind::I8: *p = static_cast<uint8_t>(iv); break;
+            case ScalarKind::I16: { int16_t v = static_cast<int16_t>(iv); std::memcpy(p, &v, 2); break; }
+            case ScalarKind::I32: { int32_t v = static_cast<int32_t>(iv); std::memcpy(p, &v, 4); break; }
+            case ScalarKind::I64: case ScalarKind::Offset: std::memcpy(p, &iv, 8); break;
+            case ScalarKind::Index: { if (ib == 32) { int32_t v = static_cast<int32_t>(iv); std::memcpy(p, &v, 4); } else std::memcpy(p, &iv, 8); break; }
+            case ScalarKind::F32: { float v = static_cast<float>(fv); std::memcpy(p, &v, 4); break; }
+            case ScalarKind::F64: std::memcpy(p, &fv, 8); break;
+            case ScalarKind::BF16: case ScalarKind::F16: { uint16_t v = static_cast<uint16_t>(float_bits(k, fv)); std::memcpy(p, &v, 2); break; }
+            default: break;
+        }
+    }
+
+    // Checked-mode race detection on workgroup memory within a barrier epoch
+    // (loom.md §4.4): a lane touching bytes another lane wrote, or writing
+    // bytes another lane read, in the same epoch.
+    static void track(Exec& x, const Op& op, BufObj& B, int64_t lane, int64_t byte, int64_t n, bool write) {
+        if (B.kind != BufKind::Workgroup || B.writer.empty()) return;
+        for (int64_t q = byte; q < byte + n; ++q) {
+            int32_t& w = B.writer[static_cast<size_t>(q)];
+            int32_t& r = B.reader[static_cast<size_t>(q)];
+            const int32_t l = static_cast<int32_t>(lane);
+            const bool other_w = w != -1 && w != l;
+            const bool other_r = write && r != -1 && r != l;
+            if (other_w || other_r) {
+                const int32_t peer = other_w ? w : r;
+                x.fail_at(op, lane, "workgroup-memory race: " + std::string(write ? "writes " : "reads ") + std::to_string(n) + " bytes at offset " +
+                                        std::to_string(byte) + " of " + B.name + " that work-item " + std::to_string(peer) + " " +
+                                        (other_w ? "wrote" : "read") + " in the same barrier epoch");
+            }
+            if (write) w = l;
+            else r = (r == -1 || r == l) ? l : -2;
+        }
+    }
+
+    static void view_load(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v = in(fr, op, 0);
+        const int ib = x.sh.spec->facts.index_bits;
+        const int es = elem_bytes(v.elem, ib);
+        std::vector<int64_t> a;
+        bool uni = false;
+        int64_t contig = -1;
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const bool plain = !B.stride && B.writer.empty();
+        addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
+        if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+            Reg& o = out(fr, op);
+            size_num(o, v.elem, 1, {}, false, x.L);
+            if (v.elem == ScalarKind::F32) {
+                const float* src = reinterpret_cast<const float*>(B.base + contig);
+                // The next batch of this stream is this batch's neighbour:
+                // fetch it while copying this one.
+                for (int64_t l = 0; l < x.L; l += 16) __builtin_prefetch(src + x.L + l);
+                o.f.clear();
+                o.g.resize(static_cast<size_t>(x.L));
+                std::memcpy(o.g.data(), src, static_cast<size_t>(x.L) * 4);
+                o.fs = true;
+            } else {
+                const int32_t* src = reinterpret_cast<const int32_t*>(B.base + contig);
+                int64_t* o2 = o.i.data();
+                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+            }
+            return;
+        }
+        if (contig >= 0) {
+            a.resize(static_cast<size_t>(x.L));
+            for (int64_t l = 0; l < x.L; ++l) a[static_cast<size_t>(l)] = contig + l * es;
+        }
+        if (uni && B.stride) {
+            // One address, but every lane reads its own copy of per-lane memory.
+            const int64_t byte = a.empty() ? -1 : a[0];
+            a.assign(static_cast<size_t>(x.L), -1);
+            for (int64_t l = 0; l < x.L; ++l)
+                if (m.on(l)) a[static_cast<size_t>(l)] = byte;
+            uni = false;
+        }
+        Reg& o = out(fr, op);
+        size_num(o, v.elem, 1, {}, uni, x.L);
+        const bool fl = isf(v.elem);
+        if (!uni && m.all && !B.stride && B.writer.empty()) {
+            const uint8_t* base = B.base;
+            const int64_t* ap = a.data();
+            if (v.elem == ScalarKind::F32 && contiguous(a, 4)) {
+                const float* src = reinterpret_cast<const float*>(base + ap[0]);
+                double* o2 = o.f.data();
+                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+                return;
+            }
+            if (v.elem == ScalarKind::F32) {
+                double* o2 = o.f.data();
+                for (int64_t l = 0; l < x.L; ++l) { float t; std::memcpy(&t, base + ap[l], 4); o2[l] = t; }
+                return;
+            }
+            if (v.elem == ScalarKind::I32) {
+                int64_t* o2 = o.i.data();
+                for (int64_t l = 0; l < x.L; ++l) { int32_t t; std::memcpy(&t, base + ap[l], 4); o2[l] = t; }
+                return;
+            }
+        }
+        for (size_t l = 0; l < a.size(); ++l) {
+            if (a[l] < 0) continue;
+            const int64_t lane = uni ? 0 : static_cast<int64_t>(l);
+            track(x, op, B, lane, a[l], es, false);
+            rd(v.elem, B.base + lane * static_cast<int64_t>(B.stride) + a[l], fl ? nullptr : &o.i[l], fl ? &o.f[l] : nullptr, ib);
+        }
+        if (uni && B.kind == BufKind::Workgroup && x.sh.options.checked)
+            for (int64_t l = 0; l < x.L; ++l)
+                if (m.on(l)) track(x, op, B, l, a[0], es, false);
+    }
+
+    static void view_store(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& val0 = raw(fr, op, 0);
+        if (val0.lazy) materialize(val0);
+        const Reg& v = in(fr, op, 1);
+        const int ib = x.sh.spec->facts.index_bits;
+        const int es = elem_bytes(v.elem, ib);
+        std::vector<int64_t> a;
+        bool uni = false;
+        int64_t contig = -1;
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const bool plain = !B.stride && B.writer.empty() && !val0.uni;
+        addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
+        if (contig >= 0 && v.elem == ScalarKind::F32 && val0.fs) {
+            std::memcpy(B.base + contig, val0.g.data(), static_cast<size_t>(x.L) * 4);
+            return;
+        }
+        materialize(val0);
+        if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+            if (v.elem == ScalarKind::F32) {
+                float* dst = reinterpret_cast<float*>(B.base + contig);
+                const double* s2 = val0.f.data();
+                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<float>(s2[l]);
+            } else {
+                int32_t* dst = reinterpret_cast<int32_t*>(B.base + contig);
+                const int64_t* s2 = val0.i.data();
+                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<int32_t>(s2[l]);
+            }
+            return;
+        }
+        if (contig >= 0) {
+            a.resize(static_cast<size_t>(x.L));
+            for (int64_t l = 0; l < x.L; ++l) a[static_cast<size_t>(l)] = contig + l * es;
+        }
+        const bool fl = isf(v.elem);
+        if (uni && !val0.uni) uni = false;
+        if (uni && (B.stride || B.kind == BufKind::Workgroup || !m.all)) uni = false;
+        if (uni) {
+            if (!a.empty() && a[0] >= 0) wr(v.elem, B.base + a[0], fl ? 0 : val0.i[0], fl ? val0.f[0] : 0, ib);
+            return;
+        }
+        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && !B.stride && B.writer.empty()) {
+            uint8_t* base = B.base;
+            const int64_t* ap = a.data();
+            if (v.elem == ScalarKind::F32 && contiguous(a, 4)) {
+                float* dst = reinterpret_cast<float*>(base + ap[0]);
+                const double* s2 = val0.f.data();
+                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<float>(s2[l]);
+                return;
+            }
+            if (v.elem == ScalarKind::F32) {
+                const double* s2 = val0.f.data();
+                for (int64_t l = 0; l < x.L; ++l) { const float t = static_cast<float>(s2[l]); std::memcpy(base + ap[l], &t, 4); }
+                return;
+            }
+            if (v.elem == ScalarKind::I32) {
+                const int64_t* s2 = val0.i.data();
+                for (int64_t l = 0; l < x.L; ++l) { const int32_t t = static_cast<int32_t>(s2[l]); std::memcpy(base + ap[l], &t, 4); }
+                return;
+            }
+        }
+        for (int64_t l = 0; l < x.L; ++l) {
+            if (!m.on(l)) continue;
+            const int64_t byte = a.size() == 1 ? a[0] : a[static_cast<size_t>(l)];
+            if (byte < 0) continue;
+            const size_t e = val0.uni ? 0 : static_cast<size_t>(l);
+            track(x, op, B, l, byte, es, true);
+            wr(v.elem, B.base + l * static_cast<int64_t>(B.stride) + byte, fl ? 0 : val0.i[e], fl ? val0.f[e] : 0, ib);
+        }
+    }
+
+    // vector.load / vector.store / vector.fragment.store: the vector's axes on
+    // the view's trailing axes, the whole footprint in bounds.
+    static void vec_access(Exec& x, const Op& op, Frame& fr, const Mask& m, const Reg& v, Reg* load, const Reg* store,
+                           const std::vector<int64_t>& vshape) {
+        const int ib = x.sh.spec->facts.index_bits;
+        const int es = elem_bytes(v.elem, ib);
+        std::vector<int64_t> a;
+        bool uni = false;
+        addresses(x, op, fr, m, v, op.indices, vshape, es, a, uni);
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const size_t rank = v.dims.size();
+        // Element offsets of the vector relative to its origin.
+        int64_t vlen = 1;
+        for (int64_t e : vshape) vlen *= e;
+        std::vector<int64_t> rel(static_cast<size_t>(vlen));
+        {
+            std::vector<int64_t> strides(rank, 1);
+            for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+            const size_t r = vshape.size();
+            for (int64_t e = 0; e < vlen; ++e) {
+                int64_t rem = e, off = 0;
+                for (size_t t = r; t-- > 0;) {
+                    const int64_t c = rem % vshape[t];
+                    rem /= vshape[t];
+                    off += c * strides[rank - r + t];
+                }
+                rel[static_cast<size_t>(e)] = off * es;
+            }
+        }
+        const bool fl = isf(v.elem);
+        bool dense = true;
+        for (int64_t e = 0; e < vlen; ++e) dense &= rel[static_cast<size_t>(e)] == e * es;
+        if (load) {
+            const bool luni = uni && !B.stride;
+            size_num(*load, v.elem, vlen, vshape, luni, x.L);
+        }
+        const int64_t lanes = (load && load->uni) ? 1 : x.L;
+        for (int64_t l = 0; l < lanes; ++l) {
+            if (!(load && load->uni) && !m.on(l)) continue;
+            const int64_t byte = a.size() == 1 ? a[0] : a[static_cast<size_t>(l)];
+            if (byte < 0) continue;
+            uint8_t* base = B.base + l * static_cast<int64_t>(B.stride) + byte;
+            if (load) {
+                int64_t* io = fl ? nullptr : load->i.data() + l * vlen;
+                double* fo = fl ? load->f.data() + l * vlen : nullptr;
+                if (dense && v.elem == ScalarKind::F32) {
+                    const float* s = reinterpret_cast<const float*>(base);
+                    for (int64_t e = 0; e < vlen; ++e) { float t; std::memcpy(&t, s + e, 4); fo[e] = t; }
+                } else if (dense && v.elem == ScalarKind::BF16) {
+                    for (int64_t e = 0; e < vlen; ++e) {
+                        uint16_t h;
+                        std::memcpy(&h, base + 2 * e, 2);
+                        fo[e] = std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+                    }
+                } else if (dense && v.elem == ScalarKind::I32) {
+                    for (int64_t e = 0; e < vlen; ++e) { int32_t t; std::memcpy(&t, base + 4 * e, 4); io[e] = t; }
+                } else {
+                    for (int64_t e = 0; e < vlen; ++e) rd(v.elem, base + rel[static_cast<size_t>(e)], io ? io + e : nullptr, fo ? fo + e : nullptr, ib);
+                }
+                if (B.kind == BufKind::Workgroup && x.sh.options.checked)
+                    for (int64_t e = 0; e < vlen; ++e) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, false);
+            } else {
+                const size_t s0 = store->uni ? 0 : static_cast<size_t>(l * vlen);
+                if (dense && B.writer.empty() && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+                    if (v.elem == ScalarKind::F32)
+                        for (int64_t e = 0; e < vlen; ++e) { const float t = static_cast<float>(store->f[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
+                    else
+                        for (int64_t e = 0; e < vlen; ++e) { const int32_t t = static_cast<int32_t>(store->i[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
+                    continue;
+                }
+                for (int64_t e = 0; e < vlen; ++e) {
+                    if (B.kind == BufKind::Workgroup && x.sh.options.checked) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
+                    wr(v.elem, base + rel[static_cast<size_t>(e)], fl ? 0 : store->i[s0 + static_cast<size_t>(e)], fl ? store->f[s0 + static_cast<size_t>(e)] : 0, ib);
+                }
+            }
+        }
+    }
+
+    static void vector_load(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        vlen_of(t, fr, &shape);
+        Reg r;
+        vec_access(x, op, fr, m, in(fr, op, 0), &r, nullptr, shape);
+        out(fr, op) = std::move(r);
+    }
+
+    static void vector_store(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& s = in(fr, op, 0);
+        vec_access(x, op, fr, m, in(fr, op, 1), nullptr, &s, s.vshape.empty() ? std::vector<int64_t>{s.vlen} : s.vshape);
+    }
+
+    // --- atomics (lanes in lane order) --------------------------------------------
+    static void atomic(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const std::string& n = op.name;
+        const bool is_load = n == "view.atomic.load";
+        const bool is_store = n == "view.atomic.store";
+        const bool is_cx = n == "view.atomic.cmpxchg";
+        const size_t vi = is_load ? 0 : is_cx ? 2 : 1;
+        const Reg& v = in(fr, op, vi);
+        const int ib = x.sh.spec->facts.index_bits;
+        const int es = elem_bytes(v.elem, ib);
+        const std::string kind = op.params.empty() ? "" : op.params[0];
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        if (x.sh.options.checked && x.sh.options.shared_placement && B.kind == BufKind::Binding && (kind == "maxnumf" || kind == "maximumf"))
+            x.fail_at(op, -1, "gfx1151 float atomic max (" + kind + ") does not update coherent shared memory; this binding may be on a shared placement");
+        std::vector<int64_t> a;
+        bool uni = false;
+        addresses(x, op, fr, m, v, op.indices, {}, es, a, uni);
+        const bool fl = isf(v.elem);
+        const ScalarKind k = v.elem;
+        Reg res, ok;
+        if (!is_store) size_num(res, k, 1, {}, false, x.L);
+        if (is_cx) size_num(ok, ScalarKind::I1, 1, {}, false, x.L);
+        auto get = [&](const Reg& r, int64_t l, int64_t& i, double& f) {
+            const size_t e = r.uni ? 0 : static_cast<size_t>(l);
+            if (fl) f = r.f[e];
+            else i = r.i[e];
+        };
+        for (int64_t l = 0; l < x.L; ++l) {
+            if (!m.on(l)) continue;
+            const int64_t byte = a.size() == 1 ? a[0] : a[static_cast<size_t>(l)];
+            uint8_t* p = B.base + l * static_cast<int64_t>(B.stride) + byte;
+            int64_t oi = 0;
+            double of = 0;
+            rd(k, p, &oi, &of, ib);
+            if (!is_store) {
+                if (fl) res.f[static_cast<size_t>(l)] = of;
+                else res.i[static_cast<size_t>(l)] = oi;
+            }
+            if (is_load) continue;
+            int64_t ai = 0, ci = 0;
+            double af = 0, cf = 0;
+            if (is_store) {
+                get(in(fr, op, 0), l, ai, af);
+                wr(k, p, ai, af, ib);
+                continue;
+            }
+            if (is_cx) {
+                get(in(fr, op, 0), l, ci, cf);
+                get(in(fr, op, 1), l, ai, af);
+                const bool same = fl ? float_bits(k, of) == float_bits(k, cf) : uval(k, oi) == uval(k, ci);
+                ok.i[static_cast<size_t>(l)] = same;
+                if (same) wr(k, p, ai, af, ib);
+                continue;
+            }
+            get(in(fr, op, 0), l, ai, af);
+            int64_t ni = oi;
+            double nf = of;
+            if (kind == "exchange") ni = ai, nf = af;
+            else if (kind == "add") fl ? void(nf = fround(k, of + af)) : void(ni = wrap_int(k, static_cast<int64_t>(static_cast<uint64_t>(oi) + static_cast<uint64_t>(ai))));
+            else if (kind == "sub") fl ? void(nf = fround(k, of - af)) : void(ni = wrap_int(k, static_cast<int64_t>(static_cast<uint64_t>(oi) - static_cast<uint64_t>(ai))));
+            else if (kind == "and") ni = oi & ai;
+            else if (kind == "or") ni = oi | ai;
+            else if (kind == "xor") ni = oi ^ ai;
+            else if (kind == "maxsi" || kind == "max") ni = std::max(oi, ai);
+            else if (kind == "minsi" || kind == "min") ni = std::min(oi, ai);
+            else if (kind == "maxui" || kind == "umax") ni = uval(k, oi) >= uval(k, ai) ? oi : ai;
+            else if (kind == "minui" || kind == "umin") ni = uval(k, oi) <= uval(k, ai) ? oi : ai;
+            else if (kind == "maxnumf") nf = std::fmax(of, af);
+            else if (kind == "minnumf") nf = std::fmin(of, af);
+            else if (kind == "maximumf") nf = std::isnan(of) || std::isnan(af) ? of + af : std::fmax(of, af);
+            else if (kind == "minimumf") nf = std::isnan(of) || std::isnan(af) ? of + af : std::fmin(of, af);
+            else x.fail_at(op, l, "unknown atomic kind '" + kind + "'");
+            wr(k, p, ni, nf, ib);
+        }
+        if (!is_store && !op.results.empty()) out(fr, op, 0) = std::move(res);
+        if (is_cx && op.results.size() > 1) out(fr, op, 1) = std::move(ok);
+    }
+
+    static void nop(Exec&, const Op&, Frame&, const Mask&) {}
+
+    static void barrier(Exec& x, const Op& op, Frame&, const Mask& m) {
+        if (!m.all) {
+            for (int64_t l = 0; l < x.L; ++l)
+                if (!m.on(l)) x.fail_at(op, l, "barrier under divergent control flow: this work-item does not reach it");
+        }
+        for (BufObj& b : x.bufs)
+            if (b.kind == BufKind::Workgroup && !b.writer.empty()) {
+                std::fill(b.writer.begin(), b.writer.end(), -1);
+                std::fill(b.reader.begin(), b.reader.end(), -1);
+            }
+    }
+
+    // --- vectors -------------------------------------------------------------------
+    static void splat(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& s = in(fr, op, 0);
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        Reg& o = out(fr, op);
+        size_num(o, s.elem, vlen, shape, s.uni, x.L);
+        const int64_t lanes = s.uni ? 1 : x.L;
+        for (int64_t l = 0; l < lanes; ++l)
+            for (int64_t e = 0; e < vlen; ++e) {
+                if (isf(s.elem)) o.f[static_cast<size_t>(l * vlen + e)] = s.f[static_cast<size_t>(l)];
+                else o.i[static_cast<size_t>(l * vlen + e)] = s.i[static_cast<size_t>(l)];
+            }
+    }
+
+    static void iota(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& base = in(fr, op, 0);
+        const Reg& step = in(fr, op, 1);
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        Reg tb, ts;
+        const bool uni = base.uni && step.uni;
+        const Reg& B = uni ? base : varying(base, tb, x.L);
+        const Reg& S = uni ? step : varying(step, ts, x.L);
+        Reg& o = out(fr, op);
+        size_num(o, t.elem, vlen, shape, uni, x.L);
+        const int64_t lanes = uni ? 1 : x.L;
+        for (int64_t l = 0; l < lanes; ++l)
+            for (int64_t e = 0; e < vlen; ++e) {
+                const size_t q = static_cast<size_t>(l * vlen + e);
+                if (isf(t.elem)) o.f[q] = fround(t.elem, B.f[static_cast<size_t>(l)] + static_cast<double>(e) * S.f[static_cast<size_t>(l)]);
+                else o.i[q] = wrap_int(t.elem, static_cast<int64_t>(static_cast<uint64_t>(B.i[static_cast<size_t>(l)]) + static_cast<uint64_t>(e) * static_cast<uint64_t>(S.i[static_cast<size_t>(l)])));
+            }
+    }
+
+    static void mask_range(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& lo = in(fr, op, 0);
+        const Reg& hi = in(fr, op, 1);
+        const Reg& st = in(fr, op, 2);
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        const bool uni = lo.uni && hi.uni && st.uni;
+        Reg& o = out(fr, op);
+        size_num(o, ScalarKind::I1, vlen, shape, uni, x.L);
+        const int64_t lanes = uni ? 1 : x.L;
+        for (int64_t l = 0; l < lanes; ++l) {
+            auto g = [&](const Reg& r) { return r.i[r.uni ? 0 : static_cast<size_t>(l)]; };
+            for (int64_t e = 0; e < vlen; ++e) o.i[static_cast<size_t>(l * vlen + e)] = g(lo) + e * g(st) < g(hi);
+        }
+    }
+
+    static int64_t leading_index(Exec& x, const Op& op, Frame& fr, const Reg& v, int64_t l, int64_t& inner) {
+        // vector.extract / insert: leading indices select a sub-vector.
+        int64_t lin = 0, rest = v.vlen;
+        for (size_t d = 0; d < op.indices.size(); ++d) {
+            const int64_t ext = d < v.vshape.size() ? v.vshape[d] : 1;
+            rest /= ext;
+            const IndexEntry& ie = op.indices[d];
+            const int64_t i = ie.is_value() ? [&] { const Reg& r = val(fr, ie.value); return r.i[r.uni ? 0 : static_cast<size_t>(l)]; }() : ie.constant;
+            if (i < 0 || i >= ext) x.fail_at(op, l, "vector index " + std::to_string(i) + " out of bounds for extent " + std::to_string(ext));
+            lin = lin * ext + i;
+        }
+        inner = rest;
+        return lin * rest;
+    }
+
+    static bool indices_uniform(Frame& fr, const Op& op) {
+        for (const IndexEntry& ie : op.indices)
+            if (ie.is_value() && !val(fr, ie.value).uni) return false;
+        return true;
+    }
+
+    static void extract(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v = in(fr, op, 0);
+        const bool uni = v.uni && indices_uniform(fr, op);
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        Reg& o = out(fr, op);
+        size_num(o, v.elem, vlen, shape, uni, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+            if (!uni && !m.on(l)) continue;
+            int64_t inner = 0;
+            const int64_t at = leading_index(x, op, fr, v, l, inner);
+            const size_t src = static_cast<size_t>((v.uni ? 0 : l * v.vlen) + at);
+            for (int64_t e = 0; e < vlen; ++e) {
+                if (isf(v.elem)) o.f[static_cast<size_t>(l * vlen + e)] = v.f[src + static_cast<size_t>(e)];
+                else o.i[static_cast<size_t>(l * vlen + e)] = v.i[src + static_cast<size_t>(e)];
+            }
+        }
+    }
+
+    static void insert(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& s = in(fr, op, 0);
+        const Reg& v = in(fr, op, 1);
+        const bool uni = v.uni && s.uni && indices_uniform(fr, op);
+        Reg tv;
+        Reg o = uni ? v : varying(v, tv, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+            if (!uni && !m.on(l)) continue;
+            int64_t inner = 0;
+            const int64_t at = leading_index(x, op, fr, v, l, inner);
+            const size_t dst = static_cast<size_t>(l * v.vlen + at);
+            const size_t src = static_cast<size_t>(s.uni ? 0 : l * s.vlen);
+            for (int64_t e = 0; e < s.vlen; ++e) {
+                if (isf(v.elem)) o.f[dst + static_cast<size_t>(e)] = s.f[src + static_cast<size_t>(e)];
+                else o.i[dst + static_cast<size_t>(e)] = s.i[src + static_cast<size_t>(e)];
+            }
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // One reduction step of `kind` in type k.
+    static void red_step(const std::string& kind, ScalarKind k, int64_t& ai, double& af, int64_t bi, double bf, bool& ok) {
+        ok = true;
+        auto U = [k](int64_t v) { return uval(k, v); };
+        if (kind == "add") isf(k) ? void(af = fround(k, af + bf)) : void(ai = wrap_int(k, static_cast<int64_t>(static_cast<uint64_t>(ai) + static_cast<uint64_t>(bi))));
+        else if (kind == "mul") isf(k) ? void(af = fround(k, af * bf)) : void(ai = wrap_int(k, static_cast<int64_t>(static_cast<uint64_t>(ai) * static_cast<uint64_t>(bi))));
+        else if (kind == "and") ai &= bi;
+        else if (kind == "or") ai |= bi;
+        else if (kind == "xor") ai ^= bi;
+        else if (kind == "minsi") ai = std::min(ai, bi);
+        else if (kind == "maxsi") ai = std::max(ai, bi);
+        else if (kind == "minui") ai = U(ai) <= U(bi) ? ai : bi;
+        else if (kind == "maxui") ai = U(ai) >= U(bi) ? ai : bi;
+        else if (kind == "minnumf") af = std::fmin(af, bf);
+        else if (kind == "maxnumf") af = std::fmax(af, bf);
+        else if (kind == "minimumf") af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? af : bf) : std::fmin(af, bf));
+        else if (kind == "maximumf") af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? bf : af) : std::fmax(af, bf));
+        else ok = false;
+    }
+
+    static std::string red_kind(const Op& op) {
+        if (op.params.empty()) return "";
+        const std::string& p = op.params[0];
+        return p.substr(0, p.find(','));
+    }
+
+    static void vreduce(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const Reg& init = in(fr, op, 1);
+        const std::string kind = red_kind(op);
+        const bool uni = v.uni && init.uni;
+        Reg& o = out(fr, op);
+        Reg tmp;
+        size_num(tmp, v.elem, 1, {}, uni, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+            const size_t il = init.uni ? 0 : static_cast<size_t>(l);
+            int64_t ai = isf(v.elem) ? 0 : init.i[il];
+            double af = isf(v.elem) ? init.f[il] : 0;
+            const size_t base = static_cast<size_t>(v.uni ? 0 : l * v.vlen);
+            for (int64_t e = 0; e < v.vlen; ++e) {
+                bool ok;
+                red_step(kind, v.elem, ai, af, isf(v.elem) ? 0 : v.i[base + static_cast<size_t>(e)], isf(v.elem) ? v.f[base + static_cast<size_t>(e)] : 0, ok);
+                if (!ok) x.fail_at(op, -1, "unknown reduction kind '" + kind + "'");
+            }
+            if (isf(v.elem)) tmp.f[static_cast<size_t>(l)] = af;
+            else tmp.i[static_cast<size_t>(l)] = ai;
+        }
+        o = std::move(tmp);
+    }
+
+    // --- subgroups (lockstep batches only) ----------------------------------------
+    static int64_t sg_size(const Exec& x) { return std::max(1, x.sh.spec->facts.subgroup_size); }
+
+    static void sg_reduce(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v0 = in(fr, op, 0);
+        const std::string kind = red_kind(op);
+        const Attr* cs = op.attr("cluster_size");
+        const int64_t sg = sg_size(x);
+        const int64_t cluster = cs ? cs->i : sg;
+        if (v0.uni && (kind == "minnumf" || kind == "maxnumf" || kind == "minsi" || kind == "maxsi" || kind == "minui" || kind == "maxui" || kind == "and" || kind == "or" || kind == "minimumf" || kind == "maximumf")) {
+            out(fr, op) = v0;
+            return;
+        }
+        Reg tv;
+        const Reg& v = varying(v0, tv, x.L);
+        Reg o;
+        size_num(o, v.elem, v.vlen, v.vshape, false, x.L);
+        for (int64_t l0 = 0; l0 < x.L; l0 += cluster) {
+            for (int64_t e = 0; e < v.vlen; ++e) {
+                int64_t ai = 0;
+                double af = 0;
+                bool first = true;
+                for (int64_t l = l0; l < std::min(x.L, l0 + cluster); ++l) {
+                    if (!m.on(l)) continue;
+                    const size_t q = static_cast<size_t>(l * v.vlen + e);
+                    if (first) {
+                        ai = isf(v.elem) ? 0 : v.i[q];
+                        af = isf(v.elem) ? v.f[q] : 0;
+                        first = false;
+                        continue;
+                    }
+                    bool ok;
+                    red_step(kind, v.elem, ai, af, isf(v.elem) ? 0 : v.i[q], isf(v.elem) ? v.f[q] : 0, ok);
+                    if (!ok) x.fail_at(op, -1, "unknown reduction kind '" + kind + "'");
+                }
+                for (int64_t l = l0; l < std::min(x.L, l0 + cluster); ++l) {
+                    const size_t q = static_cast<size_t>(l * v.vlen + e);
+                    if (isf(v.elem)) o.f[q] = af;
+                    else o.i[q] = ai;
+                }
+            }
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    static void sg_broadcast(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v0 = in(fr, op, 0);
+        if (v0.uni) {
+            out(fr, op) = v0;
+            return;
+        }
+        const bool first = op.name == "kernel.subgroup.broadcast.first";
+        const int64_t sg = sg_size(x);
+        Reg o;
+        size_num(o, v0.elem, v0.vlen, v0.vshape, false, x.L);
+        for (int64_t l0 = 0; l0 < x.L; l0 += sg) {
+            int64_t src = -1;
+            if (first) {
+                for (int64_t l = l0; l < std::min(x.L, l0 + sg); ++l)
+                    if (m.on(l)) { src = l; break; }
+            } else {
+                const Reg& s = in(fr, op, 1);
+                src = l0 + s.i[s.uni ? 0 : static_cast<size_t>(l0)];
+            }
+            if (src < l0 || src >= std::min(x.L, l0 + sg)) src = l0;
+            for (int64_t l = l0; l < std::min(x.L, l0 + sg); ++l)
+                for (int64_t e = 0; e < v0.vlen; ++e) {
+                    if (isf(v0.elem)) o.f[static_cast<size_t>(l * v0.vlen + e)] = v0.f[static_cast<size_t>(src * v0.vlen + e)];
+                    else o.i[static_cast<size_t>(l * v0.vlen + e)] = v0.i[static_cast<size_t>(src * v0.vlen + e)];
+                }
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    static void sg_shuffle(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        Reg tv;
+        const Reg& v = varying(in(fr, op, 0), tv, x.L);
+        const Reg& s = in(fr, op, 1);
+        const std::string mode = op.params.empty() ? "index" : op.params[0];
+        const int64_t sg = sg_size(x);
+        Reg o, ok;
+        size_num(o, v.elem, v.vlen, v.vshape, false, x.L);
+        size_num(ok, ScalarKind::I1, 1, {}, false, x.L);
+        for (int64_t l = 0; l < x.L; ++l) {
+            const int64_t base = l / sg * sg, lane = l % sg;
+            const int64_t arg = s.i[s.uni ? 0 : static_cast<size_t>(l)];
+            int64_t src = mode == "xor" ? (lane ^ arg) : mode == "up" ? lane - arg : mode == "down" ? lane + arg : arg;
+            const bool valid = src >= 0 && src < sg && base + src < x.L && m.on(base + src);
+            if (!valid) src = lane;
+            ok.i[static_cast<size_t>(l)] = valid;
+            for (int64_t e = 0; e < v.vlen; ++e) {
+                const size_t d = static_cast<size_t>(l * v.vlen + e), q = static_cast<size_t>((base + src) * v.vlen + e);
+                if (isf(v.elem)) o.f[d] = v.f[q];
+                else o.i[d] = v.i[q];
+            }
+        }
+        out(fr, op, 0) = std::move(o);
+        if (op.results.size() > 1) out(fr, op, 1) = std::move(ok);
+    }
+
+    static void sg_vote(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        Reg tv;
+        const Reg& c = varying(in(fr, op, 0), tv, x.L);
+        const std::string n = op.name;
+        const std::string mode = !op.params.empty() ? op.params[0] : n.substr(n.rfind('.') + 1);
+        const int64_t sg = sg_size(x);
+        const ScalarKind rk = result_type(op, fr, 0).elem;
+        Reg o;
+        size_num(o, rk, 1, {}, false, x.L);
+        for (int64_t l0 = 0; l0 < x.L; l0 += sg) {
+            uint64_t bits = 0;
+            bool all = true, any = false;
+            for (int64_t l = l0; l < std::min(x.L, l0 + sg); ++l) {
+                if (!m.on(l)) continue;
+                const bool b = c.i[static_cast<size_t>(l)] != 0;
+                if (b) bits |= uint64_t{1} << (l - l0);
+                all = all && b;
+                any = any || b;
+            }
+            const int64_t r = mode == "ballot" ? wrap_int(rk, static_cast<int64_t>(bits)) : mode == "all" ? all : any;
+            for (int64_t l = l0; l < std::min(x.L, l0 + sg); ++l) o.i[static_cast<size_t>(l)] = r;
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // --- bfp16 encodings, fragments, mma --------------------------------------------
+    static void encoding_define(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        Reg& r = out(fr, op);
+        r = Reg{};
+        r.kind = RK::Enc;
+        const Attr* p = op.attr("params");
+        if (p && p->dict) {
+            auto fmt = p->dict->find("element_format");
+            if (fmt == p->dict->end() || fmt->second.s != "bfp16ebs8")
+                x.fail_at(op, -1, "valid Loom, not executed by the emulator: encodings other than bfp16ebs8");
+            auto rd_ = p->dict->find("rounding");
+            r.even = rd_ != p->dict->end() && rd_->second.s.find("nearest_even") != std::string::npos;
+        }
+    }
+
+    // A payload of bfp16ebs8 blocks: the values stay as floats (opaque to the
+    // program); quantisation happens where the blocking is known.
+    static void encode(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v = in(fr, op, 0);
+        const Reg& s = in(fr, op, 1);
+        if (v.vlen % 8) x.fail_at(op, -1, "bfp16ebs8 needs a multiple of 8 elements, got " + std::to_string(v.vlen));
+        (void)m;  // NaN and Inf are refused where the payload's matrix role is known
+        const bool even = s.even;
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = v;
+        o.kind = RK::Payload;
+        o.even = even;
+    }
+
+    // Quantise `n` problems of rows x cols (row-major floats) in 8-blocks
+    // along rows (along_rows) or along columns, in place.
+    static void quantise(double* vals, int64_t lanes, int64_t stride, int64_t rows, int64_t cols, bool along_rows, bool even) {
+        const int64_t blocks = rows * cols / 8;
+        std::vector<float> f(static_cast<size_t>(rows * cols)), q(f.size());
+        std::vector<uint8_t> enc(static_cast<size_t>(blocks) * kernels::kBfp16BlockBytes);
+        const auto rounding = even ? kernels::BfpRounding::even : kernels::BfpRounding::floor;
+        for (int64_t l = 0; l < lanes; ++l) {
+            double* p = vals + l * stride;
+            size_t t = 0;
+            if (along_rows) {
+                for (int64_t e = 0; e < rows * cols; ++e) f[t++] = static_cast<float>(p[e]);
+            } else {
+                for (int64_t c = 0; c < cols; ++c)
+                    for (int64_t r = 0; r < rows; ++r) f[t++] = static_cast<float>(p[r * cols + c]);
+            }
+            kernels::bfp16_encode(f.data(), enc.data(), static_cast<size_t>(blocks), rounding);
+            kernels::bfp16_decode(enc.data(), q.data(), static_cast<size_t>(blocks));
+            t = 0;
+            if (along_rows) {
+                for (int64_t e = 0; e < rows * cols; ++e) p[e] = q[t++];
+            } else {
+                for (int64_t c = 0; c < cols; ++c)
+                    for (int64_t r = 0; r < rows; ++r) p[r * cols + c] = q[t++];
+            }
+        }
+    }
+
+    // A data check, not a device fault (Note [Data checks are not device
+    // faults] in errors.h): bfp16ebs8 cannot encode NaN or Inf. The element
+    // is named as the built-in gemm names it, (record, row, column) of the
+    // operand's own matrix, with its role.
+    static void refuse_nonfinite(const Exec& x, const Op& op, const Mask& m, const Reg& p, const std::string& role, int64_t cols) {
+        bool all_finite = true;
+        for (double f : p.f) all_finite &= std::fabs(f) <= std::numeric_limits<double>::max();
+        if (all_finite) return;
+        for (int64_t l = 0; l < (p.uni ? 1 : x.L); ++l) {
+            if (!p.uni && !m.on(l)) continue;
+            for (int64_t e = 0; e < p.vlen; ++e) {
+                const double f = p.f[static_cast<size_t>(l * p.vlen + e)];
+                if (std::isfinite(f)) continue;
+                const std::string who = x.sh.gpu ? x.where(l) : "record " + std::to_string(x.first_ + l);
+                kernels::bfp16_unencodable(loc_str(op) + ": " + op.name + " (" + who + ")",
+                                           (role.empty() ? "" : role + " ") + "element (" + std::to_string(x.sh.gpu ? l : x.first_ + l) + ", " +
+                                               std::to_string(e / cols) + ", " + std::to_string(e % cols) + ")",
+                                           static_cast<float>(f));
+            }
+        }
+    }
+
+    static void decode(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& p = in(fr, op, 0);
+        if (p.kind != RK::Payload) x.fail_at(op, -1, "operand is not a bfp16ebs8 payload");
+        refuse_nonfinite(x, op, m, p, "", p.vlen);
+        Reg o = p;
+        o.kind = RK::Num;
+        quantise(o.f.data(), o.uni ? 1 : x.L, o.vlen, 1, o.vlen, true, p.even);
+        const ScalarKind to = result_type(op, fr, 0).elem;
+        for (double& d : o.f) d = fround(to, d);
+        o.elem = to;
+        out(fr, op) = std::move(o);
+    }
+
+    static int64_t entry(Frame& fr, const IndexEntry& e) { return e.is_value() ? val(fr, e.value).i.at(0) : e.constant; }
+
+    static void fragment(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& d = in(fr, op, 0);
+        const std::string role = op.params.empty() ? "" : op.params[0];
+        if (op.shape.size() != 2) x.fail_at(op, -1, "valid Loom, not executed by the emulator: fragments with a block count");
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = d;
+        o.kind = RK::Frag;
+        o.role = role;
+        o.rows = entry(fr, op.shape[0]);
+        o.cols = entry(fr, op.shape[1]);
+        if (o.rows * o.cols != d.vlen)
+            x.fail_at(op, -1, "fragment shape [" + std::to_string(o.rows) + ", " + std::to_string(o.cols) + "] does not cover the " + std::to_string(d.vlen) + " values");
+        if (o.f.empty()) {  // integer data: keep as floats
+            o.f.assign(o.i.begin(), o.i.end());
+            o.i.clear();
+        }
+        if (d.kind == RK::Payload) {
+            refuse_nonfinite(x, op, m, o, role, o.cols);
+            // K is the blocked axis of both operands (payload_packing=target_fragment).
+            const bool rows_blocked = role != "rhs";
+            if ((rows_blocked ? o.cols : o.rows) % 8)
+                x.fail_at(op, -1, "bfp16ebs8 blocks run along K, which is not a multiple of 8");
+            quantise(o.f.data(), o.uni ? 1 : x.L, o.vlen, o.rows, o.cols, rows_blocked, d.even);
+        }
+    }
+
+    static void mma(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a0 = in(fr, op, 0);
+        const Reg& b0 = in(fr, op, 1);
+        const Reg& c0 = in(fr, op, 2);
+        if (a0.kind != RK::Frag || b0.kind != RK::Frag || c0.kind != RK::Frag) x.fail_at(op, -1, "operands must be vector.fragment values");
+        const int64_t M = a0.rows, K = a0.cols, N = b0.cols;
+        if (b0.rows != K || c0.rows != M || c0.cols != N) x.fail_at(op, -1, "fragment shapes do not chain: lhs [M, K], rhs [K, N], init [M, N]");
+        Reg ta, tb, tc;
+        const bool uni = a0.uni && b0.uni && c0.uni;
+        const Reg& a = uni ? a0 : varying(a0, ta, x.L);
+        const Reg& b = uni ? b0 : varying(b0, tb, x.L);
+        const Reg& c = uni ? c0 : varying(c0, tc, x.L);
+        const int64_t lanes = uni ? 1 : x.L;
+        // Operand and product storage kept by the interpreter: a batch's
+        // operands are hundreds of KiB, fresh pages for every call cost more
+        // than the products.
+        std::vector<uint16_t>& A = x.mma_a;
+        std::vector<uint16_t>& B = x.mma_b;
+        std::vector<float>& C = x.mma_c;
+        A.resize(static_cast<size_t>(lanes * M * K));
+        B.resize(static_cast<size_t>(lanes * K * N));
+        C.resize(static_cast<size_t>(lanes * M * N));
+        for (size_t e = 0; e < A.size(); ++e) A[e] = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(static_cast<float>(a.f[e])));
+        for (size_t e = 0; e < B.size(); ++e) B[e] = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(static_cast<float>(b.f[e])));
+        if (M == 8 && N == 8 && K == 8) kernels::matmul_bf16_8x8_batched(A.data(), B.data(), C.data(), static_cast<size_t>(lanes));
+        else kernels::matmul_bf16(A.data(), B.data(), C.data(), static_cast<size_t>(lanes), static_cast<size_t>(M), static_cast<size_t>(K), static_cast<size_t>(N), nullptr, nullptr);
+        Reg& o = out(fr, op);  // assigned in place: the register keeps its storage between batches
+        o = c;
+        o.role = "result";
+        o.elem = ScalarKind::F32;
+        for (size_t e = 0; e < C.size(); ++e) {
+            const double init = o.f[e];
+            o.f[e] = init == 0.0 ? C[e] : static_cast<double>(C[e] + static_cast<float>(init));
+        }
+    }
+
+    static void fragment_store(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& p = in(fr, op, 0);
+        const Reg& v = in(fr, op, 1);
+        std::vector<int64_t> shape;
+        for (const IndexEntry& e : op.shape) shape.push_back(entry(fr, e));
+        if (isf(v.elem)) {
+            vec_access(x, op, fr, m, v, nullptr, &p, shape);
+            return;
+        }
+        Reg s = p;
+        s.kind = RK::Num;
+        s.i.resize(s.f.size());
+        for (size_t e = 0; e < s.f.size(); ++e) s.i[e] = static_cast<int64_t>(s.f[e]);
+        vec_access(x, op, fr, m, v, nullptr, &s, shape);
+    }
+
+    // --- control flow -----------------------------------------------------------------
+    static Mask narrow(const Exec& x, const Mask& m, const Reg& c, bool want) {
+        Mask r;
+        r.all = false;
+        r.m.resize(static_cast<size_t>(x.L));
+        for (int64_t l = 0; l < x.L; ++l) r.m[static_cast<size_t>(l)] = m.on(l) && ((c.i[static_cast<size_t>(l)] != 0) == want);
+        return r;
+    }
+
+    static void merge(Exec& x, Reg& dst, const Reg& t, const Reg& e, const Mask& tm) {
+        if (t.kind != RK::Num && t.kind != RK::Payload && t.kind != RK::Frag) {
+            dst = t;
+            return;
+        }
+        Reg tt, te;
+        const Reg& T = varying(t, tt, x.L);
+        const Reg& E = varying(e, te, x.L);
+        dst = T;
+        dst.aff = -1;  // the merged lanes are a new sequence
+        for (int64_t l = 0; l < x.L; ++l) {
+            if (tm.on(l)) continue;
+            for (int64_t j = 0; j < T.vlen; ++j) {
+                const size_t q = static_cast<size_t>(l * T.vlen + j);
+                if (!dst.f.empty()) dst.f[q] = E.f[q];
+                else dst.i[q] = E.i[q];
+            }
+        }
+    }
+
+    static void scf_if(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& c = in(fr, op, 0);
+        const bool has_else = op.regions.size() > 1;
+        auto results = [&](const Op* term, std::vector<Reg>& out_) {
+            out_.clear();
+            if (term)
+                for (ValueId v : term->operands) out_.push_back(val(fr, v));
+        };
+        if (c.uni) {
+            if (!m.any()) return;
+            const Region* r = c.i[0] ? &op.regions[0] : (has_else ? &op.regions[1] : nullptr);
+            if (!r) return;
+            const Op* term = x.run_region(*r, fr, m);
+            std::vector<Reg> res;
+            results(term, res);
+            for (size_t k = 0; k < op.results.size() && k < res.size(); ++k) out(fr, op, k) = std::move(res[k]);
+            return;
+        }
+        // Every active lane agreeing is the common case (a guarded tail
+        // only diverges in one batch): run one side under the same mask.
+        int64_t on = 0, active = 0;
+        for (int64_t l = 0; l < x.L; ++l)
+            if (m.on(l)) {
+                ++active;
+                on += c.i[static_cast<size_t>(l)] != 0;
+            }
+        if (on == 0 || on == active) {
+            const Region* r = on ? &op.regions[0] : (has_else ? &op.regions[1] : nullptr);
+            if (!r || active == 0) {
+                for (size_t k = 0; k < op.results.size(); ++k) {
+                    const Type& t = result_type(op, fr, k);
+                    std::vector<int64_t> shape;
+                    size_num(out(fr, op, k), t.elem, vlen_of(t, fr, &shape), shape, true, x.L);
+                }
+                return;
+            }
+            const Op* term = x.run_region(*r, fr, m);
+            std::vector<Reg> res;
+            results(term, res);
+            for (size_t k = 0; k < op.results.size() && k < res.size(); ++k) out(fr, op, k) = std::move(res[k]);
+            return;
+        }
+        const Mask tm = narrow(x, m, c, true);
+        const Mask em = narrow(x, m, c, false);
+        std::vector<Reg> tr, er;
+        if (tm.any()) results(x.run_region(op.regions[0], fr, tm), tr);
+        if (has_else && em.any()) results(x.run_region(op.regions[1], fr, em), er);
+        for (size_t k = 0; k < op.results.size(); ++k) {
+            if (k >= tr.size() && k >= er.size()) {
+                // Neither side ran (no active lane): a typed placeholder.
+                const Type& t = result_type(op, fr, k);
+                std::vector<int64_t> shape;
+                size_num(out(fr, op, k), t.elem, vlen_of(t, fr, &shape), shape, true, x.L);
+            } else if (k >= tr.size()) out(fr, op, k) = er[k];
+            else if (k >= er.size()) out(fr, op, k) = tr[k];
+            else merge(x, out(fr, op, k), tr[k], er[k], tm);
+        }
+    }
+
+    // Carried values of loop lanes still running replace the old ones.
+    static void carry(Exec& x, std::vector<Reg>& cur, std::vector<Reg>& next, const Mask& run, bool all_same) {
+        for (size_t k = 0; k < cur.size(); ++k) {
+            if (all_same || run.all) cur[k] = std::move(next[k]);
+            else {
+                Reg old = std::move(cur[k]);
+                merge(x, cur[k], next[k], old, run);
+            }
+        }
+    }
+
+    static void scf_for(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& lo = in(fr, op, 0);
+        const Reg& hi = in(fr, op, 1);
+        const Reg& st = in(fr, op, 2);
+        const Region& body = op.regions.at(0);
+        std::vector<Reg> cur;
+        for (size_t k = 3; k < op.operands.size(); ++k) cur.push_back(in(fr, op, k));
+        const ScalarKind ik = lo.elem == ScalarKind::None ? ScalarKind::Index : lo.elem;
+        if (lo.uni && hi.uni && st.uni) {
+            const int64_t s = st.i[0];
+            if (s <= 0) x.fail_at(op, -1, "loop step must be positive, got " + std::to_string(s));
+            if (m.any())
+                for (int64_t iv = lo.i[0]; iv < hi.i[0]; iv += s) {
+                    Reg& ivr = fr.regs[static_cast<size_t>(body.args.at(0))];
+                    size_num(ivr, ik, 1, {}, true, x.L);
+                    ivr.i[0] = iv;
+                    for (size_t k = 0; k < cur.size(); ++k) fr.regs[static_cast<size_t>(body.args.at(k + 1))] = cur[k];
+                    const Op* term = x.run_region(body, fr, m);
+                    std::vector<Reg> next;
+                    if (term)
+                        for (ValueId v : term->operands) next.push_back(val(fr, v));
+                    if (next.size() == cur.size()) carry(x, cur, next, m, true);
+                }
+        } else {
+            Reg tl, th, ts;
+            const Reg& LO = varying(lo, tl, x.L);
+            const Reg& HI = varying(hi, th, x.L);
+            const Reg& ST = varying(st, ts, x.L);
+            Reg iv;
+            size_num(iv, ik, 1, {}, false, x.L);
+            iv.i = LO.i;
+            for (int64_t l = 0; l < x.L; ++l)
+                if (m.on(l) && ST.i[static_cast<size_t>(l)] <= 0) x.fail_at(op, l, "loop step must be positive");
+            while (true) {
+                Mask run;
+                run.all = false;
+                run.m.resize(static_cast<size_t>(x.L));
+                bool any = false;
+                for (int64_t l = 0; l < x.L; ++l) {
+                    const bool on = m.on(l) && iv.i[static_cast<size_t>(l)] < HI.i[static_cast<size_t>(l)];
+                    run.m[static_cast<size_t>(l)] = on;
+                    any = any || on;
+                }
+                if (!any) break;
+                fr.regs[static_cast<size_t>(body.args.at(0))] = iv;
+                for (size_t k = 0; k < cur.size(); ++k) fr.regs[static_cast<size_t>(body.args.at(k + 1))] = cur[k];
+                const Op* term = x.run_region(body, fr, run);
+                std::vector<Reg> next;
+                if (term)
+                    for (ValueId v : term->operands) next.push_back(val(fr, v));
+                if (next.size() == cur.size()) carry(x, cur, next, run, false);
+                for (int64_t l = 0; l < x.L; ++l)
+                    if (run.m[static_cast<size_t>(l)]) iv.i[static_cast<size_t>(l)] += ST.i[static_cast<size_t>(l)];
+            }
+        }
+        for (size_t k = 0; k < op.results.size() && k < cur.size(); ++k) out(fr, op, k) = std::move(cur[k]);
+    }
+
+    static void scf_while(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Region& before = op.regions.at(0);
+        const Region& after = op.regions.at(1);
+        std::vector<Reg> cur;
+        for (size_t k = 0; k < op.operands.size(); ++k) cur.push_back(in(fr, op, k));
+        std::vector<Reg> results(op.results.size());
+        Mask run = m;
+        bool first_exit = true;
+        std::vector<uint8_t> done(static_cast<size_t>(x.L), 0);
+        while (run.any()) {
+            for (size_t k = 0; k < cur.size(); ++k) fr.regs[static_cast<size_t>(before.args.at(k))] = cur[k];
+            const Op* cond = x.run_region(before, fr, run);
+            if (!cond || cond->name != "scf.condition") x.fail_at(op, -1, "before-region must end in scf.condition");
+            const Reg& c = val(fr, cond->operands.at(0));
+            std::vector<Reg> fwd;
+            for (size_t k = 1; k < cond->operands.size(); ++k) fwd.push_back(val(fr, cond->operands[k]));
+            // Lanes whose condition is false leave with the forwarded values.
+            Mask stay = c.uni ? (c.i[0] ? run : Mask{false, std::vector<uint8_t>(static_cast<size_t>(x.L), 0)}) : narrow(x, run, c, true);
+            Mask leave;
+            leave.all = false;
+            leave.m.resize(static_cast<size_t>(x.L));
+            for (int64_t l = 0; l < x.L; ++l) leave.m[static_cast<size_t>(l)] = run.on(l) && !stay.on(l);
+            if (leave.any()) {
+                for (size_t k = 0; k < results.size() && k < fwd.size(); ++k) {
+                    if (first_exit) results[k] = fwd[k];
+                    else {
+                        Reg old = std::move(results[k]);
+                        merge(x, results[k], fwd[k], old, leave);
+                    }
+                }
+                first_exit = false;
+            }
+            if (!stay.any()) break;
+            for (size_t k = 0; k < fwd.size() && k < after.args.size(); ++k) fr.regs[static_cast<size_t>(after.args[k])] = fwd[k];
+            const Op* y = x.run_region(after, fr, stay);
+            std::vector<Reg> next;
+            if (y)
+                for (ValueId v : y->operands) next.push_back(val(fr, v));
+            if (next.size() == cur.size()) carry(x, cur, next, stay, false);
+            run = stay;
+        }
+        for (size_t k = 0; k < op.results.size(); ++k) out(fr, op, k) = std::move(results[k]);
+    }
+
+    static void call_(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Op* fn = nullptr;
+        if (op.name == "template.apply") {
+            auto it = x.sh.spec->template_choice.find(&op);
+            if (it == x.sh.spec->template_choice.end()) x.fail_at(op, -1, "no template implementation was selected");
+            fn = it->second;
+        } else {
+            fn = x.sh.spec->module->find(op.callee);
+        }
+        if (!fn || fn->regions.empty()) x.fail_at(op, -1, "callee '@" + op.callee + "' has no body");
+        std::vector<Reg> args;
+        for (ValueId v : op.operands) args.push_back(val(fr, v));
+        std::vector<Reg> res = x.call(*fn, fn->regions[0], std::move(args), m);
+        for (size_t k = 0; k < op.results.size() && k < res.size(); ++k) out(fr, op, k) = std::move(res[k]);
+    }
+
+    static void scf_select(Exec& x, const Op& op, Frame& fr, const Mask& m) { select(x, op, fr, m); }
+
+    static void assert_(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& c = in(fr, op, 0);
+        const Attr* msg = op.attr("message");
+        for (int64_t l = 0; l < (c.uni ? 1 : x.L); ++l)
+            if ((c.uni ? m.any() : m.on(l)) && c.i[static_cast<size_t>(l)] == 0)
+                x.fail_at(op, c.uni ? -1 : l, "assertion failed" + (msg ? ": " + msg->s : std::string()));
+    }
+};
+
+const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
+    static const std::unordered_map<std::string, Fn> t = [] {
+        std::unordered_map<std::string, Fn> m;
+        m["index.constant"] = m["scalar.constant"] = m["vector.constant"] = &Ops::constant;
+        m["config.get"] = &Ops::config_get;
+        m["target.subgroup.size"] = &Ops::subgroup_size_fact;
+        for (const char* n : {"index.add", "index.sub", "index.mul", "index.div", "index.rem", "index.min", "index.max",
+                              "index.andi", "index.ori", "index.xori", "index.shli", "index.shrsi", "index.shrui"})
+            m[n] = &Ops::int_binary;
+        for (const char* b : {"addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "minsi", "maxsi", "minui", "maxui",
+                              "andi", "ori", "xori", "shli", "shrsi", "shrui"}) {
+            m[std::string("scalar.") + b] = &Ops::int_binary;
+            m[std::string("vector.") + b] = &Ops::int_binary;
+        }
+        for (const char* b : {"negi", "absi", "ctpopi", "ctlzi", "cttzi"}) {
+            m[std::string("scalar.") + b] = &Ops::int_unary;
+            m[std::string("vector.") + b] = &Ops::int_unary;
+        }
+        m["index.ctpopi"] = m["index.ctlzi"] = m["index.cttzi"] = &Ops::int_unary;
+        for (const char* b : {"addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf"}) {
+            m[std::string("scalar.") + b] = &Ops::float_binary;
+            m[std::string("vector.") + b] = &Ops::float_binary;
+        }
+        for (const char* b : {"negf", "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf", "isnanf", "isinff", "isfinitef"}) {
+            m[std::string("scalar.") + b] = &Ops::float_unary;
+            m[std::string("vector.") + b] = &Ops::float_unary;
+        }
+        m["scalar.fmaf"] = m["vector.fmaf"] = &Ops::fmaf;
+        m["index.madd"] = &Ops::index_madd;
+        m["index.scale"] = &Ops::index_scale;
+        m["index.cmp"] = m["scalar.cmpi"] = m["vector.cmpi"] = &Ops::int_cmp;
+        m["scalar.cmpf"] = m["vector.cmpf"] = &Ops::float_cmp;
+        m["index.cast"] = &Ops::cast;
+        for (const char* b : {"extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf", "fptrunc", "bitcast"}) {
+            m[std::string("scalar.") + b] = &Ops::cast;
+            m[std::string("vector.") + b] = &Ops::cast;
+        }
+        m["index.assume"] = m["scalar.assume"] = &Ops::assume;
+        m["scf.select"] = m["vector.select"] = &Ops::scf_select;
+        for (const char* n : {"kernel.workitem.id", "kernel.workgroup.id", "kernel.workgroup.size", "kernel.workgroup.count",
+                              "kernel.workitem.dispatch.id", "kernel.subgroup.id", "kernel.subgroup.lane.id", "kernel.subgroup.size",
+                              "kernel.subgroup.count", "kernel.cluster.size", "kernel.cluster.count"})
+            m[n] = &Ops::coord;
+        m["buffer.assume.memory_space"] = m["buffer.assume.noalias"] = m["buffer.assume.same_root"] = &Ops::buffer_identity;
+        m["buffer.assume.alignment"] = &Ops::assume_alignment;
+        m["buffer.alloca"] = &Ops::alloca_;
+        m["buffer.view"] = &Ops::buffer_view;
+        m["buffer.fence"] = m["scf.schedule.fence"] = m["view.prefetch"] = &Ops::nop;
+        m["view.load"] = &Ops::view_load;
+        m["view.store"] = &Ops::view_store;
+        m["view.atomic.load"] = m["view.atomic.store"] = m["view.atomic.rmw"] = m["view.atomic.cmpxchg"] = &Ops::atomic;
+        m["kernel.barrier"] = &Ops::barrier;
+        m["vector.load"] = &Ops::vector_load;
+        m["vector.store"] = &Ops::vector_store;
+        m["vector.splat"] = &Ops::splat;
+        m["vector.iota"] = &Ops::iota;
+        m["vector.mask.range"] = &Ops::mask_range;
+        m["vector.extract"] = &Ops::extract;
+        m["vector.insert"] = &Ops::insert;
+        m["vector.reduce"] = &Ops::vreduce;
+        m["kernel.subgroup.reduce"] = &Ops::sg_reduce;
+        m["kernel.subgroup.broadcast"] = m["kernel.subgroup.broadcast.first"] = &Ops::sg_broadcast;
+        m["kernel.subgroup.shuffle"] = &Ops::sg_shuffle;
+        m["kernel.subgroup.ballot"] = m["kernel.subgroup.vote"] = m["kernel.subgroup.any"] = m["kernel.subgroup.all"] = &Ops::sg_vote;
+        m["encoding.define"] = &Ops::encoding_define;
+        m["vector.encode"] = &Ops::encode;
+        m["vector.decode"] = &Ops::decode;
+        m["vector.fragment"] = &Ops::fragment;
+        m["vector.mma"] = &Ops::mma;
+        m["vector.fragment.store"] = &Ops::fragment_store;
+        m["scf.if"] = &Ops::scf_if;
+        m["scf.for"] = &Ops::scf_for;
+        m["scf.while"] = &Ops::scf_while;
+        m["func.call"] = m["template.apply"] = &Ops::call_;
+        m["kernel.assert"] = &Ops::assert_;
+        return m;
+    }();
+    return t;
+}
+
+bool op_supported(const std::string& name) { return Ops::table().count(name) != 0; }
+
+void* Exec::resolve(const Op& op) const {
+    const std::string& n = op.name;
+    if (n == "scf.yield" || n == "scf.condition" || n == "func.return" || n == "template.return" || n == "kernel.return" ||
+        n == "pipeline.return")
+        return nullptr;
+    const auto& t = Ops::table();
+    auto it = t.find(n);
+    if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
+    return reinterpret_cast<void*>(it->second);
+}
+
+void Exec::exec_op(const Op& op, Frame& fr, const Mask& mask) {
+    const auto& t = Ops::table();
+    auto it = t.find(op.name);
+    if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
+    it->second(*this, op, fr, mask);
+}
+
+void check_authored(Exec& x, const Op& op, Exec::Frame& fr) {
+    Mask m;
+    Ops::check_preds(x, op, fr, m, true);
+}
+
+}  // namespace hrx::loom::interp

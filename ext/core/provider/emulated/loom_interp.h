@@ -1,0 +1,161 @@
+// The vectorised Loom interpreter behind Program (loom_program.cpp): one
+// interpretation of a region runs a whole batch of lanes at once (loom.md
+// §4.1). A batch is a GPU workgroup (lockstep: barriers are epoch
+// boundaries), a chunk of a folded grid (kernels without workgroup memory,
+// barriers or subgroup operations), or a chunk of NPU stage firings (each
+// firing's tile buffers are a lane's private memory). Every SSA value is
+// either uniform (one copy) or varying (one copy per lane).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "provider/emulated/loom_program.h"
+
+namespace hrx::loom::interp {
+
+enum class RK : uint8_t { None, Num, Buf, View, Payload, Frag, Enc, Group, Flow };
+
+// One SSA value. Integers (iN, index, offset) live sign-extended in `i`,
+// floats (in their declared type's precision) in `f`; `vlen` elements per
+// lane, lane-major when varying.
+struct Reg {
+    RK kind = RK::None;
+    ScalarKind elem = ScalarKind::None;
+    int64_t vlen = 1;
+    std::vector<int64_t> vshape;   // vector dims; empty for scalars
+    bool uni = true;
+    std::vector<int64_t> i;
+    std::vector<double> f;
+    int buf = -1;                  // Buf, View: index into Exec::bufs
+    std::vector<int64_t> off;      // View: byte offset into the buffer (1 or lanes entries)
+    std::vector<int64_t> dims;     // View: extents (uniform)
+    uint64_t align = 1;            // Buf: promised alignment
+    bool even = false;             // Enc, Payload, Frag: bfp16 rounding half to even (else floor)
+    std::string role;              // Frag
+    int64_t rows = 0, cols = 0;    // Frag
+    int flow = -1;                 // Flow: index into the pipeline's flows
+    int64_t group = 0;             // Group: lanes
+    // Varying integers: whether i[l] == a0 + a1 * l for every lane (-1 not
+    // yet known), found once by the consumers that profit (comparisons,
+    // addresses) and reset whenever the value is rewritten.
+    int8_t aff = -1;
+    int64_t a0 = 0, a1 = 0;
+    // A varying index not yet written out: lane l holds
+    // c0 + c1 * (l / lw) + c2 * (l % lw) for l < ll (coordinates and index
+    // arithmetic on them). Consumers that need lane values materialise it.
+    bool lazy = false;
+    int64_t c0 = 0, c1 = 0, c2 = 0, lw = 1, ll = 0;
+    // Varying f32 scalars of the elementwise fast path (contiguous loads,
+    // f32 arithmetic, contiguous stores) live as floats in `g` instead of
+    // `f`; other consumers materialise them like lazy indices.
+    bool fs = false;
+    std::vector<float> g;
+};
+
+struct Mask {
+    bool all = true;
+    std::vector<uint8_t> m;        // when !all: one byte per lane
+    bool on(int64_t l) const { return all || m[static_cast<size_t>(l)] != 0; }
+    bool any() const;
+};
+
+enum class BufKind : uint8_t { Binding, Workgroup, Private, Tile };
+
+// A buffer seen by a batch. Per-lane buffers (private allocas, NPU tiles)
+// give lane l the bytes at base + l * stride.
+struct BufObj {
+    uint8_t* base = nullptr;
+    uint64_t size = 0;
+    uint64_t stride = 0;
+    uint64_t address = 0;
+    BufKind kind = BufKind::Binding;
+    std::string name;
+    // Checked-mode race shadow (workgroup memory): per byte, the lane that
+    // wrote it and the lane that read it in the current barrier epoch (-1
+    // none, -2 several).
+    std::vector<int32_t> writer, reader;
+};
+
+// Everything a run shares between its batches (read-only while running).
+struct Shared {
+    const Specialized* spec = nullptr;
+    ExecOptions options;
+    bool gpu = true;
+    LaunchConfig launch;
+    const std::vector<MemorySpan>* bindings = nullptr;
+    const std::vector<uint8_t>* constants = nullptr;
+    const std::vector<Param>* device_params = nullptr;
+};
+
+class Exec {
+public:
+    Exec(const Shared& sh, int64_t lanes);
+
+    // GPU batch coordinates: lane l is work-item item_lin[l] of workgroup
+    // wg_lin[l] (linear ids); uniform_wg when the batch is one workgroup.
+    void set_gpu_batch(int64_t first_global, bool one_workgroup);
+    // NPU stage batch: lane l is firing first + l.
+    void set_npu_batch(int64_t first_firing) { first_ = first_firing; }
+
+    struct Frame {
+        const Op* fn = nullptr;
+        std::vector<Reg> regs;
+    };
+    Frame frame_for(const Op& fn);
+    // Runs `r` under `mask`; returns its terminator (or nullptr).
+    const Op* run_region(const Region& r, Frame& fr, const Mask& mask);
+    // Runs a function-like op's body with `args` bound; returns the
+    // terminator's operand values.
+    std::vector<Reg> call(const Op& fn, const Region& body, std::vector<Reg> args, const Mask& mask);
+
+    int add_buffer(BufObj b) {
+        bufs.push_back(std::move(b));
+        return static_cast<int>(bufs.size() - 1);
+    }
+
+    void exec_op(const Op& op, Frame& fr, const Mask& mask);
+    void* resolve(const Op& op) const;
+    [[noreturn]] void fail_at(const Op& op, int64_t lane, const std::string& msg) const;
+
+    const Shared& sh;
+    int64_t L;
+    std::vector<BufObj> bufs;
+    std::vector<std::unique_ptr<uint8_t[]>> owned;
+    uint64_t workgroup_bytes = 0;   // bytes of workgroup allocas so far
+    std::vector<uint16_t> mma_a, mma_b;  // vector.mma operand storage (bf16)
+    std::vector<float> mma_c;            // vector.mma products
+
+    // "workgroup (x, y, z), work-item (x, y, z)" or "record r" of a lane.
+    std::string where(int64_t lane) const;
+
+private:
+    friend struct Ops;
+
+    // Each op's handler (nullptr: a terminator), resolved once per Exec.
+    std::unordered_map<const Op*, void*> handlers_;
+
+    void ensure_coords() const;
+    void ensure_coords_if(bool need) const {
+        if (need) ensure_coords();
+    }
+
+    int64_t first_ = 0;
+    bool uniform_wg_ = true;
+    bool coords_ready_ = false;
+    std::vector<int64_t> wg_lin_, item_lin_;
+};
+
+// Helpers shared with the planner.
+int elem_bytes(ScalarKind k, int index_bits);
+int64_t wrap_int(ScalarKind k, int64_t v);
+bool op_supported(const std::string& name);
+// Checks `op`'s predicates as authored contracts (launch programs): a false
+// one is a Message error naming it.
+void check_authored(Exec& x, const Op& op, Exec::Frame& fr);
+
+}  // namespace hrx::loom::interp

@@ -1,0 +1,110 @@
+"""
+The Loom frontend: parse and verify Loom modules (private; use hrxarray.loom).
+"""
+
+from collections.abc import Mapping
+from typing import overload
+
+
+class Diagnostic:
+    """
+    One Loom diagnostic: its code ('PARSE/001'), message, 1-based line and
+    column (code points; 0 = unknown) and severity ('error', 'warning', 'note').
+    """
+
+    @property
+    def code(self) -> str:
+        """Domain and code, e.g. 'PARSE/001'."""
+
+    @property
+    def message(self) -> str:
+        """The message text."""
+
+    @property
+    def line(self) -> int:
+        """1-based line; 0 when unknown."""
+
+    @property
+    def column(self) -> int:
+        """1-based column in code points; 0 when unknown."""
+
+    @property
+    def severity(self) -> str:
+        """'error', 'warning' or 'note'."""
+
+    def __repr__(self) -> str: ...
+
+class Module:
+    """A parsed and verified Loom module."""
+
+    @property
+    def symbols(self) -> dict:
+        """
+        dict of every top-level symbol (without '@') to its kind: 'kernel', 'pipeline',
+        'func', 'config', 'target', 'template' or 'low'.
+        """
+
+    @property
+    def digest(self) -> str:
+        """Hex SHA-256 of the UTF-8 source."""
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """Warning diagnostics (a list)."""
+
+    def specialize(self, symbol: str, target: str = 'gfx1151', config: Mapping[str, str] = {}) -> dict:
+        """
+        Bind root `symbol` for `target` ('gfx1151' or the NPU target) with `config`
+        (key -> Loom spelling). Returns dict(symbol, root, target, subgroup_size,
+        index_bits, offset_bits, config (reachable keys -> int/float), canonical_config,
+        templates ('line:col' of each reachable template.apply -> chosen symbol)).
+        Raises LoomError, or ValueError for an invalid symbol or key.
+        """
+
+@overload
+def parse(source: str) -> Module:
+    """
+    Tokenise, parse and verify Loom `source` (str). Returns a Module; raises
+    LoomError (a ValueError) carrying every diagnostic when the source is invalid.
+    """
+
+@overload
+def parse(source: bytes) -> Module:
+    """The same for UTF-8 bytes (invalid UTF-8 is PARSE/019)."""
+
+class LoomError(ValueError):
+    """
+    Invalid Loom source or specialisation (a ValueError). str() is the first error as
+    'line:col: message' plus a count of the later ones; .diagnostics lists them all.
+    """
+
+class LaunchConfig:
+    """
+    The result of a GPU kernel's host launch program (loom.md §5.2) for one workload: the grid in workgroups, the workgroup size in work-items, the cluster size ((1, 1, 1) without clustering), the subgroup size (0 when the target has no fixed size) and the workgroup storage bytes.
+    """
+
+    @property
+    def workgroups(self) -> tuple:
+        """Workgroup count (x, y, z): the grid to pass to load_gpu_kernel."""
+
+    @property
+    def workgroup_size(self) -> tuple:
+        """
+        Work-items per workgroup (x, y, z): the block to pass to load_gpu_kernel.
+        """
+
+    @property
+    def cluster_size(self) -> tuple:
+        """Workgroups per cluster (x, y, z)."""
+
+    @property
+    def subgroup_size(self) -> int:
+        """Work-items per subgroup (0: not fixed by the target)."""
+
+    @property
+    def workgroup_storage_bytes(self) -> int:
+        """Workgroup (LDS) bytes each workgroup allocates."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __repr__(self) -> str: ...

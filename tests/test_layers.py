@@ -1,0 +1,63 @@
+"""The layer rules of DESIGN.md that the source tree must keep (checked on the sources,
+so skipped where the tests run without them): memory/ depends on nothing of the runtime,
+the runtime reaches device code only through the provider interface, the emulated provider
+runs dispatches through its queue, and the NPU built-ins' only device code is Loom."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+CORE = Path(__file__).resolve().parents[1] / "ext" / "core"
+
+pytestmark = pytest.mark.skipif(not CORE.is_dir(), reason="needs the source tree (ext/core)")
+
+
+def sources(layer):
+    return sorted(p for p in (CORE / layer).rglob("*") if p.suffix in (".h", ".cpp"))
+
+
+def includes(path):
+    return re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.MULTILINE)
+
+
+def test_memory_includes_and_names_nothing_of_the_runtime():
+    found = []
+    for p in sources("memory"):
+        found += [f"{p.name} includes {i}" for i in includes(p) if i.startswith(("runtime/", "array/", "loom/"))]
+        found += [f"{p.name} names {m}" for m in re.findall(r"\b(RuntimeCore|Scheduler|Submission)\b", p.read_text())]
+    assert sources("memory") and not found
+
+
+# What the runtime may include below the provider interface: the Loom plan's query
+# interface (launch program, footprints, signatures) that artifacts and contracts read,
+# and the scalar conversions that pack a constant block. Running any code goes through
+# provider::Executable (provider/loom_executable.h for Loom plans).
+RUNTIME_MAY_INCLUDE = {"provider/emulated/loom_program.h", "kernels/elementwise.h"}
+
+
+def test_runtime_reaches_device_code_only_through_the_provider_interface():
+    found = [f"{p.name} includes {i}" for p in sources("runtime") for i in includes(p)
+             if i.startswith(("kernels/", "provider/emulated/")) and i not in RUNTIME_MAY_INCLUDE]
+    assert sources("runtime") and not found
+
+
+def test_emulated_provider_runs_dispatches_and_the_npu_builtins_are_loom():
+    emulated = CORE / "provider" / "emulated"
+    assert not (CORE / "provider" / "emulated.cpp").exists()
+    queue = (emulated / "queue.cpp").read_text()
+    assert "Dispatch::Kind::Fill" in queue and "Dispatch::Kind::Copy" in queue and "Dispatch::Kind::Invoke" in queue
+    # The NPU programs' only device code is Loom; the GPU kernels' native bodies live in the
+    # emulated provider (until the executor runs their Loom sources as fast).
+    builtins = (emulated / "builtins.cpp").read_text()
+    for name in ("transform_i32", "euler_bf16", "add_f32"):
+        assert f'"{name}"' in builtins, name
+    for name in ("copy", "gemm", "batched_gemm"):
+        assert f'"{name}"' not in builtins, name
+    assert "load_loom" in (emulated / "provider.cpp").read_text()
+    # The scheduler hands fills, copies and kernels to the queue instead of running them.
+    scheduler = (CORE / "runtime" / "scheduler.cpp").read_text()
+    assert "std::memcpy(op.uses" not in scheduler and "kernel->run(" not in scheduler
+    assert "queue.submit(d)" in scheduler

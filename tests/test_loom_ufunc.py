@@ -1,0 +1,182 @@
+"""hx.loom.ufunc and hx.loom.function: Loom kernels as array functions, checked
+against NumPy (broadcasting, out=, scalars, dtypes, hazards with other array
+operations, failures)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import hrxarray as hx
+from loom_programs import AXPY_F32, DOUBLE_I32, SCALE_F32
+
+loom = hx.loom
+
+finite32 = st.floats(-(2.0**100), 2.0**100, width=32)
+
+
+@pytest.fixture(scope="module")
+def axpy():
+    return loom.ufunc(AXPY_F32, "axpy_f32")
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return loom.ufunc(SCALE_F32, "scale_f32")
+
+
+def test_ufunc_protocol(axpy, scale):
+    assert (axpy.nin, axpy.nout, axpy.nargs, axpy.types) == (2, 1, 3, ["ff->f"])
+    assert (scale.nin, scale.nout, scale.types) == (1, 1, ["f->f"])
+    assert axpy.__name__ == "axpy_f32" and "axpy_f32" in repr(axpy)
+    # nin/nout given must agree with the accesses.
+    assert loom.ufunc(AXPY_F32, "axpy_f32", nin=2).nout == 1
+    with pytest.raises(ValueError, match="read-only"):
+        loom.ufunc(AXPY_F32, "axpy_f32", nin=1, nout=2)
+    with pytest.raises(ValueError):  # an NPU pipeline does not compile for the GPU
+        loom.ufunc(DOUBLE_I32, "double_i32", config={"double.records": 1})
+
+
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=5),
+    alpha=finite32,
+    data=st.data(),
+)
+@settings(max_examples=30, deadline=None)
+def test_ufunc_broadcasts_like_numpy(axpy, shapes, alpha, data):
+    xs = data.draw(hnp.arrays(np.float32, shapes.input_shapes[0], elements=finite32))
+    ys = data.draw(hnp.arrays(np.float32, shapes.input_shapes[1], elements=finite32))
+    x = hx.asarray(xs)
+    with np.errstate(over="ignore"):
+        want = np.float32(alpha) * xs + ys
+    got = axpy(x, ys, alpha=alpha)  # a DeviceArray and a host array
+    assert isinstance(got, hx.DeviceArray)
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_array_equal(hx.to_numpy(got), want)
+
+
+@given(n=st.integers(1, 700), alpha=finite32)
+@settings(max_examples=20, deadline=None)
+def test_ufunc_out_and_scalars(axpy, n, alpha):
+    xs = np.linspace(-3, 3, n, dtype=np.float32)
+    out = hx.empty((n,), np.float32)
+    r = axpy(xs, np.float32(1.5), out=out, alpha=alpha)
+    assert r is out
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(hx.to_numpy(out), np.float32(alpha) * xs + np.float32(1.5))
+    # A non-contiguous out gets the values through a temporary.
+    wide = hx.zeros((n, 2), np.float32)
+    axpy(xs, xs, out=(wide[:, 0],), alpha=2.0)
+    got = hx.to_numpy(wide)
+    np.testing.assert_array_equal(got[:, 0], np.float32(2.0) * xs + xs)
+    np.testing.assert_array_equal(got[:, 1], 0)
+
+
+def test_ufunc_dtypes_and_argument_errors(axpy):
+    x = hx.asarray(np.arange(6, dtype=np.float64).reshape(2, 3))
+    # float64 -> float32 is a same_kind cast, as NumPy's ufuncs do it.
+    np.testing.assert_array_equal(hx.to_numpy(axpy(x, 1, alpha=2)), np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)
+    # Integer and bool inputs convert to the kernel's float32 (NEP 50: Python scalars are weak).
+    ints = hx.asarray(np.array([1, 2, 3], np.int64))
+    np.testing.assert_array_equal(hx.to_numpy(axpy(ints, True, alpha=1.0)), np.float32([2, 3, 4]))
+    with pytest.raises(TypeError, match="missing scalar 'alpha'"):
+        axpy(x, x)
+    with pytest.raises(TypeError, match="unknown scalar 'beta'"):
+        axpy(x, x, alpha=1.0, beta=2.0)
+    with pytest.raises(TypeError, match="count is the element count"):
+        axpy(x, x, alpha=1.0, count=3)
+    with pytest.raises(TypeError, match="takes 2 input"):
+        axpy(x, alpha=1.0)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        axpy(x, np.ones(4, np.float32), alpha=1.0)
+    with pytest.raises(ValueError, match="out has shape"):
+        axpy(x, x, out=hx.empty((1, 3), np.float32), alpha=1.0)
+    with pytest.raises(TypeError, match="out must be float32"):
+        axpy(x, x, out=hx.empty((2, 3), np.float64), alpha=1.0)
+    with pytest.raises(ValueError, match="out of range for f32"):
+        axpy(x, x, alpha=1e39)
+
+
+def test_ufunc_empty_operands_run_nothing(axpy):
+    r = axpy(np.zeros((0, 3), np.float32), np.float32(1), alpha=1.0)
+    assert r.shape == (0, 3)
+
+
+def test_ufunc_is_ordered_with_other_array_operations(axpy, scale):
+    """The kernel is an operation on the compute lane under the runtime's hazards."""
+    n = 10_000
+    x = hx.arange(n, dtype=np.float32)
+    y = hx.add(x, 1.0)  # pending producer of y
+    z = axpy(x, y, alpha=2.0)  # reads y after it is written
+    hx.multiply(x, 0.0, out=x)  # a later write to x waits for z's read
+    w = scale(z, alpha=0.5)
+    xs = np.arange(n, dtype=np.float32)
+    np.testing.assert_array_equal(hx.to_numpy(w), np.float32(0.5) * (np.float32(2.0) * xs + (xs + np.float32(1))))
+    np.testing.assert_array_equal(hx.to_numpy(x), 0)
+
+
+def test_ufunc_checked_failure_surfaces_on_the_result():
+    rt = hx.Runtime(checked=True)
+    scale = loom.ufunc(SCALE_F32, "scale_f32")
+    x = hx.asarray(np.ones(8, np.float32), placement=hx.Shared(rt.npu()))
+    y = scale(x, alpha=float("nan"))  # violates finite(%alpha)
+    with pytest.raises(hx.ExecutionError):
+        hx.to_numpy(y)
+
+
+@given(records=st.integers(1, 8), data=st.data())
+@settings(max_examples=15, deadline=None)
+def test_function_runs_an_npu_pipeline(records, data):
+    f = loom.function(DOUBLE_I32, "double_i32", config={"double.records": records})
+    src = data.draw(hnp.arrays(np.int32, (records * 16,)))
+    dst = f(hx.asarray(src))
+    assert dst.dtype == np.int32 and dst.shape == (records * 16,)
+    np.testing.assert_array_equal(hx.to_numpy(dst), src * np.int32(2))
+    # An output given by name is written in place; host inputs are uploaded.
+    out = hx.zeros((records * 16,), np.int32)
+    assert f(src, dst=out) is out
+    np.testing.assert_array_equal(hx.to_numpy(out), src * np.int32(2))
+
+
+def test_function_argument_errors():
+    f = loom.function(DOUBLE_I32, "double_i32", config={"double.records": 1})
+    with pytest.raises(TypeError, match="input binding 'src' is required"):
+        f()
+    with pytest.raises(TypeError, match="unknown binding 'nope'"):
+        f(np.zeros(16, np.int32), nope=1)
+    with pytest.raises(TypeError, match="takes 2 bindings"):
+        f(1, 2, 3)
+    with pytest.raises(hx.ContractError):
+        f(hx.zeros((4,), np.int32))  # smaller than the pipeline's footprint
+
+
+def test_ufunc_in_place_out_goes_through_a_temporary(axpy):
+    """out= may be an input, as in NumPy: the kernel's bindings may not overlap, so a temporary is used."""
+    xs = np.linspace(-2, 2, 300, dtype=np.float32)
+    ys = np.linspace(5, 1, 300, dtype=np.float32)
+    x, y = hx.asarray(xs), hx.asarray(ys)
+    r = axpy(x, y, out=x, alpha=3.0)
+    assert r is x
+    np.testing.assert_array_equal(hx.to_numpy(x), np.float32(3.0) * xs + ys)
+    # A view of an input's memory as out (overlapping, not identical).
+    z = hx.asarray(np.arange(8, dtype=np.float32))
+    axpy(z[:4], z[4:], out=z[2:6], alpha=1.0)
+    zs = np.arange(8, dtype=np.float32)
+    want = zs.copy()
+    want[2:6] = zs[:4] + zs[4:]
+    np.testing.assert_array_equal(hx.to_numpy(z), want)
+
+
+def test_ufunc_bad_scalar_queues_nothing(axpy):
+    """A refused call changes nothing: the scalars are checked before any cast or copy is queued."""
+    rt = hx.Runtime()
+    place = hx.Shared(rt.npu())
+    x = hx.asarray(np.ones((3, 4), np.float64), placement=place)  # would need a cast to float32
+    y = hx.asarray(np.ones(4, np.float32), placement=place)        # would need a broadcast copy
+    out = hx.zeros((3, 4), np.float32, placement=place)
+    before = rt.statistics().submissions
+    with pytest.raises(ValueError, match="out of range for f32"):
+        axpy(x, y, out=out, alpha=1e39)
+    assert rt.statistics().submissions == before
+    np.testing.assert_array_equal(hx.to_numpy(out), 0)
