@@ -613,6 +613,7 @@ struct Flow {
     int64_t record_bytes = 0;
     int64_t firings = 0;
     int64_t lanes = 1;
+    bool direct = false;          // arena_base is the written view's own bytes
     const uint8_t* record(int64_t f) const {
         if (arena_base) return arena_base + static_cast<uint64_t>(f) * stride;
         const int64_t r = broadcast ? f % src_records : f;
@@ -646,6 +647,46 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
         int64_t r = 1;
         for (size_t d = 0; d + tile.size() < view.dims.size(); ++d) r *= view.dims[d];
         return r;
+    };
+    // A stage output whose only use is a pipeline.write to a view already
+    // made, record for record, 64-byte aligned tiles packed back to back,
+    // inside its binding: the stage's output tiles can be the view's own
+    // bytes (no arena to clear and copy). Null otherwise.
+    auto direct_destination = [&](ValueId flow, const Flow& f, const std::vector<const Flow*>& inputs) -> uint8_t* {
+        const Op* writer = nullptr;
+        int uses = 0;
+        std::function<void(const Region&)> count_uses = [&](const Region& r) {
+            for (const Op& o : r.ops) {
+                for (ValueId v : o.operands)
+                    if (v == flow) {
+                        ++uses;
+                        if (o.name == "pipeline.write" && o.operands.size() == 2 && o.operands[0] == flow) writer = &o;
+                    }
+                for (const Region& sub : o.regions) count_uses(sub);
+            }
+        };
+        count_uses(body);
+        if (uses != 1 || !writer || f.record_bytes % static_cast<int64_t>(kTileAlign)) return nullptr;
+        const Reg& view = reg(writer->operands[1]);
+        if (view.kind != RK::View || view.off.size() != 1 || view.buf < 0) return nullptr;
+        const BufObj& dst = g.bufs[static_cast<size_t>(view.buf)];
+        int64_t recs = 1, elems = 1;
+        for (int64_t d : view.dims) elems *= d;
+        const int es = interp::elem_bytes(view.elem, ib);
+        if (es <= 0 || (elems * es) % f.record_bytes) return nullptr;
+        recs = elems * es / f.record_bytes;
+        const int64_t off = view.off[0];
+        if (recs != f.firings || off < 0 || static_cast<uint64_t>(off + recs * f.record_bytes) > dst.size) return nullptr;
+        uint8_t* p = dst.base + off;
+        if (reinterpret_cast<uintptr_t>(p) % kTileAlign) return nullptr;
+        // Later batches still read their inputs: the outputs must not overlap them.
+        const uint8_t* end = p + recs * f.record_bytes;
+        for (const Flow* in : inputs) {
+            const uint8_t* lo = in->arena_base ? in->arena_base : in->src->base + in->src_off;
+            const uint8_t* hi = lo + (in->arena_base ? static_cast<int64_t>(in->stride) * in->firings : in->src_records * in->record_bytes);
+            if (lo < end && p < hi) return nullptr;
+        }
+        return p;
     };
     for (const Op& op : body.ops) {
         const std::string& n = op.name;
@@ -684,6 +725,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
         } else if (n == "pipeline.stage") {
             const Op* fn = spec_.module->find(op.callee);
             const int64_t lanes = reg(op.operands.at(0)).group;
+            flows.reserve(flows.size() + op.results.size());  // `ins` stays valid while outputs are added
             std::vector<const Flow*> ins;
             for (size_t k = 1; k < op.operands.size(); ++k) ins.push_back(&flows.at(static_cast<size_t>(reg(op.operands[k]).flow)));
             const int64_t F = ins.empty() ? lanes : ins[0]->firings;
@@ -702,9 +744,15 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                 f.stride = (static_cast<uint64_t>(tb) + kTileAlign - 1) / kTileAlign * kTileAlign;
                 f.firings = F;
                 f.lanes = lanes;
-                f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(F) + kTileAlign, 0);
-                const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
-                f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+                if (uint8_t* dst = direct_destination(op.results[k], f, ins)) {
+                    f.arena_base = dst;  // the stage writes the records in place
+                    f.stride = static_cast<uint64_t>(tb);
+                    f.direct = true;
+                } else {
+                    f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(F) + kTileAlign, 0);
+                    const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
+                    f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+                }
                 flows.push_back(std::move(f));
             }
             for (size_t k = 0; k < op.results.size(); ++k) outs.push_back(&flows[first_out + k]);
@@ -794,7 +842,8 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             const int64_t off = view.off.at(0);
             if (off < 0 || static_cast<uint64_t>(off + recs * f.record_bytes) > dst.size)
                 g.fail_at(op, -1, "the view's " + std::to_string(recs * f.record_bytes) + " bytes at offset " + std::to_string(off) + " exceed " + dst.name + " of " + std::to_string(dst.size) + " bytes");
-            for (int64_t r = 0; r < recs; ++r) std::memcpy(dst.base + off + r * f.record_bytes, f.record(r), static_cast<size_t>(f.record_bytes));
+            if (!f.direct || f.arena_base != dst.base + off)
+                for (int64_t r = 0; r < recs; ++r) std::memcpy(dst.base + off + r * f.record_bytes, f.record(r), static_cast<size_t>(f.record_bytes));
         } else {
             g.exec_op(op, fr, all);
         }
