@@ -119,9 +119,13 @@ private:
         }
     }
 
-    std::vector<Type> arg_types(const Region& r) const {
+    std::vector<Type> arg_types(const Region& r) const { return arg_types(r, vals_); }
+    // A region of another top-level op (a stage's callee) numbers its values
+    // in that op's own table, not in the one being verified.
+    static std::vector<Type> arg_types(const Region& r, const std::vector<Op::ValueInfo>* vals) {
         std::vector<Type> out;
-        for (ValueId a : r.args) out.push_back(type_of(a) ? *type_of(a) : Type{});
+        for (ValueId a : r.args)
+            out.push_back(vals && a != kNoValue && a < static_cast<ValueId>(vals->size()) ? (*vals)[a].type : Type{});
         return out;
     }
 
@@ -386,7 +390,8 @@ private:
         const size_t inputs = op.operands.empty() ? 0 : op.operands.size() - 1;  // operand 0 is the group
         const size_t outputs = op.results.size();
         std::vector<Type> params =
-            f->name == "func.decl" ? f->operand_types : (f->regions.empty() ? std::vector<Type>{} : arg_types(f->regions[0]));
+            f->name == "func.decl" ? f->operand_types
+                                   : (f->regions.empty() ? std::vector<Type>{} : arg_types(f->regions[0], f->values.get()));
         bool buffers = true;
         for (const Type& t : params) buffers = buffers && t.kind == TypeKind::Buffer;
         if (params.size() != inputs + outputs || !buffers || !f->result_types.empty())
