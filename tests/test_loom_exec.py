@@ -1082,3 +1082,76 @@ def test_corpus_exchange_fixtures_plan_to_emulator_diagnostics(name, symbol, cod
 def test_corpus_low_asm_pipeline_is_not_a_root():
     with pytest.raises(ValueError, match="needs a pipeline.def|not executed by the emulator"):
         info(corpus_source("resident_exchange.xdna.loom"), "resident_service_array", target=NPU)
+
+
+# --- every element type through the lane loops --------------------------------------------------
+# The executor loads, computes and stores each element type in typed lane loops: contiguous
+# (an index of step 1 over whole-workgroup batches), gathered and scattered (an index read
+# from memory). Each of those must give NumPy's results: iN wraps, floats round once to
+# their own type.
+
+TYPED = """
+amdgpu.target<gfx1151> @gpu {{subgroup_size = 32}}
+kernel.def target(@gpu) export("typed") @typed(%n: index) {{
+  %one = index.constant 1 : index
+  %w = index.constant 64 : index
+  %spare = index.constant 63 : index
+  %r = index.add %n, %spare : index
+  %g = index.div %r, %w : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+}} launch(%n: index, %x: buffer, %perm: buffer, %y: buffer, %gathered: buffer, %scattered: buffer) {{
+  %z = index.constant 0 : offset
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xv = buffer.view %x[%z] : buffer -> view<[%n]x{t}>
+  %pv = buffer.view %perm[%z] : buffer -> view<[%n]xi32>
+  %yv = buffer.view %y[%z] : buffer -> view<[%n]x{t}>
+  %gv = buffer.view %gathered[%z] : buffer -> view<[%n]x{t}>
+  %sv = buffer.view %scattered[%z] : buffer -> view<[%n]x{t}>
+  %in = index.cmp ult, %i, %n : index
+  scf.if %in {{
+    %a = view.load %xv[%i] : view<[%n]x{t}> -> {t}
+    %c = scalar.constant {c} : {t}
+    %p = {mul} %a, %c : {t}
+    %q = {add} %p, %a : {t}
+    view.store %q, %yv[%i] : {t}, view<[%n]x{t}>
+    %k32 = view.load %pv[%i] : view<[%n]xi32> -> i32
+    %k = index.cast %k32 : i32 to index
+    %b = view.load %xv[%k] : view<[%n]x{t}> -> {t}
+    view.store %b, %gv[%i] : {t}, view<[%n]x{t}>
+    view.store %a, %sv[%k] : {t}, view<[%n]x{t}>
+  }}
+  kernel.return
+}}
+"""
+
+TYPED_DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "f16": np.float16,
+                "bf16": BF16, "f32": np.float32, "f64": np.float64}
+
+
+@settings(max_examples=30, deadline=None)
+@given(t=st.sampled_from(sorted(TYPED_DTYPES)), n=st.integers(1, 40000), seed=st.integers(0, 2**32 - 1))
+def test_every_element_type_loads_computes_and_stores_like_numpy(t, n, seed):
+    dt = np.dtype(TYPED_DTYPES[t])
+    rng = np.random.default_rng(seed)
+    is_int = t.startswith("i")
+    if is_int:
+        info_ = np.iinfo(dt)
+        x = rng.integers(info_.min, info_.max, n, dtype=dt, endpoint=True)
+        c = int(rng.integers(-100, 100))
+        want = (x * dt.type(c) + x).astype(dt)  # NumPy's fixed-width arithmetic wraps
+        src = TYPED.format(t=t, c=c, mul="scalar.muli", add="scalar.addi")
+    else:
+        x = (rng.standard_normal(n) * 100).astype(np.float32).astype(dt)
+        c = 1.5
+        with np.errstate(over="ignore"):
+            want = ((x * dt.type(c)).astype(dt) + x).astype(dt)
+        src = TYPED.format(t=t, c=c, mul="scalar.mulf", add="scalar.addf")
+    perm = rng.permutation(n).astype(np.int32)
+    y, gathered, scattered = (np.zeros(n, dt) for _ in range(3))
+    run(src, "typed", [x, perm, y, gathered, scattered], struct.pack("<I", n), [n])
+    bits = f"u{dt.itemsize}"
+    assert np.array_equal(y.view(bits), want.view(bits))
+    assert np.array_equal(gathered.view(bits), x[perm].view(bits))
+    expect = np.zeros(n, dt)
+    expect[perm] = x
+    assert np.array_equal(scattered.view(bits), expect.view(bits))

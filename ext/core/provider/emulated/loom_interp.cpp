@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <type_traits>
 #include <unordered_map>
 
 #include "kernels/bf16.h"
@@ -35,16 +36,6 @@ int elem_bytes(ScalarKind k, int index_bits) {
         case ScalarKind::I64: case ScalarKind::F64: case ScalarKind::Offset: return 8;
         case ScalarKind::Index: return index_bits / 8;
         default: return 0;
-    }
-}
-
-int64_t wrap_int(ScalarKind k, int64_t v) {
-    switch (k) {
-        case ScalarKind::I1: return v & 1;
-        case ScalarKind::I8: return static_cast<int8_t>(v);
-        case ScalarKind::I16: return static_cast<int16_t>(v);
-        case ScalarKind::I32: return static_cast<int32_t>(v);
-        default: return v;
     }
 }
 
@@ -198,6 +189,33 @@ bool affine(const Reg& r0, int64_t L) {
     r.a0 = a0;
     r.a1 = a1;
     return true;
+}
+
+// Lane loops, f(e) for e in [0, n): compiled twice, portable and for AVX2
+// (without FMA, so nothing contracts and the bits are the portable build's),
+// and chosen at run time as the kernels choose theirs. The interpreter's
+// registers hold iN values as int64 and floats as double; SSE2 has neither a
+// 64-bit multiply nor the widening conversions, AVX2 has both.
+//
+// The closures capture by value and arrive by value: a store through a byte
+// pointer could otherwise alias the captured pointers, and the loop would
+// reload them every iteration instead of vectorising.
+template <class F>
+[[gnu::always_inline]] inline void lanes_portable(size_t n, F f) {
+    for (size_t e = 0; e < n; ++e) f(e);
+}
+#ifdef HRX_EW_AVX2
+template <class F>
+__attribute__((target("avx2"))) void lanes_avx2(size_t n, F f) {
+    for (size_t e = 0; e < n; ++e) f(e);
+}
+#endif
+template <class F>
+inline void for_lanes(size_t n, F f) {
+#ifdef HRX_EW_AVX2
+    if (n >= 16 && kernels::ew::avx2_loops()) return lanes_avx2(n, f);
+#endif
+    lanes_portable(n, f);
 }
 
 template <class T>
@@ -416,7 +434,7 @@ struct Ops {
         const size_t n = count(a, x.L);
         const TA* pa = data<TA>(a);
         TO* po = mdata<TO>(o);
-        for (size_t e = 0; e < n; ++e) po[e] = f(pa[e]);
+        for_lanes(n, [=](size_t e) { po[e] = f(pa[e]); });
     }
 
     template <class TO, class TA, class TB, class F>
@@ -432,13 +450,13 @@ struct Ops {
         const TB* pb = data<TB>(b);
         TO* po = mdata<TO>(o);
         if (uni || (!a.uni && !b.uni)) {
-            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e]);
+            for_lanes(n, [=](size_t e) { po[e] = f(pa[e], pb[e]); });
         } else if (a.uni) {
             const TA av = pa[0];
-            for (size_t e = 0; e < n; ++e) po[e] = f(av, pb[e]);
+            for_lanes(n, [=](size_t e) { po[e] = f(av, pb[e]); });
         } else {
             const TB bv = pb[0];
-            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], bv);
+            for_lanes(n, [=](size_t e) { po[e] = f(pa[e], bv); });
         }
     }
 
@@ -455,7 +473,7 @@ struct Ops {
         const T* pb = data<T>(b);
         const T* pc = data<T>(c);
         T* po = mdata<T>(o);
-        for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e], pc[e]);
+        for_lanes(n, [=](size_t e) { po[e] = f(pa[e], pb[e], pc[e]); });
     }
 
     static std::string base_name(const std::string& n) {
@@ -485,7 +503,8 @@ struct Ops {
         auto W = [k](int64_t v) { return wrap_int(k, v); };
         auto U = [k](int64_t v) { return uval(k, v); };
         const bool addr = scalar_is_address(k);
-        if (b == "add" || b == "addi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q))); });
+        if (wrapping_binary(x, o, A, B, k, b)) {
+        } else if (b == "add" || b == "addi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q))); });
         else if (b == "sub" || b == "subi") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(static_cast<uint64_t>(p) - static_cast<uint64_t>(q))); });
         else if (b == "mul" || b == "muli") bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q))); });
         else if (b == "div" || b == "divsi") {
@@ -534,6 +553,39 @@ struct Ops {
                     return r < 0 || r > ((static_cast<__int128>(1) << bits) - 1);
                 }, "nuw promise broken: unsigned overflow");
         }
+    }
+
+    // Calls f with a functor wrapping an int64 to kind k's width, chosen once
+    // per op rather than per element, so that the lane loops vectorise.
+    template <class F>
+    static void with_wrap(ScalarKind k, F f) {
+        switch (k) {
+            case ScalarKind::I1: f([](int64_t v) -> int64_t { return v & 1; }); break;
+            case ScalarKind::I8: f([](int64_t v) -> int64_t { return static_cast<int8_t>(v); }); break;
+            case ScalarKind::I16: f([](int64_t v) -> int64_t { return static_cast<int16_t>(v); }); break;
+            case ScalarKind::I32: f([](int64_t v) -> int64_t { return static_cast<int32_t>(v); }); break;
+            default: f([](int64_t v) -> int64_t { return v; }); break;
+        }
+    }
+
+    // add/sub/mul and the bitwise ops: modulo 2^bits, the same results as
+    // the general path below.
+    static bool wrapping_binary(Exec& x, Reg& o, const Reg& A, const Reg& B, ScalarKind k, const std::string& b) {
+        int which = b == "add" || b == "addi" ? 0 : b == "sub" || b == "subi" ? 1 : b == "mul" || b == "muli" ? 2
+                  : b == "andi" ? 3 : b == "ori" ? 4 : b == "xori" ? 5 : -1;
+        if (which < 0) return false;
+        with_wrap(k, [&](auto W) {
+            using U = uint64_t;
+            switch (which) {
+                case 0: bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(U(p) + U(q))); }); break;
+                case 1: bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(U(p) - U(q))); }); break;
+                case 2: bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return W(static_cast<int64_t>(U(p) * U(q))); }); break;
+                case 3: bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return p & q; }); break;
+                case 4: bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return p | q; }); break;
+                default: bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [](int64_t p, int64_t q) { return p ^ q; }); break;
+            }
+        });
+        return true;
     }
 
     static void check_div(Exec& x, const Op& op, const Mask& m, const Reg& A, const Reg& B, bool addr) {
@@ -702,13 +754,13 @@ struct Ops {
         float* po = o.g.data();
         if (A.fs && B.fs) {
             const float *pa = A.g.data(), *pb = B.g.data();
-            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], pb[e]);
+            for_lanes(n, [=](size_t e) { po[e] = f(pa[e], pb[e]); });
         } else if (A.fs) {
             const float *pa = A.g.data(), bv = static_cast<float>(B.f[0]);
-            for (size_t e = 0; e < n; ++e) po[e] = f(pa[e], bv);
+            for_lanes(n, [=](size_t e) { po[e] = f(pa[e], bv); });
         } else {
             const float av = static_cast<float>(A.f[0]), *pb = B.g.data();
-            for (size_t e = 0; e < n; ++e) po[e] = f(av, pb[e]);
+            for_lanes(n, [=](size_t e) { po[e] = f(av, pb[e]); });
         }
         return true;
     }
@@ -852,7 +904,12 @@ struct Ops {
                 return u ? wrap_int(to, static_cast<int64_t>(static_cast<uint64_t>(c))) : wrap_int(to, static_cast<int64_t>(c));
             });
         } else if (b == "extf" || b == "fptrunc") {
-            un<double, double>(x, o, A, to, [to](double p) { return fround(to, p); });
+            // A value of f32 or narrower is exactly a float: rounding it to
+            // bf16 needs no round-to-odd step first.
+            if (to == ScalarKind::F64) un<double, double>(x, o, A, to, [](double p) { return p; });
+            else if (to == ScalarKind::F32) un<double, double>(x, o, A, to, [](double p) { return static_cast<double>(static_cast<float>(p)); });
+            else if (to == ScalarKind::BF16 && from != ScalarKind::F64) un<double, double>(x, o, A, to, [](double p) { return bf16_of(static_cast<float>(p)); });
+            else un<double, double>(x, o, A, to, [to](double p) { return fround(to, p); });
         } else if (b == "bitcast") {
             if (isf(from) && isf(to)) un<double, double>(x, o, A, to, [=](double p) { return float_from_bits(to, float_bits(from, p)); });
             else if (isf(from)) un<int64_t, double>(x, o, A, to, [=](double p) { return wrap_int(to, static_cast<int64_t>(float_bits(from, p))); });
@@ -1170,17 +1227,6 @@ struct Ops {
         }
     }
 
-    // Whether byte offsets step by exactly `es` from lane to lane (and the
-    // base is aligned for the element type).
-    static bool contiguous(const std::vector<int64_t>& a, int64_t es) {
-        if (a.empty() || a[0] % es) return false;
-        const int64_t* p = a.data();
-        const int64_t n = static_cast<int64_t>(a.size());
-        bool ok = true;
-        for (int64_t l = 0; l < n; ++l) ok &= p[l] == p[0] + l * es;
-        return ok;
-    }
-
     static void rd(ScalarKind k, const uint8_t* p, int64_t* io, double* fo, int ib) {
         switch (k) {
             case ScalarKind::I1: case ScalarKind::I8: *io = k == ScalarKind::I1 ? (*p & 1) : static_cast<int8_t>(*p); break;
@@ -1231,6 +1277,61 @@ struct Ops {
         }
     }
 
+    // Calls f(T{}, rd, wr) with the element's memory type T, rd: T -> the
+    // register's storage value (int64 or double), wr: storage -> T; the same
+    // conversions as rd()/wr() above, chosen once per op so that lane loops
+    // over contiguous or gathered addresses vectorise.
+    template <class F>
+    static bool with_elem(ScalarKind k, int ib, F f) {
+        auto same = [](auto v) { return v; };
+        switch (k) {
+            case ScalarKind::I1: return f(uint8_t{}, [](uint8_t v) -> int64_t { return v & 1; }, [](int64_t v) { return static_cast<uint8_t>(v); });
+            case ScalarKind::I8: return f(int8_t{}, [](int8_t v) -> int64_t { return v; }, [](int64_t v) { return static_cast<int8_t>(v); });
+            case ScalarKind::I16: return f(int16_t{}, [](int16_t v) -> int64_t { return v; }, [](int64_t v) { return static_cast<int16_t>(v); });
+            case ScalarKind::I32: return f(int32_t{}, [](int32_t v) -> int64_t { return v; }, [](int64_t v) { return static_cast<int32_t>(v); });
+            case ScalarKind::I64: case ScalarKind::Offset: return f(int64_t{}, same, same);
+            case ScalarKind::Index:
+                if (ib == 32) return f(int32_t{}, [](int32_t v) -> int64_t { return v; }, [](int64_t v) { return static_cast<int32_t>(v); });
+                return f(int64_t{}, same, same);
+            case ScalarKind::F32: return f(float{}, [](float v) -> double { return v; }, [](double v) { return static_cast<float>(v); });
+            case ScalarKind::F64: return f(double{}, same, same);
+            case ScalarKind::BF16:
+                return f(uint16_t{}, [](uint16_t v) -> double { return std::bit_cast<float>(static_cast<uint32_t>(v) << 16); },
+                         [](double v) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(v)) >> 16); });
+            case ScalarKind::F16:
+                return f(uint16_t{}, [](uint16_t v) -> double { return kernels::ew::half_to_float(v); },
+                         [](double v) { return static_cast<uint16_t>(kernels::ew::float_to_half(static_cast<float>(v))); });
+            default: return false;
+        }
+    }
+    template <class S>
+    static S* storage(Reg& r) {
+        if constexpr (std::is_same_v<S, double>) return r.f.data();
+        else return r.i.data();
+    }
+
+    // Every lane active, plain memory: lane l reads base + (ap ? ap[l] : l * es).
+    static bool load_lanes(Exec& x, ScalarKind k, int ib, const uint8_t* base, const int64_t* ap, Reg& o) {
+        return with_elem(k, ib, [&](auto tag, auto rd, auto) {
+            using T = decltype(tag);
+            auto* dst = storage<decltype(rd(tag))>(o);
+            const size_t n = static_cast<size_t>(x.L);
+            if (ap) for_lanes(n, [=](size_t l) { T t; std::memcpy(&t, base + ap[l], sizeof(T)); dst[l] = rd(t); });
+            else for_lanes(n, [=](size_t l) { T t; std::memcpy(&t, base + l * sizeof(T), sizeof(T)); dst[l] = rd(t); });
+            return true;
+        });
+    }
+    static bool store_lanes(Exec& x, ScalarKind k, int ib, uint8_t* base, const int64_t* ap, const Reg& val) {
+        return with_elem(k, ib, [&](auto tag, auto rd, auto wr) {
+            using T = decltype(tag);
+            const auto* src = storage<decltype(rd(tag))>(const_cast<Reg&>(val));
+            const size_t n = static_cast<size_t>(x.L);
+            if (ap) for_lanes(n, [=](size_t l) { const T t = wr(src[l]); std::memcpy(base + ap[l], &t, sizeof(T)); });
+            else for_lanes(n, [=](size_t l) { const T t = wr(src[l]); std::memcpy(base + l * sizeof(T), &t, sizeof(T)); });
+            return true;
+        });
+    }
+
     static void view_load(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         const Reg& v = in(fr, op, 0);
         const int ib = x.sh.spec->facts.index_bits;
@@ -1241,26 +1342,22 @@ struct Ops {
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
         const bool plain = !B.stride && B.writer.empty();
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
-        if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
+        if (contig >= 0) {
             Reg& o = out(fr, op);
             size_num(o, v.elem, 1, {}, false, x.L);
+            // The next batch of this stream is this batch's neighbour: fetch
+            // it while copying this one.
+            const uint8_t* src = B.base + contig;
+            const int64_t bytes = x.L * es;
+            for (int64_t q = 0; q < bytes; q += 64) __builtin_prefetch(src + bytes + q);
             if (v.elem == ScalarKind::F32) {
-                const float* src = reinterpret_cast<const float*>(B.base + contig);
-                // The next batch of this stream is this batch's neighbour:
-                // fetch it while copying this one.
-                for (int64_t l = 0; l < x.L; l += 16) __builtin_prefetch(src + x.L + l);
                 o.f.clear();
                 o.g.resize(static_cast<size_t>(x.L));
                 std::memcpy(o.g.data(), src, static_cast<size_t>(x.L) * 4);
                 o.fs = true;
-            } else {
-                const int32_t* src = reinterpret_cast<const int32_t*>(B.base + contig);
-                int64_t* o2 = o.i.data();
-                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
+                return;
             }
-            return;
-        }
-        if (contig >= 0) {
+            if (load_lanes(x, v.elem, ib, src, nullptr, o)) return;
             a.resize(static_cast<size_t>(x.L));
             for (int64_t l = 0; l < x.L; ++l) a[static_cast<size_t>(l)] = contig + l * es;
         }
@@ -1275,26 +1372,9 @@ struct Ops {
         Reg& o = out(fr, op);
         size_num(o, v.elem, 1, {}, uni, x.L);
         const bool fl = isf(v.elem);
-        if (!uni && m.all && !B.stride && B.writer.empty()) {
-            const uint8_t* base = B.base;
-            const int64_t* ap = a.data();
-            if (v.elem == ScalarKind::F32 && contiguous(a, 4)) {
-                const float* src = reinterpret_cast<const float*>(base + ap[0]);
-                double* o2 = o.f.data();
-                for (int64_t l = 0; l < x.L; ++l) o2[l] = src[l];
-                return;
-            }
-            if (v.elem == ScalarKind::F32) {
-                double* o2 = o.f.data();
-                for (int64_t l = 0; l < x.L; ++l) { float t; std::memcpy(&t, base + ap[l], 4); o2[l] = t; }
-                return;
-            }
-            if (v.elem == ScalarKind::I32) {
-                int64_t* o2 = o.i.data();
-                for (int64_t l = 0; l < x.L; ++l) { int32_t t; std::memcpy(&t, base + ap[l], 4); o2[l] = t; }
-                return;
-            }
-        }
+        if (!uni && m.all && !B.stride && B.writer.empty() && a.size() == static_cast<size_t>(x.L) &&
+            load_lanes(x, v.elem, ib, B.base, a.data(), o))
+            return;
         for (size_t l = 0; l < a.size(); ++l) {
             if (a[l] < 0) continue;
             const int64_t lane = uni ? 0 : static_cast<int64_t>(l);
@@ -1323,18 +1403,7 @@ struct Ops {
             return;
         }
         materialize(val0);
-        if (contig >= 0 && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
-            if (v.elem == ScalarKind::F32) {
-                float* dst = reinterpret_cast<float*>(B.base + contig);
-                const double* s2 = val0.f.data();
-                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<float>(s2[l]);
-            } else {
-                int32_t* dst = reinterpret_cast<int32_t*>(B.base + contig);
-                const int64_t* s2 = val0.i.data();
-                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<int32_t>(s2[l]);
-            }
-            return;
-        }
+        if (contig >= 0 && val0.vlen == 1 && store_lanes(x, v.elem, ib, B.base + contig, nullptr, val0)) return;
         if (contig >= 0) {
             a.resize(static_cast<size_t>(x.L));
             for (int64_t l = 0; l < x.L; ++l) a[static_cast<size_t>(l)] = contig + l * es;
@@ -1346,26 +1415,9 @@ struct Ops {
             if (!a.empty() && a[0] >= 0) wr(v.elem, B.base + a[0], fl ? 0 : val0.i[0], fl ? val0.f[0] : 0, ib);
             return;
         }
-        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && !B.stride && B.writer.empty()) {
-            uint8_t* base = B.base;
-            const int64_t* ap = a.data();
-            if (v.elem == ScalarKind::F32 && contiguous(a, 4)) {
-                float* dst = reinterpret_cast<float*>(base + ap[0]);
-                const double* s2 = val0.f.data();
-                for (int64_t l = 0; l < x.L; ++l) dst[l] = static_cast<float>(s2[l]);
-                return;
-            }
-            if (v.elem == ScalarKind::F32) {
-                const double* s2 = val0.f.data();
-                for (int64_t l = 0; l < x.L; ++l) { const float t = static_cast<float>(s2[l]); std::memcpy(base + ap[l], &t, 4); }
-                return;
-            }
-            if (v.elem == ScalarKind::I32) {
-                const int64_t* s2 = val0.i.data();
-                for (int64_t l = 0; l < x.L; ++l) { const int32_t t = static_cast<int32_t>(s2[l]); std::memcpy(base + ap[l], &t, 4); }
-                return;
-            }
-        }
+        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && val0.vlen == 1 && !B.stride && B.writer.empty() &&
+            store_lanes(x, v.elem, ib, B.base, a.data(), val0))
+            return;
         for (int64_t l = 0; l < x.L; ++l) {
             if (!m.on(l)) continue;
             const int64_t byte = a.size() == 1 ? a[0] : a[static_cast<size_t>(l)];

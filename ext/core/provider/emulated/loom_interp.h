@@ -152,7 +152,16 @@ private:
 
 // Helpers shared with the planner.
 int elem_bytes(ScalarKind k, int index_bits);
-int64_t wrap_int(ScalarKind k, int64_t v);
+// An int64 wrapped to kind k's width, sign-extended (iN values live so).
+inline int64_t wrap_int(ScalarKind k, int64_t v) {
+    switch (k) {
+        case ScalarKind::I1: return v & 1;
+        case ScalarKind::I8: return static_cast<int8_t>(v);
+        case ScalarKind::I16: return static_cast<int16_t>(v);
+        case ScalarKind::I32: return static_cast<int32_t>(v);
+        default: return v;
+    }
+}
 bool op_supported(const std::string& name);
 // Checks `op`'s predicates as authored contracts (launch programs): a false
 // one is a Message error naming it.
