@@ -1,9 +1,8 @@
 """The built-in programs as Loom sources: shipped in the package (hrxarray/programs/*.loom),
 embedded byte for byte in the library, each built-in program a root symbol of its module with
 the configuration keys and defaults that hx.kernels uses, every module parsing and
-specialising, and these sources run (through the provider's Loom frontend and executor)
-with the results of Note [Built-in program semantics]: the NPU programs' only code, the GPU
-kernels' alternative to their native code until the executor runs them as fast."""
+specialising, and hx.kernels' programs running these sources (through the provider's Loom
+frontend and executor) with the results of Note [Built-in program semantics]."""
 
 from __future__ import annotations
 
@@ -82,11 +81,10 @@ def test_sources_parse_and_specialise_with_the_artifacts_config(name):
 
 
 # --- the built-ins run their Loom sources --------------------------------------------------
-# hx.kernels' NPU programs are compiled from hrxarray/programs/*.loom by the provider's Loom
-# frontend and run by its executor, through the lanes' provider queues (the GPU kernels run
-# both their native code and, through _core.kernels._gpu_loom, their Loom source); results
-# must be those of Note [Built-in program semantics], checked here against NumPy, ml_dtypes
-# and hrxarray.numerics (tests/test_kernels.py has the exhaustive semantic tests).
+# hx.kernels' programs are compiled from hrxarray/programs/*.loom by the provider's Loom
+# frontend and run by its executor, through the lanes' provider queues; their results must
+# be those of Note [Built-in program semantics], checked here against NumPy, ml_dtypes and
+# hrxarray.numerics (tests/test_kernels.py has the exhaustive semantic tests).
 
 import numpy as np  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
@@ -122,13 +120,7 @@ def run_kernel(rt, kernel, inputs, out_bytes, placement):
 
 
 def run_gpu(rt, name, inputs, out_bytes, **config):
-    """The GPU kernels still run native code by default (BuiltinCode): run it and the Loom
-    source (_core.kernels._gpu_loom) in the same way, require the same bytes, return them."""
-    native, loom = (run_kernel(rt, k, inputs, out_bytes, hx.HostVisible())
-                    for k in (hx.kernels.gpu(name, runtime=rt, **config),
-                              _core.kernels._gpu_loom(name, runtime=rt, **config)))
-    assert all(np.array_equal(x, y) for x, y in zip(native, loom))
-    return loom
+    return run_kernel(rt, hx.kernels.gpu(name, runtime=rt, **config), inputs, out_bytes, hx.HostVisible())
 
 
 def run_npu(rt, name, inputs, out_bytes, **config):

@@ -1,7 +1,7 @@
 """The layer rules of DESIGN.md that the source tree must keep (checked on the sources,
 so skipped where the tests run without them): memory/ depends on nothing of the runtime,
 the runtime reaches device code only through the provider interface, the emulated provider
-runs dispatches through its queue, and the NPU built-ins' only device code is Loom."""
+runs dispatches through its queue, and the built-in programs' only device code is Loom."""
 
 from __future__ import annotations
 
@@ -44,19 +44,15 @@ def test_runtime_reaches_device_code_only_through_the_provider_interface():
     assert sources("runtime") and not found
 
 
-def test_emulated_provider_runs_dispatches_and_the_npu_builtins_are_loom():
+def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
     emulated = CORE / "provider" / "emulated"
     assert not (CORE / "provider" / "emulated.cpp").exists()
     queue = (emulated / "queue.cpp").read_text()
     assert "Dispatch::Kind::Fill" in queue and "Dispatch::Kind::Copy" in queue and "Dispatch::Kind::Invoke" in queue
-    # The NPU programs' only device code is Loom; the GPU kernels' native bodies live in the
-    # emulated provider (until the executor runs their Loom sources as fast).
-    builtins = (emulated / "builtins.cpp").read_text()
-    for name in ("transform_i32", "euler_bf16", "add_f32"):
-        assert f'"{name}"' in builtins, name
-    for name in ("copy", "gemm", "batched_gemm"):
-        assert f'"{name}"' not in builtins, name
+    # One owner of the built-ins' device code: their Loom sources; no hand-written bodies left.
+    assert not (emulated / "builtins.cpp").exists()
     assert "load_loom" in (emulated / "provider.cpp").read_text()
+    assert "builtin_source(name).text" in (CORE / "runtime" / "programs.cpp").read_text()
     # The scheduler hands fills, copies and kernels to the queue instead of running them.
     scheduler = (CORE / "runtime" / "scheduler.cpp").read_text()
     assert "std::memcpy(op.uses" not in scheduler and "kernel->run(" not in scheduler

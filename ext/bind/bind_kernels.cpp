@@ -298,16 +298,6 @@ void bind_kernels(nb::module_& m) {
             return nb::make_tuple(nb::str(s.module.data(), s.module.size()), nb::str(s.symbol.data(), s.symbol.size()));
         },
         "name"_a, "Testing hook: (module stem, root symbol) of built-in program `name`; ValueError for others.");
-    km.def(
-        "_gpu_loom",
-        [](const std::string& name, std::shared_ptr<RuntimeCore> runtime, nb::kwargs config) {
-            KernelConfig c = config_from_kwargs(config, "kernels.gpu('" + name + "')");
-            if (!runtime) runtime = default_runtime();
-            return make_gpu_kernel(runtime->gpu(), name, c, BuiltinCode::Loom);
-        },
-        "name"_a, nb::kw_only(), "runtime"_a.none() = nb::none(), "config"_a,
-        "Testing hook: kernels.gpu(name, ...) running the kernel's Loom source (hrxarray/programs/) through the "
-        "provider's Loom frontend and executor instead of its native code.");
     km.def("load_npu_artifact", &load_npu_artifact, "npu"_a, "artifact"_a, "columns"_a, "contract"_a,
            "HRX NpuDevice.load_artifact: validate the contract, require the exact target, 1..=8 columns and no "
            "constants (UnsupportedError), and charge the image bytes to the memory budget.");

@@ -9,14 +9,13 @@ view per binding of the kernel's contract, in order.
 Configuration keys use Loom's spelling, so dotted keys are passed through a
 dict: ``npu("copy", **{"copy.packets": 4})``.
 
-The programs are Loom code shipped with the package (``hrxarray/programs/``:
+Every program is Loom code shipped with the package (``hrxarray/programs/``:
 ``copy.loom``, ``gemm.loom`` with ``gemm`` and ``batched_gemm``,
-``elementwise.loom`` with the three GPU kernels). The NPU programs are
-compiled by the emulated provider's Loom frontend and run by its executor;
-their keys are the modules' ``config.decl`` keys. The GPU kernels run the
-provider's native code, which computes the same bits as their Loom source
-(whose ``elements`` is the workload and ``%count`` device argument, ``dt`` /
-``delta`` ``f32`` device arguments), until the executor runs them as fast.
+``elementwise.loom`` with the three GPU kernels), compiled by the emulated
+provider's Loom frontend and run by its executor. NPU keys are the modules'
+``config.decl`` keys; a GPU kernel's ``elements`` is its workload and its
+``%count`` device argument, and ``dt`` / ``delta`` are ``f32`` device
+arguments of its constant block.
 
 NPU programs (bindings in order; every NPU binding's contract declares 4-byte
 alignment, as HRX's own contracts for these programs do):

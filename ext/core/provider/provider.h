@@ -53,12 +53,11 @@ struct Span {
     bool shared = false;
 };
 
-// A program image the provider loads for one engine: the symbol of a
-// program and its configuration, each key's value in Loom spelling with
-// every default applied (loom::Specialization's shape). With `source`, the
-// Loom module defining `symbol`, the provider compiles it; without, the
-// emulated provider knows its built-in programs by symbol (Note [Built-in
-// program semantics] in runtime/programs.h).
+// A program image the provider loads for one engine: `source`, the Loom
+// module defining `symbol`, and its configuration, each key's value in Loom
+// spelling with every default applied (loom::Specialization's shape); the
+// provider compiles it (the emulated one with the Loom frontend and runs it
+// with the Loom executor).
 struct ProgramImage {
     Engine engine = Engine::Gpu;
     std::string target;

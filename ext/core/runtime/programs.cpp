@@ -1,7 +1,7 @@
 // The built-in programs' runtime side: configurations, contracts and the
 // load rules (semantics in Note [Built-in program semantics], programs.h).
-// Their device code belongs to the provider (provider/emulated/builtins.cpp),
-// which load_program hands the validated configuration.
+// Their device code is their Loom source (runtime/builtin_sources.h), which
+// the provider's load_program compiles with the validated configuration.
 #include "runtime/programs.h"
 
 #include <algorithm>
@@ -137,17 +137,17 @@ std::string loom_spelling(const ConfigValue& v) {
     return buf;
 }
 
-// The provider's image of a built-in program, every key of `config` (defaults
-// applied) spelled. As Loom (BuiltinCode::Loom), an NPU program's keys are
-// its config keys; a GPU kernel's `elements` is its workload and its %count,
-// and every other key the device scalar of that name (dt, delta). Loom
-// images run in checked mode (loom.md §4.4) on a runtime created with it.
+// The provider's image of a built-in program: its Loom source, and every key
+// of `config` (defaults applied) spelled. An NPU program's keys are its Loom
+// config keys; a GPU kernel's `elements` is its workload and its %count, and
+// every other key the device scalar of that name (dt, delta). The image runs
+// in checked mode (loom.md §4.4) on a runtime created with it.
 provider::ProgramImage program_image(const RuntimeCore& runtime, Engine engine, const std::string& target,
-                                     const std::string& name, const KernelConfig& config, BuiltinCode code) {
+                                     const std::string& name, const KernelConfig& config) {
     provider::ProgramImage image{engine, target, name, {}, {}, {}, {}, runtime.options().checked};
-    if (code == BuiltinCode::Loom) image.source = std::string(builtin_source(name).text);
+    image.source = std::string(builtin_source(name).text);
     for (const auto& [key, v] : config) {
-        if (code == BuiltinCode::Native || engine == Engine::Npu) {
+        if (engine == Engine::Npu) {
             image.config[key] = loom_spelling(v);
         } else if (key == "elements") {
             image.workload = {static_cast<uint64_t>(v.i)};
@@ -211,8 +211,7 @@ KernelContract artifact_contract(const Artifact& artifact) {
     return npu_spec(artifact.name, artifact.config, "artifact '" + artifact.name + "'").contract;
 }
 
-std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config,
-                                           BuiltinCode code) {
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config) {
     const std::string who = gpu_who(name);
     auto k = std::make_shared<GpuKernel>();
     k->engine = Engine::Gpu;
@@ -244,7 +243,7 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::stri
         full["delta"] = ConfigValue::real(float_key(who, config, "delta", 1.0));
     }
     k->program = gpu.runtime->provider().load_program(
-        program_image(*gpu.runtime, Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full, code));
+        program_image(*gpu.runtime, Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full));
     k->contract.validate();
     return k;
 }
@@ -277,7 +276,7 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->program = artifact.program ? loom_run(artifact.program, {}, loom::LaunchConfig{}, npu.runtime->options().checked)
                                   : npu.runtime->provider().load_program(
                                         program_image(*npu.runtime, Engine::Npu, artifact.target, artifact.name,
-                                                      artifact.config, BuiltinCode::Loom));
+                                                      artifact.config));
     if (const auto& budget = npu.runtime->options().memory_budget)
         k->image_charge = std::make_shared<MemoryReservation>(
             budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");

@@ -2,9 +2,8 @@
 // artifacts `copy`, `gemm`, `batched_gemm` and GPU kernels `transform_i32`,
 // `euler_bf16`, `add_f32`: their configurations, binding contracts and load
 // rules. Their device code is their Loom source, shipped in the package
-// (src/hrxarray/programs/*.loom, embedded: runtime/builtin_sources.h) and
-// compiled by the provider (Provider::load_program); the GPU kernels still
-// run the provider's native bodies by default (BuiltinCode).
+// (src/hrxarray/programs/*.loom) and embedded (runtime/builtin_sources.h),
+// which the provider compiles and runs (Provider::load_program).
 //
 // Note [Built-in program semantics]
 //   NPU copy          config copy.packets (≥ 1, default 1); bindings
@@ -128,13 +127,6 @@ Artifact make_npu_artifact(const std::string& name, const KernelConfig& config,
 // at loom_contract_for.
 KernelContract artifact_contract(const Artifact& artifact);
 
-// Which code a built-in GPU kernel runs: the provider's own (Native; the
-// emulated provider's CPU bodies) or its Loom source (runtime/builtin_sources.h)
-// compiled by the provider's Loom frontend and executor. Both give the
-// semantics of Note [Built-in program semantics]; Native stays the default
-// until the Loom executor runs them as fast. NPU programs always run their
-// Loom sources.
-enum class BuiltinCode : uint8_t { Native, Loom };
 
 // HRX Module::compile for the emulator: specialise `symbol` of `module` for
 // `target` (loom::kGpuTarget or loom::kNpuTarget) with `config` (key → Loom
@@ -197,8 +189,7 @@ std::shared_ptr<GpuKernel> load_gpu_kernel(const GpuDevice& gpu, const Artifact&
 // GPU kernel `name` ("transform_i32", "euler_bf16", "add_f32") with `config`,
 // loaded on `gpu` (its runtime owns it, as HRX's Runtime::load_gpu_kernel):
 // contract and run. Errors as make_npu_artifact.
-std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config,
-                                           BuiltinCode code = BuiltinCode::Native);
+std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::string& name, const KernelConfig& config);
 
 // HRX NpuDevice::load_artifact: validates `contract` (Message), then requires
 // the exact device target, columns in 1..=8 and no constants (Unsupported

@@ -1,6 +1,6 @@
 // The emulated provider's parts, shared by its translation units: the queue
-// that runs dispatches (queue.cpp) and the device code of the built-in
-// programs (builtins.cpp). Nothing outside provider/emulated/ includes this;
+// that runs dispatches (queue.cpp) and the loader of Loom program images
+// (program_image.cpp). Nothing outside provider/emulated/ includes this;
 // the runtime reaches these through the Provider interface.
 #pragma once
 #include <memory>
@@ -12,11 +12,6 @@ namespace hrx::provider::emulated {
 // A queue of `engine` whose dispatches run on the submitting thread: the
 // runtime's lane worker is the engine.
 std::unique_ptr<Queue> make_queue(Engine engine);
-
-// The CPU implementation of the built-in program `image` names, its
-// configuration read once here (Note [Built-in program semantics] in
-// runtime/programs.h). Message for a name that is not built in.
-std::shared_ptr<const Executable> load_builtin(const ProgramImage& image);
 
 // `image.source` compiled by the Loom frontend (parse, verify, specialise
 // for image.target with image.config), planned and, for a GPU kernel, bound

@@ -3,8 +3,8 @@
 // answers follow the Linux producer->consumer table of the libamdf CTS
 // (reference/memory-fabric.md §2.5), so code that applies them here applies
 // them correctly on the hardware. Its queues run dispatches (queue.cpp); the
-// programs it loads are Loom images it compiles (program_image.cpp) or the
-// built-ins' CPU code (builtins.cpp).
+// programs it loads are Loom images, compiled by the Loom frontend and run by
+// the Loom executor (program_image.cpp).
 #include <sys/mman.h>
 
 #include <atomic>
@@ -172,7 +172,10 @@ public:
     std::unique_ptr<Queue> create_queue(Engine engine, int) override { return emulated::make_queue(engine); }
 
     std::shared_ptr<const Executable> load_program(const ProgramImage& image) override {
-        return image.source.empty() ? emulated::load_builtin(image) : emulated::load_loom(image);
+        if (image.source.empty())
+            fail(ErrorKind::Message, "load_program('" + image.symbol +
+                                         "'): the emulated provider loads Loom images; this one has no source");
+        return emulated::load_loom(image);
     }
 };
 
