@@ -64,11 +64,13 @@ EXPLAIN = {
     "submit_throughput": "A prepared one-region graph (64-byte fill) submitted {submissions:,} times without "
     "waiting, then drained; best of three rounds, against the standard library's "
     "`ThreadPoolExecutor(max_workers=1).submit` of a no-op measured in the same run.",
-    "loom": "Loom programs on the emulated fabric against the built-in C++ paths, medians of {repeats} alternating "
+    "loom": "Loom programs on the emulated fabric against native paths, medians of {repeats} alternating "
     "runs: an elementwise Loom add over 16 M float32 called as `hx.loom.ufunc` against `hx.add` on the same "
-    "arrays; the hrx-rs corpus batched_gemm pipeline at 16,384 matrices (from `HRX_LOOM_CORPUS`, skipped when "
-    "unset) against the built-in C++ batched_gemm with gemm.bfp16 = 1 in the same kind of NPU graph; parse + "
-    "verify + specialise of a generated 1,000-line module; a cached `hx.loom.compile` (target < 50 µs).",
+    "arrays; batched 8x8 gemm at 16,384 matrices with bfp16 operands in NPU graphs (the built-in batched_gemm, "
+    "our Loom source, and the hrx-rs corpus pipeline from `HRX_LOOM_CORPUS`, skipped when unset) against the "
+    "C++ matmul kernel the deleted C++ built-in called (`hx.numerics.matmul(compute='bfp16')` on host arrays), "
+    "bits compared; parse + verify + specialise of a generated 1,000-line module; a cached `hx.loom.compile` "
+    "(target < 50 µs).",
     "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX's gpu_npu_parallel example) itself: medians of {default[samples]} "
     "alternating sequential/parallel pairs, all outputs checked bit for bit, for the default configuration (peer: HRX's "
     "published 1.24x on gfx1151 + NPU5) and for the configuration where the two branches take about equal "
