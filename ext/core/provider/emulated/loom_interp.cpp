@@ -262,6 +262,8 @@ void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
     first_ = first_global;
     uniform_wg_ = one_workgroup;
     coords_ready_ = false;
+    exit_epoch_ = 0;
+    exited_.clear();
 }
 
 // Linear coordinates per lane, written out only when an op needs them (the
@@ -326,12 +328,34 @@ std::vector<Reg> Exec::call(const Op& fn, const Region& body, std::vector<Reg> a
     return out;
 }
 
-const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask) {
+// Lanes that left through kernel.exit are off in every region they would
+// still reach: a region narrows its mask on entry and after each exit.
+Mask Exec::without_exited(const Mask& m) const {
+    Mask n;
+    n.all = false;
+    n.m.resize(static_cast<size_t>(L));
+    for (int64_t l = 0; l < L; ++l) n.m[static_cast<size_t>(l)] = m.on(l) && !exited_[static_cast<size_t>(l)];
+    return n;
+}
+
+const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask0) {
+    Mask narrowed;
+    const Mask* mask = &mask0;
+    uint64_t seen = exit_epoch_;
+    if (seen) {
+        narrowed = without_exited(mask0);
+        mask = &narrowed;
+    }
     for (const Op& op : r.ops) {
         auto it = handlers_.find(&op);
         if (it == handlers_.end()) it = handlers_.emplace(&op, resolve(op)).first;
         if (!it->second) return &op;
-        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(it->second)(*this, op, fr, mask);
+        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(it->second)(*this, op, fr, *mask);
+        if (exit_epoch_ != seen) {
+            seen = exit_epoch_;
+            narrowed = without_exited(mask0);
+            mask = &narrowed;
+        }
     }
     return nullptr;
 }
@@ -1728,7 +1752,36 @@ struct Ops {
     }
 
     // One reduction step of `kind` in type k.
-    static void red_step(const std::string& kind, ScalarKind k, int64_t& ai, double& af, int64_t bi, double bf, bool& ok) {
+    // Loom's combining kinds (addi, addf, andi, ...) and the short spellings.
+    static std::string norm_kind(const std::string& kind) {
+        if (kind == "addi" || kind == "addf") return "add";
+        if (kind == "muli" || kind == "mulf") return "mul";
+        if (kind == "andi") return "and";
+        if (kind == "ori") return "or";
+        if (kind == "xori") return "xor";
+        return kind;
+    }
+
+    // The value that leaves any other unchanged under `kind` (an exclusive
+    // scan's first result): -0.0 for float add, all ones for and, the
+    // type's extreme for min/max.
+    static void red_identity(const std::string& kind0, ScalarKind k, int64_t& i, double& f) {
+        const std::string kind = norm_kind(kind0);
+        const int bits = bits_of(k);
+        const int64_t smax = bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+        i = 0;
+        f = 0;
+        if (kind == "add") f = -0.0;
+        else if (kind == "mul") i = 1, f = 1;
+        else if (kind == "and" || kind == "minui") i = wrap_int(k, -1);
+        else if (kind == "minsi") i = smax;
+        else if (kind == "maxsi") i = -smax - 1;
+        else if (kind == "minnumf" || kind == "minimumf") f = INFINITY;
+        else if (kind == "maxnumf" || kind == "maximumf") f = -INFINITY;
+    }
+
+    static void red_step(const std::string& kind0, ScalarKind k, int64_t& ai, double& af, int64_t bi, double bf, bool& ok) {
+        const std::string kind = norm_kind(kind0);
         ok = true;
         auto U = [k](int64_t v) { return uval(k, v); };
         if (kind == "add") isf(k) ? void(af = fround(k, af + bf)) : void(ai = wrap_int(k, static_cast<int64_t>(static_cast<uint64_t>(ai) + static_cast<uint64_t>(bi))));
@@ -1785,8 +1838,9 @@ struct Ops {
         const std::string kind = red_kind(op);
         const Attr* cs = op.attr("cluster_size");
         const int64_t sg = sg_size(x);
-        const int64_t cluster = cs ? cs->i : sg;
-        if (v0.uni && (kind == "minnumf" || kind == "maxnumf" || kind == "minsi" || kind == "maxsi" || kind == "minui" || kind == "maxui" || kind == "and" || kind == "or" || kind == "minimumf" || kind == "maximumf")) {
+        // A lockstep batch is one workgroup: a workgroup reduction is one cluster.
+        const int64_t cluster = op.name == "kernel.workgroup.reduce" ? x.L : cs ? cs->i : sg;
+        if (v0.uni && m.all && (kind == "minnumf" || kind == "maxnumf" || kind == "minsi" || kind == "maxsi" || kind == "minui" || kind == "maxui" || kind == "and" || kind == "or" || kind == "minimumf" || kind == "maximumf")) {
             out(fr, op) = v0;
             return;
         }
@@ -1882,21 +1936,26 @@ struct Ops {
         const Reg& c = varying(in(fr, op, 0), tv, x.L);
         const std::string n = op.name;
         const std::string mode = !op.params.empty() ? op.params[0] : n.substr(n.rfind('.') + 1);
-        const int64_t sg = sg_size(x);
+        const int64_t sg = n.rfind("kernel.workgroup.", 0) == 0 ? x.L : sg_size(x);
         const ScalarKind rk = result_type(op, fr, 0).elem;
         Reg o;
         size_num(o, rk, 1, {}, false, x.L);
         for (int64_t l0 = 0; l0 < x.L; l0 += sg) {
             uint64_t bits = 0;
+            int64_t count = 0;
             bool all = true, any = false;
             for (int64_t l = l0; l < std::min(x.L, l0 + sg); ++l) {
                 if (!m.on(l)) continue;
                 const bool b = c.i[static_cast<size_t>(l)] != 0;
-                if (b) bits |= uint64_t{1} << (l - l0);
+                if (b && l - l0 < 64) bits |= uint64_t{1} << (l - l0);
+                count += b;
                 all = all && b;
                 any = any || b;
             }
-            const int64_t r = mode == "ballot" ? wrap_int(rk, static_cast<int64_t>(bits)) : mode == "all" ? all : any;
+            const int64_t r = mode == "ballot" ? wrap_int(rk, static_cast<int64_t>(bits))
+                              : mode == "count" ? wrap_int(rk, count)
+                              : mode == "all"   ? all
+                                                : any;
             for (int64_t l = l0; l < std::min(x.L, l0 + sg); ++l) o.i[static_cast<size_t>(l)] = r;
         }
         out(fr, op) = std::move(o);
@@ -2300,6 +2359,306 @@ struct Ops {
             if ((c.uni ? m.any() : m.on(l)) && c.i[static_cast<size_t>(l)] == 0)
                 x.fail_at(op, c.uni ? -1 : l, "assertion failed" + (msg ? ": " + msg->s : std::string()));
     }
+
+    // --- scans, exits, masked vectors, subviews and the smaller ops ---------------
+
+    // kernel.subgroup.scan / kernel.workgroup.scan<kind> {mode, direction}:
+    // active lanes combined in lane order (reverse: from the highest), one
+    // step at a time in the value's type; exclusive results start from the
+    // kind's identity. Inactive lanes keep their own value.
+    static void scan(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const bool wg = op.name == "kernel.workgroup.scan";
+        const std::string kind = red_kind(op);
+        const Attr* mode = op.attr("mode");
+        const Attr* dir = op.attr("direction");
+        const bool exclusive = mode && mode->s == "exclusive";
+        const bool reverse = dir && dir->s == "reverse";
+        const Attr* cs = op.attr("cluster_size");
+        const int64_t group = wg ? x.L : cs ? cs->i : sg_size(x);
+        Reg tv;
+        const Reg& v = varying(in(fr, op, 0), tv, x.L);
+        Reg o = v;
+        const bool fl = isf(v.elem);
+        int64_t id_i;
+        double id_f;
+        red_identity(kind, v.elem, id_i, id_f);
+        for (int64_t l0 = 0; l0 < x.L; l0 += group) {
+            const int64_t l1 = std::min(x.L, l0 + group);
+            for (int64_t e = 0; e < v.vlen; ++e) {
+                int64_t ai = id_i;
+                double af = id_f;
+                bool have = false;
+                for (int64_t s = 0; s < l1 - l0; ++s) {
+                    const int64_t l = reverse ? l1 - 1 - s : l0 + s;
+                    if (!m.on(l)) continue;
+                    const size_t q = static_cast<size_t>(l * v.vlen + e);
+                    const int64_t bi = fl ? 0 : v.i[q];
+                    const double bf = fl ? v.f[q] : 0;
+                    if (exclusive) {
+                        if (fl) o.f[q] = af;
+                        else o.i[q] = ai;
+                    }
+                    if (!have) {
+                        ai = bi, af = bf, have = true;
+                    } else {
+                        bool ok;
+                        red_step(kind, v.elem, ai, af, bi, bf, ok);
+                        if (!ok) x.fail_at(op, -1, "unknown scan kind '" + kind + "'");
+                    }
+                    if (!exclusive) {
+                        if (fl) o.f[q] = af;
+                        else o.i[q] = ai;
+                    }
+                }
+            }
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // kernel.exit %c: the active lanes where %c holds leave the kernel.
+    static void exit_(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& c = in(fr, op, 0);
+        if (x.exited_.empty()) x.exited_.assign(static_cast<size_t>(x.L), 0);
+        bool any = false;
+        for (int64_t l = 0; l < x.L; ++l)
+            if (m.on(l) && !x.exited_[static_cast<size_t>(l)] && c.i[c.uni ? 0 : static_cast<size_t>(l)]) {
+                x.exited_[static_cast<size_t>(l)] = 1;
+                any = true;
+            }
+        if (any) ++x.exit_epoch_;
+    }
+
+    // vector.load.mask %view[o], %mask, %passthru / vector.store.mask %x,
+    // %view[o], %mask: the vector's axes on the view's trailing axes; only
+    // the elements whose mask bit is set touch memory (and must be in
+    // bounds), the others take the passthrough or leave memory alone.
+    static void vector_masked(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const bool load = op.name == "vector.load.mask";
+        const Reg& v = in(fr, op, load ? 0 : 1);
+        const Reg& mk = in(fr, op, load ? 1 : 2);
+        const Reg& data = in(fr, op, load ? 2 : 0);
+        const int ib = x.sh.spec->facts.index_bits;
+        const int es = elem_bytes(v.elem, ib);
+        const std::vector<int64_t> vshape = data.vshape.empty() ? std::vector<int64_t>{data.vlen} : data.vshape;
+        const size_t rank = v.dims.size(), r = vshape.size();
+        if (op.indices.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(op.indices.size()) + " entries for a rank-" + std::to_string(rank) + " view");
+        if (r > rank) x.fail_at(op, -1, "a rank-" + std::to_string(r) + " vector does not fit a rank-" + std::to_string(rank) + " view");
+        std::vector<int64_t> strides(rank, 1);
+        for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const bool fl = isf(v.elem);
+        Reg o;
+        if (load) {
+            Reg tp;
+            o = varying(data, tp, x.L);
+        }
+        std::vector<int64_t> pos(rank);
+        for (int64_t l = 0; l < x.L; ++l) {
+            if (!m.on(l)) continue;
+            for (size_t d = 0; d < rank; ++d) {
+                const IndexEntry& ie = op.indices[d];
+                pos[d] = ie.is_value() ? [&] { const Reg& q = val(fr, ie.value); return q.i[q.uni ? 0 : static_cast<size_t>(l)]; }() : ie.constant;
+            }
+            const int64_t off = v.off.size() == 1 ? v.off[0] : v.off[static_cast<size_t>(l)];
+            for (int64_t e = 0; e < data.vlen; ++e) {
+                if (!mk.i[static_cast<size_t>((mk.uni ? 0 : l * mk.vlen) + e)]) continue;
+                int64_t rem = e, lin = 0;
+                std::vector<int64_t> at = pos;
+                for (size_t t = r; t-- > 0;) {
+                    at[rank - r + t] += rem % vshape[t];
+                    rem /= vshape[t];
+                }
+                for (size_t d = 0; d < rank; ++d) {
+                    if (at[d] < 0 || at[d] >= v.dims[d])
+                        x.fail_at(op, l, "vector element " + std::to_string(e) + " (mask set) at index " + std::to_string(at[d]) + " out of bounds for axis " + std::to_string(d) + " of extent " + std::to_string(v.dims[d]));
+                    lin += at[d] * strides[d];
+                }
+                const int64_t byte = off + lin * es;
+                if (byte < 0 || static_cast<uint64_t>(byte + es) > B.size)
+                    x.fail_at(op, l, "bytes [" + std::to_string(byte) + ", " + std::to_string(byte + es) + ") outside " + B.name + " of " + std::to_string(B.size) + " bytes");
+                track(x, op, B, l, byte, es, !load);
+                uint8_t* p = B.base + l * static_cast<int64_t>(B.stride) + byte;
+                const size_t q = static_cast<size_t>(l * data.vlen + e);
+                if (load) {
+                    rd(v.elem, p, fl ? nullptr : &o.i[q], fl ? &o.f[q] : nullptr, ib);
+                } else {
+                    const size_t sq = static_cast<size_t>((data.uni ? 0 : l * data.vlen) + e);
+                    wr(v.elem, p, fl ? 0 : data.i[sq], fl ? data.f[sq] : 0, ib);
+                }
+            }
+        }
+        if (load) out(fr, op) = std::move(o);
+    }
+
+    // vector.broadcast %s: the source's axes aligned with the result's
+    // trailing axes, extent-1 axes (and missing leading ones) repeated.
+    static void vbroadcast(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& s = in(fr, op, 0);
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        const std::vector<int64_t> sshape = s.vshape.empty() ? std::vector<int64_t>{s.vlen} : s.vshape;
+        if (sshape.size() > shape.size()) x.fail_at(op, -1, "cannot broadcast a rank-" + std::to_string(sshape.size()) + " vector to rank " + std::to_string(shape.size()));
+        const size_t lead = shape.size() - sshape.size();
+        for (size_t d = 0; d < sshape.size(); ++d)
+            if (sshape[d] != 1 && sshape[d] != shape[lead + d]) x.fail_at(op, -1, "source extent " + std::to_string(sshape[d]) + " does not broadcast to " + std::to_string(shape[lead + d]));
+        std::vector<int64_t> src(static_cast<size_t>(vlen));
+        for (int64_t e = 0; e < vlen; ++e) {
+            int64_t rem = e, si = 0, sstride = 1;
+            for (size_t d = shape.size(); d-- > lead;) {
+                const int64_t c = rem % shape[d];
+                rem /= shape[d];
+                const int64_t se = sshape[d - lead];
+                si += (se == 1 ? 0 : c) * sstride;
+                sstride *= se;
+            }
+            src[static_cast<size_t>(e)] = si;
+        }
+        Reg o;
+        size_num(o, s.elem, vlen, shape, s.uni, x.L);
+        for (int64_t l = 0; l < (s.uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < vlen; ++e) {
+                const size_t d = static_cast<size_t>(l * vlen + e), q = static_cast<size_t>(l * s.vlen + src[static_cast<size_t>(e)]);
+                if (isf(s.elem)) o.f[d] = s.f[q];
+                else o.i[d] = s.i[q];
+            }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.from_elements %a, %b, ...: lane e of the vector is operand e.
+    static void from_elements(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        if (static_cast<int64_t>(op.operands.size()) != vlen) x.fail_at(op, -1, std::to_string(op.operands.size()) + " elements for a vector of " + std::to_string(vlen));
+        bool uni = true;
+        for (size_t k = 0; k < op.operands.size(); ++k) uni = uni && in(fr, op, k).uni;
+        Reg o;
+        size_num(o, t.elem, vlen, shape, uni, x.L);
+        for (int64_t e = 0; e < vlen; ++e) {
+            const Reg& a = in(fr, op, static_cast<size_t>(e));
+            for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+                const size_t q = static_cast<size_t>(a.uni ? 0 : l), d = static_cast<size_t>(l * vlen + e);
+                if (isf(t.elem)) o.f[d] = a.f[q];
+                else o.i[d] = a.i[q];
+            }
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.empty, vector.poison, scalar.poison: contents nobody may read
+    // (the emulator gives zeros).
+    static void undefined(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(t, fr, &shape);
+        size_num(out(fr, op), t.elem, vlen, shape, true, x.L);
+    }
+
+    // vector.dotf %a, %b[, %init]: a chain of fmaf in lane order from %init
+    // (+0 without one), each step rounded once to the result type.
+    static void dotf(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        if (op.operands.size() < 2 || op.operands.size() > 3) x.fail_at(op, -1, "vector.dotf takes two vectors and an optional accumulator");
+        const Reg& a = in(fr, op, 0);
+        const Reg& b = in(fr, op, 1);
+        const Reg* c = op.operands.size() == 3 ? &in(fr, op, 2) : nullptr;
+        if (a.vlen != b.vlen) x.fail_at(op, -1, "vector.dotf operands have " + std::to_string(a.vlen) + " and " + std::to_string(b.vlen) + " lanes");
+        const ScalarKind k = result_type(op, fr, 0).elem;
+        const bool uni = a.uni && b.uni && (!c || c->uni);
+        Reg o;
+        size_num(o, k, 1, {}, uni, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+            double acc = c ? c->f[c->uni ? 0 : static_cast<size_t>(l)] : 0.0;
+            const size_t pa = static_cast<size_t>(a.uni ? 0 : l * a.vlen), pb = static_cast<size_t>(b.uni ? 0 : l * b.vlen);
+            for (int64_t e = 0; e < a.vlen; ++e) {
+                const double p = a.f[pa + static_cast<size_t>(e)], q = b.f[pb + static_cast<size_t>(e)];
+                acc = k == ScalarKind::F64 ? std::fma(p, q, acc)
+                                           : fround(k, std::fmaf(static_cast<float>(p), static_cast<float>(q), static_cast<float>(acc)));
+            }
+            o.f[static_cast<size_t>(l)] = acc;
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // scalar.bitfield.extractu/extracts %x {offset, width}: bits
+    // [offset, offset + width) of %x, zero- or sign-extended.
+    static void bitfield(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const Attr* oa = op.attr("offset");
+        const Attr* wa = op.attr("width");
+        if (!oa || !wa) x.fail_at(op, -1, "bitfield extraction needs {offset, width}");
+        const int bits = bits_of(a.elem);
+        const int64_t off = oa->i, width = wa->i;
+        if (off < 0 || width < 1 || off + width > bits) x.fail_at(op, -1, "bitfield [" + std::to_string(off) + ", " + std::to_string(off + width) + ") outside a " + std::to_string(bits) + "-bit value");
+        const bool sign = op.name == "scalar.bitfield.extracts";
+        const ScalarKind k = a.elem;
+        un<int64_t, int64_t>(x, out(fr, op), a, k, [=](int64_t p) {
+            uint64_t f = uval(k, p) >> off;
+            if (width < 64) f &= (uint64_t{1} << width) - 1;
+            int64_t r = static_cast<int64_t>(f);
+            if (sign && width < 64 && (f >> (width - 1)) & 1) r = static_cast<int64_t>(f | ~((uint64_t{1} << width) - 1));
+            return wrap_int(k, r);
+        });
+    }
+
+    // buffer.length %b: the buffer's bytes (each lane's own, for per-lane memory).
+    static void buffer_length(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& b = in(fr, op, 0);
+        const BufObj& B = x.bufs[static_cast<size_t>(b.buf)];
+        const Type& t = result_type(op, fr, 0);
+        Reg& o = out(fr, op);
+        size_num(o, t.elem == ScalarKind::None ? ScalarKind::Offset : t.elem, 1, {}, true, x.L);
+        o.i[0] = static_cast<int64_t>(B.stride ? B.stride : B.size);
+    }
+
+    // view.subview %v[offs]: the origin moves to offs (full-rank); the result
+    // type gives the extents, on the parent's trailing axes. Views here are
+    // row-major over their extents, so the emulator runs the subviews whose
+    // rows stay rows: every result axis but the first spans its parent axis.
+    static void subview(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v = in(fr, op, 0);
+        const Type& t = result_type(op, fr, 0);
+        std::vector<int64_t> dims;
+        for (const Dim& d : t.dims) {
+            if (!d.is_dynamic()) {
+                dims.push_back(d.extent);
+                continue;
+            }
+            const Reg& dv = val(fr, d.value);
+            if (!dv.uni) x.fail_at(op, -1, "a view extent that varies between lanes is not executed by the emulator");
+            dims.push_back(dv.i[0]);
+        }
+        const size_t rank = v.dims.size(), r = dims.size();
+        if (op.indices.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(op.indices.size()) + " entries for a rank-" + std::to_string(rank) + " view");
+        if (r > rank || r == 0) x.fail_at(op, -1, "a rank-" + std::to_string(r) + " subview of a rank-" + std::to_string(rank) + " view");
+        for (size_t d = 1; d < r; ++d)
+            if (dims[d] != v.dims[rank - r + d])
+                x.fail_at(op, -1, "a subview whose rows are not whole rows of its parent is not executed by the emulator (axis " + std::to_string(d) + ")");
+        std::vector<int64_t> strides(rank, 1);
+        for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+        const int es = elem_bytes(v.elem, x.sh.spec->facts.index_bits);
+        bool uni = v.off.size() <= 1;
+        for (const IndexEntry& ie : op.indices)
+            if (ie.is_value() && !val(fr, ie.value).uni) uni = false;
+        Reg o = v;
+        o.dims = dims;
+        o.uni = uni;
+        o.off.assign(uni ? 1 : static_cast<size_t>(x.L), 0);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+            if (!uni && !m.on(l)) continue;
+            int64_t delta = 0;
+            for (size_t d = 0; d < rank; ++d) {
+                const IndexEntry& ie = op.indices[d];
+                const int64_t i = ie.is_value() ? [&] { const Reg& q = val(fr, ie.value); return q.i[q.uni ? 0 : static_cast<size_t>(l)]; }() : ie.constant;
+                const int64_t ext = d + r >= rank ? dims[d + r - rank] : 1;
+                if (i < 0 || i + ext > v.dims[d])
+                    x.fail_at(op, uni ? -1 : l, "subview [" + std::to_string(i) + ", " + std::to_string(i + ext) + ") out of bounds for axis " + std::to_string(d) + " of extent " + std::to_string(v.dims[d]));
+                delta += i * strides[d];
+            }
+            o.off[static_cast<size_t>(l)] = (v.off.size() == 1 ? v.off[0] : v.off[static_cast<size_t>(l)]) + delta * es;
+        }
+        out(fr, op) = std::move(o);
+    }
 };
 
 const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
@@ -2377,6 +2736,21 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         m["scf.while"] = &Ops::scf_while;
         m["func.call"] = m["template.apply"] = &Ops::call_;
         m["kernel.assert"] = &Ops::assert_;
+        m["kernel.subgroup.scan"] = m["kernel.workgroup.scan"] = &Ops::scan;
+        m["kernel.workgroup.reduce"] = &Ops::sg_reduce;
+        m["kernel.workgroup.vote"] = &Ops::sg_vote;
+        m["kernel.exit"] = &Ops::exit_;
+        m["view.atomic.reduce"] = &Ops::atomic;
+        m["vector.load.mask"] = m["vector.store.mask"] = &Ops::vector_masked;
+        m["vector.broadcast"] = &Ops::vbroadcast;
+        m["vector.from_elements"] = &Ops::from_elements;
+        m["vector.empty"] = m["vector.poison"] = m["scalar.poison"] = &Ops::undefined;
+        m["vector.dotf"] = &Ops::dotf;
+        m["scalar.bitfield.extractu"] = m["scalar.bitfield.extracts"] = &Ops::bitfield;
+        m["buffer.length"] = &Ops::buffer_length;
+        m["view.subview"] = &Ops::subview;
+        m["view.refine"] = &Ops::buffer_identity;
+        m["template.call"] = &Ops::call_;
         return m;
     }();
     return t;

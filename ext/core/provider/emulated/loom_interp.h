@@ -100,7 +100,11 @@ public:
     // wg_lin[l] (linear ids); uniform_wg when the batch is one workgroup.
     void set_gpu_batch(int64_t first_global, bool one_workgroup);
     // NPU stage batch: lane l is firing first + l.
-    void set_npu_batch(int64_t first_firing) { first_ = first_firing; }
+    void set_npu_batch(int64_t first_firing) {
+        first_ = first_firing;
+        exit_epoch_ = 0;
+        exited_.clear();
+    }
 
     struct Frame {
         const Op* fn = nullptr;
@@ -143,6 +147,12 @@ private:
     void ensure_coords_if(bool need) const {
         if (need) ensure_coords();
     }
+
+    // kernel.exit: the lanes that left (empty until one does) and a count of
+    // exits so far, which run_region watches to narrow its mask.
+    Mask without_exited(const Mask& m) const;
+    std::vector<uint8_t> exited_;
+    uint64_t exit_epoch_ = 0;
 
     int64_t first_ = 0;
     bool uniform_wg_ = true;

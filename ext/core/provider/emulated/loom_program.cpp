@@ -92,6 +92,8 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         if (n == "buffer.alloca" && !op.params.empty() && op.params[0] == "workgroup") s.workgroup_memory = true;
         if (n == "kernel.barrier") s.barrier = true;
         if (n.rfind("kernel.subgroup.", 0) == 0 && n != "kernel.subgroup.size" && n != "kernel.subgroup.count") s.subgroup = true;
+        // Workgroup collectives need the whole workgroup in one lockstep batch, as subgroup ones do.
+        if (n == "kernel.workgroup.reduce" || n == "kernel.workgroup.scan" || n == "kernel.workgroup.vote") s.subgroup = true;
         if (n.rfind("view.atomic.", 0) == 0) s.atomics = true;
         for (const Type& t : op.result_types)
             if (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2) ok = false;
@@ -460,19 +462,25 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
                 if (f.layout.empty()) f.layout = t.spelling;
             }
         }
+        // Subviews and refinements of those views reach the same bytes (ops are in
+        // definition order, so one pass sees each parent before its children).
+        for (const Op* op : all)
+            if ((op->name == "view.subview" || op->name == "view.refine") && !op->operands.empty() && views.count(op->operands[0]))
+                views.insert(op->results[0]);
         for (const Op* op : all) {
             bool uses = false;
             for (ValueId v : op->operands)
                 if (views.count(v)) uses = true;
             if (!uses) continue;
             const std::string& n = op->name;
+            if (n == "view.subview" || n == "view.refine") continue;
             if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask") access |= 1;
-            else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write") access |= 2;
+            else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask") access |= 2;
             else if (n == "view.atomic.rmw" || n == "view.atomic.cmpxchg" || n == "view.atomic.reduce") access |= 3;
             else access |= 3;  // passed on (calls): may do anything
         }
         for (const Op* op : all)
-            if (op->name == "func.call" || op->name == "template.apply")
+            if (op->name == "func.call" || op->name == "template.apply" || op->name == "template.call")
                 for (ValueId v : op->operands)
                     if (bufs.count(v)) access |= 3;
         f.access = access == 2 ? Access::Write : access == 3 ? Access::ReadWrite : Access::Read;
