@@ -1384,3 +1384,74 @@ def test_broadcast_from_elements_dotf_bitfields_length_subview_atomic_reduce_tem
     # the subview reads through %m's view; the masked and atomic accesses are writes and updates
     assert [f[:3] for f in info(ODDS, "odds")["footprints"]] == [(512, 1, "READ"), (256, 1, "WRITE"), (256, 1, "WRITE"),
                                                                  (8, 1, "READ_WRITE")]
+
+
+# --- scf.switch -----------------------------------------------------------------------------------
+
+SWITCH = """
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+kernel.def target(@gpu) export("sw") @sw(%n: index) {
+  %one = index.constant 1 : index
+  %w = index.constant 64 : index
+  %spare = index.constant 63 : index
+  %r = index.add %n, %spare : index
+  %g = index.div %r, %w : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%n: index, %mode: i32, %x: buffer, %y: buffer) {
+  %z = index.constant 0 : offset
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xv = buffer.view %x[%z] : buffer -> view<[%n]xi32>
+  %yv = buffer.view %y[%z] : buffer -> view<[%n]x2xi32>
+  %in = index.cmp ult, %i, %n : index
+  scf.if %in {
+    %v = view.load %xv[%i] : view<[%n]xi32> -> i32
+    %four = scalar.constant 4 : i32
+    %m = scalar.remsi %v, %four : i32
+    %k = index.cast %m : i32 to index
+    %a = scf.switch %k -> (i32) {
+      case -3 {
+        %t = scalar.constant 100 : i32
+        scf.yield %t : i32
+      }
+      case 0 {
+        %t = scalar.negi %v : i32
+        scf.yield %t : i32
+      }
+      case 2 {
+        %t = scalar.muli %v, %v : i32
+        scf.yield %t : i32
+      }
+      default {
+        scf.yield %v : i32
+      }
+    }
+    %mk = index.cast %mode : i32 to index
+    %b = scf.switch %mk -> (i32) {
+      case 1 {
+        %t = scalar.addi %v, %four : i32
+        scf.yield %t : i32
+      }
+      default {
+        scf.yield %four : i32
+      }
+    }
+    %c0 = index.constant 0 : index
+    %c1 = index.constant 1 : index
+    view.store %a, %yv[%i, %c0] : i32, view<[%n]x2xi32>
+    view.store %b, %yv[%i, %c1] : i32, view<[%n]x2xi32>
+  }
+  kernel.return
+}
+"""
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 20000), mode=st.integers(0, 2), seed=st.integers(0, 2**32 - 1))
+def test_switch_runs_each_lane_case_and_merges_results(n, mode, seed):
+    x = np.random.default_rng(seed).integers(-1000, 1000, n).astype(np.int32)
+    y = np.zeros((n, 2), np.int32)
+    run(SWITCH, "sw", [x, y], struct.pack("<Ii", n, mode), [n])
+    m = np.fmod(x, 4)  # remsi truncates toward zero, as C does
+    want_a = np.select([m == -3, m == 0, m == 2], [100, -x, x * x], x)
+    assert np.array_equal(y[:, 0], want_a)
+    assert np.array_equal(y[:, 1], x + 4 if mode == 1 else np.full(n, 4))

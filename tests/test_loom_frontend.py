@@ -182,6 +182,27 @@ def test_module_symbols_and_digest():
         assert loom.parse(text).digest == hashlib.sha256(text.encode()).hexdigest()
 
 
+def test_barrier_attribute_dictionary_spelling_is_accepted_with_a_portability_warning():
+    kernel = """amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) @k() {{
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%one, %one, %one) : index
+}} launch() {{
+  {barrier}
+  kernel.return
+}}
+"""
+    clause = loom.parse(kernel.format(barrier="kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)"))
+    assert clause.warnings == []
+    m = loom.parse(kernel.format(barrier="kernel.barrier<workgroup> {ordering = acq_rel, scope = workgroup}"))
+    (w,) = m.warnings
+    assert (w.code, w.line, w.column) == ("EMULATOR/100", 6, 29)
+    assert "portability" in w.message and "scope(...)" in w.message
+    assert w.severity == "warning"
+    # a warning does not stop compilation
+    m.specialize("k", "gfx1151", {})
+
+
 # ---------------------------------------------------------------- specialisation
 
 KERNEL = """\

@@ -87,7 +87,9 @@
 //              arguments then launch bindings; attrs["spec_args"] = count)}.
 //              scf.for: {body (args = iv, then carried values)}. scf.if: {then
 //              [, else]}. scf.while: {before (args = carried), after (args =
-//              the `do(...)` arguments)}. low.func.def keeps its asm body
+//              the `do(...)` arguments)}. scf.switch: {default, case...}
+//              with attrs["case_keys"] = the cases' keys (a List of Int, in
+//              source order, one per case region). low.func.def keeps its asm body
 //              unparsed (attrs["asm"] = the raw text) and has no region.
 //
 // Values are numbered per function-like op (kernel.def, func.def, ...) and

@@ -207,7 +207,7 @@ const std::unordered_set<std::string_view>& structural_ops() {
         "kernel.def",    "kernel.decl",    "func.def",      "func.decl",     "pipeline.def",
         "template.decl", "template.def",   "config.decl",   "config.def",    "amdgpu.target",
         "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",
-        "scf.if",        "scf.while"};
+        "scf.if",        "scf.while",      "scf.switch"};
     return s;
 }
 
@@ -827,7 +827,18 @@ private:
                 case Step::OptOps: parse_operands(op, true); break;
                 case Step::Preds: parse_preds(op.preds); break;
                 case Step::Dict:
-                    if (peek().is('{')) parse_dict(op.attrs, 0);
+                    if (peek().is('{')) {
+                        const Location at = peek().loc;
+                        parse_dict(op.attrs, 0);
+                        // The newer kernel dialect's spelling, accepted because it is cheap;
+                        // hrx-rs 0.10.x (the normative profile) writes clauses.
+                        if (op.name == "kernel.barrier" && (op.attrs.count("ordering") || op.attrs.count("scope")))
+                            d_.warning("EMULATOR/100",
+                                       "portability: kernel.barrier with ordering/scope in an attribute dictionary is "
+                                       "the newer kernel dialect's spelling; hrx-rs 0.10.x writes scope(...) and "
+                                       "ordering(...) clauses",
+                                       at);
+                    }
                     break;
                 case Step::Types: parse_types(op); break;
                 case Step::OptTypes:
@@ -922,6 +933,7 @@ private:
         if (op.name == "scf.for") parse_for(op);
         else if (op.name == "scf.if") parse_if(op);
         else if (op.name == "scf.while") parse_while(op);
+        else if (op.name == "scf.switch") parse_switch(op);
         else {
             const OpRule* rule = find_rule(op.name);
             if (!rule)
@@ -1028,6 +1040,55 @@ private:
             pop_scope();
             op.regions.push_back(std::move(r));
         } while (op.regions.size() == 1 && accept_word("else"));
+    }
+    // `scf.switch %sel [-> (T...)] { case K { ... } ... default { ... } }`:
+    // regions {default, case...}, attrs["case_keys"] (ir.h). The verifier
+    // checks the keys and the default.
+    void parse_switch(Op& op) {
+        op.operands.push_back(operand());
+        if (accept('A')) parse_type_list(op.result_types);
+        expect('{');
+        Attr keys;
+        keys.kind = Attr::Kind::List;
+        keys.list = std::make_shared<AttrList>();
+        keys.loc = op.loc;
+        Region deflt;
+        deflt.loc = op.loc;
+        bool have_default = false;
+        std::vector<Region> cases;
+        while (!accept('}')) {
+            const Token& w = peek();
+            if (accept_word("case")) {
+                Attr k = parse_attr_value(1);
+                if (k.kind != Attr::Kind::Int) d_.error("PARSE/015", "scf.switch case key must be an integer literal", k.loc);
+                keys.list->push_back(k);
+                Region r;
+                push_scope();
+                parse_region(r);
+                pop_scope();
+                cases.push_back(std::move(r));
+            } else if (accept_word("default")) {
+                if (have_default) d_.error("STRUCTURE/014", "'scf.switch' has a second default region", w.loc);
+                Region r;
+                push_scope();
+                parse_region(r);
+                pop_scope();
+                if (!have_default) deflt = std::move(r);
+                have_default = true;
+            } else {
+                unexpected("'case', 'default' or '}'");
+            }
+        }
+        if (!have_default) {
+            d_.error("STRUCTURE/014", "'scf.switch' needs a default region", op.loc);
+            Attr missing;
+            missing.kind = Attr::Kind::Int;
+            missing.i = 1;
+            op.attrs["missing_default"] = missing;  // region 0 is a placeholder: not verified again
+        }
+        op.attrs["case_keys"] = keys;
+        op.regions.push_back(std::move(deflt));
+        for (Region& r : cases) op.regions.push_back(std::move(r));
     }
     void parse_while(Op& op) {
         std::vector<std::pair<Token, Type>> carried = parse_carried(op);

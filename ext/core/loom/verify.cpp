@@ -347,6 +347,23 @@ private:
             if (!op.result_types.empty() && op.regions.size() < 2)
                 err("STRUCTURE/014", "'scf.if' with results needs an else region", op.loc);
             for (const Region& r : op.regions) region(r, op, "scf.yield", &op.result_types, true);
+        } else if (n == "scf.switch") {
+            if (!op.operands.empty()) {
+                const Type* t = type_of(op.operands[0]);
+                if (t) operand_must(op, 0, is_index(*t), "index");
+            }
+            const Attr* keys = op.attr("case_keys");
+            if (keys && keys->list) {
+                for (size_t k = 1; k < keys->list->size(); ++k)
+                    if ((*keys->list)[k].kind == Attr::Kind::Int && (*keys->list)[k - 1].kind == Attr::Kind::Int &&
+                        (*keys->list)[k].i <= (*keys->list)[k - 1].i)
+                        err("STRUCTURE/015",
+                            "scf.switch case keys must be sorted and unique: " + std::to_string((*keys->list)[k].i) +
+                                " follows " + std::to_string((*keys->list)[k - 1].i),
+                            (*keys->list)[k].loc);
+            }
+            for (size_t k = op.attr("missing_default") ? 1 : 0; k < op.regions.size(); ++k)
+                region(op.regions[k], op, "scf.yield", &op.result_types, true);
         } else if (n == "scf.while") {
             if (op.regions.size() == 2) {
                 std::vector<Type> forwarded = arg_types(op.regions[1]);

@@ -2221,6 +2221,65 @@ struct Ops {
         }
     }
 
+    // scf.switch: each lane runs the case whose key equals its selector, or
+    // the default; results merge lane by lane.
+    static void scf_switch(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& c = in(fr, op, 0);
+        const Attr* keys = op.attr("case_keys");
+        const size_t ncases = op.regions.size() - 1;
+        auto region_of = [&](int64_t sel) -> size_t {
+            for (size_t k = 0; k < ncases; ++k)
+                if ((*keys->list)[k].i == sel) return k + 1;
+            return 0;
+        };
+        auto results = [&](const Op* term, std::vector<Reg>& out_) {
+            out_.clear();
+            if (term)
+                for (ValueId v : term->operands) out_.push_back(val(fr, v));
+        };
+        auto placeholders = [&] {
+            for (size_t k = 0; k < op.results.size(); ++k) {
+                const Type& t = result_type(op, fr, k);
+                std::vector<int64_t> shape;
+                size_num(out(fr, op, k), t.elem, vlen_of(t, fr, &shape), shape, true, x.L);
+            }
+        };
+        if (c.uni) {
+            if (!m.any()) return placeholders();
+            std::vector<Reg> res;
+            results(x.run_region(op.regions[region_of(c.i[0])], fr, m), res);
+            for (size_t k = 0; k < op.results.size() && k < res.size(); ++k) out(fr, op, k) = std::move(res[k]);
+            return;
+        }
+        std::vector<uint32_t> which(static_cast<size_t>(x.L), 0);
+        std::vector<int64_t> lanes(op.regions.size(), 0);
+        for (int64_t l = 0; l < x.L; ++l) {
+            if (!m.on(l)) continue;
+            const size_t r = region_of(c.i[static_cast<size_t>(l)]);
+            which[static_cast<size_t>(l)] = static_cast<uint32_t>(r);
+            ++lanes[r];
+        }
+        bool first = true;
+        for (size_t r = 0; r < op.regions.size(); ++r) {
+            if (!lanes[r]) continue;
+            Mask rm;
+            rm.all = false;
+            rm.m.resize(static_cast<size_t>(x.L));
+            for (int64_t l = 0; l < x.L; ++l) rm.m[static_cast<size_t>(l)] = m.on(l) && which[static_cast<size_t>(l)] == r;
+            std::vector<Reg> res;
+            results(x.run_region(op.regions[r], fr, rm), res);
+            for (size_t k = 0; k < op.results.size() && k < res.size(); ++k) {
+                if (first) out(fr, op, k) = std::move(res[k]);
+                else {
+                    Reg old = std::move(out(fr, op, k));
+                    merge(x, out(fr, op, k), res[k], old, rm);
+                }
+            }
+            first = false;
+        }
+        if (first) placeholders();
+    }
+
     // Carried values of loop lanes still running replace the old ones.
     static void carry(Exec& x, std::vector<Reg>& cur, std::vector<Reg>& next, const Mask& run, bool all_same) {
         for (size_t k = 0; k < cur.size(); ++k) {
@@ -2734,6 +2793,7 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         m["scf.if"] = &Ops::scf_if;
         m["scf.for"] = &Ops::scf_for;
         m["scf.while"] = &Ops::scf_while;
+        m["scf.switch"] = &Ops::scf_switch;
         m["func.call"] = m["template.apply"] = &Ops::call_;
         m["kernel.assert"] = &Ops::assert_;
         m["kernel.subgroup.scan"] = m["kernel.workgroup.scan"] = &Ops::scan;
