@@ -105,12 +105,12 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             s.diags.push_back(d);
             continue;
         }
-        if (n == "func.call") {
+        if (n == "func.call" || n == "template.call") {
             const Op* fn = spec.module->find(op.callee);
             if (!fn || fn->regions.empty()) {
                 Diagnostic d;
                 d.code = "EMULATOR/002";
-                d.message = "func.call of @" + op.callee + ", which has no body the emulator can run";
+                d.message = n + " of @" + op.callee + ", which has no body the emulator can run";
                 d.loc = op.loc;
                 s.diags.push_back(d);
             } else {
