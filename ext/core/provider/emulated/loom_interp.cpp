@@ -420,7 +420,9 @@ struct Ops {
         if (a) {
             if (a->kind == Attr::Kind::Float) {
                 fv = a->f;
-                iv = static_cast<int64_t>(a->f);
+                // Only an integer-typed constant reads iv; a float literal out
+                // of int64's range (1e30) must not be converted (UB).
+                if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) iv = static_cast<int64_t>(a->f);
             } else if (a->kind == Attr::Kind::Ident) {
                 if (a->s == "true") iv = 1, fv = 1;
                 else if (a->s == "inf") fv = INFINITY;
