@@ -1499,31 +1499,25 @@ struct Ops {
             if (load) {
                 int64_t* io = fl ? nullptr : load->i.data() + l * vlen;
                 double* fo = fl ? load->f.data() + l * vlen : nullptr;
-                if (dense && v.elem == ScalarKind::F32) {
-                    const float* s = reinterpret_cast<const float*>(base);
-                    for (int64_t e = 0; e < vlen; ++e) { float t; std::memcpy(&t, s + e, 4); fo[e] = t; }
-                } else if (dense && v.elem == ScalarKind::BF16) {
-                    for (int64_t e = 0; e < vlen; ++e) {
-                        uint16_t h;
-                        std::memcpy(&h, base + 2 * e, 2);
-                        fo[e] = std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
-                    }
-                } else if (dense && v.elem == ScalarKind::I32) {
-                    for (int64_t e = 0; e < vlen; ++e) { int32_t t; std::memcpy(&t, base + 4 * e, 4); io[e] = t; }
-                } else {
+                const bool done = dense && with_elem(v.elem, ib, [&](auto tag, auto rd, auto) {
+                    using T = decltype(tag);
+                    auto* dst = storage<decltype(rd(tag))>(*load) + l * vlen;
+                    for (int64_t e = 0; e < vlen; ++e) { T t; std::memcpy(&t, base + e * static_cast<int64_t>(sizeof(T)), sizeof(T)); dst[e] = rd(t); }
+                    return true;
+                });
+                if (!done)
                     for (int64_t e = 0; e < vlen; ++e) rd(v.elem, base + rel[static_cast<size_t>(e)], io ? io + e : nullptr, fo ? fo + e : nullptr, ib);
-                }
                 if (B.kind == BufKind::Workgroup && x.sh.options.checked)
                     for (int64_t e = 0; e < vlen; ++e) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, false);
             } else {
                 const size_t s0 = store->uni ? 0 : static_cast<size_t>(l * vlen);
-                if (dense && B.writer.empty() && (v.elem == ScalarKind::F32 || v.elem == ScalarKind::I32)) {
-                    if (v.elem == ScalarKind::F32)
-                        for (int64_t e = 0; e < vlen; ++e) { const float t = static_cast<float>(store->f[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
-                    else
-                        for (int64_t e = 0; e < vlen; ++e) { const int32_t t = static_cast<int32_t>(store->i[s0 + static_cast<size_t>(e)]); std::memcpy(base + 4 * e, &t, 4); }
+                if (dense && B.writer.empty() && with_elem(v.elem, ib, [&](auto tag, auto rd, auto wr) {
+                        using T = decltype(tag);
+                        const auto* src = storage<decltype(rd(tag))>(const_cast<Reg&>(*store)) + s0;
+                        for (int64_t e = 0; e < vlen; ++e) { const T t = wr(src[e]); std::memcpy(base + e * static_cast<int64_t>(sizeof(T)), &t, sizeof(T)); }
+                        return true;
+                    }))
                     continue;
-                }
                 for (int64_t e = 0; e < vlen; ++e) {
                     if (B.kind == BufKind::Workgroup && x.sh.options.checked) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
                     wr(v.elem, base + rel[static_cast<size_t>(e)], fl ? 0 : store->i[s0 + static_cast<size_t>(e)], fl ? store->f[s0 + static_cast<size_t>(e)] : 0, ib);
@@ -2513,7 +2507,7 @@ struct Ops {
             Reg tp;
             o = varying(data, tp, x.L);
         }
-        std::vector<int64_t> pos(rank);
+        std::vector<int64_t> pos(rank), at(rank);
         for (int64_t l = 0; l < x.L; ++l) {
             if (!m.on(l)) continue;
             for (size_t d = 0; d < rank; ++d) {
@@ -2524,7 +2518,7 @@ struct Ops {
             for (int64_t e = 0; e < data.vlen; ++e) {
                 if (!mk.i[static_cast<size_t>((mk.uni ? 0 : l * mk.vlen) + e)]) continue;
                 int64_t rem = e, lin = 0;
-                std::vector<int64_t> at = pos;
+                at = pos;
                 for (size_t t = r; t-- > 0;) {
                     at[rank - r + t] += rem % vshape[t];
                     rem /= vshape[t];
