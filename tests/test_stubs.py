@@ -11,7 +11,7 @@ import hrxarray
 
 REPO = Path(__file__).resolve().parents[1]
 # _core has submodules (kernels, loom, numerics), so its stubs are a package:
-# src/hrxarray/_core/__init__.pyi, kernels.pyi, loom.pyi, numerics.pyi.
+# src/hrxarray/_core/__init__.pyi, elementwise.pyi, kernels.pyi, loom.pyi, numerics.pyi.
 STUBS = REPO / "src" / "hrxarray" / "_core"
 REGENERATE = "python -m nanobind.stubgen -r -m hrxarray._core -O src/hrxarray"
 
@@ -33,7 +33,7 @@ def test_stub_is_current(tmp_path):
     assert proc.returncode == 0, proc.stderr
     fresh_dir = out / "_core"
     names = sorted(p.name for p in fresh_dir.glob("*.pyi"))
-    assert names == ["__init__.pyi", "kernels.pyi", "loom.pyi", "numerics.pyi"]
+    assert names == ["__init__.pyi", "elementwise.pyi", "kernels.pyi", "loom.pyi", "numerics.pyi"]
     assert sorted(p.name for p in STUBS.glob("*.pyi")) == names, f"stub files differ; regenerate with `{REGENERATE}`"
     for name in names:
         fresh = (fresh_dir / name).read_text().splitlines(keepends=True)

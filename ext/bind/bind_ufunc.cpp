@@ -965,6 +965,17 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
         ufuncs[kernels::ufunc_info(op).name] = u;
     }
     m.attr("_ufuncs") = ufuncs;
+    // The same objects as attributes of a submodule whose __all__ is the
+    // kernel table's names: stubgen types each one (`add: ufunc`), and
+    // hrxarray star-imports them, so no Python file keeps a copy of the list.
+    nb::module_ ew = m.def_submodule("elementwise", "The elementwise functions (hx.ufunc objects), one per kernel-table entry.");
+    nb::list names;
+    for (int i = 0; i < kernels::kUfuncCount; ++i) {
+        const char* name = kernels::ufunc_info(static_cast<Ufunc>(i)).name;
+        ew.attr(name) = ufuncs[name];
+        names.append(name);
+    }
+    ew.attr("__all__") = names;
     m.def("_arg_reduce", &arg_reduce, "x"_a, "axis"_a.none(), "max"_a, "keepdims"_a, "op"_a.none() = nb::none(),
           "argmax (max=True) or argmin over an axis (None: the flattened array) -> int64 DeviceArray; errors name "
           "op (default 'argmax'/'argmin').");

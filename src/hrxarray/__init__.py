@@ -74,6 +74,10 @@ from ._core import (
     Visibility,
 )
 from . import kernels
+# The elementwise functions: one hx.ufunc object each under NumPy's names,
+# named by the kernel table (_core.elementwise.__all__), typed by its stub.
+from ._core.elementwise import *  # noqa: F401,F403
+from ._core import elementwise as _elementwise
 from ._trace import Trace
 from ._dtypes import (
     bfp16,
@@ -128,17 +132,8 @@ from ._array import (
     zeros_like,
 )
 
-# The elementwise functions: one hx.ufunc object each, under NumPy's names,
-# plus the array API's spellings of a few.
-_UFUNC_NAMES = [
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "maximum", "minimum",
-    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-    "logical_and", "logical_or", "logical_xor", "logical_not",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
-    "negative", "positive", "absolute", "sign", "exp", "log", "log1p", "expm1", "sqrt", "square",
-    "sin", "cos", "tan", "tanh", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite",
-]
-globals().update({_n: _core._ufuncs[_n] for _n in _UFUNC_NAMES})
+# The array API's spellings of a few elementwise functions (the functions
+# themselves are imported from _core.elementwise above).
 abs = absolute  # noqa: F821 (defined just above)
 round = rint  # noqa: F821  round half to even, as numpy.round(x) and the array API's round
 true_divide = divide  # noqa: F821
@@ -256,7 +251,7 @@ __all__ = [
     "float32",
     "float64",
     # elementwise functions
-    *_UFUNC_NAMES,
+    *_elementwise.__all__,
     "abs",
     "round",
     "true_divide",
@@ -267,6 +262,8 @@ __all__ = [
     "bitwise_left_shift",
     "bitwise_right_shift",
 ]
+# "where" is both a kernel (the ternary select) and the array function above: name it once.
+__all__ = list(dict.fromkeys(__all__))
 
 @_atexit.register
 def _drain_runtimes():

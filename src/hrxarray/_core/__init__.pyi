@@ -16,6 +16,7 @@ from hrxarray import (
     UnsupportedError as UnsupportedError
 )
 from hrxarray._core import (
+    elementwise as elementwise,
     kernels as kernels,
     loom as loom,
     numerics as numerics
