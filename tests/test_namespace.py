@@ -26,3 +26,91 @@ def test_every_kernel_table_ufunc_is_a_typed_module_attribute():
     assert len(hx.__all__) == len(set(hx.__all__))
     # names reach the module through imports a type checker follows
     assert "globals()" not in (SRC / "__init__.py").read_text()
+
+
+import ml_dtypes  # noqa: E402
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+REAL = [np.dtype(n) for n in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                               "float16", "float32", "float64")] + [BF16]
+
+
+def test_finfo_and_iinfo_match_numpy_and_ml_dtypes():
+    for dt in (hx.float16, hx.float32, hx.float64, hx.bfloat16):
+        ref = ml_dtypes.finfo(dt) if dt == BF16 else np.finfo(dt)
+        got = hx.finfo(dt)
+        assert (got.bits, got.eps, got.max, got.min, got.smallest_normal) == \
+            (ref.bits, float(ref.eps), float(ref.max), float(ref.min), float(ref.smallest_normal))
+        assert got.dtype == dt and isinstance(got.eps, float)
+        assert hx.finfo(hx.zeros(2, dtype=dt)) == got  # an array's dtype
+    for dt in REAL[1:9]:
+        ref, got = np.iinfo(dt), hx.iinfo(dt)
+        assert (got.bits, got.max, got.min, got.dtype) == (ref.bits, ref.max, ref.min, dt)
+        assert isinstance(got.max, int)
+    with pytest.raises(TypeError, match="finfo: int32 is not a floating dtype"):
+        hx.finfo(hx.int32)
+    with pytest.raises(TypeError, match="iinfo: float32 is not an integer dtype"):
+        hx.iinfo(hx.float32)
+    with pytest.raises(TypeError, match="finfo: .*block storage"):
+        hx.finfo(hx.bfp16)
+
+
+KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric"]
+
+
+def test_isdtype_matches_numpy_with_bfloat16_real_floating():
+    for dt in REAL:
+        for kind in KINDS + [("bool", "real floating"), hx.int8, (hx.float32, "integral")]:
+            want = (kind in ("real floating", "numeric") or (isinstance(kind, tuple) and "real floating" in kind)) \
+                if dt == BF16 else np.isdtype(dt, kind)
+            assert hx.isdtype(dt, kind) == want, (dt, kind)
+    with pytest.raises(ValueError, match="isdtype: unknown kind 'float'"):
+        hx.isdtype(hx.float32, "float")
+    with pytest.raises(TypeError, match="isdtype: 'float32' is not a dtype"):
+        hx.isdtype("float32", "numeric")
+
+
+def test_result_type_and_can_cast_match_numpy():
+    for a in REAL:
+        for b in REAL:
+            assert hx.result_type(a, b) == np.result_type(a, b), (a, b)
+            assert hx.can_cast(a, b) == np.can_cast(a, b, "safe"), (a, b)
+        # Python scalars are weak (NEP 50), as NumPy 2 treats them
+        for s in (True, 3, 2.5, 1j):
+            if a == BF16 and isinstance(s, complex):
+                continue  # NumPy has no complex bfloat16 rule to compare with
+            assert hx.result_type(a, s) == np.result_type(a, s), (a, s)
+        assert hx.result_type(hx.zeros(1, dtype=a), a) == a  # arrays count by their dtype
+    # n-ary within a kind as NumPy (across kinds the standard leaves it open: hrxarray promotes left to right)
+    assert hx.result_type(hx.int8, hx.uint8, hx.int16) == np.result_type(np.int8, np.uint8, np.int16)
+    assert hx.result_type(hx.float16, hx.float32, hx.float16) == hx.float32
+    with pytest.raises(ValueError, match="result_type: at least one array or dtype"):
+        hx.result_type(1, 2.0)
+    with pytest.raises(TypeError, match="result_type: 'x' is neither a dtype nor an array"):
+        hx.result_type(hx.int8, "x")
+
+
+def test_inspection_namespace_and_array_api_methods():
+    assert hx.__array_api_version__ == "2025.12"
+    info = hx.__array_namespace_info__()
+    caps = info.capabilities()
+    assert caps["max dimensions"] == 64 and set(caps) >= {"boolean indexing", "data-dependent shapes"}
+    assert info.default_device() == hx.Shared(hx.npu()) == hx.zeros(1).device
+    devices = info.devices()
+    assert devices[0] == info.default_device() and hx.HostVisible() in devices and len(set(devices)) == len(devices)
+    defaults = info.default_dtypes()
+    assert defaults == {"real floating": hx.float64, "complex floating": np.dtype(np.complex128),
+                        "integral": hx.int64, "indexing": hx.int64}
+    assert set(info.dtypes(kind="integral")) == {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    assert all(hx.isdtype(d, "numeric") or d == hx.bool_ for d in info.dtypes().values())
+    x = hx.arange(3.0, placement=hx.HostVisible())
+    assert x.device == x.placement == hx.HostVisible()
+    y = x.to_device(hx.Shared(hx.npu()))
+    assert y.device == hx.Shared(hx.npu()) and np.array_equal(hx.to_numpy(y), [0.0, 1.0, 2.0])
+    assert x.to_device(x.device) is x
+    with pytest.raises(ValueError, match="to_device: stream must be None"):
+        x.to_device(hx.HostVisible(), stream=1)
+    assert x.__array_namespace__() is hx and x.__array_namespace__(api_version="2023.12") is hx
+    with pytest.raises(ValueError, match="api_version '2019.01' is not one of"):
+        x.__array_namespace__(api_version="2019.01")
+    assert (hx.e, hx.pi, hx.inf, hx.newaxis) == (np.e, np.pi, np.inf, None) and np.isnan(hx.nan)

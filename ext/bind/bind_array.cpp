@@ -629,13 +629,6 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
     return wrap(dst);
 }
 
-nb::object device_of(const Array& a) {
-    auto rt = runtime_of(a.base->storage()->owner());
-    const Placement& p = a.placement();
-    if (p.names_npu()) return nb::cast(rt->npu(p.npu_index));
-    return nb::cast(rt->gpu());
-}
-
 // --- copies into arrays ----------------------------------------------------------
 
 namespace {
@@ -799,6 +792,10 @@ const PyMethodSpec kPyMethods[] = {
     {"copy", "def copy(self) -> DeviceArray", "A new array with the same contents, dtype and placement."},
     {"to", "def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray",
      "This array in another placement of its runtime (itself when already there); copies go through the lanes."},
+    {"to_device", "def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray",
+     "The array API's spelling of to(): this array on the device (a placement) given; stream must be None."},
+    {"__array_namespace__", "def __array_namespace__(self, /, *, api_version: str | None = None) -> object",
+     "The hrxarray module, an array API namespace (api_version None or one of the versions it implements)."},
     {"view", "def view(self, dtype: object) -> DeviceArray", "The same bytes as another dtype of the same item size."},
     {"blocks", "def blocks(self) -> DeviceArray",
      "The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9)."},
@@ -855,8 +852,9 @@ void bind_array(nb::module_& m) {
                      "The element type: a numpy.dtype (bfloat16 is ml_dtypes'), or hx.bfp16.")
         .def_prop_ro("placement", [](const PyArray& s) { return placement_to_py(s.a.placement()); },
                      "Where the storage lives (GpuLocal, HostVisible, NpuLocal or Shared).")
-        .def_prop_ro("device", [](const PyArray& s) { return device_of(s.a); },
-                     "The device of the placement: the NPU for NpuLocal/Shared, the GPU otherwise.")
+        .def_prop_ro("device", [](const PyArray& s) { return placement_to_py(s.a.placement()); },
+                     "The array API's device: the array's placement (a device is a placement, as x.to_device and "
+                     "device= take it).")
         .def_prop_ro("buffer", [](const PyArray& s) { return s.a.buffer(); },
                      "The Buffer holding the elements (shared by every view of it).")
         .def_prop_ro("_offset", [](const PyArray& s) { return s.a.offset; }, "Byte offset of element [0, ...].")

@@ -177,7 +177,8 @@ void arg_reduce(bool is_max, const Shape& shape, int axis, const Operand& src, c
 
 void bind_elementwise(nb::module_& parent) {
     nb::module_ m = parent.def_submodule(
-        "_elementwise", "The elementwise, cast and reduction kernels on raw host memory (private; tests only).");
+        "_elementwise", "The elementwise, cast and reduction kernels on raw host memory, and the promotion and casting "
+        "tables (private: the tests and the data-type functions of hrxarray._data_types).");
     m.def("ufunc_names", &ufunc_names, "Every ufunc's NumPy name, in table order.");
     m.def("info", &info, nb::arg("name"),
           "dict(name, nin, nout, identity, has_reduce, types) of a ufunc; types as NumPy\n"

@@ -79,6 +79,21 @@ from . import kernels
 from ._core.elementwise import *  # noqa: F401,F403
 from ._core import elementwise as _elementwise
 from ._trace import Trace
+from ._data_types import (
+    __array_api_version__,
+    __array_namespace_info__,
+    can_cast,
+    e,
+    finfo,
+    iinfo,
+    inf,
+    isdtype,
+    nan,
+    newaxis,
+    pi,
+    result_type,
+)
+from . import _data_types
 from ._dtypes import (
     bfp16,
     bool_,
@@ -262,6 +277,7 @@ __all__ = [
     "bitwise_left_shift",
     "bitwise_right_shift",
 ]
+__all__ += [n for n in _data_types.__all__ if n not in ("finfo_object", "iinfo_object")]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 

@@ -547,6 +547,23 @@ def _to(self, placement, *, copy=None):
     return self._convert(None, placement, "to")
 
 
+def _to_device(self, device, /, *, stream=None):
+    if stream is not None:
+        raise ValueError(f"to_device: stream must be None (the emulated devices have no streams), got {stream!r}")
+    return _to(self, device)
+
+
+def _array_namespace(self, /, *, api_version=None):
+    from . import _data_types
+
+    if api_version is not None and api_version not in _data_types._API_VERSIONS:
+        raise ValueError(f"__array_namespace__: api_version {api_version!r} is not one of "
+                         f"{', '.join(_data_types._API_VERSIONS)}")
+    import hrxarray
+
+    return hrxarray
+
+
 def _view_dtype(self, dtype):
     want = _dtype(dtype, "view")
     if isinstance(want, BlockDType) or self.dtype is bfp16:
@@ -826,11 +843,9 @@ def _concatenate(arrays, axis, dtype, op):
 
 
 def _result_type(a, b):
-    if a == b:
-        return a
-    import ml_dtypes  # noqa: F401  (registers bfloat16 promotion with NumPy)
+    from ._data_types import _promote
 
-    return np.result_type(a, b)
+    return _promote(a, b)
 
 
 def stack(arrays, axis=0) -> DeviceArray:
@@ -1026,6 +1041,7 @@ _METHODS = {
     "__index__": _index, "__array__": _array, "__array_ufunc__": _array_ufunc,
     "__array_function__": _array_function, "map_read": map_read, "map_write": map_write,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "copy": _copy, "to": _to,
+    "to_device": _to_device, "__array_namespace__": _array_namespace,
     "view": _view_dtype, "blocks": _blocks, "item": _item, "T": _prop_T, "mT": _prop_mT,
     "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "any": any, "all": all,
     "argmax": argmax, "argmin": argmin,

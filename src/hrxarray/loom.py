@@ -155,8 +155,8 @@ def compile(source: str, symbol: str, *, target: str, config: dict | None = None
 def _runtime_of(arrays):
     from . import default_runtime
     for a in arrays:
-        if hasattr(a, "device") and hasattr(a, "_offset"):
-            return a.device.runtime
+        if hasattr(a, "buffer") and hasattr(a, "_offset"):
+            return a.buffer.runtime
     return default_runtime()
 
 

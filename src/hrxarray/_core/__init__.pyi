@@ -808,7 +808,7 @@ class DeviceArray:
     @property
     def device(self) -> object:
         """
-        The device of the placement: the NPU for NpuLocal/Shared, the GPU otherwise.
+        The array API's device: the array's placement (a device is a placement, as x.to_device and device= take it).
         """
 
     @property
@@ -916,6 +916,16 @@ class DeviceArray:
     def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
         """
         This array in another placement of its runtime (itself when already there); copies go through the lanes.
+        """
+
+    def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
+        """
+        The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
+        """
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> object:
+        """
+        The hrxarray module, an array API namespace (api_version None or one of the versions it implements).
         """
 
     def view(self, dtype: object) -> DeviceArray:
