@@ -41,10 +41,10 @@ def percentile(sorted_samples: list[float], p: float) -> float:
     return sorted_samples[index]
 
 
-def load_passthrough(npu, nbytes: int):
+def load_passthrough(npu: hx.NpuDevice, nbytes: int) -> hx.NpuKernel:
     """The NPU copy program over `nbytes`, loaded on one column with HRX's own contract
     for the Loom passthrough (u32 words, 4-byte alignment)."""
-    artifact = hx.kernels.npu("copy", **{"copy.packets": nbytes // RECORD})
+    artifact = hx.kernels.npu("copy", config={"copy.packets": nbytes // RECORD})
     contract = hx.KernelContract(
         [
             hx.BindingContract(nbytes, 4, hx.Access.READ, "u32 passthrough"),

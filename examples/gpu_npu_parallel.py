@@ -39,8 +39,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 import hrxarray as hx
 
@@ -131,7 +134,7 @@ class Program:
         # GPU kernel: workgroup 256, elements/256 workgroups, (elements*4 READ, elements*4 WRITE).
         self.gk = hx.kernels.gpu("transform_i32", elements=elements, runtime=rt)
         # NPU kernel: batched_gemm, gemm.batch = matrices, one column, the artifact's contract.
-        art = hx.kernels.npu("batched_gemm", **{"gemm.batch": matrices})
+        art = hx.kernels.npu("batched_gemm", config={"gemm.batch": matrices})
         contract = hx.KernelContract(
             [
                 hx.BindingContract(128 * matrices, 64, hx.Access.READ, "contiguous row-major"),
@@ -170,11 +173,12 @@ class Program:
         assert self.download.regions == ["download"], self.download.regions
         assert sorted(self.parallel.regions) == ["compute", "npu"], self.parallel.regions
 
-        self.expected_gpu: np.ndarray | None = None
-        self.expected_c: np.ndarray | None = None
+        # The references of the last pass written (write_inputs), checked by validate.
+        self.expected_gpu: npt.NDArray[Any] = np.empty(0, np.int32)
+        self.expected_c: npt.NDArray[Any] = np.empty((0, 8, 8), np.float32)
 
     @staticmethod
-    def run(eg) -> None:
+    def run(eg: hx.ExecutableGraph) -> None:
         eg.submit().result(WAIT_S)
 
     def write_inputs(self, p: int) -> None:
@@ -206,13 +210,13 @@ class Program:
         with self.c.map_read() as v:
             got = v.view("<u4").reshape(self.matrices, 8, 8)
             want = self.expected_c.view(np.uint32)
-            bad = np.argwhere(got != want)
-            if bad.size:
-                m, r, col = (int(x) for x in bad[0])
+            wrong = np.argwhere(got != want)
+            if wrong.size:
+                m, r, col = (int(x) for x in wrong[0])
                 gotf = got[m, r, col : col + 1].view(np.float32)[0]
                 raise ValidationError(
                     f"{what}: NPU matrix {m} row {r} col {col}: expected {self.expected_c[m, r, col]!r},"
-                    f" got {gotf!r} ({len(bad)} mismatching entries)"
+                    f" got {gotf!r} ({len(wrong)} mismatching entries)"
                 )
 
     def sequential(self) -> tuple[float, float]:
@@ -230,7 +234,7 @@ class Program:
         return (time.perf_counter() - t0) * 1e3
 
 
-def host_overlap_us(events: list[dict]) -> float:
+def host_overlap_us(events: list[dict[str, Any]]) -> float:
     """Σ over (compute-lane event, npu-lane event) pairs of max(0, min(ends) - max(starts)), in µs."""
     gpu = [e for e in events if e["lane"] == "compute"]
     npu = [e for e in events if e["lane"] == "npu"]
@@ -242,7 +246,8 @@ def host_overlap_us(events: list[dict]) -> float:
     return total
 
 
-def run(elements: int, matrices: int, samples: int, trace_path=None, out=print, rt: hx.Runtime | None = None) -> dict:
+def run(elements: int, matrices: int, samples: int, trace_path: str | None = None,
+        out: Callable[[str], object] = print, rt: hx.Runtime | None = None) -> dict[str, Any]:
     """Run the whole program; print with ``out``; return the figures. Raises ValidationError/HrxError."""
     rt = rt if rt is not None else hx.Runtime()
     prog = Program(rt, elements, matrices)

@@ -26,8 +26,10 @@ add in one graph matches NumPy (grid .., block ..)``.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 import hrxarray as hx
 from _common import UsageError, parse_int
@@ -93,13 +95,13 @@ func.def target(@core) @add_record(%a: buffer, %b: buffer, %sum: buffer) {
 """
 
 
-def write(buf, array):
+def write(buf: hx.Buffer, array: npt.ArrayLike) -> None:
     data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
     with buf.map_write() as m:
         m[: data.size] = data
 
 
-def read(buf, dtype, count):
+def read(buf: hx.Buffer, dtype: npt.DTypeLike, count: int) -> npt.NDArray[Any]:
     with buf.map_read() as m:
         return np.array(m[: count * np.dtype(dtype).itemsize]).view(dtype)
 
@@ -140,8 +142,9 @@ def main(argv: list[str]) -> int:
     done = g.prepare().submit()
     if not done.wait(60.0):
         raise SystemExit("the graph did not finish within 60 s")
-    if done.exception() is not None:
-        raise done.exception()
+    error = done.exception()
+    if error is not None:
+        raise error
 
     with np.errstate(over="ignore"):
         want = xs * xs + ys  # int32 arithmetic wraps, as scalar.muli / vector.addi do

@@ -28,6 +28,8 @@ zero-copy hand-off to numpy[, torch]`` and the lanes of the traced regions.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +41,7 @@ USAGE = f"usage: python {PROGRAM} [m=256] [k=512] [n=128]"
 LIMIT = 1 << 24
 
 
-def parse(argv):
+def parse(argv: list[str]) -> tuple[int, int, int]:
     args = argv[1:]
     if len(args) > 3:
         raise UsageError(f"expected at most three arguments, got {len(args)}")
@@ -107,20 +109,21 @@ def main(argv: list[str]) -> int:
         return 1
     receivers = ["numpy"]
     address = view.__array_interface__["data"][0]
-    views = [view]
+    views: list[Any] = [view]
+    torch_from_dlpack: Callable[[Any], Any] | None
     try:
-        import torch
+        from torch.utils.dlpack import from_dlpack as torch_from_dlpack
     except ImportError:
-        torch = None
-    if torch is not None:
-        t = torch.from_dlpack(y)
+        torch_from_dlpack = None
+    if torch_from_dlpack is not None:
+        t = torch_from_dlpack(y)
         if t.data_ptr() != address:
             print(f"{PROGRAM}: torch.from_dlpack copied", file=sys.stderr)
             return 1
         views.append(t)
         receivers.append("torch")
     view[0, 0] = 12345.0  # a write through one view is seen by every other
-    if torch is not None and float(views[1][0, 0]) != 12345.0:
+    if torch_from_dlpack is not None and float(views[1][0, 0]) != 12345.0:
         print(f"{PROGRAM}: the torch view does not share memory with the NumPy view", file=sys.stderr)
         return 1
     del views, view

@@ -786,3 +786,13 @@ def test_the_module_documentation_states_what_the_programs_do(rt, npu):
     ascending = np.float32(2.0**24 + 2)
     assert acc != ascending
     assert run_gemm(rt, npu, a, b)[0, 0] == acc
+
+
+def test_config_mapping_and_keywords_are_one_configuration():
+    by_kw = hx.kernels.npu("batched_gemm", **{"gemm.batch": 3, "gemm.bfp16": 0})
+    by_map = hx.kernels.npu("batched_gemm", config={"gemm.batch": 3, "gemm.bfp16": 0})
+    mixed = hx.kernels.npu("batched_gemm", config={"gemm.batch": 3}, **{"gemm.bfp16": 0})
+    assert by_kw.config == by_map.config == mixed.config == {"gemm.batch": 3, "gemm.bfp16": 0}
+    assert hx.kernels.gpu("add_f32", config={"elements": 8}).contract.bindings[0].bytes == 32
+    with pytest.raises(TypeError, match=r"kernels.npu: gemm.batch given both in config= and as a keyword"):
+        hx.kernels.npu("batched_gemm", config={"gemm.batch": 3}, **{"gemm.batch": 4})

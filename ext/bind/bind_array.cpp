@@ -766,23 +766,23 @@ const PyMethodSpec kPyMethods[] = {
     {"__setitem__", "def __setitem__(self, key: object, value: object) -> None",
      "Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: "
      "broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers)."},
-    {"__iter__", "def __iter__(self) -> object", "Iterate over the first axis (views)."},
+    {"__iter__", "def __iter__(self) -> collections.abc.Iterator[DeviceArray]", "Iterate over the first axis (views)."},
     {"__bool__", "def __bool__(self) -> bool", "Truth of a one-element array (waits)."},
     {"__int__", "def __int__(self) -> int", "A one-element array as int (waits)."},
     {"__float__", "def __float__(self) -> float", "A one-element array as float (waits)."},
     {"__index__", "def __index__(self) -> int", "A one-element integer array as an index (waits)."},
-    {"__array__", "def __array__(self, dtype: object | None = None, copy: bool | None = None) -> object",
+    {"__array__", "def __array__(self, dtype: object | None = None, copy: bool | None = None) -> numpy.typing.NDArray[typing.Any]",
      "NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False "
      "gives a zero-copy read-only view that holds a host lease while it lives (ValueError for GpuLocal and "
      "bfp16)."},
-    {"__array_ufunc__", "def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> object",
+    {"__array_ufunc__", "def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> typing.Any",
      "NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError."},
     {"__array_function__",
-     "def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> object",
+     "def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> typing.Any",
      "NumPy functions hrxarray implements return DeviceArrays; the others raise TypeError naming them."},
-    {"map_read", "def map_read(self) -> object",
+    {"map_read", "def map_read(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[typing.Any]]",
      "Context manager: a typed read-only NumPy view under a host read guard (waits for writers; bfp16 decodes)."},
-    {"map_write", "def map_write(self) -> object",
+    {"map_write", "def map_write(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[typing.Any]]",
      "Context manager: a typed writable NumPy view under a host write guard (bfp16: decoded copy encoded back)."},
     {"reshape", "def reshape(self, *shape: int, order: str = 'C', copy: bool | None = None) -> DeviceArray",
      "A view with a new shape (C order; one -1 allowed); copies when the array is not contiguous."},
@@ -794,12 +794,12 @@ const PyMethodSpec kPyMethods[] = {
      "This array in another placement of its runtime (itself when already there); copies go through the lanes."},
     {"to_device", "def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray",
      "The array API's spelling of to(): this array on the device (a placement) given; stream must be None."},
-    {"__array_namespace__", "def __array_namespace__(self, /, *, api_version: str | None = None) -> object",
+    {"__array_namespace__", "def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType",
      "The hrxarray module, an array API namespace (api_version None or one of the versions it implements)."},
     {"view", "def view(self, dtype: object) -> DeviceArray", "The same bytes as another dtype of the same item size."},
     {"blocks", "def blocks(self) -> DeviceArray",
      "The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9)."},
-    {"item", "def item(self, *args: int) -> object", "The element as a Python scalar (waits)."},
+    {"item", "def item(self, *args: int) -> typing.Any", "The element as a Python scalar (waits)."},
     {"sum", "def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
      "hrxarray.sum of this array."},
     {"prod", "def prod(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
@@ -827,8 +827,9 @@ void bind_py_methods(nb::class_<PyArray>& cls) {
             name, [name](nb::handle self, nb::args args, nb::kwargs kwargs) { return py_method(name)(self, *args, **kwargs); },
             nb::sig(spec.sig), spec.doc);
     }
-    cls.def_prop_ro("T", [](nb::handle self) { return py_method("T")(self); }, "The transpose (axes reversed).");
-    cls.def_prop_ro("mT", [](nb::handle self) { return py_method("mT")(self); },
+    cls.def_prop_ro("T", [](nb::handle self) { return py_method("T")(self); }, nb::for_getter(nb::sig("def T(self) -> DeviceArray")),
+                    "The transpose (axes reversed).");
+    cls.def_prop_ro("mT", [](nb::handle self) { return py_method("mT")(self); }, nb::for_getter(nb::sig("def mT(self) -> DeviceArray")),
                     "The matrix transpose of the last two axes.");
 }
 
@@ -849,11 +850,12 @@ void bind_array(nb::module_& m) {
         .def_prop_ro("strides", [](const PyArray& s) { return int_tuple(s.a.strides); },
                      "Byte steps per dimension (for bfp16 the last is 9, bytes per block of 8 values).")
         .def_prop_ro("dtype", [](const PyArray& s) { return dtype_object(s.a.dtype); },
+                     nb::for_getter(nb::sig("def dtype(self) -> numpy.dtype[typing.Any] | hrxarray._dtypes.BlockDType")),
                      "The element type: a numpy.dtype (bfloat16 is ml_dtypes'), or hx.bfp16.")
         .def_prop_ro("placement", [](const PyArray& s) { return placement_to_py(s.a.placement()); },
-                     "Where the storage lives (GpuLocal, HostVisible, NpuLocal or Shared).")
+                     nb::for_getter(nb::sig("def placement(self) -> Placement")), "Where the storage lives (GpuLocal, HostVisible, NpuLocal or Shared).")
         .def_prop_ro("device", [](const PyArray& s) { return placement_to_py(s.a.placement()); },
-                     "The array API's device: the array's placement (a device is a placement, as x.to_device and "
+                     nb::for_getter(nb::sig("def device(self) -> Placement")), "The array API's device: the array's placement (a device is a placement, as x.to_device and "
                      "device= take it).")
         .def_prop_ro("buffer", [](const PyArray& s) { return s.a.buffer(); },
                      "The Buffer holding the elements (shared by every view of it).")
@@ -870,7 +872,7 @@ void bind_array(nb::module_& m) {
                 wait_ready(array_of(self));
                 return nb::borrow(self);
             },
-            "Wait for the pending writers and return self; raises ExecutionError if one failed.")
+            nb::sig("def block_until_ready(self) -> DeviceArray"), "Wait for the pending writers and return self; raises ExecutionError if one failed.")
         .def("__len__",
              [](const PyArray& s) {
                  if (s.a.ndim() == 0) throw nb::type_error("len() of unsized object (a 0-d DeviceArray)");
@@ -878,6 +880,8 @@ void bind_array(nb::module_& m) {
              })
         .def("__dlpack__", &dunder_dlpack, nb::kw_only(), "stream"_a.none() = nb::none(),
              "max_version"_a.none() = nb::none(), "dl_device"_a.none() = nb::none(), "copy"_a.none() = nb::none(),
+             nb::sig("def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, "
+                     "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> typing_extensions.CapsuleType"),
              "Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise). Host-mapped "
              "placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0) copies "
              "GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError). copy=True always copies. "

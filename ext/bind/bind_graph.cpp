@@ -267,7 +267,7 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                 }
                 return outcome_exception(c.state->outcome());
             },
-            "timeout"_a.none() = nb::none(),
+            "timeout"_a.none() = nb::none(), nb::sig("def exception(self, timeout: float | None = None) -> BaseException | None"),
             "Wait, then return the exception result() would raise, or None; TimeoutError if the timeout passes first "
             "(timeouts as for wait()).")
         .def(
@@ -301,7 +301,8 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
             "is, otherwise on the runtime's callback thread (never a lane thread, so fn may wait for more work), "
             "in the order completions finish. What fn raises goes to sys.unraisablehook.")
         .def("__await__",
-             [](nb::handle self) { return nb::module_::import_("hrxarray._completion").attr("await_completion")(self); })
+             [](nb::handle self) { return nb::module_::import_("hrxarray._completion").attr("await_completion")(self); },
+             nb::sig("def __await__(self) -> collections.abc.Generator[typing.Any, None, None]"))
         .def("__repr__", [](const Completion& c) {
             static const char* names[] = {"pending", "succeeded", "failed", "cancelled"};
             return std::string("Completion(") + names[static_cast<int>(c.state->outcome().status)] + ")";
@@ -335,7 +336,7 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                 }
                 return nb::module_::import_("hrxarray._trace").attr("Trace")(out, dropped);
             },
-            "Stop tracing and return the Trace (does not wait for pending work).")
+            nb::sig("def finish_trace(self) -> hrxarray._trace.Trace"), "Stop tracing and return the Trace (does not wait for pending work).")
         .def("pending", [](RuntimeCore& r) { return r.scheduler().pending(); }, "Submissions not yet retired.")
         .def("drain", [](RuntimeCore& r) {
                  ReleaseGil release;

@@ -293,7 +293,7 @@ void bind_memory(nb::module_& m) {
                 if (!p.value.names_npu()) return nb::none();
                 return nb::cast(NpuDevice{runtime_of(p.value.runtime), p.value.npu_index});
             },
-            "The NPU this placement names, or None.")
+            nb::for_getter(nb::sig("def npu(self) -> NpuDevice | None")), "The NPU this placement names, or None.")
         .def(
             "__eq__",
             [](const PyPlacement& a, nb::handle b) {
@@ -425,7 +425,8 @@ void bind_memory(nb::module_& m) {
              "Release the guard (idempotent); dropping a write guard marks the host as the last writer.")
         .def("_raw_array", &raw_array, "The unchecked NumPy array of the mapping (use the context manager).")
         .def("__enter__",
-             [](nb::handle self) { return nb::module_::import_("hrxarray._hostview").attr("make_view")(self); })
+             [](nb::handle self) { return nb::module_::import_("hrxarray._hostview").attr("make_view")(self); },
+             nb::sig("def __enter__(self) -> numpy.typing.NDArray[typing.Any]"))
         .def("__exit__", [](HostMapping& g, nb::handle, nb::handle, nb::handle) { g.release(); },
              "exc_type"_a.none(), "exc"_a.none(), "tb"_a.none())
         .def("__repr__", [](const HostMapping& g) {
@@ -438,7 +439,7 @@ void bind_memory(nb::module_& m) {
                             "for tests and diagnostics.")
         .def_ro("active", &DeviceLease::active, "True until released.")
         .def("release", &DeviceLease::release, "Drop the lease (idempotent); waiting host guards wake.")
-        .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+        .def("__enter__", [](nb::handle self) { return nb::borrow(self); }, nb::sig("def __enter__(self) -> DeviceLease"))
         .def("__exit__", [](DeviceLease& l, nb::handle, nb::handle, nb::handle) { l.release(); },
              "exc_type"_a.none(), "exc"_a.none(), "tb"_a.none());
 
@@ -466,7 +467,8 @@ void bind_memory(nb::module_& m) {
                        "placement. Copies made with clone() and aliases made by Runtime.adopt share lifetime, "
                        "guards, poison and visibility state.")
         .def_prop_ro("nbytes", &Buffer::nbytes, "Size in bytes.")
-        .def_prop_ro("placement", [](const Buffer& b) { return placement_to_py(b.placement()); }, "The placement.")
+        .def_prop_ro("placement", [](const Buffer& b) { return placement_to_py(b.placement()); },
+                     nb::for_getter(nb::sig("def placement(self) -> Placement")), "The placement.")
         .def_prop_ro("runtime", [](const Buffer& b) { return runtime_of(b.state()->owner()); }, "The owning Runtime.")
         .def_prop_ro("poisoned", [](const Buffer& b) { return b.state()->poison_message().has_value(); },
                      "True once a failure poisoned the storage.")
@@ -498,6 +500,7 @@ void bind_memory(nb::module_& m) {
                                       "visibility on " + b.describe());
             },
             "producer"_a, "consumer"_a,
+            nb::sig("def visibility(self, producer: str | GpuDevice | NpuDevice, consumer: str | GpuDevice | NpuDevice) -> Visibility"),
             "Visibility facts between two sites ('host' or a device) of this buffer's backing; a device not "
             "admitted to the backing → ValueError.")
         .def("prepare_release_host", [](const BufferPtr& b, nb::handle ranges) { return prepare_host(b, ranges, true); },
@@ -568,6 +571,7 @@ void bind_memory(nb::module_& m) {
         .def_prop_ro("byte_granularity", [](const AllocationProfile& p) { return p.info.byte_granularity; },
                      "Sizes must be multiples of this.")
         .def_prop_ro("placement", [](const AllocationProfile& p) { return placement_to_py(p.placement()); },
+                     nb::for_getter(nb::sig("def placement(self) -> Placement")),
                      "The placement its buffers report.")
         .def_prop_ro("coherent_gpu", [](const AllocationProfile& p) { return p.backing.gpu_coherent; },
                      "Whether the GPU attachment is host-coherent.")
@@ -576,7 +580,9 @@ void bind_memory(nb::module_& m) {
             [](const AllocationProfile& p, nb::handle producer, nb::handle consumer) {
                 return visibility_for(p.backing, p.runtime.get(), producer, consumer, "profile.visibility");
             },
-            "producer"_a, "consumer"_a, "Prospective visibility facts, before any backing exists.")
+            "producer"_a, "consumer"_a,
+            nb::sig("def visibility(self, producer: str | GpuDevice | NpuDevice, consumer: str | GpuDevice | NpuDevice) -> Visibility"),
+            "Prospective visibility facts, before any backing exists.")
         .def(
             "allocate",
             [](const AllocationProfile& p, nb::handle nbytes) {

@@ -108,7 +108,7 @@ void bind_runtime(nb::module_& m) {
         .def_prop_ro("bytes", &MemoryReservation::bytes, "The reserved byte count.")
         .def_prop_ro("active", &MemoryReservation::active, "True until released.")
         .def("release", &MemoryReservation::release, "Give the bytes back (idempotent).")
-        .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+        .def("__enter__", [](nb::handle self) { return nb::borrow(self); }, nb::sig("def __enter__(self) -> BudgetReservation"))
         .def("__exit__", [](MemoryReservation& r, nb::handle, nb::handle, nb::handle) { r.release(); },
              "exc_type"_a.none(), "exc"_a.none(), "tb"_a.none());
 

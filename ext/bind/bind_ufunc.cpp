@@ -2,6 +2,7 @@
 // Python scalars, broadcasting, out=, dtype=, where=), the reduction, where
 // and matmul primitives, and DeviceArray's operators. This is the per-op hot
 // path: no Python code runs between `hx.add(x, y, out=z)` and the submission.
+#include <deque>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -927,8 +928,11 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
                         "operation completes.")
         .def("__call__", &ufunc_call_kw, "args"_a, nb::kw_only(), "out"_a.none() = nb::none(),
              "dtype"_a.none() = nb::none(), "where"_a.none() = nb::bool_(true), "casting"_a.none() = nb::none(),
+             nb::sig("def __call__(self, *args: object, out: DeviceArray | tuple[DeviceArray, ...] | None = None, "
+                     "dtype: object | None = None, where: object = True, casting: str | None = None) -> DeviceArray"),
              "Apply elementwise: f(*inputs, out=None, dtype=None, where=True) -> DeviceArray (out when given).")
         .def("__call__", &ufunc_call, "args"_a, "kwargs"_a,
+             nb::sig("def __call__(self, *args: object, **kwargs: object) -> DeviceArray"),
              "Apply elementwise (any other keywords are refused with a TypeError naming them).")
         .def_prop_ro("nin", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nin; }, "Number of inputs.")
         .def_prop_ro("nout", [](const PyUfunc& u) { return kernels::ufunc_info(u.op).nout; }, "Number of outputs (1).")
@@ -1003,11 +1007,18 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
         {"__lshift__", "__rlshift__", "__ilshift__", Ufunc::LeftShift},
         {"__rshift__", "__rrshift__", "__irshift__", Ufunc::RightShift},
     };
+    // Typed signatures (the stub shows `x + 1` as a DeviceArray); nb::sig keeps
+    // a pointer, so the texts live as long as the module.
+    static std::deque<std::string> sigs;
+    auto sig = [](const char* name) {
+        sigs.push_back(std::string("def ") + name + "(self, other: object, /) -> DeviceArray");
+        return nb::sig(sigs.back().c_str());
+    };
     for (const Bin& bn : bins) {
         const Ufunc op = bn.op;
-        cls.def(bn.name, [op](nb::handle a, nb::handle b) { return binary(op, a, b); }, nb::is_operator());
-        cls.def(bn.rname, [op](nb::handle a, nb::handle b) { return binary(op, b, a); }, nb::is_operator());
-        cls.def(bn.iname, [op](nb::handle a, nb::handle b) { return inplace(op, a, b); }, nb::is_operator());
+        cls.def(bn.name, [op](nb::handle a, nb::handle b) { return binary(op, a, b); }, nb::is_operator(), sig(bn.name));
+        cls.def(bn.rname, [op](nb::handle a, nb::handle b) { return binary(op, b, a); }, nb::is_operator(), sig(bn.rname));
+        cls.def(bn.iname, [op](nb::handle a, nb::handle b) { return inplace(op, a, b); }, nb::is_operator(), sig(bn.iname));
     }
     static const std::pair<const char*, Ufunc> cmps[] = {
         {"__eq__", Ufunc::Equal}, {"__ne__", Ufunc::NotEqual}, {"__lt__", Ufunc::Less},
@@ -1015,24 +1026,24 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
     };
     for (const auto& [nm, op] : cmps) {
         const Ufunc o = op;
-        cls.def(nm, [o](nb::handle a, nb::handle b) { return binary(o, a, b); }, nb::is_operator());
+        cls.def(nm, [o](nb::handle a, nb::handle b) { return binary(o, a, b); }, nb::is_operator(), sig(nm));
     }
-    cls.def("__neg__", [](nb::handle a) { return unary(Ufunc::Negative, a); });
-    cls.def("__pos__", [](nb::handle a) { return unary(Ufunc::Positive, a); });
-    cls.def("__abs__", [](nb::handle a) { return unary(Ufunc::Absolute, a); });
-    cls.def("__invert__", [](nb::handle a) { return unary(Ufunc::Invert, a); });
+    cls.def("__neg__", [](nb::handle a) { return unary(Ufunc::Negative, a); }, nb::sig("def __neg__(self) -> DeviceArray"));
+    cls.def("__pos__", [](nb::handle a) { return unary(Ufunc::Positive, a); }, nb::sig("def __pos__(self) -> DeviceArray"));
+    cls.def("__abs__", [](nb::handle a) { return unary(Ufunc::Absolute, a); }, nb::sig("def __abs__(self) -> DeviceArray"));
+    cls.def("__invert__", [](nb::handle a) { return unary(Ufunc::Invert, a); }, nb::sig("def __invert__(self) -> DeviceArray"));
     cls.def("__matmul__", [](nb::handle a, nb::handle b) {
         if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
         return matmul(a, b, nb::none(), nb::none(), nb::none());
-    }, nb::is_operator());
+    }, nb::is_operator(), sig("__matmul__"));
     cls.def("__rmatmul__", [](nb::handle a, nb::handle b) {
         if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
         return matmul(b, a, nb::none(), nb::none(), nb::none());
-    }, nb::is_operator());
+    }, nb::is_operator(), sig("__rmatmul__"));
     cls.def("__imatmul__", [](nb::handle a, nb::handle b) {
         if (!operator_operand(b)) return nb::borrow(Py_NotImplemented);
         return matmul(a, b, a, nb::none(), nb::none());
-    }, nb::is_operator());
+    }, nb::is_operator(), sig("__imatmul__"));
 }
 
 }  // namespace hrx::bind

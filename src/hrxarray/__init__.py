@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit as _atexit
 import os as _os
 import threading as _threading
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 
 def _missing_core_message(why: str) -> str:
@@ -93,7 +94,6 @@ from ._data_types import (
     pi,
     result_type,
 )
-from . import _data_types
 from ._dtypes import (
     bfp16,
     bool_,
@@ -276,8 +276,20 @@ __all__ = [
     "bitwise_invert",
     "bitwise_left_shift",
     "bitwise_right_shift",
+    # the array API's data type functions, inspection API and constants
+    "__array_api_version__",
+    "__array_namespace_info__",
+    "can_cast",
+    "finfo",
+    "iinfo",
+    "isdtype",
+    "result_type",
+    "e",
+    "pi",
+    "inf",
+    "nan",
+    "newaxis",
 ]
-__all__ += [n for n in _data_types.__all__ if n not in ("finfo_object", "iinfo_object")]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 
@@ -289,9 +301,22 @@ def _drain_runtimes():
     _core._at_exit()
 
 
-def __getattr__(name):
-    # Lazy: importing ml_dtypes costs most of a second, and plain runtime use
-    # does not need it.
+# Lazy attributes: importing ml_dtypes costs most of a second, and plain
+# runtime use does not need it. Type checkers see them through the imports
+# below, dir(hx) through __dir__.
+_LAZY = ("bfloat16", "loom", "numerics")
+if _TYPE_CHECKING:
+    from ml_dtypes import bfloat16 as bfloat16
+
+    from . import loom as loom
+    from . import numerics as numerics
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def __getattr__(name: str) -> object:
     if name in ("numerics", "loom"):
         import importlib
 

@@ -71,6 +71,8 @@ raise ``ValueError`` naming them; values that are neither int nor float raise
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ._core import Artifact, BindingContract, GpuKernel, Kernel, KernelContract, NpuKernel, Runtime
 from ._core import kernels as _k
 
@@ -90,11 +92,15 @@ __all__ = [
 NPU_TARGET = "amd.xdna.strix_halo.17f0_11"
 
 
-def npu(name: str, *, target: str = NPU_TARGET, **config: int | float) -> Artifact:
+def npu(name: str, *, target: str = NPU_TARGET, config: Mapping[str, int | float] | None = None,
+        **keys: int | float) -> Artifact:
     """The built-in NPU program ``name`` as an :class:`Artifact`.
 
-    ``name`` is ``"copy"``, ``"gemm"`` or ``"batched_gemm"``; ``config`` holds
-    Loom keys (``"copy.packets"``, ``"gemm.batch"``). ``target`` is the XDNA
+    ``name`` is ``"copy"``, ``"gemm"`` or ``"batched_gemm"``; the Loom keys
+    (``"copy.packets"``, ``"gemm.batch"``) come as ``config={...}`` (as
+    ``hx.loom.compile`` takes them; a type checker can follow it) or as keyword
+    arguments (``**{"gemm.batch": 16}``); a key given both ways is a
+    ``TypeError``. ``target`` is the XDNA
     deployment target the artifact is compiled for, validated as HRX validates
     targets: the exact XDNA target or a bare AMDGPU architecture (``gfx`` and
     3-4 lowercase hex digits); anything else (``"gfx1151:xnack-"``) raises
@@ -103,14 +109,24 @@ def npu(name: str, *, target: str = NPU_TARGET, **config: int | float) -> Artifa
     ``.contract`` is what its code needs, ready to pass to
     ``npu_device.load_artifact(artifact, columns, artifact.contract)``.
 
-    >>> art = npu("copy", **{"copy.packets": 4})
+    >>> art = npu("copy", config={"copy.packets": 4})
     >>> art.config, art.contract.bindings[0].bytes
     ({'copy.packets': 4}, 16384)
     """
-    return _k.npu(name, target=target, **config)
+    return _k.npu(name, target=target, **_merge(config, keys, "kernels.npu"))
 
 
-def gpu(name: str, *, runtime: Runtime | None = None, **config: int | float) -> GpuKernel:
+def _merge(config: Mapping[str, int | float] | None, keys: dict[str, int | float], op: str) -> dict[str, int | float]:
+    if config is None:
+        return keys
+    both = sorted(set(config) & set(keys))
+    if both:
+        raise TypeError(f"{op}: {', '.join(both)} given both in config= and as a keyword argument")
+    return {**config, **keys}
+
+
+def gpu(name: str, *, runtime: Runtime | None = None, config: Mapping[str, int | float] | None = None,
+        **keys: int | float) -> GpuKernel:
     """The built-in GPU kernel ``name``, loaded on ``runtime``'s GPU, as a :class:`GpuKernel`.
 
     ``name`` is ``"transform_i32"``, ``"euler_bf16"`` or ``"add_f32"``;
@@ -124,4 +140,4 @@ def gpu(name: str, *, runtime: Runtime | None = None, **config: int | float) -> 
     >>> [b.bytes for b in k.contract.bindings]
     [4096, 4096]
     """
-    return _k.gpu(name, runtime=runtime, **config)
+    return _k.gpu(name, runtime=runtime, **_merge(config, keys, "kernels.gpu"))

@@ -2,9 +2,15 @@
 hrxarray's compiled core: runtime, memory fabric and kernels (private; use hrxarray).
 """
 
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
+import contextlib
 import enum
-from typing import overload
+import types
+from typing import Any, overload
+
+import numpy
+import numpy.typing
+from typing_extensions import CapsuleType
 
 from hrxarray import (
     BusyError as BusyError,
@@ -21,6 +27,8 @@ from hrxarray._core import (
     loom as loom,
     numerics as numerics
 )
+import hrxarray._dtypes
+import hrxarray._trace
 
 
 def cpu_features() -> dict:
@@ -54,7 +62,7 @@ class Runtime:
         Record executed regions (at most capacity, oldest dropped); already tracing → BusyError.
         """
 
-    def finish_trace(self) -> object:
+    def finish_trace(self) -> hrxarray._trace.Trace:
         """Stop tracing and return the Trace (does not wait for pending work)."""
 
     def pending(self) -> int:
@@ -181,7 +189,7 @@ class BudgetReservation:
     def release(self) -> None:
         """Give the bytes back (idempotent)."""
 
-    def __enter__(self) -> object: ...
+    def __enter__(self) -> BudgetReservation: ...
 
     def __exit__(self, exc_type: object | None, exc: object | None, tb: object | None) -> None: ...
 
@@ -308,7 +316,7 @@ class Placement:
         """Whether NPU programs may bind it (NpuLocal and Shared)."""
 
     @property
-    def npu(self) -> object:
+    def npu(self) -> NpuDevice | None:
         """The NPU this placement names, or None."""
 
     def __eq__(self, other: object | None) -> bool: ...
@@ -455,7 +463,7 @@ class HostMapping:
         Release the guard (idempotent); dropping a write guard marks the host as the last writer.
         """
 
-    def __enter__(self) -> object: ...
+    def __enter__(self) -> numpy.typing.NDArray[Any]: ...
 
     def __exit__(self, exc_type: object | None, exc: object | None, tb: object | None) -> None: ...
 
@@ -473,7 +481,7 @@ class DeviceLease:
     def release(self) -> None:
         """Drop the lease (idempotent); waiting host guards wake."""
 
-    def __enter__(self) -> object: ...
+    def __enter__(self) -> DeviceLease: ...
 
     def __exit__(self, exc_type: object | None, exc: object | None, tb: object | None) -> None: ...
 
@@ -511,7 +519,7 @@ class Buffer:
         """Size in bytes."""
 
     @property
-    def placement(self) -> object:
+    def placement(self) -> Placement:
         """The placement."""
 
     @property
@@ -551,7 +559,7 @@ class Buffer:
     def try_map_write(self) -> HostMapping:
         """As map_write, but pending device use → BusyError instead of a wait."""
 
-    def visibility(self, producer: object, consumer: object) -> object:
+    def visibility(self, producer: str | GpuDevice | NpuDevice, consumer: str | GpuDevice | NpuDevice) -> Visibility:
         """
         Visibility facts between two sites ('host' or a device) of this buffer's backing; a device not admitted to the backing → ValueError.
         """
@@ -586,14 +594,14 @@ class AllocationProfile:
         """Sizes must be multiples of this."""
 
     @property
-    def placement(self) -> object:
+    def placement(self) -> Placement:
         """The placement its buffers report."""
 
     @property
     def coherent_gpu(self) -> bool:
         """Whether the GPU attachment is host-coherent."""
 
-    def visibility(self, producer: object, consumer: object) -> object:
+    def visibility(self, producer: str | GpuDevice | NpuDevice, consumer: str | GpuDevice | NpuDevice) -> Visibility:
         """Prospective visibility facts, before any backing exists."""
 
     def allocate(self, nbytes: object) -> Buffer:
@@ -680,7 +688,7 @@ class Completion:
         Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError; TimeoutError if the timeout passes first (timeouts as for wait()).
         """
 
-    def exception(self, timeout: float | None = None) -> object:
+    def exception(self, timeout: float | None = None) -> BaseException | None:
         """
         Wait, then return the exception result() would raise, or None; TimeoutError if the timeout passes first (timeouts as for wait()).
         """
@@ -695,7 +703,7 @@ class Completion:
         Call fn(completion) once when finished, holding the GIL: at once on the calling thread if it already is, otherwise on the runtime's callback thread (never a lane thread, so fn may wait for more work), in the order completions finish. What fn raises goes to sys.unraisablehook.
         """
 
-    def __await__(self) -> object: ...
+    def __await__(self) -> Generator[Any, None, None]: ...
 
     def __repr__(self) -> str: ...
 
@@ -798,15 +806,15 @@ class DeviceArray:
         """
 
     @property
-    def dtype(self) -> object:
+    def dtype(self) -> numpy.dtype[Any] | hrxarray._dtypes.BlockDType:
         """The element type: a numpy.dtype (bfloat16 is ml_dtypes'), or hx.bfp16."""
 
     @property
-    def placement(self) -> object:
+    def placement(self) -> Placement:
         """Where the storage lives (GpuLocal, HostVisible, NpuLocal or Shared)."""
 
     @property
-    def device(self) -> object:
+    def device(self) -> Placement:
         """
         The array API's device: the array's placement (a device is a placement, as x.to_device and device= take it).
         """
@@ -820,14 +828,14 @@ class DeviceArray:
         True when no device operation writing this array's allocation is pending (never waits).
         """
 
-    def block_until_ready(self) -> object:
+    def block_until_ready(self) -> DeviceArray:
         """
         Wait for the pending writers and return self; raises ExecutionError if one failed.
         """
 
     def __len__(self) -> int: ...
 
-    def __dlpack__(self, *, stream: object | None = None, max_version: object | None = None, dl_device: object | None = None, copy: object | None = None) -> object:
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> CapsuleType:
         """
         Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise). Host-mapped placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0) copies GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError). copy=True always copies. A zero-copy export waits for pending writers and holds a host lease until the consumer's deleter runs: device work that writes the storage (or reads it, for a writable export) raises BusyError meanwhile. stream: None or -1 for kDLCPU exports; ROCm conventions for GpuLocal. bfp16 and read-only legacy exports -> BufferError.
         """
@@ -857,7 +865,7 @@ class DeviceArray:
         Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers).
         """
 
-    def __iter__(self) -> object:
+    def __iter__(self) -> Iterator[DeviceArray]:
         """Iterate over the first axis (views)."""
 
     def __bool__(self) -> bool:
@@ -872,27 +880,27 @@ class DeviceArray:
     def __index__(self) -> int:
         """A one-element integer array as an index (waits)."""
 
-    def __array__(self, dtype: object | None = None, copy: bool | None = None) -> object:
+    def __array__(self, dtype: object | None = None, copy: bool | None = None) -> numpy.typing.NDArray[Any]:
         """
         NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False gives a zero-copy read-only view that holds a host lease while it lives (ValueError for GpuLocal and bfp16).
         """
 
-    def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> object:
+    def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> Any:
         """
         NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError.
         """
 
-    def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> object:
+    def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> Any:
         """
         NumPy functions hrxarray implements return DeviceArrays; the others raise TypeError naming them.
         """
 
-    def map_read(self) -> object:
+    def map_read(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[Any]]:
         """
         Context manager: a typed read-only NumPy view under a host read guard (waits for writers; bfp16 decodes).
         """
 
-    def map_write(self) -> object:
+    def map_write(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[Any]]:
         """
         Context manager: a typed writable NumPy view under a host write guard (bfp16: decoded copy encoded back).
         """
@@ -923,7 +931,7 @@ class DeviceArray:
         The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
         """
 
-    def __array_namespace__(self, /, *, api_version: str | None = None) -> object:
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType:
         """
         The hrxarray module, an array API namespace (api_version None or one of the versions it implements).
         """
@@ -936,7 +944,7 @@ class DeviceArray:
         The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9).
         """
 
-    def item(self, *args: int) -> object:
+    def item(self, *args: int) -> Any:
         """The element as a Python scalar (waits)."""
 
     def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
@@ -967,110 +975,110 @@ class DeviceArray:
         """hrxarray.argmin of this array."""
 
     @property
-    def T(self) -> object:
+    def T(self) -> DeviceArray:
         """The transpose (axes reversed)."""
 
     @property
-    def mT(self) -> object:
+    def mT(self) -> DeviceArray:
         """The matrix transpose of the last two axes."""
 
-    def __add__(self, arg: object, /) -> object: ...
+    def __add__(self, other: object, /) -> DeviceArray: ...
 
-    def __radd__(self, arg: object, /) -> object: ...
+    def __radd__(self, other: object, /) -> DeviceArray: ...
 
-    def __iadd__(self, arg: object, /) -> object: ...
+    def __iadd__(self, other: object, /) -> DeviceArray: ...
 
-    def __sub__(self, arg: object, /) -> object: ...
+    def __sub__(self, other: object, /) -> DeviceArray: ...
 
-    def __rsub__(self, arg: object, /) -> object: ...
+    def __rsub__(self, other: object, /) -> DeviceArray: ...
 
-    def __isub__(self, arg: object, /) -> object: ...
+    def __isub__(self, other: object, /) -> DeviceArray: ...
 
-    def __mul__(self, arg: object, /) -> object: ...
+    def __mul__(self, other: object, /) -> DeviceArray: ...
 
-    def __rmul__(self, arg: object, /) -> object: ...
+    def __rmul__(self, other: object, /) -> DeviceArray: ...
 
-    def __imul__(self, arg: object, /) -> object: ...
+    def __imul__(self, other: object, /) -> DeviceArray: ...
 
-    def __truediv__(self, arg: object, /) -> object: ...
+    def __truediv__(self, other: object, /) -> DeviceArray: ...
 
-    def __rtruediv__(self, arg: object, /) -> object: ...
+    def __rtruediv__(self, other: object, /) -> DeviceArray: ...
 
-    def __itruediv__(self, arg: object, /) -> object: ...
+    def __itruediv__(self, other: object, /) -> DeviceArray: ...
 
-    def __floordiv__(self, arg: object, /) -> object: ...
+    def __floordiv__(self, other: object, /) -> DeviceArray: ...
 
-    def __rfloordiv__(self, arg: object, /) -> object: ...
+    def __rfloordiv__(self, other: object, /) -> DeviceArray: ...
 
-    def __ifloordiv__(self, arg: object, /) -> object: ...
+    def __ifloordiv__(self, other: object, /) -> DeviceArray: ...
 
-    def __mod__(self, arg: object, /) -> object: ...
+    def __mod__(self, other: object, /) -> DeviceArray: ...
 
-    def __rmod__(self, arg: object, /) -> object: ...
+    def __rmod__(self, other: object, /) -> DeviceArray: ...
 
-    def __imod__(self, arg: object, /) -> object: ...
+    def __imod__(self, other: object, /) -> DeviceArray: ...
 
-    def __pow__(self, arg: object, /) -> object: ...
+    def __pow__(self, other: object, /) -> DeviceArray: ...
 
-    def __rpow__(self, arg: object, /) -> object: ...
+    def __rpow__(self, other: object, /) -> DeviceArray: ...
 
-    def __ipow__(self, arg: object, /) -> object: ...
+    def __ipow__(self, other: object, /) -> DeviceArray: ...
 
-    def __and__(self, arg: object, /) -> object: ...
+    def __and__(self, other: object, /) -> DeviceArray: ...
 
-    def __rand__(self, arg: object, /) -> object: ...
+    def __rand__(self, other: object, /) -> DeviceArray: ...
 
-    def __iand__(self, arg: object, /) -> object: ...
+    def __iand__(self, other: object, /) -> DeviceArray: ...
 
-    def __or__(self, arg: object, /) -> object: ...
+    def __or__(self, other: object, /) -> DeviceArray: ...
 
-    def __ror__(self, arg: object, /) -> object: ...
+    def __ror__(self, other: object, /) -> DeviceArray: ...
 
-    def __ior__(self, arg: object, /) -> object: ...
+    def __ior__(self, other: object, /) -> DeviceArray: ...
 
-    def __xor__(self, arg: object, /) -> object: ...
+    def __xor__(self, other: object, /) -> DeviceArray: ...
 
-    def __rxor__(self, arg: object, /) -> object: ...
+    def __rxor__(self, other: object, /) -> DeviceArray: ...
 
-    def __ixor__(self, arg: object, /) -> object: ...
+    def __ixor__(self, other: object, /) -> DeviceArray: ...
 
-    def __lshift__(self, arg: object, /) -> object: ...
+    def __lshift__(self, other: object, /) -> DeviceArray: ...
 
-    def __rlshift__(self, arg: object, /) -> object: ...
+    def __rlshift__(self, other: object, /) -> DeviceArray: ...
 
-    def __ilshift__(self, arg: object, /) -> object: ...
+    def __ilshift__(self, other: object, /) -> DeviceArray: ...
 
-    def __rshift__(self, arg: object, /) -> object: ...
+    def __rshift__(self, other: object, /) -> DeviceArray: ...
 
-    def __rrshift__(self, arg: object, /) -> object: ...
+    def __rrshift__(self, other: object, /) -> DeviceArray: ...
 
-    def __irshift__(self, arg: object, /) -> object: ...
+    def __irshift__(self, other: object, /) -> DeviceArray: ...
 
-    def __eq__(self, arg: object, /) -> object: ...
+    def __eq__(self, other: object, /) -> DeviceArray: ...
 
-    def __ne__(self, arg: object, /) -> object: ...
+    def __ne__(self, other: object, /) -> DeviceArray: ...
 
-    def __lt__(self, arg: object, /) -> object: ...
+    def __lt__(self, other: object, /) -> DeviceArray: ...
 
-    def __le__(self, arg: object, /) -> object: ...
+    def __le__(self, other: object, /) -> DeviceArray: ...
 
-    def __gt__(self, arg: object, /) -> object: ...
+    def __gt__(self, other: object, /) -> DeviceArray: ...
 
-    def __ge__(self, arg: object, /) -> object: ...
+    def __ge__(self, other: object, /) -> DeviceArray: ...
 
-    def __neg__(self) -> object: ...
+    def __neg__(self) -> DeviceArray: ...
 
-    def __pos__(self) -> object: ...
+    def __pos__(self) -> DeviceArray: ...
 
-    def __abs__(self) -> object: ...
+    def __abs__(self) -> DeviceArray: ...
 
-    def __invert__(self) -> object: ...
+    def __invert__(self) -> DeviceArray: ...
 
-    def __matmul__(self, arg: object, /) -> object: ...
+    def __matmul__(self, other: object, /) -> DeviceArray: ...
 
-    def __rmatmul__(self, arg: object, /) -> object: ...
+    def __rmatmul__(self, other: object, /) -> DeviceArray: ...
 
-    def __imatmul__(self, arg: object, /) -> object: ...
+    def __imatmul__(self, other: object, /) -> DeviceArray: ...
 
 class ufunc:
     """
@@ -1078,13 +1086,13 @@ class ufunc:
     """
 
     @overload
-    def __call__(self, *args, out: object | None = None, dtype: object | None = None, where: object | None = True, casting: object | None = None) -> object:
+    def __call__(self, *args: object, out: DeviceArray | tuple[DeviceArray, ...] | None = None, dtype: object | None = None, where: object = True, casting: str | None = None) -> DeviceArray:
         """
         Apply elementwise: f(*inputs, out=None, dtype=None, where=True) -> DeviceArray (out when given).
         """
 
     @overload
-    def __call__(self, *args, **kwargs) -> object:
+    def __call__(self, *args: object, **kwargs: object) -> DeviceArray:
         """
         Apply elementwise (any other keywords are refused with a TypeError naming them).
         """
