@@ -110,11 +110,13 @@ def main(argv: list[str]) -> int:
     receivers = ["numpy"]
     address = view.__array_interface__["data"][0]
     views: list[Any] = [view]
-    torch_from_dlpack: Callable[[Any], Any] | None
+    torch_from_dlpack: Callable[[Any], Any] | None = None
     try:
-        from torch.utils.dlpack import from_dlpack as torch_from_dlpack
+        from torch.utils.dlpack import from_dlpack
     except ImportError:
-        torch_from_dlpack = None
+        pass
+    else:
+        torch_from_dlpack = from_dlpack
     if torch_from_dlpack is not None:
         t = torch_from_dlpack(y)
         if t.data_ptr() != address:
