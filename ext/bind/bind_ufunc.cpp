@@ -31,8 +31,8 @@ bool is_numpy_scalar(nb::handle h) {
 
 bool is_python_scalar(nb::handle h) {
     PyObject* p = h.ptr();
-    if (PyFloat_CheckExact(p) || PyLong_CheckExact(p) || PyBool_Check(p)) return true;
-    return (PyLong_Check(p) || PyFloat_Check(p)) && !is_numpy_scalar(h);
+    if (PyFloat_CheckExact(p) || PyLong_CheckExact(p) || PyBool_Check(p) || PyComplex_CheckExact(p)) return true;
+    return (PyLong_Check(p) || PyFloat_Check(p) || PyComplex_Check(p)) && !is_numpy_scalar(h);
 }
 
 namespace {
@@ -144,6 +144,23 @@ Operand float_operand(double d, DType dt, const std::string& op) {
     return o;
 }
 
+// A Python complex as an operand of complex dtype `dt`; NumPy refuses to
+// store one in a real array (float(1j) is a TypeError), and so does this.
+Operand complex_operand(nb::handle value, DType dt, const std::string& op) {
+    if (!dtype_is_complex(dt))
+        throw nb::type_error((op + ": cannot convert the complex number " + nb::cast<std::string>(nb::repr(value)) +
+                              " to " + dtype_name(dt))
+                                 .c_str());
+    const Py_complex c = PyComplex_AsCComplex(value.ptr());
+    if (PyErr_Occurred()) throw nb::python_error();
+    const double parts[2] = {c.real, c.imag};
+    Operand o;
+    o.scalar = true;
+    o.dtype = dt;
+    cast_one(parts, DType::Complex128, dt, o.value);
+    return o;
+}
+
 bool is_zero_d_host_array(nb::handle h) {
     return PyObject_HasAttrString(h.ptr(), "__array_interface__") && nb::hasattr(h, "ndim") &&
            nb::cast<int64_t>(h.attr("ndim")) == 0;
@@ -163,6 +180,7 @@ Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
     }
     if (PyLong_CheckExact(p)) return int_operand(value, dt, op);
     if (PyFloat_CheckExact(p)) return float_operand(PyFloat_AS_DOUBLE(p), dt, op);
+    if (PyComplex_CheckExact(p)) return complex_operand(value, dt, op);
     // NumPy scalars (numpy.float64 is also a Python float) and 0-d host arrays
     // are typed: exact in their own dtype, then cast to dt as arrays are
     // (NumPy assigns them with an unsafe cast).
@@ -178,6 +196,7 @@ Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
     }
     if (PyLong_Check(p)) return int_operand(value, dt, op);
     if (PyFloat_Check(p)) return float_operand(PyFloat_AsDouble(p), dt, op);
+    if (PyComplex_Check(p)) return complex_operand(value, dt, op);
     throw nb::type_error((op + ": expected a number, got " + nb::cast<std::string>(nb::repr(value.type()))).c_str());
 }
 
@@ -185,7 +204,7 @@ namespace {
 
 // --- argument resolution --------------------------------------------------------------
 
-enum class ArgKind : uint8_t { Array, StrongScalar, WeakBool, WeakInt, WeakFloat };
+enum class ArgKind : uint8_t { Array, StrongScalar, WeakBool, WeakInt, WeakFloat, WeakComplex };
 
 struct Arg {
     ArgKind kind = ArgKind::Array;
@@ -247,6 +266,8 @@ Arg classify(nb::handle h, const std::string& op) {
         a.kind = ArgKind::WeakBool;
     } else if (PyLong_CheckExact(h.ptr()) || PyFloat_CheckExact(h.ptr())) {
         a.kind = PyFloat_CheckExact(h.ptr()) ? ArgKind::WeakFloat : ArgKind::WeakInt;
+    } else if (PyComplex_CheckExact(h.ptr())) {
+        a.kind = ArgKind::WeakComplex;
     } else if (is_numpy_scalar(h)) {
         // NEP 50: NumPy scalars are typed (strong), numpy.float64 included
         // although it is also a Python float.
@@ -257,7 +278,7 @@ Arg classify(nb::handle h, const std::string& op) {
     } else if (PyFloat_Check(h.ptr())) {
         a.kind = ArgKind::WeakFloat;
     } else if (PyComplex_Check(h.ptr())) {
-        throw nb::type_error((op + ": hrxarray has no complex dtypes").c_str());
+        a.kind = ArgKind::WeakComplex;
     } else {
         a.kind = ArgKind::Array;  // converted once the placement is known
     }
@@ -294,7 +315,7 @@ void resolve_weak(std::span<Arg> args, const bool* mask, bool comparison) {
     DType p = DType::Bool;
     for (size_t i = 0; i < args.size(); ++i) {
         if (!mask[i] || args[i].kind == ArgKind::WeakBool || args[i].kind == ArgKind::WeakInt ||
-            args[i].kind == ArgKind::WeakFloat)
+            args[i].kind == ArgKind::WeakFloat || args[i].kind == ArgKind::WeakComplex)
             continue;
         if (args[i].dtype == DType::BFP16) continue;
         p = any ? promote_types(p, args[i].dtype) : args[i].dtype;
@@ -319,7 +340,15 @@ void resolve_weak(std::span<Arg> args, const bool* mask, bool comparison) {
                 }
                 break;
             }
-            case ArgKind::WeakFloat: a.dtype = any && dtype_is_float(p) ? p : DType::Float64; break;
+            case ArgKind::WeakFloat:
+                a.dtype = any && (dtype_is_float(p) || dtype_is_complex(p)) ? p : DType::Float64;
+                break;
+            case ArgKind::WeakComplex:
+                // NEP 50: the complex dtype of the typed operands' float kind
+                // (float16, bfloat16, float32: complex64), complex128 otherwise.
+                a.dtype = !any || !(dtype_is_float(p) || dtype_is_complex(p)) ? DType::Complex128
+                                                                            : promote_types(p, DType::Complex64);
+                break;
             default: break;
         }
     }

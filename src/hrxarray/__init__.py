@@ -78,6 +78,8 @@ from ._trace import Trace
 from ._dtypes import (
     bfp16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -90,6 +92,7 @@ from ._dtypes import (
     uint32,
     uint64,
 )
+from ._complex import imag, real
 from ._array import (
     DeviceArray,
     all,
@@ -137,12 +140,14 @@ _UFUNC_NAMES = [
     "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
     "negative", "positive", "absolute", "sign", "exp", "log", "log1p", "expm1", "sqrt", "square",
     "sin", "cos", "tan", "tanh", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite",
+    "conjugate",
 ]
 globals().update({_n: _core._ufuncs[_n] for _n in _UFUNC_NAMES})
 abs = absolute  # noqa: F821 (defined just above)
 round = rint  # noqa: F821  round half to even, as numpy.round(x) and the array API's round
 true_divide = divide  # noqa: F821
 pow = power  # noqa: F821
+conj = conjugate  # noqa: F821
 mod = remainder  # noqa: F821
 bitwise_not = invert  # noqa: F821
 bitwise_invert = invert  # noqa: F821
@@ -255,8 +260,13 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     # elementwise functions
     *_UFUNC_NAMES,
+    "conj",
+    "real",
+    "imag",
     "abs",
     "round",
     "true_divide",

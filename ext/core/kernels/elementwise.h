@@ -19,7 +19,8 @@
 // implementations by a few units in the last place (measured: at most 4
 // ULP for float32, 3 for float64, 1 for float16, none for bfloat16, whose
 // ml_dtypes loops use the C library too); everything else is bit-exact,
-// except that NaN payloads and NaN signs are not reproduced.
+// except that NaN payloads and NaN signs are not reproduced. Complex loops:
+// Note [Complex numerics] in elementwise_complex.cpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -39,7 +40,7 @@ enum class Ufunc : std::uint8_t {
     LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, LeftShift, RightShift,
     // unary
     Negative, Positive, Absolute, Sign, Exp, Log, Log1p, Expm1, Sqrt, Square, Sin, Cos, Tan, Tanh,
-    Floor, Ceil, Trunc, Rint, LogicalNot, Invert, Isnan, Isinf, Isfinite,
+    Floor, Ceil, Trunc, Rint, LogicalNot, Invert, Isnan, Isinf, Isfinite, Conjugate,
     // where(cond, x, y): internal ternary; its loops are "?XX->X"
     Where,
     Count_

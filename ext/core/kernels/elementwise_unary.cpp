@@ -116,6 +116,7 @@ InnerLoop find_unary_loop(Ufunc op, const UfuncLoop& loop) noexcept {
     switch (op) {
         case Ufunc::Negative: return pick1<NegOp, kInts | kFloats>(t);
         case Ufunc::Positive: return pick1<PosOp, kInts | kFloats>(t);
+        case Ufunc::Conjugate: return pick1<PosOp, kInts | kFloats>(t);  // real numbers are their own conjugate
         case Ufunc::Absolute: return pick1<AbsOp, kAll>(t);
         case Ufunc::Sign:
             return loop.in[0] == DType::BFloat16 ? &unary_loop<SignKeepZeroOp> : pick1<SignOp, kInts | kFloats>(t);
