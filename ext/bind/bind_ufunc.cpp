@@ -691,6 +691,17 @@ struct ReductionInput {
     }
 };
 
+// Complex numbers have no order: maximum/minimum (max, min) and the bitwise
+// reductions have no complex loop, so they are refused before anything runs.
+void refuse_unordered(Ufunc u, const std::string& op, DType t = DType::Complex128) {
+    const bool ok = u == Ufunc::Add || u == Ufunc::Multiply || u == Ufunc::LogicalAnd || u == Ufunc::LogicalOr ||
+                    u == Ufunc::LogicalXor;
+    if (!ok)
+        throw nb::type_error((op + ": not defined for complex dtypes (" + dtype_name(t) +
+                              "): complex numbers are not ordered")
+                                 .c_str());
+}
+
 nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle acc_dtype, nb::handle out_dtype,
                   nb::handle out_obj, bool keepdims, double divisor, nb::handle name) {
     const UfuncInfo& info = kernels::ufunc_info(u.op);
@@ -701,6 +712,8 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
     const std::vector<bool> mask = reduced_axes(axes, input.ndim(), op);
     const DType acc = dtype_from_py(acc_dtype, op);
     const DType odt = dtype_from_py(out_dtype, op);
+    if (dtype_is_complex(acc) || dtype_is_complex(input.dtype))
+        refuse_unordered(u.op, op, dtype_is_complex(input.dtype) ? input.dtype : acc);
     Dims kshape = input.shape;
     bool empty_reduction = false;
     int64_t size = 1;
@@ -748,6 +761,7 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
 nb::object arg_reduce(nb::handle x, nb::handle axis, bool max, bool keepdims, nb::handle name) {
     const std::string op = name.is_none() ? std::string(max ? "argmax" : "argmin") : nb::cast<std::string>(name);
     ReductionInput input(x, op);
+    if (dtype_is_complex(input.dtype)) refuse_unordered(Ufunc::Maximum, op, input.dtype);
     int ax = -1;
     std::vector<bool> mask(static_cast<size_t>(input.ndim()), true);
     if (!axis.is_none()) {

@@ -231,7 +231,7 @@ const UfuncLoop* search_loop(Ufunc op, const DType* inputs) noexcept {
         }
     }
     DType p = promote_types(a, b);
-    if (op == Ufunc::Divide && !dtype_is_float(p)) p = DType::Float64;
+    if (op == Ufunc::Divide && !dtype_is_float(p) && !dtype_is_complex(p)) p = DType::Float64;
     for (int k = 0; k < info.nloops; ++k) {
         const UfuncLoop& l = info.loops[k];
         if (can_cast(p, l.in[0], Casting::Safe) && can_cast(p, l.in[1], Casting::Safe)) return &l;
