@@ -140,7 +140,7 @@ _UFUNC_NAMES = [
     "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
     "negative", "positive", "absolute", "sign", "exp", "log", "log1p", "expm1", "sqrt", "square",
     "sin", "cos", "tan", "tanh", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite",
-    "conjugate",
+    "conjugate", "sinh", "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "reciprocal",
 ]
 globals().update({_n: _core._ufuncs[_n] for _n in _UFUNC_NAMES})
 abs = absolute  # noqa: F821 (defined just above)
@@ -148,6 +148,12 @@ round = rint  # noqa: F821  round half to even, as numpy.round(x) and the array 
 true_divide = divide  # noqa: F821
 pow = power  # noqa: F821
 conj = conjugate  # noqa: F821
+asin = arcsin  # noqa: F821
+acos = arccos  # noqa: F821
+atan = arctan  # noqa: F821
+asinh = arcsinh  # noqa: F821
+acosh = arccosh  # noqa: F821
+atanh = arctanh  # noqa: F821
 mod = remainder  # noqa: F821
 bitwise_not = invert  # noqa: F821
 bitwise_invert = invert  # noqa: F821
@@ -265,6 +271,12 @@ __all__ = [
     # elementwise functions
     *_UFUNC_NAMES,
     "conj",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
     "real",
     "imag",
     "abs",

@@ -151,7 +151,16 @@ constexpr Entry kEntries[kUfuncCount] = {
     {"isnan", 1, Identity::None, false, kUnaryToBool},
     {"isinf", 1, Identity::None, false, kUnaryToBool},
     {"isfinite", 1, Identity::None, false, kUnaryToBool},
-    {"conjugate", 1, Identity::None, false, "b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d F:F D:D"},
+    {"conjugate", 1, Identity::None, false, kUnaryNum},
+    {"sinh", 1, Identity::None, false, kUnaryFloatC},
+    {"cosh", 1, Identity::None, false, kUnaryFloatC},
+    {"arcsin", 1, Identity::None, false, kUnaryFloatC},
+    {"arccos", 1, Identity::None, false, kUnaryFloatC},
+    {"arctan", 1, Identity::None, false, kUnaryFloatC},
+    {"arcsinh", 1, Identity::None, false, kUnaryFloatC},
+    {"arccosh", 1, Identity::None, false, kUnaryFloatC},
+    {"arctanh", 1, Identity::None, false, kUnaryFloatC},
+    {"reciprocal", 1, Identity::None, false, kUnaryNum},
     {"where", 3, Identity::None, false, kWhere},
 };
 
@@ -309,7 +318,9 @@ std::int64_t op_cost(Ufunc op, const UfuncLoop& loop) noexcept {
     if (dtype_is_complex(loop.in[0]) && op != Ufunc::Add && op != Ufunc::Subtract && op != Ufunc::Where) return 16;
     switch (op) {
         case Ufunc::Exp: case Ufunc::Log: case Ufunc::Log1p: case Ufunc::Expm1:
-        case Ufunc::Sin: case Ufunc::Cos: case Ufunc::Tan: case Ufunc::Tanh: return 16;
+        case Ufunc::Sin: case Ufunc::Cos: case Ufunc::Tan: case Ufunc::Tanh: case Ufunc::Sinh: case Ufunc::Cosh:
+        case Ufunc::Arcsin: case Ufunc::Arccos: case Ufunc::Arctan: case Ufunc::Arcsinh: case Ufunc::Arccosh:
+        case Ufunc::Arctanh: return 16;
         case Ufunc::Power: return dtype_is_float(loop.out) ? 16 : 4;
         case Ufunc::FloorDivide: case Ufunc::Remainder: return 4;
         default: return 1;

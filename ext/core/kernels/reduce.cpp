@@ -146,7 +146,7 @@ void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const 
     c.acc = acc;
     c.out_dtype = out.dtype;
     c.divisor = divisor;
-    if (is_bitwise(op) && dtype_is_float(c.ct))
+    if (is_bitwise(op) && (dtype_is_float(c.ct) || dtype_is_complex(c.ct)))
         throw std::invalid_argument("reduce_run: bitwise reductions need a bool or integer accumulator");
     plan_input(c, in.dtype);
     c.m = 1;
@@ -289,7 +289,8 @@ void arg_dispatch(bool max, const ew::ReduceCtx& c) {
 
 void arg_reduce_run(bool max, int ndim, const std::int64_t* shape, int axis, const StridedArg& in,
                     const StridedArg& out) {
-    if (!numeric(in.dtype)) throw std::invalid_argument("arg_reduce_run: only numeric dtypes");
+    if (!numeric(in.dtype) || dtype_is_complex(in.dtype))
+        throw std::invalid_argument("arg_reduce_run: only real numeric dtypes (complex numbers are not ordered)");
     if (out.dtype != DType::Int64) throw std::invalid_argument("arg_reduce_run: out must be int64");
     if (ndim < 0 || ndim > ew::kMaxDims || axis < -1 || axis >= std::max(ndim, 1))
         throw std::invalid_argument("arg_reduce_run: bad axis or ndim");
