@@ -373,3 +373,65 @@ def test_max_min_refused_and_change_nothing(f):
     with pytest.raises(TypeError, match=f"{f}: .*complex64"):
         getattr(hx, f)(x)
     assert_same(np.asarray(x), np.array([1 + 1j, 2 - 1j], np.complex64))
+
+
+# --- matmul and the rest of the array path --------------------------------------------------
+
+
+def _matmul_model(a, b):
+    """The documented order: per element, from +0, k ascending, unfused complex products."""
+    t = a.real.dtype.type
+    m, k = a.shape
+    n = b.shape[1]
+    out = np.zeros((m, n), a.dtype)
+    for i in range(m):
+        for j in range(n):
+            re, im = t(0), t(0)
+            for kk in range(k):
+                x, y = a[i, kk], b[kk, j]
+                re = t(re + t(t(x.real * y.real) - t(x.imag * y.imag)))
+                im = t(im + t(t(x.real * y.imag) + t(x.imag * y.real)))
+            out[i, j] = complex(re, im)
+    return out
+
+
+@pytest.mark.parametrize("c", CDT)
+def test_matmul_follows_its_documented_order_and_is_close_to_numpy(c):
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((2, 6, 9)) + 1j * rng.standard_normal((2, 6, 9))).astype(c)
+    b = (rng.standard_normal((9, 5)) + 1j * rng.standard_normal((9, 5))).astype(c)
+    got = np.asarray(hx.matmul(hx.asarray(a), hx.asarray(b)))
+    assert got.dtype == c
+    with np.errstate(all="ignore"):
+        for i in range(2):
+            assert_same(got[i], _matmul_model(a[i], b))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5 if c == "complex64" else 1e-13, atol=1e-5)
+    big = (rng.standard_normal((200, 300)) + 1j * rng.standard_normal((200, 300))).astype(c)
+    np.testing.assert_allclose(np.asarray(hx.matmul(big, big.T)), big @ big.T,
+                               rtol=1e-4 if c == "complex64" else 1e-12, atol=1e-3)
+    assert hx.matmul(hx.ones((2, 2)), hx.asarray(np.ones((2, 2), c))).dtype == np.result_type(np.float64, c)
+
+
+def test_in_place_and_out_follow_same_kind_casting():
+    y = hx.ones(2)
+    with pytest.raises(TypeError, match="complex128.*float64"):
+        y += 1j
+    assert np.asarray(y).tolist() == [1.0, 1.0]
+    x = hx.asarray(np.array([1 + 2j, 3 - 4j], np.complex64))
+    z = hx.zeros(2, dtype=hx.complex128)
+    hx.add(x, 1, out=z)
+    assert_same(np.asarray(z), np.array([2 + 2j, 4 - 4j]))
+    w = hx.zeros(2, dtype=hx.complex64)
+    hx.multiply(x, x, where=hx.asarray([True, False]), out=w)
+    assert_same(np.asarray(w), np.array([-3 + 4j, 0], np.complex64))
+
+
+@pytest.mark.parametrize("placement", ["gpu", "host"])
+def test_placements_and_host_views(placement):
+    z = np.array([1 + 2j, 3 - 4j], np.complex64)
+    x = hx.asarray(z, placement=hx.GpuLocal() if placement == "gpu" else hx.HostVisible())
+    assert_same(np.asarray(hx.exp(x)), np.exp(z))
+    assert_same(np.asarray(hx.sum(x, dtype=hx.complex128)), np.sum(z, dtype=np.complex128))
+    if placement == "host":
+        with x.map_read() as v:
+            assert v.dtype == np.complex64 and v.tolist() == z.tolist()

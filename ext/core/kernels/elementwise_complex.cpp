@@ -39,28 +39,10 @@ namespace hrx::kernels::ew {
 
 namespace {
 
-template <class C>
-struct CSame2 {
-    using A = C;
-    using B = C;
-    using R = C;
-};
-template <class C>
-struct CSame1 {
-    using A = C;
-    using R = C;
-};
-template <class C>
-struct CToBool2 {
-    using A = C;
-    using B = C;
-    using R = bool;
-};
-template <class C>
-struct CToBool1 {
-    using A = C;
-    using R = bool;
-};
+template <class C> using CSame2 = Sig2<C, C, C>;
+template <class C> using CSame1 = Sig1<C, C>;
+template <class C> using CToBool2 = Sig2<C, C, bool>;
+template <class C> using CToBool1 = Sig1<C, bool>;
 
 template <class C> inline bool truth(C z) noexcept { return z.real() != 0 || z.imag() != 0; }
 
@@ -135,11 +117,9 @@ template <class C> struct CConjOp : CSame1<C> {
 template <class C> struct CSquareOp : CSame1<C> {
     static C f(C a) noexcept { return cmul(a, a); }
 };
-template <class C> struct CAbsOp {
-    using A = C;
-    using R = typename C::value_type;
+template <class C> struct CAbsOp : Sig1<C, typename C::value_type> {
     static constexpr bool kScalar = true;
-    static R f(C a) noexcept { return std::hypot(a.real(), a.imag()); }
+    static typename C::value_type f(C a) noexcept { return std::hypot(a.real(), a.imag()); }
 };
 template <class C> struct CSignOp : CSame1<C> {
     static constexpr bool kScalar = true;

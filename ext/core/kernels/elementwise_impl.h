@@ -250,6 +250,17 @@ void unary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
     for (std::int64_t i = 0; i < n; ++i, pa += s[0], po += s[1]) store<R>(po, F::f(load<A>(pa)));
 }
 
+// The types of an op (Note [Compute types]): inputs A (and B), result R.
+template <class A_, class B_, class R_> struct Sig2 {
+    using A = A_;
+    using B = B_;
+    using R = R_;
+};
+template <class A_, class R_> struct Sig1 {
+    using A = A_;
+    using R = R_;
+};
+
 // Kinds of compute types an op template is instantiated for.
 enum : unsigned { kBool = 1, kInts = 2, kFloats = 4, kComplex = 8 };
 
