@@ -301,6 +301,10 @@ def test_real_imag_conj(c):
     assert_same(np.asarray(hx.imag(x)), z.imag)
     assert_same(np.asarray(hx.conj(x)), np.conj(z))
     assert_same(np.asarray(hx.imag(x[:, ::-1])), z[:, ::-1].imag)
+    assert_same(np.asarray(np.real(x)), z.real)  # NumPy's protocols route to hrxarray
+    assert_same(np.asarray(np.imag(x)), z.imag)
+    assert isinstance(np.conj(x), hx.DeviceArray)
+    assert_same(np.asarray(np.conjugate(x)), np.conj(z))
     r = hx.asarray(np.array([1.0, 2.0]))
     assert_same(np.asarray(hx.real(r)), np.array([1.0, 2.0]))
     assert_same(np.asarray(hx.imag(r)), np.zeros(2))

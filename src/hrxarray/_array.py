@@ -922,7 +922,7 @@ def astype(x, dtype, *, copy=True) -> DeviceArray:
 
 # --- NumPy protocols -----------------------------------------------------------------------------
 
-_NUMPY_UFUNC_NAMES = {"true_divide": "divide", "conjugate": None}
+_NUMPY_UFUNC_NAMES = {"true_divide": "divide"}
 
 
 def _array_ufunc(self, uf, method, *inputs, **kwargs):

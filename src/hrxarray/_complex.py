@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array import DeviceArray, _device, zeros
+from ._array import _ARRAY_FUNCTIONS, DeviceArray, _device, zeros
 
 __all__ = ["real", "imag"]
 
@@ -37,3 +37,8 @@ def imag(x: DeviceArray) -> DeviceArray:
     if x.dtype.kind != "c":
         return zeros(x.shape, dtype=x.dtype, placement=x.placement)
     return _part(x, 1, "imag")
+
+
+# np.real(x) and np.imag(x) of a DeviceArray (NumPy's __array_function__ protocol).
+_ARRAY_FUNCTIONS[np.real] = real
+_ARRAY_FUNCTIONS[np.imag] = imag
