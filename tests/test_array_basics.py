@@ -128,9 +128,9 @@ def test07_creation_errors():
     with pytest.raises(ValueError, match="negative dimensions"):
         hx.zeros((2, -1))
     with pytest.raises(TypeError, match="not supported|not a dtype"):
-        hx.zeros(3, dtype=np.complex64)
-    with pytest.raises(TypeError, match="complex"):
-        hx.asarray([1j])
+        hx.zeros(3, dtype=np.longdouble)
+    with pytest.raises(TypeError, match="cannot convert"):
+        hx.asarray(np.array(["a"]))
     with pytest.raises(TypeError, match="shape"):
         hx.zeros("abc")
     with pytest.raises(TypeError, match="placement"):

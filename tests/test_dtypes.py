@@ -10,7 +10,7 @@ from hrxarray._core import _elementwise as ew
 
 NAMES = [
     "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-    "float16", "bfloat16", "float32", "float64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
 ]  # fmt: skip
 CASTINGS = ["no", "equiv", "safe", "same_kind", "unsafe"]
 

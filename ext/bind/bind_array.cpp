@@ -99,7 +99,7 @@ DType dtype_from_py(nb::handle h, const std::string& op) {
     if (!native || !dtype_from_name(name, &t) || t == DType::BFP16)
         throw nb::type_error((op + ": dtype " + name +
                               " is not supported (hrxarray has bool, int8-int64, uint8-uint64, float16, bfloat16, "
-                              "float32, float64 and bfp16)")
+                              "float32, float64, complex64, complex128 and bfp16)")
                                  .c_str());
     fill_cache(t);
     return t;
@@ -351,12 +351,12 @@ nb::object host_array(nb::handle obj, const DType* dtype, const std::string& op)
         throw nb::python_error();
     }
     const std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
-    if (kind != "b" && kind != "i" && kind != "u" && kind != "f" && kind != "V") {
+    if (kind != "b" && kind != "i" && kind != "u" && kind != "f" && kind != "c" && kind != "V") {
         std::string what = nb::cast<std::string>(nb::repr(obj));
         if (what.size() > 80) what = what.substr(0, 77) + "...";
         throw nb::type_error((op + ": cannot convert " + what + " to an array (NumPy makes data of dtype " +
                               nb::cast<std::string>(nb::str(nb::object(arr.attr("dtype")))) +
-                              " of it; hrxarray arrays hold booleans, integers and floats)")
+                              " of it; hrxarray arrays hold booleans, integers, floats and complex numbers)")
                                  .c_str());
     }
     return arr;
@@ -467,6 +467,7 @@ dlpack::DLDataType dl_dtype(DType t, const std::string& op) {
         case DTypeKind::Signed: return {kDLInt, bits, 1};
         case DTypeKind::Unsigned: return {kDLUInt, bits, 1};
         case DTypeKind::Float: return {t == DType::BFloat16 ? kDLBfloat : kDLFloat, bits, 1};
+        case DTypeKind::Complex: return {kDLComplex, bits, 1};
         case DTypeKind::Block: break;
     }
     throw nb::buffer_error((op + ": bfp16 block arrays have no DLPack dtype; export x.astype(hx.float32) or the raw "
@@ -770,6 +771,7 @@ const PyMethodSpec kPyMethods[] = {
     {"__bool__", "def __bool__(self) -> bool", "Truth of a one-element array (waits)."},
     {"__int__", "def __int__(self) -> int", "A one-element array as int (waits)."},
     {"__float__", "def __float__(self) -> float", "A one-element array as float (waits)."},
+    {"__complex__", "def __complex__(self) -> complex", "A one-element array as complex (waits)."},
     {"__index__", "def __index__(self) -> int", "A one-element integer array as an index (waits)."},
     {"__array__", "def __array__(self, dtype: object | None = None, copy: bool | None = None) -> numpy.typing.NDArray[typing.Any]",
      "NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False "

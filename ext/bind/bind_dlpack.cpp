@@ -61,9 +61,10 @@ DLDataType dl_dtype_from_numpy(nb::handle dtype_like) {
     if (kind == "i" && (itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLInt, bits, 1};
     if (kind == "u" && (itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLUInt, bits, 1};
     if (kind == "f" && (itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLFloat, bits, 1};
+    if (kind == "c" && (itemsize == 8 || itemsize == 16)) return {kDLComplex, bits, 1};
     throw nb::buffer_error(("DLPack export: dtype " + name +
-                            " is not exportable (bool, int8-int64, uint8-uint64, float16, bfloat16, float32 and "
-                            "float64 are)")
+                            " is not exportable (bool, int8-int64, uint8-uint64, float16, bfloat16, float32, "
+                            "float64, complex64 and complex128 are)")
                                .c_str());
 }
 
@@ -89,6 +90,9 @@ std::string dtype_name(const DLDataType& t) {
             break;
         case kDLBfloat:
             if (t.bits == 16) return "bfloat16";
+            break;
+        case kDLComplex:
+            if (t.bits == 64 || t.bits == 128) return "complex" + std::to_string(t.bits);
             break;
         default: break;
     }

@@ -32,8 +32,8 @@ bool is_numpy_scalar(nb::handle h) {
 
 bool is_python_scalar(nb::handle h) {
     PyObject* p = h.ptr();
-    if (PyFloat_CheckExact(p) || PyLong_CheckExact(p) || PyBool_Check(p)) return true;
-    return (PyLong_Check(p) || PyFloat_Check(p)) && !is_numpy_scalar(h);
+    if (PyFloat_CheckExact(p) || PyLong_CheckExact(p) || PyBool_Check(p) || PyComplex_CheckExact(p)) return true;
+    return (PyLong_Check(p) || PyFloat_Check(p) || PyComplex_Check(p)) && !is_numpy_scalar(h);
 }
 
 namespace {
@@ -145,6 +145,23 @@ Operand float_operand(double d, DType dt, const std::string& op) {
     return o;
 }
 
+// A Python complex as an operand of complex dtype `dt`; NumPy refuses to
+// store one in a real array (float(1j) is a TypeError), and so does this.
+Operand complex_operand(nb::handle value, DType dt, const std::string& op) {
+    if (!dtype_is_complex(dt))
+        throw nb::type_error((op + ": cannot convert the complex number " + nb::cast<std::string>(nb::repr(value)) +
+                              " to " + dtype_name(dt))
+                                 .c_str());
+    const Py_complex c = PyComplex_AsCComplex(value.ptr());
+    if (PyErr_Occurred()) throw nb::python_error();
+    const double parts[2] = {c.real, c.imag};
+    Operand o;
+    o.scalar = true;
+    o.dtype = dt;
+    cast_one(parts, DType::Complex128, dt, o.value);
+    return o;
+}
+
 bool is_zero_d_host_array(nb::handle h) {
     return PyObject_HasAttrString(h.ptr(), "__array_interface__") && nb::hasattr(h, "ndim") &&
            nb::cast<int64_t>(h.attr("ndim")) == 0;
@@ -164,6 +181,7 @@ Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
     }
     if (PyLong_CheckExact(p)) return int_operand(value, dt, op);
     if (PyFloat_CheckExact(p)) return float_operand(PyFloat_AS_DOUBLE(p), dt, op);
+    if (PyComplex_CheckExact(p)) return complex_operand(value, dt, op);
     // NumPy scalars (numpy.float64 is also a Python float) and 0-d host arrays
     // are typed: exact in their own dtype, then cast to dt as arrays are
     // (NumPy assigns them with an unsafe cast).
@@ -179,6 +197,7 @@ Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
     }
     if (PyLong_Check(p)) return int_operand(value, dt, op);
     if (PyFloat_Check(p)) return float_operand(PyFloat_AsDouble(p), dt, op);
+    if (PyComplex_Check(p)) return complex_operand(value, dt, op);
     throw nb::type_error((op + ": expected a number, got " + nb::cast<std::string>(nb::repr(value.type()))).c_str());
 }
 
@@ -186,7 +205,7 @@ namespace {
 
 // --- argument resolution --------------------------------------------------------------
 
-enum class ArgKind : uint8_t { Array, StrongScalar, WeakBool, WeakInt, WeakFloat };
+enum class ArgKind : uint8_t { Array, StrongScalar, WeakBool, WeakInt, WeakFloat, WeakComplex };
 
 struct Arg {
     ArgKind kind = ArgKind::Array;
@@ -248,6 +267,8 @@ Arg classify(nb::handle h, const std::string& op) {
         a.kind = ArgKind::WeakBool;
     } else if (PyLong_CheckExact(h.ptr()) || PyFloat_CheckExact(h.ptr())) {
         a.kind = PyFloat_CheckExact(h.ptr()) ? ArgKind::WeakFloat : ArgKind::WeakInt;
+    } else if (PyComplex_CheckExact(h.ptr())) {
+        a.kind = ArgKind::WeakComplex;
     } else if (is_numpy_scalar(h)) {
         // NEP 50: NumPy scalars are typed (strong), numpy.float64 included
         // although it is also a Python float.
@@ -258,7 +279,7 @@ Arg classify(nb::handle h, const std::string& op) {
     } else if (PyFloat_Check(h.ptr())) {
         a.kind = ArgKind::WeakFloat;
     } else if (PyComplex_Check(h.ptr())) {
-        throw nb::type_error((op + ": hrxarray has no complex dtypes").c_str());
+        a.kind = ArgKind::WeakComplex;
     } else {
         a.kind = ArgKind::Array;  // converted once the placement is known
     }
@@ -295,7 +316,7 @@ void resolve_weak(std::span<Arg> args, const bool* mask, bool comparison) {
     DType p = DType::Bool;
     for (size_t i = 0; i < args.size(); ++i) {
         if (!mask[i] || args[i].kind == ArgKind::WeakBool || args[i].kind == ArgKind::WeakInt ||
-            args[i].kind == ArgKind::WeakFloat)
+            args[i].kind == ArgKind::WeakFloat || args[i].kind == ArgKind::WeakComplex)
             continue;
         if (args[i].dtype == DType::BFP16) continue;
         p = any ? promote_types(p, args[i].dtype) : args[i].dtype;
@@ -320,7 +341,15 @@ void resolve_weak(std::span<Arg> args, const bool* mask, bool comparison) {
                 }
                 break;
             }
-            case ArgKind::WeakFloat: a.dtype = any && dtype_is_float(p) ? p : DType::Float64; break;
+            case ArgKind::WeakFloat:
+                a.dtype = any && (dtype_is_float(p) || dtype_is_complex(p)) ? p : DType::Float64;
+                break;
+            case ArgKind::WeakComplex:
+                // NEP 50: the complex dtype of the typed operands' float kind
+                // (float16, bfloat16, float32: complex64), complex128 otherwise.
+                a.dtype = !any || !(dtype_is_float(p) || dtype_is_complex(p)) ? DType::Complex128
+                                                                            : promote_types(p, DType::Complex64);
+                break;
             default: break;
         }
     }
@@ -663,6 +692,17 @@ struct ReductionInput {
     }
 };
 
+// Complex numbers have no order: maximum/minimum (max, min) and the bitwise
+// reductions have no complex loop, so they are refused before anything runs.
+void refuse_unordered(Ufunc u, const std::string& op, DType t = DType::Complex128) {
+    const bool ok = u == Ufunc::Add || u == Ufunc::Multiply || u == Ufunc::LogicalAnd || u == Ufunc::LogicalOr ||
+                    u == Ufunc::LogicalXor;
+    if (!ok)
+        throw nb::type_error((op + ": not defined for complex dtypes (" + dtype_name(t) +
+                              "): complex numbers are not ordered")
+                                 .c_str());
+}
+
 nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle acc_dtype, nb::handle out_dtype,
                   nb::handle out_obj, bool keepdims, double divisor, nb::handle name) {
     const UfuncInfo& info = kernels::ufunc_info(u.op);
@@ -673,6 +713,8 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
     const std::vector<bool> mask = reduced_axes(axes, input.ndim(), op);
     const DType acc = dtype_from_py(acc_dtype, op);
     const DType odt = dtype_from_py(out_dtype, op);
+    if (dtype_is_complex(acc) || dtype_is_complex(input.dtype))
+        refuse_unordered(u.op, op, dtype_is_complex(input.dtype) ? input.dtype : acc);
     Dims kshape = input.shape;
     bool empty_reduction = false;
     int64_t size = 1;
@@ -720,6 +762,7 @@ nb::object reduce(const PyUfunc& u, nb::handle x, nb::handle axes, nb::handle ac
 nb::object arg_reduce(nb::handle x, nb::handle axis, bool max, bool keepdims, nb::handle name) {
     const std::string op = name.is_none() ? std::string(max ? "argmax" : "argmin") : nb::cast<std::string>(name);
     ReductionInput input(x, op);
+    if (dtype_is_complex(input.dtype)) refuse_unordered(Ufunc::Maximum, op, input.dtype);
     int ax = -1;
     std::vector<bool> mask(static_cast<size_t>(input.ndim()), true);
     if (!axis.is_none()) {

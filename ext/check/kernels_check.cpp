@@ -11,7 +11,9 @@
 //
 // Left out, because their results legitimately differ between C libraries or
 // architectures: the transcendental ufuncs (exp, log, log1p, expm1, sin, cos,
-// tan, tanh) and float power, which call libm (elementwise.h).
+// tan, tanh, sinh, cosh, the inverse trigonometric and hyperbolic functions),
+// float and complex power, complex sqrt, and complex128 absolute and sign
+// (hypot), which call libm (elementwise.h).
 //
 // Build: c++ -std=c++20 -O3 -Iext/core ext/check/kernels_check.cpp
 //        <the hrx_kernels sources of CMakeLists.txt> -lpthread
@@ -56,6 +58,8 @@ public:
     }
     // Elements of dtype t, NaNs canonicalised.
     void values(DType t, const void* p, std::size_t count) {
+        // A complex element is two floats (NaN signs differ between x86 and arm64).
+        if (hrx::dtype_is_complex(t)) return values(hrx::complex_part(t), p, 2 * count);
         const auto* b = static_cast<const std::uint8_t*>(p);
         const int size = hrx::dtype_itemsize(t);
         for (std::size_t i = 0; i < count; ++i) {
@@ -93,14 +97,15 @@ void emit(const std::string& name, const Hash& h) {
     std::printf("%s %016llx\n", name.c_str(), static_cast<unsigned long long>(h.value()));
 }
 
-constexpr DType kNumeric[] = {DType::Bool,    DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
-                              DType::UInt8,   DType::UInt16,   DType::UInt32,  DType::UInt64, DType::Float16,
-                              DType::BFloat16, DType::Float32, DType::Float64};
+constexpr DType kNumeric[] = {DType::Bool,    DType::Int8,     DType::Int16,   DType::Int32,    DType::Int64,
+                              DType::UInt8,   DType::UInt16,   DType::UInt32,  DType::UInt64,   DType::Float16,
+                              DType::BFloat16, DType::Float32, DType::Float64, DType::Complex64, DType::Complex128};
 
 // count elements of dtype t: random bits now and then (NaN, Inf, subnormals,
 // extreme integers), otherwise small integers and moderate floats, so that
 // arithmetic, comparisons and casts all see interesting cases.
 std::vector<std::uint8_t> make(DType t, std::size_t count, Rng& rng, bool nonnegative_small = false) {
+    if (hrx::dtype_is_complex(t)) return make(hrx::complex_part(t), 2 * count, rng, nonnegative_small);
     const int size = hrx::dtype_itemsize(t);
     std::vector<std::uint8_t> v(count * static_cast<std::size_t>(size));
     for (std::size_t i = 0; i < count; ++i) {
@@ -169,9 +174,13 @@ bool uses_libm(k::Ufunc op, const k::UfuncLoop& loop) {
     using U = k::Ufunc;
     switch (op) {
         case U::Exp: case U::Log: case U::Log1p: case U::Expm1: case U::Sin: case U::Cos: case U::Tan:
-        case U::Tanh:
+        case U::Tanh: case U::Sinh: case U::Cosh: case U::Arcsin: case U::Arccos: case U::Arctan: case U::Arcsinh:
+        case U::Arccosh: case U::Arctanh:
             return true;
-        case U::Power: return hrx::dtype_is_float(loop.out);
+        case U::Power: return hrx::dtype_is_float(loop.out) || hrx::dtype_is_complex(loop.out);
+        case U::Sqrt: return hrx::dtype_is_complex(loop.out);
+        // hypot: glibc's double version differs between x86-64 (its FMA variant) and arm64
+        case U::Absolute: case U::Sign: return loop.in[0] == DType::Complex128;
         default: return false;
     }
 }
@@ -264,7 +273,7 @@ void check_reductions() {
                      h);
             }
         }
-        for (int axis = -1; axis <= 1; ++axis) {
+        for (int axis = -1; axis <= 1 && !hrx::dtype_is_complex(t); ++axis) {  // complex numbers are not ordered
             for (bool mx : {true, false}) {
                 const std::size_t count = axis == -1 ? 1 : axis == 0 ? 53 : 37;
                 std::vector<std::int64_t> out(count);

@@ -97,6 +97,8 @@ from ._data_types import (
 from ._dtypes import (
     bfp16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -109,6 +111,7 @@ from ._dtypes import (
     uint32,
     uint64,
 )
+from ._complex import imag, real
 from ._array import (
     DeviceArray,
     all,
@@ -153,6 +156,13 @@ abs = absolute  # noqa: F821 (defined just above)
 round = rint  # noqa: F821  round half to even, as numpy.round(x) and the array API's round
 true_divide = divide  # noqa: F821
 pow = power  # noqa: F821
+conj = conjugate  # noqa: F821
+asin = arcsin  # noqa: F821
+acos = arccos  # noqa: F821
+atan = arctan  # noqa: F821
+asinh = arcsinh  # noqa: F821
+acosh = arccosh  # noqa: F821
+atanh = arctanh  # noqa: F821
 mod = remainder  # noqa: F821
 bitwise_not = invert  # noqa: F821
 bitwise_invert = invert  # noqa: F821
@@ -265,8 +275,19 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     # elementwise functions
     *_elementwise.__all__,
+    "conj",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "real",
+    "imag",
     "abs",
     "round",
     "true_divide",

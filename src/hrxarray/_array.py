@@ -133,8 +133,6 @@ def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | 
     if copy is False:
         raise ValueError("asarray(copy=False): host data must be copied into device memory; "
                          "use hx.from_dlpack(obj) for a zero-copy import of a host array")
-    if isinstance(obj, complex) or (isinstance(obj, np.ndarray) and obj.dtype.kind == "c"):
-        raise TypeError("asarray: hrxarray has no complex dtypes")
     if want is not None and _is_bfp16(want):
         return _core._from_host(obj, "bfp16", placement)
     return _core._from_host(obj, want, placement)
@@ -939,7 +937,7 @@ def astype(x, dtype, *, copy=True) -> DeviceArray:
 
 # --- NumPy protocols -----------------------------------------------------------------------------
 
-_NUMPY_UFUNC_NAMES = {"true_divide": "divide", "conjugate": None}
+_NUMPY_UFUNC_NAMES = {"true_divide": "divide"}
 
 
 def _array_ufunc(self, uf, method, *inputs, **kwargs):
@@ -1038,6 +1036,7 @@ def _prop_mT(self):
 _METHODS = {
     "__repr__": _repr, "__str__": _str, "__getitem__": _getitem, "__setitem__": _setitem,
     "__iter__": _iter, "__bool__": _scalar(bool), "__int__": _scalar(int), "__float__": _scalar(float),
+    "__complex__": _scalar(complex),
     "__index__": _index, "__array__": _array, "__array_ufunc__": _array_ufunc,
     "__array_function__": _array_function, "map_read": map_read, "map_write": map_write,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "copy": _copy, "to": _to,

@@ -1,4 +1,4 @@
-"""The dtypes of hrxarray arrays: NumPy's numeric dtypes, ml_dtypes' bfloat16, and bfp16.
+"""The dtypes of hrxarray arrays: NumPy's numeric dtypes (complex64 and complex128 included), ml_dtypes' bfloat16, and bfp16.
 
 ``bfp16`` is not a NumPy dtype: it is the NPU's bfp16ebs8 block format (8
 values of the last axis share an exponent, 9 bytes per block; DESIGN.md,
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["bfp16", "BlockDType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
-           "uint32", "uint64", "float16", "float32", "float64"]
+           "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"]
 
 
 class BlockDType:
@@ -65,3 +65,5 @@ uint64 = np.dtype(np.uint64)
 float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)

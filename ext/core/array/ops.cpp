@@ -147,7 +147,7 @@ struct ArgPlan {
     DType dtype = DType::Float32;
     Dims strides;
     bool scalar = false;
-    alignas(8) uint8_t value[8] = {};
+    alignas(16) uint8_t value[16] = {};
     // Overlaps the output without being it: copied to a temporary first.
     bool stage = false;
 

@@ -45,7 +45,7 @@ struct Operand {
     const Array* ref = nullptr;
     Array own;
     DType dtype = DType::Float64;
-    alignas(8) uint8_t value[8] = {};
+    alignas(16) uint8_t value[16] = {};  // complex128 is the widest
 
     static Operand of(const Array& a) {
         Operand o;

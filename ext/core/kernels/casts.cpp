@@ -19,6 +19,10 @@
 //   behaviour; on x86-64 it gives INT_MIN patterns or wrapped values,
 //   differently for contiguous and strided arrays), so for float16, float32
 //   and float64 sources they differ from NumPy there, by design.
+// - complex -> real keeps the real part (NumPy, without its ComplexWarning),
+//   then converts it as above; complex -> bool is "either part nonzero";
+//   real -> complex converts to the part type with a +0 imaginary part;
+//   complex64 <-> complex128 converts each part.
 // - NaN payloads are not preserved bit for bit: float -> bfloat16 gives the
 //   quiet NaN 0x7FC0 with the sign (as ml_dtypes), float16 conversions quiet
 //   a signalling NaN (as the F16C instructions do).
@@ -159,6 +163,16 @@ template <class To, class From>
 inline To convert(From v) noexcept {
     if constexpr (std::is_same_v<To, From>) {
         return v;
+    } else if constexpr (is_complex_v<From> && std::is_same_v<To, bool>) {
+        return v.real() != 0 || v.imag() != 0;
+    } else if constexpr (is_complex_v<From> && is_complex_v<To>) {
+        using P = typename To::value_type;
+        return To(static_cast<P>(v.real()), static_cast<P>(v.imag()));
+    } else if constexpr (is_complex_v<From>) {
+        return convert<To>(v.real());
+    } else if constexpr (is_complex_v<To>) {
+        using P = typename To::value_type;
+        return To(convert<P>(v), P(0));
     } else if constexpr (std::is_same_v<From, Half>) {
         return convert<To>(half_to_float(v.bits));
     } else if constexpr (std::is_same_v<From, BHalf>) {
@@ -320,6 +334,8 @@ constexpr CastFn row_for(DType to) noexcept {
         case DType::BFloat16: return &cast_loop<From, BHalf>;
         case DType::Float32: return &cast_loop<From, float>;
         case DType::Float64: return &cast_loop<From, double>;
+        case DType::Complex64: return &cast_loop<From, std::complex<float>>;
+        case DType::Complex128: return &cast_loop<From, std::complex<double>>;
         default: return nullptr;
     }
 }
@@ -329,6 +345,7 @@ constexpr int itemsize_of(DType t) noexcept {
         case DType::Bool: case DType::Int8: case DType::UInt8: return 1;
         case DType::Int16: case DType::UInt16: case DType::Float16: case DType::BFloat16: return 2;
         case DType::Int32: case DType::UInt32: case DType::Float32: return 4;
+        case DType::Complex128: return 16;
         default: return 8;
     }
 }
@@ -339,7 +356,8 @@ constexpr CastFn make_cast(DType from, DType to) noexcept {
             case 1: return &copy_loop<1>;
             case 2: return &copy_loop<2>;
             case 4: return &copy_loop<4>;
-            default: return &copy_loop<8>;
+            case 8: return &copy_loop<8>;
+            default: return &copy_loop<16>;
         }
     }
     if (from == DType::Float32 && to == DType::Float16) return &cast_f32_f16;
@@ -360,6 +378,8 @@ constexpr CastFn make_cast(DType from, DType to) noexcept {
         case DType::BFloat16: return row_for<BHalf>(to);
         case DType::Float32: return row_for<float>(to);
         case DType::Float64: return row_for<double>(to);
+        case DType::Complex64: return row_for<std::complex<float>>(to);
+        case DType::Complex128: return row_for<std::complex<double>>(to);
         default: return nullptr;
     }
 }

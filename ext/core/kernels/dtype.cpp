@@ -11,7 +11,8 @@ constexpr DTypeInfo kInfo[kDTypeCount] = {
     {"uint16", 'H', 2, DTypeKind::Unsigned},   {"uint32", 'I', 4, DTypeKind::Unsigned},
     {"uint64", 'L', 8, DTypeKind::Unsigned},   {"float16", 'e', 2, DTypeKind::Float},
     {"bfloat16", 'E', 2, DTypeKind::Float},    {"float32", 'f', 4, DTypeKind::Float},
-    {"float64", 'd', 8, DTypeKind::Float},     {"bfp16", 'V', 9, DTypeKind::Block},
+    {"float64", 'd', 8, DTypeKind::Float},     {"complex64", 'F', 8, DTypeKind::Complex},
+    {"complex128", 'D', 16, DTypeKind::Complex}, {"bfp16", 'V', 9, DTypeKind::Block},
 };
 
 // NumPy 2.x np.result_type(row, column) with ml_dtypes' bfloat16; the order
@@ -19,22 +20,24 @@ constexpr DTypeInfo kInfo[kDTypeCount] = {
 using D = DType;
 constexpr D b = D::Bool, i1 = D::Int8, i2 = D::Int16, i4 = D::Int32, i8 = D::Int64, u1 = D::UInt8,
             u2 = D::UInt16, u4 = D::UInt32, u8 = D::UInt64, f2 = D::Float16, bf = D::BFloat16,
-            f4 = D::Float32, f8 = D::Float64;
+            f4 = D::Float32, f8 = D::Float64, c8 = D::Complex64, c16 = D::Complex128;
 constexpr D kPromote[kNumericDTypeCount][kNumericDTypeCount] = {
-    //        b   i1  i2  i4  i8  u1  u2  u4  u8  f2  bf  f4  f8
-    /* b  */ {b, i1, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8},
-    /* i1 */ {i1, i1, i2, i4, i8, i2, i4, i8, f8, f2, bf, f4, f8},
-    /* i2 */ {i2, i2, i2, i4, i8, i2, i4, i8, f8, f4, f4, f4, f8},
-    /* i4 */ {i4, i4, i4, i4, i8, i4, i4, i8, f8, f8, f8, f8, f8},
-    /* i8 */ {i8, i8, i8, i8, i8, i8, i8, i8, f8, f8, f8, f8, f8},
-    /* u1 */ {u1, i2, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8},
-    /* u2 */ {u2, i4, i4, i4, i8, u2, u2, u4, u8, f4, f4, f4, f8},
-    /* u4 */ {u4, i8, i8, i8, i8, u4, u4, u4, u8, f8, f8, f8, f8},
-    /* u8 */ {u8, f8, f8, f8, f8, u8, u8, u8, u8, f8, f8, f8, f8},
-    /* f2 */ {f2, f2, f4, f8, f8, f2, f4, f8, f8, f2, f4, f4, f8},
-    /* bf */ {bf, bf, f4, f8, f8, bf, f4, f8, f8, f4, bf, f4, f8},
-    /* f4 */ {f4, f4, f4, f8, f8, f4, f4, f8, f8, f4, f4, f4, f8},
-    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+    //        b   i1  i2  i4  i8  u1  u2  u4  u8  f2  bf  f4  f8  c8   c16
+    /* b  */ {b, i1, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8, c8, c16},
+    /* i1 */ {i1, i1, i2, i4, i8, i2, i4, i8, f8, f2, bf, f4, f8, c8, c16},
+    /* i2 */ {i2, i2, i2, i4, i8, i2, i4, i8, f8, f4, f4, f4, f8, c8, c16},
+    /* i4 */ {i4, i4, i4, i4, i8, i4, i4, i8, f8, f8, f8, f8, f8, c16, c16},
+    /* i8 */ {i8, i8, i8, i8, i8, i8, i8, i8, f8, f8, f8, f8, f8, c16, c16},
+    /* u1 */ {u1, i2, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8, c8, c16},
+    /* u2 */ {u2, i4, i4, i4, i8, u2, u2, u4, u8, f4, f4, f4, f8, c8, c16},
+    /* u4 */ {u4, i8, i8, i8, i8, u4, u4, u4, u8, f8, f8, f8, f8, c16, c16},
+    /* u8 */ {u8, f8, f8, f8, f8, u8, u8, u8, u8, f8, f8, f8, f8, c16, c16},
+    /* f2 */ {f2, f2, f4, f8, f8, f2, f4, f8, f8, f2, f4, f4, f8, c8, c16},
+    /* bf */ {bf, bf, f4, f8, f8, bf, f4, f8, f8, f4, bf, f4, f8, c8, c16},
+    /* f4 */ {f4, f4, f4, f8, f8, f4, f4, f8, f8, f4, f4, f4, f8, c8, c16},
+    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, c16, c16},
+    /* c8 */ {c8, c8, c8, c16, c16, c8, c8, c16, c16, c8, c8, c8, c16, c8, c16},
+    /* c16*/ {c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16},
 };
 
 int kind_rank(DTypeKind k) {
@@ -43,9 +46,10 @@ int kind_rank(DTypeKind k) {
         case DTypeKind::Unsigned: return 1;
         case DTypeKind::Signed: return 2;
         case DTypeKind::Float: return 3;
-        case DTypeKind::Block: return 4;
+        case DTypeKind::Complex: return 4;
+        case DTypeKind::Block: return 5;
     }
-    return 4;
+    return 5;
 }
 
 }  // namespace

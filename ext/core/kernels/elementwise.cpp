@@ -26,7 +26,7 @@ namespace {
 // list restricted to these dtypes, in NumPy's order, with 'E' after 'e'.
 // tests/test_elementwise_kernels.py checks resolution against NumPy.
 
-constexpr int kMaxLoops = 16;
+constexpr int kMaxLoops = 20;
 
 struct LoopList {
     UfuncLoop loops[kMaxLoops]{};
@@ -48,6 +48,8 @@ constexpr DType dtype_of_code(char c) {
         case 'E': return DType::BFloat16;
         case 'f': return DType::Float32;
         case 'd': return DType::Float64;
+        case 'F': return DType::Complex64;
+        case 'D': return DType::Complex128;
         default: throw "bad loop type code";  // a compile error in a constant expression
     }
 }
@@ -72,19 +74,26 @@ constexpr LoopList parse(std::string_view spec) {
 }
 
 constexpr std::string_view kIntsFloats = "bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L ee:e EE:E ff:f dd:d";
+constexpr std::string_view kArith = "bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L ee:e EE:E ff:f dd:d FF:F DD:D";
 constexpr std::string_view kAllSame = "??:? bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L ee:e EE:E ff:f dd:d";
+constexpr std::string_view kAllSameC =
+    "??:? bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L ee:e EE:E ff:f dd:d FF:F DD:D";
 constexpr std::string_view kCompare =
     "??:? bb:? BB:? hh:? HH:? ii:? II:? ll:? LL:? lL:? Ll:? ee:? EE:? ff:? dd:?";
-constexpr std::string_view kLogical = "??:? bb:? BB:? hh:? HH:? ii:? II:? ll:? LL:? ee:? EE:? ff:? dd:?";
+constexpr std::string_view kEquality =
+    "??:? bb:? BB:? hh:? HH:? ii:? II:? ll:? LL:? lL:? Ll:? ee:? EE:? ff:? dd:? FF:? DD:?";
+constexpr std::string_view kLogical = "??:? bb:? BB:? hh:? HH:? ii:? II:? ll:? LL:? ee:? EE:? ff:? dd:? FF:? DD:?";
 constexpr std::string_view kBitwise = "??:? bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L";
 constexpr std::string_view kShift = "bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L";
-constexpr std::string_view kUnaryNum = "b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d";
+constexpr std::string_view kUnaryNum = "b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d F:F D:D";
 constexpr std::string_view kUnaryAll = "?:? b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d";
+constexpr std::string_view kAbsolute = "?:? b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d F:f D:d";
 constexpr std::string_view kUnaryFloat = "e:e E:E f:f d:d";
-constexpr std::string_view kUnaryToBool = "?:? b:? B:? h:? H:? i:? I:? l:? L:? e:? E:? f:? d:?";
+constexpr std::string_view kUnaryFloatC = "e:e E:E f:f d:d F:F D:D";
+constexpr std::string_view kUnaryToBool = "?:? b:? B:? h:? H:? i:? I:? l:? L:? e:? E:? f:? d:? F:? D:?";
 constexpr std::string_view kInvert = "?:? b:b B:B h:h H:H i:i I:I l:l L:L";
 constexpr std::string_view kWhere =
-    "???:? ?bb:b ?BB:B ?hh:h ?HH:H ?ii:i ?II:I ?ll:l ?LL:L ?ee:e ?EE:E ?ff:f ?dd:d";
+    "???:? ?bb:b ?BB:B ?hh:h ?HH:H ?ii:i ?II:I ?ll:l ?LL:L ?ee:e ?EE:E ?ff:f ?dd:d ?FF:F ?DD:D";
 
 struct Entry {
     const char* name;
@@ -96,17 +105,17 @@ struct Entry {
 
 // In Ufunc order.
 constexpr Entry kEntries[kUfuncCount] = {
-    {"add", 2, Identity::Zero, true, kAllSame},
-    {"subtract", 2, Identity::None, false, kIntsFloats},
-    {"multiply", 2, Identity::One, true, kAllSame},
-    {"divide", 2, Identity::None, false, "ee:e EE:E ff:f dd:d"},
+    {"add", 2, Identity::Zero, true, kAllSameC},
+    {"subtract", 2, Identity::None, false, kArith},
+    {"multiply", 2, Identity::One, true, kAllSameC},
+    {"divide", 2, Identity::None, false, "ee:e EE:E ff:f dd:d FF:F DD:D"},
     {"floor_divide", 2, Identity::None, false, kIntsFloats},
     {"remainder", 2, Identity::None, false, kIntsFloats},
-    {"power", 2, Identity::None, false, kIntsFloats},
+    {"power", 2, Identity::None, false, kArith},
     {"maximum", 2, Identity::None, true, kAllSame},
     {"minimum", 2, Identity::None, true, kAllSame},
-    {"equal", 2, Identity::None, false, kCompare},
-    {"not_equal", 2, Identity::None, false, kCompare},
+    {"equal", 2, Identity::None, false, kEquality},
+    {"not_equal", 2, Identity::None, false, kEquality},
     {"less", 2, Identity::None, false, kCompare},
     {"less_equal", 2, Identity::None, false, kCompare},
     {"greater", 2, Identity::None, false, kCompare},
@@ -121,18 +130,18 @@ constexpr Entry kEntries[kUfuncCount] = {
     {"right_shift", 2, Identity::None, false, kShift},
     {"negative", 1, Identity::None, false, kUnaryNum},
     {"positive", 1, Identity::None, false, kUnaryNum},
-    {"absolute", 1, Identity::None, false, kUnaryAll},
+    {"absolute", 1, Identity::None, false, kAbsolute},
     {"sign", 1, Identity::None, false, kUnaryNum},
-    {"exp", 1, Identity::None, false, kUnaryFloat},
-    {"log", 1, Identity::None, false, kUnaryFloat},
-    {"log1p", 1, Identity::None, false, kUnaryFloat},
-    {"expm1", 1, Identity::None, false, kUnaryFloat},
-    {"sqrt", 1, Identity::None, false, kUnaryFloat},
+    {"exp", 1, Identity::None, false, kUnaryFloatC},
+    {"log", 1, Identity::None, false, kUnaryFloatC},
+    {"log1p", 1, Identity::None, false, kUnaryFloatC},
+    {"expm1", 1, Identity::None, false, kUnaryFloatC},
+    {"sqrt", 1, Identity::None, false, kUnaryFloatC},
     {"square", 1, Identity::None, false, kUnaryNum},
-    {"sin", 1, Identity::None, false, kUnaryFloat},
-    {"cos", 1, Identity::None, false, kUnaryFloat},
-    {"tan", 1, Identity::None, false, kUnaryFloat},
-    {"tanh", 1, Identity::None, false, kUnaryFloat},
+    {"sin", 1, Identity::None, false, kUnaryFloatC},
+    {"cos", 1, Identity::None, false, kUnaryFloatC},
+    {"tan", 1, Identity::None, false, kUnaryFloatC},
+    {"tanh", 1, Identity::None, false, kUnaryFloatC},
     {"floor", 1, Identity::None, false, kUnaryAll},
     {"ceil", 1, Identity::None, false, kUnaryAll},
     {"trunc", 1, Identity::None, false, kUnaryAll},
@@ -142,6 +151,16 @@ constexpr Entry kEntries[kUfuncCount] = {
     {"isnan", 1, Identity::None, false, kUnaryToBool},
     {"isinf", 1, Identity::None, false, kUnaryToBool},
     {"isfinite", 1, Identity::None, false, kUnaryToBool},
+    {"conjugate", 1, Identity::None, false, kUnaryNum},
+    {"sinh", 1, Identity::None, false, kUnaryFloatC},
+    {"cosh", 1, Identity::None, false, kUnaryFloatC},
+    {"arcsin", 1, Identity::None, false, kUnaryFloatC},
+    {"arccos", 1, Identity::None, false, kUnaryFloatC},
+    {"arctan", 1, Identity::None, false, kUnaryFloatC},
+    {"arcsinh", 1, Identity::None, false, kUnaryFloatC},
+    {"arccosh", 1, Identity::None, false, kUnaryFloatC},
+    {"arctanh", 1, Identity::None, false, kUnaryFloatC},
+    {"reciprocal", 1, Identity::None, false, kUnaryNum},
     {"where", 3, Identity::None, false, kWhere},
 };
 
@@ -221,7 +240,7 @@ const UfuncLoop* search_loop(Ufunc op, const DType* inputs) noexcept {
         }
     }
     DType p = promote_types(a, b);
-    if (op == Ufunc::Divide && !dtype_is_float(p)) p = DType::Float64;
+    if (op == Ufunc::Divide && !dtype_is_float(p) && !dtype_is_complex(p)) p = DType::Float64;
     for (int k = 0; k < info.nloops; ++k) {
         const UfuncLoop& l = info.loops[k];
         if (can_cast(p, l.in[0], Casting::Safe) && can_cast(p, l.in[1], Casting::Safe)) return &l;
@@ -285,6 +304,9 @@ using ew::InnerLoop;
 // Elements per step of the buffered path: the scratch of one row call is
 // kSlots of these on the stack (20 KiB), which stays in L1 with the operands.
 constexpr std::int64_t kChunk = 256;
+// Bytes of one scratch slot: kChunk elements of 8 bytes; complex128 rows take
+// half as many elements per step.
+constexpr std::int64_t kSlotBytes = kChunk * 8;
 constexpr int kSlots = 10;
 // A call is split over the pool when its elements times op_cost reach this:
 // waking the pool's workers costs tens of microseconds (measured: the median
@@ -293,9 +315,12 @@ constexpr std::int64_t kParallelWork = std::int64_t{1} << 20;
 
 // Rough cost of an element relative to an add, for the split decision only.
 std::int64_t op_cost(Ufunc op, const UfuncLoop& loop) noexcept {
+    if (dtype_is_complex(loop.in[0]) && op != Ufunc::Add && op != Ufunc::Subtract && op != Ufunc::Where) return 16;
     switch (op) {
         case Ufunc::Exp: case Ufunc::Log: case Ufunc::Log1p: case Ufunc::Expm1:
-        case Ufunc::Sin: case Ufunc::Cos: case Ufunc::Tan: case Ufunc::Tanh: return 16;
+        case Ufunc::Sin: case Ufunc::Cos: case Ufunc::Tan: case Ufunc::Tanh: case Ufunc::Sinh: case Ufunc::Cosh:
+        case Ufunc::Arcsin: case Ufunc::Arccos: case Ufunc::Arctan: case Ufunc::Arcsinh: case Ufunc::Arccosh:
+        case Ufunc::Arctanh: return 16;
         case Ufunc::Power: return dtype_is_float(loop.out) ? 16 : 4;
         case Ufunc::FloorDivide: case Ufunc::Remainder: return 4;
         default: return 1;
@@ -324,7 +349,8 @@ const ImplTable& impls() noexcept {
                 const bool raw16 = op == Ufunc::Where;  // Note [Compute types]
                 for (int i = 0; i < info.nin; ++i) e.cin[i] = raw16 ? l.in[i] : ew::compute_dtype(l.in[i]);
                 e.cout = raw16 ? l.out : ew::compute_dtype(l.out);
-                e.fn = ew::find_arith_loop(op, l);
+                e.fn = ew::find_complex_loop(op, l);
+                if (!e.fn) e.fn = ew::find_arith_loop(op, l);
                 if (!e.fn) e.fn = ew::find_compare_loop(op, l);
                 if (!e.fn) e.fn = ew::find_logic_loop(op, l);
                 if (!e.fn) e.fn = ew::find_unary_loop(op, l);
@@ -374,6 +400,7 @@ struct Plan {
     bool where;
     CastFn where_cast;  // where's dtype -> bool, or nullptr when already bool
     bool all_direct;
+    std::int64_t chunk;  // elements per buffered step: kSlotBytes / the widest item
 };
 
 std::int64_t isz(DType t) noexcept { return dtype_itemsize(t); }
@@ -426,12 +453,12 @@ void run_row(const Plan& P, char* const* p, const std::int64_t* s, std::int64_t 
         P.impl->fn(p, s, n);
         return;
     }
-    alignas(64) char buf[kSlots][kChunk * 8];
+    alignas(64) char buf[kSlots][kSlotBytes];
     char* args[4];
     std::int64_t steps[4];
     const int nin = P.nin;
-    for (std::int64_t off = 0; off < n; off += kChunk) {
-        const std::int64_t m = std::min(kChunk, n - off);
+    for (std::int64_t off = 0; off < n; off += P.chunk) {
+        const std::int64_t m = std::min(P.chunk, n - off);
         for (int i = 0; i < nin; ++i) {
             char* src = p[i] + off * s[i];
             if (P.in_direct[i]) {
@@ -560,6 +587,9 @@ void ufunc_run(Ufunc op, const UfuncLoop& loop, int ndim, const std::int64_t* sh
     }
     plan_output(P, impl->cout, loop.out, out.dtype);
     P.all_direct = direct && P.out_direct;
+    std::int64_t widest = std::max<std::int64_t>(isz(loop.out), isz(out.dtype));
+    for (int i = 0; i < nin; ++i) widest = std::max({widest, isz(inputs[i].dtype), isz(loop.in[i])});
+    P.chunk = kSlotBytes / std::max<std::int64_t>(widest, 8);
     if (op == Ufunc::Power && is_signed_int(loop.in[1])) check_exponents(ndim, shape, inputs[1], loop.in[1], where);
 
     char* base[ew::kMaxOps];

@@ -15,11 +15,13 @@
 // NumPy does for +0/-0 ties (the second operand, the first for float16);
 // sign keeps a bfloat16 -0 (ml_dtypes) but gives +0 for other floats
 // (NumPy). Transcendental functions (exp, log, log1p, expm1, sin, cos, tan,
-// tanh, float power) use the C library, so they differ from NumPy's own SIMD
+// tanh, sinh, cosh, the inverse trigonometric and hyperbolic functions, float
+// power) use the C library, so they differ from NumPy's own SIMD
 // implementations by a few units in the last place (measured: at most 4
 // ULP for float32, 3 for float64, 1 for float16, none for bfloat16, whose
 // ml_dtypes loops use the C library too); everything else is bit-exact,
-// except that NaN payloads and NaN signs are not reproduced.
+// except that NaN payloads and NaN signs are not reproduced. Complex loops:
+// Note [Complex numerics] in elementwise_complex.cpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -39,7 +41,8 @@ enum class Ufunc : std::uint8_t {
     LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, LeftShift, RightShift,
     // unary
     Negative, Positive, Absolute, Sign, Exp, Log, Log1p, Expm1, Sqrt, Square, Sin, Cos, Tan, Tanh,
-    Floor, Ceil, Trunc, Rint, LogicalNot, Invert, Isnan, Isinf, Isfinite,
+    Floor, Ceil, Trunc, Rint, LogicalNot, Invert, Isnan, Isinf, Isfinite, Conjugate,
+    Sinh, Cosh, Arcsin, Arccos, Arctan, Arcsinh, Arccosh, Arctanh, Reciprocal,
     // where(cond, x, y): internal ternary; its loops are "?XX->X"
     Where,
     Count_
@@ -137,7 +140,7 @@ void force_portable_half_casts(bool on) noexcept;
 // in float64 and rounded to `acc` again (NumPy's mean), before the final cast
 // to out.dtype. Bitwise ops need a bool or integer acc. Throws
 // std::invalid_argument (before writing anything) for an op without
-// has_reduce, a non-numeric dtype, or a bitwise op on a float acc, and
+// has_reduce, a non-numeric dtype, or a bitwise op on a float or complex acc, and
 // std::bad_alloc if its scratch cannot be had (reductions that keep a
 // non-innermost dimension or split one long sequence over the pool allocate
 // some; the rest use the stack). Where +0 and -0 tie for the maximum or
@@ -151,7 +154,7 @@ void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const 
 // dimension (on every dimension when axis is -1). The first extreme wins and a
 // NaN counts as the extreme (the first NaN), as NumPy. The reduced extent must
 // be nonzero (std::invalid_argument otherwise, as for an out dtype other than
-// int64 or a bad axis).
+// int64, a complex input or a bad axis).
 void arg_reduce_run(bool max, int ndim, const std::int64_t* shape, int axis, const StridedArg& in,
                     const StridedArg& out);
 

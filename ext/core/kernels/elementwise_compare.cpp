@@ -53,6 +53,11 @@ InnerLoop mixed(const UfuncLoop& loop) noexcept {
     return loop.in[0] == DType::Int64 ? &binary_loop<MixedOp<Cmp, true>> : &binary_loop<MixedOp<Cmp, false>>;
 }
 
+// complex128's bit pattern (moved, never computed on).
+struct Bytes16 {
+    std::uint64_t lo, hi;
+};
+
 // where(c, x, y): moves bit patterns, so one loop per item size serves every
 // dtype (Note [Compute types]).
 template <class T>
@@ -92,7 +97,8 @@ InnerLoop find_compare_loop(Ufunc op, const UfuncLoop& loop) noexcept {
                 case 1: return &where_loop<std::uint8_t>;
                 case 2: return &where_loop<std::uint16_t>;
                 case 4: return &where_loop<std::uint32_t>;
-                default: return &where_loop<std::uint64_t>;
+                case 8: return &where_loop<std::uint64_t>;
+                default: return &where_loop<Bytes16>;
             }
         default: return nullptr;
     }

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <complex>
 #include <limits>
 #include <type_traits>
 
@@ -47,6 +48,9 @@ template <> struct StorageOf<DType::Float16> { using type = Half; };
 template <> struct StorageOf<DType::BFloat16> { using type = BHalf; };
 template <> struct StorageOf<DType::Float32> { using type = float; };
 template <> struct StorageOf<DType::Float64> { using type = double; };
+// std::complex<T> is laid out as T[2] {real, imaginary}, as NumPy's complex.
+template <> struct StorageOf<DType::Complex64> { using type = std::complex<float>; };
+template <> struct StorageOf<DType::Complex128> { using type = std::complex<double>; };
 template <DType D> using storage_t = typename StorageOf<D>::type;
 
 // Raw memory type of a compute type in contiguous loops: bool is read as a
@@ -55,11 +59,35 @@ template <class T> struct Raw { using type = T; };
 template <> struct Raw<bool> { using type = std::uint8_t; };
 template <class T> using raw_t = typename Raw<T>::type;
 
+template <class T> inline constexpr bool is_complex_v = false;
+template <class T> inline constexpr bool is_complex_v<std::complex<T>> = true;
+
 template <class T> inline T from_raw(raw_t<T> v) noexcept {
     if constexpr (std::is_same_v<T, bool>) return v != 0;
     else return v;
 }
 template <class T> inline raw_t<T> to_raw(T v) noexcept { return static_cast<raw_t<T>>(v); }
+
+// NumPy's complex multiply and divide (Note [Complex numerics] in
+// elementwise_complex.cpp), shared by the elementwise loops and reductions.
+template <class C> inline C cmul(C a, C b) noexcept {
+    return C(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+}
+
+template <class C> inline C cdiv(C a, C b) noexcept {
+    using T = typename C::value_type;
+    const T ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+    const T abs_br = std::fabs(br), abs_bi = std::fabs(bi);
+    if (abs_br >= abs_bi) {
+        if (abs_br == 0 && abs_bi == 0) return C(ar / abs_br, ai / abs_br);
+        const T rat = bi / br;
+        const T scl = T(1) / (br + bi * rat);
+        return C((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+    }
+    const T rat = br / bi;
+    const T scl = T(1) / (bi + br * rat);
+    return C((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+}
 
 // Unaligned-safe element access (strided operands may sit anywhere).
 template <class T> inline T load(const char* p) noexcept {
@@ -108,6 +136,7 @@ InnerLoop find_compare_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 InnerLoop find_logic_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 InnerLoop find_unary_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept;
+InnerLoop find_complex_loop(Ufunc op, const UfuncLoop& loop) noexcept;
 
 // ---------------------------------------------------------------------------
 // Loop templates. F names its types (A, B inputs, R result) and computes
@@ -221,8 +250,19 @@ void unary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
     for (std::int64_t i = 0; i < n; ++i, pa += s[0], po += s[1]) store<R>(po, F::f(load<A>(pa)));
 }
 
+// The types of an op (Note [Compute types]): inputs A (and B), result R.
+template <class A_, class B_, class R_> struct Sig2 {
+    using A = A_;
+    using B = B_;
+    using R = R_;
+};
+template <class A_, class R_> struct Sig1 {
+    using A = A_;
+    using R = R_;
+};
+
 // Kinds of compute types an op template is instantiated for.
-enum : unsigned { kBool = 1, kInts = 2, kFloats = 4 };
+enum : unsigned { kBool = 1, kInts = 2, kFloats = 4, kComplex = 8 };
 
 // &Loop<Op<T>> for compute dtype t if t's kind is in K, else nullptr. Loop is
 // binary_loop or unary_loop; Op<T> has A = B = T.
@@ -247,6 +287,8 @@ InnerLoop pick(DType t) noexcept {
         HRX_PICK(UInt64, std::uint64_t, kInts)
         HRX_PICK(Float32, float, kFloats)
         HRX_PICK(Float64, double, kFloats)
+        HRX_PICK(Complex64, std::complex<float>, kComplex)
+        HRX_PICK(Complex128, std::complex<double>, kComplex)
         default: break;
     }
 #undef HRX_PICK

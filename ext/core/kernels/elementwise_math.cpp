@@ -35,6 +35,14 @@ HRX_MATH_OP(SinOp, sin)
 HRX_MATH_OP(CosOp, cos)
 HRX_MATH_OP(TanOp, tan)
 HRX_MATH_OP(TanhOp, tanh)
+HRX_MATH_OP(SinhOp, sinh)
+HRX_MATH_OP(CoshOp, cosh)
+HRX_MATH_OP(AsinOp, asin)
+HRX_MATH_OP(AcosOp, acos)
+HRX_MATH_OP(AtanOp, atan)
+HRX_MATH_OP(AsinhOp, asinh)
+HRX_MATH_OP(AcoshOp, acosh)
+HRX_MATH_OP(AtanhOp, atanh)
 #undef HRX_MATH_OP
 
 // sqrt is one correctly rounded instruction, but std::sqrt must also set
@@ -119,6 +127,14 @@ InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Cos: return pick1<CosOp, kFloats>(t);
         case Ufunc::Tan: return pick1<TanOp, kFloats>(t);
         case Ufunc::Tanh: return pick1<TanhOp, kFloats>(t);
+        case Ufunc::Sinh: return pick1<SinhOp, kFloats>(t);
+        case Ufunc::Cosh: return pick1<CoshOp, kFloats>(t);
+        case Ufunc::Arcsin: return pick1<AsinOp, kFloats>(t);
+        case Ufunc::Arccos: return pick1<AcosOp, kFloats>(t);
+        case Ufunc::Arctan: return pick1<AtanOp, kFloats>(t);
+        case Ufunc::Arcsinh: return pick1<AsinhOp, kFloats>(t);
+        case Ufunc::Arccosh: return pick1<AcoshOp, kFloats>(t);
+        case Ufunc::Arctanh: return pick1<AtanhOp, kFloats>(t);
         default: return nullptr;
     }
 }

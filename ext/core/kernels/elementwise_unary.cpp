@@ -79,6 +79,17 @@ template <class T> struct TruncOp : Same1<T> {
 template <class T> struct RintOp : Same1<T> {
     static T f(T a) noexcept { return std::nearbyint(a); }
 };
+// NumPy's reciprocal: 1/x; for integers 1.0/x truncated (1 and -1 are
+// their own reciprocals, everything else gives 0; 1/0, which NumPy leaves to
+// the C compiler's float -> int conversion of inf, gives 0 by Note [Cast
+// semantics]'s rule).
+template <class T> struct ReciprocalOp : Same1<T> {
+    static T f(T a) noexcept {
+        if constexpr (std::is_floating_point_v<T>) return T(1) / a;
+        else if constexpr (std::is_signed_v<T>) return (a == 1 || a == -1) ? a : T(0);
+        else return a == 1 ? T(1) : T(0);
+    }
+};
 template <class T> struct LNotOp : ToBool1<T> {
     static bool f(T a) noexcept { return !(a != 0); }
 };
@@ -116,6 +127,8 @@ InnerLoop find_unary_loop(Ufunc op, const UfuncLoop& loop) noexcept {
     switch (op) {
         case Ufunc::Negative: return pick1<NegOp, kInts | kFloats>(t);
         case Ufunc::Positive: return pick1<PosOp, kInts | kFloats>(t);
+        case Ufunc::Conjugate: return pick1<PosOp, kInts | kFloats>(t);
+        case Ufunc::Reciprocal: return pick1<ReciprocalOp, kInts | kFloats>(t);  // real numbers are their own conjugate
         case Ufunc::Absolute: return pick1<AbsOp, kAll>(t);
         case Ufunc::Sign:
             return loop.in[0] == DType::BFloat16 ? &unary_loop<SignKeepZeroOp> : pick1<SignOp, kInts | kFloats>(t);

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include <complex>
+
 #include "kernels/amx.h"
 #include "kernels/cpu_features.h"
 #include "kernels/fpenv.h"
@@ -179,6 +181,53 @@ void run_mm8(Mm8Fn fn, const std::uint16_t* a, const std::uint16_t* b, float* c,
     fn(a, b, c, count);
 }
 
+// complex64/complex128 products (no BLAS, no vector path): c[i, j] is the
+// sum over k in ascending order, from +0, of a[i, k] * b[k, j] with NumPy's
+// unfused complex multiply (elementwise_complex.cpp's formula), each step
+// rounded, so the result depends on nothing but the values. Rows are
+// independent and split over the pool for large products.
+template <class T>
+void matmul_complex(const void* a, const void* b, void* c, std::size_t batch, std::size_t m, std::size_t k,
+                    std::size_t n, const std::int64_t* ia, const std::int64_t* ib, bool threaded) {
+    using C = std::complex<T>;
+    const C* A = static_cast<const C*>(a);
+    const C* B = static_cast<const C*>(b);
+    C* Cm = static_cast<C*>(c);
+    auto rows = [&](std::size_t lo, std::size_t hi) {
+        FpEnv env(false);
+        for (std::size_t r = lo; r < hi; ++r) {
+            const std::size_t bt = r / m, i = r % m;
+            const C* arow = A + (ia ? static_cast<std::size_t>(ia[bt]) : bt) * m * k + i * k;
+            const C* bm = B + (ib ? static_cast<std::size_t>(ib[bt]) : bt) * k * n;
+            T* re = reinterpret_cast<T*>(Cm + bt * m * n + i * n);
+            for (std::size_t j = 0; j < 2 * n; ++j) re[j] = T(0);
+            for (std::size_t kk = 0; kk < k; ++kk) {
+                const T xr = arow[kk].real(), xi = arow[kk].imag();
+                const T* brow = reinterpret_cast<const T*>(bm + kk * n);
+                for (std::size_t j = 0; j < n; ++j) {
+                    const T yr = brow[2 * j], yi = brow[2 * j + 1];
+                    re[2 * j] = re[2 * j] + (xr * yr - xi * yi);
+                    re[2 * j + 1] = re[2 * j + 1] + (xr * yi + xi * yr);
+                }
+            }
+        }
+    };
+    const std::size_t total = batch * m;
+    const std::size_t items = threaded && total * k * n >= (std::size_t{1} << 18) ? std::min<std::size_t>(total, 64) : 1;
+    if (items <= 1) return rows(0, total);
+    pool_run(items, [&](std::size_t it) { rows(total * it / items, total * (it + 1) / items); });
+}
+
+bool complex_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c, std::size_t batch,
+                   std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia, const std::int64_t* ib,
+                   bool threaded) {
+    if (in != out) return in == DType::Complex64 || in == DType::Complex128;  // unsupported: write nothing
+    if (in == DType::Complex64) matmul_complex<float>(a, b, c, batch, m, k, n, ia, ib, threaded);
+    else if (in == DType::Complex128) matmul_complex<double>(a, b, c, batch, m, k, n, ia, ib, threaded);
+    else return false;
+    return true;
+}
+
 }  // namespace
 
 void matmul_bf16_8x8_batched(const std::uint16_t* a, const std::uint16_t* b, float* c,
@@ -204,6 +253,7 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
                     static_cast<float*>(c), batch, m, k, n, ia, ib);
         return;
     }
+    if (complex_typed(in, out, a, b, c, batch, m, k, n, ia, ib, true)) return;
     detail::gemm(in, out, a, b, c, batch, m, k, n, ia, ib, true, true);
 }
 
@@ -220,6 +270,7 @@ void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float
 }
 
 bool matmul_typed_supported(hrx::DType in, hrx::DType out) noexcept {
+    if (dtype_is_complex(in)) return in == out;
     return detail::gemm_supported(in, out);
 }
 
@@ -248,6 +299,7 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
                               m, k, n, ia, ib);
         return;
     }
+    if (complex_typed(in, out, a, b, c, batch, m, k, n, ia, ib, false)) return;
     detail::gemm(in, out, a, b, c, batch, m, k, n, ia, ib, false, false);
 }
 void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,

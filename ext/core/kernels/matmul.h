@@ -90,6 +90,9 @@ void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::
 ///   multiply-add per k in ascending order, round to nearest even, normal
 ///   IEEE arithmetic (denormals kept: DAZ/FTZ are cleared for the call).
 /// - float64 -> float64: the same in fp64.
+/// - complex64 -> complex64, complex128 -> complex128: per element a sum over
+///   k in ascending order from +0 of NumPy's unfused complex products, each
+///   step rounded (no FMA; NumPy's BLAS cgemm/zgemm sums in another order).
 /// NaN payloads and signs of NaN results are unspecified. The result never
 /// depends on the thread count or the code path. Other pairs are not
 /// supported (matmul_typed_supported says which) and write nothing.

@@ -16,7 +16,7 @@ namespace ew {
 
 void reduce_finish(const ReduceCtx& c, const char* vals, std::int64_t n, char* out, std::int64_t os) noexcept {
     constexpr std::int64_t kBatch = 256;
-    alignas(64) char a[kBatch * 8], b[kBatch * 8];
+    alignas(64) char a[kBatch * 16], b[kBatch * 16];
     const std::int64_t szc = dtype_itemsize(c.ct), sza = dtype_itemsize(c.acc);
     for (std::int64_t k = 0; k < n; k += kBatch) {
         const std::int64_t cnt = std::min(kBatch, n - k);
@@ -27,7 +27,25 @@ void reduce_finish(const ReduceCtx& c, const char* vals, std::int64_t n, char* o
             cur = a;
             t = c.acc;
         }
-        if (c.divisor != 0) {
+        if (c.divisor != 0 && dtype_is_complex(t)) {
+            // NumPy's mean of complex numbers is true_divide by the count as a
+            // complex number of the same dtype (Smith's division).
+            const std::int64_t szt = dtype_itemsize(t);
+            auto quotients = [&](auto z) {
+                using C = decltype(z);
+                using P = typename C::value_type;
+                const C d(static_cast<P>(c.divisor), P(0));
+                for (std::int64_t i = 0; i < cnt; ++i) {
+                    C v;
+                    std::memcpy(&v, cur + i * szt, sizeof v);
+                    v = cdiv(v, d);
+                    std::memcpy(a + i * szt, &v, sizeof v);
+                }
+            };
+            if (t == DType::Complex64) quotients(std::complex<float>());
+            else quotients(std::complex<double>());
+            cur = a;
+        } else if (c.divisor != 0) {
             // NumPy's mean divides the sum (held in the accumulation dtype)
             // in float64 and stores the quotient back in that dtype.
             cast_fn(t, DType::Float64)(cur, dtype_itemsize(t), b, 8, cnt);
@@ -128,7 +146,7 @@ void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const 
     c.acc = acc;
     c.out_dtype = out.dtype;
     c.divisor = divisor;
-    if (is_bitwise(op) && dtype_is_float(c.ct))
+    if (is_bitwise(op) && (dtype_is_float(c.ct) || dtype_is_complex(c.ct)))
         throw std::invalid_argument("reduce_run: bitwise reductions need a bool or integer accumulator");
     plan_input(c, in.dtype);
     c.m = 1;
@@ -145,7 +163,7 @@ void reduce_run(Ufunc op, DType acc, int ndim, const std::int64_t* shape, const 
     if (c.nout == 0) return;
     if (c.m == 0) {
         // Every output is the identity.
-        alignas(8) char v[8];
+        alignas(16) char v[16];
         identity_value(op, c.ct, v);
         kept_layout(c, ndim, shape, reduce, in, out);
         ew::nd_rows(c.kept, c.base, 0, c.nout, [&](char* const* p, const std::int64_t* s, std::int64_t n) {
@@ -271,7 +289,8 @@ void arg_dispatch(bool max, const ew::ReduceCtx& c) {
 
 void arg_reduce_run(bool max, int ndim, const std::int64_t* shape, int axis, const StridedArg& in,
                     const StridedArg& out) {
-    if (!numeric(in.dtype)) throw std::invalid_argument("arg_reduce_run: only numeric dtypes");
+    if (!numeric(in.dtype) || dtype_is_complex(in.dtype))
+        throw std::invalid_argument("arg_reduce_run: only real numeric dtypes (complex numbers are not ordered)");
     if (out.dtype != DType::Int64) throw std::invalid_argument("arg_reduce_run: out must be int64");
     if (ndim < 0 || ndim > ew::kMaxDims || axis < -1 || axis >= std::max(ndim, 1))
         throw std::invalid_argument("arg_reduce_run: bad axis or ndim");

@@ -394,6 +394,7 @@ template <class T> struct RAdd {
     static T f(T a, T b) noexcept {
         if constexpr (std::is_same_v<T, bool>) return a || b;
         else if constexpr (std::is_integral_v<T>) return wrap_add(a, b);
+        else if constexpr (is_complex_v<T>) return T(a.real() + b.real(), a.imag() + b.imag());
         else return a + b;
     }
 };
@@ -403,6 +404,7 @@ template <class T> struct RMul {
     static T f(T a, T b) noexcept {
         if constexpr (std::is_same_v<T, bool>) return a && b;
         else if constexpr (std::is_integral_v<T>) return wrap_mul(a, b);
+        else if constexpr (is_complex_v<T>) return cmul(a, b);
         else return a * b;
     }
 };
@@ -456,7 +458,8 @@ template <class T> struct RBXor {
     static T f(T a, T b) noexcept { return static_cast<T>(a ^ b); }
 };
 
-// reduce_engine for op over c.ct: float32/float64 (reduce_float.cpp) or bool
+// reduce_engine for op over c.ct: float32/float64 and add/multiply of
+// complex64/complex128 (reduce_float.cpp) or bool
 // and the integers (reduce_int.cpp, reduce_bitwise.cpp, reduce_minmax.cpp).
 // False if the op has no such reduction.
 bool reduce_floats(Ufunc op, const ReduceCtx& c);

@@ -877,6 +877,9 @@ class DeviceArray:
     def __float__(self) -> float:
         """A one-element array as float (waits)."""
 
+    def __complex__(self) -> complex:
+        """A one-element array as complex (waits)."""
+
     def __index__(self) -> int:
         """A one-element integer array as an index (waits)."""
 
