@@ -1,0 +1,376 @@
+// Stable sorts, binary search, grouping and nonzero over order-preserving
+// integer keys (Note [Sort order] in sort.h).
+//
+// Note [Radix sort]: long rows sort with a least-significant-digit radix sort
+// (8-bit digits for 1- and 2-byte keys, 11-bit digits for wider ones: three
+// passes for 32-bit keys). Each pass splits the row into one chunk per pool
+// thread; every thread counts its chunk's digits, the counts are turned into
+// write offsets bucket by bucket and thread by thread, and every thread
+// scatters its chunk. Chunk t's elements of a bucket land before chunk
+// t+1's, so each pass, and the sort, is stable whatever the thread count,
+// and the result never depends on it. A pass whose digit is the same for
+// every key is skipped. Short rows use a comparison sort of the same keys.
+#include "kernels/sort.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "errors.h"
+#include "kernels/pool.h"
+
+namespace hrx::kernels {
+namespace {
+
+enum class Kind : std::uint8_t { Bool, Unsigned, Signed, Float };
+
+// Below this many elements a row sorts by comparison (a radix pass costs a
+// 2048-entry histogram), and runs on one thread.
+constexpr std::size_t kRadixMin = 256;
+constexpr std::size_t kParallelMin = std::size_t{1} << 17;
+
+template <class K>
+constexpr K kSign = static_cast<K>(K{1} << (sizeof(K) * 8 - 1));
+
+// How one dtype's bits become keys: the kind and, for floats, the bits of +inf.
+template <class K>
+struct Keys {
+    Kind kind;
+    K inf;
+    bool descending;
+
+    K key(K b) const {
+        K k;
+        switch (kind) {
+            case Kind::Bool: k = b != 0; break;
+            case Kind::Unsigned: k = b; break;
+            case Kind::Signed: k = b ^ kSign<K>; break;
+            default: {
+                const K mag = b & static_cast<K>(~kSign<K>);
+                if (mag > inf) k = static_cast<K>(~K{0});  // every NaN: one key, after +inf
+                else if (mag == 0) k = kSign<K>;            // -0.0 sorts as 0.0
+                else k = (b & kSign<K>) ? static_cast<K>(~b) : static_cast<K>(b | kSign<K>);
+            }
+        }
+        return descending ? static_cast<K>(~k) : k;
+    }
+    // Whether key() loses the element's bits (a NaN payload or sign, -0.0),
+    // so that a sort must carry the elements instead of rebuilding them.
+    bool lossy(K b) const {
+        if (kind == Kind::Bool) return b > 1;
+        if (kind != Kind::Float) return false;
+        const K mag = b & static_cast<K>(~kSign<K>);
+        return mag > inf || (mag == 0 && b != 0);
+    }
+    // The bits of a key that key() did not lose.
+    K value(K k) const {
+        if (descending) k = static_cast<K>(~k);
+        switch (kind) {
+            case Kind::Bool:
+            case Kind::Unsigned: return k;
+            case Kind::Signed: return k ^ kSign<K>;
+            default: return (k & kSign<K>) ? static_cast<K>(k & ~kSign<K>) : static_cast<K>(~k);
+        }
+    }
+    bool is_nan_key(K k) const {
+        return kind == Kind::Float && (descending ? k == 0 : k == static_cast<K>(~K{0}));
+    }
+};
+
+template <class K>
+Keys<K> keys_of(DType dt, bool descending) {
+    switch (dt) {
+        case DType::Bool: return {Kind::Bool, 0, descending};
+        case DType::Int8:
+        case DType::Int16:
+        case DType::Int32:
+        case DType::Int64: return {Kind::Signed, 0, descending};
+        case DType::Float16: return {Kind::Float, static_cast<K>(0x7c00u), descending};
+        case DType::BFloat16: return {Kind::Float, static_cast<K>(0x7f80u), descending};
+        case DType::Float32: return {Kind::Float, static_cast<K>(0x7f800000u), descending};
+        case DType::Float64: return {Kind::Float, static_cast<K>(0x7ff0000000000000ull), descending};
+        default: return {Kind::Unsigned, 0, descending};
+    }
+}
+
+void run(std::size_t threads, const std::function<void(std::size_t)>& fn) {
+    if (threads <= 1) fn(0);
+    else pool_run(threads, fn);
+}
+
+// Radix sorts keys[0, n) (carrying idx when not null) using the same-sized
+// scratch arrays; returns true when the result ended in the scratch arrays.
+template <class K, class I>
+bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t threads) {
+    constexpr int kDigit = 8;
+    constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
+    constexpr K kMask = static_cast<K>(kBuckets - 1);
+    constexpr int kPasses = (static_cast<int>(sizeof(K)) * 8 + kDigit - 1) / kDigit;
+    const std::size_t chunk = (n + threads - 1) / threads;
+    std::vector<std::size_t> hist(threads * kBuckets);
+    K* src = keys;
+    K* dst = ktmp;
+    I* isrc = idx;
+    I* idst = itmp;
+    for (int p = 0; p < kPasses; ++p) {
+        const int shift = p * kDigit;
+        std::fill(hist.begin(), hist.end(), 0);
+        run(threads, [&](std::size_t t) {
+            std::size_t* h = hist.data() + t * kBuckets;
+            const std::size_t end = std::min(n, (t + 1) * chunk);
+            for (std::size_t i = t * chunk; i < end; ++i) ++h[(src[i] >> shift) & kMask];
+        });
+        bool trivial = false;
+        std::size_t running = 0;
+        for (std::size_t b = 0; b < kBuckets; ++b) {
+            const std::size_t before = running;
+            for (std::size_t t = 0; t < threads; ++t) {
+                const std::size_t c = hist[t * kBuckets + b];
+                hist[t * kBuckets + b] = running;
+                running += c;
+            }
+            if (running - before == n) trivial = true;
+        }
+        if (trivial) continue;
+        run(threads, [&](std::size_t t) {
+            std::size_t* h = hist.data() + t * kBuckets;
+            const std::size_t end = std::min(n, (t + 1) * chunk);
+            for (std::size_t i = t * chunk; i < end; ++i) {
+                const std::size_t at = h[(src[i] >> shift) & kMask]++;
+                dst[at] = src[i];
+                if (isrc) idst[at] = isrc[i];
+            }
+        });
+        std::swap(src, dst);
+        std::swap(isrc, idst);
+    }
+    return src != keys;
+}
+
+// keys[i] = key(row[i]) over `threads` chunks; whether any element was lossy.
+template <class K>
+bool make_keys(const Keys<K>& kk, const K* row, K* keys, std::size_t n, std::size_t threads) {
+    std::vector<char> lossy(threads, 0);
+    const std::size_t chunk = (n + threads - 1) / threads;
+    run(threads, [&](std::size_t t) {
+        bool any = false;
+        const std::size_t end = std::min(n, (t + 1) * chunk);
+        for (std::size_t i = t * chunk; i < end; ++i) {
+            keys[i] = kk.key(row[i]);
+            any |= kk.lossy(row[i]);
+        }
+        lossy[t] = any;
+    });
+    return std::any_of(lossy.begin(), lossy.end(), [](char c) { return c != 0; });
+}
+
+// The stable sorting permutation of keys[0, n) into perm (keys are reordered
+// too, into `keys` or its scratch; returns where the sorted keys are).
+template <class K, class I>
+const K* sort_perm(K* keys, std::vector<K>& ktmp, I* perm, std::vector<I>& itmp, std::size_t n,
+                   std::size_t threads) {
+    std::iota(perm, perm + n, I{0});
+    if (n < kRadixMin) {
+        std::stable_sort(perm, perm + n, [keys](I a, I b) { return keys[a] < keys[b]; });
+        ktmp.resize(n);
+        for (std::size_t i = 0; i < n; ++i) ktmp[i] = keys[perm[i]];
+        return ktmp.data();
+    }
+    ktmp.resize(n);
+    itmp.resize(n);
+    if (radix_sort(keys, ktmp.data(), perm, itmp.data(), n, threads)) {
+        std::memcpy(perm, itmp.data(), n * sizeof(I));
+        return ktmp.data();
+    }
+    return keys;
+}
+
+template <class K>
+struct RowScratch {
+    std::vector<K> keys, ktmp, copy;
+    std::vector<std::uint32_t> perm32, tmp32;
+    std::vector<std::uint64_t> perm64, tmp64;
+};
+
+// The stable permutation of one row into out (int64) or, for the values path,
+// applied to the row in place.
+template <class K, class I>
+void permute_row(const Keys<K>& kk, K* row, const K* in, std::int64_t* out, std::size_t n, std::size_t threads,
+                 RowScratch<K>& s, std::vector<I>& perm, std::vector<I>& tmp) {
+    perm.resize(n);
+    sort_perm(s.keys.data(), s.ktmp, perm.data(), tmp, n, threads);
+    if (out) {
+        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::int64_t>(perm[i]);
+    } else {
+        s.copy.assign(in, in + n);
+        for (std::size_t i = 0; i < n; ++i) row[i] = s.copy[perm[i]];
+    }
+    (void)kk;
+}
+
+// Sorts one row in place (out null) or writes its argsort into out.
+template <class K>
+void sort_one(const Keys<K>& kk, K* row, std::int64_t* out, std::size_t n, std::size_t threads, RowScratch<K>& s) {
+    if (n == 0) return;
+    s.keys.resize(n);
+    const bool lossy = make_keys(kk, row, s.keys.data(), n, threads);
+    if (!out && !lossy) {
+        // The keys rebuild the elements: sort the keys alone.
+        K* sorted = s.keys.data();
+        if (n < kRadixMin) {
+            std::sort(sorted, sorted + n);
+        } else {
+            s.ktmp.resize(n);
+            if (radix_sort<K, std::uint32_t>(s.keys.data(), s.ktmp.data(), nullptr, nullptr, n, threads))
+                sorted = s.ktmp.data();
+        }
+        const std::size_t chunk = (n + threads - 1) / threads;
+        run(threads, [&](std::size_t t) {
+            const std::size_t end = std::min(n, (t + 1) * chunk);
+            for (std::size_t i = t * chunk; i < end; ++i) row[i] = kk.value(sorted[i]);
+        });
+        return;
+    }
+    if (n <= 0xffffffffu) permute_row(kk, row, row, out, n, threads, s, s.perm32, s.tmp32);
+    else permute_row(kk, row, row, out, n, threads, s, s.perm64, s.tmp64);
+}
+
+template <class K>
+void sort_rows_t(DType dt, K* data, std::int64_t* out, std::int64_t rows, std::int64_t n, bool descending) {
+    const Keys<K> kk = keys_of<K>(dt, descending);
+    const std::size_t un = static_cast<std::size_t>(n);
+    const std::size_t threads = pool_threads();
+    auto row_out = [&](std::int64_t r) { return out ? out + r * n : nullptr; };
+    if (rows <= 0 || n <= 0) return;
+    if (un >= kParallelMin || rows == 1 || threads == 1) {
+        RowScratch<K> s;
+        const std::size_t t = un >= kParallelMin ? threads : 1;
+        for (std::int64_t r = 0; r < rows; ++r) sort_one(kk, data + r * n, row_out(r), un, t, s);
+        return;
+    }
+    // Many shorter rows: one block of rows per thread, each with its own scratch.
+    const std::size_t blocks = std::min<std::size_t>(threads, static_cast<std::size_t>(rows));
+    const std::int64_t per = (rows + static_cast<std::int64_t>(blocks) - 1) / static_cast<std::int64_t>(blocks);
+    pool_run(blocks, [&](std::size_t b) {
+        RowScratch<K> s;
+        const std::int64_t end = std::min(rows, (static_cast<std::int64_t>(b) + 1) * per);
+        for (std::int64_t r = static_cast<std::int64_t>(b) * per; r < end; ++r)
+            sort_one(kk, data + r * n, row_out(r), un, 1, s);
+    });
+}
+
+template <class Fn>
+void by_width(DType dt, Fn&& fn) {
+    switch (dtype_itemsize(dt)) {
+        case 1: fn(std::uint8_t{}); break;
+        case 2: fn(std::uint16_t{}); break;
+        case 4: fn(std::uint32_t{}); break;
+        case 8: fn(std::uint64_t{}); break;
+        default: fail(ErrorKind::Message, std::string("sort: unsupported dtype ") + dtype_name(dt));
+    }
+}
+
+}  // namespace
+
+void sort_rows(DType dt, std::uint8_t* data, std::int64_t rows, std::int64_t n, bool descending) {
+    by_width(dt, [&](auto k) {
+        using K = decltype(k);
+        sort_rows_t<K>(dt, reinterpret_cast<K*>(data), nullptr, rows, n, descending);
+    });
+}
+
+void argsort_rows(DType dt, const std::uint8_t* data, std::int64_t* out, std::int64_t rows, std::int64_t n,
+                  bool descending) {
+    by_width(dt, [&](auto k) {
+        using K = decltype(k);
+        // The argsort path only reads the row.
+        sort_rows_t<K>(dt, reinterpret_cast<K*>(const_cast<std::uint8_t*>(data)), out, rows, n, descending);
+    });
+}
+
+void search_sorted(DType dt, const std::uint8_t* sorted, std::int64_t n, const std::int64_t* sorter,
+                   const std::uint8_t* needles, std::int64_t m, bool right, std::int64_t* out) {
+    by_width(dt, [&](auto k) {
+        using K = decltype(k);
+        const Keys<K> kk = keys_of<K>(dt, false);
+        const K* s = reinterpret_cast<const K*>(sorted);
+        std::vector<K> keys(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) {
+            std::int64_t j = i;
+            if (sorter) {
+                j = sorter[i];
+                if (j < 0 || j >= n)
+                    fail(ErrorKind::Data, "sorter index " + std::to_string(j) + " is out of bounds for x1 of size " +
+                                              std::to_string(n));
+            }
+            keys[static_cast<std::size_t>(i)] = kk.key(s[j]);
+        }
+        const K* q = reinterpret_cast<const K*>(needles);
+        for (std::int64_t i = 0; i < m; ++i) {
+            const K key = kk.key(q[i]);
+            const auto it = right ? std::upper_bound(keys.begin(), keys.end(), key)
+                                  : std::lower_bound(keys.begin(), keys.end(), key);
+            out[i] = it - keys.begin();
+        }
+    });
+}
+
+std::int64_t unique_groups(DType dt, const std::uint8_t* data, std::int64_t n, bool equal_nan, std::uint8_t* values,
+                           std::int64_t* index, std::int64_t* inverse, std::int64_t* counts) {
+    std::int64_t groups = 0;
+    by_width(dt, [&](auto k) {
+        using K = decltype(k);
+        const Keys<K> kk = keys_of<K>(dt, false);
+        const K* x = reinterpret_cast<const K*>(data);
+        const std::size_t un = static_cast<std::size_t>(n);
+        const std::size_t threads = un >= kParallelMin ? pool_threads() : 1;
+        std::vector<K> keys(un), ktmp;
+        make_keys(kk, x, keys.data(), un, threads);
+        std::vector<std::uint64_t> perm(un), itmp;
+        const K* sk = sort_perm(keys.data(), ktmp, perm.data(), itmp, un, threads);
+        K* vals = reinterpret_cast<K*>(values);
+        std::size_t start = 0;
+        for (std::size_t i = 0; i <= un; ++i) {
+            const bool boundary = i == un || (i > 0 && (sk[i] != sk[i - 1] || (!equal_nan && kk.is_nan_key(sk[i]))));
+            if (i > 0 && boundary) {
+                if (vals) vals[groups] = x[perm[start]];
+                if (index) index[groups] = static_cast<std::int64_t>(perm[start]);
+                if (counts) counts[groups] = static_cast<std::int64_t>(i - start);
+                ++groups;
+                start = i;
+            }
+            if (inverse && i < un) inverse[perm[i]] = groups;
+        }
+    });
+    return groups;
+}
+
+std::int64_t nonzero_indices(DType dt, const std::uint8_t* data, int ndim, const std::int64_t* shape,
+                             std::int64_t* out, std::int64_t stride) {
+    std::int64_t count = 0;
+    by_width(dt, [&](auto k) {
+        using K = decltype(k);
+        const bool is_float = dtype_is_float(dt);
+        const K* x = reinterpret_cast<const K*>(data);
+        std::int64_t total = 1;
+        for (int d = 0; d < ndim; ++d) total *= shape[d];
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(ndim), 0);
+        for (std::int64_t i = 0; i < total; ++i) {
+            const K b = is_float ? static_cast<K>(x[i] & static_cast<K>(~kSign<K>)) : x[i];  // -0.0 is zero
+            if (b != 0) {
+                for (int d = 0; d < ndim; ++d) out[d * stride + count] = idx[static_cast<std::size_t>(d)];
+                ++count;
+            }
+            for (int d = ndim - 1; d >= 0; --d) {
+                if (++idx[static_cast<std::size_t>(d)] < shape[d]) break;
+                idx[static_cast<std::size_t>(d)] = 0;
+            }
+        }
+    });
+    return count;
+}
+
+}  // namespace hrx::kernels
