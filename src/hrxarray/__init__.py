@@ -127,6 +127,11 @@ from ._array import (
     zeros,
     zeros_like,
 )
+from ._searching import count_nonzero, nonzero, searchsorted
+from ._set import unique, unique_all, unique_counts, unique_inverse, unique_values
+from ._sorting import argsort, sort
+from ._statistical import cumprod, cumsum, cumulative_prod, cumulative_sum, diff
+from . import _searching, _set, _sorting, _statistical
 
 # The elementwise functions: one hx.ufunc object each, under NumPy's names,
 # plus the array API's spellings of a few.
@@ -267,6 +272,7 @@ __all__ = [
     "bitwise_left_shift",
     "bitwise_right_shift",
 ]
+__all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__]
 
 @_atexit.register
 def _drain_runtimes():
