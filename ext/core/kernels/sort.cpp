@@ -13,6 +13,7 @@
 #include "kernels/sort.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -101,10 +102,136 @@ void run(std::size_t threads, const std::function<void(std::size_t)>& fn) {
     else pool_run(threads, fn);
 }
 
+// The digit counts of n keys (local copies, so that the stores into the
+// counts cannot be taken to alias the loop's pointers).
+template <class K, std::size_t kBuckets>
+void count_digits(const K* __restrict src, std::size_t n, int shift, std::size_t* __restrict h) {
+    constexpr K kMask = static_cast<K>(kBuckets - 1);
+    for (std::size_t i = 0; i < n; ++i) ++h[(src[i] >> shift) & kMask];
+}
+
+template <class K, class I, std::size_t kBuckets, bool kIdx>
+void scatter(const K* __restrict src, const I* __restrict isrc, std::size_t n, int shift, std::size_t* __restrict h,
+             K* __restrict dst, I* __restrict idst) {
+    constexpr K kMask = static_cast<K>(kBuckets - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+        const K k = src[i];
+        const std::size_t at = h[(k >> shift) & kMask]++;
+        dst[at] = k;
+        if constexpr (kIdx) idst[at] = isrc[i];
+    }
+}
+
+// Stable sort of a[0, n) (carrying ia when kIdx) by the low `bits` bits of
+// the keys, with b/ib as scratch, on the calling thread; the result ends in a.
+template <class K, class I, bool kIdx>
+void lsd_low(K* __restrict a, K* __restrict b, I* __restrict ia, I* __restrict ib, std::size_t n, int bits) {
+    if (n < 2) return;
+    if (n <= 32) {
+        for (std::size_t i = 1; i < n; ++i) {
+            const K k = a[i];
+            I v{};
+            if constexpr (kIdx) v = ia[i];
+            std::size_t j = i;
+            for (; j > 0 && a[j - 1] > k; --j) {
+                a[j] = a[j - 1];
+                if constexpr (kIdx) ia[j] = ia[j - 1];
+            }
+            a[j] = k;
+            if constexpr (kIdx) ia[j] = v;
+        }
+        return;
+    }
+    constexpr int kDigit = 8;
+    constexpr std::size_t kB = std::size_t{1} << kDigit;
+    K* src = a;
+    K* dst = b;
+    I* is = ia;
+    I* id = ib;
+    std::size_t h[kB];
+    for (int shift = 0; shift < bits; shift += kDigit) {
+        std::fill(h, h + kB, 0);
+        count_digits<K, kB>(src, n, shift, h);
+        std::size_t running = 0;
+        bool trivial = false;
+        for (std::size_t d = 0; d < kB; ++d) {
+            trivial = trivial || h[d] == n;
+            const std::size_t c = h[d];
+            h[d] = running;
+            running += c;
+        }
+        if (trivial) continue;
+        scatter<K, I, kB, kIdx>(src, is, n, shift, h, dst, id);
+        std::swap(src, dst);
+        std::swap(is, id);
+    }
+    if (src != a) {
+        std::memcpy(a, src, n * sizeof(K));
+        if constexpr (kIdx) std::memcpy(ia, is, n * sizeof(I));
+    }
+}
+
+// Note [Radix sort] for wide keys: one parallel pass on the top 11 bits
+// splits the row into buckets small enough to stay in cache, then each
+// bucket sorts on its remaining low bits with 8-bit LSD passes, buckets in
+// parallel. Stable (both steps are), result in keys/idx.
+template <class K, class I>
+void msd_lsd_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t threads) {
+    constexpr int kBits = static_cast<int>(sizeof(K)) * 8;
+    constexpr std::size_t kBuckets = 2048;
+    constexpr int kShift = kBits - 11;
+    const std::size_t chunk = (n + threads - 1) / threads;
+    std::vector<std::size_t> hist(threads * kBuckets);
+    run(threads, [&](std::size_t t) {
+        const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
+        count_digits<K, kBuckets>(keys + begin, end - begin, kShift, hist.data() + t * kBuckets);
+    });
+    std::vector<std::size_t> start(kBuckets + 1);
+    std::size_t running = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+        start[b] = running;
+        for (std::size_t t = 0; t < threads; ++t) {
+            const std::size_t c = hist[t * kBuckets + b];
+            hist[t * kBuckets + b] = running;
+            running += c;
+        }
+    }
+    start[kBuckets] = n;
+    run(threads, [&](std::size_t t) {
+        const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
+        std::size_t* h = hist.data() + t * kBuckets;
+        if (idx) scatter<K, I, kBuckets, true>(keys + begin, idx + begin, end - begin, kShift, h, ktmp, itmp);
+        else scatter<K, I, kBuckets, false>(keys + begin, nullptr, end - begin, kShift, h, ktmp, nullptr);
+    });
+    // The buckets now sit in the scratch arrays; each sorts there and moves home.
+    auto bucket = [&](std::size_t b) {
+        const std::size_t lo = start[b], len = start[b + 1] - lo;
+        if (len == 0) return;
+        if (idx) {
+            lsd_low<K, I, true>(ktmp + lo, keys + lo, itmp + lo, idx + lo, len, kShift);
+            std::memcpy(idx + lo, itmp + lo, len * sizeof(I));
+        } else {
+            lsd_low<K, I, false>(ktmp + lo, keys + lo, nullptr, nullptr, len, kShift);
+        }
+        std::memcpy(keys + lo, ktmp + lo, len * sizeof(K));
+    };
+    if (threads <= 1) {
+        for (std::size_t b = 0; b < kBuckets; ++b) bucket(b);
+    } else {
+        pool_run(kBuckets, bucket);
+    }
+}
+
 // Radix sorts keys[0, n) (carrying idx when not null) using the same-sized
 // scratch arrays; returns true when the result ended in the scratch arrays.
 template <class K, class I>
 bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t threads) {
+    if constexpr (sizeof(K) >= 4) {
+        if (n >= (std::size_t{1} << 16)) {
+            msd_lsd_sort(keys, ktmp, idx, itmp, n, threads);
+            return false;
+        }
+    }
     constexpr int kDigit = 8;
     constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
     constexpr K kMask = static_cast<K>(kBuckets - 1);
@@ -118,10 +245,9 @@ bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t th
     for (int p = 0; p < kPasses; ++p) {
         const int shift = p * kDigit;
         std::fill(hist.begin(), hist.end(), 0);
-        run(threads, [&](std::size_t t) {
-            std::size_t* h = hist.data() + t * kBuckets;
-            const std::size_t end = std::min(n, (t + 1) * chunk);
-            for (std::size_t i = t * chunk; i < end; ++i) ++h[(src[i] >> shift) & kMask];
+        run(threads, [&, src, shift](std::size_t t) {
+            count_digits<K, kBuckets>(src + t * chunk, std::min(n, (t + 1) * chunk) - std::min(n, t * chunk), shift,
+                                      hist.data() + t * kBuckets);
         });
         bool trivial = false;
         std::size_t running = 0;
@@ -135,19 +261,64 @@ bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t th
             if (running - before == n) trivial = true;
         }
         if (trivial) continue;
-        run(threads, [&](std::size_t t) {
+        run(threads, [&, src, dst, isrc, idst, shift](std::size_t t) {
+            const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
             std::size_t* h = hist.data() + t * kBuckets;
-            const std::size_t end = std::min(n, (t + 1) * chunk);
-            for (std::size_t i = t * chunk; i < end; ++i) {
-                const std::size_t at = h[(src[i] >> shift) & kMask]++;
-                dst[at] = src[i];
-                if (isrc) idst[at] = isrc[i];
-            }
+            if (isrc) scatter<K, I, kBuckets, true>(src + begin, isrc + begin, end - begin, shift, h, dst, idst);
+            else scatter<K, I, kBuckets, false>(src + begin, nullptr, end - begin, shift, h, dst, nullptr);
         });
         std::swap(src, dst);
         std::swap(isrc, idst);
     }
     return src != keys;
+}
+
+// Sorts a row of wide elements whose keys rebuild them (no lossy element) in
+// place, as msd_lsd_sort but with the keys made in the row itself, the
+// buckets sorted in per-thread scratch and written back as elements: one
+// row-sized scratch array instead of three, and no separate key and value passes.
+template <class K>
+void sort_wide_in_place(const Keys<K>& kk, K* row, std::size_t n, std::size_t threads) {
+    constexpr int kShift = static_cast<int>(sizeof(K)) * 8 - 11;
+    constexpr std::size_t kBuckets = 2048;
+    const std::size_t chunk = (n + threads - 1) / threads;
+    std::vector<std::size_t> hist(threads * kBuckets);
+    run(threads, [&](std::size_t t) {
+        const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
+        for (std::size_t i = begin; i < end; ++i) row[i] = kk.key(row[i]);
+        count_digits<K, kBuckets>(row + begin, end - begin, kShift, hist.data() + t * kBuckets);
+    });
+    std::vector<std::size_t> start(kBuckets + 1);
+    std::size_t running = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+        start[b] = running;
+        for (std::size_t t = 0; t < threads; ++t) {
+            const std::size_t c = hist[t * kBuckets + b];
+            hist[t * kBuckets + b] = running;
+            running += c;
+        }
+    }
+    start[kBuckets] = n;
+    std::vector<K> tmp(n);
+    run(threads, [&](std::size_t t) {
+        const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
+        scatter<K, std::uint32_t, kBuckets, false>(row + begin, nullptr, end - begin, kShift,
+                                                   hist.data() + t * kBuckets, tmp.data(), nullptr);
+    });
+    const std::size_t workers = std::max<std::size_t>(threads, 1);
+    std::vector<std::vector<K>> scratch(workers);
+    // One item per worker, each taking buckets in turn, so that each keeps its own scratch.
+    std::atomic<std::size_t> next{0};
+    run(workers, [&](std::size_t w) {
+        std::vector<K>& sc = scratch[w];
+        for (std::size_t b = next++; b < kBuckets; b = next++) {
+            const std::size_t lo = start[b], len = start[b + 1] - lo;
+            if (len == 0) continue;
+            if (sc.size() < len) sc.resize(len);
+            lsd_low<K, std::uint32_t, false>(tmp.data() + lo, sc.data(), nullptr, nullptr, len, kShift);
+            for (std::size_t i = 0; i < len; ++i) row[lo + i] = kk.value(tmp[lo + i]);
+        }
+    });
 }
 
 // keys[i] = key(row[i]) over `threads` chunks; whether any element was lossy.
@@ -215,6 +386,13 @@ void permute_row(const Keys<K>& kk, K* row, const K* in, std::int64_t* out, std:
 template <class K>
 void sort_one(const Keys<K>& kk, K* row, std::int64_t* out, std::size_t n, std::size_t threads, RowScratch<K>& s) {
     if (n == 0) return;
+    if constexpr (sizeof(K) >= 4) {
+        if (!out && n >= (std::size_t{1} << 16) &&
+            std::none_of(row, row + n, [&kk](K b) { return kk.lossy(b); })) {
+            sort_wide_in_place(kk, row, n, threads);
+            return;
+        }
+    }
     s.keys.resize(n);
     const bool lossy = make_keys(kk, row, s.keys.data(), n, threads);
     if (!out && !lossy) {
