@@ -171,20 +171,22 @@ void lsd_low(K* __restrict a, K* __restrict b, I* __restrict ia, I* __restrict i
     }
 }
 
-// Note [Radix sort] for wide keys: one parallel pass on the top 11 bits
-// splits the row into buckets small enough to stay in cache, then each
-// bucket sorts on its remaining low bits with 8-bit LSD passes, buckets in
-// parallel. Stable (both steps are), result in keys/idx.
+// The first step of msd_lsd_sort: a stable parallel scatter of src (and
+// isrc, when not null) by the top 11 bits of the keys into dst (idst);
+// returns the 2049 bucket starts. With `kk` the elements are first made
+// keys in place (fused with the counting pass).
 template <class K, class I>
-void msd_lsd_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t threads) {
-    constexpr int kBits = static_cast<int>(sizeof(K)) * 8;
-    constexpr std::size_t kBuckets = 2048;
-    constexpr int kShift = kBits - 11;
+std::vector<std::size_t> msd_split(const Keys<K>* kk, K* src, const I* isrc, std::size_t n, std::size_t threads,
+                                   K* dst, I* idst) {
+    constexpr int kShift = static_cast<int>(sizeof(K)) * 8 - 11;
+    constexpr std::size_t kBuckets = std::size_t{1} << 11;
     const std::size_t chunk = (n + threads - 1) / threads;
     std::vector<std::size_t> hist(threads * kBuckets);
     run(threads, [&](std::size_t t) {
         const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
-        count_digits<K, kBuckets>(keys + begin, end - begin, kShift, hist.data() + t * kBuckets);
+        if (kk)
+            for (std::size_t i = begin; i < end; ++i) src[i] = kk->key(src[i]);
+        count_digits<K, kBuckets>(src + begin, end - begin, kShift, hist.data() + t * kBuckets);
     });
     std::vector<std::size_t> start(kBuckets + 1);
     std::size_t running = 0;
@@ -200,9 +202,21 @@ void msd_lsd_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t 
     run(threads, [&](std::size_t t) {
         const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
         std::size_t* h = hist.data() + t * kBuckets;
-        if (idx) scatter<K, I, kBuckets, true>(keys + begin, idx + begin, end - begin, kShift, h, ktmp, itmp);
-        else scatter<K, I, kBuckets, false>(keys + begin, nullptr, end - begin, kShift, h, ktmp, nullptr);
+        if (isrc) scatter<K, I, kBuckets, true>(src + begin, isrc + begin, end - begin, kShift, h, dst, idst);
+        else scatter<K, I, kBuckets, false>(src + begin, nullptr, end - begin, kShift, h, dst, nullptr);
     });
+    return start;
+}
+
+// Note [Radix sort] for wide keys: one parallel pass on the top 11 bits
+// splits the row into buckets small enough to stay in cache, then each
+// bucket sorts on its remaining low bits with 8-bit LSD passes, buckets in
+// parallel. Stable (both steps are), result in keys/idx.
+template <class K, class I>
+void msd_lsd_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t threads) {
+    constexpr int kShift = static_cast<int>(sizeof(K)) * 8 - 11;
+    constexpr std::size_t kBuckets = std::size_t{1} << 11;
+    const std::vector<std::size_t> start = msd_split<K, I>(nullptr, keys, idx, n, threads, ktmp, itmp);
     // The buckets now sit in the scratch arrays; each sorts there and moves home.
     auto bucket = [&](std::size_t b) {
         const std::size_t lo = start[b], len = start[b + 1] - lo;
@@ -234,7 +248,6 @@ bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t th
     }
     constexpr int kDigit = 8;
     constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
-    constexpr K kMask = static_cast<K>(kBuckets - 1);
     constexpr int kPasses = (static_cast<int>(sizeof(K)) * 8 + kDigit - 1) / kDigit;
     const std::size_t chunk = (n + threads - 1) / threads;
     std::vector<std::size_t> hist(threads * kBuckets);
@@ -280,31 +293,10 @@ bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t th
 template <class K>
 void sort_wide_in_place(const Keys<K>& kk, K* row, std::size_t n, std::size_t threads) {
     constexpr int kShift = static_cast<int>(sizeof(K)) * 8 - 11;
-    constexpr std::size_t kBuckets = 2048;
-    const std::size_t chunk = (n + threads - 1) / threads;
-    std::vector<std::size_t> hist(threads * kBuckets);
-    run(threads, [&](std::size_t t) {
-        const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
-        for (std::size_t i = begin; i < end; ++i) row[i] = kk.key(row[i]);
-        count_digits<K, kBuckets>(row + begin, end - begin, kShift, hist.data() + t * kBuckets);
-    });
-    std::vector<std::size_t> start(kBuckets + 1);
-    std::size_t running = 0;
-    for (std::size_t b = 0; b < kBuckets; ++b) {
-        start[b] = running;
-        for (std::size_t t = 0; t < threads; ++t) {
-            const std::size_t c = hist[t * kBuckets + b];
-            hist[t * kBuckets + b] = running;
-            running += c;
-        }
-    }
-    start[kBuckets] = n;
+    constexpr std::size_t kBuckets = std::size_t{1} << 11;
     std::vector<K> tmp(n);
-    run(threads, [&](std::size_t t) {
-        const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
-        scatter<K, std::uint32_t, kBuckets, false>(row + begin, nullptr, end - begin, kShift,
-                                                   hist.data() + t * kBuckets, tmp.data(), nullptr);
-    });
+    const std::vector<std::size_t> start =
+        msd_split<K, std::uint32_t>(&kk, row, nullptr, n, threads, tmp.data(), nullptr);
     const std::size_t workers = std::max<std::size_t>(threads, 1);
     std::vector<std::vector<K>> scratch(workers);
     // One item per worker, each taking buckets in turn, so that each keeps its own scratch.
