@@ -32,6 +32,8 @@ enum class Kind : std::uint8_t { Bool, Unsigned, Signed, Float };
 // 2048-entry histogram), and runs on one thread.
 constexpr std::size_t kRadixMin = 256;
 constexpr std::size_t kParallelMin = std::size_t{1} << 17;
+// Bucket length (elements) past which a bucket is split again before its LSD passes (about L2's size in keys).
+constexpr std::size_t kInCache = std::size_t{1} << 16;
 
 template <class K>
 constexpr K kSign = static_cast<K>(K{1} << (sizeof(K) * 8 - 1));
@@ -307,8 +309,24 @@ void sort_wide_in_place(const Keys<K>& kk, K* row, std::size_t n, std::size_t th
             const std::size_t lo = start[b], len = start[b + 1] - lo;
             if (len == 0) continue;
             if (sc.size() < len) sc.resize(len);
-            lsd_low<K, std::uint32_t, false>(tmp.data() + lo, sc.data(), nullptr, nullptr, len, kShift);
-            for (std::size_t i = 0; i < len; ++i) row[lo + i] = kk.value(tmp[lo + i]);
+            K* keys = tmp.data() + lo;
+            if (len > kInCache) {
+                // Past the cache (real data crowds into a few exponents): split once
+                // more on the next 8 bits, so that the LSD passes run in cache.
+                std::size_t h[257] = {};
+                count_digits<K, 256>(keys, len, kShift - 8, h + 1);
+                for (std::size_t d = 1; d <= 256; ++d) h[d] += h[d - 1];
+                std::size_t at[256];
+                std::copy(h, h + 256, at);
+                scatter<K, std::uint32_t, 256, false>(keys, nullptr, len, kShift - 8, at, sc.data(), nullptr);
+                for (std::size_t d = 0; d < 256; ++d)
+                    lsd_low<K, std::uint32_t, false>(sc.data() + h[d], keys + h[d], nullptr, nullptr,
+                                                     h[d + 1] - h[d], kShift - 8);
+                for (std::size_t i = 0; i < len; ++i) row[lo + i] = kk.value(sc[i]);
+                continue;
+            }
+            lsd_low<K, std::uint32_t, false>(keys, sc.data(), nullptr, nullptr, len, kShift);
+            for (std::size_t i = 0; i < len; ++i) row[lo + i] = kk.value(keys[i]);
         }
     });
 }
