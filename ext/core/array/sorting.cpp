@@ -70,15 +70,20 @@ TaskSpec sort_task(const Array& in, int axis, bool descending, bool indices, con
             return;
         }
         if (direct_out) {
-            const Dims dense = contiguous_strides(dst.shape, dst.dtype);
-            kernels::copy_cast(src.ndim(), src.shape.data(),
-                               kernels::StridedArg{src.data(), src.dtype, src.strides.data()},
-                               kernels::StridedArg{dst.data(), dst.dtype, dense.data()});
-            kernels::sort_rows(dst.dtype, dst.data(), rows, n, descending);
+            // Dense rows are read where they are; others are gathered into dst first.
+            const uint8_t* from = src.data();
+            if (!src.c_contiguous()) {
+                const Dims dense = contiguous_strides(dst.shape, dst.dtype);
+                kernels::copy_cast(src.ndim(), src.shape.data(),
+                                   kernels::StridedArg{src.data(), src.dtype, src.strides.data()},
+                                   kernels::StridedArg{dst.data(), dst.dtype, dense.data()});
+                from = dst.data();
+            }
+            kernels::sort_rows(dst.dtype, from, dst.data(), rows, n, descending);
             return;
         }
         buf = dense_copy(src, src.dtype);
-        kernels::sort_rows(src.dtype, buf.data(), rows, n, descending);
+        kernels::sort_rows(src.dtype, buf.data(), buf.data(), rows, n, descending);
         const Dims dense = contiguous_strides(dst.shape, dst.dtype);
         kernels::copy_cast(dst.ndim(), dst.shape.data(), kernels::StridedArg{buf.data(), dst.dtype, dense.data()},
                            kernels::StridedArg{dst.data(), dst.dtype, dst.strides.data()});

@@ -175,20 +175,25 @@ void lsd_low(K* __restrict a, K* __restrict b, I* __restrict ia, I* __restrict i
 
 // The first step of msd_lsd_sort: a stable parallel scatter of src (and
 // isrc, when not null) by the top 11 bits of the keys into dst (idst);
-// returns the 2049 bucket starts. With `kk` the elements are first made
-// keys in place (fused with the counting pass).
+// returns the 2049 bucket starts. With `kk`, src holds elements, whose keys
+// are computed on the fly (and scattered), so the elements need no key pass
+// of their own and src is only read.
 template <class K, class I>
-std::vector<std::size_t> msd_split(const Keys<K>* kk, K* src, const I* isrc, std::size_t n, std::size_t threads,
-                                   K* dst, I* idst) {
+std::vector<std::size_t> msd_split(const Keys<K>* kk, const K* src, const I* isrc, std::size_t n,
+                                   std::size_t threads, K* dst, I* idst) {
     constexpr int kShift = static_cast<int>(sizeof(K)) * 8 - 11;
     constexpr std::size_t kBuckets = std::size_t{1} << 11;
     const std::size_t chunk = (n + threads - 1) / threads;
     std::vector<std::size_t> hist(threads * kBuckets);
     run(threads, [&](std::size_t t) {
         const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
-        if (kk)
-            for (std::size_t i = begin; i < end; ++i) src[i] = kk->key(src[i]);
-        count_digits<K, kBuckets>(src + begin, end - begin, kShift, hist.data() + t * kBuckets);
+        std::size_t* h = hist.data() + t * kBuckets;
+        if (kk) {
+            const Keys<K> k = *kk;
+            for (std::size_t i = begin; i < end; ++i) ++h[k.key(src[i]) >> kShift];
+        } else {
+            count_digits<K, kBuckets>(src + begin, end - begin, kShift, h);
+        }
     });
     std::vector<std::size_t> start(kBuckets + 1);
     std::size_t running = 0;
@@ -204,7 +209,13 @@ std::vector<std::size_t> msd_split(const Keys<K>* kk, K* src, const I* isrc, std
     run(threads, [&](std::size_t t) {
         const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
         std::size_t* h = hist.data() + t * kBuckets;
-        if (isrc) scatter<K, I, kBuckets, true>(src + begin, isrc + begin, end - begin, kShift, h, dst, idst);
+        if (kk) {
+            const Keys<K> k = *kk;
+            for (std::size_t i = begin; i < end; ++i) {
+                const K key = k.key(src[i]);
+                dst[h[key >> kShift]++] = key;
+            }
+        } else if (isrc) scatter<K, I, kBuckets, true>(src + begin, isrc + begin, end - begin, kShift, h, dst, idst);
         else scatter<K, I, kBuckets, false>(src + begin, nullptr, end - begin, kShift, h, dst, nullptr);
     });
     return start;
@@ -288,17 +299,18 @@ bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t th
     return src != keys;
 }
 
-// Sorts a row of wide elements whose keys rebuild them (no lossy element) in
-// place, as msd_lsd_sort but with the keys made in the row itself, the
-// buckets sorted in per-thread scratch and written back as elements: one
-// row-sized scratch array instead of three, and no separate key and value passes.
+// Sorts the row `from` of wide elements whose keys rebuild them (no lossy
+// element) into `row` (may be `from`), as msd_lsd_sort but with the keys made
+// on the fly from the elements, the buckets sorted in per-thread scratch and
+// written out as elements: one row-sized scratch array instead of three, and
+// no separate copy, key or value passes.
 template <class K>
-void sort_wide_in_place(const Keys<K>& kk, K* row, std::size_t n, std::size_t threads) {
+void sort_wide(const Keys<K>& kk, const K* from, K* row, std::size_t n, std::size_t threads) {
     constexpr int kShift = static_cast<int>(sizeof(K)) * 8 - 11;
     constexpr std::size_t kBuckets = std::size_t{1} << 11;
     std::vector<K> tmp(n);
     const std::vector<std::size_t> start =
-        msd_split<K, std::uint32_t>(&kk, row, nullptr, n, threads, tmp.data(), nullptr);
+        msd_split<K, std::uint32_t>(&kk, from, nullptr, n, threads, tmp.data(), nullptr);
     const std::size_t workers = std::max<std::size_t>(threads, 1);
     std::vector<std::vector<K>> scratch(workers);
     // One item per worker, each taking buckets in turn, so that each keeps its own scratch.
@@ -394,15 +406,17 @@ void permute_row(const Keys<K>& kk, K* row, const K* in, std::int64_t* out, std:
 
 // Sorts one row in place (out null) or writes its argsort into out.
 template <class K>
-void sort_one(const Keys<K>& kk, K* row, std::int64_t* out, std::size_t n, std::size_t threads, RowScratch<K>& s) {
+void sort_one(const Keys<K>& kk, const K* from, K* row, std::int64_t* out, std::size_t n, std::size_t threads,
+              RowScratch<K>& s) {
     if (n == 0) return;
     if constexpr (sizeof(K) >= 4) {
         if (!out && n >= (std::size_t{1} << 16) &&
-            std::none_of(row, row + n, [&kk](K b) { return kk.lossy(b); })) {
-            sort_wide_in_place(kk, row, n, threads);
+            std::none_of(from, from + n, [&kk](K b) { return kk.lossy(b); })) {
+            sort_wide(kk, from, row, n, threads);
             return;
         }
     }
+    if (!out && from != row) std::memcpy(row, from, n * sizeof(K));
     s.keys.resize(n);
     const bool lossy = make_keys(kk, row, s.keys.data(), n, threads);
     if (!out && !lossy) {
@@ -427,7 +441,8 @@ void sort_one(const Keys<K>& kk, K* row, std::int64_t* out, std::size_t n, std::
 }
 
 template <class K>
-void sort_rows_t(DType dt, K* data, std::int64_t* out, std::int64_t rows, std::int64_t n, bool descending) {
+void sort_rows_t(DType dt, const K* src, K* data, std::int64_t* out, std::int64_t rows, std::int64_t n,
+                 bool descending) {
     const Keys<K> kk = keys_of<K>(dt, descending);
     const std::size_t un = static_cast<std::size_t>(n);
     const std::size_t threads = pool_threads();
@@ -436,7 +451,7 @@ void sort_rows_t(DType dt, K* data, std::int64_t* out, std::int64_t rows, std::i
     if (un >= kParallelMin || rows == 1 || threads == 1) {
         RowScratch<K> s;
         const std::size_t t = un >= kParallelMin ? threads : 1;
-        for (std::int64_t r = 0; r < rows; ++r) sort_one(kk, data + r * n, row_out(r), un, t, s);
+        for (std::int64_t r = 0; r < rows; ++r) sort_one(kk, src + r * n, data + r * n, row_out(r), un, t, s);
         return;
     }
     // Many shorter rows: one block of rows per thread, each with its own scratch.
@@ -446,7 +461,7 @@ void sort_rows_t(DType dt, K* data, std::int64_t* out, std::int64_t rows, std::i
         RowScratch<K> s;
         const std::int64_t end = std::min(rows, (static_cast<std::int64_t>(b) + 1) * per);
         for (std::int64_t r = static_cast<std::int64_t>(b) * per; r < end; ++r)
-            sort_one(kk, data + r * n, row_out(r), un, 1, s);
+            sort_one(kk, src + r * n, data + r * n, row_out(r), un, 1, s);
     });
 }
 
@@ -463,10 +478,11 @@ void by_width(DType dt, Fn&& fn) {
 
 }  // namespace
 
-void sort_rows(DType dt, std::uint8_t* data, std::int64_t rows, std::int64_t n, bool descending) {
+void sort_rows(DType dt, const std::uint8_t* src, std::uint8_t* data, std::int64_t rows, std::int64_t n,
+               bool descending) {
     by_width(dt, [&](auto k) {
         using K = decltype(k);
-        sort_rows_t<K>(dt, reinterpret_cast<K*>(data), nullptr, rows, n, descending);
+        sort_rows_t<K>(dt, reinterpret_cast<const K*>(src), reinterpret_cast<K*>(data), nullptr, rows, n, descending);
     });
 }
 
@@ -475,7 +491,8 @@ void argsort_rows(DType dt, const std::uint8_t* data, std::int64_t* out, std::in
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         // The argsort path only reads the row.
-        sort_rows_t<K>(dt, reinterpret_cast<K*>(const_cast<std::uint8_t*>(data)), out, rows, n, descending);
+        K* keys = reinterpret_cast<K*>(const_cast<std::uint8_t*>(data));
+        sort_rows_t<K>(dt, keys, keys, out, rows, n, descending);
     });
 }
 

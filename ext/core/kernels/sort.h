@@ -17,10 +17,12 @@
 
 namespace hrx::kernels {
 
-// Sorts `rows` rows of `n` contiguous elements each (rows back to back) in
-// place. Bool, integer and float dtypes (not BFP16). Large rows use a
-// parallel LSD radix sort over the kernel pool, many rows run in parallel.
-void sort_rows(DType dt, std::uint8_t* data, std::int64_t rows, std::int64_t n, bool descending);
+// Sorts `rows` rows of `n` contiguous elements each (rows back to back) of
+// `src` into `data` (src may be data: in place; otherwise they must not
+// overlap). Bool, integer and float dtypes (not BFP16). Large rows use a
+// parallel radix sort over the kernel pool, many rows run in parallel.
+void sort_rows(DType dt, const std::uint8_t* src, std::uint8_t* data, std::int64_t rows, std::int64_t n,
+               bool descending);
 
 // The stable sorting permutation of each row of `data` (as sort_rows) into
 // `out` (rows x n int64, indices within the row).
