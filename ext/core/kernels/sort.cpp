@@ -206,7 +206,9 @@ void lsd_low(K* __restrict a, K* __restrict b, I* __restrict ia, I* __restrict i
 // isrc, when not null) by the top 11 bits of the keys into dst (idst);
 // returns the 2049 bucket starts. With `kk`, src holds elements, whose keys
 // are computed on the fly (and scattered), so the elements need no key pass
-// of their own and src is only read.
+// of their own and src is only read; then an element whose key loses its
+// bits (Keys::lossy) stops the split before anything is written, and the
+// result is empty.
 template <class K, class I>
 std::vector<std::size_t> msd_split(const Keys<K>* kk, const K* src, const I* isrc, std::size_t n,
                                    std::size_t threads, K* dst, I* idst) {
@@ -214,16 +216,23 @@ std::vector<std::size_t> msd_split(const Keys<K>* kk, const K* src, const I* isr
     constexpr std::size_t kBuckets = std::size_t{1} << 11;
     const std::size_t chunk = (n + threads - 1) / threads;
     std::vector<std::size_t> hist(threads * kBuckets);
+    std::atomic<bool> lossy{false};
     run(threads, [&](std::size_t t) {
         const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
         std::size_t* h = hist.data() + t * kBuckets;
         if (kk) {
             const Keys<K> k = *kk;
-            for (std::size_t i = begin; i < end; ++i) ++h[k.key(src[i]) >> kShift];
+            bool any = false;
+            for (std::size_t i = begin; i < end; ++i) {
+                ++h[k.key(src[i]) >> kShift];
+                any |= k.lossy(src[i]);
+            }
+            if (any) lossy = true;
         } else {
             count_digits<K, kBuckets>(src + begin, end - begin, kShift, h);
         }
     });
+    if (lossy) return {};  // the keys cannot rebuild the elements: the caller sorts another way
     std::vector<std::size_t> start(kBuckets + 1);
     std::size_t running = 0;
     for (std::size_t b = 0; b < kBuckets; ++b) {
@@ -328,18 +337,19 @@ bool radix_sort(K* keys, K* ktmp, I* idx, I* itmp, std::size_t n, std::size_t th
     return src != keys;
 }
 
-// Sorts the row `from` of wide elements whose keys rebuild them (no lossy
-// element) into `row` (may be `from`), as msd_lsd_sort but with the keys made
+// Sorts the row `from` of wide elements into `row` (may be `from`) when
+// their keys rebuild them (no lossy element; false otherwise, row untouched), as msd_lsd_sort but with the keys made
 // on the fly from the elements, the buckets sorted in per-thread scratch and
 // written out as elements: one row-sized scratch array instead of three, and
 // no separate copy, key or value passes.
 template <class K>
-void sort_wide(const Keys<K>& kk, const K* from, K* row, std::size_t n, std::size_t threads) {
+bool sort_wide(const Keys<K>& kk, const K* from, K* row, std::size_t n, std::size_t threads) {
     constexpr int kShift = static_cast<int>(sizeof(K)) * 8 - 11;
     constexpr std::size_t kBuckets = std::size_t{1} << 11;
     BigScratch<K> tmp(n);
     const std::vector<std::size_t> start =
         msd_split<K, std::uint32_t>(&kk, from, nullptr, n, threads, tmp.data(), nullptr);
+    if (start.empty()) return false;
     const std::size_t workers = std::max<std::size_t>(threads, 1);
     std::vector<std::vector<K>> scratch(workers);
     // One item per worker, each taking buckets in turn, so that each keeps its own scratch.
@@ -370,6 +380,7 @@ void sort_wide(const Keys<K>& kk, const K* from, K* row, std::size_t n, std::siz
             for (std::size_t i = 0; i < len; ++i) row[lo + i] = kk.value(keys[i]);
         }
     });
+    return true;
 }
 
 // keys[i] = key(row[i]) over `threads` chunks; whether any element was lossy.
@@ -439,11 +450,7 @@ void sort_one(const Keys<K>& kk, const K* from, K* row, std::int64_t* out, std::
               RowScratch<K>& s) {
     if (n == 0) return;
     if constexpr (sizeof(K) >= 4) {
-        if (!out && n >= (std::size_t{1} << 16) &&
-            std::none_of(from, from + n, [&kk](K b) { return kk.lossy(b); })) {
-            sort_wide(kk, from, row, n, threads);
-            return;
-        }
+        if (!out && n >= (std::size_t{1} << 16) && sort_wide(kk, from, row, n, threads)) return;
     }
     if (!out && from != row) std::memcpy(row, from, n * sizeof(K));
     s.keys.resize(n);
