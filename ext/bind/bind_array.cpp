@@ -818,6 +818,15 @@ const PyMethodSpec kPyMethods[] = {
      "hrxarray.all of this array."},
     {"argmax", "def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray", "hrxarray.argmax of this array."},
     {"argmin", "def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray", "hrxarray.argmin of this array."},
+    {"sort", "def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None",
+     "Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously."},
+    {"argsort", "def argsort(self, axis: int | None = -1, kind: str | None = None, order: None = None) -> DeviceArray",
+     "hrxarray.argsort of this array."},
+    {"cumsum", "def cumsum(self, axis: int | None = None, dtype: object = None) -> DeviceArray",
+     "hrxarray.cumsum of this array."},
+    {"cumprod", "def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray",
+     "hrxarray.cumprod of this array."},
+    {"nonzero", "def nonzero(self) -> tuple[DeviceArray, ...]", "hrxarray.nonzero of this array."},
 };
 
 }  // namespace

@@ -27,6 +27,8 @@ void bind_numerics(nanobind::module_& m);
 void bind_dlpack(nanobind::module_& m);
 // DeviceArray, ufuncs and array primitives (bind_array.cpp, bind_ufunc.cpp).
 void bind_array(nanobind::module_& m);
+// Sorting, searching, set and cumulative primitives (bind_sorting.cpp).
+void bind_sorting(nanobind::module_& m);
 // _core._elementwise: the elementwise/cast/reduction kernels, for tests.
 void bind_elementwise(nanobind::module_& m);
 // _core.loom: Loom parse/verify/specialise and LoomError (bind_loom_frontend.cpp).

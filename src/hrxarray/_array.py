@@ -659,8 +659,20 @@ def _operand(x, op):
     return x if isinstance(x, DeviceArray) else _core._host_array(x, op)
 
 
-def where(condition, x, y) -> DeviceArray:
-    """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcast; NumPy's promotion of x and y)."""
+_NO_ARG = object()
+
+
+def where(condition, x=_NO_ARG, y=_NO_ARG):
+    """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcast; NumPy's promotion of x and y).
+
+    With ``condition`` alone it is NumPy's ``where(condition)``: ``hx.nonzero(condition)``.
+    """
+    if x is _NO_ARG and y is _NO_ARG:
+        from ._searching import nonzero
+
+        return nonzero(condition)
+    if x is _NO_ARG or y is _NO_ARG:
+        raise TypeError("where: either both or neither of x and y should be given")
     return _U["where"](condition, x, y)
 
 

@@ -508,7 +508,8 @@ Dims batch_map(const Dims& op_batch, const Dims& batch) {
     return map;
 }
 
-// A dense row-major copy of `a` in dtype `dt` (any numeric; BFP16 decodes).
+}  // namespace
+
 std::vector<uint8_t> dense_copy(const Array& a, DType dt) {
     const int64_t n = a.size();
     std::vector<uint8_t> out(static_cast<size_t>(std::max<int64_t>(n * dtype_itemsize(dt), 1)));
@@ -525,6 +526,8 @@ std::vector<uint8_t> dense_copy(const Array& a, DType dt) {
     }
     return out;
 }
+
+namespace {
 
 // Quantises the dense float32 copy `m` of the matmul operand of `shape`
 // (matrices of rows x cols, row-major) to bfp16ebs8 and back along the rows

@@ -133,6 +133,10 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
 // argmax/argmin over `axis` (-1: flattened) into int64 `out` (keepdims layout).
 TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name);
 
+// A dense row-major copy of `a` in dtype `dt` (any numeric; BFP16 decodes),
+// on the calling thread (inside a task).
+std::vector<uint8_t> dense_copy(const Array& a, DType dt);
+
 // How a matmul multiplies: Natural in out's dtype (kernels::matmul_typed:
 // integers wrap, floats accumulate in their own precision); Bf16 rounds both
 // operands to bfloat16 and accumulates in float32 as the NPU does

@@ -977,6 +977,23 @@ class DeviceArray:
     def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
         """hrxarray.argmin of this array."""
 
+    def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
+        """
+        Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
+        """
+
+    def argsort(self, axis: int | None = -1, kind: str | None = None, order: None = None) -> DeviceArray:
+        """hrxarray.argsort of this array."""
+
+    def cumsum(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
+        """hrxarray.cumsum of this array."""
+
+    def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
+        """hrxarray.cumprod of this array."""
+
+    def nonzero(self) -> tuple[DeviceArray, ...]:
+        """hrxarray.nonzero of this array."""
+
     @property
     def T(self) -> DeviceArray:
         """The transpose (axes reversed)."""

@@ -1,0 +1,60 @@
+"""Array API functions of issue 16 against NumPy, measured in the same run.
+
+1. ``hx.sort`` and ``hx.argsort`` of 16 M float32 (standard normal) vs
+   ``np.sort`` / ``np.argsort(kind="stable")`` (NumPy's sort uses
+   x86-simd-sort's AVX-512 path where the CPU has it). Target: sort >= 0.8x.
+2. ``hx.cumsum`` of 16 M float32 vs ``np.cumsum`` (both sequential). Target >= 1x.
+3. ``hx.sum(x, axis=0)`` of a (4096, 4096) float32 array vs ``np.sum``. Target >= 1x.
+
+The hx timings include submission and the wait for the result
+(``block_until_ready``); inputs live in Shared memory. Each figure is the
+median of the repetitions (the best is recorded too); ratio = NumPy time /
+hx time, so above 1 means hrxarray is faster. Writes bench/results/array_api.json.
+
+Run: python bench/array_api.py [repeats=7]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+import numpy as np
+
+import hrxarray as hx
+from _common import save_results, timings_s
+
+
+def figure(hx_fn, np_fn, repeats):
+    ht = timings_s(hx_fn, repeats, warmup=1)
+    nt = timings_s(np_fn, repeats, warmup=1)
+    h, n = statistics.median(ht), statistics.median(nt)
+    return {"hx_s": h, "hx_best_s": min(ht), "numpy_s": n, "numpy_best_s": min(nt), "ratio": n / h}
+
+
+def main(repeats: int) -> dict:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(1 << 24).astype(np.float32)
+    x = hx.asarray(a)
+    x.block_until_ready()
+    assert np.array_equal(hx.to_numpy(hx.sort(x)), np.sort(a))
+    res = {"n": a.size}
+    res["sort_f32_16M"] = figure(lambda: hx.sort(x).block_until_ready(), lambda: np.sort(a), repeats)
+    res["argsort_f32_16M"] = figure(lambda: hx.argsort(x).block_until_ready(),
+                                    lambda: np.argsort(a, kind="stable"), repeats)
+    assert np.array_equal(hx.to_numpy(hx.cumsum(x)), np.cumsum(a))
+    res["cumsum_f32_16M"] = figure(lambda: hx.cumsum(x).block_until_ready(), lambda: np.cumsum(a), repeats)
+    m = a.reshape(4096, 4096)
+    xm = hx.asarray(m)
+    res["sum_axis0_f32_4096x4096"] = figure(lambda: hx.sum(xm, axis=0).block_until_ready(),
+                                            lambda: np.sum(m, axis=0), repeats)
+    return res
+
+
+if __name__ == "__main__":
+    out = main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    path = save_results("array_api", out)
+    for k, v in out.items():
+        if isinstance(v, dict):
+            print(f"{k:28s} hx {v['hx_s'] * 1e3:8.2f} ms  numpy {v['numpy_s'] * 1e3:8.2f} ms  ratio {v['ratio']:.2f}x")
+    print("wrote", path)

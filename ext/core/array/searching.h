@@ -1,0 +1,22 @@
+// searchsorted and nonzero as array-layer tasks (kernels/sort.h).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "array/ops.h"
+
+namespace hrx {
+
+// out (int64, x2's shape) = insertion points of x2 into the 1-d x1 (through
+// `sorter` when not null), both compared as `common` (NumPy's result type),
+// in the sort order of Note [Sort order] (NaNs last).
+TaskSpec searchsorted_task(const Array& x1, const Array& x2, const Array* sorter, bool right, DType common,
+                           const Array& out, const std::string& name);
+
+// The C-order indices of in's nonzero elements: row d of `out` (int64,
+// (ndim, stride)) gets the indices along axis d; *count their number, set
+// when the task has run (the caller waits for it: the result's shape
+// depends on the data).
+TaskSpec nonzero_task(const Array& in, const Array& out, std::shared_ptr<int64_t> count, const std::string& name);
+
+}  // namespace hrx

@@ -1,0 +1,15 @@
+// Cumulative sums and products as array-layer tasks (kernels/scan.h).
+#pragma once
+#include <string>
+
+#include "array/ops.h"
+
+namespace hrx {
+
+// out = the cumulative sum (or product) of `in` along `axis`, in out's dtype
+// (in is cast to it first, as NumPy's accumulate casts its input). With
+// include_initial out is one longer along axis and starts with the identity.
+TaskSpec cumulative_task(const Array& in, int axis, bool product, bool include_initial, const Array& out,
+                         const std::string& name);
+
+}  // namespace hrx
