@@ -74,6 +74,7 @@ from ._core import (
     Visibility,
 )
 from . import kernels
+from . import random
 from ._trace import Trace
 from ._dtypes import (
     bfp16,
@@ -186,6 +187,7 @@ __all__ = [
     # kernels
     "kernels",
     "loom",
+    "random",
     "KernelContract",
     "BindingContract",
     "Artifact",

@@ -1,0 +1,259 @@
+// hx.random's kernels: Philox4x32-10 and the distributions drawn from it
+// (Note [Random streams] in random.h).
+#include "kernels/random.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "kernels/pool.h"
+
+namespace hrx::kernels {
+
+namespace {
+
+// The multipliers and Weyl key increments of the Philox paper (section 5).
+constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+constexpr double kTwoM53 = 1.0 / 9007199254740992.0;  // 2^-53
+constexpr double kTwoM52 = 2.0 * kTwoM53;
+constexpr float kTwoM24 = 1.0f / 16777216.0f;
+// Elements per pool item: a multiple of 4 so every item starts on a block.
+constexpr int64_t kChunk = int64_t{1} << 15;
+
+Philox4x32 block(uint64_t key, uint64_t slot, uint32_t attempt) noexcept {
+    const uint32_t c[4] = {static_cast<uint32_t>(slot), static_cast<uint32_t>(slot >> 32), attempt, 0};
+    return philox4x32_10(c, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32));
+}
+
+uint64_t word64(const Philox4x32& b, int half) noexcept {
+    return (uint64_t{b.v[2 * half]} << 32) | b.v[2 * half + 1];
+}
+
+template <class Fn>
+void chunked(int64_t n, const Fn& fn) noexcept {
+    const int64_t items = (n + kChunk - 1) / kChunk;
+    pool_run(static_cast<std::size_t>(items), [&](std::size_t it) {
+        const int64_t lo = static_cast<int64_t>(it) * kChunk;
+        fn(lo, std::min(n, lo + kChunk));
+    });
+}
+
+template <class T>
+void uniform_into(uint64_t key, uint64_t counter, int64_t n, double a, double b, T* out) noexcept {
+    chunked(n, [&](int64_t lo, int64_t hi) {
+        if constexpr (sizeof(T) == 8) {
+            for (int64_t i = lo; i < hi; i += 2) {
+                const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i / 2), 0);
+                for (int h = 0; h < 2 && i + h < hi; ++h)
+                    out[i + h] = a + b * (static_cast<double>(word64(r, h) >> 11) * kTwoM53);
+            }
+        } else {
+            for (int64_t i = lo; i < hi; i += 4) {
+                const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i / 4), 0);
+                for (int h = 0; h < 4 && i + h < hi; ++h) {
+                    const float u = static_cast<float>(r.v[h] >> 8) * kTwoM24;
+                    out[i + h] = static_cast<T>(a + b * static_cast<double>(u));
+                }
+            }
+        }
+    });
+}
+
+template <class T>
+void normal_into(uint64_t key, uint64_t counter, int64_t n, double a, double b, T* out) noexcept {
+    chunked(n, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; i += 2) {
+            const uint64_t slot = counter + static_cast<uint64_t>(i / 2);
+            double u, v, s;
+            for (uint32_t attempt = 0;; ++attempt) {
+                const Philox4x32 r = block(key, slot, attempt);
+                u = static_cast<double>(word64(r, 0) >> 11) * kTwoM52 - 1.0;
+                v = static_cast<double>(word64(r, 1) >> 11) * kTwoM52 - 1.0;
+                s = u * u + v * v;
+                if (s > 0.0 && s < 1.0) break;
+            }
+            const double f = std::sqrt(-2.0 * random_log(s) / s);
+            out[i] = static_cast<T>(a + b * (u * f));
+            if (i + 1 < hi) out[i + 1] = static_cast<T>(a + b * (v * f));
+        }
+    });
+}
+
+// Lemire's multiply-and-reject over `range` values (0: all 2^64).
+uint64_t bounded(uint64_t key, uint64_t slot, uint64_t range, uint64_t threshold) noexcept {
+    if (range != 0 && range <= (uint64_t{1} << 32)) {
+        for (uint32_t attempt = 0;; ++attempt) {
+            const Philox4x32 r = block(key, slot, attempt);
+            for (uint32_t w : r.v) {
+                const uint64_t m = uint64_t{w} * range;
+                if (static_cast<uint32_t>(m) >= threshold) return m >> 32;
+            }
+        }
+    }
+    for (uint32_t attempt = 0;; ++attempt) {
+        const Philox4x32 r = block(key, slot, attempt);
+        for (int h = 0; h < 2; ++h) {
+            const uint64_t x = word64(r, h);
+            if (range == 0) return x;
+            const unsigned __int128 m = static_cast<unsigned __int128>(x) * range;
+            if (static_cast<uint64_t>(m) >= threshold) return static_cast<uint64_t>(m >> 64);
+        }
+    }
+}
+
+template <class T>
+void integers_into(uint64_t key, uint64_t counter, int64_t n, uint64_t low, uint64_t range, T* out) noexcept {
+    // (2^w - range) mod range: the low products below it are the ones that
+    // would make some results more likely than others.
+    uint64_t threshold = 0;
+    if (range == (uint64_t{1} << 32))
+        threshold = 0;
+    else if (range != 0 && range < (uint64_t{1} << 32))
+        threshold = static_cast<uint32_t>(-static_cast<uint32_t>(range)) % static_cast<uint32_t>(range);
+    else if (range != 0)
+        threshold = (0 - range) % range;
+    chunked(n, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+            const uint64_t v = low + bounded(key, counter + static_cast<uint64_t>(i), range, threshold);
+            out[i] = static_cast<T>(v);
+        }
+    });
+}
+
+}  // namespace
+
+Philox4x32 philox4x32_10(const uint32_t c[4], uint32_t k0, uint32_t k1) noexcept {
+    uint32_t x0 = c[0], x1 = c[1], x2 = c[2], x3 = c[3];
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) {
+            k0 += kW0;
+            k1 += kW1;
+        }
+        const uint64_t p0 = uint64_t{kM0} * x0;
+        const uint64_t p1 = uint64_t{kM1} * x2;
+        const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x1 ^ k0;
+        const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x3 ^ k1;
+        x1 = static_cast<uint32_t>(p1);
+        x3 = static_cast<uint32_t>(p0);
+        x0 = y0;
+        x2 = y2;
+    }
+    return Philox4x32{{x0, x1, x2, x3}};
+}
+
+double random_log(double x) noexcept {
+    // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(f), f = (m-1)/(m+1),
+    // |f| <= 0.172, so twelve odd terms reach double precision.
+    uint64_t bits;
+    std::memcpy(&bits, &x, 8);
+    int e = static_cast<int>((bits >> 52) & 0x7ff);
+    if (e == 0) {  // subnormal: scale into the normal range first (exact)
+        x *= 18014398509481984.0;  // 2^54
+        std::memcpy(&bits, &x, 8);
+        e = static_cast<int>((bits >> 52) & 0x7ff) - 54;
+    }
+    bits = (bits & ~(uint64_t{0x7ff} << 52)) | (uint64_t{1022} << 52);
+    double m;
+    std::memcpy(&m, &bits, 8);
+    int ex = e - 1022;
+    if (m < 0.70710678118654752440) {
+        m *= 2.0;
+        ex -= 1;
+    }
+    const double f = (m - 1.0) / (m + 1.0);
+    const double f2 = f * f;
+    double p = 1.0 / 23.0;
+    for (int k = 10; k >= 0; --k) p = p * f2 + 1.0 / static_cast<double>(2 * k + 1);
+    const double logm = 2.0 * f * p;
+    constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
+    const double de = static_cast<double>(ex);
+    return de * kLn2Hi + (de * kLn2Lo + logm);
+}
+
+uint64_t random_real_blocks(RandomDist dist, DType dtype, int64_t n) noexcept {
+    const uint64_t per = dist == RandomDist::Uniform && dtype == DType::Float32 ? 4 : 2;
+    return (static_cast<uint64_t>(n) + per - 1) / per;
+}
+
+void random_real(RandomDist dist, DType dtype, uint64_t key, uint64_t counter, int64_t n, double a, double b,
+                 void* out) noexcept {
+    if (dist == RandomDist::Uniform) {
+        if (dtype == DType::Float32)
+            uniform_into(key, counter, n, a, b, static_cast<float*>(out));
+        else
+            uniform_into(key, counter, n, a, b, static_cast<double*>(out));
+    } else {
+        if (dtype == DType::Float32)
+            normal_into(key, counter, n, a, b, static_cast<float*>(out));
+        else
+            normal_into(key, counter, n, a, b, static_cast<double*>(out));
+    }
+}
+
+void random_integers(DType dtype, uint64_t key, uint64_t counter, int64_t n, uint64_t low, uint64_t range,
+                     void* out) noexcept {
+    switch (dtype_itemsize(dtype)) {
+        case 1: integers_into(key, counter, n, low, range, static_cast<uint8_t*>(out)); break;
+        case 2: integers_into(key, counter, n, low, range, static_cast<uint16_t*>(out)); break;
+        case 4: integers_into(key, counter, n, low, range, static_cast<uint32_t*>(out)); break;
+        default: integers_into(key, counter, n, low, range, static_cast<uint64_t*>(out)); break;
+    }
+}
+
+void random_choice_cdf(uint64_t key, uint64_t counter, int64_t n, const double* cdf, int64_t cdf_len,
+                       int64_t* out) noexcept {
+    chunked(n, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; i += 2) {
+            const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i / 2), 0);
+            for (int h = 0; h < 2 && i + h < hi; ++h) {
+                const double u = static_cast<double>(word64(r, h) >> 11) * kTwoM53;
+                const int64_t j = std::upper_bound(cdf, cdf + cdf_len, u) - cdf;
+                out[i + h] = std::min(j, cdf_len - 1);
+            }
+        }
+    });
+}
+
+bool random_sample(uint64_t key, uint64_t counter, int64_t n, int64_t k, const double* weights, bool sorted,
+                   int64_t* out) noexcept {
+    std::vector<std::pair<uint64_t, int64_t>> keys;
+    try {
+        keys.resize(static_cast<std::size_t>(n));
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
+    chunked(n, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+            const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i), 0);
+            uint64_t kbits = word64(r, 0);
+            if (weights) {
+                // Exponential keys -log(u)/w, u in (0, 1]; non-negative doubles
+                // order as their bit patterns (0.0 - log: never -0.0).
+                const double u = static_cast<double>((kbits >> 11) + 1) * kTwoM53;
+                const double w = weights[i];
+                const double e = w > 0.0 ? (0.0 - random_log(u)) / w : HUGE_VAL;
+                std::memcpy(&kbits, &e, 8);
+            }
+            keys[static_cast<std::size_t>(i)] = {kbits, i};
+        }
+    });
+    if (k < n) std::nth_element(keys.begin(), keys.begin() + k, keys.end());
+    std::sort(keys.begin(), keys.begin() + k);
+    for (int64_t i = 0; i < k; ++i) out[i] = keys[static_cast<std::size_t>(i)].second;
+    if (sorted) std::sort(out, out + k);
+    return true;
+}
+
+void gather_rows(const uint8_t* src, std::size_t row_bytes, const int64_t* idx, int64_t k, uint8_t* dst) noexcept {
+    chunked(k, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r)
+            std::memcpy(dst + static_cast<std::size_t>(r) * row_bytes, src + static_cast<std::size_t>(idx[r]) * row_bytes,
+                        row_bytes);
+    });
+}
+
+}  // namespace hrx::kernels

@@ -1,0 +1,262 @@
+"""hx.random: random numbers generated on the device.
+
+``hx.random.default_rng(seed)`` returns a :class:`Generator` whose methods
+(``random``, ``standard_normal``, ``normal``, ``uniform``, ``integers``,
+``choice``, ``permutation``) follow ``numpy.random.Generator``'s signatures,
+plus ``device=`` (a placement, the array API's spelling of ``placement=``).
+Each call returns a DeviceArray at once; the values are written by a region on
+the emulated GPU's compute lane and complete asynchronously, like every other
+operation. ``size=None`` gives a 0-d array (NumPy gives a Python scalar).
+
+The generator is counter-based (Philox4x32-10): every value is a pure
+function of the Generator's key and a block counter, so the same seed gives
+the same bits on every host and for every thread count, and each call
+advances the counter by exactly the blocks it consumed. Seeding follows
+NumPy's ``SeedSequence`` (``default_rng(42)`` twice gives the same stream,
+different seeds independent streams, ``default_rng()`` seeds from OS entropy,
+``spawn`` gives independent children). The streams are not NumPy's (NumPy
+uses PCG64 and its own ziggurat). Note [Random streams] in
+``ext/core/kernels/random.h`` describes how each distribution is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core
+from ._array import DeviceArray, _c_contiguous, asarray
+
+__all__ = ["default_rng", "Generator"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _home(device: Any, placement: Any, op: str) -> Any:
+    """The result's placement: ``device=`` is the array API's spelling of ``placement=``."""
+    if device is not None and placement is not None and device != placement:
+        raise TypeError(f"{op}: device={device!r} and placement={placement!r} differ; give one of them")
+    return placement if device is None else device
+
+
+def _shape(size: Any, op: str) -> tuple[int, ...]:
+    if size is None:
+        return ()
+    try:
+        dims = (operator.index(size),) if not isinstance(size, (tuple, list)) else tuple(map(operator.index, size))
+    except TypeError:
+        raise TypeError(f"{op}: size must be None, an integer or a tuple of integers, got {size!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{op}: size must not have negative entries, got {size!r}")
+    return dims
+
+
+def _real(value: Any, what: str, op: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: {what} must be a real scalar (array-valued parameters are not supported), "
+                        f"got {value!r}")
+    return float(value)
+
+
+def _dtype(dtype: Any, allowed: Callable[[np.dtype], bool], what: str, op: str) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{op}: dtype {dtype!r} is not a dtype") from None
+    if not allowed(dt):
+        raise TypeError(f"{op}: dtype must be {what}, got {dt}")
+    return dt
+
+
+class Generator:
+    """A device random generator: a Philox key and a block counter.
+
+    Create one with :func:`default_rng`. Methods are safe to call from
+    several threads (each call takes its own range of counters).
+    """
+
+    def __init__(self, seed_seq: np.random.SeedSequence) -> None:
+        if not isinstance(seed_seq, np.random.SeedSequence):
+            raise TypeError(f"Generator: expected a numpy.random.SeedSequence, got {seed_seq!r}; use hx.random.default_rng")
+        words = seed_seq.generate_state(2, np.uint32)
+        self._seed_seq = seed_seq
+        self._key = int(words[0]) | (int(words[1]) << 32)
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Generator(Philox4x32-10, key=0x{self._key:016x}, counter={self._counter})"
+
+    @property
+    def seed_seq(self) -> np.random.SeedSequence:
+        """The SeedSequence the key came from."""
+        return self._seed_seq
+
+    @property
+    def state(self) -> dict[str, int]:
+        """The Philox key and the next unused block counter (Note [Random streams])."""
+        with self._lock:
+            return {"key": self._key, "counter": self._counter}
+
+    def _draw(self, call: Callable[[int, int], tuple[DeviceArray, int]]) -> DeviceArray:
+        # The counter advances only when the call was accepted: a refused call changes nothing.
+        with self._lock:
+            out, blocks = call(self._key, self._counter)
+            self._counter = (self._counter + blocks) % (1 << 64)
+        return out
+
+    def spawn(self, n_children: int) -> list[Generator]:
+        """``n_children`` new Generators with independent streams (``SeedSequence.spawn``)."""
+        return [Generator(s) for s in self._seed_seq.spawn(n_children)]
+
+    def random(self, size: Any = None, dtype: Any = np.float64, *, device: Any = None,
+               placement: Any = None) -> DeviceArray:
+        """Floats uniform in [0, 1): the top 53 (float64) or 24 (float32) bits of the stream."""
+        op = "Generator.random"
+        dt = _dtype(dtype, lambda d: d in _FLOATS, "float32 or float64", op)
+        return self._real("uniform", size, dt, 0.0, 1.0, _home(device, placement, op), op)
+
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64, *, device: Any = None,
+                        placement: Any = None) -> DeviceArray:
+        """Standard normal values (Marsaglia's polar method, host-independent bits)."""
+        op = "Generator.standard_normal"
+        dt = _dtype(dtype, lambda d: d in _FLOATS, "float32 or float64", op)
+        return self._real("normal", size, dt, 0.0, 1.0, _home(device, placement, op), op)
+
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, device: Any = None,
+               placement: Any = None) -> DeviceArray:
+        """float64 values ``loc + scale * z``, z standard normal; ``scale`` must be non-negative."""
+        op = "Generator.normal"
+        a, b = _real(loc, "loc", op), _real(scale, "scale", op)
+        if not b >= 0:
+            raise ValueError(f"{op}: scale must be non-negative, got {scale!r}")
+        return self._real("normal", size, _FLOATS[1], a, b, _home(device, placement, op), op)
+
+    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, *, device: Any = None,
+                placement: Any = None) -> DeviceArray:
+        """float64 values ``low + (high - low) * u``, u uniform in [0, 1)."""
+        op = "Generator.uniform"
+        a, b = _real(low, "low", op), _real(high, "high", op)
+        if not math.isfinite(b - a):
+            raise ValueError(f"{op}: high - low must be finite, got low={low!r}, high={high!r}")
+        return self._real("uniform", size, _FLOATS[1], a, b - a, _home(device, placement, op), op)
+
+    def _real(self, dist: str, size: Any, dt: np.dtype, a: float, b: float, place: Any, op: str) -> DeviceArray:
+        shape = _shape(size, op)
+        return self._draw(lambda key, ctr: _core._random_real(dist, shape, dt, key, ctr, a, b, place, op))
+
+    def integers(self, low: int, high: int | None = None, size: Any = None, dtype: Any = np.int64,
+                 endpoint: bool = False, *, device: Any = None, placement: Any = None) -> DeviceArray:
+        """Integers uniform in [low, high) ([low, high] with ``endpoint=True``), unbiased for every range.
+
+        With ``high=None`` the range is [0, low). Any range within ``dtype``'s
+        (an integer dtype or bool) is allowed.
+        """
+        op = "Generator.integers"
+        dt = _dtype(dtype, lambda d: d.kind in "iub", "an integer dtype or bool", op)
+        if high is None:
+            low, high = 0, low
+        try:
+            lo, hi = operator.index(low), operator.index(high)
+        except TypeError:
+            raise TypeError(f"{op}: low and high must be integers, got low={low!r}, high={high!r}") from None
+        top = hi if endpoint else hi - 1
+        if lo > top:
+            raise ValueError(f"{op}: low {'>' if endpoint else '>='} high (low={lo}, high={hi})")
+        info_min, info_max = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+        if lo < info_min:
+            raise ValueError(f"{op}: low={lo} is out of bounds for {dt}")
+        if top > info_max:
+            raise ValueError(f"{op}: high={hi} is out of bounds for {dt}")
+        span = (top - lo + 1) % (1 << 64)  # 0 stands for 2**64 (a whole uint64/int64 range)
+        shape, place = _shape(size, op), _home(device, placement, op)
+        return self._draw(lambda key, ctr: _core._random_integers(shape, dt, key, ctr, lo % (1 << 64), span, place, op))
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, shuffle: bool = True, *,
+               device: Any = None, placement: Any = None) -> DeviceArray:
+        """Random samples of ``a`` along axis 0 (``a`` an integer n: of ``arange(n)``).
+
+        ``p`` gives the probabilities of the entries (non-negative, summing to
+        1). Without replacement the sample is in random order, or in
+        population order with ``shuffle=False``. The result's shape is
+        ``size`` followed by ``a``'s trailing axes; it lives in ``device`` or
+        else in ``a``'s placement (a DeviceArray) or the default placement.
+        """
+        return self._choice(a, size, replace, p, shuffle, _home(device, placement, "Generator.choice"),
+                            "Generator.choice")
+
+    def _choice(self, a: Any, size: Any, replace: bool, p: Any, shuffle: bool, place: Any, op: str) -> DeviceArray:
+        src = None
+        if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
+            n = int(a)
+            if n < 0:
+                raise ValueError(f"{op}: a must be a non-negative integer or an array, got {a!r}")
+        else:
+            src = a if isinstance(a, DeviceArray) else asarray(a, placement=place)
+            if src.ndim == 0:
+                raise ValueError(f"{op}: a must be an integer or an array of at least one dimension")
+            n = src.shape[0]
+        shape = _shape(size, op)
+        count = math.prod(shape)
+        if n == 0 and count > 0:
+            raise ValueError(f"{op}: a is empty, so no sample of size {size!r} can be taken")
+        probs = np.empty(0)
+        kind = "uniform" if replace else "sample"
+        if p is not None:
+            pa = np.asarray(p, dtype=np.float64)
+            if pa.ndim != 1 or pa.shape[0] != n:
+                raise ValueError(f"{op}: p must be 1-dimensional with the population's length {n}, got shape {pa.shape}")
+            if not np.all(np.isfinite(pa)) or np.any(pa < 0):
+                raise ValueError(f"{op}: p must hold finite non-negative probabilities")
+            total = math.fsum(pa.tolist())
+            if abs(total - 1.0) > math.sqrt(np.finfo(np.float64).eps):
+                raise ValueError(f"{op}: p must sum to 1, its entries sum to {total!r}")
+            if replace:
+                kind, probs = "cdf", np.cumsum(pa)
+                probs /= probs[-1]
+            else:
+                if np.count_nonzero(pa) < count:
+                    raise ValueError(f"{op}: p has fewer non-zero entries ({np.count_nonzero(pa)}) than the "
+                                     f"sample size {count} without replacement")
+                probs = pa
+        if not replace and count > n:
+            raise ValueError(f"{op}: cannot take a sample of {count} from a population of {n} without replacement "
+                             "(replace=False)")
+        if src is not None and not _c_contiguous(src):
+            src = src.copy()  # the kernel gathers whole rows of a dense array
+        probs = np.ascontiguousarray(probs, dtype=np.float64)
+        return self._draw(lambda key, ctr: _core._random_choice(kind, n, probs, not shuffle, shape, src, key, ctr,
+                                                                place, op))
+
+    def permutation(self, x: Any, *, device: Any = None, placement: Any = None) -> DeviceArray:
+        """A random permutation of ``arange(x)`` (x an integer), or of ``x``'s rows (along axis 0), as a new array."""
+        op = "Generator.permutation"
+        place = _home(device, placement, op)
+        if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+            if x < 0:
+                raise ValueError(f"{op}: x must be a non-negative integer or an array, got {x!r}")
+            return self._choice(int(x), int(x), False, None, True, place, op)
+        src = x if isinstance(x, DeviceArray) else asarray(x, placement=place)
+        if src.ndim == 0:
+            raise ValueError(f"{op}: x must be an integer or an array of at least one dimension")
+        return self._choice(src, src.shape[0], False, None, True, place, op)
+
+
+def default_rng(seed: Any = None) -> Generator:
+    """A new :class:`Generator` seeded as ``numpy.random.default_rng`` seeds.
+
+    ``seed``: None (fresh OS entropy), a non-negative integer or a sequence of
+    them, a ``numpy.random.SeedSequence``, or a Generator (returned as it is).
+    """
+    if isinstance(seed, Generator):
+        return seed
+    if isinstance(seed, np.random.SeedSequence):
+        return Generator(seed)
+    try:
+        return Generator(np.random.SeedSequence(seed))
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"default_rng: bad seed {seed!r}: {e}") from None
