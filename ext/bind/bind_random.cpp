@@ -33,12 +33,19 @@ nb::object finish(RuntimeCore& rt, RandomTask& r, const Array& out) {
 }
 
 nb::object random_real(const std::string& dist, nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter,
-                       double a, double b, nb::handle placement, const std::string& op) {
+                       double a, double b, nb::handle placement, nb::handle out_obj, const std::string& op) {
+    const kernels::RandomDist d = dist == "normal" ? kernels::RandomDist::Normal : kernels::RandomDist::Uniform;
+    if (!out_obj.is_none()) {
+        if (!is_array(out_obj)) throw nb::type_error((op + ": out must be a DeviceArray").c_str());
+        const Array& out = array_of(out_obj);
+        RandomTask r = random_real_task(d, RandomStream{key, counter}, a, b, out, op);
+        submit(runtime_of(out), r.task);
+        return nb::make_tuple(out_obj, r.blocks);  // out itself, as NumPy returns it
+    }
     const DType t = dtype_from_py(dtype, op);
     auto [rt, p] = result_home(placement, nullptr, op);
     const Array out = make_array(*rt, p, int_vector(shape, op, "size"), t, op);
-    RandomTask r = random_real_task(dist == "normal" ? kernels::RandomDist::Normal : kernels::RandomDist::Uniform,
-                                    RandomStream{key, counter}, a, b, out, op);
+    RandomTask r = random_real_task(d, RandomStream{key, counter}, a, b, out, op);
     return finish(*rt, r, out);
 }
 
@@ -76,9 +83,10 @@ nb::object random_choice(const std::string& kind, int64_t population, Doubles pr
 
 void bind_random(nb::module_& m) {
     m.def("_random_real", &random_real, "dist"_a, "shape"_a, "dtype"_a, "key"_a, "counter"_a, "a"_a, "b"_a,
-          "placement"_a.none(), "op"_a,
+          "placement"_a.none(), "out"_a.none(), "op"_a,
           "(array, blocks): a + b * x for x uniform [0, 1) (dist 'uniform') or standard normal ('normal'), "
-          "drawn from Philox block counters [counter, counter + blocks) of key, on the compute lane.");
+          "drawn from Philox block counters [counter, counter + blocks) of key, on the compute lane, into a new "
+          "array or into out (shape and dtype already checked by the caller).");
     m.def("_random_integers", &random_integers, "shape"_a, "dtype"_a, "key"_a, "counter"_a, "low"_a, "range"_a,
           "placement"_a.none(), "op"_a,
           "(array, blocks): low + r (wrapped into dtype) for r uniform in [0, range), range 0 meaning 2**64.");

@@ -113,19 +113,22 @@ class Generator:
         """``n_children`` new Generators with independent streams (``SeedSequence.spawn``)."""
         return [Generator(s) for s in self._seed_seq.spawn(n_children)]
 
-    def random(self, size: Any = None, dtype: Any = np.float64, *, device: Any = None,
-               placement: Any = None) -> DeviceArray:
-        """Floats uniform in [0, 1): the top 53 (float64) or 24 (float32) bits of the stream."""
+    def random(self, size: Any = None, dtype: Any = np.float64, out: DeviceArray | None = None, *,
+               device: Any = None, placement: Any = None) -> DeviceArray:
+        """Floats uniform in [0, 1): the top 53 (float64) or 24 (float32) bits of the stream.
+
+        ``out``: a C-contiguous DeviceArray of ``dtype`` to fill instead of a new array.
+        """
         op = "Generator.random"
         dt = _dtype(dtype, lambda d: d in _FLOATS, "float32 or float64", op)
-        return self._real("uniform", size, dt, 0.0, 1.0, _home(device, placement, op), op)
+        return self._real("uniform", size, dt, 0.0, 1.0, _home(device, placement, op), op, out)
 
-    def standard_normal(self, size: Any = None, dtype: Any = np.float64, *, device: Any = None,
-                        placement: Any = None) -> DeviceArray:
-        """Standard normal values (Marsaglia's polar method, host-independent bits)."""
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: DeviceArray | None = None, *,
+                        device: Any = None, placement: Any = None) -> DeviceArray:
+        """Standard normal values (Marsaglia's polar method, host-independent bits); ``out`` as in ``random``."""
         op = "Generator.standard_normal"
         dt = _dtype(dtype, lambda d: d in _FLOATS, "float32 or float64", op)
-        return self._real("normal", size, dt, 0.0, 1.0, _home(device, placement, op), op)
+        return self._real("normal", size, dt, 0.0, 1.0, _home(device, placement, op), op, out)
 
     def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, device: Any = None,
                placement: Any = None) -> DeviceArray:
@@ -145,9 +148,19 @@ class Generator:
             raise ValueError(f"{op}: high - low must be finite, got low={low!r}, high={high!r}")
         return self._real("uniform", size, _FLOATS[1], a, b - a, _home(device, placement, op), op)
 
-    def _real(self, dist: str, size: Any, dt: np.dtype, a: float, b: float, place: Any, op: str) -> DeviceArray:
+    def _real(self, dist: str, size: Any, dt: np.dtype, a: float, b: float, place: Any, op: str,
+              out: DeviceArray | None = None) -> DeviceArray:
         shape = _shape(size, op)
-        return self._draw(lambda key, ctr: _core._random_real(dist, shape, dt, key, ctr, a, b, place, op))
+        if out is not None:
+            if not isinstance(out, DeviceArray):
+                raise TypeError(f"{op}: out must be a DeviceArray, got {type(out).__name__}")
+            if size is not None and tuple(out.shape) != shape:
+                raise ValueError(f"{op}: size {shape} does not match out's shape {tuple(out.shape)}")
+            if out.dtype != dt:
+                raise TypeError(f"{op}: out's dtype {out.dtype} is not the requested dtype {dt}")
+            if place is not None and place != out.placement:
+                raise ValueError(f"{op}: out lives in {out.placement!r}, not in device={place!r}")
+        return self._draw(lambda key, ctr: _core._random_real(dist, shape, dt, key, ctr, a, b, place, out, op))
 
     def integers(self, low: int, high: int | None = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False, *, device: Any = None, placement: Any = None) -> DeviceArray:

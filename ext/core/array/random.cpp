@@ -47,7 +47,7 @@ RandomTask random_integers_task(RandomStream s, uint64_t low, uint64_t range, co
     RandomTask r;
     r.task = random_spec(out, op, "random.integers");
     const int64_t n = out.size();
-    r.blocks = static_cast<uint64_t>(n);
+    r.blocks = kernels::random_integer_blocks(range, n);
     uint8_t* data = out.data();
     const DType dt = out.dtype;
     r.task.fn = [=] { kernels::random_integers(dt, s.key, s.counter, n, low, range, data); };
@@ -76,7 +76,7 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
         src_data = src->data();  // kept alive by the read use until the task retires
     }
     switch (how.kind) {
-        case Kind::Uniform: r.blocks = static_cast<uint64_t>(count); break;
+        case Kind::Uniform: r.blocks = kernels::random_integer_blocks(static_cast<uint64_t>(how.population), count); break;
         case Kind::Cdf: r.blocks = kernels::random_real_blocks(kernels::RandomDist::Uniform, DType::Float64, count); break;
         case Kind::Sample: r.blocks = static_cast<uint64_t>(how.population); break;
     }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/elementwise_impl.h"
 #include "kernels/pool.h"
 
 namespace hrx::kernels {
@@ -29,8 +30,74 @@ Philox4x32 block(uint64_t key, uint64_t slot, uint32_t attempt) noexcept {
     return philox4x32_10(c, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32));
 }
 
-uint64_t word64(const Philox4x32& b, int half) noexcept {
-    return (uint64_t{b.v[2 * half]} << 32) | b.v[2 * half + 1];
+uint64_t word64(const uint32_t* b, int half) noexcept {
+    return (uint64_t{b[2 * half]} << 32) | b[2 * half + 1];
+}
+
+// Attempt 0 of kRun consecutive slots at once: the same rounds as
+// philox4x32_10, laid out lane by lane so that the compiler vectorises them
+// (integer arithmetic: every path gives the same bits).
+constexpr int kRun = 64;
+using Run = uint32_t[kRun][4];
+
+inline __attribute__((always_inline)) void philox_run_impl(uint64_t key, uint64_t slot0, Run& out) noexcept {
+    alignas(64) uint32_t x0[kRun], x1[kRun], x2[kRun], x3[kRun];
+    for (int l = 0; l < kRun; ++l) {
+        const uint64_t s = slot0 + static_cast<uint64_t>(l);
+        x0[l] = static_cast<uint32_t>(s);
+        x1[l] = static_cast<uint32_t>(s >> 32);
+        x2[l] = 0;
+        x3[l] = 0;
+    }
+    uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) {
+            k0 += kW0;
+            k1 += kW1;
+        }
+        for (int l = 0; l < kRun; ++l) {
+            const uint64_t p0 = uint64_t{kM0} * x0[l];
+            const uint64_t p1 = uint64_t{kM1} * x2[l];
+            const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x1[l] ^ k0;
+            const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x3[l] ^ k1;
+            x1[l] = static_cast<uint32_t>(p1);
+            x3[l] = static_cast<uint32_t>(p0);
+            x0[l] = y0;
+            x2[l] = y2;
+        }
+    }
+    for (int l = 0; l < kRun; ++l) {
+        out[l][0] = x0[l];
+        out[l][1] = x1[l];
+        out[l][2] = x2[l];
+        out[l][3] = x3[l];
+    }
+}
+
+void philox_run_portable(uint64_t key, uint64_t slot0, Run& out) noexcept { philox_run_impl(key, slot0, out); }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2"))) void philox_run_avx2(uint64_t key, uint64_t slot0, Run& out) noexcept {
+    philox_run_impl(key, slot0, out);
+}
+#endif
+
+void philox_run(uint64_t key, uint64_t slot0, Run& out) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static const bool avx2 = ew::avx2_loops();
+    if (avx2) return philox_run_avx2(key, slot0, out);
+#endif
+    philox_run_portable(key, slot0, out);
+}
+
+// fn(i, block words) for every slot i in [s_lo, s_hi), attempt 0, a run at a time.
+template <class Fn>
+void for_blocks(uint64_t key, uint64_t counter, int64_t s_lo, int64_t s_hi, const Fn& fn) noexcept {
+    Run run;
+    for (int64_t s = s_lo; s < s_hi; s += kRun) {
+        philox_run(key, counter + static_cast<uint64_t>(s), run);
+        const int64_t m = std::min<int64_t>(kRun, s_hi - s);
+        for (int64_t l = 0; l < m; ++l) fn(s + l, run[l]);
+    }
 }
 
 template <class Fn>
@@ -42,86 +109,94 @@ void chunked(int64_t n, const Fn& fn) noexcept {
     });
 }
 
+// Values per block: elements [lo, hi) of a chunk use the slots [lo/per, ceil(hi/per)).
+template <int Per, class Fn>
+void chunked_slots(uint64_t key, uint64_t counter, int64_t n, const Fn& fn) noexcept {
+    chunked(n, [&](int64_t lo, int64_t hi) {
+        for_blocks(key, counter, lo / Per, (hi + Per - 1) / Per, [&](int64_t slot, const uint32_t* b) {
+            const int64_t first = slot * Per;
+            fn(slot, b, first, std::min<int64_t>(Per, hi - first));
+        });
+    });
+}
+
 template <class T>
 void uniform_into(uint64_t key, uint64_t counter, int64_t n, double a, double b, T* out) noexcept {
-    chunked(n, [&](int64_t lo, int64_t hi) {
-        if constexpr (sizeof(T) == 8) {
-            for (int64_t i = lo; i < hi; i += 2) {
-                const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i / 2), 0);
-                for (int h = 0; h < 2 && i + h < hi; ++h)
-                    out[i + h] = a + b * (static_cast<double>(word64(r, h) >> 11) * kTwoM53);
+    if constexpr (sizeof(T) == 8) {
+        chunked_slots<2>(key, counter, n, [&](int64_t, const uint32_t* w, int64_t i, int64_t m) {
+            for (int h = 0; h < m; ++h) out[i + h] = a + b * (static_cast<double>(static_cast<int64_t>(word64(w, h) >> 11)) * kTwoM53);
+        });
+    } else {
+        chunked_slots<4>(key, counter, n, [&](int64_t, const uint32_t* w, int64_t i, int64_t m) {
+            for (int h = 0; h < m; ++h) {
+                const float u = static_cast<float>(w[h] >> 8) * kTwoM24;
+                out[i + h] = static_cast<T>(a + b * static_cast<double>(u));
             }
-        } else {
-            for (int64_t i = lo; i < hi; i += 4) {
-                const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i / 4), 0);
-                for (int h = 0; h < 4 && i + h < hi; ++h) {
-                    const float u = static_cast<float>(r.v[h] >> 8) * kTwoM24;
-                    out[i + h] = static_cast<T>(a + b * static_cast<double>(u));
-                }
-            }
-        }
-    });
+        });
+    }
 }
 
 template <class T>
 void normal_into(uint64_t key, uint64_t counter, int64_t n, double a, double b, T* out) noexcept {
-    chunked(n, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; i += 2) {
-            const uint64_t slot = counter + static_cast<uint64_t>(i / 2);
-            double u, v, s;
-            for (uint32_t attempt = 0;; ++attempt) {
-                const Philox4x32 r = block(key, slot, attempt);
-                u = static_cast<double>(word64(r, 0) >> 11) * kTwoM52 - 1.0;
-                v = static_cast<double>(word64(r, 1) >> 11) * kTwoM52 - 1.0;
-                s = u * u + v * v;
-                if (s > 0.0 && s < 1.0) break;
-            }
-            const double f = std::sqrt(-2.0 * random_log(s) / s);
-            out[i] = static_cast<T>(a + b * (u * f));
-            if (i + 1 < hi) out[i + 1] = static_cast<T>(a + b * (v * f));
+    chunked_slots<2>(key, counter, n, [&](int64_t slot, const uint32_t* w, int64_t i, int64_t m) {
+        Philox4x32 again;
+        double u, v, s;
+        for (uint32_t attempt = 1;; ++attempt) {
+            u = static_cast<double>(static_cast<int64_t>(word64(w, 0) >> 11)) * kTwoM52 - 1.0;
+            v = static_cast<double>(static_cast<int64_t>(word64(w, 1) >> 11)) * kTwoM52 - 1.0;
+            s = u * u + v * v;
+            if (s > 0.0 && s < 1.0) break;
+            again = block(key, counter + static_cast<uint64_t>(slot), attempt);
+            w = again.v;
         }
+        const double f = std::sqrt(-2.0 * random_log(s) / s);
+        out[i] = static_cast<T>(a + b * (u * f));
+        if (m > 1) out[i + 1] = static_cast<T>(a + b * (v * f));
     });
 }
 
-// Lemire's multiply-and-reject over `range` values (0: all 2^64).
-uint64_t bounded(uint64_t key, uint64_t slot, uint64_t range, uint64_t threshold) noexcept {
-    if (range != 0 && range <= (uint64_t{1} << 32)) {
-        for (uint32_t attempt = 0;; ++attempt) {
-            const Philox4x32 r = block(key, slot, attempt);
-            for (uint32_t w : r.v) {
-                const uint64_t m = uint64_t{w} * range;
-                if (static_cast<uint32_t>(m) >= threshold) return m >> 32;
-            }
-        }
-    }
-    for (uint32_t attempt = 0;; ++attempt) {
-        const Philox4x32 r = block(key, slot, attempt);
-        for (int h = 0; h < 2; ++h) {
-            const uint64_t x = word64(r, h);
+// Lemire's multiply-and-reject over `range` values (0: all 2^64) for value
+// `lane` of its slot: ranges up to 2^32 take word `lane` (of 4) of the slot's
+// attempts 0, 1, ...; wider ones 64-bit half `lane` (of 2).
+template <bool Narrow>
+uint64_t bounded(uint64_t key, uint64_t slot, int lane, const uint32_t* w, uint64_t range, uint64_t threshold) noexcept {
+    Philox4x32 again;
+    for (uint32_t attempt = 1;; ++attempt) {
+        if constexpr (Narrow) {
+            const uint64_t m = uint64_t{w[lane]} * range;
+            if (static_cast<uint32_t>(m) >= threshold) return m >> 32;
+        } else {
+            const uint64_t x = word64(w, lane);
             if (range == 0) return x;
             const unsigned __int128 m = static_cast<unsigned __int128>(x) * range;
             if (static_cast<uint64_t>(m) >= threshold) return static_cast<uint64_t>(m >> 64);
         }
+        again = block(key, slot, attempt);
+        w = again.v;
     }
 }
+
+bool narrow_range(uint64_t range) noexcept { return range != 0 && range <= (uint64_t{1} << 32); }
 
 template <class T>
 void integers_into(uint64_t key, uint64_t counter, int64_t n, uint64_t low, uint64_t range, T* out) noexcept {
     // (2^w - range) mod range: the low products below it are the ones that
     // would make some results more likely than others.
-    uint64_t threshold = 0;
-    if (range == (uint64_t{1} << 32))
-        threshold = 0;
-    else if (range != 0 && range < (uint64_t{1} << 32))
-        threshold = static_cast<uint32_t>(-static_cast<uint32_t>(range)) % static_cast<uint32_t>(range);
-    else if (range != 0)
-        threshold = (0 - range) % range;
-    chunked(n, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) {
-            const uint64_t v = low + bounded(key, counter + static_cast<uint64_t>(i), range, threshold);
-            out[i] = static_cast<T>(v);
-        }
-    });
+    if (narrow_range(range)) {
+        const uint64_t threshold = range == (uint64_t{1} << 32) ? 0 : (uint64_t{1} << 32) % range;
+        chunked_slots<4>(key, counter, n, [&](int64_t slot, const uint32_t* w, int64_t i, int64_t m) {
+            for (int h = 0; h < m; ++h)
+                out[i + h] = static_cast<T>(low + bounded<true>(key, counter + static_cast<uint64_t>(slot), h, w,
+                                                                 range, threshold));
+        });
+    } else {
+        const uint64_t threshold = range == 0 ? 0 : (0 - range) % range;
+        chunked_slots<2>(key, counter, n, [&](int64_t slot, const uint32_t* w, int64_t i, int64_t m) {
+            for (int h = 0; h < m; ++h)
+                out[i + h] = static_cast<T>(low + bounded<false>(key, counter + static_cast<uint64_t>(slot), h, w,
+                                                                  range, threshold));
+        });
+    }
 }
 
 }  // namespace
@@ -174,6 +249,11 @@ double random_log(double x) noexcept {
     return de * kLn2Hi + (de * kLn2Lo + logm);
 }
 
+uint64_t random_integer_blocks(uint64_t range, int64_t n) noexcept {
+    const uint64_t per = narrow_range(range) ? 4 : 2;
+    return (static_cast<uint64_t>(n) + per - 1) / per;
+}
+
 uint64_t random_real_blocks(RandomDist dist, DType dtype, int64_t n) noexcept {
     const uint64_t per = dist == RandomDist::Uniform && dtype == DType::Float32 ? 4 : 2;
     return (static_cast<uint64_t>(n) + per - 1) / per;
@@ -206,14 +286,11 @@ void random_integers(DType dtype, uint64_t key, uint64_t counter, int64_t n, uin
 
 void random_choice_cdf(uint64_t key, uint64_t counter, int64_t n, const double* cdf, int64_t cdf_len,
                        int64_t* out) noexcept {
-    chunked(n, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; i += 2) {
-            const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i / 2), 0);
-            for (int h = 0; h < 2 && i + h < hi; ++h) {
-                const double u = static_cast<double>(word64(r, h) >> 11) * kTwoM53;
-                const int64_t j = std::upper_bound(cdf, cdf + cdf_len, u) - cdf;
-                out[i + h] = std::min(j, cdf_len - 1);
-            }
+    chunked_slots<2>(key, counter, n, [&](int64_t, const uint32_t* w, int64_t i, int64_t m) {
+        for (int h = 0; h < m; ++h) {
+            const double u = static_cast<double>(static_cast<int64_t>(word64(w, h) >> 11)) * kTwoM53;
+            const int64_t j = std::upper_bound(cdf, cdf + cdf_len, u) - cdf;
+            out[i + h] = std::min(j, cdf_len - 1);
         }
     });
 }
@@ -226,20 +303,17 @@ bool random_sample(uint64_t key, uint64_t counter, int64_t n, int64_t k, const d
     } catch (const std::bad_alloc&) {
         return false;
     }
-    chunked(n, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) {
-            const Philox4x32 r = block(key, counter + static_cast<uint64_t>(i), 0);
-            uint64_t kbits = word64(r, 0);
-            if (weights) {
-                // Exponential keys -log(u)/w, u in (0, 1]; non-negative doubles
-                // order as their bit patterns (0.0 - log: never -0.0).
-                const double u = static_cast<double>((kbits >> 11) + 1) * kTwoM53;
-                const double w = weights[i];
-                const double e = w > 0.0 ? (0.0 - random_log(u)) / w : HUGE_VAL;
-                std::memcpy(&kbits, &e, 8);
-            }
-            keys[static_cast<std::size_t>(i)] = {kbits, i};
+    chunked_slots<1>(key, counter, n, [&](int64_t i, const uint32_t* w, int64_t, int64_t) {
+        uint64_t kbits = word64(w, 0);
+        if (weights) {
+            // Exponential keys -log(u)/w, u in (0, 1]; non-negative doubles
+            // order as their bit patterns (0.0 - log: never -0.0).
+            const double u = static_cast<double>(static_cast<int64_t>((kbits >> 11) + 1)) * kTwoM53;
+            const double wt = weights[i];
+            const double e = wt > 0.0 ? (0.0 - random_log(u)) / wt : HUGE_VAL;
+            std::memcpy(&kbits, &e, 8);
         }
+        keys[static_cast<std::size_t>(i)] = {kbits, i};
     });
     if (k < n) std::nth_element(keys.begin(), keys.begin() + k, keys.end());
     std::sort(keys.begin(), keys.begin() + k);

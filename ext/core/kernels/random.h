@@ -16,9 +16,10 @@
 //     with a logarithm of our own (frexp and an atanh series) so that only
 //     +, -, *, / and sqrt are used: IEEE-exact operations, no contraction
 //     (-ffp-contract=off), hence the same bits everywhere.
-//   - integers: Lemire's multiply-and-reject, unbiased for every range: one
-//     value per slot; ranges up to 2^32 use 32-bit words (four candidates a
-//     block), wider ranges 64-bit words (two a block).
+//   - integers: Lemire's multiply-and-reject, unbiased for every range:
+//     ranges up to 2^32 give four values a slot (value i takes word i % 4 of
+//     its slot's attempts 0, 1, ... until one is accepted), wider ranges two
+//     (the 64-bit halves).
 //   - sampling without replacement: one 64-bit key per population element
 //     (Efraimidis-Spirakis keys -log(u)/w when weighted); the k smallest by
 //     (key, index), a total order, so the outcome does not depend on the
@@ -43,13 +44,16 @@ Philox4x32 philox4x32_10(const uint32_t c[4], uint32_t k0, uint32_t k1) noexcept
 enum class RandomDist : uint8_t { Uniform, Normal };
 void random_real(RandomDist dist, DType dtype, uint64_t key, uint64_t counter, int64_t n, double a, double b,
                  void* out) noexcept;
-// The block counters random_real / random_integers use for n values.
+// The block counters random_real uses for n values.
 uint64_t random_real_blocks(RandomDist dist, DType dtype, int64_t n) noexcept;
 
 // n integers low + r with r uniform in [0, range) (range 0: all 2^64), wrapped
-// into `dtype` (any integer dtype or Bool), one block counter each.
+// into `dtype` (any integer dtype or Bool).
 void random_integers(DType dtype, uint64_t key, uint64_t counter, int64_t n, uint64_t low, uint64_t range,
                      void* out) noexcept;
+// The block counters random_integers uses: four values a block for ranges up
+// to 2^32, two for wider ones.
+uint64_t random_integer_blocks(uint64_t range, int64_t n) noexcept;
 
 // n indices into a population of cdf_len items drawn with the normalised
 // cumulative probabilities `cdf` (cdf[cdf_len - 1] == 1): the first i with
