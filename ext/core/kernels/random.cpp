@@ -6,10 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "kernels/elementwise_impl.h"
+#include "kernels/cpu_features.h"
 #include "kernels/pool.h"
 
 namespace hrx::kernels {
@@ -74,19 +75,89 @@ inline __attribute__((always_inline)) void philox_run_impl(uint64_t key, uint64_
     }
 }
 
-void philox_run_portable(uint64_t key, uint64_t slot0, Run& out) noexcept { philox_run_impl(key, slot0, out); }
+// The logarithm of a positive normal double times 2^(-extra): x = m * 2^e with
+// m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(f) with f = (m-1)/(m+1), |f| <=
+// 0.172, so twelve odd terms of the series reach double precision. Branch-free
+// and without integer-to-double conversions, so loops over it vectorise; the
+// exponent becomes a double exactly through the 2^52 trick.
+inline __attribute__((always_inline)) double log_normal(double x, double extra) noexcept {
+    uint64_t bits;
+    std::memcpy(&bits, &x, 8);
+    const uint64_t mbits = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1022} << 52);
+    const uint64_t ebits = uint64_t{0x4330000000000000} | (bits >> 52);
+    double m0, e0;
+    std::memcpy(&m0, &mbits, 8);
+    std::memcpy(&e0, &ebits, 8);
+    e0 = e0 - 4503599627370496.0 - 1022.0 + extra;  // exact integers
+    // Arithmetic on bit patterns instead of branches (times 1 and minus 0 are
+    // exact), so that the loop has no control flow to stop vectorisation.
+    // m0 < sqrt(1/2), compared as bit patterns (both in [0.5, 1)).
+    const uint64_t low = mbits < uint64_t{0x3FE6A09E667F3BCD} ? 1 : 0;
+    const uint64_t scale_bits = (uint64_t{1023} + low) << 52, shift_bits = low * uint64_t{0x3FF0000000000000};
+    double scale, shift;
+    std::memcpy(&scale, &scale_bits, 8);
+    std::memcpy(&shift, &shift_bits, 8);
+    const double m = m0 * scale;   // m0 * 2 or m0 * 1
+    const double de = e0 - shift;  // e0 - 1 or e0 - 0
+    const double f = (m - 1.0) / (m + 1.0);
+    const double f2 = f * f;
+    double p = 1.0 / 23.0;
+#pragma GCC unroll 11
+    for (int k = 10; k >= 0; --k) p = p * f2 + 1.0 / static_cast<double>(2 * k + 1);
+    const double logm = 2.0 * f * p;
+    constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
+    return de * kLn2Hi + (de * kLn2Lo + logm);
+}
+
+// q = -2 log(s) / s for the polar method, s in (0, 1).
+inline __attribute__((always_inline)) void polar_q_impl(const double* s, double* q, int n) noexcept {
+    for (int l = 0; l < n; ++l) q[l] = -2.0 * log_normal(s[l], 0.0) / s[l];
+}
+// Vector clones of the two hot loops. Integer arithmetic, IEEE +, -, *, /
+// and nothing contracted (-ffp-contract=off): every clone gives the bits of
+// the portable build.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HRX_RANDOM_X86 1
+#define HRX_RANDOM_AVX512 __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
+enum class Isa : uint8_t { Portable, Avx2, Avx512 };
+Isa isa() noexcept {
+    static const Isa v = [] {
+        const std::string_view best = best_kernel_path();
+        if (best == "avx512" || best == "avx512_bf16" || best == "amx_bf16") return Isa::Avx512;
+        return best == "avx2" ? Isa::Avx2 : Isa::Portable;
+    }();
+    return v;
+}
+HRX_RANDOM_AVX512 void philox_run_avx512(uint64_t key, uint64_t slot0, Run& out) noexcept {
+    philox_run_impl(key, slot0, out);
+}
 __attribute__((target("avx2"))) void philox_run_avx2(uint64_t key, uint64_t slot0, Run& out) noexcept {
     philox_run_impl(key, slot0, out);
 }
+HRX_RANDOM_AVX512 void polar_q_avx512(const double* s, double* q, int n) noexcept { polar_q_impl(s, q, n); }
+__attribute__((target("avx2"))) void polar_q_avx2(const double* s, double* q, int n) noexcept { polar_q_impl(s, q, n); }
 #endif
 
 void philox_run(uint64_t key, uint64_t slot0, Run& out) noexcept {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    static const bool avx2 = ew::avx2_loops();
-    if (avx2) return philox_run_avx2(key, slot0, out);
+#ifdef HRX_RANDOM_X86
+    switch (isa()) {
+        case Isa::Avx512: return philox_run_avx512(key, slot0, out);
+        case Isa::Avx2: return philox_run_avx2(key, slot0, out);
+        case Isa::Portable: break;
+    }
 #endif
-    philox_run_portable(key, slot0, out);
+    philox_run_impl(key, slot0, out);
+}
+
+void polar_q(const double* s, double* q, int n) noexcept {
+#ifdef HRX_RANDOM_X86
+    switch (isa()) {
+        case Isa::Avx512: return polar_q_avx512(s, q, n);
+        case Isa::Avx2: return polar_q_avx2(s, q, n);
+        case Isa::Portable: break;
+    }
+#endif
+    polar_q_impl(s, q, n);
 }
 
 // fn(i, block words) for every slot i in [s_lo, s_hi), attempt 0, a run at a time.
@@ -138,20 +209,33 @@ void uniform_into(uint64_t key, uint64_t counter, int64_t n, double a, double b,
 
 template <class T>
 void normal_into(uint64_t key, uint64_t counter, int64_t n, double a, double b, T* out) noexcept {
-    chunked_slots<2>(key, counter, n, [&](int64_t slot, const uint32_t* w, int64_t i, int64_t m) {
-        Philox4x32 again;
-        double u, v, s;
-        for (uint32_t attempt = 1;; ++attempt) {
-            u = static_cast<double>(static_cast<int64_t>(word64(w, 0) >> 11)) * kTwoM52 - 1.0;
-            v = static_cast<double>(static_cast<int64_t>(word64(w, 1) >> 11)) * kTwoM52 - 1.0;
-            s = u * u + v * v;
-            if (s > 0.0 && s < 1.0) break;
-            again = block(key, counter + static_cast<uint64_t>(slot), attempt);
-            w = again.v;
+    chunked(n, [&](int64_t lo, int64_t hi) {
+        Run run;
+        alignas(64) double u[kRun], v[kRun], s[kRun], q[kRun];
+        for (int64_t s0 = lo / 2; s0 < (hi + 1) / 2; s0 += kRun) {
+            const uint64_t slot0 = counter + static_cast<uint64_t>(s0);
+            philox_run(key, slot0, run);
+            const int m = static_cast<int>(std::min<int64_t>(kRun, (hi + 1) / 2 - s0));
+            for (int l = 0; l < m; ++l) {
+                const uint32_t* w = run[l];
+                Philox4x32 again;
+                for (uint32_t attempt = 1;; ++attempt) {
+                    u[l] = static_cast<double>(static_cast<int64_t>(word64(w, 0) >> 11)) * kTwoM52 - 1.0;
+                    v[l] = static_cast<double>(static_cast<int64_t>(word64(w, 1) >> 11)) * kTwoM52 - 1.0;
+                    s[l] = u[l] * u[l] + v[l] * v[l];
+                    if (s[l] > 0.0 && s[l] < 1.0) break;
+                    again = block(key, slot0 + static_cast<uint64_t>(l), attempt);
+                    w = again.v;
+                }
+            }
+            polar_q(s, q, m);
+            for (int l = 0; l < m; ++l) {
+                const double f = std::sqrt(q[l]);
+                const int64_t i = 2 * (s0 + l);
+                out[i] = static_cast<T>(a + b * (u[l] * f));
+                if (i + 1 < hi) out[i + 1] = static_cast<T>(a + b * (v[l] * f));
+            }
         }
-        const double f = std::sqrt(-2.0 * random_log(s) / s);
-        out[i] = static_cast<T>(a + b * (u * f));
-        if (m > 1) out[i + 1] = static_cast<T>(a + b * (v * f));
     });
 }
 
@@ -221,32 +305,10 @@ Philox4x32 philox4x32_10(const uint32_t c[4], uint32_t k0, uint32_t k1) noexcept
 }
 
 double random_log(double x) noexcept {
-    // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(f), f = (m-1)/(m+1),
-    // |f| <= 0.172, so twelve odd terms reach double precision.
     uint64_t bits;
     std::memcpy(&bits, &x, 8);
-    int e = static_cast<int>((bits >> 52) & 0x7ff);
-    if (e == 0) {  // subnormal: scale into the normal range first (exact)
-        x *= 18014398509481984.0;  // 2^54
-        std::memcpy(&bits, &x, 8);
-        e = static_cast<int>((bits >> 52) & 0x7ff) - 54;
-    }
-    bits = (bits & ~(uint64_t{0x7ff} << 52)) | (uint64_t{1022} << 52);
-    double m;
-    std::memcpy(&m, &bits, 8);
-    int ex = e - 1022;
-    if (m < 0.70710678118654752440) {
-        m *= 2.0;
-        ex -= 1;
-    }
-    const double f = (m - 1.0) / (m + 1.0);
-    const double f2 = f * f;
-    double p = 1.0 / 23.0;
-    for (int k = 10; k >= 0; --k) p = p * f2 + 1.0 / static_cast<double>(2 * k + 1);
-    const double logm = 2.0 * f * p;
-    constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
-    const double de = static_cast<double>(ex);
-    return de * kLn2Hi + (de * kLn2Lo + logm);
+    if (((bits >> 52) & 0x7ff) == 0) return log_normal(x * 18014398509481984.0, -54.0);  // subnormal: times 2^54
+    return log_normal(x, 0.0);
 }
 
 uint64_t random_integer_blocks(uint64_t range, int64_t n) noexcept {
