@@ -451,6 +451,33 @@ def test_device_and_placement():
     assert g.state == s  # refused calls consume nothing
 
 
+def test_array_parameters_broadcast_and_give_the_scalar_path_bits():
+    g, h = hx.random.default_rng(41), hx.random.default_rng(41)
+    loc = np.array([[0.0], [10.0]])
+    scale = [1.0, 2.0, 0.5]
+    x = g.normal(loc, scale)  # shape (2, 3), as NumPy broadcasts the parameters
+    z = np.asarray(h.standard_normal((2, 3)))
+    same_bits(x, loc + np.asarray(scale) * z)
+    # constant arrays give the bits of the kernel's scalar path
+    same_bits(g.normal(np.full(5, 3.0), 2.0), h.normal(3.0, 2.0, 5))
+    same_bits(g.uniform(hx.asarray(np.full(4, -1.0)), 3.0), h.uniform(-1.0, 3.0, 4))
+    u = g.uniform([0.0, 5.0], [[1.0], [10.0]], size=(3, 2, 2))
+    ref = np.asarray(h.random((3, 2, 2)))
+    lo, hi = np.array([0.0, 5.0]), np.array([[1.0], [10.0]])
+    same_bits(u, lo + (hi - lo) * ref)
+    assert g.normal(hx.asarray(np.zeros(3), placement=hx.HostVisible()), 1.0).shape == (3,)
+    s = g.state
+    with pytest.raises(ValueError, match="Generator.normal: scale"):
+        g.normal(0.0, [1.0, -1.0])
+    with pytest.raises(ValueError, match="Generator.normal: the parameters' shapes"):
+        g.normal([0.0, 1.0], 1.0, size=3)
+    with pytest.raises(ValueError, match="Generator.uniform: high - low"):
+        g.uniform([0.0, -np.inf], 1.0)
+    with pytest.raises(TypeError, match="Generator.uniform: low"):
+        g.uniform("a", 1.0)
+    assert g.state == s
+
+
 def test_out_fills_an_existing_array():
     g, h = hx.random.default_rng(31), hx.random.default_rng(31)
     out = hx.empty((3, 5), np.float32, placement=hx.GpuLocal())
@@ -493,7 +520,7 @@ def test_results_are_usable_before_they_complete():
         (lambda g: g.random(3, dtype=np.int32), TypeError, r"Generator.random: dtype"),
         (lambda g: g.standard_normal(3, dtype=np.float16), TypeError, r"Generator.standard_normal: dtype"),
         (lambda g: g.normal(0.0, -1.0, 3), ValueError, r"Generator.normal: scale"),
-        (lambda g: g.normal([0.0, 1.0], 1.0), TypeError, r"Generator.normal: loc"),
+        (lambda g: g.normal(None, 1.0), TypeError, r"Generator.normal: loc"),
         (lambda g: g.uniform(0.0, math.inf, 3), ValueError, r"Generator.uniform: high - low"),
         (lambda g: g.integers(5, 5, 3), ValueError, r"Generator.integers: low >= high"),
         (lambda g: g.integers(6, 5, 3, endpoint=True), ValueError, r"Generator.integers: low > high"),

@@ -55,11 +55,35 @@ def _shape(size: Any, op: str) -> tuple[int, ...]:
     return dims
 
 
-def _real(value: Any, what: str, op: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{op}: {what} must be a real scalar (array-valued parameters are not supported), "
-                        f"got {value!r}")
-    return float(value)
+def _is_real_scalar(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _param(value: Any, what: str, op: str) -> float | np.ndarray | DeviceArray:
+    """A distribution parameter: a real scalar (as float), or a float64 array (host or DeviceArray)."""
+    if _is_real_scalar(value):
+        return float(value)
+    if isinstance(value, DeviceArray):
+        return value if value.dtype == np.float64 else value.astype(np.float64)
+    try:
+        host = np.asarray(value)
+    except Exception:
+        host = None
+    if host is None or host.dtype.kind not in "iuf" or host.dtype == object:
+        raise TypeError(f"{op}: {what} must be a real number or an array of them, got {value!r}")
+    return host.astype(np.float64, copy=False)
+
+
+def _ufunc(name: str) -> Any:
+    # hrxarray's ufunc objects, looked up when used: the package defines them after importing this module.
+    import hrxarray
+
+    return getattr(hrxarray, name)
+
+
+def _host_values(p: np.ndarray | DeviceArray) -> np.ndarray:
+    # A DeviceArray parameter is read (waiting for its producers) only to check it, as NumPy checks.
+    return np.asarray(p) if isinstance(p, DeviceArray) else p
 
 
 def _dtype(dtype: Any, allowed: Callable[[np.dtype], bool], what: str, op: str) -> np.dtype:
@@ -130,23 +154,53 @@ class Generator:
         dt = _dtype(dtype, lambda d: d in _FLOATS, "float32 or float64", op)
         return self._real("normal", size, dt, 0.0, 1.0, _home(device, placement, op), op, out)
 
-    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, device: Any = None,
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, *, device: Any = None,
                placement: Any = None) -> DeviceArray:
-        """float64 values ``loc + scale * z``, z standard normal; ``scale`` must be non-negative."""
-        op = "Generator.normal"
-        a, b = _real(loc, "loc", op), _real(scale, "scale", op)
-        if not b >= 0:
-            raise ValueError(f"{op}: scale must be non-negative, got {scale!r}")
-        return self._real("normal", size, _FLOATS[1], a, b, _home(device, placement, op), op)
+        """float64 values ``loc + scale * z``, z standard normal; ``scale`` must be non-negative.
 
-    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, *, device: Any = None,
+        ``loc`` and ``scale`` may be arrays (host or DeviceArray): they broadcast
+        to ``size`` (by default to each other), as in NumPy.
+        """
+        op = "Generator.normal"
+        a, b = _param(loc, "loc", op), _param(scale, "scale", op)
+        if not np.all(_host_values(b) >= 0) if not isinstance(b, float) else not b >= 0:
+            raise ValueError(f"{op}: scale must be non-negative, got {scale!r}")
+        return self._affine("normal", size, a, b, _home(device, placement, op), op)
+
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, *, device: Any = None,
                 placement: Any = None) -> DeviceArray:
-        """float64 values ``low + (high - low) * u``, u uniform in [0, 1)."""
+        """float64 values ``low + (high - low) * u``, u uniform in [0, 1).
+
+        ``low`` and ``high`` may be arrays, broadcast as in ``normal``.
+        """
         op = "Generator.uniform"
-        a, b = _real(low, "low", op), _real(high, "high", op)
-        if not math.isfinite(b - a):
+        a, b = _param(low, "low", op), _param(high, "high", op)
+        if isinstance(a, float) and isinstance(b, float):
+            if not math.isfinite(b - a):
+                raise ValueError(f"{op}: high - low must be finite, got low={low!r}, high={high!r}")
+            return self._real("uniform", size, _FLOATS[1], a, b - a, _home(device, placement, op), op)
+        with np.errstate(over="ignore", invalid="ignore"):
+            finite = np.all(np.isfinite(np.subtract(_host_values(b), _host_values(a))))
+        if not finite:
             raise ValueError(f"{op}: high - low must be finite, got low={low!r}, high={high!r}")
-        return self._real("uniform", size, _FLOATS[1], a, b - a, _home(device, placement, op), op)
+        place = _home(device, placement, op)
+        return self._affine("uniform", size, a, _core_sub(b, a, place), place, op)
+
+    def _affine(self, dist: str, size: Any, a: Any, b: Any, place: Any, op: str) -> DeviceArray:
+        """a + b * x: in the kernel for scalar a, b; else x drawn in the kernel and the
+        parameters applied by the device's own ufuncs, in the same order (the same bits)."""
+        if isinstance(a, float) and isinstance(b, float):
+            return self._real(dist, size, _FLOATS[1], a, b, place, op)
+        shapes = [tuple(p.shape) for p in (a, b) if not isinstance(p, float)]
+        try:
+            shape = np.broadcast_shapes(*shapes) if size is None else _shape(size, op)
+            if size is not None and np.broadcast_shapes(shape, *shapes) != shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{op}: the parameters' shapes {shapes} do not broadcast to size {size!r}") from None
+        dev = [p if isinstance(p, (float, DeviceArray)) else asarray(p, placement=place) for p in (a, b)]
+        x = self._real(dist, shape, _FLOATS[1], 0.0, 1.0, place, op)
+        return _ufunc("add")(dev[0], _ufunc("multiply")(dev[1], x))
 
     def _real(self, dist: str, size: Any, dt: np.dtype, a: float, b: float, place: Any, op: str,
               out: DeviceArray | None = None) -> DeviceArray:
@@ -257,6 +311,13 @@ class Generator:
         if src.ndim == 0:
             raise ValueError(f"{op}: x must be an integer or an array of at least one dimension")
         return self._choice(src, src.shape[0], False, None, True, place, op)
+
+
+def _core_sub(b: Any, a: Any, place: Any) -> Any:
+    """high - low for uniform's array parameters (on the device when either is a DeviceArray)."""
+    if isinstance(a, DeviceArray) or isinstance(b, DeviceArray):
+        return _ufunc("subtract")(*(p if isinstance(p, (float, DeviceArray)) else asarray(p, placement=place) for p in (b, a)))
+    return np.subtract(b, a)
 
 
 def default_rng(seed: Any = None) -> Generator:
