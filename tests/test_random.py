@@ -119,6 +119,15 @@ def integer_blocks(n, rng):
 
 
 def model_sample(key, counter, n, k, weights=None):
+    if weights is None and k <= n // 16:  # Floyd's algorithm, then one key each for the order
+        kept, order = set(), []
+        for j in range(k):
+            t = model_bounded(key, counter + j, 0, n - k + j + 1)
+            pick = t if t not in kept else n - k + j
+            kept.add(pick)
+            order.append(pick)
+        keyed = [(w64(block(key, counter + k + j), 0), order[j]) for j in range(k)]
+        return [i for _, i in sorted(keyed)]
     keys = []
     for i in range(n):
         kb = w64(block(key, counter + i), 0)
@@ -228,6 +237,12 @@ def test_choice_and_permutation_match_the_model():
     assert g.state["counter"] == s["counter"] + 300  # one key per population element
     s = g.state
     same_bits(g.permutation(200), np.array(model_sample(s["key"], s["counter"], 200, 200)))
+    s = g.state  # a small sample of a large population: Floyd's algorithm, 2k blocks
+    same_bits(g.choice(10**9, 40, replace=False), np.array(model_sample(s["key"], s["counter"], 10**9, 40)))
+    assert g.state["counter"] == s["counter"] + 80
+    s = g.state
+    same_bits(g.choice(2**40, 30, replace=False, shuffle=False),
+              np.sort(model_sample(s["key"], s["counter"], 2**40, 30)))
     p = np.array([0.5, 0.0, 0.25, 0.125, 0.125])
     s = g.state
     same_bits(g.choice(5, 3, replace=False, p=p), np.array(model_sample(s["key"], s["counter"], 5, 3, p)))
@@ -389,6 +404,20 @@ def test_sampling_without_replacement_is_uniform_over_ordered_pairs():
         pairs[d] += 1
     # 19 degrees of freedom: 99.99% at 48.0
     assert chi_square(list(pairs.values()), np.full(20, 3000 / 20)) < 60
+
+
+def test_small_samples_without_replacement_are_uniform_too():
+    # Floyd's path (k <= n / 16): every ordered pair of 40 values equally likely in the first two places
+    g = hx.random.default_rng(107)
+    draws = [np.asarray(g.choice(40, 2, replace=False)) for _ in range(4000)]
+    assert all(len(set(d.tolist())) == 2 for d in draws)
+    firsts = np.bincount([int(d[0]) for d in draws], minlength=40)
+    seconds = np.bincount([int(d[1]) for d in draws], minlength=40)
+    for counts in (firsts, seconds):  # 39 degrees of freedom: 99.99% at 77
+        assert chi_square(counts, np.full(40, 4000 / 40)) < 90
+    big = np.asarray(g.choice(10**6, 50_000, replace=False))
+    assert len(np.unique(big)) == 50_000 and big.min() >= 0 and big.max() < 10**6
+    assert chi_square(np.bincount(big // 100_000, minlength=10), np.full(10, 5000)) < 45
 
 
 def test_weighted_sampling_without_replacement_first_draw_follows_p():

@@ -417,12 +417,17 @@ void check_random() {
     std::vector<double> weights(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<double>(i % 13);
     for (const double* w : {static_cast<const double*>(nullptr), static_cast<const double*>(weights.data())}) {
-        for (bool sorted : {false, true}) {
-            std::vector<std::int64_t> pick(5000);
-            if (!k::random_sample(key, ctr, n, 5000, w, sorted, pick.data())) throw std::runtime_error("random_sample");
-            Hash h;
-            h.values(DType::Int64, pick.data(), pick.size());
-            emit(std::string("random_sample ") + (w ? "weighted" : "equal") + (sorted ? " sorted" : ""), h);
+        for (std::int64_t count : {5000, 50000}) {  // Floyd's path and the keyed one when unweighted
+            for (bool sorted : {false, true}) {
+                std::vector<std::int64_t> pick(static_cast<std::size_t>(count));
+                if (!k::random_sample(key, ctr, n, count, w, sorted, pick.data()))
+                    throw std::runtime_error("random_sample");
+                Hash h;
+                h.values(DType::Int64, pick.data(), pick.size());
+                emit(std::string("random_sample ") + (w ? "weighted " : "equal ") + std::to_string(count) +
+                         (sorted ? " sorted" : ""),
+                     h);
+            }
         }
     }
     std::vector<double> logs;

@@ -78,7 +78,7 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
     switch (how.kind) {
         case Kind::Uniform: r.blocks = kernels::random_integer_blocks(static_cast<uint64_t>(how.population), count); break;
         case Kind::Cdf: r.blocks = kernels::random_real_blocks(kernels::RandomDist::Uniform, DType::Float64, count); break;
-        case Kind::Sample: r.blocks = static_cast<uint64_t>(how.population); break;
+        case Kind::Sample: r.blocks = kernels::random_sample_blocks(how.population, count, !how.probs.empty()); break;
     }
     int64_t* idx_out = src ? nullptr : reinterpret_cast<int64_t*>(out.data());
     uint8_t* dst = out.data();

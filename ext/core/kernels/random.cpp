@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -357,8 +358,54 @@ void random_choice_cdf(uint64_t key, uint64_t counter, int64_t n, const double* 
     });
 }
 
+namespace {
+
+// Floyd's algorithm: draw j of k takes t uniform in [0, n - k + j] (slot j,
+// value lane 0) and keeps t, or n - k + j when t was kept already; exactly k
+// distinct indices, every k-subset equally likely. Their order comes from one
+// more 64-bit key each (slots k, k+1, ... in the order they were kept).
+bool sample_sparse(uint64_t key, uint64_t counter, int64_t n, int64_t k, bool sorted, int64_t* out) noexcept {
+    std::vector<std::pair<uint64_t, int64_t>> keys;
+    std::unordered_set<int64_t> kept;
+    try {
+        keys.reserve(static_cast<std::size_t>(k));
+        kept.reserve(static_cast<std::size_t>(k));
+        for (int64_t j = 0; j < k; ++j) {
+            const uint64_t range = static_cast<uint64_t>(n - k + j + 1);
+            const uint64_t slot = counter + static_cast<uint64_t>(j);
+            const Philox4x32 b = block(key, slot, 0);
+            const uint64_t t = narrow_range(range)
+                                   ? bounded<true>(key, slot, 0, b.v, range, (uint64_t{1} << 32) % range)
+                                   : bounded<false>(key, slot, 0, b.v, range, (0 - range) % range);
+            const int64_t pick = kept.insert(static_cast<int64_t>(t)).second ? static_cast<int64_t>(t) : n - k + j;
+            if (pick != static_cast<int64_t>(t)) kept.insert(pick);
+            keys.push_back({0, pick});
+        }
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
+    for (int64_t j = 0; j < k; ++j) {
+        const Philox4x32 b = block(key, counter + static_cast<uint64_t>(k + j), 0);
+        keys[static_cast<std::size_t>(j)].first = word64(b.v, 0);
+    }
+    std::sort(keys.begin(), keys.end());
+    for (int64_t i = 0; i < k; ++i) out[i] = keys[static_cast<std::size_t>(i)].second;
+    if (sorted) std::sort(out, out + k);
+    return true;
+}
+
+// Floyd's k draws (and k keys) instead of n keys where k is small against n.
+bool sparse_sample(int64_t n, int64_t k, bool weighted) noexcept { return !weighted && k <= n / 16; }
+
+}  // namespace
+
+uint64_t random_sample_blocks(int64_t n, int64_t k, bool weighted) noexcept {
+    return static_cast<uint64_t>(sparse_sample(n, k, weighted) ? 2 * k : n);
+}
+
 bool random_sample(uint64_t key, uint64_t counter, int64_t n, int64_t k, const double* weights, bool sorted,
                    int64_t* out) noexcept {
+    if (sparse_sample(n, k, weights != nullptr)) return sample_sparse(key, counter, n, k, sorted, out);
     std::vector<std::pair<uint64_t, int64_t>> keys;
     try {
         keys.resize(static_cast<std::size_t>(n));

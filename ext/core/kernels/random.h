@@ -23,7 +23,8 @@
 //   - sampling without replacement: one 64-bit key per population element
 //     (Efraimidis-Spirakis keys -log(u)/w when weighted); the k smallest by
 //     (key, index), a total order, so the outcome does not depend on the
-//     sort algorithm.
+//     sort algorithm. Small unweighted samples (k <= n/16) use Floyd's
+//     algorithm instead (k draws, then k keys for the order).
 // tests/test_random.py holds a plain-Python model of all of this, bit-exact.
 #pragma once
 #include <cstddef>
@@ -62,13 +63,17 @@ uint64_t random_integer_blocks(uint64_t range, int64_t n) noexcept;
 void random_choice_cdf(uint64_t key, uint64_t counter, int64_t n, const double* cdf, int64_t cdf_len,
                        int64_t* out) noexcept;
 
-// k distinct indices of a population of n (one block each): the k smallest
-// keys in key order, or in index order when `sorted`. weights (n entries,
-// may be null) make it weighted sampling without replacement; zero weights
-// are never drawn (the caller checks that k nonzero weights exist).
-// Returns false when memory for the keys could not be had.
+// k distinct indices of a population of n, in random order (in index order
+// when `sorted`). Without weights and with k <= n / 16: Floyd's algorithm (k
+// draws, then a 64-bit key each for the order; 2k blocks); otherwise one key
+// per element (n blocks) and the k smallest. weights (n entries, may be null)
+// make it weighted sampling without replacement; zero weights are never
+// drawn (the caller checks that k nonzero weights exist). Returns false when
+// memory for the keys could not be had.
 bool random_sample(uint64_t key, uint64_t counter, int64_t n, int64_t k, const double* weights, bool sorted,
                    int64_t* out) noexcept;
+// The block counters random_sample uses.
+uint64_t random_sample_blocks(int64_t n, int64_t k, bool weighted) noexcept;
 
 // dst row r = src row idx[r] (rows of row_bytes bytes), r < k.
 void gather_rows(const uint8_t* src, std::size_t row_bytes, const int64_t* idx, int64_t k, uint8_t* dst) noexcept;
