@@ -458,6 +458,35 @@ def test_shapes_and_dtypes():
     assert g.permutation([1.5, 2.5]).dtype == np.float64
 
 
+SIZES = st.one_of(st.none(), st.integers(0, 5), st.lists(st.integers(0, 4), max_size=3).map(tuple))
+
+
+@given(SIZES, st.sampled_from(["random", "standard_normal", "normal", "uniform", "integers", "choice"]),
+       st.sampled_from([np.float32, np.float64, np.bool_, np.int8, np.uint16, np.int64]))
+def test_result_shapes_and_dtypes_are_numpys(size, method, dtype):
+    kind = np.dtype(dtype).kind
+    if (method in ("random", "standard_normal") and kind != "f") or (method == "integers" and kind == "f"):
+        return  # both refuse these dtypes (tested with the errors)
+    g, ref = hx.random.default_rng(0), np.random.default_rng(0)
+    if method in ("random", "standard_normal"):
+        args, kwargs = (), {"size": size, "dtype": dtype}
+    elif method == "integers":
+        args, kwargs = (0, 2), {"size": size, "dtype": dtype}
+    elif method == "choice":
+        args, kwargs = (np.arange(12).astype(dtype).reshape(6, 2),), {"size": size}
+    else:
+        args, kwargs = (1.0, 2.0), {"size": size}
+    want = getattr(ref, method)(*args, **kwargs)
+    got = getattr(g, method)(*(hx.asarray(a) if isinstance(a, np.ndarray) else a for a in args), **kwargs)
+    assert isinstance(got, hx.DeviceArray)
+    assert got.shape == np.shape(want)
+    # NumPy gives a Python scalar for size=None where it draws one value; hx gives a 0-d array of the dtype
+    want_dtype = np.dtype(dtype) if method in ("random", "standard_normal", "integers") else np.asarray(want).dtype
+    if method in ("normal", "uniform"):
+        want_dtype = np.dtype(np.float64)
+    assert got.dtype == want_dtype
+
+
 def test_device_and_placement():
     rt = hx.default_runtime()
     g = hx.random.default_rng(0)
