@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import operator
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -81,14 +81,14 @@ def _ufunc(name: str) -> Any:
     return getattr(hrxarray, name)
 
 
-def _host_values(p: np.ndarray | DeviceArray) -> np.ndarray:
+def _host_values(p: float | np.ndarray | DeviceArray) -> np.ndarray:
     # A DeviceArray parameter is read (waiting for its producers) only to check it, as NumPy checks.
-    return np.asarray(p) if isinstance(p, DeviceArray) else p
+    return np.asarray(p)
 
 
 def _dtype(dtype: Any, allowed: Callable[[np.dtype], bool], what: str, op: str) -> np.dtype:
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype[Any] = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{op}: dtype {dtype!r} is not a dtype") from None
     if not allowed(dt):
@@ -163,7 +163,7 @@ class Generator:
         """
         op = "Generator.normal"
         a, b = _param(loc, "loc", op), _param(scale, "scale", op)
-        if not np.all(_host_values(b) >= 0) if not isinstance(b, float) else not b >= 0:
+        if not np.all(_host_values(b) >= 0):  # NaN fails too
             raise ValueError(f"{op}: scale must be non-negative, got {scale!r}")
         return self._affine("normal", size, a, b, _home(device, placement, op), op)
 
@@ -200,7 +200,7 @@ class Generator:
             raise ValueError(f"{op}: the parameters' shapes {shapes} do not broadcast to size {size!r}") from None
         dev = [p if isinstance(p, (float, DeviceArray)) else asarray(p, placement=place) for p in (a, b)]
         x = self._real(dist, shape, _FLOATS[1], 0.0, 1.0, place, op)
-        return _ufunc("add")(dev[0], _ufunc("multiply")(dev[1], x))
+        return cast(DeviceArray, _ufunc("add")(dev[0], _ufunc("multiply")(dev[1], x)))
 
     def _real(self, dist: str, size: Any, dt: np.dtype, a: float, b: float, place: Any, op: str,
               out: DeviceArray | None = None) -> DeviceArray:
