@@ -87,12 +87,14 @@ def model_normal(key, counter, n, a=0.0, b=1.0):
     return np.array(out[:n])
 
 
-def model_bounded(key, slot, lane, rng):
-    """Lemire's multiply-and-reject over rng values (0: 2**64) for value `lane` of its slot."""
+def model_bounded(key, slot, lane, rng, narrow=None):
+    """Lemire's multiply-and-reject over rng values (0: 2**64) for value `lane` of its slot, on
+    32-bit words (narrow: the range's own regime by default) or 64-bit halves."""
+    narrow = 0 < rng <= 1 << 32 if narrow is None else narrow
     attempt = 0
     while True:
         blk = block(key, slot, attempt)
-        if 0 < rng <= 1 << 32:
+        if narrow:
             m = blk[lane] * rng
             if m & M32 >= ((1 << 32) - rng) % rng:
                 return m >> 32
@@ -228,6 +230,33 @@ def test_integers_any_range_matches_the_model(low, span, endpoint, n):
     high = low + span
     got = g.integers(low, high, n, endpoint=endpoint)
     same_bits(got, model_integers(s["key"], s["counter"], n, low, high if endpoint else high - 1, np.int64))
+
+
+def model_integers_each(key, counter, lows, tops, dtype):
+    rngs = [(t - lo + 1) % 2**64 for lo, t in zip(lows, tops)]
+    per = 4 if all(0 < r <= 1 << 32 for r in rngs) else 2
+    vals = [lo + model_bounded(key, counter + i // per, i % per, r, per == 4) for i, (lo, r) in enumerate(zip(lows, rngs))]
+    return np.array(vals, dtype=dtype)
+
+
+def test_integers_with_array_bounds_match_the_model():
+    g = hx.random.default_rng(17)
+    low = np.array([[-5], [0], [1]])
+    high = np.array([2, 7, 2000, 2**31])
+    s = g.state
+    got = g.integers(low, high)  # shape (3, 4)
+    lows, highs = np.broadcast_arrays(low, high)
+    same_bits(got, model_integers_each(s["key"], s["counter"], lows.ravel().tolist(),
+                                       (highs.ravel() - 1).tolist(), np.int64).reshape(3, 4))
+    assert g.state["counter"] == s["counter"] + 3  # 12 narrow values, four a block
+    s = g.state  # a wide range among them: two a block
+    got = g.integers(0, hx.asarray(np.array([10, 2**40, 3])), size=(2, 3), endpoint=True, dtype=np.uint64)
+    same_bits(got, model_integers_each(s["key"], s["counter"], [0] * 6, [10, 2**40, 3] * 2, np.uint64).reshape(2, 3))
+    assert g.state["counter"] == s["counter"] + 3
+    # equal bounds in an array give the scalar path's bits
+    a, b = hx.random.default_rng(18), hx.random.default_rng(18)
+    same_bits(a.integers(np.full(9, 3), 50), b.integers(3, 50, 9))
+    assert a.integers([], 5).shape == (0,)
 
 
 def test_choice_and_permutation_match_the_model():
@@ -585,7 +614,11 @@ def test_results_are_usable_before_they_complete():
         (lambda g: g.integers(0, 300, 3, dtype=np.uint8), ValueError, r"Generator.integers: high=300"),
         (lambda g: g.integers(-1, 3, 3, dtype=np.uint8), ValueError, r"Generator.integers: low=-1"),
         (lambda g: g.integers(0, 3, 3, dtype=np.float32), TypeError, r"Generator.integers: dtype"),
-        (lambda g: g.integers(0.5, 3), TypeError, r"Generator.integers: low and high"),
+        (lambda g: g.integers(0.5, 3), TypeError, r"Generator.integers: low must be an integer"),
+        (lambda g: g.integers(0, [3.0]), TypeError, r"Generator.integers: high must be an integer"),
+        (lambda g: g.integers([0, 5], [3, 4]), ValueError, r"Generator.integers: low >= high"),
+        (lambda g: g.integers(0, [3, 300], dtype=np.uint8), ValueError, r"Generator.integers: high=300"),
+        (lambda g: g.integers([0, 1], [3, 4, 5]), ValueError, r"Generator.integers: the shapes of low and high"),
         (lambda g: g.choice(3, 2, p=[0.5, 0.2, 0.2]), ValueError, r"Generator.choice: p must sum to 1"),
         (lambda g: g.choice(3, 2, p=[0.5, 0.5]), ValueError, r"Generator.choice: p must be 1-dimensional"),
         (lambda g: g.choice(3, 2, p=[1.5, -0.5, 0.0]), ValueError, r"Generator.choice: p must hold"),

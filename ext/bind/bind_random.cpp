@@ -5,6 +5,8 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
+#include <vector>
+
 #include "array/random.h"
 #include "array_bind.h"
 #include "bindings.h"
@@ -58,6 +60,18 @@ nb::object random_integers(nb::handle shape, nb::handle dtype, uint64_t key, uin
     return finish(*rt, r, out);
 }
 
+using Words = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+nb::object random_integers_each(nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter, Words low,
+                                Words range, nb::handle placement, const std::string& op) {
+    const DType t = dtype_from_py(dtype, op);
+    auto [rt, p] = result_home(placement, nullptr, op);
+    std::vector<uint64_t> lo(low.data(), low.data() + low.shape(0)), span(range.data(), range.data() + range.shape(0));
+    const Array out = make_array(*rt, p, int_vector(shape, op, "size"), t, op);
+    RandomTask r = random_integers_each_task(RandomStream{key, counter}, std::move(lo), std::move(span), out, op);
+    return finish(*rt, r, out);
+}
+
 nb::object random_choice(const std::string& kind, int64_t population, Doubles probs, bool sorted, nb::handle shape,
                          nb::handle src, uint64_t key, uint64_t counter, nb::handle placement, const std::string& op) {
     RandomIndices how;
@@ -90,6 +104,10 @@ void bind_random(nb::module_& m) {
     m.def("_random_integers", &random_integers, "shape"_a, "dtype"_a, "key"_a, "counter"_a, "low"_a, "range"_a,
           "placement"_a.none(), "op"_a,
           "(array, blocks): low + r (wrapped into dtype) for r uniform in [0, range), range 0 meaning 2**64.");
+    m.def("_random_integers_each", &random_integers_each, "shape"_a, "dtype"_a, "key"_a, "counter"_a, "low"_a,
+          "range"_a, "placement"_a.none(), "op"_a,
+          "(array, blocks): as _random_integers with a low and a range per value (uint64 arrays of the result's "
+          "size, C order).");
     m.def("_random_choice", &random_choice, "kind"_a, "population"_a, "probs"_a, "sorted"_a, "shape"_a,
           "src"_a.none(), "key"_a, "counter"_a, "placement"_a.none(), "op"_a,
           "(array, blocks): indices into a population ('uniform', 'cdf' with the normalised cumulative "

@@ -408,6 +408,17 @@ void check_random() {
         h.values(DType::UInt64, out.data(), out.size());
         emit("random_integers range=" + std::to_string(r), h);
     }
+    for (std::uint64_t widest : {std::uint64_t{1} << 32, (std::uint64_t{1} << 32) + 1}) {  // four a block, two
+        std::vector<std::uint64_t> lows(static_cast<std::size_t>(n)), spans(lows.size()), out(lows.size());
+        for (std::size_t i = 0; i < lows.size(); ++i) {
+            lows[i] = i * 7919;
+            spans[i] = i % 97 == 0 ? widest : 1 + i % 1009;
+        }
+        k::random_integers_each(DType::UInt64, key, ctr, n, lows.data(), spans.data(), out.data());
+        Hash h;
+        h.values(DType::UInt64, out.data(), out.size());
+        emit("random_integers_each widest=" + std::to_string(widest), h);
+    }
     std::vector<double> cdf = {0.1, 0.1, 0.35, 0.6, 0.99, 1.0};
     std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
     k::random_choice_cdf(key, ctr, n, cdf.data(), static_cast<std::int64_t>(cdf.size()), idx.data());

@@ -74,6 +74,22 @@ def _param(value: Any, what: str, op: str) -> float | np.ndarray | DeviceArray:
     return host.astype(np.float64, copy=False)
 
 
+def _int_bound(value: Any, what: str, op: str) -> int | np.ndarray:
+    """An integer bound of integers(): a Python int, or an integer array (host or DeviceArray, read)."""
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (float, np.floating)):
+        raise TypeError(f"{op}: {what} must be an integer or an integer array, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    host = np.asarray(value)
+    if host.size == 0:
+        return host.astype(np.int64)  # [] is float64 to NumPy, and bounds nothing
+    if host.dtype.kind not in "iu":
+        raise TypeError(f"{op}: {what} must be an integer or an integer array, got {value!r}")
+    return host
+
+
 def _ufunc(name: str) -> Any:
     # hrxarray's ufunc objects, looked up when used: the package defines them after importing this module.
     import hrxarray
@@ -216,32 +232,53 @@ class Generator:
                 raise ValueError(f"{op}: out lives in {out.placement!r}, not in device={place!r}")
         return self._draw(lambda key, ctr: _core._random_real(dist, shape, dt, key, ctr, a, b, place, out, op))
 
-    def integers(self, low: int, high: int | None = None, size: Any = None, dtype: Any = np.int64,
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False, *, device: Any = None, placement: Any = None) -> DeviceArray:
         """Integers uniform in [low, high) ([low, high] with ``endpoint=True``), unbiased for every range.
 
         With ``high=None`` the range is [0, low). Any range within ``dtype``'s
-        (an integer dtype or bool) is allowed.
+        (an integer dtype or bool) is allowed. ``low`` and ``high`` may be
+        integer arrays (host or DeviceArray, read to check them): they
+        broadcast to ``size`` (by default to each other), as in NumPy.
         """
         op = "Generator.integers"
         dt = _dtype(dtype, lambda d: d.kind in "iub", "an integer dtype or bool", op)
         if high is None:
             low, high = 0, low
-        try:
-            lo, hi = operator.index(low), operator.index(high)
-        except TypeError:
-            raise TypeError(f"{op}: low and high must be integers, got low={low!r}, high={high!r}") from None
+        lo, hi = _int_bound(low, "low", op), _int_bound(high, "high", op)
+        place = _home(device, placement, op)
+        if isinstance(lo, int) and isinstance(hi, int):
+            shape = _shape(size, op)
+        else:
+            shapes = [np.shape(b) for b in (lo, hi)]
+            try:
+                shape = np.broadcast_shapes(*shapes) if size is None else _shape(size, op)
+                if np.broadcast_shapes(shape, *shapes) != shape:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(f"{op}: the shapes of low and high {shapes} do not broadcast to size {size!r}") from None
+            lo, hi = (np.broadcast_to(np.asarray(b, dtype=object), shape) for b in (lo, hi))
         top = hi if endpoint else hi - 1
-        if lo > top:
-            raise ValueError(f"{op}: low {'>' if endpoint else '>='} high (low={lo}, high={hi})")
         info_min, info_max = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
-        if lo < info_min:
-            raise ValueError(f"{op}: low={lo} is out of bounds for {dt}")
-        if top > info_max:
-            raise ValueError(f"{op}: high={hi} is out of bounds for {dt}")
+        if isinstance(lo, int):
+            bad_order, low_min, top_max = lo > top, lo, top
+        else:
+            empty = lo.size == 0
+            bad_order = not empty and bool(np.any(lo > top))
+            low_min, top_max = (0, 0) if empty else (int(lo.min()), int(top.max()))
+        if bad_order:
+            raise ValueError(f"{op}: low {'>' if endpoint else '>='} high (low={low!r}, high={high!r})")
+        if low_min < info_min:
+            raise ValueError(f"{op}: low={low_min} is out of bounds for {dt}")
+        if top_max > info_max:
+            raise ValueError(f"{op}: high={top_max + (0 if endpoint else 1)} is out of bounds for {dt}")
         span = (top - lo + 1) % (1 << 64)  # 0 stands for 2**64 (a whole uint64/int64 range)
-        shape, place = _shape(size, op), _home(device, placement, op)
-        return self._draw(lambda key, ctr: _core._random_integers(shape, dt, key, ctr, lo % (1 << 64), span, place, op))
+        if isinstance(lo, int):
+            return self._draw(lambda key, ctr: _core._random_integers(shape, dt, key, ctr, lo % (1 << 64), span,
+                                                                      place, op))
+        lows = np.ascontiguousarray((lo % (1 << 64)).ravel().astype(np.uint64))
+        spans = np.ascontiguousarray(span.ravel().astype(np.uint64))
+        return self._draw(lambda key, ctr: _core._random_integers_each(shape, dt, key, ctr, lows, spans, place, op))
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, shuffle: bool = True, *,
                device: Any = None, placement: Any = None) -> DeviceArray:

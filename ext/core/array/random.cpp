@@ -25,6 +25,11 @@ TaskSpec random_spec(const Array& out, const std::string& op, const char* label)
     return t;
 }
 
+void check_integer_result(const Array& out, const std::string& op) {
+    if (!dtype_is_integer(out.dtype) && out.dtype != DType::Bool)
+        fail(ErrorKind::Message, op + ": dtype must be an integer dtype or bool, got " + dtype_name(out.dtype));
+}
+
 }  // namespace
 
 RandomTask random_real_task(kernels::RandomDist dist, RandomStream s, double a, double b, const Array& out,
@@ -42,15 +47,32 @@ RandomTask random_real_task(kernels::RandomDist dist, RandomStream s, double a, 
 }
 
 RandomTask random_integers_task(RandomStream s, uint64_t low, uint64_t range, const Array& out, const std::string& op) {
-    if (!dtype_is_integer(out.dtype) && out.dtype != DType::Bool)
-        fail(ErrorKind::Message, op + ": dtype must be an integer dtype or bool, got " + dtype_name(out.dtype));
+    check_integer_result(out, op);
     RandomTask r;
     r.task = random_spec(out, op, "random.integers");
     const int64_t n = out.size();
-    r.blocks = kernels::random_integer_blocks(range, n);
+    r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(&range, 1), n);
     uint8_t* data = out.data();
     const DType dt = out.dtype;
     r.task.fn = [=] { kernels::random_integers(dt, s.key, s.counter, n, low, range, data); };
+    return r;
+}
+
+RandomTask random_integers_each_task(RandomStream s, std::vector<uint64_t> low, std::vector<uint64_t> range,
+                                     const Array& out, const std::string& op) {
+    check_integer_result(out, op);
+    const int64_t n = out.size();
+    if (low.size() != static_cast<size_t>(n) || range.size() != static_cast<size_t>(n))
+        fail(ErrorKind::Message, op + ": " + std::to_string(n) + " values need as many bounds, got " +
+                                     std::to_string(low.size()) + " and " + std::to_string(range.size()));
+    RandomTask r;
+    r.task = random_spec(out, op, "random.integers");
+    r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(range.data(), n), n);
+    uint8_t* data = out.data();
+    const DType dt = out.dtype;
+    r.task.fn = [=, low = std::move(low), range = std::move(range)] {
+        kernels::random_integers_each(dt, s.key, s.counter, n, low.data(), range.data(), data);
+    };
     return r;
 }
 
@@ -76,7 +98,11 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
         src_data = src->data();  // kept alive by the read use until the task retires
     }
     switch (how.kind) {
-        case Kind::Uniform: r.blocks = kernels::random_integer_blocks(static_cast<uint64_t>(how.population), count); break;
+        case Kind::Uniform: {
+            const uint64_t range = static_cast<uint64_t>(how.population);
+            r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(&range, 1), count);
+            break;
+        }
         case Kind::Cdf: r.blocks = kernels::random_real_blocks(kernels::RandomDist::Uniform, DType::Float64, count); break;
         case Kind::Sample: r.blocks = kernels::random_sample_blocks(how.population, count, !how.probs.empty()); break;
     }

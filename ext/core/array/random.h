@@ -33,6 +33,11 @@ RandomTask random_real_task(kernels::RandomDist dist, RandomStream s, double a, 
 // integer (or bool) dtype.
 RandomTask random_integers_task(RandomStream s, uint64_t low, uint64_t range, const Array& out, const std::string& op);
 
+// The same with a low and a range per value (out.size() of each, broadcast
+// by the caller), as NumPy's integers with array bounds.
+RandomTask random_integers_each_task(RandomStream s, std::vector<uint64_t> low, std::vector<uint64_t> range,
+                                     const Array& out, const std::string& op);
+
 // How choice draws its indices into a population.
 struct RandomIndices {
     enum class Kind : uint8_t { Uniform, Cdf, Sample } kind = Kind::Uniform;

@@ -263,24 +263,46 @@ uint64_t bounded(uint64_t key, uint64_t slot, int lane, const uint32_t* w, uint6
 
 bool narrow_range(uint64_t range) noexcept { return range != 0 && range <= (uint64_t{1} << 32); }
 
+// (2^w - range) mod range for w = 32 (narrow) or 64: the low products below
+// it are the ones that would make some results more likely than others.
+uint64_t threshold_of(uint64_t range, bool narrow) noexcept {
+    if (narrow) return range == (uint64_t{1} << 32) ? 0 : (uint64_t{1} << 32) % range;
+    return range == 0 ? 0 : (0 - range) % range;
+}
+
+// low[e] + r, r uniform in [0, range[e]); e = i with `each`, else 0 (one
+// range for all, its threshold computed once).
+template <class T, bool Narrow>
+void integers_into(uint64_t key, uint64_t counter, int64_t n, const uint64_t* low, const uint64_t* range, bool each,
+                   T* out) noexcept {
+    if (n == 0) return;
+    const uint64_t thr0 = threshold_of(range[0], Narrow);
+    chunked_slots<Narrow ? 4 : 2>(key, counter, n, [&](int64_t slot, const uint32_t* w, int64_t i, int64_t m) {
+        for (int h = 0; h < m; ++h) {
+            const int64_t e = each ? i + h : 0;
+            const uint64_t thr = each ? threshold_of(range[e], Narrow) : thr0;
+            out[i + h] = static_cast<T>(
+                low[e] + bounded<Narrow>(key, counter + static_cast<uint64_t>(slot), h, w, range[e], thr));
+        }
+    });
+}
+
 template <class T>
-void integers_into(uint64_t key, uint64_t counter, int64_t n, uint64_t low, uint64_t range, T* out) noexcept {
-    // (2^w - range) mod range: the low products below it are the ones that
-    // would make some results more likely than others.
-    if (narrow_range(range)) {
-        const uint64_t threshold = range == (uint64_t{1} << 32) ? 0 : (uint64_t{1} << 32) % range;
-        chunked_slots<4>(key, counter, n, [&](int64_t slot, const uint32_t* w, int64_t i, int64_t m) {
-            for (int h = 0; h < m; ++h)
-                out[i + h] = static_cast<T>(low + bounded<true>(key, counter + static_cast<uint64_t>(slot), h, w,
-                                                                 range, threshold));
-        });
-    } else {
-        const uint64_t threshold = range == 0 ? 0 : (0 - range) % range;
-        chunked_slots<2>(key, counter, n, [&](int64_t slot, const uint32_t* w, int64_t i, int64_t m) {
-            for (int h = 0; h < m; ++h)
-                out[i + h] = static_cast<T>(low + bounded<false>(key, counter + static_cast<uint64_t>(slot), h, w,
-                                                                  range, threshold));
-        });
+void integers_typed(uint64_t key, uint64_t counter, int64_t n, const uint64_t* low, const uint64_t* range, bool each,
+                    bool narrow, T* out) noexcept {
+    if (narrow)
+        integers_into<T, true>(key, counter, n, low, range, each, out);
+    else
+        integers_into<T, false>(key, counter, n, low, range, each, out);
+}
+
+void integers_any(DType dtype, uint64_t key, uint64_t counter, int64_t n, const uint64_t* low, const uint64_t* range,
+                  bool each, bool narrow, void* out) noexcept {
+    switch (dtype_itemsize(dtype)) {
+        case 1: integers_typed(key, counter, n, low, range, each, narrow, static_cast<uint8_t*>(out)); break;
+        case 2: integers_typed(key, counter, n, low, range, each, narrow, static_cast<uint16_t*>(out)); break;
+        case 4: integers_typed(key, counter, n, low, range, each, narrow, static_cast<uint32_t*>(out)); break;
+        default: integers_typed(key, counter, n, low, range, each, narrow, static_cast<uint64_t*>(out)); break;
     }
 }
 
@@ -312,8 +334,8 @@ double random_log(double x) noexcept {
     return log_normal(x, 0.0);
 }
 
-uint64_t random_integer_blocks(uint64_t range, int64_t n) noexcept {
-    const uint64_t per = narrow_range(range) ? 4 : 2;
+uint64_t random_integer_blocks(bool narrow, int64_t n) noexcept {
+    const uint64_t per = narrow ? 4 : 2;
     return (static_cast<uint64_t>(n) + per - 1) / per;
 }
 
@@ -339,12 +361,16 @@ void random_real(RandomDist dist, DType dtype, uint64_t key, uint64_t counter, i
 
 void random_integers(DType dtype, uint64_t key, uint64_t counter, int64_t n, uint64_t low, uint64_t range,
                      void* out) noexcept {
-    switch (dtype_itemsize(dtype)) {
-        case 1: integers_into(key, counter, n, low, range, static_cast<uint8_t*>(out)); break;
-        case 2: integers_into(key, counter, n, low, range, static_cast<uint16_t*>(out)); break;
-        case 4: integers_into(key, counter, n, low, range, static_cast<uint32_t*>(out)); break;
-        default: integers_into(key, counter, n, low, range, static_cast<uint64_t*>(out)); break;
-    }
+    integers_any(dtype, key, counter, n, &low, &range, false, narrow_range(range), out);
+}
+
+bool random_integers_narrow(const uint64_t* range, int64_t n) noexcept {
+    return std::all_of(range, range + n, narrow_range);
+}
+
+void random_integers_each(DType dtype, uint64_t key, uint64_t counter, int64_t n, const uint64_t* low,
+                          const uint64_t* range, void* out) noexcept {
+    integers_any(dtype, key, counter, n, low, range, true, random_integers_narrow(range, n), out);
 }
 
 void random_choice_cdf(uint64_t key, uint64_t counter, int64_t n, const double* cdf, int64_t cdf_len,
@@ -375,8 +401,8 @@ bool sample_sparse(uint64_t key, uint64_t counter, int64_t n, int64_t k, bool so
             const uint64_t slot = counter + static_cast<uint64_t>(j);
             const Philox4x32 b = block(key, slot, 0);
             const uint64_t t = narrow_range(range)
-                                   ? bounded<true>(key, slot, 0, b.v, range, (uint64_t{1} << 32) % range)
-                                   : bounded<false>(key, slot, 0, b.v, range, (0 - range) % range);
+                                   ? bounded<true>(key, slot, 0, b.v, range, threshold_of(range, true))
+                                   : bounded<false>(key, slot, 0, b.v, range, threshold_of(range, false));
             const int64_t pick = kept.insert(static_cast<int64_t>(t)).second ? static_cast<int64_t>(t) : n - k + j;
             if (pick != static_cast<int64_t>(t)) kept.insert(pick);
             keys.push_back({0, pick});

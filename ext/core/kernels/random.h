@@ -52,9 +52,14 @@ uint64_t random_real_blocks(RandomDist dist, DType dtype, int64_t n) noexcept;
 // into `dtype` (any integer dtype or Bool).
 void random_integers(DType dtype, uint64_t key, uint64_t counter, int64_t n, uint64_t low, uint64_t range,
                      void* out) noexcept;
-// The block counters random_integers uses: four values a block for ranges up
-// to 2^32, two for wider ones.
-uint64_t random_integer_blocks(uint64_t range, int64_t n) noexcept;
+// As random_integers with a range (and low) per value; the values take four a
+// block when every range is narrow (0 < range <= 2^32), else two.
+void random_integers_each(DType dtype, uint64_t key, uint64_t counter, int64_t n, const uint64_t* low,
+                          const uint64_t* range, void* out) noexcept;
+// Whether every one of the n ranges is narrow (0 < range <= 2^32).
+bool random_integers_narrow(const uint64_t* range, int64_t n) noexcept;
+// The block counters of n values: four a block for narrow ranges, two for wide ones.
+uint64_t random_integer_blocks(bool narrow, int64_t n) noexcept;
 
 // n indices into a population of cdf_len items drawn with the normalised
 // cumulative probabilities `cdf` (cdf[cdf_len - 1] == 1): the first i with
