@@ -247,37 +247,37 @@ class Generator:
             low, high = 0, low
         lo, hi = _int_bound(low, "low", op), _int_bound(high, "high", op)
         place = _home(device, placement, op)
-        if isinstance(lo, int) and isinstance(hi, int):
-            shape = _shape(size, op)
-        else:
-            shapes = [np.shape(b) for b in (lo, hi)]
-            try:
-                shape = np.broadcast_shapes(*shapes) if size is None else _shape(size, op)
-                if np.broadcast_shapes(shape, *shapes) != shape:
-                    raise ValueError
-            except ValueError:
-                raise ValueError(f"{op}: the shapes of low and high {shapes} do not broadcast to size {size!r}") from None
-            lo, hi = (np.broadcast_to(np.asarray(b, dtype=object), shape) for b in (lo, hi))
-        top = hi if endpoint else hi - 1
         info_min, info_max = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
-        if isinstance(lo, int):
-            bad_order, low_min, top_max = lo > top, lo, top
-        else:
-            empty = lo.size == 0
-            bad_order = not empty and bool(np.any(lo > top))
-            low_min, top_max = (0, 0) if empty else (int(lo.min()), int(top.max()))
-        if bad_order:
-            raise ValueError(f"{op}: low {'>' if endpoint else '>='} high (low={low!r}, high={high!r})")
-        if low_min < info_min:
-            raise ValueError(f"{op}: low={low_min} is out of bounds for {dt}")
-        if top_max > info_max:
-            raise ValueError(f"{op}: high={top_max + (0 if endpoint else 1)} is out of bounds for {dt}")
-        span = (top - lo + 1) % (1 << 64)  # 0 stands for 2**64 (a whole uint64/int64 range)
-        if isinstance(lo, int):
-            return self._draw(lambda key, ctr: _core._random_integers(shape, dt, key, ctr, lo % (1 << 64), span,
-                                                                      place, op))
-        lows = np.ascontiguousarray((lo % (1 << 64)).ravel().astype(np.uint64))
-        spans = np.ascontiguousarray(span.ravel().astype(np.uint64))
+        last = 0 if endpoint else 1  # high minus the largest value drawn
+
+        def check(bad_order: bool, low_min: int, top_max: int) -> None:
+            if bad_order:
+                raise ValueError(f"{op}: low {'>' if endpoint else '>='} high (low={low!r}, high={high!r})")
+            if low_min < info_min:
+                raise ValueError(f"{op}: low={low_min} is out of bounds for {dt}")
+            if top_max > info_max:
+                raise ValueError(f"{op}: high={top_max + last} is out of bounds for {dt}")
+
+        if isinstance(lo, int) and isinstance(hi, int):
+            check(lo > hi - last, lo, hi - last)
+            shape = _shape(size, op)
+            span = (hi - last - lo + 1) % (1 << 64)  # 0 stands for 2**64 (a whole uint64/int64 range)
+            lo_bits = lo % (1 << 64)
+            return self._draw(lambda key, ctr: _core._random_integers(shape, dt, key, ctr, lo_bits, span, place, op))
+        shapes = [np.shape(b) for b in (lo, hi)]
+        try:
+            shape = np.broadcast_shapes(*shapes) if size is None else _shape(size, op)
+            if np.broadcast_shapes(shape, *shapes) != shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{op}: the shapes of low and high {shapes} do not broadcast to size {size!r}") from None
+        # Python integers (object arrays): bounds up to uint64's and int64's with no overflow.
+        los = np.broadcast_to(np.asarray(lo, dtype=object), shape)
+        tops = np.broadcast_to(np.asarray(hi, dtype=object), shape) - last
+        if los.size:
+            check(bool(np.any(los > tops)), int(los.min()), int(tops.max()))
+        lows = np.ascontiguousarray((los % (1 << 64)).ravel().astype(np.uint64))
+        spans = np.ascontiguousarray(((tops - los + 1) % (1 << 64)).ravel().astype(np.uint64))
         return self._draw(lambda key, ctr: _core._random_integers_each(shape, dt, key, ctr, lows, spans, place, op))
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, shuffle: bool = True, *,
