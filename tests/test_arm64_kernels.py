@@ -120,9 +120,9 @@ def test_arm64_results_equal_this_machines_bit_for_bit(binaries):
     host = run_lines([str(binaries["host"])])
     arm = run_lines([QEMU, str(binaries["arm64"])])
     names = [line.rsplit(" ", 1)[0] for line in host]
-    # The battery covers every family: conversions, bfp16, both matmuls, casts, ufuncs, reductions.
+    # The battery covers every family: conversions, bfp16, both matmuls, casts, ufuncs, reductions, random.
     for family in ("bf16_to_f32", "f32_to_bf16", "bfp16_encode", "bfp16_decode", "matmul_bf16", "matmul_typed",
-                   "cast", "ufunc", "reduce", "argmax"):
+                   "cast", "ufunc", "reduce", "argmax", "random_normal", "random_sample"):
         assert any(n.startswith(family) for n in names), family
     assert len(host) > 900 and len(set(names)) == len(names)
     assert [line.rsplit(" ", 1)[0] for line in arm] == names

@@ -30,6 +30,7 @@
 #include "kernels/dtype.h"
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
+#include "kernels/random.h"
 
 namespace {
 
@@ -391,6 +392,71 @@ void check_matmul() {
     }
 }
 
+// hx.random's streams (Note [Random streams]): every distribution, both float
+// dtypes, narrow and wide integer ranges, with and without replacement. Odd
+// counts that span several pool items and end mid-block.
+void check_random() {
+    constexpr std::uint64_t key = 0x0123456789ABCDEFull, ctr = 977;
+    constexpr std::int64_t n = 100003;
+    for (auto dist : {k::RandomDist::Uniform, k::RandomDist::Normal}) {
+        for (DType t : {DType::Float32, DType::Float64}) {
+            std::vector<std::uint8_t> out(static_cast<std::size_t>(n) * 8);
+            k::random_real(dist, t, key, ctr, n, 0.25, 3.0, out.data());
+            Hash h;
+            h.values(t, out.data(), static_cast<std::size_t>(n));
+            emit(std::string(dist == k::RandomDist::Uniform ? "random_uniform " : "random_normal ") +
+                     hrx::dtype_name(t), h);
+        }
+    }
+    const std::uint64_t ranges[] = {1, 7, 1000, (std::uint64_t{1} << 32) - 5, std::uint64_t{1} << 32,
+                                    (std::uint64_t{1} << 32) + 1, 3ull << 61, 0};
+    for (std::uint64_t r : ranges) {
+        std::vector<std::uint64_t> out(static_cast<std::size_t>(n));
+        k::random_integers(DType::UInt64, key, ctr, n, 12345, r, out.data());
+        Hash h;
+        h.values(DType::UInt64, out.data(), out.size());
+        emit("random_integers range=" + std::to_string(r), h);
+    }
+    for (std::uint64_t widest : {std::uint64_t{1} << 32, (std::uint64_t{1} << 32) + 1}) {  // four a block, two
+        std::vector<std::uint64_t> lows(static_cast<std::size_t>(n)), spans(lows.size()), out(lows.size());
+        for (std::size_t i = 0; i < lows.size(); ++i) {
+            lows[i] = i * 7919;
+            spans[i] = i % 97 == 0 ? widest : 1 + i % 1009;
+        }
+        k::random_integers_each(DType::UInt64, key, ctr, n, lows.data(), spans.data(), out.data());
+        Hash h;
+        h.values(DType::UInt64, out.data(), out.size());
+        emit("random_integers_each widest=" + std::to_string(widest), h);
+    }
+    std::vector<double> cdf = {0.1, 0.1, 0.35, 0.6, 0.99, 1.0};
+    std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
+    k::random_choice_cdf(key, ctr, n, cdf.data(), static_cast<std::int64_t>(cdf.size()), idx.data());
+    Hash hc;
+    hc.values(DType::Int64, idx.data(), idx.size());
+    emit("random_choice_cdf", hc);
+    std::vector<double> weights(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<double>(i % 13);
+    for (const double* w : {static_cast<const double*>(nullptr), static_cast<const double*>(weights.data())}) {
+        for (std::int64_t count : {5000, 50000}) {  // Floyd's path and the keyed one when unweighted
+            for (bool sorted : {false, true}) {
+                std::vector<std::int64_t> pick(static_cast<std::size_t>(count));
+                if (!k::random_sample(key, ctr, n, count, w, sorted, pick.data()))
+                    throw std::runtime_error("random_sample");
+                Hash h;
+                h.values(DType::Int64, pick.data(), pick.size());
+                emit(std::string("random_sample ") + (w ? "weighted " : "equal ") + std::to_string(count) +
+                         (sorted ? " sorted" : ""),
+                     h);
+            }
+        }
+    }
+    std::vector<double> logs;
+    for (double x = 1e-310; x < 1e300; x *= 1.37) logs.push_back(k::random_log(x));
+    Hash hl;
+    hl.values(DType::Float64, logs.data(), logs.size());
+    emit("random_log", hl);
+}
+
 }  // namespace
 
 int main() {
@@ -400,5 +466,6 @@ int main() {
     check_casts();
     check_ufuncs();
     check_reductions();
+    check_random();
     return 0;
 }

@@ -75,6 +75,7 @@ from ._core import (
     Visibility,
 )
 from . import kernels
+from . import random
 # The elementwise functions: one hx.ufunc object each under NumPy's names,
 # named by the kernel table (_core.elementwise.__all__), typed by its stub.
 from ._core.elementwise import *  # noqa: F401,F403
@@ -211,6 +212,7 @@ __all__ = [
     # kernels
     "kernels",
     "loom",
+    "random",
     "KernelContract",
     "BindingContract",
     "Artifact",

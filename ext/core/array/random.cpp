@@ -1,0 +1,140 @@
+// hx.random's tasks: one compute-lane region per call, writing a fresh result
+// (and reading choice's population), run by kernels/random.cpp.
+#include "array/random.h"
+
+#include <memory>
+#include <vector>
+
+#include "errors.h"
+
+namespace hrx {
+
+namespace {
+
+TaskSpec random_spec(const Array& out, const std::string& op, const char* label) {
+    if (!out.c_contiguous()) fail(ErrorKind::Message, op + ": the result must be C-contiguous, got " + out.describe());
+    TaskSpec t;
+    t.op = op;
+    t.label = label;
+    t.lane = Lane::Compute;
+    check_writable(out, op);
+    check_lane_binding(out, t.lane, op);
+    check_device_use(out, Access::Write, op);
+    t.uses.push_back(out.use(Access::Write));
+    t.written = out.base;
+    return t;
+}
+
+void check_integer_result(const Array& out, const std::string& op) {
+    if (!dtype_is_integer(out.dtype) && out.dtype != DType::Bool)
+        fail(ErrorKind::Message, op + ": dtype must be an integer dtype or bool, got " + dtype_name(out.dtype));
+}
+
+}  // namespace
+
+RandomTask random_real_task(kernels::RandomDist dist, RandomStream s, double a, double b, const Array& out,
+                            const std::string& op) {
+    if (out.dtype != DType::Float32 && out.dtype != DType::Float64)
+        fail(ErrorKind::Message, op + ": dtype must be float32 or float64, got " + dtype_name(out.dtype));
+    RandomTask r;
+    r.task = random_spec(out, op, dist == kernels::RandomDist::Uniform ? "random.uniform" : "random.normal");
+    const int64_t n = out.size();
+    r.blocks = kernels::random_real_blocks(dist, out.dtype, n);
+    uint8_t* data = out.data();
+    const DType dt = out.dtype;
+    r.task.fn = [=] { kernels::random_real(dist, dt, s.key, s.counter, n, a, b, data); };
+    return r;
+}
+
+RandomTask random_integers_task(RandomStream s, uint64_t low, uint64_t range, const Array& out, const std::string& op) {
+    check_integer_result(out, op);
+    RandomTask r;
+    r.task = random_spec(out, op, "random.integers");
+    const int64_t n = out.size();
+    r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(&range, 1), n);
+    uint8_t* data = out.data();
+    const DType dt = out.dtype;
+    r.task.fn = [=] { kernels::random_integers(dt, s.key, s.counter, n, low, range, data); };
+    return r;
+}
+
+RandomTask random_integers_each_task(RandomStream s, std::vector<uint64_t> low, std::vector<uint64_t> range,
+                                     const Array& out, const std::string& op) {
+    check_integer_result(out, op);
+    const int64_t n = out.size();
+    if (low.size() != static_cast<size_t>(n) || range.size() != static_cast<size_t>(n))
+        fail(ErrorKind::Message, op + ": " + std::to_string(n) + " values need as many bounds, got " +
+                                     std::to_string(low.size()) + " and " + std::to_string(range.size()));
+    RandomTask r;
+    r.task = random_spec(out, op, "random.integers");
+    r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(range.data(), n), n);
+    uint8_t* data = out.data();
+    const DType dt = out.dtype;
+    r.task.fn = [=, low = std::move(low), range = std::move(range)] {
+        kernels::random_integers_each(dt, s.key, s.counter, n, low.data(), range.data(), data);
+    };
+    return r;
+}
+
+RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t count, const Array* src,
+                              const Array& out, const std::string& op) {
+    using Kind = RandomIndices::Kind;
+    if (!src && out.dtype != DType::Int64)
+        fail(ErrorKind::Message, op + ": indices are int64, got " + dtype_name(out.dtype));
+    RandomTask r;
+    r.task = random_spec(out, op, "random.choice");
+    std::size_t row_bytes = 0;
+    const uint8_t* src_data = nullptr;
+    if (src) {
+        if (!src->c_contiguous() || src->dtype == DType::BFP16)
+            fail(ErrorKind::Message, op + ": the population must be C-contiguous and not bfp16, got " + src->describe());
+        if (src->ndim() == 0 || src->shape[0] != how.population)
+            fail(ErrorKind::Message, op + ": the population has the wrong length: " + src->describe());
+        if (may_overlap(*src, out)) fail(ErrorKind::Message, op + ": the population overlaps the result");
+        check_lane_binding(*src, r.task.lane, op);
+        check_device_use(*src, Access::Read, op);
+        r.task.uses.push_back(src->use(Access::Read));
+        row_bytes = how.population > 0 ? static_cast<std::size_t>(src->nbytes() / how.population) : 0;
+        src_data = src->data();  // kept alive by the read use until the task retires
+    }
+    switch (how.kind) {
+        case Kind::Uniform: {
+            const uint64_t range = static_cast<uint64_t>(how.population);
+            r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(&range, 1), count);
+            break;
+        }
+        case Kind::Cdf: r.blocks = kernels::random_real_blocks(kernels::RandomDist::Uniform, DType::Float64, count); break;
+        case Kind::Sample: r.blocks = kernels::random_sample_blocks(how.population, count, !how.probs.empty()); break;
+    }
+    int64_t* idx_out = src ? nullptr : reinterpret_cast<int64_t*>(out.data());
+    uint8_t* dst = out.data();
+    const std::string name = op;
+    r.task.fn = [how, s, count, src_data, row_bytes, idx_out, dst, name] {
+        std::vector<int64_t> tmp;
+        int64_t* idx = idx_out;
+        if (!idx) {
+            tmp.resize(static_cast<std::size_t>(count));
+            idx = tmp.data();
+        }
+        switch (how.kind) {
+            case Kind::Uniform:
+                kernels::random_integers(DType::Int64, s.key, s.counter, count, 0,
+                                         static_cast<uint64_t>(how.population), idx);
+                break;
+            case Kind::Cdf:
+                kernels::random_choice_cdf(s.key, s.counter, count, how.probs.data(),
+                                           static_cast<int64_t>(how.probs.size()), idx);
+                break;
+            case Kind::Sample:
+                if (!kernels::random_sample(s.key, s.counter, how.population, count,
+                                            how.probs.empty() ? nullptr : how.probs.data(), how.sorted, idx))
+                    fail(ErrorKind::OutOfMemory, name + ": no memory for the sampling keys of " +
+                                                     std::to_string(how.population) + " elements");
+                break;
+        }
+        if (src_data) kernels::gather_rows(src_data, row_bytes, idx, count, dst);
+    };
+    return r;
+}
+
+}  // namespace hrx
