@@ -53,6 +53,9 @@ def test_finfo_and_iinfo_match_numpy_and_ml_dtypes():
         hx.iinfo(hx.float32)
     with pytest.raises(TypeError, match="finfo: .*block storage"):
         hx.finfo(hx.bfp16)
+    for dt, real in ((hx.complex64, hx.float32), (hx.complex128, hx.float64)):
+        got, ref = hx.finfo(dt), np.finfo(dt)  # the real component's limits, named by the real dtype
+        assert (got.bits, got.eps, got.max, got.dtype) == (ref.bits, float(ref.eps), float(ref.max), real)
 
 
 KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric"]
@@ -97,7 +100,7 @@ def test_inspection_namespace_and_array_api_methods():
     assert caps["max dimensions"] == 64 and set(caps) >= {"boolean indexing", "data-dependent shapes"}
     assert info.default_device() == hx.Shared(hx.npu()) == hx.zeros(1).device
     devices = info.devices()
-    assert devices[0] == info.default_device() and hx.HostVisible() in devices and len(set(devices)) == len(devices)
+    assert isinstance(devices, tuple) and devices[0] == info.default_device() and hx.HostVisible() in devices and len(set(devices)) == len(devices)
     defaults = info.default_dtypes()
     assert defaults == {"real floating": hx.float64, "complex floating": np.dtype(np.complex128),
                         "integral": hx.int64, "indexing": hx.int64}
@@ -126,3 +129,44 @@ def test_lazy_names_are_listed_and_typed_without_importing_ml_dtypes():
     assert out == ["True", "True", "True", "False"]  # listed by dir(), still not imported
     init = (SRC / "__init__.py").read_text()
     assert "from ml_dtypes import bfloat16 as bfloat16" in init  # what type checkers read
+
+
+PLACES = [hx.HostVisible(), hx.GpuLocal(), hx.Shared(hx.npu()), hx.NpuLocal(hx.npu())]
+
+
+@pytest.mark.parametrize("place", PLACES, ids=repr)
+def test_device_is_the_array_api_spelling_of_placement_on_every_creation_function(place):
+    host = np.arange(6.0).reshape(2, 3)
+    made = {
+        "asarray": hx.asarray(host, device=place),
+        "empty": hx.empty((2, 3), device=place),
+        "zeros": hx.zeros((2, 3), device=place),
+        "ones": hx.ones((2, 3), device=place),
+        "full": hx.full((2, 3), 7.0, device=place),
+        "arange": hx.arange(6.0, device=place),
+        "linspace": hx.linspace(0, 1, 5, device=place),
+        "empty_like": hx.empty_like(host, device=place),
+        "zeros_like": hx.zeros_like(host, device=place),
+        "ones_like": hx.ones_like(host, device=place),
+        "full_like": hx.full_like(host, 2.0, device=place),
+        "from_dlpack": hx.from_dlpack(host, device=place),
+        "astype": hx.astype(hx.asarray(host), hx.float32, device=place),
+    }
+    for name, x in made.items():
+        assert x.device == place, name
+    assert made["astype"].dtype == hx.float32
+    assert np.array_equal(hx.to_numpy(made["asarray"]), host) and np.array_equal(hx.to_numpy(made["astype"]), host)
+    assert np.array_equal(hx.to_numpy(made["full"]), np.full((2, 3), 7.0))
+    # Both spellings naming the same placement is fine; different ones are refused before anything is made.
+    assert hx.zeros(2, device=place, placement=place).device == place
+
+
+def test_device_errors_name_the_function_and_both_arguments():
+    with pytest.raises(TypeError, match=r"zeros: device=HostVisible\(\) and placement=GpuLocal\(\) differ"):
+        hx.zeros(2, device=hx.HostVisible(), placement=hx.GpuLocal())
+    with pytest.raises(TypeError, match="asarray: device must be a placement .*got 'cpu'"):
+        hx.asarray([1.0], device="cpu")
+    with pytest.raises(TypeError, match="astype: device must be a placement"):
+        hx.astype(hx.ones(2), hx.float32, device=0)
+    x = hx.ones(2)
+    assert hx.astype(x, x.dtype, copy=False, device=x.device) is x  # nothing to change: no copy

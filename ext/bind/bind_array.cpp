@@ -994,6 +994,9 @@ void bind_array(nb::module_& m) {
         "obj"_a.none(), "dtype"_a.none() = nb::none(), "placement"_a.none() = nb::none(), "op"_a.none() = nb::none(),
         "A new array holding a copy of host data (anything numpy.asarray takes), converted to dtype (Python "
         "data exactly, or NumPy's OverflowError/ValueError); errors name op.");
+    m.def(
+        "_default_placement", [] { return placement_to_py(placement_from_py(nb::none(), *default_runtime(), "")); },
+        "Shared(npu 0) of the default runtime: the placement arrays get when none is named.");
     m.def("_from_dlpack", &from_dlpack, "obj"_a, "placement"_a.none() = nb::none(), "copy"_a.none() = nb::none(),
           "dtype"_a.none() = nb::none(),
           "Import a DLPack producer or capsule (zero-copy for host producers; copies into `placement` when it "

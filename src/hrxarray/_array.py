@@ -93,7 +93,8 @@ def _axes(axis, ndim, op):
 # --- creation ---------------------------------------------------------------------------
 
 
-def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | None = None) -> DeviceArray:
+def asarray(obj: Any, dtype: Any = None, *, device: Any = None, placement: Any = None,
+            copy: bool | None = None) -> DeviceArray:
     """Convert ``obj`` to a DeviceArray.
 
     Args:
@@ -106,6 +107,7 @@ def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | 
         copy: ``True`` always copies; ``False`` never does (``ValueError`` when a
             copy would be needed: host data into device memory, a dtype or
             placement change); ``None`` copies only when needed.
+        device: the array API's spelling of ``placement``.
 
     Host data is copied synchronously into the new array (host-mapped
     placements) or staged and uploaded on the upload lane (``GpuLocal``). A
@@ -113,6 +115,7 @@ def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | 
     if the placement or dtype differs.
     """
     want = _dtype(dtype, "asarray")
+    placement = _home("asarray", device, placement)
     if isinstance(obj, DeviceArray):
         same_dtype = want is None or want == obj.dtype
         same_place = placement is None or placement == obj.placement
@@ -139,23 +142,39 @@ def asarray(obj: Any, dtype: Any = None, *, placement: Any = None, copy: bool | 
 
 
 def _default_placement():
-    from . import Shared, npu
+    """``Shared(npu())`` of the default runtime: the placement arrays get when none is named (one definition,
+    in the bindings' placement parser)."""
+    return _core._default_placement()
 
-    return Shared(npu())
+
+def _home(op, device, placement):
+    """The placement a new array asks for (None: the default or the source's).
+
+    ``device=`` is the array API's spelling of ``placement=``; giving both with
+    different values is a TypeError naming them.
+    """
+    if device is None:
+        return placement
+    if not isinstance(device, _core.Placement):
+        raise TypeError(f"{op}: device must be a placement (hx.Shared(npu), hx.NpuLocal(npu), hx.GpuLocal(), "
+                        f"hx.HostVisible()), got {device!r}")
+    if placement is not None and placement != device:
+        raise TypeError(f"{op}: device={device!r} and placement={placement!r} differ; give one of them")
+    return device
 
 
 def _empty(shape, dtype, placement, op, like=None):
     return _core._empty(shape, np.float64 if dtype is None else dtype, placement, op, like)
 
 
-def empty(shape, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
+def empty(shape, dtype: Any = None, *, device: Any = None, placement: Any = None) -> DeviceArray:
     """A new array of ``shape`` (float64 by default). Its memory is zero-filled (allocations always are)."""
-    return _empty(shape, dtype, placement, "empty")
+    return _empty(shape, dtype, _home("empty", device, placement), "empty")
 
 
-def zeros(shape, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
+def zeros(shape, dtype: Any = None, *, device: Any = None, placement: Any = None) -> DeviceArray:
     """A new array of zeros (float64 by default); ready at once, nothing runs on a lane."""
-    return _empty(shape, dtype, placement, "zeros")
+    return _empty(shape, dtype, _home("zeros", device, placement), "zeros")
 
 
 def _fill_dtype(fill_value, op):
@@ -176,7 +195,7 @@ def _full(shape, fill_value, dtype, placement, op, like=None):
     return _core._full(shape, fill_value, dtype, placement, op, like)
 
 
-def full(shape, fill_value, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
+def full(shape, fill_value, dtype: Any = None, *, device: Any = None, placement: Any = None) -> DeviceArray:
     """A new array filled with ``fill_value`` (an asynchronous fill on the compute lane).
 
     ``dtype`` defaults to NumPy's choice for the value: bool, int64 or float64
@@ -185,16 +204,17 @@ def full(shape, fill_value, dtype: Any = None, *, placement: Any = None) -> Devi
     the dtype cannot hold, ``ValueError`` for NaN into integers) and an array
     value must broadcast to ``shape``, all before anything is allocated.
     """
-    return _full(shape, fill_value, dtype, placement, "full")
+    return _full(shape, fill_value, dtype, _home("full", device, placement), "full")
 
 
-def ones(shape, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
+def ones(shape, dtype: Any = None, *, device: Any = None, placement: Any = None) -> DeviceArray:
     """A new array of ones (float64 by default)."""
-    return _full(shape, 1, np.float64 if dtype is None else dtype, placement, "ones")
+    return _full(shape, 1, np.float64 if dtype is None else dtype, _home("ones", device, placement), "ones")
 
 
-def arange(start, stop=None, step=1, dtype: Any = None, *, placement: Any = None) -> DeviceArray:
+def arange(start, stop=None, step=1, dtype: Any = None, *, device: Any = None, placement: Any = None) -> DeviceArray:
     """Evenly spaced values in [start, stop), exactly as ``numpy.arange`` computes them."""
+    placement = _home("arange", device, placement)
     try:
         host = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step)
     except (ValueError, TypeError, OverflowError) as e:
@@ -202,9 +222,10 @@ def arange(start, stop=None, step=1, dtype: Any = None, *, placement: Any = None
     return asarray(host, dtype=dtype if dtype is None or _is_bfp16(dtype) else dtype, placement=placement)
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype: Any = None, *,
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype: Any = None, *, device: Any = None,
              placement: Any = None) -> DeviceArray:
     """``num`` evenly spaced values over [start, stop], exactly as ``numpy.linspace`` computes them."""
+    placement = _home("linspace", device, placement)
     try:
         host = np.linspace(start, stop, num=num, endpoint=endpoint)
     except (ValueError, TypeError, OverflowError) as e:
@@ -221,31 +242,32 @@ def _like(x, dtype, shape, op):
     return (x.shape if shape is None else shape, x.dtype if dtype is None else dtype, like)
 
 
-def empty_like(x, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
+def empty_like(x, dtype: Any = None, *, device: Any = None, placement: Any = None, shape=None) -> DeviceArray:
     """A new (zero-filled) array with the shape, dtype and placement of ``x`` (and on its runtime) unless given."""
     s, d, like = _like(x, dtype, shape, "empty_like")
-    return _empty(s, d, placement, "empty_like", like)
+    return _empty(s, d, _home("empty_like", device, placement), "empty_like", like)
 
 
-def zeros_like(x, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
+def zeros_like(x, dtype: Any = None, *, device: Any = None, placement: Any = None, shape=None) -> DeviceArray:
     """A new array of zeros shaped, typed and placed like ``x``."""
     s, d, like = _like(x, dtype, shape, "zeros_like")
-    return _empty(s, d, placement, "zeros_like", like)
+    return _empty(s, d, _home("zeros_like", device, placement), "zeros_like", like)
 
 
-def ones_like(x, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
+def ones_like(x, dtype: Any = None, *, device: Any = None, placement: Any = None, shape=None) -> DeviceArray:
     """A new array of ones shaped, typed and placed like ``x``."""
     s, d, like = _like(x, dtype, shape, "ones_like")
-    return _core._full(s, 1, d, placement, "ones_like", like)
+    return _core._full(s, 1, d, _home("ones_like", device, placement), "ones_like", like)
 
 
-def full_like(x, fill_value, dtype: Any = None, *, placement: Any = None, shape=None) -> DeviceArray:
+def full_like(x, fill_value, dtype: Any = None, *, device: Any = None, placement: Any = None,
+              shape=None) -> DeviceArray:
     """A new array filled with ``fill_value``, shaped, typed and placed like ``x``."""
     s, d, like = _like(x, dtype, shape, "full_like")
-    return _core._full(s, fill_value, d, placement, "full_like", like)
+    return _core._full(s, fill_value, d, _home("full_like", device, placement), "full_like", like)
 
 
-def from_dlpack(obj: Any, *, placement: Any = None, copy: bool | None = None) -> DeviceArray:
+def from_dlpack(obj: Any, /, *, device: Any = None, placement: Any = None, copy: bool | None = None) -> DeviceArray:
     """Import a DLPack producer (or capsule) as a DeviceArray.
 
     Host producers (NumPy, torch CPU, JAX CPU, array_api_strict) are imported
@@ -267,10 +289,13 @@ def from_dlpack(obj: Any, *, placement: Any = None, copy: bool | None = None) ->
     one). A capsule whose shape, strides or ``byte_offset`` overflow is refused
     (``ValueError``) before anything is read.
 
+    ``device=`` is the array API's spelling of ``placement=``.
+
     NumPy <= 2.4 cannot export or import bfloat16 through DLPack; hrxarray
     imports bfloat16 NumPy arrays through a ``uint16`` view internally. In the
     other direction use ``np.from_dlpack(x.view(np.uint16)).view(hx.bfloat16)``.
     """
+    placement = _home("from_dlpack", device, placement)
     if isinstance(obj, np.ndarray) and obj.dtype.name == "bfloat16":
         # NumPy <= 2.4 refuses to export bfloat16: go through its bits.
         x = _core._from_dlpack(obj.view(np.uint16), placement, copy)
@@ -942,9 +967,14 @@ def broadcast_to(x, shape) -> DeviceArray:
     return x._view(x._offset, shape, tuple(strides))
 
 
-def astype(x, dtype, *, copy=True) -> DeviceArray:
-    """``x`` converted to ``dtype`` (NumPy's unsafe casts; bfp16 encodes with floor rounding)."""
-    return _device(x, "astype").astype(dtype, copy=copy)
+def astype(x, dtype, /, *, copy=True, device: Any = None) -> DeviceArray:
+    """``x`` converted to ``dtype`` (NumPy's unsafe casts; bfp16 encodes with floor rounding), on ``device``
+    (a placement; by default ``x``'s) — one copy when both change."""
+    x = _device(x, "astype")
+    device = _home("astype", device, None)
+    if device is None or device == x.placement:
+        return x.astype(dtype, copy=copy)
+    return x._convert(_dtype(dtype, "astype"), device, "astype")
 
 
 # --- NumPy protocols -----------------------------------------------------------------------------

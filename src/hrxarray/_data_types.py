@@ -91,7 +91,9 @@ def finfo(type: Any, /) -> finfo_object:
         fi = ml_dtypes.finfo(dt) if dt == _bfloat16() else np.finfo(dt)
     else:
         raise TypeError(f"finfo: {dt} is not a floating dtype")
-    return finfo_object(int(fi.bits), float(fi.eps), float(fi.max), float(fi.min), float(fi.smallest_normal), dt)
+    # For complex dtypes the standard's finfo describes (and names) the real component type.
+    return finfo_object(int(fi.bits), float(fi.eps), float(fi.max), float(fi.min), float(fi.smallest_normal),
+                        dt_real if dt.kind == "c" else dt)
 
 
 def iinfo(type: Any, /) -> iinfo_object:
@@ -114,7 +116,7 @@ _KINDS = {
 }
 
 
-def isdtype(dtype: Any, kind: Union[str, Any, tuple], /) -> bool:
+def isdtype(dtype: Any, kind: Union[str, Any, tuple]) -> bool:
     """Whether ``dtype`` is of ``kind``: a kind name ('bool', 'signed integer', 'unsigned integer',
     'integral', 'real floating', 'complex floating', 'numeric'), a dtype, or a tuple of those.
     bfloat16 is real floating."""
@@ -220,12 +222,12 @@ class Info:
 
         return _default_placement()
 
-    def devices(self) -> list:
-        """The placements of the default runtime arrays can live in, the default first."""
+    def devices(self) -> tuple:
+        """The placements of the default runtime arrays can live in, the default first (a tuple, as 2025.12 says)."""
         from . import GpuLocal, HostVisible, NpuLocal, npu
 
         default = self.default_device()
-        return [default, HostVisible(), GpuLocal(), NpuLocal(npu())]
+        return (default, HostVisible(), GpuLocal(), NpuLocal(npu()))
 
     def default_dtypes(self, *, device: Any = None) -> dict:
         """The default dtypes: float64, complex128, int64 (also for indexing); the same on every device."""

@@ -29,18 +29,11 @@ from typing import Any, Callable, cast
 import numpy as np
 
 from . import _core
-from ._array import DeviceArray, _c_contiguous, asarray
+from ._array import DeviceArray, _c_contiguous, _home, asarray
 
 __all__ = ["default_rng", "Generator"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _home(device: Any, placement: Any, op: str) -> Any:
-    """The result's placement: ``device=`` is the array API's spelling of ``placement=``."""
-    if device is not None and placement is not None and device != placement:
-        raise TypeError(f"{op}: device={device!r} and placement={placement!r} differ; give one of them")
-    return placement if device is None else device
 
 
 def _shape(size: Any, op: str) -> tuple[int, ...]:
@@ -161,14 +154,14 @@ class Generator:
         """
         op = "Generator.random"
         dt = _dtype(dtype, lambda d: d in _FLOATS, "float32 or float64", op)
-        return self._real("uniform", size, dt, 0.0, 1.0, _home(device, placement, op), op, out)
+        return self._real("uniform", size, dt, 0.0, 1.0, _home(op, device, placement), op, out)
 
     def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: DeviceArray | None = None, *,
                         device: Any = None, placement: Any = None) -> DeviceArray:
         """Standard normal values (Marsaglia's polar method, host-independent bits); ``out`` as in ``random``."""
         op = "Generator.standard_normal"
         dt = _dtype(dtype, lambda d: d in _FLOATS, "float32 or float64", op)
-        return self._real("normal", size, dt, 0.0, 1.0, _home(device, placement, op), op, out)
+        return self._real("normal", size, dt, 0.0, 1.0, _home(op, device, placement), op, out)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, *, device: Any = None,
                placement: Any = None) -> DeviceArray:
@@ -181,7 +174,7 @@ class Generator:
         a, b = _param(loc, "loc", op), _param(scale, "scale", op)
         if not np.all(_host_values(b) >= 0):  # NaN fails too
             raise ValueError(f"{op}: scale must be non-negative, got {scale!r}")
-        return self._affine("normal", size, a, b, _home(device, placement, op), op)
+        return self._affine("normal", size, a, b, _home(op, device, placement), op)
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, *, device: Any = None,
                 placement: Any = None) -> DeviceArray:
@@ -194,12 +187,12 @@ class Generator:
         if isinstance(a, float) and isinstance(b, float):
             if not math.isfinite(b - a):
                 raise ValueError(f"{op}: high - low must be finite, got low={low!r}, high={high!r}")
-            return self._real("uniform", size, _FLOATS[1], a, b - a, _home(device, placement, op), op)
+            return self._real("uniform", size, _FLOATS[1], a, b - a, _home(op, device, placement), op)
         with np.errstate(over="ignore", invalid="ignore"):
             finite = np.all(np.isfinite(np.subtract(_host_values(b), _host_values(a))))
         if not finite:
             raise ValueError(f"{op}: high - low must be finite, got low={low!r}, high={high!r}")
-        place = _home(device, placement, op)
+        place = _home(op, device, placement)
         return self._affine("uniform", size, a, _core_sub(b, a, place), place, op)
 
     def _affine(self, dist: str, size: Any, a: Any, b: Any, place: Any, op: str) -> DeviceArray:
@@ -246,7 +239,7 @@ class Generator:
         if high is None:
             low, high = 0, low
         lo, hi = _int_bound(low, "low", op), _int_bound(high, "high", op)
-        place = _home(device, placement, op)
+        place = _home(op, device, placement)
         info_min, info_max = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
         last = 0 if endpoint else 1  # high minus the largest value drawn
 
@@ -290,7 +283,7 @@ class Generator:
         ``size`` followed by ``a``'s trailing axes; it lives in ``device`` or
         else in ``a``'s placement (a DeviceArray) or the default placement.
         """
-        return self._choice(a, size, replace, p, shuffle, _home(device, placement, "Generator.choice"),
+        return self._choice(a, size, replace, p, shuffle, _home("Generator.choice", device, placement),
                             "Generator.choice")
 
     def _choice(self, a: Any, size: Any, replace: bool, p: Any, shuffle: bool, place: Any, op: str) -> DeviceArray:
@@ -339,7 +332,7 @@ class Generator:
     def permutation(self, x: Any, *, device: Any = None, placement: Any = None) -> DeviceArray:
         """A random permutation of ``arange(x)`` (x an integer), or of ``x``'s rows (along axis 0), as a new array."""
         op = "Generator.permutation"
-        place = _home(device, placement, op)
+        place = _home(op, device, placement)
         if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
             if x < 0:
                 raise ValueError(f"{op}: x must be a non-negative integer or an array, got {x!r}")
