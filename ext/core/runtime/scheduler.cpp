@@ -347,12 +347,34 @@ void Scheduler::drain() {
     idle_cv_.wait(lock, idle);
 }
 
+// Note [Room in batches]: a thread outside the lanes that finds the runtime
+// full sleeps until half of the pending submissions have retired, not just
+// one. A loop of small array operations outruns the lanes; waking it at every
+// retirement cost a futex wake and a context switch per operation (on two
+// CPUs most of a one-element operation's time), while waking it once per
+// limit/2 retirements lets it refill the queue in one go. A backlog that does
+// not shrink (held up outside the runtime) costs at most kRoomBatchWait
+// before the one-free-slot rule applies again.
+namespace {
+constexpr std::chrono::milliseconds kRoomBatchWait{2};
+}
+
 void Scheduler::wait_for_room(size_t limit) {
     check_not_forked("wait for room");
     std::unique_lock<std::mutex> lock(mu_);
     auto room = [&] { return pending_.size() < limit || stopping_ || closed_.load(); };
     if (running_here() != this) {
-        room_cv_.wait(lock, room);
+        if (room()) return;
+        const size_t low = limit / 2;
+        auto roomy = [&] { return pending_.size() <= low || stopping_ || closed_.load(); };
+        ++room_waiters_;
+        room_low_mark_ = std::max(room_low_mark_, low);
+        // A backlog that cannot shrink that far (submissions held up by
+        // something outside the runtime) must not hold the caller once one
+        // slot is free: past each period the plain rule applies.
+        while (!room_cv_.wait_for(lock, kRoomBatchWait, roomy))
+            if (room()) break;
+        if (--room_waiters_ == 0) room_low_mark_ = 0;
         return;
     }
     while (!room()) {
@@ -438,7 +460,9 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     runtime_->count_completion();
     pending_.erase(it);
     pending_count_.store(pending_.size(), std::memory_order_relaxed);
-    room_cv_.notify_all();
+    // Note [Room in batches]. A lane thread waiting for room polls with a
+    // timeout, so only the batch waiters need this.
+    if (room_waiters_ > 0 && pending_.size() <= room_low_mark_) room_cv_.notify_all();
     ++releasing_;
     finished->push_back(std::move(sub));
 }

@@ -227,7 +227,9 @@ private:
     // it has regions on (on 2 cores, waking all five threads per submit costs).
     std::condition_variable lane_cv_[kLaneCount];
     std::condition_variable idle_cv_;
-    std::condition_variable room_cv_;  // a submission retired (wait_for_room)
+    std::condition_variable room_cv_;  // enough submissions retired (wait_for_room)
+    size_t room_waiters_ = 0;          // threads outside the lanes in wait_for_room, under mu_
+    size_t room_low_mark_ = 0;         // they wake when pending_ is this small (Note [Room in batches])
     std::list<std::shared_ptr<Submission>> pending_;
     std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without mu_
     bool lane_busy_[kLaneCount] = {};
