@@ -211,7 +211,7 @@ template <class C> using CLog10Op = CLogBaseOp<C, 10>;
 // Non-finite real parts take the array API's special cases (NumPy's formula
 // gives NaN parts for most of them): +inf with a zero imaginary part stays
 // (+inf, that zero), -inf gives -1 + 0j times cis(imag), NaN with a zero
-// imaginary part keeps the zero.
+// imaginary part keeps the zero, and a zero gives +0 (also for -0).
 template <class C> struct CExpm1Op : CSame1<C> {
     static constexpr bool kScalar = true;
     static C f(C z) noexcept {
@@ -229,6 +229,7 @@ template <class C> struct CExpm1Op : CSame1<C> {
             return C(-1, T(0) * std::sin(im));
         }
         if (std::isnan(re)) return im == 0 ? C(nan, im) : C(nan, nan);
+        if (re == 0 && im == 0) return C(T(0), im);  // +0 even for -0 (NumPy's formula gives -0)
         const T s = std::sin(z.imag() / 2);
         return C(std::expm1(z.real()) * std::cos(z.imag()) - T(2) * s * s, std::exp(z.real()) * std::sin(z.imag()));
     }
