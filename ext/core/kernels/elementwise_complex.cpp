@@ -20,7 +20,8 @@
 //   magnitude (a reciprocal by divide for negative ones), the C library's
 //   cpow otherwise.
 // - reciprocal: NumPy's formula (1/z scaled by the larger part).
-// - exp, log, sqrt, sin, cos, tan, tanh, sinh, cosh and the inverse
+// - exp, log, sqrt, sin, cos, tan, tanh (but for the array API's infinite
+//   real parts), sinh, cosh and the inverse
 //   trigonometric and hyperbolic functions: the C library's cexp, clog, csqrt,
 //   csin, ..., casinh, cacosh, catanh (through libstdc++'s std:: overloads,
 //   which call them), as NumPy's npymath does; log1p and expm1 use NumPy's own formulas
@@ -183,7 +184,6 @@ HRX_CMATH_OP(CSqrtOp, std::sqrt(z))
 HRX_CMATH_OP(CSinOp, std::sin(z))
 HRX_CMATH_OP(CCosOp, std::cos(z))
 HRX_CMATH_OP(CTanOp, std::tan(z))
-HRX_CMATH_OP(CTanhOp, std::tanh(z))
 HRX_CMATH_OP(CSinhOp, std::sinh(z))
 HRX_CMATH_OP(CCoshOp, std::cosh(z))
 HRX_CMATH_OP(CAsinOp, std::asin(z))
@@ -232,6 +232,19 @@ template <class C> struct CExpm1Op : CSame1<C> {
         if (re == 0 && im == 0) return C(T(0), im);  // +0 even for -0 (NumPy's formula gives -0)
         const T s = std::sin(z.imag() / 2);
         return C(std::expm1(z.real()) * std::cos(z.imag()) - T(2) * s * s, std::exp(z.real()) * std::sin(z.imag()));
+    }
+};
+
+// The C library's ctanh, except that an infinite real part with a finite
+// imaginary one gives (+-1, zero with the imaginary part's sign): the array
+// API's case (glibc takes the zero's sign from sin(2 imag) when |imag| > 1).
+template <class C> struct CTanhOp : CSame1<C> {
+    static constexpr bool kScalar = true;
+    static C f(C z) noexcept {
+        using T = typename C::value_type;
+        if (std::isinf(z.real()) && std::isfinite(z.imag()))
+            return C(std::copysign(T(1), z.real()), std::copysign(T(0), z.imag()));
+        return std::tanh(z);
     }
 };
 
