@@ -16,24 +16,12 @@ import numpy as np
 
 from . import _array
 from ._array import DeviceArray, _device, _flag
+from ._statistical import _out
 
 __all__ = ["clip", "round", "isclose", "allclose", "array_equal"]
 
 _U = _array._U
 _NO_VALUE = object()
-
-
-def _out(result: DeviceArray, out: DeviceArray | None, op: str) -> DeviceArray:
-    if isinstance(out, tuple):
-        (out,) = out
-    if out is None:
-        return result
-    if not isinstance(out, DeviceArray):
-        raise TypeError(f"{op}: out must be a DeviceArray, got {type(out).__name__}")
-    if out.shape != result.shape:
-        raise ValueError(f"{op}: out has shape {out.shape}, expected {result.shape}")
-    out._copy_from(result, False, op)
-    return out
 
 
 def _bound(value, x: DeviceArray, name: str, op: str):

@@ -57,6 +57,9 @@ def cumulative_prod(x, /, *, axis: int | None = None, dtype=None, include_initia
 
 
 def _out(result, out, op):
+    """``result`` copied into ``out`` (NumPy's ``out=``, a DeviceArray or a 1-tuple of one), or itself."""
+    if isinstance(out, tuple):
+        (out,) = out
     if out is None:
         return result
     if not isinstance(out, DeviceArray):
@@ -139,8 +142,6 @@ def _var(op, x, axis, correction, keepdims, dtype, out, root):
     x = _device(x, op)
     keepdims = _flag(keepdims, op, "keepdims")
     axes = _array._axes(axis, x.ndim, op)
-    if isinstance(out, tuple):
-        (out,) = out
     if x.dtype is _array.bfp16:
         raise TypeError(f"{op}: bfp16 arrays have no arithmetic; convert with astype(hx.float32) first")
     if dtype is not None:

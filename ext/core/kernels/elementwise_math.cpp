@@ -50,10 +50,15 @@ HRX_MATH_OP(Log2Op, log2)
 HRX_MATH_OP(Log10Op, log10)
 #undef HRX_MATH_OP
 
-template <class T> struct Atan2Op : Sig2<T, T, T> {
-    static constexpr bool kScalar = true;
-    static T f(T a, T b) noexcept { return std::atan2(a, b); }
-};
+// nextafter is exact; glibc's is plain bit stepping on every host.
+#define HRX_MATH_OP2(Name, fn)                                  \
+    template <class T> struct Name : Sig2<T, T, T> {            \
+        static constexpr bool kScalar = true;                   \
+        static T f(T a, T b) noexcept { return std::fn(a, b); } \
+    };
+HRX_MATH_OP2(Atan2Op, atan2)
+HRX_MATH_OP2(NextafterOp, nextafter)
+#undef HRX_MATH_OP2
 
 // NumPy's npy_logaddexp: equal arguments (infinities of one sign included)
 // give x + ln 2, otherwise the larger plus log1p(exp(-|x - y|)); a NaN
@@ -133,11 +138,6 @@ template <class T> struct HypotOp : Sig2<T, T, T> {
     }
 };
 
-// nextafter is exact; glibc's is plain bit stepping on every host.
-template <class T> struct NextafterOp : Sig2<T, T, T> {
-    static constexpr bool kScalar = true;
-    static T f(T a, T b) noexcept { return std::nextafter(a, b); }
-};
 // float16/bfloat16 loops compute in float32 (Note [Compute types]), but the
 // step must be one of the 16-bit format: a (exactly a 16-bit value) goes back
 // to its bits, steps there, and widens again, which the driver's rounding
