@@ -84,6 +84,10 @@ def test_clip_nan_bounds_spellings_and_dispatch():
     out = hx.zeros((4,))
     assert hx.clip(x, 0.0, 1.0, out=out) is out
     _same(out, np.clip(np.asarray(x), 0.0, 1.0))
+    # Python int bounds beyond an integer dtype's range are clamped to it (NumPy, array_api_strict).
+    i8 = np.array([-5, 3, 100], np.int8)
+    _same(hx.clip(hx.asarray(i8), -1000, 50), np.clip(i8, -1000, 50))
+    _same(hx.clip(hx.asarray(i8), 0, 1000), np.clip(i8, 0, 1000))
     with pytest.raises(TypeError, match="clip: give min or a_min, not both"):
         hx.clip(x, 0.0, a_min=1.0)
     with pytest.raises(TypeError, match="clip: x must have a real-valued dtype"):

@@ -26,10 +26,15 @@ _NO_VALUE = object()
 
 def _bound(value, x: DeviceArray, name: str, op: str):
     """A clip bound: a Python scalar (NEP 50: it takes x's dtype), or an array on x's device."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int) and not isinstance(value, bool) and x.dtype.kind in "iu":
+        # A bound beyond the dtype's range clips nothing (or everything) there: clamp it, as NumPy
+        # and array_api_strict do, where NEP 50 would refuse the out-of-range scalar.
+        info = np.iinfo(x.dtype)
+        return builtins.min(builtins.max(value, int(info.min)), int(info.max))
     if value is None or isinstance(value, (bool, int, float, complex, DeviceArray)):
         return value
-    if isinstance(value, np.generic):
-        return value.item()
     try:
         return _device(value, op, like=x)
     except (TypeError, ValueError) as e:

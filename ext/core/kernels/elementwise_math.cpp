@@ -88,7 +88,9 @@ template <class T> struct SignbitOp : Sig1<T, bool> {
 // double, so one double sum and sqrt rounded to float (the way glibc's hypotf
 // does it). double: sqrt of the scaled sum of squares, then one Newton step
 // whose residual h*h - x*x - y*y is computed exactly with Dekker's products
-// (Veltkamp splitting, no FMA): within an ULP of the true value.
+// (Veltkamp splitting, no FMA). Measured against Python's math.hypot over
+// 600k inputs of every magnitude: the same bits, but for an ULP on some
+// subnormal results (the rescaling rounds them twice).
 inline void two_prod(double a, double b, double& p, double& e) noexcept {
     constexpr double kSplit = 134217729.0;  // 2^27 + 1
     p = a * b;
