@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import builtins
 import operator
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _array
 from ._array import DeviceArray, _device, _flag
@@ -41,8 +43,8 @@ def _bound(value, x: DeviceArray, name: str, op: str):
         raise TypeError(f"{op}: {name} must be None, a number or an array, got {value!r} ({e})") from None
 
 
-def clip(x: DeviceArray, /, min=None, max=None, out: DeviceArray | None = None, *, a_min=_NO_VALUE,
-         a_max=_NO_VALUE) -> DeviceArray:
+def clip(x: DeviceArray, /, min: int | float | DeviceArray | None = None, max: int | float | DeviceArray | None = None,
+         out: DeviceArray | None = None, *, a_min: Any = _NO_VALUE, a_max: Any = _NO_VALUE) -> DeviceArray:
     """Clamp each element of ``x`` to ``[min, max]`` (array API ``clip``; NumPy's ``clip(a, a_min, a_max)``).
 
     ``min``/``max`` are None (no bound), Python scalars (they take ``x``'s
@@ -119,7 +121,8 @@ def _tolerance(value, name: str, op: str) -> float:
     return float(value)
 
 
-def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> DeviceArray:
+def isclose(a: DeviceArray | ArrayLike, b: DeviceArray | ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> DeviceArray:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (NumPy's ``isclose``; asymmetric in ``a`` and ``b``).
 
     Infinities are close only to themselves (equal values always are);
@@ -144,7 +147,8 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
     return result
 
 
-def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+def allclose(a: DeviceArray | ArrayLike, b: DeviceArray | ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
     """Whether every element of ``isclose(a, b, rtol, atol, equal_nan)`` holds: a Python bool.
 
     It waits for the result (a bool is a host value); use ``hx.all(hx.isclose(...))`` to keep
@@ -153,7 +157,7 @@ def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = F
     return builtins.bool(_array.all(isclose(a, b, rtol, atol, equal_nan)))
 
 
-def array_equal(a1, a2, equal_nan: bool = False) -> bool:
+def array_equal(a1: DeviceArray | ArrayLike, a2: DeviceArray | ArrayLike, equal_nan: bool = False) -> bool:
     """Whether ``a1`` and ``a2`` have the same shape and elements (NumPy's ``array_equal``): a Python bool.
 
     Different shapes give False at once; otherwise it waits for the

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import builtins
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _array, _core
 from ._array import DeviceArray, _device, _dtype, _flag, _sum_dtype
@@ -165,20 +167,23 @@ def _var(op, x, axis, correction, keepdims, dtype, out, root):
     return _out(result, out, op)
 
 
-def var(x, /, axis=None, dtype=None, out: DeviceArray | None = None, ddof=None, keepdims: bool = False, *,
+def var(x: DeviceArray, /, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
+        out: DeviceArray | None = None, ddof: int | float | None = None, keepdims: bool = False, *,
         correction: int | float = 0.0) -> DeviceArray:
-    """Variance over ``axis`` (array API ``var(x, *, axis, correction, keepdims)``; NumPy's ``ddof``, ``dtype``, ``out``).
+    """Variance over ``axis`` (array API ``var(x, *, axis, correction, keepdims)``; NumPy's ``ddof``/``dtype``/``out``).
 
     The mean of the squared deviations from the mean, divided by
     ``n - correction`` (``ddof`` is NumPy's name for it); NaN when that is
-    <= 0 (an empty reduction included) and where ``x`` has a NaN. Integer
+    <= 0 (an empty reduction included; the array API's rule, where NumPy
+    gives inf for nonzero data) and where ``x`` has a NaN. Integer
     and bool input gives float64, complex input its real dtype; computed in
     two passes as NumPy does, asynchronously on the compute lane.
     """
     return _var("var", x, axis, _correction(correction, ddof, "var"), keepdims, dtype, out, False)
 
 
-def std(x, /, axis=None, dtype=None, out: DeviceArray | None = None, ddof=None, keepdims: bool = False, *,
+def std(x: DeviceArray, /, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
+        out: DeviceArray | None = None, ddof: int | float | None = None, keepdims: bool = False, *,
         correction: int | float = 0.0) -> DeviceArray:
     """Standard deviation over ``axis``: ``sqrt(var(...))`` with the same arguments and dtypes as ``var``."""
     return _var("std", x, axis, _correction(correction, ddof, "std"), keepdims, dtype, out, True)
@@ -270,7 +275,8 @@ def _quantile(op, a, q, axis, out, overwrite_input, method, keepdims, weights, i
     return _out(result, out, op)
 
 
-def quantile(a, q, axis=None, out: DeviceArray | None = None, overwrite_input: bool = False,
+def quantile(a: DeviceArray, q: float | ArrayLike, axis: int | tuple[int, ...] | None = None,
+             out: DeviceArray | None = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights=None, interpolation=None) -> DeviceArray:
     """The ``q``-th quantiles (``0 <= q <= 1``) of ``a`` along ``axis`` (NumPy's ``quantile``).
 
@@ -285,7 +291,8 @@ def quantile(a, q, axis=None, out: DeviceArray | None = None, overwrite_input: b
     return _quantile("quantile", a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation, 1)
 
 
-def percentile(a, q, axis=None, out: DeviceArray | None = None, overwrite_input: bool = False,
+def percentile(a: DeviceArray, q: float | ArrayLike, axis: int | tuple[int, ...] | None = None,
+               out: DeviceArray | None = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights=None, interpolation=None) -> DeviceArray:
     """The ``q``-th percentiles (``0 <= q <= 100``) of ``a`` along ``axis``: ``quantile(a, q / 100, ...)``."""
     return _quantile("percentile", a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation, 100)
