@@ -157,9 +157,11 @@ def _var(op, x, axis, correction, keepdims, dtype, out, root):
     divisor = n - correction if n - correction > 0 else math.nan
     mean = _U["add"]._reduce(x, axes, dt, dt, None, True, float(n) if n else math.nan, op)
     d = _U["subtract"](x if x.dtype == dt else x.astype(dt), mean)
-    sq = _U["multiply"](d, _U["conjugate"](d)) if dt.kind == "c" else _U["multiply"](d, d)
     if dt.kind == "c":
-        sq = real(sq)
+        sq = real(_U["multiply"](d, _U["conjugate"](d)))
+    else:
+        # In place: a fresh result costs first-touch page faults that cost more than the multiply.
+        sq = _U["multiply"](d, d, out=d)
     result = _U["add"]._reduce(sq, axes, sq.dtype, sq.dtype, None, keepdims, 0.0, op)
     result = _U["divide"](result, divisor)
     if root:
