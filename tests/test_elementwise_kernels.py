@@ -28,7 +28,8 @@ UFUNCS = ew.ufunc_names()
 UNARY = [n for n in UFUNCS if ew.info(n)["nin"] == 1]
 BINARY = [n for n in UFUNCS if ew.info(n)["nin"] == 2]
 TRANSCENDENTAL = {"exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin",
-                  "arccos", "arctan", "arcsinh", "arccosh", "arctanh"}  # fmt: skip
+                  "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "arctan2",
+                  "logaddexp", "hypot"}  # fmt: skip
 # The worst differences from NumPy measured over ~2M inputs per dtype
 # (random bit patterns and ranges): the float16 loops round a float32 result
 # NumPy computes slightly differently; bfloat16 matches ml_dtypes exactly
@@ -182,7 +183,7 @@ def values(name, rng, n=200):
 
 
 def test_01_names_nin_identity_and_reduce_flags():
-    assert UFUNCS[-1] == "where" and len(UFUNCS) == 57
+    assert UFUNCS[-1] == "where" and len(UFUNCS) == 65
     reducible = {"add", "multiply", "maximum", "minimum", "logical_and", "logical_or", "logical_xor",
                  "bitwise_and", "bitwise_or", "bitwise_xor"}  # fmt: skip
     for name in UFUNCS[:-1]:
@@ -243,7 +244,7 @@ def test_04_where_resolution_promotes_the_branches():
 
 def test_05_unknown_names_and_loops_are_refused():
     with pytest.raises(ValueError, match="unknown ufunc"):
-        ew.resolve("hypot", ["float32", "float32"])
+        ew.resolve("heaviside", ["float32", "float32"])
     a = np.ones(3, np.float32)
     with pytest.raises(ValueError, match="no loop"):
         run("add", a, a, out=np.empty(3, np.float32), loop="gg->g")
@@ -294,6 +295,18 @@ def test_06_every_loop_matches_numpy(name, types):
         x, y = np.broadcast_arrays(*ins)
         tie = (x == 0) & (y == 0)
         want = np.where(tie, y.astype(want.dtype), want)
+    if name == "floor_divide" and out in FLOATS:
+        # The array API's cases with an infinite operand: floor(a / b)
+        # (NumPy gives NaN for inf // 2 and -1 for -1 // inf).
+        x, y = np.broadcast_arrays(*ins)
+        with np.errstate(all="ignore"):
+            inf = (np.isinf(f64(x)) | np.isinf(f64(y))) & (f64(y) != 0)
+            want = np.where(inf, np.floor(f64(x) / f64(y)).astype(want.dtype), want)
+    if name == "nextafter" and out == "float16":
+        # NumPy's float16 loop returns x for x == y; C's nextafter, NumPy's
+        # other loops and the array API return y (nextafter(-0, +0) is +0).
+        x, y = np.broadcast_arrays(*ins)
+        want = np.where(x == y, y, want)
     if name in TRANSCENDENTAL or (name == "power" and out in FLOATS):
         assert got.dtype == want.dtype
         d = ulp_diff(got, want)

@@ -827,6 +827,20 @@ const PyMethodSpec kPyMethods[] = {
     {"cumprod", "def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray",
      "hrxarray.cumprod of this array."},
     {"nonzero", "def nonzero(self) -> tuple[DeviceArray, ...]", "hrxarray.nonzero of this array."},
+    // NumPy's statistics, rounding and conversion methods (hrxarray._statistical, _elementwise).
+    {"var", "def var(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, "
+            "keepdims: bool = False, *, correction: float | None = None) -> DeviceArray",
+     "hrxarray.var of this array (ddof or correction: the divisor is n - ddof)."},
+    {"std", "def std(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, "
+            "keepdims: bool = False, *, correction: float | None = None) -> DeviceArray",
+     "hrxarray.std of this array (ddof or correction: the divisor is n - ddof)."},
+    {"round", "def round(self, decimals: int = 0, out: DeviceArray | None = None) -> DeviceArray",
+     "hrxarray.round of this array (half to even; same dtype)."},
+    {"clip", "def clip(self, min: object = None, max: object = None, out: DeviceArray | None = None) -> DeviceArray",
+     "hrxarray.clip of this array."},
+    {"conj", "def conj(self) -> DeviceArray", "The complex conjugate (hrxarray.conj); real arrays are their own."},
+    {"conjugate", "def conjugate(self) -> DeviceArray", "The complex conjugate (hrxarray.conj); real arrays are their own."},
+    {"tolist", "def tolist(self) -> typing.Any", "The elements as nested Python lists of Python scalars (waits)."},
 };
 
 }  // namespace

@@ -176,7 +176,7 @@ bool uses_libm(k::Ufunc op, const k::UfuncLoop& loop) {
     switch (op) {
         case U::Exp: case U::Log: case U::Log1p: case U::Expm1: case U::Sin: case U::Cos: case U::Tan:
         case U::Tanh: case U::Sinh: case U::Cosh: case U::Arcsin: case U::Arccos: case U::Arctan: case U::Arcsinh:
-        case U::Arccosh: case U::Arctanh:
+        case U::Arccosh: case U::Arctanh: case U::Log2: case U::Log10: case U::Arctan2: case U::Logaddexp:
             return true;
         case U::Power: return hrx::dtype_is_float(loop.out) || hrx::dtype_is_complex(loop.out);
         case U::Sqrt: return hrx::dtype_is_complex(loop.out);

@@ -153,19 +153,30 @@ from ._array import (
 from ._searching import count_nonzero, nonzero, searchsorted
 from ._set import unique, unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting import argsort, sort
-from ._statistical import cumprod, cumsum, cumulative_prod, cumulative_sum, diff
-from . import _searching, _set, _sorting, _statistical
+from ._statistical import (
+    cumprod,
+    cumsum,
+    cumulative_prod,
+    cumulative_sum,
+    diff,
+    percentile,
+    quantile,
+    std,
+    var,
+)
+from ._elementwise_functions import allclose, array_equal, clip, isclose, round
+from . import _elementwise_functions, _searching, _set, _sorting, _statistical
 
 # The array API's spellings of a few elementwise functions (the functions
 # themselves are imported from _core.elementwise above).
 abs = absolute  # noqa: F821 (defined just above)
-round = rint  # noqa: F821  round half to even, as numpy.round(x) and the array API's round
 true_divide = divide  # noqa: F821
 pow = power  # noqa: F821
 conj = conjugate  # noqa: F821
 asin = arcsin  # noqa: F821
 acos = arccos  # noqa: F821
 atan = arctan  # noqa: F821
+atan2 = arctan2  # noqa: F821
 asinh = arcsinh  # noqa: F821
 acosh = arccosh  # noqa: F821
 atanh = arctanh  # noqa: F821
@@ -290,13 +301,13 @@ __all__ = [
     "asin",
     "acos",
     "atan",
+    "atan2",
     "asinh",
     "acosh",
     "atanh",
     "real",
     "imag",
     "abs",
-    "round",
     "true_divide",
     "pow",
     "mod",
@@ -318,7 +329,8 @@ __all__ = [
     "nan",
     "newaxis",
 ]
-__all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__]
+__all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__,
+            *_elementwise_functions.__all__]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 

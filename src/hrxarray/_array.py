@@ -1007,12 +1007,6 @@ def _array_ufunc(self, uf, method, *inputs, **kwargs):
     raise TypeError(f"hrxarray does not implement numpy.{uf.__name__}.{method} for DeviceArray")
 
 
-def _np_round(a, decimals=0, out=None):
-    if decimals != 0:
-        raise TypeError("hrxarray implements numpy.round only for decimals=0 (round half to even)")
-    return _U["rint"](a, out=out) if out is not None else _U["rint"](a)
-
-
 def _np_max(a, axis=None, out=None, keepdims=False, **kw):
     if kw:
         raise TypeError(f"hrxarray's max does not take {sorted(kw)}")
@@ -1032,8 +1026,7 @@ def _np_copy(a, order="K", subok=False):
 _ARRAY_FUNCTIONS = {
     np.sum: sum, np.prod: prod, np.max: _np_max, np.amax: _np_max, np.min: _np_min, np.amin: _np_min,
     np.mean: mean, np.any: any, np.all: all, np.argmax: argmax, np.argmin: argmin, np.concatenate: concatenate, np.stack: stack,
-    np.transpose: transpose, np.reshape: reshape, np.where: where, np.round: _np_round,
-    np.around: _np_round, np.copy: _np_copy, np.squeeze: squeeze, np.expand_dims: expand_dims,
+    np.transpose: transpose, np.reshape: reshape, np.where: where, np.copy: _np_copy, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.broadcast_to: broadcast_to, np.zeros_like: zeros_like, np.ones_like: ones_like,
     np.empty_like: empty_like, np.full_like: full_like, np.shape: lambda a: a.shape,
     np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],

@@ -88,7 +88,7 @@ constexpr std::string_view kShift = "bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L";
 constexpr std::string_view kUnaryNum = "b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d F:F D:D";
 constexpr std::string_view kUnaryAll = "?:? b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d";
 constexpr std::string_view kAbsolute = "?:? b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d F:f D:d";
-constexpr std::string_view kUnaryFloat = "e:e E:E f:f d:d";
+constexpr std::string_view kBinaryFloat = "ee:e EE:E ff:f dd:d";
 constexpr std::string_view kUnaryFloatC = "e:e E:E f:f d:d F:F D:D";
 constexpr std::string_view kUnaryToBool = "?:? b:? B:? h:? H:? i:? I:? l:? L:? e:? E:? f:? d:? F:? D:?";
 constexpr std::string_view kInvert = "?:? b:b B:B h:h H:H i:i I:I l:l L:L";
@@ -145,7 +145,7 @@ constexpr Entry kEntries[kUfuncCount] = {
     {"floor", 1, Identity::None, false, kUnaryAll},
     {"ceil", 1, Identity::None, false, kUnaryAll},
     {"trunc", 1, Identity::None, false, kUnaryAll},
-    {"rint", 1, Identity::None, false, kUnaryFloat},
+    {"rint", 1, Identity::None, false, kUnaryFloatC},
     {"logical_not", 1, Identity::None, false, kUnaryToBool},
     {"invert", 1, Identity::None, false, kInvert},
     {"isnan", 1, Identity::None, false, kUnaryToBool},
@@ -161,6 +161,14 @@ constexpr Entry kEntries[kUfuncCount] = {
     {"arccosh", 1, Identity::None, false, kUnaryFloatC},
     {"arctanh", 1, Identity::None, false, kUnaryFloatC},
     {"reciprocal", 1, Identity::None, false, kUnaryNum},
+    {"arctan2", 2, Identity::None, false, kBinaryFloat},
+    {"copysign", 2, Identity::None, false, kBinaryFloat},
+    {"hypot", 2, Identity::None, false, kBinaryFloat},
+    {"log2", 1, Identity::None, false, kUnaryFloatC},
+    {"log10", 1, Identity::None, false, kUnaryFloatC},
+    {"logaddexp", 2, Identity::None, false, kBinaryFloat},
+    {"nextafter", 2, Identity::None, false, kBinaryFloat},
+    {"signbit", 1, Identity::None, false, "e:? E:? f:? d:?"},
     {"where", 3, Identity::None, false, kWhere},
 };
 
@@ -238,6 +246,16 @@ const UfuncLoop* search_loop(Ufunc op, const DType* inputs) noexcept {
                                                       : (a == DType::UInt64 && is_signed_int(b));
             if (fits) return &l;
         }
+    }
+    if (dtype_is_float(info.loops[0].in[0]) && op != Ufunc::Divide) {
+        // Float-only ops (arctan2, copysign, hypot, ...): NumPy's linear
+        // search casts each input to the loop on its own, so int8 with uint8
+        // takes the float16 loop where their promotion (int16) would not.
+        for (int k = 0; k < info.nloops; ++k) {
+            const UfuncLoop& l = info.loops[k];
+            if (can_cast(a, l.in[0], Casting::Safe) && can_cast(b, l.in[1], Casting::Safe)) return &l;
+        }
+        return nullptr;
     }
     DType p = promote_types(a, b);
     if (op == Ufunc::Divide && !dtype_is_float(p) && !dtype_is_complex(p)) p = DType::Float64;
@@ -320,7 +338,8 @@ std::int64_t op_cost(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Exp: case Ufunc::Log: case Ufunc::Log1p: case Ufunc::Expm1:
         case Ufunc::Sin: case Ufunc::Cos: case Ufunc::Tan: case Ufunc::Tanh: case Ufunc::Sinh: case Ufunc::Cosh:
         case Ufunc::Arcsin: case Ufunc::Arccos: case Ufunc::Arctan: case Ufunc::Arcsinh: case Ufunc::Arccosh:
-        case Ufunc::Arctanh: return 16;
+        case Ufunc::Arctanh: case Ufunc::Arctan2: case Ufunc::Hypot: case Ufunc::Log2: case Ufunc::Log10:
+        case Ufunc::Logaddexp: return 16;
         case Ufunc::Power: return dtype_is_float(loop.out) ? 16 : 4;
         case Ufunc::FloorDivide: case Ufunc::Remainder: return 4;
         default: return 1;

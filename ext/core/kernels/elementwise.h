@@ -14,9 +14,14 @@
 // negative number); maximum/minimum propagate NaN and return the same zero
 // NumPy does for +0/-0 ties (the second operand, the first for float16);
 // sign keeps a bfloat16 -0 (ml_dtypes) but gives +0 for other floats
-// (NumPy). Transcendental functions (exp, log, log1p, expm1, sin, cos, tan,
-// tanh, sinh, cosh, the inverse trigonometric and hyperbolic functions, float
-// power) use the C library, so they differ from NumPy's own SIMD
+// (NumPy). Float floor_divide with an infinite operand is floor(a / b), the
+// array API's special cases (NumPy gives NaN for inf // 2 and -1 for
+// -1 // inf). nextafter of float16/bfloat16 steps in the 16-bit format.
+// Transcendental functions (exp, log, log1p, expm1, log2, log10, logaddexp,
+// sin, cos, tan, tanh, sinh, cosh, the inverse trigonometric and hyperbolic
+// functions, arctan2, float power) use the C library (hypot does not: it is
+// written out in elementwise_math.cpp, since glibc's double hypot differs
+// between x86-64 and arm64), so they differ from NumPy's own SIMD
 // implementations by a few units in the last place (measured: at most 4
 // ULP for float32, 3 for float64, 1 for float16, none for bfloat16, whose
 // ml_dtypes loops use the C library too); everything else is bit-exact,
@@ -43,6 +48,8 @@ enum class Ufunc : std::uint8_t {
     Negative, Positive, Absolute, Sign, Exp, Log, Log1p, Expm1, Sqrt, Square, Sin, Cos, Tan, Tanh,
     Floor, Ceil, Trunc, Rint, LogicalNot, Invert, Isnan, Isinf, Isfinite, Conjugate,
     Sinh, Cosh, Arcsin, Arccos, Arctan, Arcsinh, Arccosh, Arctanh, Reciprocal,
+    // the array API's remaining float functions (NumPy's names)
+    Arctan2, Copysign, Hypot, Log2, Log10, Logaddexp, Nextafter, Signbit,
     // where(cond, x, y): internal ternary; its loops are "?XX->X"
     Where,
     Count_

@@ -102,6 +102,9 @@ template <class T> struct FloorDivOp : Same2<T> {
             return int_floor_divide(a, b);
         } else {
             if (b == 0) return a / b;  // +-inf or NaN, as IEEE division
+            // The array API's special cases: inf // 2 is inf, -1 // inf is -0
+            // (NumPy's divmod gives NaN and -1 there).
+            if (std::isinf(a) || std::isinf(b)) return std::floor(a / b);
             T mod;
             return float_divmod(a, b, &mod);
         }

@@ -20,7 +20,8 @@
 //   magnitude (a reciprocal by divide for negative ones), the C library's
 //   cpow otherwise.
 // - reciprocal: NumPy's formula (1/z scaled by the larger part).
-// - exp, log, sqrt, sin, cos, tan, tanh, sinh, cosh and the inverse
+// - exp, log, sqrt, sin, cos, tan, tanh (but for the array API's infinite
+//   real parts), sinh, cosh and the inverse
 //   trigonometric and hyperbolic functions: the C library's cexp, clog, csqrt,
 //   csin, ..., casinh, cacosh, catanh (through libstdc++'s std:: overloads,
 //   which call them), as NumPy's npymath does; log1p and expm1 use NumPy's own formulas
@@ -32,6 +33,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 
 #include "kernels/elementwise_impl.h"
 
@@ -163,6 +165,10 @@ template <class C> struct CIsInfOp : CToBool1<C> {
         return std::fabs(a.real()) == inf || std::fabs(a.imag()) == inf;
     }
 };
+// Each part rounded half to even, as NumPy's complex rint.
+template <class C> struct CRintOp : CSame1<C> {
+    static C f(C a) noexcept { return C(std::nearbyint(a.real()), std::nearbyint(a.imag())); }
+};
 template <class C> struct CIsFiniteOp : CToBool1<C> {
     static bool f(C a) noexcept { return a.real() - a.real() == 0 && a.imag() - a.imag() == 0; }
 };
@@ -178,7 +184,6 @@ HRX_CMATH_OP(CSqrtOp, std::sqrt(z))
 HRX_CMATH_OP(CSinOp, std::sin(z))
 HRX_CMATH_OP(CCosOp, std::cos(z))
 HRX_CMATH_OP(CTanOp, std::tan(z))
-HRX_CMATH_OP(CTanhOp, std::tanh(z))
 HRX_CMATH_OP(CSinhOp, std::sinh(z))
 HRX_CMATH_OP(CCoshOp, std::cosh(z))
 HRX_CMATH_OP(CAsinOp, std::asin(z))
@@ -188,14 +193,58 @@ HRX_CMATH_OP(CAsinhOp, std::asinh(z))
 HRX_CMATH_OP(CAcoshOp, std::acosh(z))
 HRX_CMATH_OP(CAtanhOp, std::atanh(z))
 HRX_CMATH_OP(CLog1pOp, C(std::log(std::hypot(z.real() + 1, z.imag())), std::atan2(z.imag(), z.real() + 1)))
+// NumPy's complex log2/log10: the complex log with both parts scaled by
+// log2(e) (log10(e)).
+template <class C, int Base> struct CLogBaseOp : CSame1<C> {
+    static constexpr bool kScalar = true;
+    static C f(C z) noexcept {
+        using T = typename C::value_type;
+        const T k = Base == 2 ? T(1.442695040888963407359924681001892137) : T(0.434294481903251827651128918916605082);
+        const C l = std::log(z);
+        return C(l.real() * k, l.imag() * k);
+    }
+};
+template <class C> using CLog2Op = CLogBaseOp<C, 2>;
+template <class C> using CLog10Op = CLogBaseOp<C, 10>;
 #undef HRX_CMATH_OP
 
+// Non-finite real parts take the array API's special cases (NumPy's formula
+// gives NaN parts for most of them): +inf with a zero imaginary part stays
+// (+inf, that zero), -inf gives -1 + 0j times cis(imag), NaN with a zero
+// imaginary part keeps the zero, and a zero gives +0 (also for -0).
 template <class C> struct CExpm1Op : CSame1<C> {
     static constexpr bool kScalar = true;
     static C f(C z) noexcept {
         using T = typename C::value_type;
+        const T re = z.real(), im = z.imag();
+        constexpr T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+        if (std::isinf(re)) {
+            if (re > 0) {
+                if (im == 0) return C(inf, im);
+                if (!std::isfinite(im)) return C(inf, nan);
+                return C(inf * std::cos(im), inf * std::sin(im));
+            }
+            if (std::isnan(im)) return C(-1, 0);
+            if (std::isinf(im)) return C(-1, std::copysign(T(0), im));
+            return C(-1, T(0) * std::sin(im));
+        }
+        if (std::isnan(re)) return im == 0 ? C(nan, im) : C(nan, nan);
+        if (re == 0 && im == 0) return C(T(0), im);  // +0 even for -0 (NumPy's formula gives -0)
         const T s = std::sin(z.imag() / 2);
         return C(std::expm1(z.real()) * std::cos(z.imag()) - T(2) * s * s, std::exp(z.real()) * std::sin(z.imag()));
+    }
+};
+
+// The C library's ctanh, except that an infinite real part with a finite
+// imaginary one gives (+-1, zero with the imaginary part's sign): the array
+// API's case (glibc takes the zero's sign from sin(2 imag) when |imag| > 1).
+template <class C> struct CTanhOp : CSame1<C> {
+    static constexpr bool kScalar = true;
+    static C f(C z) noexcept {
+        using T = typename C::value_type;
+        if (std::isinf(z.real()) && std::isfinite(z.imag()))
+            return C(std::copysign(T(1), z.real()), std::copysign(T(0), z.imag()));
+        return std::tanh(z);
     }
 };
 
@@ -252,6 +301,9 @@ InnerLoop find_complex_loop(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Arccosh: return cpick<CAcoshOp, false>(t);
         case Ufunc::Arctanh: return cpick<CAtanhOp, false>(t);
         case Ufunc::Reciprocal: return cpick<CReciprocalOp, false>(t);
+        case Ufunc::Rint: return cpick<CRintOp, false>(t);
+        case Ufunc::Log2: return cpick<CLog2Op, false>(t);
+        case Ufunc::Log10: return cpick<CLog10Op, false>(t);
         case Ufunc::LogicalNot: return cpick<CLNotOp, false>(t);
         case Ufunc::Isnan: return cpick<CIsNanOp, false>(t);
         case Ufunc::Isinf: return cpick<CIsInfOp, false>(t);

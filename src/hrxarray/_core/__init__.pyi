@@ -994,6 +994,31 @@ class DeviceArray:
     def nonzero(self) -> tuple[DeviceArray, ...]:
         """hrxarray.nonzero of this array."""
 
+    def var(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
+        """
+        hrxarray.var of this array (ddof or correction: the divisor is n - ddof).
+        """
+
+    def std(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
+        """
+        hrxarray.std of this array (ddof or correction: the divisor is n - ddof).
+        """
+
+    def round(self, decimals: int = 0, out: DeviceArray | None = None) -> DeviceArray:
+        """hrxarray.round of this array (half to even; same dtype)."""
+
+    def clip(self, min: object = None, max: object = None, out: DeviceArray | None = None) -> DeviceArray:
+        """hrxarray.clip of this array."""
+
+    def conj(self) -> DeviceArray:
+        """The complex conjugate (hrxarray.conj); real arrays are their own."""
+
+    def conjugate(self) -> DeviceArray:
+        """The complex conjugate (hrxarray.conj); real arrays are their own."""
+
+    def tolist(self) -> Any:
+        """The elements as nested Python lists of Python scalars (waits)."""
+
     @property
     def T(self) -> DeviceArray:
         """The transpose (axes reversed)."""
