@@ -162,7 +162,7 @@ nb::object mask_get(nb::handle x, int axis, nb::handle mask_obj, int key_axis, b
                                    "-dimensional, but " + std::to_string(axis + mask.ndim()) + " were indexed");
     for (int d = 0; d < mask.ndim(); ++d) {
         const int64_t have = v.shape[static_cast<size_t>(axis + d)], want = mask.shape[static_cast<size_t>(d)];
-        if (have != want)
+        if (have != want && want != 0)  // an empty mask dimension selects nothing (NumPy)
             fail(ErrorKind::Index, op + ": boolean index did not match indexed array along axis " +
                                        std::to_string(key_axis + d) + "; size of axis is " + std::to_string(have) +
                                        " but size of corresponding boolean axis is " + std::to_string(want));

@@ -90,9 +90,11 @@ class _Advanced:
         if consumed > x.ndim:
             raise IndexError(f"{op}: too many indices for array: array is {x.ndim}-dimensional, "
                              f"but {consumed} were indexed")
+        # An Ellipsis separates advanced entries even where it stands for no axis (NumPy): it stays an
+        # entry of its own, followed by the slices it stands for.
         fill = [("slice", slice(None))] * (x.ndim - consumed)
         at = next((i for i, (kind, _) in enumerate(entries) if kind == "ellipsis"), len(entries))
-        entries = entries[:at] + fill + entries[at + 1:]
+        entries = entries[:at + 1] + fill + entries[at + 1:]
         basic, positions = [], []
         self.axes, self.indices, self.key_axes, self.masks = [], [], [], []
         self.first = None
@@ -102,6 +104,8 @@ class _Advanced:
                 positions.append(pos)
                 if self.first is None:
                     self.first = view_dim
+            if kind == "ellipsis":
+                continue
             if kind == "int":
                 basic.append(v)
                 key_dim += 1
@@ -132,7 +136,8 @@ class _Advanced:
                 view_dim += 1
         self.adjacent = positions == list(range(positions[0], positions[0] + len(positions))) if positions else True
         self.first = self.first or 0
-        self.view = _array._getitem(x, tuple(basic))
+        self.basic = tuple(basic)
+        self.view = _array._getitem(x, self.basic)
         self.op = op
         for i, (_, vdim, mask, kdim) in enumerate(self.masks):
             if not isinstance(mask, DeviceArray):
@@ -140,7 +145,7 @@ class _Advanced:
                 self.masks[i] = (self.masks[i][0], vdim, mask, kdim)
             have = self.view.shape[vdim:vdim + mask.ndim]
             for d, (n, m) in enumerate(zip(have, mask.shape)):
-                if n != m:
+                if n != m and m != 0:  # an empty mask dimension selects nothing from any (NumPy)
                     raise IndexError(f"{op}: boolean index did not match indexed array along axis {kdim + d}; "
                                      f"size of axis is {n} but size of corresponding boolean axis is {m}")
         self.indices = [i if i is None or isinstance(i, DeviceArray) else _device(i, op, like=x)
@@ -174,6 +179,8 @@ def _getitem(self, key):
         return _array._getitem(self, key)
     op = "getitem"
     a = _Advanced(self, key, op)
+    if not a.axes:  # 0-d integer host arrays only: basic indexing
+        return a.view
     if a.single_mask():
         _, vdim, mask, kdim = a.masks[0]
         return _core._mask_get(a.view, vdim, mask, kdim, a.adjacent, a.first, op)
@@ -186,6 +193,8 @@ def _setitem(self, key, value):
         return _array._setitem(self, key, value)
     op = f"x[{_array._key_str(key)}] = value"
     a = _Advanced(self, key, op)
+    if not a.axes:
+        return _array._setitem(self, a.basic, value)
     axes, indices, key_axes = a.expand_masks()
     if isinstance(value, DeviceArray):
         values = value if value.dtype == self.dtype else value.astype(self.dtype)
