@@ -85,6 +85,27 @@ void copy_item(const std::uint8_t* src, std::uint8_t* dst) {
     std::memcpy(dst, &v, sizeof(T));
 }
 
+// The common x[idx] and take: one index array, one element per position.
+// Everything the loop reads lives in locals, so that the stores cannot make
+// the compiler reload it; the in-range test comes first so that Wrap pays
+// its division only for indices that need it.
+template <class T, IndexMode Mode>
+bool gather_elements(const IndexArg& ix, std::int64_t s, std::int64_t r, const std::uint8_t* src, std::uint8_t* dst,
+                     std::int64_t p0, std::int64_t p1) {
+    const std::int64_t* idx = ix.data;
+    const std::int64_t e = ix.extent, step = ix.step;
+    for (std::int64_t q = p0; q < p1; ++q) {
+        std::int64_t i = idx[q * s];
+        if (static_cast<std::uint64_t>(i) >= static_cast<std::uint64_t>(e)) [[unlikely]] {
+            if (!fix_index(i, e, Mode)) return false;
+        }
+        T v;
+        std::memcpy(&v, src + i * step, sizeof(T));
+        std::memcpy(dst + q * r, &v, sizeof(T));
+    }
+    return true;
+}
+
 // Positions [p0, p1) of a gather (Scatter: of a scatter); false when an
 // index was out of bounds (nothing written from that position on).
 template <class T, bool Scatter>
@@ -100,9 +121,15 @@ bool run_positions(const GatherPlan& p, const std::uint8_t* a, std::uint8_t* b, 
             copy_block_t<T>(p.m, p.sub_shape, from, p.sub_src, to, p.sub_dst);
     };
     if (p.nb <= 1 && p.k == 1) {
-        // One index array along one dimension: the common x[idx] and take.
         const IndexArg& ix = p.idx[0];
         const std::int64_t s = p.nb ? ix.strides[0] : 0, r = p.nb ? p.row_strides[0] : 0;
+        if (p.m == 0 && !Scatter) {
+            switch (p.mode) {
+                case IndexMode::Raise: return gather_elements<T, IndexMode::Raise>(ix, s, r, a, b, p0, p1);
+                case IndexMode::Wrap: return gather_elements<T, IndexMode::Wrap>(ix, s, r, a, b, p0, p1);
+                case IndexMode::Clip: return gather_elements<T, IndexMode::Clip>(ix, s, r, a, b, p0, p1);
+            }
+        }
         for (std::int64_t q = p0; q < p1; ++q) {
             std::int64_t i = ix.data[q * s];
             if (!fix_index(i, ix.extent, p.mode)) return false;
