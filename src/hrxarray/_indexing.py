@@ -24,6 +24,7 @@ import builtins
 import operator
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _array, _core
 from ._array import DeviceArray, _device
@@ -213,7 +214,8 @@ def _index_operand(indices, x, op):
     return _device(h, op, like=x)
 
 
-def take(x, indices, /, *, axis: int | None = None, mode: str = "raise") -> DeviceArray:
+def take(x: DeviceArray | ArrayLike, indices: DeviceArray | ArrayLike, /, *, axis: int | None = None,
+         mode: str = "raise") -> DeviceArray:
     """Elements of ``x`` at ``indices`` along ``axis`` (array API ``take``; NumPy's ``mode`` too).
 
     ``axis=None`` takes from the flattened ``x`` (the array API allows it only
@@ -237,7 +239,8 @@ def take(x, indices, /, *, axis: int | None = None, mode: str = "raise") -> Devi
     return _core._index_get(x, [axis], [idx], [axis], True, axis, mode, op)
 
 
-def take_along_axis(x, indices, /, *, axis: int | None = -1) -> DeviceArray:
+def take_along_axis(x: DeviceArray | ArrayLike, indices: DeviceArray | ArrayLike, /, *,
+                    axis: int | None = -1) -> DeviceArray:
     """Elements of ``x`` at ``indices`` along ``axis``, matched position by position on the other axes.
 
     ``indices`` has ``x``'s number of dimensions; the other axes broadcast

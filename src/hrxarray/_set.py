@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _array, _core
 from ._array import DeviceArray, _device, _flag
@@ -95,7 +96,7 @@ def _isin_operand(value, other, op):
     return _device(value, op, like=other)
 
 
-def isin(x1, x2, /, *, invert: bool = False) -> DeviceArray:
+def isin(x1: DeviceArray | ArrayLike, x2: DeviceArray | ArrayLike, /, *, invert: bool = False) -> DeviceArray:
     """Whether each element of ``x1`` is one of the elements of ``x2``: a bool array of ``x1``'s shape.
 
     ``invert=True`` gives the negation. Elements compare in the operands'
