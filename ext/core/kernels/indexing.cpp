@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "errors.h"
@@ -20,27 +21,14 @@ struct alignas(16) Bytes16 {
     std::uint64_t lo, hi;
 };
 
+// The unsigned integer type (or pair of them) of an element of N bytes:
+// elements are moved as opaque bits, whatever their dtype.
 template <int N>
-struct ItemOf;
-template <>
-struct ItemOf<1> {
-    using type = std::uint8_t;
-};
-template <>
-struct ItemOf<2> {
-    using type = std::uint16_t;
-};
-template <>
-struct ItemOf<4> {
-    using type = std::uint32_t;
-};
-template <>
-struct ItemOf<8> {
-    using type = std::uint64_t;
-};
-template <>
-struct ItemOf<16> {
-    using type = Bytes16;
+struct ItemOf {
+    using type = std::conditional_t<
+        N == 1, std::uint8_t,
+        std::conditional_t<N == 2, std::uint16_t,
+                           std::conditional_t<N == 4, std::uint32_t, std::conditional_t<N == 8, std::uint64_t, Bytes16>>>>;
 };
 
 // Normalises index i for an axis of e elements; false when it is out of
