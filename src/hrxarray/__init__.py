@@ -151,8 +151,10 @@ from ._array import (
     zeros_like,
 )
 from ._searching import count_nonzero, nonzero, searchsorted
-from ._indexing import take, take_along_axis
-from ._set import isin, unique, unique_all, unique_counts, unique_inverse, unique_values
+# `name as name`: mypy takes these as re-exports (it does not read __all__ built from the chapters').
+from ._indexing import take as take, take_along_axis as take_along_axis
+from ._set import isin as isin
+from ._set import unique, unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting import argsort, sort
 from ._statistical import cumprod, cumsum, cumulative_prod, cumulative_sum, diff
 from . import _indexing, _searching, _set, _sorting, _statistical
@@ -319,7 +321,8 @@ __all__ = [
     "nan",
     "newaxis",
 ]
-__all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__, *_indexing.__all__]
+__all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__]
+__all__ += _indexing.__all__
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 
