@@ -376,3 +376,46 @@ def test_isin_shapes_promotion_scalars_and_dispatch():
         hx.isin(1, 2)
     with pytest.raises(TypeError, match="isin: invert must be a bool"):
         hx.isin(f, f, invert="yes")
+
+
+def test_placements_and_runtimes(rt):
+    a = np.arange(40.0).reshape(5, 8)
+    for placement in (hx.GpuLocal(), hx.HostVisible(), hx.Shared(rt.npu())):
+        x = hx.asarray(a, placement=placement)
+        # The index in other memory of the same runtime than the array's.
+        idx = hx.asarray(np.array([4, 0, 4]), placement=hx.HostVisible() if placement == hx.GpuLocal() else
+                         hx.GpuLocal() if placement == hx.HostVisible() else placement)
+        got = x[idx, ::-3]
+        assert got.placement == placement
+        np.testing.assert_array_equal(hx.to_numpy(got), a[[4, 0, 4], ::-3])
+        m = hx.asarray(a > 20, placement=placement)
+        np.testing.assert_array_equal(hx.to_numpy(x[m]), a[a > 20])
+        x[m] = 0.0
+        np.testing.assert_array_equal(hx.to_numpy(x), np.where(a > 20, 0.0, a))
+    for placement in (hx.GpuLocal(), hx.HostVisible()):  # on the default runtime
+        got = hx.asarray(a, placement=placement)[hx.asarray(np.array([1]), placement=hx.GpuLocal())]
+        np.testing.assert_array_equal(hx.to_numpy(got), a[[1]])
+    x = hx.asarray(a, placement=hx.NpuLocal(rt.npu()))
+    with pytest.raises(hx.UnsupportedError, match="getitem"):
+        x[[0]]
+    other = hx.Runtime()
+    with pytest.raises(ValueError, match="another runtime"):
+        hx.asarray(a, placement=hx.Shared(rt.npu()))[hx.asarray(np.array([0]), placement=hx.Shared(other.npu()))]
+
+
+def test_a_failed_index_producer_raises_at_the_bounds_check():
+    x = hx.asarray(np.arange(4.0))
+    bad = hx.power(hx.asarray(np.array([2, 1])), -1)  # fails on the lane: integers to negative powers
+    # Failed before the call (its storage poisoned) or while the bounds check waits for it.
+    with pytest.raises((hx.ExecutionError, hx.DeviceLostError)):
+        x[bad]
+    np.testing.assert_array_equal(hx.to_numpy(x), np.arange(4.0))
+
+
+def test_read_only_target_is_refused():
+    host = np.arange(4.0)
+    host.setflags(write=False)
+    x = hx.from_dlpack(host)
+    with pytest.raises(ValueError, match="read-only|readonly|writable"):
+        x[[0, 1]] = 5.0
+    np.testing.assert_array_equal(hx.to_numpy(x), np.arange(4.0))
