@@ -254,6 +254,8 @@ def test_errors_name_the_problem_and_change_nothing():
         x[[0, 1], [0, 1, 2]]
     with pytest.raises(ValueError, match="could not broadcast"):
         x[[0, 1]] = np.ones(3)
+    with pytest.raises(IndexError, match="more than the 64 allowed"):
+        x[np.zeros((1,) * 64, np.intp)]
     with pytest.raises(TypeError, match="bfp16"):
         hx.zeros((2, 8), dtype="bfp16")[[0]]
     np.testing.assert_array_equal(hx.to_numpy(x), a)

@@ -98,6 +98,9 @@ IndexLayout layout_of(const Array& v, const std::vector<int>& axes, const std::v
     std::vector<Dims> shapes;
     for (const Array& a : indices) shapes.push_back(a.shape);
     IndexLayout l = index_layout(v.shape, axes, shapes, adjacent, first, op);
+    if (static_cast<int>(l.result.size()) > kMaxDims)
+        fail(ErrorKind::Index, op + ": the result would have " + std::to_string(l.result.size()) +
+                                   " dimensions, more than the " + std::to_string(kMaxDims) + " allowed");
     checked_size(l.result, v.dtype, op);
     return l;
 }
