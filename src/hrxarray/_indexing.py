@@ -16,6 +16,9 @@ device result is waited for (the gather or scatter itself is asynchronous).
 ``take(..., mode="wrap"|"clip")`` needs no check and never waits.
 A boolean mask makes a result whose length depends on its data: the host
 waits for the mask's count (as ``nonzero`` does) before the compress runs.
+Assigning a scalar through a mask alone (``x[x < 0] = 0``) is an in-place
+select that never waits; other assignments through masks use the mask's
+nonzero indices, which wait for it.
 """
 
 from __future__ import annotations
@@ -196,12 +199,19 @@ def _setitem(self, key, value):
     a = _Advanced(self, key, op)
     if not a.axes:
         return _array._setitem(self, a.basic, value)
-    axes, indices, key_axes = a.expand_masks()
     if isinstance(value, DeviceArray):
         values = value if value.dtype == self.dtype else value.astype(self.dtype)
     else:
         # Converted as NumPy assigns (overflow and NaN-to-integer raise), before anything runs.
         values = _core._full(np.shape(value), value, self.dtype, None, op, self)
+    if a.single_mask() and values.ndim == 0:
+        _, vdim, mask, _ = a.masks[0]
+        if mask.shape == a.view.shape[vdim:vdim + mask.ndim]:
+            # x[mask] = scalar selects in place, asynchronously: no count, no wait.
+            m = mask.reshape(mask.shape + (1,) * (a.view.ndim - vdim - mask.ndim))
+            _core._ufuncs["where"](m, values, a.view, out=a.view)
+            return
+    axes, indices, key_axes = a.expand_masks()
     _core._index_set(a.view, axes, indices, key_axes, a.adjacent, a.first, values, op)
 
 
