@@ -5,6 +5,10 @@
    x86-simd-sort's AVX-512 path where the CPU has it). Target: sort >= 0.8x.
 2. ``hx.cumsum`` of 16 M float32 vs ``np.cumsum`` (both sequential). Target >= 1x.
 3. ``hx.sum(x, axis=0)`` of a (4096, 4096) float32 array vs ``np.sum``. Target >= 1x.
+4. Gathers from 16 M float32: ``x[mask]`` (a random half of the elements),
+   ``x[idx]`` and ``hx.take(x, idx)`` (16 M random int64 indices) vs the same
+   NumPy expressions and ``np.take``. Target >= 1x. ``x[mask]`` includes the
+   wait for the mask's count, ``x[idx]`` and ``take`` the bounds check.
 
 The hx timings include submission and the wait for the result
 (``block_until_ready``); inputs live in Shared memory. Each figure is the
@@ -48,6 +52,13 @@ def main(repeats: int) -> dict:
     xm = hx.asarray(m)
     res["sum_axis0_f32_4096x4096"] = figure(lambda: hx.sum(xm, axis=0).block_until_ready(),
                                             lambda: np.sum(m, axis=0), repeats)
+    mask = rng.random(a.size) < 0.5
+    idx = rng.integers(0, a.size, a.size)
+    xmask, xidx = hx.asarray(mask), hx.asarray(idx)
+    assert np.array_equal(hx.to_numpy(x[xmask]), a[mask]) and np.array_equal(hx.to_numpy(x[xidx]), a[idx])
+    res["mask_gather_f32_16M"] = figure(lambda: x[xmask].block_until_ready(), lambda: a[mask], repeats)
+    res["index_gather_f32_16M"] = figure(lambda: x[xidx].block_until_ready(), lambda: a[idx], repeats)
+    res["take_f32_16M"] = figure(lambda: hx.take(x, xidx).block_until_ready(), lambda: np.take(a, idx), repeats)
     return res
 
 

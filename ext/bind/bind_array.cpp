@@ -763,10 +763,14 @@ const PyMethodSpec kPyMethods[] = {
     {"__repr__", "def __repr__(self) -> str", "Data and metadata; never waits (a pending array prints <pending>)."},
     {"__str__", "def __str__(self) -> str", "The elements as NumPy prints them (waits)."},
     {"__getitem__", "def __getitem__(self, key: object) -> DeviceArray",
-     "Basic indexing (integers, slices, Ellipsis, None): a view of the same storage."},
+     "Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays "
+     "and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a "
+     "bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis) "
+     "or, for a mask, after its count (a data-dependent shape)."},
     {"__setitem__", "def __setitem__(self, key: object, value: object) -> None",
-     "Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: "
-     "broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers)."},
+     "Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks, "
+     "the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly "
+     "(OverflowError, ValueError for NaN into integers)."},
     {"__iter__", "def __iter__(self) -> collections.abc.Iterator[DeviceArray]", "Iterate over the first axis (views)."},
     {"__bool__", "def __bool__(self) -> bool", "Truth of a one-element array (waits)."},
     {"__int__", "def __int__(self) -> int", "A one-element array as int (waits)."},

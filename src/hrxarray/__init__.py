@@ -151,6 +151,9 @@ from ._array import (
     zeros_like,
 )
 from ._searching import count_nonzero, nonzero, searchsorted
+# `name as name`: mypy takes these as re-exports (it does not read __all__ built from the chapters').
+from ._indexing import take as take, take_along_axis as take_along_axis
+from ._set import isin as isin
 from ._set import unique, unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting import argsort, sort
 from ._statistical import (
@@ -165,7 +168,7 @@ from ._statistical import (
     var,
 )
 from ._elementwise_functions import allclose, array_equal, clip, isclose, round
-from . import _elementwise_functions, _searching, _set, _sorting, _statistical
+from . import _elementwise_functions, _indexing, _searching, _set, _sorting, _statistical
 
 # The array API's spellings of a few elementwise functions (the functions
 # themselves are imported from _core.elementwise above).
@@ -330,7 +333,7 @@ __all__ = [
     "newaxis",
 ]
 __all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__,
-            *_elementwise_functions.__all__]
+            *_elementwise_functions.__all__, *_indexing.__all__]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 

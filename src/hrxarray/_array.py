@@ -3,7 +3,7 @@
 ``DeviceArray`` is a C++ type (``hrxarray._core.DeviceArray``): its metadata,
 ufuncs, operators, DLPack export and every per-operation path are compiled.
 This module adds what runs once per call and costs nothing on the device
-path: creation functions, basic indexing, reshapes, host access guards,
+path: creation functions, basic indexing (advanced indexing is _indexing.py), reshapes, host access guards,
 ``repr``, and the ``__array__``/``__array_ufunc__``/``__array_function__``
 protocols. The methods are installed on the C++ type at import (see the end of
 this file), so ``hx.DeviceArray`` is one class.
@@ -401,9 +401,7 @@ def _normalize_index(key, ndim):
 
 
 def _getitem(self, key):
-    if isinstance(key, DeviceArray) or isinstance(key, (list, np.ndarray)):
-        raise IndexError("DeviceArray supports basic indexing only (integers, slices, Ellipsis, None); "
-                         "advanced indexing with arrays or masks is not implemented")
+    # Basic indexing only: _indexing.py routes keys with index arrays or booleans elsewhere.
     items = _normalize_index(key, self.ndim)
     shape, strides = [], []
     offset = self._offset
@@ -416,8 +414,6 @@ def _getitem(self, key):
             continue
         size, stride = self.shape[dim], self.strides[dim]
         last = dim == self.ndim - 1
-        if isinstance(k, (bool, np.bool_)):
-            raise IndexError("boolean indices are advanced indexing, which DeviceArray does not implement")
         if isinstance(k, slice):
             start, stop, step = k.indices(size)
             n = builtins.max(0, (stop - start + (step - (1 if step > 0 else -1))) // step)

@@ -214,7 +214,7 @@ class Info:
 
     def capabilities(self) -> dict:
         """What this namespace supports beyond the baseline ('max dimensions' is the array layer's limit)."""
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": 64}
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self) -> Any:
         """The placement arrays get without ``device=``: ``Shared(npu())`` of the default runtime."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _array, _core
 from ._array import DeviceArray, _device, _flag
 
-__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "unique"]
+__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "unique", "isin"]
 
 
 class UniqueAllResult(NamedTuple):
@@ -79,7 +80,51 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False, return_
     v, idx, inv, c = _unique(ar, _flag(equal_nan, op, "equal_nan"), op)
     extra = [a for a, want in zip((idx, inv, c), flags) if want]
     return (v, *extra) if extra else v
-_array._ARRAY_FUNCTIONS.update({np.unique: unique})
+
+
+def _isin_operand(value, other, op):
+    """A Python scalar as an array of the other operand's dtype when that keeps it exact (NEP 50's weak
+    scalars), else of its own default dtype; anything else as a DeviceArray."""
+    if isinstance(value, DeviceArray):
+        return value
+    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
+        kinds = {bool: "b", int: "iu", float: "fc", complex: "c"}[type(value)]
+        dt = other.dtype
+        if dt.kind in kinds and np.asarray(value).astype(dt) == value:
+            return _array.asarray(value, dtype=dt, placement=other.placement)
+        return _array.asarray(value, placement=other.placement)
+    return _device(value, op, like=other)
+
+
+def isin(x1: DeviceArray | ArrayLike, x2: DeviceArray | ArrayLike, /, *, invert: bool = False) -> DeviceArray:
+    """Whether each element of ``x1`` is one of the elements of ``x2``: a bool array of ``x1``'s shape.
+
+    ``invert=True`` gives the negation. Elements compare in the operands'
+    NumPy result type; NaN is in nothing, -0.0 equals 0.0. Either operand
+    may be a Python scalar (taking the other's dtype when it holds the value
+    exactly), not both. Sort-based on the compute lane (``x2`` sorted once,
+    then a binary search per element of ``x1``); asynchronous.
+    """
+    op = "isin"
+    invert = _flag(invert, op, "invert")
+    if not isinstance(x1, DeviceArray) and not isinstance(x2, DeviceArray):
+        if isinstance(x1, (bool, int, float, complex)) and isinstance(x2, (bool, int, float, complex)):
+            raise TypeError(f"{op}: x1 and x2 cannot both be scalars")
+        x1 = _device(x1, op)
+    if isinstance(x1, DeviceArray):
+        x2 = _isin_operand(x2, x1, op)
+    else:
+        x1 = _isin_operand(x1, x2, op)
+    return _core._isin(x1, x2, invert, op)
+
+
+def _np_isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"isin: kind must be None, 'sort' or 'table', got {kind!r}")
+    return isin(element, test_elements, invert=invert)
+
+
+_array._ARRAY_FUNCTIONS.update({np.unique: unique, np.isin: _np_isin})
 if hasattr(np, "unique_all"):
     _array._ARRAY_FUNCTIONS.update({np.unique_all: unique_all, np.unique_counts: unique_counts,
                                     np.unique_inverse: unique_inverse, np.unique_values: unique_values})

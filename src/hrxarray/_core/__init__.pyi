@@ -857,12 +857,12 @@ class DeviceArray:
 
     def __getitem__(self, key: object) -> DeviceArray:
         """
-        Basic indexing (integers, slices, Ellipsis, None): a view of the same storage.
+        Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis) or, for a mask, after its count (a data-dependent shape).
         """
 
     def __setitem__(self, key: object, value: object) -> None:
         """
-        Copy value (array, scalar or host data) into the indexed view, asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers).
+        Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks, the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers).
         """
 
     def __iter__(self) -> Iterator[DeviceArray]:

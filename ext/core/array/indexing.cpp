@@ -1,0 +1,231 @@
+#include "array/indexing.h"
+
+#include <algorithm>
+
+#include "array/sorting.h"
+#include "errors.h"
+#include "kernels/set.h"
+
+namespace hrx {
+
+namespace {
+
+// Adds compute-lane reads of `arrays` to t.
+void add_reads(TaskSpec& t, const std::vector<Array>& arrays) {
+    for (const Array& a : arrays) {
+        check_lane_binding(a, t.lane, t.op);
+        t.uses.push_back(a.use(Access::Read));
+    }
+}
+
+// An index array as int64 the kernels can read: itself when it already is
+// dense int64, else a dense copy kept in `keep`.
+const int64_t* int64_data(const Array& a, std::vector<std::vector<uint8_t>>& keep) {
+    if (a.dtype == DType::Int64 && a.c_contiguous()) return reinterpret_cast<const int64_t*>(a.data());
+    keep.push_back(dense_copy(a, DType::Int64));
+    return reinterpret_cast<const int64_t*>(keep.back().data());
+}
+
+// Element strides of a dense array of `shape` broadcast to `to` (right-aligned).
+Dims dense_broadcast_strides(const Dims& shape, const Dims& to) {
+    Dims s(to.size(), 0);
+    const size_t pad = to.size() - shape.size();
+    int64_t step = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+        s[pad + i] = shape[i] == 1 ? 0 : step;
+        step *= shape[i];
+    }
+    return s;
+}
+
+// The position in the result of v's axis rest[r].
+size_t rest_position(const IndexLayout& l, size_t r) {
+    return r < static_cast<size_t>(l.insert_at) ? r : r + l.bshape.size();
+}
+
+// What gather and scatter share: the index arguments and the loop over B
+// and the sub-blocks, `other` being the strides of the dense side (the
+// result, or the values broadcast to it) over the result's dimensions.
+struct PlanData {
+    std::vector<std::vector<uint8_t>> keep;
+    std::vector<Dims> istrides;
+    std::vector<kernels::IndexArg> args;
+    Dims rows, sub_shape, sub_indexed, sub_dense;
+    kernels::GatherPlan plan;
+
+    PlanData(const Array& v, const std::vector<int>& axes, const std::vector<Array>& indices, const IndexLayout& l,
+             const Dims& other, kernels::IndexMode mode, bool scatter) {
+        for (size_t j = 0; j < indices.size(); ++j) {
+            istrides.push_back(dense_broadcast_strides(indices[j].shape, l.bshape));
+            const int64_t* data = int64_data(indices[j], keep);
+            const auto ax = static_cast<size_t>(axes[j]);
+            args.push_back(kernels::IndexArg{data, nullptr, v.shape[ax], v.strides[ax]});
+        }
+        for (size_t j = 0; j < args.size(); ++j) args[j].strides = istrides[j].data();
+        const size_t nb = l.bshape.size();
+        for (size_t d = 0; d < nb; ++d) rows.push_back(other[static_cast<size_t>(l.insert_at) + d]);
+        for (size_t r = 0; r < l.rest.size(); ++r) {
+            const auto ax = static_cast<size_t>(l.rest[r]);
+            sub_shape.push_back(v.shape[ax]);
+            sub_indexed.push_back(v.strides[ax]);
+            sub_dense.push_back(other[rest_position(l, r)]);
+        }
+        plan.nb = static_cast<int>(nb);
+        plan.bshape = l.bshape.data();
+        plan.k = static_cast<int>(args.size());
+        plan.idx = args.data();
+        plan.row_strides = rows.data();
+        plan.m = static_cast<int>(sub_shape.size());
+        plan.sub_shape = sub_shape.data();
+        plan.sub_src = scatter ? sub_dense.data() : sub_indexed.data();
+        plan.sub_dst = scatter ? sub_indexed.data() : sub_dense.data();
+        plan.itemsize = dtype_itemsize(v.dtype);
+        plan.mode = mode;
+    }
+};
+
+}  // namespace
+
+IndexLayout index_layout(const Dims& vshape, const std::vector<int>& axes, const std::vector<Dims>& index_shapes,
+                         bool adjacent, int first, const std::string& op) {
+    IndexLayout l;
+    size_t nb = 0;
+    for (const Dims& s : index_shapes) nb = std::max(nb, s.size());
+    l.bshape = Dims(nb, 1);
+    for (const Dims& s : index_shapes) {
+        const size_t pad = nb - s.size();
+        for (size_t i = 0; i < s.size(); ++i) {
+            int64_t& b = l.bshape[pad + i];
+            if (s[i] == b || s[i] == 1) continue;
+            if (b != 1) {
+                std::string shapes;
+                for (const Dims& t : index_shapes) shapes += " " + shape_str(t);
+                fail(ErrorKind::Index, op + ": shape mismatch: indexing arrays could not be broadcast together "
+                                            "with shapes" + shapes);
+            }
+            b = s[i];
+        }
+    }
+    for (int a = 0; a < static_cast<int>(vshape.size()); ++a)
+        if (std::find(axes.begin(), axes.end(), a) == axes.end()) l.rest.push_back(a);
+    l.insert_at = adjacent ? std::min(first, static_cast<int>(l.rest.size())) : 0;
+    for (int r = 0; r < l.insert_at; ++r) l.result.push_back(vshape[static_cast<size_t>(l.rest[static_cast<size_t>(r)])]);
+    for (int64_t b : l.bshape) l.result.push_back(b);
+    for (size_t r = static_cast<size_t>(l.insert_at); r < l.rest.size(); ++r)
+        l.result.push_back(vshape[static_cast<size_t>(l.rest[r])]);
+    return l;
+}
+
+TaskSpec index_range_task(const Array& idx, std::shared_ptr<std::pair<int64_t, int64_t>> range,
+                          const std::string& name) {
+    TaskSpec t = compute_task({&idx}, {}, name, "index bounds");
+    t.fn = [idx, range = std::move(range)] {
+        std::vector<uint8_t> buf;
+        if (!idx.c_contiguous()) buf = dense_copy(idx, idx.dtype);
+        kernels::index_range(idx.dtype, idx.c_contiguous() ? idx.data() : buf.data(), idx.size(), &range->first,
+                             &range->second);
+    };
+    return t;
+}
+
+void check_index_bounds(std::pair<int64_t, int64_t> range, int64_t extent, int axis, const std::string& op) {
+    const int64_t bad = range.second >= extent ? range.second : (range.first < -extent ? range.first : 0);
+    if (range.second >= extent || range.first < -extent)
+        fail(ErrorKind::Index, op + ": index " + std::to_string(bad) + " is out of bounds for axis " +
+                                   std::to_string(axis) + " with size " + std::to_string(extent));
+}
+
+TaskSpec gather_task(const Array& v, const std::vector<int>& axes, const std::vector<Array>& indices,
+                     const IndexLayout& layout, kernels::IndexMode mode, const Array& out, const std::string& name) {
+    TaskSpec t = compute_task({&v}, {&out}, name, "gather");
+    add_reads(t, indices);
+    if (out.size() == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    t.fn = [v, axes, indices, layout, mode, out] {
+        PlanData p(v, axes, indices, layout, out.strides, mode, false);
+        kernels::gather(p.plan, v.data(), out.data());
+    };
+    return t;
+}
+
+TaskSpec scatter_task(const Array& v, const std::vector<int>& axes, const std::vector<Array>& indices,
+                      const IndexLayout& layout, const Array& values, const std::string& name) {
+    TaskSpec t = compute_task({&values}, {&v}, name, "scatter");
+    add_reads(t, indices);
+    int64_t positions = 1;
+    for (int64_t d : layout.result) positions *= d;
+    if (positions == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    // Leading length-1 axes beyond the result's (NumPy's assignment rule) go.
+    Array vals = values;
+    while (vals.ndim() > static_cast<int>(layout.result.size())) {
+        vals.shape.erase(vals.shape.begin());
+        vals.strides.erase(vals.strides.begin());
+    }
+    const Dims strides = broadcast_strides(vals, layout.result);
+    t.fn = [v, axes, indices, layout, vals, strides] {
+        PlanData p(v, axes, indices, layout, strides, kernels::IndexMode::Raise, true);
+        kernels::scatter(p.plan, vals.data(), v.data());
+    };
+    return t;
+}
+
+TaskSpec mask_count_task(const Array& mask, std::shared_ptr<int64_t> count, const std::string& name) {
+    TaskSpec t = compute_task({&mask}, {}, name, "mask count");
+    t.fn = [mask, count = std::move(count)] {
+        std::vector<uint8_t> buf;
+        const bool direct = mask.dtype == DType::Bool && mask.c_contiguous();
+        if (!direct) buf = dense_copy(mask, DType::Bool);
+        *count = kernels::mask_count(direct ? mask.data() : buf.data(), mask.size());
+    };
+    return t;
+}
+
+TaskSpec compress_task(const Array& v, int axis, const Array& mask, int insert_at, const Array& out,
+                       const std::string& name) {
+    TaskSpec t = compute_task({&v, &mask}, {&out}, name, "compress");
+    if (out.size() == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    t.fn = [v, axis, mask, insert_at, out] {
+        std::vector<uint8_t> buf;
+        const bool direct = mask.dtype == DType::Bool && mask.c_contiguous();
+        if (!direct) buf = dense_copy(mask, DType::Bool);
+        const int k = mask.ndim();
+        Dims steps, sub_shape, sub_src, sub_dst;
+        for (int d = 0; d < k; ++d) steps.push_back(v.strides[static_cast<size_t>(axis + d)]);
+        size_t r = 0;
+        for (int a = 0; a < v.ndim(); ++a) {
+            if (a >= axis && a < axis + k) continue;
+            sub_shape.push_back(v.shape[static_cast<size_t>(a)]);
+            sub_src.push_back(v.strides[static_cast<size_t>(a)]);
+            sub_dst.push_back(out.strides[r < static_cast<size_t>(insert_at) ? r : r + 1]);
+            ++r;
+        }
+        const auto at = static_cast<size_t>(insert_at);
+        kernels::compress(direct ? mask.data() : buf.data(), k, mask.shape.data(), steps.data(), out.shape[at],
+                          out.strides[at], static_cast<int>(sub_shape.size()), sub_shape.data(), sub_src.data(),
+                          sub_dst.data(), dtype_itemsize(v.dtype), v.data(), out.data());
+    };
+    return t;
+}
+
+TaskSpec isin_task(const Array& x1, const Array& x2, DType common, bool invert, const Array& out,
+                   const std::string& name) {
+    TaskSpec t = compute_task({&x1, &x2}, {&out}, name, "isin");
+    // float16 and bfloat16 compare as float32, which holds them exactly.
+    const DType cmp = common == DType::Float16 || common == DType::BFloat16 ? DType::Float32 : common;
+    t.fn = [x1, x2, cmp, invert, out] {
+        if (x1.size() == 0) return;
+        const std::vector<uint8_t> a = dense_copy(x1, cmp), b = dense_copy(x2, cmp);
+        kernels::isin(cmp, a.data(), x1.size(), b.data(), x2.size(), invert, out.data());
+    };
+    return t;
+}
+
+}  // namespace hrx
