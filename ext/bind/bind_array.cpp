@@ -827,6 +827,16 @@ const PyMethodSpec kPyMethods[] = {
     {"cumprod", "def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray",
      "hrxarray.cumprod of this array."},
     {"nonzero", "def nonzero(self) -> tuple[DeviceArray, ...]", "hrxarray.nonzero of this array."},
+    // Manipulation and linear algebra (hrxarray/_manipulation.py, _linear_algebra.py).
+    {"ravel", "def ravel(self, order: str = 'C') -> DeviceArray",
+     "hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."},
+    {"flatten", "def flatten(self, order: str = 'C') -> DeviceArray", "A 1-d copy of this array (always a new array)."},
+    {"squeeze", "def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray",
+     "hrxarray.squeeze of this array."},
+    {"swapaxes", "def swapaxes(self, axis1: int, axis2: int) -> DeviceArray", "hrxarray.swapaxes of this array (a view)."},
+    {"repeat", "def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray",
+     "hrxarray.repeat of this array."},
+    {"dot", "def dot(self, b: object, out: object = None) -> DeviceArray", "hrxarray.dot of this array and b."},
 };
 
 }  // namespace

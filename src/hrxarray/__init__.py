@@ -155,6 +155,23 @@ from ._set import unique, unique_all, unique_counts, unique_inverse, unique_valu
 from ._sorting import argsort, sort
 from ._statistical import cumprod, cumsum, cumulative_prod, cumulative_sum, diff
 from . import _searching, _set, _sorting, _statistical
+from ._manipulation import (
+    broadcast_arrays,
+    broadcast_shapes,
+    concat,
+    flip,
+    moveaxis,
+    pad,
+    ravel,
+    repeat,
+    roll,
+    swapaxes,
+    tile,
+    unstack,
+)
+from ._creation import eye, meshgrid, tril, triu
+from ._linear_algebra import dot, einsum, matrix_transpose, tensordot, vecdot
+from . import _creation, _linear_algebra, _manipulation
 
 # The array API's spellings of a few elementwise functions (the functions
 # themselves are imported from _core.elementwise above).
@@ -319,6 +336,7 @@ __all__ = [
     "newaxis",
 ]
 __all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__]
+__all__ += [*_manipulation.__all__, *_creation.__all__, *_linear_algebra.__all__]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 

@@ -1,0 +1,70 @@
+#include "array/manipulation.h"
+
+#include <utility>
+
+#include "array/sorting.h"
+#include "errors.h"
+#include "kernels/elementwise.h"
+#include "kernels/manipulation.h"
+
+namespace hrx {
+
+Dims gather_shape(const Array& in, const std::vector<std::vector<int64_t>>& index, const std::string& op) {
+    if (static_cast<int>(index.size()) != in.ndim())
+        fail(ErrorKind::Message, op + ": " + std::to_string(index.size()) + " index tables for " +
+                                     std::to_string(in.ndim()) + " axes");
+    Dims shape = in.shape;
+    for (size_t d = 0; d < index.size(); ++d) {
+        if (index[d].empty() && in.shape[d] != 0) continue;
+        shape[d] = static_cast<int64_t>(index[d].size());
+        for (const int64_t i : index[d])
+            if (i < 0 || i >= in.shape[d])
+                fail(ErrorKind::Message, op + ": index " + std::to_string(i) + " is out of bounds for axis " +
+                                             std::to_string(d) + " with size " + std::to_string(in.shape[d]));
+    }
+    return shape;
+}
+
+TaskSpec gather_task(const Array& in, std::vector<std::vector<int64_t>> index, const Array& out,
+                     const std::string& name) {
+    TaskSpec t = compute_task({&in}, {&out}, name, "gather");
+    if (out.size() == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    // Index tables become byte offsets on the lane (strides are known now,
+    // but the tables may be large: build them off the caller's thread).
+    t.fn = [in, out, index = std::move(index)] {
+        std::vector<std::vector<int64_t>> offsets(index.size());
+        std::vector<const int64_t*> ptrs(index.size());
+        for (size_t d = 0; d < index.size(); ++d) {
+            const int64_t stride = in.strides[d];
+            auto& o = offsets[d];
+            o.resize(static_cast<size_t>(out.shape[d]));
+            for (size_t j = 0; j < o.size(); ++j)
+                o[j] = (index[d].empty() ? static_cast<int64_t>(j) : index[d][j]) * stride;
+            ptrs[d] = o.data();
+        }
+        kernels::gather_outer(out.ndim(), out.shape.data(), ptrs.data(), in.data(), out.data(),
+                              dtype_itemsize(in.dtype));
+    };
+    return t;
+}
+
+TaskSpec triangle_task(const Array& in, int64_t k, bool lower, const Array& out, const std::string& name) {
+    TaskSpec t = compute_task({&in}, {&out}, name, lower ? "tril" : "triu");
+    if (out.size() == 0) {
+        t.fn = [] {};
+        return t;
+    }
+    t.fn = [in, out, k, lower] {
+        kernels::copy_cast(in.ndim(), in.shape.data(), kernels::StridedArg{in.data(), in.dtype, in.strides.data()},
+                           kernels::StridedArg{out.data(), out.dtype, out.strides.data()});
+        const int64_t m = out.shape[out.shape.size() - 2];
+        const int64_t n = out.shape.back();
+        kernels::zero_triangle(out.data(), out.size() / (m * n), m, n, dtype_itemsize(out.dtype), k, lower);
+    };
+    return t;
+}
+
+}  // namespace hrx

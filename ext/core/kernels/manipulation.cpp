@@ -1,0 +1,96 @@
+#include "kernels/manipulation.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/pool.h"
+
+namespace hrx::kernels {
+namespace {
+
+// The innermost axis with the item size fixed at compile time: a fixed-size
+// memcpy is one load and one store.
+template <int N>
+void gather_row(const std::uint8_t* in, std::uint8_t* out, const std::int64_t* off, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) std::memcpy(out + j * N, in + off[j], N);
+}
+
+void gather_row_any(const std::uint8_t* in, std::uint8_t* out, const std::int64_t* off, std::int64_t n, int item) {
+    switch (item) {
+        case 1: return gather_row<1>(in, out, off, n);
+        case 2: return gather_row<2>(in, out, off, n);
+        case 4: return gather_row<4>(in, out, off, n);
+        case 8: return gather_row<8>(in, out, off, n);
+        case 16: return gather_row<16>(in, out, off, n);
+        default:
+            for (std::int64_t j = 0; j < n; ++j)
+                std::memcpy(out + j * item, in + off[j], static_cast<std::size_t>(item));
+    }
+}
+
+// Rows [first, last) of the leading axes (flattened), each a full last axis.
+void gather_rows(int ndim, const std::int64_t* shape, const std::int64_t* const* offsets, const std::uint8_t* in,
+                 std::uint8_t* out, int item, std::int64_t first, std::int64_t last) {
+    const int lead = ndim - 1;
+    const std::int64_t n = shape[lead];
+    std::vector<std::int64_t> pos(static_cast<std::size_t>(lead), 0);
+    std::int64_t rest = first;
+    for (int d = lead - 1; d >= 0; --d) {
+        pos[static_cast<std::size_t>(d)] = rest % shape[d];
+        rest /= shape[d];
+    }
+    for (std::int64_t r = first; r < last; ++r) {
+        std::int64_t base = 0;
+        for (int d = 0; d < lead; ++d) base += offsets[d][pos[static_cast<std::size_t>(d)]];
+        gather_row_any(in + base, out + r * n * item, offsets[lead], n, item);
+        for (int d = lead - 1; d >= 0; --d) {
+            if (++pos[static_cast<std::size_t>(d)] < shape[d]) break;
+            pos[static_cast<std::size_t>(d)] = 0;
+        }
+    }
+}
+
+constexpr std::int64_t kChunkBytes = std::int64_t{1} << 20;
+
+}  // namespace
+
+void gather_outer(int ndim, const std::int64_t* shape, const std::int64_t* const* offsets, const std::uint8_t* in,
+                  std::uint8_t* out, int itemsize) {
+    if (ndim == 0) {
+        std::memcpy(out, in, static_cast<std::size_t>(itemsize));
+        return;
+    }
+    std::int64_t rows = 1;
+    for (int d = 0; d < ndim - 1; ++d) rows *= shape[d];
+    const std::int64_t row_bytes = std::max<std::int64_t>(shape[ndim - 1] * itemsize, 1);
+    if (rows == 0 || shape[ndim - 1] == 0) return;
+    const std::int64_t per_chunk = std::max<std::int64_t>(kChunkBytes / row_bytes, 1);
+    const std::int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+    if (chunks == 1) {
+        gather_rows(ndim, shape, offsets, in, out, itemsize, 0, rows);
+        return;
+    }
+    pool_run(static_cast<std::size_t>(chunks), [&](std::size_t c) {
+        const std::int64_t first = static_cast<std::int64_t>(c) * per_chunk;
+        gather_rows(ndim, shape, offsets, in, out, itemsize, first, std::min(rows, first + per_chunk));
+    });
+}
+
+void zero_triangle(std::uint8_t* data, std::int64_t batch, std::int64_t m, std::int64_t n, int itemsize,
+                   std::int64_t k, bool lower) {
+    const auto item = static_cast<std::size_t>(itemsize);
+    for (std::int64_t b = 0; b < batch; ++b) {
+        for (std::int64_t i = 0; i < m; ++i) {
+            std::uint8_t* row = data + (b * m + i) * n * itemsize;
+            // tril keeps columns j <= i + k, triu keeps j >= i + k; the bounds
+            // are clamped in int64 so huge |k| cannot overflow.
+            const std::int64_t edge = std::clamp<std::int64_t>(k, -n - m, n + m) + i;
+            const std::int64_t from = lower ? std::clamp<std::int64_t>(edge + 1, 0, n) : 0;
+            const std::int64_t to = lower ? n : std::clamp<std::int64_t>(edge, 0, n);
+            if (to > from) std::memset(row + from * itemsize, 0, static_cast<std::size_t>(to - from) * item);
+        }
+    }
+}
+
+}  // namespace hrx::kernels
