@@ -99,15 +99,16 @@ def vecdot(x1: DeviceArray, x2: DeviceArray, /, *, axis: int = -1) -> DeviceArra
     """
     op = "vecdot"
     a, b = _common(_device(x1, op), _device(x2, op, x1), op)
-    from ._manipulation import broadcast_shapes, moveaxis
+    from ._manipulation import _broadcast_shapes, moveaxis
 
-    shape = broadcast_shapes(a.shape, b.shape)
-    if not shape:
-        raise ValueError(f"{op}: x1 and x2 must have at least one dimension")
-    (ax,) = _axes(axis, len(shape), op)
-    neg = ax - len(shape)
+    nd = builtins.max(a.ndim, b.ndim)
+    if not builtins.min(a.ndim, b.ndim):
+        raise ValueError(f"{op}: x1 and x2 must have at least one dimension, got shapes {a.shape} and {b.shape}")
+    (ax,) = _axes(axis, nd, op)
+    neg = ax - nd
     if -neg > builtins.min(a.ndim, b.ndim) or a.shape[neg] != b.shape[neg]:
         raise ValueError(f"{op}: x1 {a.shape} and x2 {b.shape} must have the same size along axis {axis}")
+    _broadcast_shapes([a.shape, b.shape], op)
     if a.dtype.kind == "c":
         a = _U("conjugate")(a)
     prod = _U("multiply")(moveaxis(a, neg, -1), moveaxis(b, neg, -1))
@@ -294,8 +295,7 @@ def einsum(subscripts: str, *operands: DeviceArray, optimize: bool | str = False
             if have == 1:
                 size[lab] = n
             elif n not in (1, have):
-                raise ValueError(f"{op}: operand {i} has size {n} for subscript {lab!r} where another has "
-                                 f"{have}")
+                raise ValueError(f"{op}: subscript {lab!r} has size {n} in operand {i} but {have} before it")
     work = []
     for x, ls in zip(xs, labels):
         x, ls = _diagonal(x, ls, op)

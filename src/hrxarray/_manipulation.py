@@ -51,7 +51,10 @@ def _gather(x: DeviceArray, tables: list, op: str) -> DeviceArray:
 
 def broadcast_shapes(*shapes: int | Sequence[int]) -> tuple[int, ...]:
     """The shape that arrays of ``shapes`` broadcast to (NumPy's rule); ValueError naming the clash."""
-    op = "broadcast_shapes"
+    return _broadcast_shapes(shapes, "broadcast_shapes")
+
+
+def _broadcast_shapes(shapes: Sequence[Any], op: str) -> tuple[int, ...]:
     shapes_t = [_shape_tuple(s, op) for s in shapes]
     nd = builtins.max((len(s) for s in shapes_t), default=0)
     out = []
@@ -73,7 +76,7 @@ def broadcast_arrays(*arrays: DeviceArray) -> tuple[DeviceArray, ...]:
     """Views of ``arrays`` broadcast against each other (stride 0 on broadcast axes); a tuple, as NumPy 2."""
     op = "broadcast_arrays"
     xs = [_device(a, op) for a in arrays]
-    shape = broadcast_shapes(*(x.shape for x in xs))
+    shape = _broadcast_shapes([x.shape for x in xs], op)
     return tuple(x if x.shape == shape else _array.broadcast_to(x, shape) for x in xs)
 
 
