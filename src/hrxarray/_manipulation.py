@@ -162,14 +162,20 @@ def unstack(x: DeviceArray, /, *, axis: int = 0) -> tuple[DeviceArray, ...]:
 def ravel(x: DeviceArray, /, order: str = "C") -> DeviceArray:
     """``x`` as a 1-d array: a view when ``x`` is C-contiguous, else a copy (NumPy's ``ravel``)."""
     op = "ravel"
-    if order not in ("C", "K", "A"):
-        raise ValueError(f"{op}: only order='C' is supported (memory order is C order), got {order!r}")
-    return _device(x, op).reshape(-1)
+    x = _device(x, op)
+    _c_order_only(x, order, op)
+    return x.reshape(-1)
+
+
+def _c_order_only(x: DeviceArray, order: str, op: str) -> None:
+    # "K" and "A" read memory order, which is C order exactly when x is C-contiguous.
+    if order != "C" and not (order in ("K", "A") and _array._c_contiguous(x)):
+        raise ValueError(f"{op}: only order='C' is supported here (and 'K'/'A' of a C-contiguous array), "
+                         f"got {order!r}")
 
 
 def _flatten(self: DeviceArray, order: str = "C") -> DeviceArray:
-    if order not in ("C", "K", "A"):
-        raise ValueError(f"flatten: only order='C' is supported, got {order!r}")
+    _c_order_only(self, order, "flatten")
     return self.reshape(-1, copy=True)
 
 

@@ -32,20 +32,22 @@ TaskSpec gather_task(const Array& in, std::vector<std::vector<int64_t>> index, c
         t.fn = [] {};
         return t;
     }
-    // Index tables become byte offsets on the lane (strides are known now,
-    // but the tables may be large: build them off the caller's thread).
-    t.fn = [in, out, index = std::move(index)] {
-        std::vector<std::vector<int64_t>> offsets(index.size());
-        std::vector<const int64_t*> ptrs(index.size());
+    // Index tables become byte offsets in place on the lane (a repeat of a
+    // large array has a table as long as its result: no second copy of it,
+    // and no work on the caller's thread). The task runs once.
+    t.fn = [in, out, index = std::move(index)]() mutable {
+        std::vector<const int64_t*> offsets(index.size());
         for (size_t d = 0; d < index.size(); ++d) {
             const int64_t stride = in.strides[d];
-            auto& o = offsets[d];
-            o.resize(static_cast<size_t>(out.shape[d]));
-            for (size_t j = 0; j < o.size(); ++j)
-                o[j] = (index[d].empty() ? static_cast<int64_t>(j) : index[d][j]) * stride;
-            ptrs[d] = o.data();
+            auto& table = index[d];
+            if (table.empty()) {
+                table.resize(static_cast<size_t>(out.shape[d]));
+                for (size_t j = 0; j < table.size(); ++j) table[j] = static_cast<int64_t>(j);
+            }
+            for (int64_t& i : table) i *= stride;
+            offsets[d] = table.data();
         }
-        kernels::gather_outer(out.ndim(), out.shape.data(), ptrs.data(), in.data(), out.data(),
+        kernels::gather_outer(out.ndim(), out.shape.data(), offsets.data(), in.data(), out.data(),
                               dtype_itemsize(in.dtype));
     };
     return t;
