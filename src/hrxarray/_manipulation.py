@@ -3,11 +3,13 @@
 Views where NumPy gives views: ``flip``, ``moveaxis``, ``swapaxes``,
 ``unstack``, ``broadcast_arrays`` (and ``ravel`` of a contiguous array) share
 the input's storage through strides, and nothing runs. The others make a new
-array with one compute-lane task: ``concat`` copies each input into its slice,
+array on the compute lane: ``concat`` copies each input into its slice,
 and ``repeat``, ``roll``, ``tile`` and the non-constant modes of ``pad`` are one
 outer gather each (Note [Outer gathers] in ext/core/array/manipulation.h),
 whose per-axis index tables are computed here from shapes alone; the data
-never visits the host.
+never visits the host. Where a plain copy does the same (``tile``, ``repeat``
+by one count, ``roll`` along one axis: a broadcast view or two slices) that
+copy runs instead, with no table at all.
 
 reshape, permute_dims, expand_dims, squeeze, stack, concatenate and
 broadcast_to live in ``_array.py`` (other modules build on them there).
@@ -38,6 +40,14 @@ def _no_bfp16(x: DeviceArray, op: str) -> None:
 
 def _empty_result(x: DeviceArray, shape: tuple, op: str) -> DeviceArray:
     return _core._empty(shape, x.dtype, None, op, x)
+
+
+def _broadcast_copy(x: DeviceArray, shape: tuple, strides: tuple, result: tuple, op: str) -> DeviceArray:
+    """A copy of the view (shape, strides) of x (stride 0 repeats), reshaped to ``result``: one copy task."""
+    out = _empty_result(x, shape, op)
+    if out.size:
+        out._copy_from(x._view(x._offset, shape, strides), False, op)
+    return out.reshape(result)
 
 
 def _gather(x: DeviceArray, tables: list, op: str) -> DeviceArray:
@@ -212,6 +222,12 @@ def repeat(x: DeviceArray, repeats: int | Sequence[int] | DeviceArray, /, *, axi
         raise ValueError(f"{op}: repeats has {counts.size} counts for axis {a} of size {n} (shape {x.shape})")
     if (counts < 0).any():
         raise ValueError(f"{op}: repeats may not contain negative values, got {repeats!r}")
+    if counts.size == 1 and n:
+        # The same count everywhere: a broadcast view (stride 0 after the axis) copied once.
+        r = int(counts.reshape(()))
+        return _broadcast_copy(x, x.shape[:a + 1] + (r,) + x.shape[a + 1:],
+                               x.strides[:a + 1] + (0,) + x.strides[a + 1:],
+                               x.shape[:a] + (n * r,) + x.shape[a + 1:], op)
     table = np.repeat(np.arange(n, dtype=np.int64), counts.reshape(-1) if counts.size == n else counts.reshape(()))
     tables = [None] * x.ndim
     tables[a] = table
@@ -243,13 +259,20 @@ def roll(x: DeviceArray, /, shift: int | Sequence[int], *, axis: int | Sequence[
     for s, ax in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
         (a,) = _axes(ax, x.ndim, op)
         total[a] += s
-    tables: list = [None] * x.ndim
-    for a, s in enumerate(total):
-        n = x.shape[a]
-        if n and s % n:
-            tables[a] = (np.arange(n, dtype=np.int64) - s) % n
-    if builtins.all(t is None for t in tables):
+    moved = {a: s % x.shape[a] for a, s in enumerate(total) if x.shape[a] and s % x.shape[a]}
+    if not moved:
         return x.copy()
+    if len(moved) == 1:
+        # One axis: two slice copies (no index table, whatever the length).
+        ((a, s),) = moved.items()
+        n, lead = x.shape[a], (slice(None),) * a
+        out = _empty_result(x, x.shape, op)
+        out[lead + (slice(s, n),)]._copy_from(x[lead + (slice(0, n - s),)], False, op)
+        out[lead + (slice(0, s),)]._copy_from(x[lead + (slice(n - s, n),)], False, op)
+        return out
+    tables: list = [None] * x.ndim
+    for a, s in moved.items():
+        tables[a] = (np.arange(x.shape[a], dtype=np.int64) - s) % x.shape[a]
     return _gather(x, tables, op)
 
 
@@ -265,10 +288,10 @@ def tile(x: DeviceArray, reps: int | Sequence[int], /) -> DeviceArray:
     reps_t = (1,) * (nd - len(reps_t)) + reps_t
     if x.ndim < nd:
         x = x.reshape((1,) * (nd - x.ndim) + x.shape)
-    tables = [None if r == 1 else np.tile(np.arange(n, dtype=np.int64), r) for n, r in zip(x.shape, reps_t)]
-    if builtins.all(t is None for t in tables):
-        return x.copy()
-    return _gather(x, tables, op)
+    # A broadcast view of shape (r0, n0, r1, n1, ...), stride 0 on the r axes, copied once.
+    shape = tuple(v for r, n in zip(reps_t, x.shape) for v in (r, n))
+    strides = tuple(v for s in x.strides for v in (0, s))
+    return _broadcast_copy(x, shape, strides, tuple(r * n for r, n in zip(reps_t, x.shape)), op)
 
 
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")

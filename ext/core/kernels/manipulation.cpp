@@ -29,9 +29,31 @@ void gather_row_any(const std::uint8_t* in, std::uint8_t* out, const std::int64_
     }
 }
 
+// A run of the last axis whose input elements are adjacent: one memcpy.
+struct Run {
+    std::int64_t at;      // first output position
+    std::int64_t offset;  // its input byte offset
+    std::int64_t length;  // elements
+};
+
+// The last axis' table as runs, when they are long enough on average to beat
+// the element loop (roll, tile, pad and identity tables are a few runs).
+std::vector<Run> runs_of(const std::int64_t* off, std::int64_t n, int item) {
+    std::vector<Run> runs;
+    for (std::int64_t j = 0; j < n; ++j) {
+        if (!runs.empty() && off[j] == runs.back().offset + runs.back().length * item) {
+            ++runs.back().length;
+            continue;
+        }
+        if (static_cast<std::int64_t>(runs.size()) * 8 > n) return {};
+        runs.push_back(Run{j, off[j], 1});
+    }
+    return runs;
+}
+
 // Rows [first, last) of the leading axes (flattened), each a full last axis.
-void gather_rows(int ndim, const std::int64_t* shape, const std::int64_t* const* offsets, const std::uint8_t* in,
-                 std::uint8_t* out, int item, std::int64_t first, std::int64_t last) {
+void gather_rows(int ndim, const std::int64_t* shape, const std::int64_t* const* offsets, const std::vector<Run>& runs,
+                 const std::uint8_t* in, std::uint8_t* out, int item, std::int64_t first, std::int64_t last) {
     const int lead = ndim - 1;
     const std::int64_t n = shape[lead];
     std::vector<std::int64_t> pos(static_cast<std::size_t>(lead), 0);
@@ -43,7 +65,13 @@ void gather_rows(int ndim, const std::int64_t* shape, const std::int64_t* const*
     for (std::int64_t r = first; r < last; ++r) {
         std::int64_t base = 0;
         for (int d = 0; d < lead; ++d) base += offsets[d][pos[static_cast<std::size_t>(d)]];
-        gather_row_any(in + base, out + r * n * item, offsets[lead], n, item);
+        std::uint8_t* row = out + r * n * item;
+        if (runs.empty()) {
+            gather_row_any(in + base, row, offsets[lead], n, item);
+        } else {
+            for (const Run& run : runs)
+                std::memcpy(row + run.at * item, in + base + run.offset, static_cast<std::size_t>(run.length * item));
+        }
         for (int d = lead - 1; d >= 0; --d) {
             if (++pos[static_cast<std::size_t>(d)] < shape[d]) break;
             pos[static_cast<std::size_t>(d)] = 0;
@@ -65,15 +93,16 @@ void gather_outer(int ndim, const std::int64_t* shape, const std::int64_t* const
     for (int d = 0; d < ndim - 1; ++d) rows *= shape[d];
     const std::int64_t row_bytes = std::max<std::int64_t>(shape[ndim - 1] * itemsize, 1);
     if (rows == 0 || shape[ndim - 1] == 0) return;
+    const std::vector<Run> runs = runs_of(offsets[ndim - 1], shape[ndim - 1], itemsize);
     const std::int64_t per_chunk = std::max<std::int64_t>(kChunkBytes / row_bytes, 1);
     const std::int64_t chunks = (rows + per_chunk - 1) / per_chunk;
     if (chunks == 1) {
-        gather_rows(ndim, shape, offsets, in, out, itemsize, 0, rows);
+        gather_rows(ndim, shape, offsets, runs, in, out, itemsize, 0, rows);
         return;
     }
     pool_run(static_cast<std::size_t>(chunks), [&](std::size_t c) {
         const std::int64_t first = static_cast<std::int64_t>(c) * per_chunk;
-        gather_rows(ndim, shape, offsets, in, out, itemsize, first, std::min(rows, first + per_chunk));
+        gather_rows(ndim, shape, offsets, runs, in, out, itemsize, first, std::min(rows, first + per_chunk));
     });
 }
 
