@@ -146,6 +146,11 @@ def test_einsum_mixed_dtypes_and_bfloat16():
     got = hx.einsum("ij,jk->ik", hx.asarray(a16), hx.asarray(b16))
     _check(got, hx.to_numpy(hx.matmul(hx.asarray(a16), hx.asarray(b16))))
     _check(hx.einsum("ij->j", hx.asarray(a16)), np.einsum("ij->j", a.astype(np.float32)).astype(ml_dtypes.bfloat16))
+    # Products without a sum (outer, elementwise) are float32 too, and exact.
+    v = np.array([1.5, 3.0078125, -2.0], ml_dtypes.bfloat16)
+    got = hx.einsum("i,j->ij", hx.asarray(v), hx.asarray(v))
+    _check(got, np.outer(v.astype(np.float32), v.astype(np.float32)))
+    _check(hx.einsum("i,i->i", hx.asarray(v), hx.asarray(v)), v.astype(np.float32) ** 2)
 
 
 def test_einsum_diagonal_is_a_view():

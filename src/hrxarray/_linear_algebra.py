@@ -202,7 +202,15 @@ def _pair(a: DeviceArray, la: list, b: DeviceArray, lb: list, keep: set, op: str
     bm = _permute(b, tuple(lb.index(lab) for lab in batch + summed + only_b), op)
     am = am.reshape(prod(batch), prod(only_a), prod(summed))
     bm = bm.reshape(prod(batch), prod(summed), prod(only_b))
-    out = _array.matmul(am, bm)
+    if summed:
+        out = _array.matmul(am, bm)
+    else:
+        # Nothing to sum (elementwise and outer products): the k = 1 matmul is a broadcast
+        # multiply, far cheaper than many tiny matrices; bfloat16 products are taken in float32,
+        # exact, as matmul takes them.
+        if am.dtype.name == "bfloat16":
+            am, bm = am.astype(np.float32), bm.astype(np.float32)
+        out = _U("multiply")(am, bm)
     labels = batch + only_a + only_b
     return out.reshape(tuple(size[lab] for lab in labels)), labels
 
