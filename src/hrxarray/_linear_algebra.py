@@ -157,17 +157,14 @@ def _parse_term(term: str, ndim: int, ell: int, op: str, which: str) -> list:
     return list(head) + [("...", i) for i in range(ell - n, ell)] + list(tail)
 
 
-def _diagonal(x: DeviceArray, labels: list, op: str) -> tuple[DeviceArray, list]:
+def _diagonal(x: DeviceArray, labels: list) -> tuple[DeviceArray, list]:
     """x with repeated labels taken along their diagonal (a strided view), and its unique labels."""
     uniq: list = []
     shape: list[int] = []
     strides: list[int] = []
     for lab, n, s in zip(labels, x.shape, x.strides):
-        if lab in uniq:
-            i = uniq.index(lab)
-            if shape[i] != n:
-                raise ValueError(f"{op}: subscript {lab!r} is repeated with different sizes ({shape[i]} and {n})")
-            strides[i] += s
+        if lab in uniq:  # sizes already checked equal (_einsum_sizes)
+            strides[uniq.index(lab)] += s
             continue
         uniq.append(lab)
         shape.append(n)
@@ -249,64 +246,21 @@ def einsum(subscripts: str, *operands: DeviceArray, optimize: bool | str = False
     pure sums, transposes and diagonals (views where NumPy gives views).
     """
     op = "einsum"
-    if not isinstance(subscripts, str):
-        raise TypeError(f"{op}: subscripts must be a string (the sublist form is not supported), got "
-                        f"{type(subscripts).__name__}")
     if optimize not in (False, True, "greedy", "optimal"):
         raise ValueError(f"{op}: optimize must be False, True, 'greedy' or 'optimal', got {optimize!r}")
-    if not operands:
-        raise ValueError(f"{op}: at least one operand is needed")
-    spec = subscripts.replace(" ", "")
-    lhs, arrow, rhs = spec.partition("->")
-    if "->" in rhs or (arrow and ("-" in rhs or ">" in rhs)) or (not arrow and ("-" in lhs or ">" in lhs)):
-        raise ValueError(f"{op}: invalid subscripts {subscripts!r}")
-    terms = lhs.split(",")
-    if len(terms) != len(operands):
-        raise ValueError(f"{op}: {len(terms)} operand terms in {subscripts!r} for {len(operands)} operands")
     xs = [_device(x, op, operands[0]) for x in operands]
     for x in xs:
         if x.dtype is bfp16:
             raise TypeError(f"{op}: bfp16 operands are for hx.matmul(compute='bfp16'); convert with astype first")
+    labels, out_labels = _einsum_labels(subscripts, xs, op)
+    size = _einsum_sizes(xs, labels, op)
+    # Every check has passed: only now does anything run (a refused call changes nothing).
     from ._data_types import result_type
 
     common = result_type(*xs)
-    xs = [x if x.dtype == common else x.astype(common) for x in xs]
-    ell = builtins.max(
-        (x.ndim - len(t.replace("...", "")) for x, t in zip(xs, terms) if "..." in t), default=0)
-    labels = [_parse_term(t, x.ndim, ell, op, f"term {i}") for i, (t, x) in enumerate(zip(terms, xs))]
-    ell_labels = [("...", i) for i in range(ell)]
-    if arrow:
-        out_labels = _parse_term(rhs, len(rhs.replace("...", "")) + ell, ell, op, "output") if "..." in rhs \
-            else _parse_term(rhs, len(rhs), 0, op, "output")
-        if "..." not in rhs and ell and builtins.any(x.ndim > len(t.replace("...", "")) for x, t in zip(xs, terms)
-                                                    if "..." in t):
-            raise ValueError(f"{op}: output subscripts {rhs!r} must contain '...' when an input has "
-                             "broadcast dimensions")
-        seen = [lab for lab in out_labels if out_labels.count(lab) > 1]
-        if seen:
-            raise ValueError(f"{op}: output subscript {seen[0]!r} appears more than once in {rhs!r}")
-        every = set().union(*map(set, labels))
-        for lab in out_labels:
-            if lab not in every:
-                raise ValueError(f"{op}: output subscript {lab!r} does not appear in the input terms")
-    else:
-        counts: dict = {}
-        for lab in (lab for ls in labels for lab in ls if not isinstance(lab, tuple)):
-            counts[lab] = counts.get(lab, 0) + 1
-        out_labels = ell_labels + sorted(lab for lab, c in counts.items() if c == 1)
-
-    # Sizes: equal per label, or 1 (broadcast: the axis is dropped from that operand).
-    size: dict = {}
-    for i, (x, ls) in enumerate(zip(xs, labels)):
-        for lab, n in zip(ls, x.shape):
-            have = size.setdefault(lab, n)
-            if have == 1:
-                size[lab] = n
-            elif n not in (1, have):
-                raise ValueError(f"{op}: subscript {lab!r} has size {n} in operand {i} but {have} before it")
     work = []
     for x, ls in zip(xs, labels):
-        x, ls = _diagonal(x, ls, op)
+        x, ls = _diagonal(x if x.dtype == common else x.astype(common), ls)
         drop = [i for i, lab in enumerate(ls) if x.shape[i] == 1 and size[lab] != 1]
         if drop:
             x = _array.squeeze(x, tuple(drop))
@@ -319,8 +273,10 @@ def einsum(subscripts: str, *operands: DeviceArray, optimize: bool | str = False
             (a, la), (b, lb) = work[i], work[j]
             rest = [w for k, w in enumerate(work) if k not in (i, j)]
             keep = keep_out.union(*(set(ls) for _, ls in rest))
-            # Left to right keeps the result first, where the next pair (0, 1) finds it.
-            work = [_pair(a, la, b, lb, keep, op)] + rest if not optimize else rest + [_pair(a, la, b, lb, keep, op)]
+            done = _pair(a, la, b, lb, keep, op)
+            # Left to right keeps the result first, where the next pair (0, 1) finds it;
+            # the greedy order's indices count it last.
+            work = rest + [done] if optimize else [done] + rest
     x, ls = work[0]
     x, ls = _sum_labels(x, ls, set(ls) - keep_out)
     for lab in out_labels:
@@ -328,9 +284,60 @@ def einsum(subscripts: str, *operands: DeviceArray, optimize: bool | str = False
             x = _array.expand_dims(x, x.ndim)
             ls = ls + [lab]
     perm = tuple(ls.index(lab) for lab in out_labels)
-    if perm != tuple(range(len(perm))):
-        x = _permute(x, perm, op)
+    if perm != tuple(range(len(perm))) or builtins.any(x is y for y in xs):
+        x = _permute(x, perm, op)  # a view, never an operand itself (NumPy returns a view)
     return x
+
+
+def _einsum_labels(subscripts: Any, xs: list, op: str) -> tuple[list, list]:
+    """Each operand's labels and the output's (Note: ``...`` axes are ("...", i) labels), checked."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"{op}: subscripts must be a string (the sublist form is not supported), got "
+                        f"{type(subscripts).__name__}")
+    if not xs:
+        raise ValueError(f"{op}: at least one operand is needed")
+    lhs, arrow, rhs = subscripts.replace(" ", "").partition("->")
+    if "-" in lhs + rhs or ">" in lhs + rhs:
+        raise ValueError(f"{op}: invalid subscripts {subscripts!r}")
+    terms = lhs.split(",")
+    if len(terms) != len(xs):
+        raise ValueError(f"{op}: {len(terms)} operand terms in {subscripts!r} for {len(xs)} operands")
+    ell = builtins.max((x.ndim - len(t.replace("...", "")) for x, t in zip(xs, terms) if "..." in t), default=0)
+    labels = [_parse_term(t, x.ndim, ell, op, f"term {i}") for i, (t, x) in enumerate(zip(terms, xs))]
+    if not arrow:
+        # Implicit output: the broadcast axes, then the letters used once, in ASCII order.
+        counts: dict = {}
+        for lab in (lab for ls in labels for lab in ls if not isinstance(lab, tuple)):
+            counts[lab] = counts.get(lab, 0) + 1
+        return labels, [("...", i) for i in range(ell)] + sorted(lab for lab, c in counts.items() if c == 1)
+    if ell and "..." not in rhs:
+        raise ValueError(f"{op}: output subscripts {rhs!r} must contain '...' when an input has broadcast "
+                         "dimensions")
+    out = _parse_term(rhs, len(rhs.replace("...", "")) + (ell if "..." in rhs else 0), ell, op, "output")
+    twice = [lab for lab in out if out.count(lab) > 1]
+    if twice:
+        raise ValueError(f"{op}: output subscript {twice[0]!r} appears more than once in {rhs!r}")
+    every = set().union(*map(set, labels))
+    for lab in out:
+        if lab not in every:
+            raise ValueError(f"{op}: output subscript {lab!r} does not appear in the input terms")
+    return labels, out
+
+
+def _einsum_sizes(xs: list, labels: list, op: str) -> dict:
+    """Each label's size: equal in every operand, or 1 (broadcast; the axis is dropped from that operand)."""
+    size: dict = {}
+    for i, (x, ls) in enumerate(zip(xs, labels)):
+        own: dict = {}
+        for lab, n in zip(ls, x.shape):
+            if own.setdefault(lab, n) != n:
+                raise ValueError(f"{op}: subscript {lab!r} is repeated in operand {i} with sizes {own[lab]} and {n}")
+            have = size.setdefault(lab, n)
+            if have == 1:
+                size[lab] = n
+            elif n not in (1, have):
+                raise ValueError(f"{op}: subscript {lab!r} has size {n} in operand {i} but {have} before it")
+    return size
 
 
 # --- NumPy's spellings and DeviceArray methods ----------------------------------------------
