@@ -262,3 +262,18 @@ def test_array_api_strategy_inputs(x, data):
     _check(hx.tile(x, (2,) * x.ndim), np.tile(a, (2,) * x.ndim))
     _check(hx.pad(x, 2, mode="symmetric"), np.pad(a, 2, mode="symmetric"))
     _check(hx.repeat(x, 3, axis=axis), np.repeat(a, 3, axis=axis))
+
+
+def test_data_movement_runs_on_the_compute_lane():
+    rt = hx.default_runtime()
+    x = hx.asarray(np.arange(12.0).reshape(3, 4)).block_until_ready()
+    rt.start_trace(64)
+    results = [hx.roll(x, (1, 1), axis=(0, 1)), hx.pad(x, 1, mode="edge"), hx.repeat(x, [1, 2, 0], axis=0),
+               hx.tril(x), hx.triu(x), hx.tile(x, 2), hx.concat([x, x]), hx.eye(3)]
+    for r in results:
+        r.block_until_ready()
+    events = rt.finish_trace().events
+    assert {e["lane"] for e in events} == {"compute"}
+    ops = [(e["op"], e.get("detail")) for e in events]
+    for want in [("gather", "roll"), ("gather", "pad"), ("gather", "repeat"), ("tril", None), ("triu", None), ("copy", "tile")]:
+        assert want in ops
