@@ -294,7 +294,7 @@ def tile(x: DeviceArray, reps: int | Sequence[int], /) -> DeviceArray:
     return _broadcast_copy(x, shape, strides, tuple(r * n for r, n in zip(reps_t, x.shape)), op)
 
 
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "empty")
 
 
 def _pad_table(n: int, before: int, after: int, mode: str) -> np.ndarray:
@@ -333,8 +333,9 @@ def pad(x: DeviceArray, pad_width: Any, mode: str = "constant", *, constant_valu
     ``pad_width`` is NumPy's: an integer, a ``(before, after)`` pair, or one pair
     per axis. ``mode`` is ``"constant"`` (``constant_values``: a scalar or
     NumPy's per-axis pairs; later axes win at the corners, as NumPy fills them),
-    ``"edge"``, ``"reflect"``, ``"symmetric"`` or ``"wrap"``. The result is a new
-    array of ``x``'s dtype and placement, filled on the compute lane.
+    ``"edge"``, ``"reflect"``, ``"symmetric"``, ``"wrap"`` or ``"empty"`` (NumPy leaves
+    the border undefined; here it is zero, as every new allocation is). The result is
+    a new array of ``x``'s dtype and placement, filled on the compute lane.
     """
     op = "pad"
     x = _device(x, op)
@@ -345,8 +346,8 @@ def pad(x: DeviceArray, pad_width: Any, mode: str = "constant", *, constant_valu
     if (widths < 0).any():
         raise ValueError(f"{op}: pad_width may not contain negative values, got {pad_width!r}")
     shape = tuple(int(n + b + a) for n, (b, a) in zip(x.shape, widths.tolist()))
-    if mode == "constant":
-        return _pad_constant(x, widths, shape, constant_values, op)
+    if mode in ("constant", "empty"):
+        return _pad_constant(x, widths, shape, constant_values if mode == "constant" else None, op)
     tables: list = []
     for d, (n, (b, a)) in enumerate(zip(x.shape, widths.tolist())):
         if n == 0 and b + a:
@@ -361,7 +362,9 @@ def _pad_constant(x: DeviceArray, widths: np.ndarray, shape: tuple, values: Any,
     if isinstance(values, DeviceArray):
         values = values._to_numpy()
     host = np.asarray(values)
-    if host.ndim == 0:
+    if values is None:
+        out = _empty_result(x, shape, op)
+    elif host.ndim == 0:
         out = _array._full(shape, host.item(), x.dtype, None, op, x)
     else:
         pairs = _pad_pairs(host, x.ndim, op, "constant_values", False)
@@ -399,6 +402,10 @@ def _np_concat(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return _array._concatenate(arrays, axis, None if dtype is None else _dtype(dtype, "concatenate"), "concatenate")
 
 
+def _np_broadcast_arrays(*args, subok=False):
+    return broadcast_arrays(*args)
+
+
 def _np_unstack(x, /, *, axis=0):
     return unstack(x, axis=axis)
 
@@ -428,7 +435,7 @@ _array._METHODS.update({
 })
 _array._ARRAY_FUNCTIONS.update({
     np.flip: _np_flip, np.moveaxis: moveaxis, np.swapaxes: swapaxes, np.repeat: _np_repeat, np.roll: _np_roll,
-    np.tile: tile, np.pad: _np_pad, np.ravel: ravel, np.broadcast_arrays: broadcast_arrays,
+    np.tile: tile, np.pad: _np_pad, np.ravel: ravel, np.broadcast_arrays: _np_broadcast_arrays,
     np.concatenate: _np_concat,
 })
 if hasattr(np, "unstack"):
