@@ -53,6 +53,16 @@ def test_tril_triu_match_numpy(dtype, shape, k):
     _check(hx.tril(x.mT, k=k), np.tril(np.swapaxes(a, -1, -2), k))
 
 
+def test_tril_triu_of_large_strided_matrices():
+    # Large enough that the rows are split over the kernel pool; transposed and flipped inputs.
+    a = np.arange(600 * 700, dtype=np.float64).reshape(600, 700)
+    x = hx.asarray(a)
+    for k in (-300, 0, 3, 650):
+        _check(hx.tril(x, k=k), np.tril(a, k))
+        _check(hx.triu(x.mT, k=k), np.triu(a.T, k))
+        _check(hx.tril(x[::-1, ::-2], k=k), np.tril(a[::-1, ::-2], k))
+
+
 def test_tril_triu_extremes_and_dispatch():
     a = np.arange(1.0, 13.0).reshape(3, 4)
     x = hx.asarray(a)

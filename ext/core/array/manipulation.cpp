@@ -4,7 +4,6 @@
 
 #include "array/sorting.h"
 #include "errors.h"
-#include "kernels/elementwise.h"
 #include "kernels/manipulation.h"
 
 namespace hrx {
@@ -60,11 +59,20 @@ TaskSpec triangle_task(const Array& in, int64_t k, bool lower, const Array& out,
         return t;
     }
     t.fn = [in, out, k, lower] {
-        kernels::copy_cast(in.ndim(), in.shape.data(), kernels::StridedArg{in.data(), in.dtype, in.strides.data()},
-                           kernels::StridedArg{out.data(), out.dtype, out.strides.data()});
-        const int64_t m = out.shape[out.shape.size() - 2];
-        const int64_t n = out.shape.back();
-        kernels::zero_triangle(out.data(), out.size() / (m * n), m, n, dtype_itemsize(out.dtype), k, lower);
+        const size_t nd = in.shape.size();
+        const int64_t m = in.shape[nd - 2];
+        const int64_t n = in.shape[nd - 1];
+        // The byte offset of each matrix of the batch (leading axes, C order).
+        std::vector<int64_t> starts{0};
+        for (size_t d = 0; d + 2 < nd; ++d) {
+            std::vector<int64_t> next;
+            next.reserve(starts.size() * static_cast<size_t>(in.shape[d]));
+            for (const int64_t s : starts)
+                for (int64_t i = 0; i < in.shape[d]; ++i) next.push_back(s + i * in.strides[d]);
+            starts = std::move(next);
+        }
+        kernels::copy_triangle(in.data(), starts.data(), static_cast<int64_t>(starts.size()), m, n, in.strides[nd - 2],
+                               in.strides[nd - 1], out.data(), dtype_itemsize(out.dtype), k, lower);
     };
     return t;
 }

@@ -106,20 +106,41 @@ void gather_outer(int ndim, const std::int64_t* shape, const std::int64_t* const
     });
 }
 
-void zero_triangle(std::uint8_t* data, std::int64_t batch, std::int64_t m, std::int64_t n, int itemsize,
+void copy_triangle(const std::uint8_t* in, const std::int64_t* batch_offsets, std::int64_t batch, std::int64_t m,
+                   std::int64_t n, std::int64_t row_stride, std::int64_t col_stride, std::uint8_t* out, int itemsize,
                    std::int64_t k, bool lower) {
     const auto item = static_cast<std::size_t>(itemsize);
-    for (std::int64_t b = 0; b < batch; ++b) {
-        for (std::int64_t i = 0; i < m; ++i) {
-            std::uint8_t* row = data + (b * m + i) * n * itemsize;
-            // tril keeps columns j <= i + k, triu keeps j >= i + k; the bounds
-            // are clamped in int64 so huge |k| cannot overflow.
-            const std::int64_t edge = std::clamp<std::int64_t>(k, -n - m, n + m) + i;
-            const std::int64_t from = lower ? std::clamp<std::int64_t>(edge + 1, 0, n) : 0;
-            const std::int64_t to = lower ? n : std::clamp<std::int64_t>(edge, 0, n);
-            if (to > from) std::memset(row + from * itemsize, 0, static_cast<std::size_t>(to - from) * item);
+    const std::int64_t rows = batch * m;
+    // Diagonals beyond the matrix keep or drop whole rows alike; clamping keeps i + k in int64.
+    const std::int64_t kk = std::clamp<std::int64_t>(k, -n - m, n + m);
+    auto run = [&](std::int64_t first, std::int64_t last) {
+        for (std::int64_t r = first; r < last; ++r) {
+            const std::int64_t i = r % m;
+            const std::uint8_t* src = in + batch_offsets[r / m] + i * row_stride;
+            std::uint8_t* dst = out + r * n * itemsize;
+            // tril keeps columns [0, i + k], triu keeps [i + k, n).
+            const std::int64_t from = lower ? 0 : std::clamp<std::int64_t>(i + kk, 0, n);
+            const std::int64_t to = lower ? std::clamp<std::int64_t>(i + kk + 1, 0, n) : n;
+            if (from > 0) std::memset(dst, 0, static_cast<std::size_t>(from) * item);
+            if (to < n) std::memset(dst + to * itemsize, 0, static_cast<std::size_t>(n - to) * item);
+            if (to <= from) continue;
+            if (col_stride == itemsize) {
+                std::memcpy(dst + from * itemsize, src + from * col_stride, static_cast<std::size_t>(to - from) * item);
+                continue;
+            }
+            for (std::int64_t j = from; j < to; ++j) std::memcpy(dst + j * itemsize, src + j * col_stride, item);
         }
+    };
+    const std::int64_t per_chunk = std::max<std::int64_t>(kChunkBytes / std::max<std::int64_t>(n * itemsize, 1), 1);
+    const std::int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+    if (chunks <= 1) {
+        run(0, rows);
+        return;
     }
+    pool_run(static_cast<std::size_t>(chunks), [&](std::size_t c) {
+        const std::int64_t first = static_cast<std::int64_t>(c) * per_chunk;
+        run(first, std::min(rows, first + per_chunk));
+    });
 }
 
 }  // namespace hrx::kernels

@@ -15,10 +15,12 @@ namespace hrx::kernels {
 void gather_outer(int ndim, const std::int64_t* shape, const std::int64_t* const* offsets, const std::uint8_t* in,
                   std::uint8_t* out, int itemsize);
 
-// Zeroes, in each of `batch` C-contiguous m x n matrices at `data`, the
-// elements that tril (lower) or triu (upper) with diagonal offset k drops:
-// above the k-th diagonal (j > i + k) for tril, below it (j < i + k) for triu.
-void zero_triangle(std::uint8_t* data, std::int64_t batch, std::int64_t m, std::int64_t n, int itemsize,
+// tril (lower) or triu of `batch` m x n matrices: matrix b of `in` starts at
+// in + batch_offsets[b] with byte strides (row_stride, col_stride); `out`
+// holds the results C-contiguous. Kept elements (j <= i + k for tril,
+// j >= i + k for triu) are copied, the others zeroed, in one pass.
+void copy_triangle(const std::uint8_t* in, const std::int64_t* batch_offsets, std::int64_t batch, std::int64_t m,
+                   std::int64_t n, std::int64_t row_stride, std::int64_t col_stride, std::uint8_t* out, int itemsize,
                    std::int64_t k, bool lower);
 
 }  // namespace hrx::kernels
