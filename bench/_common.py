@@ -44,6 +44,17 @@ def timings_s(fn, repeats: int, warmup: int = 2) -> list[float]:
     return ts
 
 
+def alternating_timings_s(ours, peer, repeats: int) -> tuple[list[float], list[float]]:
+    """Times ours() and peer() alternately, one call each per round after a warm-up call, so that a
+    noisy moment on the shared machine hits both: (our seconds, the peer's seconds)."""
+    t_ours: list[float] = []
+    t_peer: list[float] = []
+    for _ in range(repeats):
+        t_ours += timings_s(ours, 1, warmup=1)
+        t_peer += timings_s(peer, 1, warmup=1)
+    return t_ours, t_peer
+
+
 def host_description() -> dict:
     """The machine a figure is measured on: CPU model and count, OS, Python, NumPy, hrxarray's kernel paths."""
     cpu = platform.processor() or platform.machine()

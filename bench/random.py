@@ -23,7 +23,7 @@ import statistics  # noqa: E402
 import numpy as np  # noqa: E402
 
 import hrxarray as hx  # noqa: E402
-from _common import save_results, timings_s  # noqa: E402
+from _common import alternating_timings_s, save_results  # noqa: E402
 
 
 def main(repeats: int = 7, n: int = 16 * 1024 * 1024) -> None:
@@ -42,11 +42,7 @@ def main(repeats: int = 7, n: int = 16 * 1024 * 1024) -> None:
     }
     rows, measured = [], {}
     for name, (ours, peer) in cases.items():
-        # Alternate the two so that a noisy moment on the shared machine hits both.
-        t_ours, t_peer = [], []
-        for _ in range(repeats):
-            t_ours += timings_s(ours, 1, warmup=1)
-            t_peer += timings_s(peer, 1, warmup=1)
+        t_ours, t_peer = alternating_timings_s(ours, peer, repeats)
         o, p = statistics.median(t_ours) * 1e3, statistics.median(t_peer) * 1e3
         measured[name] = {"hx_ms": t_ours, "numpy_ms": t_peer}
         rows.append({"figure": f"{name}, {n:,} values (ms, median of {repeats})", "value": o, "unit": "ms",

@@ -845,6 +845,16 @@ const PyMethodSpec kPyMethods[] = {
     {"conj", "def conj(self) -> DeviceArray", "The complex conjugate (hrxarray.conj); real arrays are their own."},
     {"conjugate", "def conjugate(self) -> DeviceArray", "The complex conjugate (hrxarray.conj); real arrays are their own."},
     {"tolist", "def tolist(self) -> typing.Any", "The elements as nested Python lists of Python scalars (waits)."},
+    // Manipulation and linear algebra (hrxarray/_manipulation.py, _linear_algebra.py).
+    {"ravel", "def ravel(self, order: str = 'C') -> DeviceArray",
+     "hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."},
+    {"flatten", "def flatten(self, order: str = 'C') -> DeviceArray", "A 1-d copy of this array (always a new array)."},
+    {"squeeze", "def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray",
+     "hrxarray.squeeze of this array."},
+    {"swapaxes", "def swapaxes(self, axis1: int, axis2: int) -> DeviceArray", "hrxarray.swapaxes of this array (a view)."},
+    {"repeat", "def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray",
+     "hrxarray.repeat of this array."},
+    {"dot", "def dot(self, b: object, out: object = None) -> DeviceArray", "hrxarray.dot of this array and b."},
 };
 
 }  // namespace

@@ -169,6 +169,23 @@ from ._statistical import (
 )
 from ._elementwise_functions import allclose, array_equal, clip, isclose, round
 from . import _elementwise_functions, _indexing, _searching, _set, _sorting, _statistical
+from ._manipulation import (
+    broadcast_arrays,
+    broadcast_shapes,
+    concat,
+    flip,
+    moveaxis,
+    pad,
+    ravel,
+    repeat,
+    roll,
+    swapaxes,
+    tile,
+    unstack,
+)
+from ._creation import eye, meshgrid, tril, triu
+from ._linear_algebra import dot, einsum, matrix_transpose, tensordot, vecdot
+from . import _creation, _linear_algebra, _manipulation
 
 # The array API's spellings of a few elementwise functions (the functions
 # themselves are imported from _core.elementwise above).
@@ -334,6 +351,7 @@ __all__ = [
 ]
 __all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__,
             *_elementwise_functions.__all__, *_indexing.__all__]
+__all__ += [*_manipulation.__all__, *_creation.__all__, *_linear_algebra.__all__]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 

@@ -922,9 +922,17 @@ def squeeze(x, axis=None) -> DeviceArray:
     return x._view(x._offset, tuple(x.shape[i] for i in keep), tuple(x.strides[i] for i in keep))
 
 
-def expand_dims(x, axis) -> DeviceArray:
-    """A view with a length-1 axis inserted at ``axis``."""
-    return _expand_dims(_device(x, "expand_dims"), axis, "expand_dims")
+def expand_dims(x, axis=0) -> DeviceArray:
+    """A view with length-1 axes inserted at ``axis`` (an integer, or a tuple of positions in the result)."""
+    op = "expand_dims"
+    x = _device(x, op)
+    if not isinstance(axis, (tuple, list)):
+        return _expand_dims(x, axis, op)
+    shape, strides = list(x.shape), list(x.strides)
+    for a in sorted(_axes(tuple(axis), x.ndim + len(axis), op)):
+        shape.insert(a, 1)
+        strides.insert(a, 0)
+    return x._view(x._offset, tuple(shape), tuple(strides))
 
 
 def _expand_dims(x, axis, op):
@@ -978,8 +986,14 @@ def astype(x, dtype, /, *, copy=True, device: Any = None) -> DeviceArray:
 _NUMPY_UFUNC_NAMES = {"true_divide": "divide"}
 
 
+# NumPy's generalized ufuncs that other chapters implement (vecdot: _linear_algebra.py), by name.
+_NUMPY_GUFUNCS: dict = {}
+
+
 def _array_ufunc(self, uf, method, *inputs, **kwargs):
     name = _NUMPY_UFUNC_NAMES.get(uf.__name__, uf.__name__)
+    if method == "__call__" and name in _NUMPY_GUFUNCS:
+        return _NUMPY_GUFUNCS[name](*inputs, **kwargs)
     if name == "matmul" and method == "__call__":
         out = kwargs.pop("out", None)
         if isinstance(out, tuple):

@@ -1,0 +1,79 @@
+// Manipulation and creation primitives (array/manipulation.h): parse, call,
+// wrap. The Python chapters (_manipulation.py, _creation.py) turn repeat,
+// roll, tile, pad and tril/triu into these calls; views need none.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+#include <vector>
+
+#include "array/manipulation.h"
+#include "array_bind.h"
+#include "bindings.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace hrx::bind {
+namespace {
+
+using IndexTable = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// The DeviceArray `x` of `op`, readable on the compute lane now (a refused
+// call allocates nothing).
+Array source(nb::handle x, const std::string& op) {
+    if (!is_array(x))
+        throw nb::type_error((op + ": x must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(x.type()))).c_str());
+    const Array& a = array_of(x);
+    if (a.dtype == DType::BFP16)
+        throw nb::type_error((op + ": bfp16 blocks cannot be rearranged element by element; convert with "
+                                   "astype(hx.float32) first")
+                                 .c_str());
+    check_lane_binding(a, Lane::Compute, op);
+    check_device_use(a, Access::Read, op);
+    return a;
+}
+
+nb::object gather(nb::handle x, nb::list tables, const std::string& op) {
+    const Array in = source(x, op);
+    std::vector<std::vector<int64_t>> index;
+    index.reserve(tables.size());
+    for (nb::handle h : tables) {
+        if (h.is_none()) {
+            index.emplace_back();
+            continue;
+        }
+        const auto t = nb::cast<IndexTable>(h);
+        index.emplace_back(t.data(), t.data() + t.shape(0));
+    }
+    const Dims shape = gather_shape(in, index, op);
+    RuntimeCore& rt = runtime_of(in);
+    Array out = make_array(rt, in.placement(), shape, in.dtype, op);
+    TaskSpec t = gather_task(in, std::move(index), out, op);
+    submit(rt, t);
+    return wrap(out);
+}
+
+nb::object triangle(nb::handle x, int64_t k, bool lower, const std::string& op) {
+    const Array in = source(x, op);
+    if (in.ndim() < 2)
+        fail(ErrorKind::Message, op + ": x must have at least 2 dimensions, got shape " + shape_str(in.shape));
+    RuntimeCore& rt = runtime_of(in);
+    Array out = make_array(rt, in.placement(), in.shape, in.dtype, op);
+    TaskSpec t = triangle_task(in, k, lower, out, op);
+    submit(rt, t);
+    return wrap(out);
+}
+
+}  // namespace
+
+void bind_manipulation(nb::module_& m) {
+    m.def("_gather", &gather, "x"_a, "tables"_a, "op"_a,
+          "A new array picking, along each axis, the positions its int64 table lists (None keeps the axis); "
+          "see Note [Outer gathers].");
+    m.def("_triangle", &triangle, "x"_a, "k"_a, "lower"_a, "op"_a,
+          "tril (lower=True) or triu of the last two axes with diagonal offset k, as a new array.");
+}
+
+}  // namespace hrx::bind

@@ -1,0 +1,444 @@
+"""Manipulation functions (the array API's chapter, with NumPy's spellings and extras).
+
+Views where NumPy gives views: ``flip``, ``moveaxis``, ``swapaxes``,
+``unstack``, ``broadcast_arrays`` (and ``ravel`` of a contiguous array) share
+the input's storage through strides, and nothing runs. The others make a new
+array on the compute lane: ``concat`` copies each input into its slice,
+and ``repeat``, ``roll``, ``tile`` and the non-constant modes of ``pad`` are one
+outer gather each (Note [Outer gathers] in ext/core/array/manipulation.h),
+whose per-axis index tables are computed here from shapes alone; the data
+never visits the host. Where a plain copy does the same (``tile``, ``repeat``
+by one count, ``roll`` along one axis: a broadcast view or two slices) that
+copy runs instead, with no table at all.
+
+reshape, permute_dims, expand_dims, squeeze, stack, concatenate and
+broadcast_to live in ``_array.py`` (other modules build on them there).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _array, _core
+from ._array import DeviceArray, _axes, _device, _dtype, _shape_tuple, bfp16
+
+__all__ = [
+    "broadcast_arrays", "broadcast_shapes", "concat", "flip", "moveaxis", "swapaxes", "repeat", "roll", "tile",
+    "unstack", "pad", "ravel",
+]
+
+
+def _no_bfp16(x: DeviceArray, op: str) -> None:
+    if x.dtype is bfp16:
+        raise TypeError(f"{op}: bfp16 blocks cannot be rearranged element by element; convert with "
+                        "astype(hx.float32) first")
+
+
+def _empty_result(x: DeviceArray, shape: tuple, op: str) -> DeviceArray:
+    return _core._empty(shape, x.dtype, None, op, x)
+
+
+def _broadcast_copy(x: DeviceArray, shape: tuple, strides: tuple, result: tuple, op: str) -> DeviceArray:
+    """A copy of the view (shape, strides) of x (stride 0 repeats), reshaped to ``result``: one copy task."""
+    out = _empty_result(x, shape, op)
+    if out.size:
+        out._copy_from(x._view(x._offset, shape, strides), False, op)
+    return out.reshape(result)
+
+
+def _gather(x: DeviceArray, tables: list, op: str) -> DeviceArray:
+    """x gathered along each axis by its int64 table (None keeps the axis); empty results need no task."""
+    shape = tuple(n if t is None else len(t) for n, t in zip(x.shape, tables))
+    if math.prod(shape) == 0:
+        return _empty_result(x, shape, op)
+    tables = [None if t is None else np.ascontiguousarray(t, dtype=np.int64) for t in tables]
+    return _core._gather(x, tables, op)
+
+
+def broadcast_shapes(*shapes: int | Sequence[int]) -> tuple[int, ...]:
+    """The shape that arrays of ``shapes`` broadcast to (NumPy's rule); ValueError naming the clash."""
+    return _broadcast_shapes(shapes, "broadcast_shapes")
+
+
+def _broadcast_shapes(shapes: Sequence[Any], op: str) -> tuple[int, ...]:
+    shapes_t = [_shape_tuple(s, op) for s in shapes]
+    nd = builtins.max((len(s) for s in shapes_t), default=0)
+    out = []
+    for i in range(nd):
+        n = 1
+        for s in shapes_t:
+            k = i - (nd - len(s))
+            if k < 0 or s[k] == n or s[k] == 1:
+                continue
+            if n != 1:
+                raise ValueError(f"{op}: shapes {', '.join(map(str, shapes_t))} cannot be broadcast together "
+                                 f"(sizes {n} and {s[k]} in dimension {i} of the result)")
+            n = s[k]
+        out.append(n)
+    return tuple(out)
+
+
+def broadcast_arrays(*arrays: DeviceArray) -> tuple[DeviceArray, ...]:
+    """Views of ``arrays`` broadcast against each other (stride 0 on broadcast axes); a tuple, as NumPy 2."""
+    op = "broadcast_arrays"
+    xs = [_device(a, op) for a in arrays]
+    shape = _broadcast_shapes([x.shape for x in xs], op)
+    return tuple(x if x.shape == shape else _array.broadcast_to(x, shape) for x in xs)
+
+
+def concat(arrays: Sequence[DeviceArray], /, *, axis: int | None = 0) -> DeviceArray:
+    """Join arrays along an existing axis (array API ``concat``; ``axis=None`` flattens first).
+
+    The result dtype is the arrays' promoted dtype; each input is copied into
+    its slice of a new array on the compute lane.
+    """
+    if isinstance(arrays, DeviceArray):
+        raise TypeError("concat: arrays must be a tuple or list of arrays, got a DeviceArray")
+    return _array._concatenate(arrays, axis, None, "concat")
+
+
+def flip(x: DeviceArray, /, *, axis: int | Sequence[int] | None = None) -> DeviceArray:
+    """A view of ``x`` with the order of elements reversed along ``axis`` (all axes by default)."""
+    op = "flip"
+    x = _device(x, op)
+    axes = _axes(axis, x.ndim, op)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    if x.dtype is bfp16 and x.ndim - 1 in axes:
+        raise ValueError(f"{op}: a bfp16 array's blocked last axis cannot be reversed")
+    offset, strides = x._offset, list(x.strides)
+    for a in axes:
+        if x.shape[a] > 1:
+            offset += (x.shape[a] - 1) * strides[a]
+            strides[a] = -strides[a]
+    return x._view(offset, x.shape, tuple(strides))
+
+
+def _axis_list(axis: Any, ndim: int, op: str, what: str) -> list[int]:
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    try:
+        axes = list(_axes(tuple(axis), ndim, op))
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an integer or a sequence of integers, got {axis!r}") from None
+    except ValueError as e:
+        if isinstance(e, np.exceptions.AxisError):
+            raise
+        raise ValueError(f"{op}: repeated axis in {what} {axis!r}") from None
+    return axes
+
+
+def moveaxis(x: DeviceArray, source: int | Sequence[int], destination: int | Sequence[int], /) -> DeviceArray:
+    """A view of ``x`` with axes ``source`` moved to positions ``destination``; the others keep their order."""
+    op = "moveaxis"
+    x = _device(x, op)
+    src = _axis_list(source, x.ndim, op, "source")
+    dst = _axis_list(destination, x.ndim, op, "destination")
+    if len(src) != len(dst):
+        raise ValueError(f"{op}: source and destination must have the same number of elements, got "
+                         f"{len(src)} and {len(dst)}")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _array._permute(x, tuple(order), op)
+
+
+def swapaxes(x: DeviceArray, axis1: int, axis2: int, /) -> DeviceArray:
+    """A view of ``x`` with axes ``axis1`` and ``axis2`` interchanged."""
+    op = "swapaxes"
+    x = _device(x, op)
+    (a,) = _axes(axis1, x.ndim, op)
+    (b,) = _axes(axis2, x.ndim, op)
+    order = list(range(x.ndim))
+    order[a], order[b] = b, a
+    return _array._permute(x, tuple(order), op)
+
+
+def unstack(x: DeviceArray, /, *, axis: int = 0) -> tuple[DeviceArray, ...]:
+    """The views ``x[..., i, ...]`` along ``axis``, as a tuple."""
+    op = "unstack"
+    x = _device(x, op)
+    if x.ndim == 0:
+        raise ValueError(f"{op}: x must have at least one dimension, got a 0-d array")
+    (a,) = _axes(axis, x.ndim, op)
+    lead = (slice(None),) * a
+    return tuple(x[lead + (i,)] for i in range(x.shape[a]))
+
+
+def ravel(x: DeviceArray, /, order: str = "C") -> DeviceArray:
+    """``x`` as a 1-d array: a view when ``x`` is C-contiguous, else a copy (NumPy's ``ravel``)."""
+    op = "ravel"
+    x = _device(x, op)
+    _c_order_only(x, order, op)
+    return x.reshape(-1)
+
+
+def _c_order_only(x: DeviceArray, order: str, op: str) -> None:
+    # "K" and "A" read memory order, which is C order exactly when x is C-contiguous.
+    if order != "C" and not (order in ("K", "A") and _array._c_contiguous(x)):
+        raise ValueError(f"{op}: only order='C' is supported here (and 'K'/'A' of a C-contiguous array), "
+                         f"got {order!r}")
+
+
+def _flatten(self: DeviceArray, order: str = "C") -> DeviceArray:
+    _c_order_only(self, order, "flatten")
+    return self.reshape(-1, copy=True)
+
+
+def _int_counts(values: Any, op: str, what: str) -> np.ndarray:
+    """An integer argument (scalar or 1-d) as int64 on the host; a DeviceArray is read (its values set a shape)."""
+    if isinstance(values, DeviceArray):
+        if values.dtype is bfp16 or values.dtype.kind not in "iub":
+            raise TypeError(f"{op}: {what} must be integers, got a {values.dtype} array")
+        values = values._to_numpy()
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iub" and arr.size:
+        raise TypeError(f"{op}: {what} must be integers, got {values!r}")
+    if arr.ndim > 1:
+        raise ValueError(f"{op}: {what} must be an integer or a 1-d sequence, got shape {arr.shape}")
+    return arr.astype(np.int64)
+
+
+def repeat(x: DeviceArray, repeats: int | Sequence[int] | DeviceArray, /, *, axis: int | None = None) -> DeviceArray:
+    """Each element of ``x`` repeated ``repeats`` times along ``axis`` (the flattened array by default).
+
+    ``repeats`` is an integer, or one count per element along ``axis`` (a
+    sequence or an integer array; a DeviceArray of counts is waited for, since
+    the result's shape depends on it). Negative counts are a ValueError.
+    """
+    op = "repeat"
+    x = _device(x, op)
+    _no_bfp16(x, op)
+    if axis is None:
+        x, axis = ravel(x), 0
+    (a,) = _axes(axis, x.ndim, op)
+    counts = _int_counts(repeats, op, "repeats")
+    n = x.shape[a]
+    if counts.ndim == 1 and counts.size not in (1, n):
+        raise ValueError(f"{op}: repeats has {counts.size} counts for axis {a} of size {n} (shape {x.shape})")
+    if (counts < 0).any():
+        raise ValueError(f"{op}: repeats may not contain negative values, got {repeats!r}")
+    if counts.size == 1 and n:
+        # The same count everywhere: a broadcast view (stride 0 after the axis) copied once.
+        r = int(counts.reshape(()))
+        return _broadcast_copy(x, x.shape[:a + 1] + (r,) + x.shape[a + 1:],
+                               x.strides[:a + 1] + (0,) + x.strides[a + 1:],
+                               x.shape[:a] + (n * r,) + x.shape[a + 1:], op)
+    table = np.repeat(np.arange(n, dtype=np.int64), counts.reshape(-1) if counts.size == n else counts.reshape(()))
+    tables = [None] * x.ndim
+    tables[a] = table
+    return _gather(x, tables, op)
+
+
+def roll(x: DeviceArray, /, shift: int | Sequence[int], *, axis: int | Sequence[int] | None = None) -> DeviceArray:
+    """``x`` with elements shifted by ``shift`` along ``axis`` (the flattened array by default), wrapping around.
+
+    ``shift`` and ``axis`` may be sequences (broadcast against each other);
+    shifts of a repeated axis add up, as in NumPy.
+    """
+    op = "roll"
+    x = _device(x, op)
+    _no_bfp16(x, op)
+    shifts = _int_counts(shift, op, "shift")
+    if axis is None:
+        if shifts.size != 1:
+            raise ValueError(f"{op}: shift must be a single integer when axis is None, got {shift!r}")
+        return roll(ravel(x), int(shifts.reshape(())), axis=0).reshape(x.shape)
+    axes = np.asarray(axis)
+    if axes.dtype.kind not in "iu":
+        raise TypeError(f"{op}: axis must be an integer or a sequence of integers, got {axis!r}")
+    try:
+        shifts, axes = np.broadcast_arrays(shifts, axes)
+    except ValueError:
+        raise ValueError(f"{op}: shift {shift!r} and axis {axis!r} do not broadcast together") from None
+    total = [0] * x.ndim
+    for s, ax in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
+        (a,) = _axes(ax, x.ndim, op)
+        total[a] += s
+    moved = {a: s % x.shape[a] for a, s in enumerate(total) if x.shape[a] and s % x.shape[a]}
+    if not moved:
+        return x.copy()
+    if len(moved) == 1:
+        # One axis: two slice copies (no index table, whatever the length).
+        ((a, s),) = moved.items()
+        n, lead = x.shape[a], (slice(None),) * a
+        out = _empty_result(x, x.shape, op)
+        out[lead + (slice(s, n),)]._copy_from(x[lead + (slice(0, n - s),)], False, op)
+        out[lead + (slice(0, s),)]._copy_from(x[lead + (slice(n - s, n),)], False, op)
+        return out
+    tables: list = [None] * x.ndim
+    for a, s in moved.items():
+        tables[a] = (np.arange(x.shape[a], dtype=np.int64) - s) % x.shape[a]
+    return _gather(x, tables, op)
+
+
+def tile(x: DeviceArray, reps: int | Sequence[int], /) -> DeviceArray:
+    """``x`` repeated ``reps`` times along each axis (NumPy's ``tile``: the shorter of the two is padded with 1s)."""
+    op = "tile"
+    x = _device(x, op)
+    _no_bfp16(x, op)
+    reps_t = _shape_tuple(reps, op)
+    if builtins.any(r < 0 for r in reps_t):
+        raise ValueError(f"{op}: reps must be non-negative, got {reps!r}")
+    nd = builtins.max(len(reps_t), x.ndim)
+    reps_t = (1,) * (nd - len(reps_t)) + reps_t
+    if x.ndim < nd:
+        x = x.reshape((1,) * (nd - x.ndim) + x.shape)
+    # A broadcast view of shape (r0, n0, r1, n1, ...), stride 0 on the r axes, copied once.
+    shape = tuple(v for r, n in zip(reps_t, x.shape) for v in (r, n))
+    strides = tuple(v for s in x.strides for v in (0, s))
+    return _broadcast_copy(x, shape, strides, tuple(r * n for r, n in zip(reps_t, x.shape)), op)
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "empty")
+
+
+def _pad_table(n: int, before: int, after: int, mode: str) -> np.ndarray:
+    """Input positions for output positions -before .. n+after-1 of one axis under ``mode``."""
+    i = np.arange(-before, n + after, dtype=np.int64)
+    if mode == "edge":
+        return np.clip(i, 0, n - 1)
+    if mode == "wrap":
+        return i % n
+    if mode == "symmetric":  # period 2n, the edge repeated: ... 1 0 | 0 1 .. n-1 | n-1 n-2 ...
+        j = i % (2 * n)
+        return np.where(j < n, j, 2 * n - 1 - j)
+    if n == 1:  # reflect of one element repeats it
+        return np.zeros_like(i)
+    j = i % (2 * n - 2)  # reflect: period 2n-2, the edge not repeated
+    return np.where(j < n, j, 2 * n - 2 - j)
+
+
+def _pad_pairs(value: Any, ndim: int, op: str, what: str, integer: bool) -> np.ndarray:
+    """NumPy's spellings of per-axis (before, after) pairs, as an (ndim, 2) array."""
+    arr = np.asarray(value)
+    if integer:
+        if arr.dtype.kind not in "iu":
+            if arr.size or arr.dtype.kind not in "f":
+                raise TypeError(f"{op}: {what} must be integers, got {value!r}")
+        arr = arr.astype(np.int64)
+    try:
+        return np.broadcast_to(arr, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"{op}: {what} {value!r} cannot be read as (before, after) pairs for {ndim} axes") from None
+
+
+def pad(x: DeviceArray, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0) -> DeviceArray:
+    """``x`` padded along each axis (NumPy's ``pad``).
+
+    ``pad_width`` is NumPy's: an integer, a ``(before, after)`` pair, or one pair
+    per axis. ``mode`` is ``"constant"`` (``constant_values``: a scalar or
+    NumPy's per-axis pairs; later axes win at the corners, as NumPy fills them),
+    ``"edge"``, ``"reflect"``, ``"symmetric"``, ``"wrap"`` or ``"empty"`` (NumPy leaves
+    the border undefined; here it is zero, as every new allocation is). The result is
+    a new array of ``x``'s dtype and placement, filled on the compute lane.
+    """
+    op = "pad"
+    x = _device(x, op)
+    _no_bfp16(x, op)
+    if mode not in _PAD_MODES:
+        raise ValueError(f"{op}: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    widths = _pad_pairs(pad_width, x.ndim, op, "pad_width", True)
+    if (widths < 0).any():
+        raise ValueError(f"{op}: pad_width may not contain negative values, got {pad_width!r}")
+    shape = tuple(int(n + b + a) for n, (b, a) in zip(x.shape, widths.tolist()))
+    if mode in ("constant", "empty"):
+        return _pad_constant(x, widths, shape, constant_values if mode == "constant" else None, op)
+    tables: list = []
+    for d, (n, (b, a)) in enumerate(zip(x.shape, widths.tolist())):
+        if n == 0 and b + a:
+            raise ValueError(f"{op}: can't extend empty axis {d} using modes other than 'constant'")
+        tables.append(None if b == a == 0 else _pad_table(n, b, a, mode))
+    if builtins.all(t is None for t in tables):
+        return x.copy()
+    return _gather(x, tables, op)
+
+
+def _pad_constant(x: DeviceArray, widths: np.ndarray, shape: tuple, values: Any, op: str) -> DeviceArray:
+    if isinstance(values, DeviceArray):
+        values = values._to_numpy()
+    host = np.asarray(values)
+    if values is None:
+        out = _empty_result(x, shape, op)
+    elif host.ndim == 0:
+        out = _array._full(shape, host.item(), x.dtype, None, op, x)
+    else:
+        pairs = _pad_pairs(host, x.ndim, op, "constant_values", False)
+        out = _empty_result(x, shape, op)
+        for d, (b, a) in enumerate(widths.tolist()):
+            lead = (slice(None),) * d
+            if b:
+                out[lead + (slice(0, b),)]._copy_from(pairs[d, 0].item(), False, op)
+            if a:
+                out[lead + (slice(shape[d] - a, shape[d]),)]._copy_from(pairs[d, 1].item(), False, op)
+    if x.size:
+        interior = tuple(slice(b, b + n) for n, (b, _) in zip(x.shape, widths.tolist()))
+        out[interior]._copy_from(x, False, op)
+    return out
+
+
+# --- NumPy's spellings and DeviceArray methods ----------------------------------------------
+
+
+def _np_flip(m, axis=None):
+    return flip(m, axis=axis)
+
+
+def _np_roll(a, shift, axis=None):
+    return roll(a, shift, axis=axis)
+
+
+def _np_repeat(a, repeats, axis=None):
+    return repeat(a, repeats, axis=axis)
+
+
+def _np_concat(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise TypeError("hrxarray's concatenate does not take out=")
+    return _array._concatenate(arrays, axis, None if dtype is None else _dtype(dtype, "concatenate"), "concatenate")
+
+
+def _np_broadcast_arrays(*args, subok=False):
+    return broadcast_arrays(*args)
+
+
+def _np_unstack(x, /, *, axis=0):
+    return unstack(x, axis=axis)
+
+
+def _np_pad(array, pad_width, mode="constant", **kwargs):
+    extra = set(kwargs) - {"constant_values"}
+    if extra:
+        raise TypeError(f"hrxarray's pad does not take {sorted(extra)}")
+    return pad(array, pad_width, mode, **kwargs)
+
+
+def _squeeze_method(self, axis=None):
+    return _array.squeeze(self, axis)
+
+
+def _repeat_method(self, repeats, axis=None):
+    return repeat(self, repeats, axis=axis)
+
+
+def _ravel_method(self, order="C"):
+    return ravel(self, order)
+
+
+_array._METHODS.update({
+    "ravel": _ravel_method, "flatten": _flatten, "squeeze": _squeeze_method, "swapaxes": swapaxes,
+    "repeat": _repeat_method,
+})
+_array._ARRAY_FUNCTIONS.update({
+    np.flip: _np_flip, np.moveaxis: moveaxis, np.swapaxes: swapaxes, np.repeat: _np_repeat, np.roll: _np_roll,
+    np.tile: tile, np.pad: _np_pad, np.ravel: ravel, np.broadcast_arrays: _np_broadcast_arrays,
+    np.concatenate: _np_concat,
+})
+if hasattr(np, "unstack"):
+    _array._ARRAY_FUNCTIONS[np.unstack] = _np_unstack
+if hasattr(np, "concat") and np.concat is not np.concatenate:
+    _array._ARRAY_FUNCTIONS[np.concat] = _np_concat
