@@ -19,6 +19,7 @@ NB_MODULE(_core, m) {
     hrx::bind::bind_elementwise(m);
     hrx::bind::bind_sorting(m);
     hrx::bind::bind_random(m);
+    hrx::bind::bind_linalg(m);
     hrx::bind::bind_loom_frontend(m);
     hrx::bind::bind_loom_exec(m);
     hrx::bind::bind_loom(m);
