@@ -59,6 +59,7 @@ from ._core import (
     HostVisible,
     HrxError,
     KernelContract,
+    LinAlgError,
     MemoryBudget,
     NpuDevice,
     NpuKernel,
@@ -155,6 +156,7 @@ from ._set import unique, unique_all, unique_counts, unique_inverse, unique_valu
 from ._sorting import argsort, sort
 from ._statistical import cumprod, cumsum, cumulative_prod, cumulative_sum, diff
 from . import _searching, _set, _sorting, _statistical
+from . import fft, linalg
 
 # The array API's spellings of a few elementwise functions (the functions
 # themselves are imported from _core.elementwise above).
@@ -213,6 +215,8 @@ __all__ = [
     "kernels",
     "loom",
     "random",
+    "linalg",
+    "fft",
     "KernelContract",
     "BindingContract",
     "Artifact",
@@ -229,6 +233,7 @@ __all__ = [
     "ExecutionError",
     "CancelledError",
     "ContractError",
+    "LinAlgError",
     "numerics",
     "bfloat16",
     "__version__",
