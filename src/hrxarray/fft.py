@@ -106,6 +106,11 @@ def _one_d(op: str, x: Any, n: int | None, axis: int, norm: str, kind: str) -> D
         dt = _COMPLEX_OF[a.dtype]
     else:
         dt = _REAL_OF[a.dtype]
+    if op == "hfft":
+        # numpy.fft.hfft drops its out= (NumPy 2.4): its definition, irfft of the conjugate, is called instead.
+        swapped = {"backward": "forward", "forward": "backward"}.get(norm, norm)
+        return _run(op, a, tuple(shape), dt,
+                    lambda i, o: np.fft.irfft(np.conjugate(i), n=n, axis=ax, norm=swapped, out=o))
     f = getattr(np.fft, op)
     return _run(op, a, tuple(shape), dt, lambda i, o: f(i, n=n, axis=ax, norm=norm, out=o))
 

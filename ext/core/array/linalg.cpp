@@ -63,8 +63,8 @@ const Routines& routines() {
     return g_routines[Traits<T>::index];
 }
 
-[[noreturn]] void linalg_error(const std::string& name, const std::string& what) {
-    (void)name;  // the scheduler prefixes the operation's name
+// The scheduler prefixes the operation's name.
+[[noreturn]] void linalg_error(const std::string& what) {
     fail(ErrorKind::LinAlg, what);
 }
 
@@ -134,7 +134,7 @@ lint work_size(T w) {
 }
 
 template <class T>
-void run_solve(const Array& a, const Array* b, const std::vector<Array>& outs, bool inverse, const std::string& name) {
+void run_solve(const Array& a, const Array* b, const std::vector<Array>& outs, bool inverse) {
     using Gesv = void (*)(lint*, lint*, T*, lint*, lint*, T*, lint*, lint*);
     auto gesv = reinterpret_cast<Gesv>(routines<T>().gesv);
     lint n = a.shape.back();
@@ -153,13 +153,13 @@ void run_solve(const Array& a, const Array* b, const std::vector<Array>& outs, b
             gather(*b, boff[i], n, k, bbuf.data(), ld);
         lint info = 0, ldb = ld;
         gesv(&n, &k, abuf.data(), &ld, ipiv.data(), bbuf.data(), &ldb, &info);
-        if (info > 0) linalg_error(name, "Singular matrix");
+        if (info > 0) linalg_error("Singular matrix");
         scatter(bbuf.data(), ld, n, k, outs[0], static_cast<int64_t>(i));
     }
 }
 
 template <class T>
-void run_cholesky(const Array& a, const std::vector<Array>& outs, bool upper, const std::string& name) {
+void run_cholesky(const Array& a, const std::vector<Array>& outs, bool upper) {
     using Potrf = void (*)(char*, lint*, T*, lint*, lint*, size_t);
     auto potrf = reinterpret_cast<Potrf>(routines<T>().potrf);
     lint n = a.shape.back();
@@ -172,7 +172,7 @@ void run_cholesky(const Array& a, const std::vector<Array>& outs, bool upper, co
         char uplo = upper ? 'U' : 'L';
         lint info = 0;
         potrf(&uplo, &n, buf.data(), &ld, &info, 1);
-        if (info > 0) linalg_error(name, "Matrix is not positive definite");
+        if (info > 0) linalg_error("Matrix is not positive definite");
         // potrf leaves the other triangle as it was: the result has zeros there.
         for (lint c = 0; c < n; ++c)
             for (lint r = 0; r < n; ++r)
@@ -227,7 +227,7 @@ void run_det(const Array& a, const std::vector<Array>& outs, bool logarithmic) {
 }
 
 template <class T>
-void run_eigh(const Array& a, const std::vector<Array>& outs, bool vectors, const std::string& name) {
+void run_eigh(const Array& a, const std::vector<Array>& outs, bool vectors) {
     using R = typename Traits<T>::R;
     lint n = a.shape.back();
     if (n == 0) return;
@@ -268,7 +268,7 @@ void run_eigh(const Array& a, const std::vector<Array>& outs, bool vectors, cons
         gather(a, off[i], n, n, buf.data(), ld);
         info = 0;
         call(work.data(), rwork.data(), iwork.data());
-        if (info > 0) linalg_error(name, "Eigenvalues did not converge");
+        if (info > 0) linalg_error("Eigenvalues did not converge");
         std::copy(w.begin(), w.end(), values + static_cast<int64_t>(i) * n);
         if (vectors) scatter(buf.data(), ld, n, n, outs[1], static_cast<int64_t>(i));
     }
@@ -311,7 +311,7 @@ void run_qr(const Array& a, const std::vector<Array>& outs, bool complete) {
 }
 
 template <class T>
-void run_svd(const Array& a, const std::vector<Array>& outs, char jobz, const std::string& name) {
+void run_svd(const Array& a, const std::vector<Array>& outs, char jobz) {
     using R = typename Traits<T>::R;
     lint m = a.shape[static_cast<size_t>(a.ndim() - 2)], n = a.shape.back();
     lint k = std::min(m, n);
@@ -365,7 +365,7 @@ void run_svd(const Array& a, const std::vector<Array>& outs, char jobz, const st
         gather(a, off[i], m, n, buf.data(), ld);
         info = 0;
         call(work.data());
-        if (info > 0) linalg_error(name, "SVD did not converge");
+        if (info > 0) linalg_error("SVD did not converge");
         std::copy(s.begin(), s.end(), s_dst + static_cast<int64_t>(i) * k);
         if (vectors) {
             scatter(u.data(), ldu, m, ucols, outs[0], static_cast<int64_t>(i));
@@ -375,21 +375,21 @@ void run_svd(const Array& a, const std::vector<Array>& outs, char jobz, const st
 }
 
 template <class T>
-void run(LinalgOp op, const Array& a, const Array* b, const std::vector<Array>& outs, const std::string& name) {
+void run(LinalgOp op, const Array& a, const Array* b, const std::vector<Array>& outs) {
     switch (op) {
-        case LinalgOp::Solve: return run_solve<T>(a, b, outs, false, name);
-        case LinalgOp::Inv: return run_solve<T>(a, b, outs, true, name);
-        case LinalgOp::Cholesky: return run_cholesky<T>(a, outs, false, name);
-        case LinalgOp::CholeskyUpper: return run_cholesky<T>(a, outs, true, name);
+        case LinalgOp::Solve: return run_solve<T>(a, b, outs, false);
+        case LinalgOp::Inv: return run_solve<T>(a, b, outs, true);
+        case LinalgOp::Cholesky: return run_cholesky<T>(a, outs, false);
+        case LinalgOp::CholeskyUpper: return run_cholesky<T>(a, outs, true);
         case LinalgOp::Det: return run_det<T>(a, outs, false);
         case LinalgOp::Slogdet: return run_det<T>(a, outs, true);
-        case LinalgOp::Eigh: return run_eigh<T>(a, outs, true, name);
-        case LinalgOp::Eigvalsh: return run_eigh<T>(a, outs, false, name);
+        case LinalgOp::Eigh: return run_eigh<T>(a, outs, true);
+        case LinalgOp::Eigvalsh: return run_eigh<T>(a, outs, false);
         case LinalgOp::QrReduced: return run_qr<T>(a, outs, false);
         case LinalgOp::QrComplete: return run_qr<T>(a, outs, true);
-        case LinalgOp::SvdReduced: return run_svd<T>(a, outs, 'S', name);
-        case LinalgOp::SvdFull: return run_svd<T>(a, outs, 'A', name);
-        case LinalgOp::Svdvals: return run_svd<T>(a, outs, 'N', name);
+        case LinalgOp::SvdReduced: return run_svd<T>(a, outs, 'S');
+        case LinalgOp::SvdFull: return run_svd<T>(a, outs, 'A');
+        case LinalgOp::Svdvals: return run_svd<T>(a, outs, 'N');
     }
 }
 
@@ -486,13 +486,13 @@ TaskSpec linalg_task(LinalgOp op, const Array& a, const Array* b, const std::vec
     const Array in = a;
     const Array rhs = b ? *b : Array{};
     const bool has_b = b != nullptr;
-    t.fn = [op, in, rhs, has_b, outs, name] {
+    t.fn = [op, in, rhs, has_b, outs] {
         const Array* bp = has_b ? &rhs : nullptr;
         switch (in.dtype) {
-            case DType::Float32: return run<float>(op, in, bp, outs, name);
-            case DType::Float64: return run<double>(op, in, bp, outs, name);
-            case DType::Complex64: return run<std::complex<float>>(op, in, bp, outs, name);
-            default: return run<std::complex<double>>(op, in, bp, outs, name);
+            case DType::Float32: return run<float>(op, in, bp, outs);
+            case DType::Float64: return run<double>(op, in, bp, outs);
+            case DType::Complex64: return run<std::complex<float>>(op, in, bp, outs);
+            default: return run<std::complex<double>>(op, in, bp, outs);
         }
     };
     return t;
