@@ -37,6 +37,7 @@ LinalgOp op_from_name(const std::string& kind) {
         {"cholesky", LinalgOp::Cholesky},   {"cholesky_upper", LinalgOp::CholeskyUpper},
         {"det", LinalgOp::Det},             {"slogdet", LinalgOp::Slogdet},
         {"eigh", LinalgOp::Eigh},           {"eigvalsh", LinalgOp::Eigvalsh},
+        {"eig", LinalgOp::Eig},             {"eigvals", LinalgOp::Eigvals},
         {"qr_reduced", LinalgOp::QrReduced}, {"qr_complete", LinalgOp::QrComplete},
         {"svd_reduced", LinalgOp::SvdReduced}, {"svd_full", LinalgOp::SvdFull},
         {"svdvals", LinalgOp::Svdvals},

@@ -69,7 +69,9 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "matmul",
@@ -89,6 +91,7 @@ __all__ = [
     "vecdot",
     "vector_norm",
     "norm",
+    "EigResult",
     "EighResult",
     "QRResult",
     "SlogdetResult",
@@ -97,6 +100,13 @@ __all__ = [
 ]
 
 LinAlgError = _core.LinAlgError
+
+
+class EigResult(NamedTuple):
+    """``eig``'s result: complex eigenvalues and eigenvectors (columns, unit norm)."""
+
+    eigenvalues: DeviceArray
+    eigenvectors: DeviceArray
 
 
 class EighResult(NamedTuple):
@@ -168,7 +178,8 @@ def _floating(x: Any, op: str) -> tuple[DeviceArray, np.dtype | None]:
 
 
 def _back(r: DeviceArray, dt: np.dtype | None) -> DeviceArray:
-    return r if dt is None or r.dtype.kind not in "fc" else r.astype(dt)
+    # Complex results (eig of float16 input) stay complex64: float16 has no complex counterpart.
+    return r if dt is None or r.dtype.kind != "f" else r.astype(dt)
 
 
 def _matrices(x: DeviceArray, op: str, square: bool = False) -> None:
@@ -218,6 +229,20 @@ def eigh(x: DeviceArray, /) -> EighResult:
     _matrices(a, "eigh", True)
     w, v = _lapack("eigh", a, None, "eigh")
     return EighResult(_back(w, back), _back(v, back))
+
+
+def eig(x: DeviceArray, /) -> EigResult:
+    """Eigenvalues and right eigenvectors (the columns, unit norm) of each square matrix, both complex
+    (complex64 for float32/complex64 input, complex128 otherwise) and in no particular order (LAPACK geev)."""
+    a, _ = _floating(x, "eig")
+    _matrices(a, "eig", True)
+    w, v = _lapack("eig", a, None, "eig")
+    return EigResult(w, v)
+
+
+def eigvals(x: DeviceArray, /) -> DeviceArray:
+    """The eigenvalues of each square matrix, complex, in no particular order (LAPACK geev)."""
+    return _one("eigvals", x, "eigvals")
 
 
 def slogdet(x: DeviceArray, /) -> SlogdetResult:

@@ -25,6 +25,7 @@ struct Routines {
     void* geqrf = nullptr;
     void* orgqr = nullptr;  // ?ungqr for complex types
     void* gesdd = nullptr;
+    void* geev = nullptr;
 };
 
 std::mutex g_load_mu;
@@ -274,6 +275,69 @@ void run_eigh(const Array& a, const std::vector<Array>& outs, bool vectors) {
     }
 }
 
+// General eigenproblem (geev, right eigenvectors). Real routines return
+// conjugate pairs as (re, im) columns j, j+1: they become v_j = re + i im and
+// v_{j+1} = re - i im, as NumPy's eig assembles them.
+template <class T>
+void run_eig(const Array& a, const std::vector<Array>& outs, bool vectors) {
+    using R = typename Traits<T>::R;
+    using C = std::complex<R>;
+    lint n = a.shape.back();
+    if (n == 0) return;
+    lint ld = n, ldvl = 1, ldvr = vectors ? n : 1, lwork = -1, info = 0;
+    char jobvl = 'N', jobvr = vectors ? 'V' : 'N';
+    std::vector<T> buf(static_cast<size_t>(n * n)), vr(static_cast<size_t>(vectors ? n * n : 1)), vl(1);
+    std::vector<C> w(static_cast<size_t>(n));
+    std::vector<R> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n)), rwork(static_cast<size_t>(2 * n));
+    auto call = [&](T* wk) {
+        if constexpr (Traits<T>::complex) {
+            using Geev = void (*)(char*, char*, lint*, T*, lint*, T*, T*, lint*, T*, lint*, T*, lint*, R*, lint*,
+                                  size_t, size_t);
+            reinterpret_cast<Geev>(routines<T>().geev)(&jobvl, &jobvr, &n, buf.data(), &ld, w.data(), vl.data(), &ldvl,
+                                                        vr.data(), &ldvr, wk, &lwork, rwork.data(), &info, 1, 1);
+        } else {
+            using Geev = void (*)(char*, char*, lint*, T*, lint*, R*, R*, T*, lint*, T*, lint*, T*, lint*, lint*, size_t,
+                                  size_t);
+            reinterpret_cast<Geev>(routines<T>().geev)(&jobvl, &jobvr, &n, buf.data(), &ld, wr.data(), wi.data(),
+                                                        vl.data(), &ldvl, vr.data(), &ldvr, wk, &lwork, &info, 1, 1);
+        }
+    };
+    T wq(0);
+    call(&wq);
+    lwork = work_size(wq);
+    // The real routines want at least 4n (vectors) or 3n; some builds answer the query with less.
+    lwork = std::max<lint>(lwork, 4 * n);
+    std::vector<T> work(static_cast<size_t>(lwork));
+    std::vector<C> vc(static_cast<size_t>(vectors ? n * n : 0));
+    const auto off = batch_offsets(a);
+    C* values = reinterpret_cast<C*>(outs[0].data());
+    for (size_t i = 0; i < off.size(); ++i) {
+        gather(a, off[i], n, n, buf.data(), ld);
+        info = 0;
+        call(work.data());
+        if (info > 0) linalg_error("Eigenvalues did not converge");
+        if constexpr (!Traits<T>::complex)
+            for (lint j = 0; j < n; ++j) w[static_cast<size_t>(j)] = C(wr[static_cast<size_t>(j)], wi[static_cast<size_t>(j)]);
+        std::copy(w.begin(), w.end(), values + static_cast<int64_t>(i) * n);
+        if (!vectors) continue;
+        if constexpr (Traits<T>::complex) {
+            scatter(vr.data(), n, n, n, outs[1], static_cast<int64_t>(i));
+        } else {
+            for (lint j = 0; j < n; ++j) {
+                const bool pair = wi[static_cast<size_t>(j)] != R(0) && j + 1 < n;
+                for (lint r = 0; r < n; ++r) {
+                    const R re = vr[static_cast<size_t>(r + j * n)];
+                    const R im = pair ? vr[static_cast<size_t>(r + (j + 1) * n)] : R(0);
+                    vc[static_cast<size_t>(r + j * n)] = C(re, im);
+                    if (pair) vc[static_cast<size_t>(r + (j + 1) * n)] = C(re, -im);
+                }
+                if (pair) ++j;
+            }
+            scatter(vc.data(), n, n, n, outs[1], static_cast<int64_t>(i));
+        }
+    }
+}
+
 template <class T>
 void run_qr(const Array& a, const std::vector<Array>& outs, bool complete) {
     using Geqrf = void (*)(lint*, lint*, T*, lint*, T*, T*, lint*, lint*);
@@ -385,6 +449,8 @@ void run(LinalgOp op, const Array& a, const Array* b, const std::vector<Array>& 
         case LinalgOp::Slogdet: return run_det<T>(a, outs, true);
         case LinalgOp::Eigh: return run_eigh<T>(a, outs, true);
         case LinalgOp::Eigvalsh: return run_eigh<T>(a, outs, false);
+        case LinalgOp::Eig: return run_eig<T>(a, outs, true);
+        case LinalgOp::Eigvals: return run_eig<T>(a, outs, false);
         case LinalgOp::QrReduced: return run_qr<T>(a, outs, false);
         case LinalgOp::QrComplete: return run_qr<T>(a, outs, true);
         case LinalgOp::SvdReduced: return run_svd<T>(a, outs, 'S');
@@ -419,7 +485,7 @@ void load_lapack(const std::string& path) {
             return p;
         };
         found[t] = Routines{sym("gesv"), sym("getrf"), sym("potrf"), sym(cplx ? "heevd" : "syevd"),
-                            sym("geqrf"), sym(cplx ? "ungqr" : "orgqr"), sym("gesdd")};
+                            sym("geqrf"), sym(cplx ? "ungqr" : "orgqr"), sym("gesdd"), sym("geev")};
     }
     std::copy(found, found + 4, g_routines);
     g_handle = h;  // kept for the process: tasks may run until exit
@@ -448,6 +514,7 @@ LinalgResults linalg_results(LinalgOp op, const Array& a, const Array* b, const 
         return d;
     };
     const DType real = dtype_is_complex(t) ? complex_part(t) : t;
+    const DType cplx = t == DType::Float32 ? DType::Complex64 : t == DType::Float64 ? DType::Complex128 : t;
     const int64_t k = std::min(m, n);
     switch (op) {
         case LinalgOp::Solve:
@@ -463,6 +530,8 @@ LinalgResults linalg_results(LinalgOp op, const Array& a, const Array* b, const 
         case LinalgOp::Slogdet: return {{batch, batch}, {t, real}};
         case LinalgOp::Eigh: return {{with({m}), a.shape}, {real, t}};
         case LinalgOp::Eigvalsh: return {{with({m})}, {real}};
+        case LinalgOp::Eig: return {{with({m}), a.shape}, {cplx, cplx}};
+        case LinalgOp::Eigvals: return {{with({m})}, {cplx}};
         case LinalgOp::QrReduced: return {{with({m, k}), with({k, n})}, {t, t}};
         case LinalgOp::QrComplete: return {{with({m, m}), a.shape}, {t, t}};
         case LinalgOp::SvdReduced: return {{with({m, k}), with({k}), with({k, n})}, {t, real, t}};

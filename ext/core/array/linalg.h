@@ -32,6 +32,8 @@ enum class LinalgOp : uint8_t {
     Slogdet,        // sign (...) in a's dtype, logabsdet (...) real
     Eigh,           // eigenvalues (..., M) real, eigenvectors (..., M, M)
     Eigvalsh,       // eigenvalues (..., M) real
+    Eig,            // eigenvalues (..., M), eigenvectors (..., M, M), both complex
+    Eigvals,        // eigenvalues (..., M) complex
     QrReduced,      // Q (..., M, K), R (..., K, N), K = min(M, N)
     QrComplete,     // Q (..., M, M), R (..., M, N)
     SvdReduced,     // U (..., M, K), S (..., K) real, Vh (..., K, N)
