@@ -357,17 +357,19 @@ def vecdot(x1: DeviceArray, x2: DeviceArray, /, *, axis: int = -1) -> DeviceArra
     ndim = builtins.max(a.ndim, b.ndim)
     if not -ndim <= axis < ndim or a.ndim == 0 or b.ndim == 0:
         raise np.exceptions.AxisError(f"vecdot: axis {axis} is out of bounds for shapes {a.shape} and {b.shape}")
-    shape = np.broadcast_shapes(a.shape, b.shape)
     ax = axis % ndim
     n1 = a.shape[ax - ndim] if ax - ndim >= -a.ndim else 1
     n2 = b.shape[ax - ndim] if ax - ndim >= -b.ndim else 1
     if n1 != n2:
         raise ValueError(f"vecdot: x1 and x2 must have the same length along axis {axis}, got shapes "
                          f"{a.shape} and {b.shape}")
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"vecdot: shapes {a.shape} and {b.shape} do not broadcast") from None
     dt = result_type(a.dtype, b.dtype)
     if dt.kind == "c":
         a = conjugate(a)
-    del shape
     return sum(multiply(a, b), axis=ax, dtype=dt)
 
 
@@ -450,10 +452,10 @@ def matrix_power(x: DeviceArray, n: int, /) -> DeviceArray:
     _matrices(x, "matrix_power", True)
     if n == 0:
         return _identity(x)
-    if n < 0:
-        x, n = inv(x), -n
-    result = None
     base = x
+    if n < 0:
+        base, n = inv(x), -n
+    result = None
     while True:
         if n & 1:
             result = base if result is None else matmul(result, base)
