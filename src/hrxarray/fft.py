@@ -148,7 +148,9 @@ def _n_d(op: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, n
         shape[axes[-1]] = s[-1] // 2 + 1
     dt = _COMPLEX_OF.get(a.dtype, a.dtype) if kind != "c2r" else _REAL_OF[a.dtype]
     f = getattr(np.fft, op)
-    return _run(op, a, tuple(shape), dt, lambda i, o: f(i, s=s, axes=axes, norm=norm, out=o))
+    # numpy.fft's n-dimensional transforms pass out= to every per-axis step, which fails when s pads or
+    # crops an axis transformed before the last (NumPy 2.4): they write a temporary, copied into out.
+    return _run(op, a, tuple(shape), dt, lambda i, o: np.copyto(o, f(i, s=s, axes=axes, norm=norm)))
 
 
 def fft(x: DeviceArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> DeviceArray:
