@@ -177,3 +177,28 @@ def test_size_zero_batches():
     got = hx.fft.fft(hx.asarray(a))
     assert got.shape == (0, 8) and got.dtype == np.complex64
     assert hx.fft.rfft(hx.asarray(np.zeros((3, 0, 8), np.float64))).shape == (3, 0, 5)
+
+
+FFT_AT_EXIT = """
+    import sys, threading
+    import numpy as np
+    import hrxarray as hx
+    x = hx.asarray(np.ones(1 << 16, np.complex64))
+    started = threading.Barrier(2)
+    def loop():
+        started.wait()
+        while True:
+            hx.fft.fft(x)  # regions that enter Python, submitted while the interpreter exits
+    threading.Thread(target=loop, daemon=True).start()
+    started.wait()
+    pending = [hx.fft.fft(x) for _ in range(50)]  # queued on the compute lane at exit
+    print("done")
+"""
+
+
+def test_interpreter_exit_with_fft_regions_queued_and_submitting(tmp_path):
+    from test_lifecycle import assert_clean_exit, run_python
+
+    for _ in range(3):
+        proc = run_python(FFT_AT_EXIT, cwd=tmp_path)
+        assert_clean_exit(proc, "done\n")
