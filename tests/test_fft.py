@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra.array_api import make_strategies_namespace
 
 import hrxarray as hx
+
+xps = make_strategies_namespace(hx, api_version="2024.12")  # Hypothesis knows versions up to 2024.12
 
 N = hx.to_numpy
 norms = st.sampled_from(["backward", "ortho", "forward"])
@@ -70,6 +73,16 @@ def test_n_dimensional_transforms(name, shape, seed, norm, data_):
     want = getattr(np.fft, name)(a, s=s, axes=axes, norm=norm)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(N(got), want, **tol(dt))
+
+
+@given(x=xps.arrays(xps.complex_dtypes(), xps.array_shapes(min_dims=1, max_dims=2, max_side=8),
+                    elements=st.complex_numbers(max_magnitude=1e3, allow_nan=False, allow_infinity=False, width=64)))
+def test_fft_round_trip_over_array_api_strategies(x):
+    a = N(x)
+    y = hx.fft.fft(x)
+    assert y.dtype == x.dtype
+    np.testing.assert_allclose(N(y), np.fft.fft(a), rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(N(hx.fft.ifft(y)), a, rtol=1e-4, atol=1e-2)
 
 
 def test_complex64_stays_complex64_and_float32_gives_complex64():

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra.array_api import make_strategies_namespace
 
 import hrxarray as hx
+
+xps = make_strategies_namespace(hx, api_version="2024.12")  # Hypothesis knows versions up to 2024.12
 
 LAPACK_DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 N = hx.to_numpy
@@ -212,6 +215,25 @@ def test_vector_norm(dt, shape, seed, ord, keepdims, data):
     want = np.linalg.vector_norm(a, axis=axis, keepdims=keepdims, ord=ord)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(N(got), want, **tol(dt))
+
+
+_small_shapes = xps.array_shapes(min_dims=1, max_dims=3, max_side=4)
+
+
+@given(x=xps.arrays(xps.floating_dtypes(), _small_shapes,
+                    elements={"allow_nan": False, "allow_infinity": False, "min_value": -1e3, "max_value": 1e3})
+       | xps.arrays(xps.complex_dtypes(), _small_shapes,
+                    elements=st.complex_numbers(max_magnitude=1e3, allow_nan=False, allow_infinity=False,
+                                                width=64)),
+       ord=st.sampled_from([2, 1, math.inf]))
+def test_vector_norm_and_svdvals_over_array_api_strategies(x, ord):
+    a = N(x)
+    got = hx.linalg.vector_norm(x, ord=ord)
+    assert got.dtype == np.linalg.vector_norm(a, ord=ord).dtype
+    np.testing.assert_allclose(N(got), np.linalg.vector_norm(a, ord=ord), rtol=1e-4)
+    if x.ndim >= 2:
+        np.testing.assert_allclose(N(hx.linalg.svdvals(x)), np.linalg.svdvals(a), rtol=1e-3,
+                                   atol=1e-3 * max(1.0, float(np.abs(a).max(initial=0))))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"ord": 1}, {"ord": np.inf, "axis": 0}, {"axis": (0, 2)},
