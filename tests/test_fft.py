@@ -215,3 +215,12 @@ def test_interpreter_exit_with_fft_regions_queued_and_submitting(tmp_path):
     for _ in range(3):
         proc = run_python(FFT_AT_EXIT, cwd=tmp_path)
         assert_clean_exit(proc, "done\n")
+
+
+def test_results_stay_on_the_inputs_runtime():
+    rt = hx.Runtime()
+    a = data(8, (16,), np.complex128)
+    x = hx.asarray(a, placement=hx.Shared(rt.npu()))
+    y = hx.fft.fft(x)
+    assert y.placement == hx.Shared(rt.npu())
+    np.testing.assert_allclose(N(y), np.fft.fft(a))

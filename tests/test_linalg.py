@@ -497,3 +497,12 @@ def test_empty_matrices():
     q, r = hx.linalg.qr(hx.asarray(np.zeros((3, 0))), mode="complete")
     np.testing.assert_array_equal(N(q), np.eye(3))
     assert hx.linalg.inv(hx.asarray(np.zeros((0, 0)))).shape == (0, 0)
+
+
+def test_results_stay_on_the_inputs_runtime():
+    rt = hx.Runtime()
+    a = well_conditioned(7, (3, 3), np.float64)
+    x = hx.asarray(a, placement=hx.Shared(rt.npu()))
+    for r in (hx.linalg.inv(x), hx.linalg.matrix_power(x, 0), hx.linalg.svd(x).U):
+        assert r.placement == hx.Shared(rt.npu())
+    np.testing.assert_array_equal(N(hx.linalg.matrix_power(x, 0)), np.eye(3))

@@ -88,6 +88,8 @@ void fft_region(nb::handle fn, nb::handle x, nb::handle out_obj, const std::stri
     const Array in = operand(x, name, "x");
     if (!is_array(out_obj)) throw nb::type_error((name + ": out must be a DeviceArray").c_str());
     const Array out = array_of(out_obj);
+    if (&runtime_of(in) != &runtime_of(out))
+        fail(ErrorKind::Message, name + ": x and out belong to different runtimes");
     check_device_use(out, Access::Write, name);
     auto ref = std::make_shared<PyRef>(fn);
     TaskSpec t = fft_task(in, out, [ref, in, out] {

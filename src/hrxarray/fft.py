@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _core
-from ._array import _ARRAY_FUNCTIONS, DeviceArray, _device, arange, concatenate, empty
+from ._array import _ARRAY_FUNCTIONS, DeviceArray, _device, arange, concatenate, empty_like
 from ._core.elementwise import divide, less, subtract, where
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
@@ -79,7 +79,7 @@ def _length(n: Any, op: str) -> int:
 
 def _run(op: str, x: DeviceArray, shape: tuple[int, ...], dtype: np.dtype,
          call: Callable[[np.ndarray, np.ndarray], Any]) -> DeviceArray:
-    out = empty(shape, dtype, placement=x.placement)
+    out = empty_like(x, dtype, shape=shape)  # x's placement on x's runtime
     if out.size:
         _core._fft_region(call, x, out, op)
     return out

@@ -40,7 +40,6 @@ from ._array import (
     _ARRAY_FUNCTIONS,
     DeviceArray,
     _device,
-    asarray,
     broadcast_to,
     matmul,
     max,
@@ -50,6 +49,7 @@ from ._array import (
     stack,
     sum,
     where,
+    zeros_like,
 )
 from ._core.elementwise import (
     absolute,
@@ -437,8 +437,10 @@ def cross(x1: DeviceArray, x2: DeviceArray, /, *, axis: int = -1) -> DeviceArray
 
 
 def _identity(x: DeviceArray) -> DeviceArray:
-    eye = np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape)
-    return asarray(eye, placement=x.placement)
+    """Identity matrices of x's shape, dtype and placement (a fill through the diagonal view)."""
+    eye = zeros_like(x)
+    diagonal(eye)[...] = 1
+    return eye
 
 
 def matrix_power(x: DeviceArray, n: int, /) -> DeviceArray:
@@ -615,8 +617,14 @@ def _np_matrix_rank(A: DeviceArray, tol: Any = None, hermitian: bool = False, *,
     return matrix_rank(A, rtol=rtol)
 
 
-def _np_pinv(a: DeviceArray, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> DeviceArray:
-    return pinv(a, rtol=rtol if rcond is None else rcond)
+_NO_RTOL = object()
+
+
+def _np_pinv(a: DeviceArray, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO_RTOL) -> DeviceArray:
+    # NumPy 2's defaults: rcond 1e-15 unless rtol is given (rtol=None: the array API's default).
+    if rcond is None:
+        rcond = 1e-15 if rtol is _NO_RTOL else rtol
+    return pinv(a, rtol=rcond)
 
 
 def _np_cholesky(a: DeviceArray, /, *, upper: bool = False) -> DeviceArray:
