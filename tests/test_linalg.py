@@ -371,6 +371,8 @@ def test_solve_shape_mismatch():
         hx.linalg.solve(hx.asarray(np.eye(3)), hx.asarray(np.ones(4)))
     with pytest.raises(ValueError, match="solve"):
         hx.linalg.solve(hx.asarray(np.eye(3)), hx.asarray(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="solve: the batch dimensions"):
+        hx.linalg.solve(hx.asarray(np.ones((2, 3, 3))), hx.asarray(np.ones((4, 3, 1))))
 
 
 @pytest.mark.parametrize("name, make", [

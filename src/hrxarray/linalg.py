@@ -162,9 +162,12 @@ def _lapack(kind: str, x: DeviceArray, b: DeviceArray | None, op: str) -> tuple[
     return _core._linalg(kind, x, b, op)
 
 
-def _floating(x: Any, op: str) -> tuple[DeviceArray, np.dtype | None]:
-    """x as a DeviceArray in a LAPACK dtype, and the dtype to round floating results back to (or None)."""
+def _floating(x: Any, op: str, matrices: str = "") -> tuple[DeviceArray, np.dtype | None]:
+    """x as a DeviceArray in a LAPACK dtype, and the dtype to round floating results back to (or None).
+    ``matrices`` ("stack" or "square") checks x's shape first, before any conversion runs."""
     x = _device(x, op)
+    if matrices:
+        _matrices(x, op, matrices == "square")
     dt = x.dtype
     if dt in _LAPACK:
         return x, None
@@ -190,8 +193,7 @@ def _matrices(x: DeviceArray, op: str, square: bool = False) -> None:
 
 
 def _one(kind: str, x: Any, op: str, square: bool = True) -> DeviceArray:
-    a, back = _floating(x, op)
-    _matrices(a, op, square)
+    a, back = _floating(x, op, "square" if square else "stack")
     return _back(_lapack(kind, a, None, op)[0], back)
 
 
@@ -225,8 +227,7 @@ def svdvals(x: DeviceArray, /) -> DeviceArray:
 def eigh(x: DeviceArray, /) -> EighResult:
     """Eigenvalues (ascending, real) and eigenvectors (the columns) of each Hermitian matrix
     (lower triangle read), as ``EighResult(eigenvalues, eigenvectors)``."""
-    a, back = _floating(x, "eigh")
-    _matrices(a, "eigh", True)
+    a, back = _floating(x, "eigh", "square")
     w, v = _lapack("eigh", a, None, "eigh")
     return EighResult(_back(w, back), _back(v, back))
 
@@ -234,8 +235,7 @@ def eigh(x: DeviceArray, /) -> EighResult:
 def eig(x: DeviceArray, /) -> EigResult:
     """Eigenvalues and right eigenvectors (the columns, unit norm) of each square matrix, both complex
     (complex64 for float32/complex64 input, complex128 otherwise) and in no particular order (LAPACK geev)."""
-    a, _ = _floating(x, "eig")
-    _matrices(a, "eig", True)
+    a, _ = _floating(x, "eig", "square")
     w, v = _lapack("eig", a, None, "eig")
     return EigResult(w, v)
 
@@ -248,8 +248,7 @@ def eigvals(x: DeviceArray, /) -> DeviceArray:
 def slogdet(x: DeviceArray, /) -> SlogdetResult:
     """``SlogdetResult(sign, logabsdet)`` of each square matrix: ``det = sign * exp(logabsdet)``; a singular
     matrix gives sign 0 and logabsdet -inf. sign has x's dtype, logabsdet the real one."""
-    a, back = _floating(x, "slogdet")
-    _matrices(a, "slogdet", True)
+    a, back = _floating(x, "slogdet", "square")
     s, ld = _lapack("slogdet", a, None, "slogdet")
     return SlogdetResult(_back(s, back), _back(ld, back))
 
@@ -259,8 +258,7 @@ def qr(x: DeviceArray, /, *, mode: str = "reduced") -> QRResult:
     R ``(..., K, N)`` with ``K = min(M, N)``; ``'complete'`` gives Q ``(..., M, M)`` and R ``(..., M, N)``."""
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    a, back = _floating(x, "qr")
-    _matrices(a, "qr")
+    a, back = _floating(x, "qr", "stack")
     q, r = _lapack("qr_" + mode, a, None, "qr")
     return QRResult(_back(q, back), _back(r, back))
 
@@ -268,8 +266,7 @@ def qr(x: DeviceArray, /, *, mode: str = "reduced") -> QRResult:
 def svd(x: DeviceArray, /, *, full_matrices: bool = True) -> SVDResult:
     """``SVDResult(U, S, Vh)`` of each matrix (LAPACK gesdd): S descending and real; U ``(..., M, M)`` and
     Vh ``(..., N, N)`` with ``full_matrices``, else ``(..., M, K)`` and ``(..., K, N)``, ``K = min(M, N)``."""
-    a, back = _floating(x, "svd")
-    _matrices(a, "svd")
+    a, back = _floating(x, "svd", "stack")
     u, s, vh = _lapack("svd_full" if full_matrices else "svd_reduced", a, None, "svd")
     return SVDResult(_back(u, back), _back(s, back), _back(vh, back))
 
@@ -284,10 +281,7 @@ def solve(x1: DeviceArray, x2: DeviceArray, /) -> DeviceArray:
     op = "solve"
     a = _device(x1, op)
     b = _device(x2, op, like=a)
-    common = result_type(a.dtype, b.dtype)
-    a, back = _floating(a.astype(common, copy=False), op)
-    b = b.astype(a.dtype, copy=False)
-    _matrices(a, op, True)
+    _matrices(a, op, True)  # every shape check runs before any conversion
     m = a.shape[-1]
     if b.ndim == 0:
         raise ValueError(f"{op}: x2 must have at least 1 dimension, got a 0-d array")
@@ -295,11 +289,15 @@ def solve(x1: DeviceArray, x2: DeviceArray, /) -> DeviceArray:
     if (b.shape[0] if vector else b.shape[-2]) != m:
         raise ValueError(f"{op}: x2 of shape {b.shape} does not match x1 of shape {a.shape} "
                          f"(its {'length' if vector else 'second-to-last dimension'} must be {m})")
+    try:
+        batch = a.shape[:-2] if vector else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{op}: the batch dimensions of x1 {a.shape} and x2 {b.shape} do not broadcast") from None
+    a, back = _floating(a.astype(result_type(a.dtype, b.dtype), copy=False), op)
+    b = b.astype(a.dtype, copy=False)
     if vector:
-        batch = a.shape[:-2]
         b = broadcast_to(reshape(b, (m, 1)), (*batch, m, 1))
     else:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         b = broadcast_to(b, (*batch, m, b.shape[-1]))
     a = broadcast_to(a, (*batch, m, m))
     (r,) = _lapack(op, a, b, op)
@@ -475,8 +473,7 @@ def _real_dtype(dt: np.dtype) -> np.dtype:
 def matrix_rank(x: DeviceArray, /, *, rtol: float | DeviceArray | None = None) -> DeviceArray:
     """The number of singular values above ``rtol * largest`` for each matrix (int64); ``rtol``
     defaults to ``max(M, N) * eps`` of x's real dtype and may be an array broadcasting to the batch."""
-    a, _ = _floating(x, "matrix_rank")
-    _matrices(a, "matrix_rank")
+    a, _ = _floating(x, "matrix_rank", "stack")
     s = svdvals(a)
     if rtol is None:
         rtol = builtins.max(a.shape[-2:]) * finfo(s.dtype).eps
@@ -489,8 +486,7 @@ def matrix_rank(x: DeviceArray, /, *, rtol: float | DeviceArray | None = None) -
 def pinv(x: DeviceArray, /, *, rtol: float | DeviceArray | None = None) -> DeviceArray:
     """The Moore-Penrose pseudo-inverse of each matrix from its SVD, singular values at most
     ``rtol * largest`` treated as zero (``rtol`` defaults to ``max(M, N) * eps``); shape ``(..., N, M)``."""
-    a, back = _floating(x, "pinv")
-    _matrices(a, "pinv")
+    a, back = _floating(x, "pinv", "stack")
     u, s, vh = svd(a, full_matrices=False)
     if rtol is None:
         rtol = builtins.max(a.shape[-2:]) * finfo(s.dtype).eps
@@ -539,8 +535,7 @@ def matrix_norm(x: DeviceArray, /, *, keepdims: bool = False, ord: int | float |
     ``inf``/``-inf`` (max/min row sum). ``keepdims`` keeps the two axes with length 1."""
     if not builtins.any(ord == o and type(ord) is not bool for o in _MATRIX_ORDS):
         raise ValueError(f"matrix_norm: ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf, got {ord!r}")
-    a, back = _floating(x, "matrix_norm")
-    _matrices(a, "matrix_norm")
+    a, back = _floating(x, "matrix_norm", "stack")
     if ord == "fro":
         mag = absolute(a)
         r = sqrt(sum(multiply(mag, mag), axis=(-2, -1)))
