@@ -38,21 +38,22 @@ _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64
 _REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
 
 
-def _input(x: Any, op: str, real: bool) -> DeviceArray:
-    """x as a DeviceArray of a dtype pocketfft computes in (float32/64, complex64/128)."""
+def _input(x: Any, op: str, kind: str) -> tuple[DeviceArray, np.dtype]:
+    """x as a DeviceArray and the dtype pocketfft computes it in (float32/64, complex64/128; complex
+    for the c2r transforms). Converting is left to the caller, after every other check."""
     x = _device(x, op)
     dt = x.dtype
     if not isinstance(dt, np.dtype):
         raise TypeError(f"{op}: x has dtype {dt}, which has no arithmetic; convert with astype(hx.float32)")
-    if dt.kind == "c":
-        if real:
-            raise TypeError(f"{op}: x must be real-valued, got {dt}")
-        return x
+    if dt.kind == "c" and kind == "r2c":
+        raise TypeError(f"{op}: x must be real-valued, got {dt}")
     if dt.kind in "biu":
-        return x.astype(np.float64)
-    if dt.itemsize == 2:  # float16, bfloat16
-        return x.astype(np.float32)
-    return x
+        dt = np.dtype(np.float64)
+    elif dt.kind != "c" and dt.itemsize == 2:  # float16, bfloat16 (ml_dtypes kind "V")
+        dt = np.dtype(np.float32)
+    if kind == "c2r":
+        dt = _COMPLEX_OF.get(dt, dt)
+    return x, dt
 
 
 def _norm(norm: str | None, op: str) -> str:
@@ -87,17 +88,16 @@ def _run(op: str, x: DeviceArray, shape: tuple[int, ...], dtype: np.dtype,
 
 def _one_d(op: str, x: Any, n: int | None, axis: int, norm: str, kind: str) -> DeviceArray:
     """kind: 'c2c' (fft, ifft), 'r2c' (rfft, ihfft), 'c2r' (irfft, hfft)."""
-    a = _input(x, op, kind == "r2c")
+    a, work = _input(x, op, kind)
     if a.ndim == 0:
         raise ValueError(f"{op}: x must have at least one dimension")
-    if kind == "c2r" and a.dtype.kind != "c":
-        a = a.astype(_COMPLEX_OF[a.dtype])
     ax = _axis(axis, a.ndim, op)
     norm = _norm(norm, op)
     m = a.shape[ax]
     if n is None:
         n = 2 * (m - 1) if kind == "c2r" else m
     n = _length(n, op)
+    a = a.astype(work, copy=False)
     shape = list(a.shape)
     shape[ax] = n // 2 + 1 if kind == "r2c" else n
     if kind == "c2c":
@@ -116,9 +116,7 @@ def _one_d(op: str, x: Any, n: int | None, axis: int, norm: str, kind: str) -> D
 
 
 def _n_d(op: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str, kind: str) -> DeviceArray:
-    a = _input(x, op, kind == "r2c")
-    if kind == "c2r" and a.dtype.kind != "c":
-        a = a.astype(_COMPLEX_OF[a.dtype])
+    a, work = _input(x, op, kind)
     norm = _norm(norm, op)
     if axes is None:
         axes = list(range(a.ndim)) if s is None else list(range(a.ndim - len(s), a.ndim))
@@ -137,6 +135,7 @@ def _n_d(op: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, n
         s = [a.shape[v] if n == -1 else n for n, v in zip(s, axes)]
     for n in s:
         _length(n, op)
+    a = a.astype(work, copy=False)
     if not axes:
         if kind == "c2c":
             return a.copy()
