@@ -9,10 +9,10 @@
 // call is one GIL acquisition and the view construction per task, a few
 // microseconds. The task declares its read and write like every array task,
 // so hazards order it; at interpreter exit the body fails the task cleanly
-// instead of entering Python (Note [Entering Python at exit]). pocketfft's
-// arithmetic is portable C++ with no CPU dispatch of its own: NumPy builds it
-// with the compiler's baseline flags, so its bits follow NumPy's build, not
-// the host.
+// instead of entering Python (Note [Entering Python at exit]). The bits are
+// those of np.fft with the same NumPy wheel (same code, same build flags):
+// whether they can differ between hosts is a property of NumPy's build, not
+// of hrxarray; tests compare with tolerances.
 #pragma once
 #include <functional>
 #include <string>
