@@ -9,6 +9,11 @@
    ``x[idx]`` and ``hx.take(x, idx)`` (16 M random int64 indices) vs the same
    NumPy expressions and ``np.take``. Target >= 1x. ``x[mask]`` includes the
    wait for the mask's count, ``x[idx]`` and ``take`` the bounds check.
+5. ``hx.linalg.solve`` of a 2048 x 2048 system (float64 and float32, one
+   right-hand side) vs ``np.linalg.solve`` on the same data: both call the
+   same OpenBLAS gesv. Target: within 1.5x (ratio >= 0.67).
+6. ``hx.fft.fft`` of 2**20 complex64 vs ``np.fft.fft`` (both pocketfft).
+   Target: within 1.5x.
 
 The hx timings include submission and the wait for the result
 (``block_until_ready``); inputs live in Shared memory. Each figure is the
@@ -20,13 +25,20 @@ Run: python bench/array_api.py [repeats=7]
 
 from __future__ import annotations
 
-import statistics
+import os
 import sys
 
-import numpy as np
+# bench/random.py shadows the standard library's `random` (which numpy.random
+# imports) while bench/ is first on the path: keep bench/ last, as random.py does.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
 
-import hrxarray as hx
-from _common import save_results, timings_s
+import statistics  # noqa: E402  (it imports `random`)
+
+import numpy as np  # noqa: E402
+
+import hrxarray as hx  # noqa: E402
+from _common import save_results, timings_s  # noqa: E402
 
 
 def figure(hx_fn, np_fn, repeats):
@@ -59,6 +71,17 @@ def main(repeats: int) -> dict:
     res["mask_gather_f32_16M"] = figure(lambda: x[xmask].block_until_ready(), lambda: a[mask], repeats)
     res["index_gather_f32_16M"] = figure(lambda: x[xidx].block_until_ready(), lambda: a[idx], repeats)
     res["take_f32_16M"] = figure(lambda: hx.take(x, xidx).block_until_ready(), lambda: np.take(a, idx), repeats)
+    for dt in (np.float64, np.float32):
+        sa = (rng.standard_normal((2048, 2048)) + 2048 * np.eye(2048)).astype(dt)
+        sb = rng.standard_normal(2048).astype(dt)
+        xa, xb = hx.asarray(sa), hx.asarray(sb)
+        assert np.allclose(hx.to_numpy(hx.linalg.solve(xa, xb)), np.linalg.solve(sa, sb), rtol=1e-3)
+        res[f"linalg_solve_{np.dtype(dt).name}_2048"] = figure(lambda: hx.linalg.solve(xa, xb).block_until_ready(),
+                                                               lambda: np.linalg.solve(sa, sb), repeats)
+    c = (rng.standard_normal(1 << 20) + 1j * rng.standard_normal(1 << 20)).astype(np.complex64)
+    xc = hx.asarray(c)
+    assert np.allclose(hx.to_numpy(hx.fft.fft(xc)), np.fft.fft(c), rtol=1e-3, atol=1e-2)
+    res["fft_c64_1M"] = figure(lambda: hx.fft.fft(xc).block_until_ready(), lambda: np.fft.fft(c), repeats)
     return res
 
 

@@ -382,7 +382,7 @@ def test18_numpy_functions_dispatch_or_refuse():
     np.testing.assert_allclose(hx.to_numpy(got), a @ a.T)
     check_equal(np.where(x > 5, x, -1.0), np.where(a > 5, a, -1.0))
     check_equal(np.stack([x, x]), np.stack([a, a]))
-    for fn in (np.linalg.norm, np.trapezoid, np.histogram):  # sort, cumsum and unique dispatch now
+    for fn in (np.linalg.cond, np.trapezoid, np.histogram):  # sort, cumsum, unique and linalg.norm dispatch now
         with pytest.raises(TypeError, match=f"implement {fn.__module__}.{fn.__qualname__} for"):
             fn(x)
 

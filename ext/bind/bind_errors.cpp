@@ -17,6 +17,7 @@ PyObject* g_device_lost = nullptr;
 PyObject* g_execution = nullptr;
 PyObject* g_cancelled = nullptr;
 PyObject* g_contract = nullptr;
+PyObject* g_linalg = nullptr;
 
 PyObject* make(nb::module_& m, const char* name, PyObject* base, const char* doc) {
     std::string qualified = std::string("hrxarray.") + name;
@@ -49,6 +50,7 @@ PyObject* type_for(ErrorKind kind) {
         case ErrorKind::Cancelled: return g_cancelled;
         case ErrorKind::OutOfMemory: return PyExc_MemoryError;
         case ErrorKind::Generic: return g_hrx_error;
+        case ErrorKind::LinAlg: return g_linalg;
     }
     return g_hrx_error;
 }
@@ -73,6 +75,13 @@ void bind_errors(nb::module_& m) {
     g_cancelled = make(m, "CancelledError", g_hrx_error, "The submission was cancelled before it finished.");
     g_contract = make(m, "ContractError", PyExc_ValueError,
                       "Arguments break a kernel's binding contract (count, length, alignment, aliasing).");
+    // Both an ExecutionError (it is raised at the wait, like every region
+    // failure) and NumPy's LinAlgError, which NumPy users catch.
+    nb::object bases = nb::make_tuple(nb::handle(g_execution),
+                                      nb::module_::import_("numpy").attr("linalg").attr("LinAlgError"));
+    g_linalg = make(m, "LinAlgError", bases.ptr(),
+                    "A linear algebra routine refused its matrix (singular, not positive definite, no "
+                    "convergence); an ExecutionError and a numpy.linalg.LinAlgError.");
 
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {

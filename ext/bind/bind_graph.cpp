@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "gil.h"
+#include "py_region.h"
 #include "errors.h"
 #include "py_types.h"
 #include "runtime/runtime.h"
@@ -45,19 +46,6 @@ std::vector<BufferView> views_from_py(nb::handle views, const std::string& op) {
 
 namespace {
 
-// A strong reference to a Python object that may be dropped on a lane thread:
-// it takes the GIL to let go, and leaks on purpose once Python can no longer
-// be entered (Note [Entering Python at exit]).
-struct PyRef {
-    PyObject* obj;
-    explicit PyRef(nb::handle h) : obj(h.inc_ref().ptr()) {}
-    ~PyRef() {
-        EnterPython gil;
-        if (gil) Py_DECREF(obj);
-    }
-    nb::handle get() const { return obj; }
-};
-
 nb::object span_array(const HostSpan& s) {
     auto* keep = new std::shared_ptr<StorageState>(s.storage);
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<StorageState>*>(p); });
@@ -69,18 +57,11 @@ nb::object span_array(const HostSpan& s) {
 HostFn host_fn(nb::handle fn) {
     auto ref = std::make_shared<PyRef>(fn);
     return [ref](const std::vector<HostSpan>& spans) {
-        EnterPython gil;
-        if (!gil) fail(ErrorKind::Generic, "host region skipped: the interpreter is shutting down");
-        try {
+        run_python("host region", [&] {
             nb::list args;
             for (const auto& s : spans) args.append(span_array(s));
             ref->get()(*args);
-        } catch (nb::python_error& e) {
-            auto payload = std::make_shared<PyRef>(e.value());
-            std::string what = nb::cast<std::string>(nb::str(e.type().attr("__name__"))) + ": " +
-                               nb::cast<std::string>(nb::str(e.value()));
-            throw ForeignError("host region raised " + what, std::move(payload));
-        }
+        });
     };
 }
 
@@ -120,8 +101,9 @@ nb::object outcome_exception(const CompletionState::Outcome& o) {
         cause = nb::borrow(static_cast<PyRef*>(o.cause_payload.get())->get());
     else
         cause = nb::steal(PyObject_CallOneArg(exception_type(o.cause_kind), nb::str(text.c_str()).ptr()));
-    nb::object exc =
-        nb::steal(PyObject_CallOneArg(exception_type(ErrorKind::Execution), nb::str(o.message.c_str()).ptr()));
+    // A LAPACK refusal raises hx.LinAlgError, itself an ExecutionError.
+    const ErrorKind top = o.cause_kind == ErrorKind::LinAlg ? ErrorKind::LinAlg : ErrorKind::Execution;
+    nb::object exc = nb::steal(PyObject_CallOneArg(exception_type(top), nb::str(o.message.c_str()).ptr()));
     if (!exc.is_valid() || !cause.is_valid()) throw nb::python_error();
     PyException_SetCause(exc.ptr(), cause.inc_ref().ptr());
     return exc;

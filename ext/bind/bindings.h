@@ -37,6 +37,8 @@ void bind_elementwise(nanobind::module_& m);
 void bind_random(nanobind::module_& m);
 // _core._gather / _triangle: manipulation and creation primitives (bind_manipulation.cpp).
 void bind_manipulation(nanobind::module_& m);
+// _core._linalg / _fft_region: hx.linalg's and hx.fft's primitives (bind_linalg.cpp).
+void bind_linalg(nanobind::module_& m);
 // _core.loom: Loom parse/verify/specialise and LoomError (bind_loom_frontend.cpp).
 void bind_loom_frontend(nanobind::module_& m);
 // set_loom_error (below), then throws nanobind::python_error.

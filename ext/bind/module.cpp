@@ -21,6 +21,7 @@ NB_MODULE(_core, m) {
     hrx::bind::bind_indexing(m);
     hrx::bind::bind_random(m);
     hrx::bind::bind_manipulation(m);
+    hrx::bind::bind_linalg(m);
     hrx::bind::bind_loom_frontend(m);
     hrx::bind::bind_loom_exec(m);
     hrx::bind::bind_loom(m);

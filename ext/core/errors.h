@@ -30,6 +30,7 @@ enum class ErrorKind {
     Cancelled,    // a submission was cancelled
     OutOfMemory,  // an allocation failed (Python MemoryError); the message names bytes and placement
     Generic,      // other runtime failures (hx.HrxError)
+    LinAlg,       // a LAPACK routine refused its matrix (hx.LinAlgError); an operation failure like Data
 };
 
 class Error : public std::runtime_error {

@@ -59,6 +59,7 @@ from ._core import (
     HostVisible,
     HrxError,
     KernelContract,
+    LinAlgError,
     MemoryBudget,
     NpuDevice,
     NpuKernel,
@@ -186,6 +187,7 @@ from ._manipulation import (
 from ._creation import eye, meshgrid, tril, triu
 from ._linear_algebra import dot, einsum, matrix_transpose, tensordot, vecdot
 from . import _creation, _linear_algebra, _manipulation
+from . import fft, linalg
 
 # The array API's spellings of a few elementwise functions (the functions
 # themselves are imported from _core.elementwise above).
@@ -244,6 +246,8 @@ __all__ = [
     "kernels",
     "loom",
     "random",
+    "linalg",
+    "fft",
     "KernelContract",
     "BindingContract",
     "Artifact",
@@ -260,6 +264,7 @@ __all__ = [
     "ExecutionError",
     "CancelledError",
     "ContractError",
+    "LinAlgError",
     "numerics",
     "bfloat16",
     "__version__",

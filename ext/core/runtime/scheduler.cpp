@@ -736,7 +736,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
         CompletionState::Outcome o{CompletionState::Status::Failed, message, ErrorKind::Generic, nullptr, what};
         if (auto* err = dynamic_cast<const Error*>(&e)) o.cause_kind = err->kind();
         if (auto* foreign = dynamic_cast<const ForeignError*>(&e)) o.cause_payload = foreign->payload();
-        if (o.cause_kind == ErrorKind::Data) operation_failure = true;
+        if (o.cause_kind == ErrorKind::Data || o.cause_kind == ErrorKind::LinAlg) operation_failure = true;
         if (operation_failure && failing) {
             // The device is fine and the inputs intact: only what the
             // operation writes is lost. Nothing is quarantined.

@@ -19,6 +19,7 @@ from hrxarray import (
     DeviceLostError as DeviceLostError,
     ExecutionError as ExecutionError,
     HrxError as HrxError,
+    LinAlgError as LinAlgError,
     UnsupportedError as UnsupportedError
 )
 from hrxarray._core import (

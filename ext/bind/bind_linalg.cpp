@@ -1,0 +1,112 @@
+// hx.linalg's and hx.fft's primitives (array/linalg.h, array/fft.h): parse,
+// call, wrap. The Python modules (linalg.py, fft.py) convert dtypes,
+// broadcast batches and compose the rest from hx operations.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+#include <vector>
+
+#include "array/fft.h"
+#include "array/linalg.h"
+#include "array_bind.h"
+#include "bindings.h"
+#include "py_region.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace hrx::bind {
+namespace {
+
+// The DeviceArray argument `what` of `op`, checked usable by a compute-lane read.
+Array operand(nb::handle x, const std::string& op, const char* what) {
+    if (!is_array(x))
+        throw nb::type_error((op + ": " + what + " must be a DeviceArray, got " +
+                              nb::cast<std::string>(nb::repr(x.type())))
+                                 .c_str());
+    const Array& a = array_of(x);
+    check_lane_binding(a, Lane::Compute, op);
+    check_device_use(a, Access::Read, op);
+    return a;
+}
+
+LinalgOp op_from_name(const std::string& kind) {
+    static const std::pair<const char*, LinalgOp> names[] = {
+        {"solve", LinalgOp::Solve},         {"inv", LinalgOp::Inv},
+        {"cholesky", LinalgOp::Cholesky},   {"cholesky_upper", LinalgOp::CholeskyUpper},
+        {"det", LinalgOp::Det},             {"slogdet", LinalgOp::Slogdet},
+        {"eigh", LinalgOp::Eigh},           {"eigvalsh", LinalgOp::Eigvalsh},
+        {"eig", LinalgOp::Eig},             {"eigvals", LinalgOp::Eigvals},
+        {"qr_reduced", LinalgOp::QrReduced}, {"qr_complete", LinalgOp::QrComplete},
+        {"svd_reduced", LinalgOp::SvdReduced}, {"svd_full", LinalgOp::SvdFull},
+        {"svdvals", LinalgOp::Svdvals},
+    };
+    for (const auto& [n, op] : names)
+        if (kind == n) return op;
+    fail(ErrorKind::Message, "linalg: unknown operation '" + kind + "'");
+}
+
+nb::tuple linalg(const std::string& kind, nb::handle x1, nb::handle x2, const std::string& name) {
+    const LinalgOp op = op_from_name(kind);
+    const Array a = operand(x1, name, "x1");
+    Array b;
+    const bool has_b = !x2.is_none();
+    if (has_b) {
+        b = operand(x2, name, "x2");
+        if (&runtime_of(a) != &runtime_of(b))
+            fail(ErrorKind::Message, name + ": x1 and x2 belong to different runtimes");
+    }
+    const LinalgResults r = linalg_results(op, a, has_b ? &b : nullptr, name);
+    RuntimeCore& rt = runtime_of(a);
+    std::vector<Array> outs;
+    for (size_t i = 0; i < r.shapes.size(); ++i) outs.push_back(make_array(rt, a.placement(), r.shapes[i], r.dtypes[i], name));
+    TaskSpec t = linalg_task(op, a, has_b ? &b : nullptr, outs, name);
+    submit(rt, t);
+    nb::list results;
+    for (const Array& o : outs) results.append(wrap(o));
+    return nb::tuple(results);
+}
+
+// A NumPy array viewing `a`'s host mapping (valid while the task runs).
+nb::object numpy_view(const Array& a, bool writable) {
+    const auto [first, end] = a.extent();
+    const int flags = writable ? PyBUF_WRITE : PyBUF_READ;
+    nb::object mv = nb::steal(PyMemoryView_FromMemory(reinterpret_cast<char*>(a.base->storage()->data() + first),
+                                                      static_cast<Py_ssize_t>(end - first), flags));
+    if (!mv.is_valid()) throw nb::python_error();
+    nb::list shape, strides;
+    for (int64_t d : a.shape) shape.append(d);
+    for (int64_t s : a.strides) strides.append(s);
+    return nb::module_::import_("numpy").attr("ndarray")(nb::tuple(shape), dtype_object(a.dtype), mv,
+                                                         static_cast<int64_t>(a.offset - static_cast<int64_t>(first)),
+                                                         nb::tuple(strides));
+}
+
+// out = fn(in) on the compute lane: fn(in_view, out_view) is numpy.fft's call with out=.
+void fft_region(nb::handle fn, nb::handle x, nb::handle out_obj, const std::string& name) {
+    const Array in = operand(x, name, "x");
+    if (!is_array(out_obj)) throw nb::type_error((name + ": out must be a DeviceArray").c_str());
+    const Array out = array_of(out_obj);
+    if (&runtime_of(in) != &runtime_of(out))
+        fail(ErrorKind::Message, name + ": x and out belong to different runtimes");
+    check_device_use(out, Access::Write, name);
+    auto ref = std::make_shared<PyRef>(fn);
+    TaskSpec t = fft_task(in, out, [ref, in, out] {
+        run_python("fft region", [&] { ref->get()(numpy_view(in, false), numpy_view(out, true)); });
+    }, name);
+    submit(runtime_of(in), t);
+}
+
+}  // namespace
+
+void bind_linalg(nb::module_& m) {
+    m.def("_lapack_load", &load_lapack, "path"_a, "dlopen NumPy's OpenBLAS/LAPACK once (hx.linalg).");
+    m.def("_lapack_loaded", &lapack_loaded);
+    m.def("_linalg", &linalg, "kind"_a, "x1"_a, "x2"_a.none(), "name"_a,
+          "One LAPACK-backed hx.linalg operation; returns its results (DeviceArrays) as a tuple.");
+    m.def("_fft_region", &fft_region, "fn"_a, "x"_a, "out"_a, "name"_a,
+          "Submit fn(x_view, out_view) (numpy.fft with out=) as a compute-lane region writing out.");
+}
+
+}  // namespace hrx::bind

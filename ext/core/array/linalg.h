@@ -1,0 +1,64 @@
+// Dense linear algebra (hx.linalg) as compute-lane tasks over LAPACK.
+//
+// Note [LAPACK on the compute lane]: factorisations are not written by hand.
+// NumPy's wheel ships OpenBLAS with LAPACK (numpy.libs/libscipy_openblas64_*:
+// ILP64, Fortran ABI, column-major, symbols scipy_<x>_64_); the binding finds
+// it from Python once and load_lapack dlopens it and resolves the routines.
+// A task gathers each matrix of the batch into a column-major scratch buffer
+// (any strides, broadcast batch dimensions included), calls the routine
+// without the GIL on the lane thread, and scatters the results into the
+// row-major outputs: the copy NumPy's umath_linalg makes too. A routine's
+// `info` error (singular matrix, not positive definite, no convergence) is
+// an ErrorKind::LinAlg failure of the task: the wait raises hx.LinAlgError
+// (an ExecutionError and a numpy.linalg.LinAlgError) naming the function,
+// and only the outputs are poisoned (Note [Data checks are not device faults]).
+// OpenBLAS dispatches its kernels by CPU, so these results may differ in the
+// last bits between hosts: the one exception to "same bits on every host",
+// taken for a vetted library over hand-written factorisations.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "array/ops.h"
+
+namespace hrx {
+
+enum class LinalgOp : uint8_t {
+    Solve,          // a (..., M, M), b (..., M, K) -> x (..., M, K)
+    Inv,            // a (..., M, M) -> (..., M, M)
+    Cholesky,       // lower L with a = L L^H
+    CholeskyUpper,  // upper U with a = U^H U
+    Det,            // (...)
+    Slogdet,        // sign (...) in a's dtype, logabsdet (...) real
+    Eigh,           // eigenvalues (..., M) real, eigenvectors (..., M, M)
+    Eigvalsh,       // eigenvalues (..., M) real
+    Eig,            // eigenvalues (..., M), eigenvectors (..., M, M), both complex
+    Eigvals,        // eigenvalues (..., M) complex
+    QrReduced,      // Q (..., M, K), R (..., K, N), K = min(M, N)
+    QrComplete,     // Q (..., M, M), R (..., M, N)
+    SvdReduced,     // U (..., M, K), S (..., K) real, Vh (..., K, N)
+    SvdFull,        // U (..., M, M), S (..., K) real, Vh (..., N, N)
+    Svdvals,        // S (..., K) real
+};
+
+// dlopens the LAPACK library at `path` once (later calls do nothing) and
+// resolves every routine; Unsupported naming what is missing.
+void load_lapack(const std::string& path);
+bool lapack_loaded();
+
+// The shapes and dtypes of op's results for `a` (and `b` for Solve):
+// ValueError naming `name` for non-square or too few dimensions, TypeError-like
+// Message for dtypes other than float32/float64/complex64/complex128 (the
+// Python layer converts the others first).
+struct LinalgResults {
+    std::vector<Dims> shapes;
+    std::vector<DType> dtypes;
+};
+LinalgResults linalg_results(LinalgOp op, const Array& a, const Array* b, const std::string& name);
+
+// The task computing `outs` (fresh C-contiguous arrays of linalg_results'
+// shapes and dtypes) from `a` (and `b`, whose batch dimensions equal a's).
+TaskSpec linalg_task(LinalgOp op, const Array& a, const Array* b, const std::vector<Array>& outs,
+                     const std::string& name);
+
+}  // namespace hrx
