@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _array, _core
 from ._array import DeviceArray, _device, _dtype, _flag, bfp16
-from .random import _home
+from ._array import _home
 
 __all__ = ["eye", "tril", "triu", "meshgrid"]
 
@@ -46,7 +46,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     dt = np.dtype(np.float64) if dtype is None else _dtype(dtype, op)
     if dt is bfp16:
         raise TypeError(f"{op}: dtype bfp16 is a storage format; create float32 and convert with astype")
-    out = _array.zeros((rows, cols), dt, placement=_home(device, placement, op))
+    out = _array.zeros((rows, cols), dt, placement=_home(op, device, placement))
     r0, c0 = (0, k) if k >= 0 else (-k, 0)
     length = max(0, min(rows - r0, cols - c0))
     if length:

@@ -1020,6 +1020,24 @@ class DeviceArray:
     def tolist(self) -> Any:
         """The elements as nested Python lists of Python scalars (waits)."""
 
+    def ravel(self, order: str = 'C') -> DeviceArray:
+        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
+
+    def flatten(self, order: str = 'C') -> DeviceArray:
+        """A 1-d copy of this array (always a new array)."""
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
+        """hrxarray.squeeze of this array."""
+
+    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
+        """hrxarray.swapaxes of this array (a view)."""
+
+    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
+        """hrxarray.repeat of this array."""
+
+    def dot(self, b: object, out: object = None) -> DeviceArray:
+        """hrxarray.dot of this array and b."""
+
     @property
     def T(self) -> DeviceArray:
         """The transpose (axes reversed)."""
