@@ -189,6 +189,10 @@ from ._linear_algebra import dot, einsum, matrix_transpose, tensordot, vecdot
 from . import _creation, _linear_algebra, _manipulation
 from . import fft, linalg
 
+# The array API names the boolean dtype `bool` (NumPy's bool_); nothing below
+# this line calls the builtin through the module's globals.
+bool = bool_  # noqa: A001
+
 # The array API's spellings of a few elementwise functions (the functions
 # themselves are imported from _core.elementwise above).
 abs = absolute  # noqa: F821 (defined just above)
@@ -307,6 +311,7 @@ __all__ = [
     # dtypes
     "bfp16",
     "bool_",
+    "bool",
     "int8",
     "int16",
     "int32",

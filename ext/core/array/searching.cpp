@@ -7,6 +7,7 @@ namespace hrx {
 
 TaskSpec searchsorted_task(const Array& x1, const Array& x2, const Array* sorter, bool right, DType common,
                            const Array& out, const std::string& name) {
+    check_sortable(common, name);
     TaskSpec t = sorter ? compute_task({&x1, &x2, sorter}, {&out}, name, "searchsorted")
                         : compute_task({&x1, &x2}, {&out}, name, "searchsorted");
     if (out.size() == 0) {

@@ -8,6 +8,7 @@ namespace hrx {
 TaskSpec unique_task(const Array& in, bool equal_nan, const Array& values, const Array& index,
                      const Array& inverse, const Array& counts, std::shared_ptr<int64_t> count,
                      const std::string& name) {
+    check_sortable(in.dtype, name);
     TaskSpec t = compute_task({&in}, {&values, &index, &inverse, &counts}, name, "unique");
     t.fn = [in, equal_nan, values, index, inverse, counts, count = std::move(count)] {
         std::vector<uint8_t> buf;

@@ -37,8 +37,16 @@ Array axis_last(const Array& a, int axis) {
     return v;
 }
 
+void check_sortable(DType dt, const std::string& name) {
+    if (dt == DType::Complex64 || dt == DType::Complex128)
+        fail(ErrorKind::Unsupported, name + ": " + dtype_name(dt) +
+                                         " cannot be sorted yet (the sort kernels order bool, integer and real "
+                                         "floating dtypes; complex order is not implemented)");
+}
+
 TaskSpec sort_task(const Array& in, int axis, bool descending, bool indices, const Array& out,
                    const std::string& name) {
+    check_sortable(in.dtype, name);
     TaskSpec t = compute_task({&in}, {&out}, name, indices ? "argsort" : "sort");
     if (out.size() == 0) {
         t.fn = [] {};

@@ -19,6 +19,10 @@ TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initialize
 // `a` viewed with dimension `axis` moved last (no copy).
 Array axis_last(const Array& a, int axis);
 
+// Refuses (UnsupportedError, before anything is submitted) the dtypes the
+// sort kernels cannot order: complex (lexicographic order is not built yet).
+void check_sortable(DType dt, const std::string& name);
+
 // out = sort(in) along `axis` (indices: the stable argsort, out int64; else
 // the sorted values, out in's dtype), ascending or descending, stable.
 // out is a fresh C-contiguous array of in's shape.
