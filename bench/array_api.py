@@ -14,31 +14,28 @@
    same OpenBLAS gesv. Target: within 1.5x (ratio >= 0.67).
 6. ``hx.fft.fft`` of 2**20 complex64 vs ``np.fft.fft`` (both pocketfft).
    Target: within 1.5x.
+7. The sustained cost of a tiny operation: 2,000 back-to-back
+   ``hx.add(x, y, out=z)`` on 1-element float32 arrays, then one wait, per
+   call, vs ``np.add(a, b, out=c)``. Target: <= 2 us per call.
 
 The hx timings include submission and the wait for the result
 (``block_until_ready``); inputs live in Shared memory. Each figure is the
 median of the repetitions (the best is recorded too); ratio = NumPy time /
-hx time, so above 1 means hrxarray is faster. Writes bench/results/array_api.json.
+hx time, so above 1 means hrxarray is faster. Writes bench/results/array_api.json
+(+ array_api.png when matplotlib is present).
 
 Run: python bench/array_api.py [repeats=7]
 """
 
 from __future__ import annotations
 
-import os
+import statistics
 import sys
 
-# bench/random.py shadows the standard library's `random` (which numpy.random
-# imports) while bench/ is first on the path: keep bench/ last, as random.py does.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
+import numpy as np
 
-import statistics  # noqa: E402  (it imports `random`)
-
-import numpy as np  # noqa: E402
-
-import hrxarray as hx  # noqa: E402
-from _common import save_results, timings_s  # noqa: E402
+import hrxarray as hx
+from _common import RESULTS, pyplot, save_results, timings_s
 
 
 def figure(hx_fn, np_fn, repeats):
@@ -82,13 +79,76 @@ def main(repeats: int) -> dict:
     xc = hx.asarray(c)
     assert np.allclose(hx.to_numpy(hx.fft.fft(xc)), np.fft.fft(c), rtol=1e-3, atol=1e-2)
     res["fft_c64_1M"] = figure(lambda: hx.fft.fft(xc).block_until_ready(), lambda: np.fft.fft(c), repeats)
+    res["tiny_add_out_per_call"] = tiny_op(repeats)
+    res["table"] = table(res)
     return res
+
+
+def tiny_op(repeats: int, calls: int = 2000) -> dict:
+    """Per-call seconds of `calls` back-to-back one-element hx.add(out=) then one wait, vs np.add(out=)."""
+    x, y, z = hx.asarray(np.ones(1, np.float32)), hx.asarray(np.ones(1, np.float32)), hx.empty(1, np.float32)
+    a, b, c = np.ones(1, np.float32), np.ones(1, np.float32), np.empty(1, np.float32)
+    add = hx.add
+
+    def ours():
+        for _ in range(calls):
+            add(x, y, out=z)
+        z.block_until_ready()
+
+    def peer():
+        for _ in range(calls):
+            np.add(a, b, out=c)
+
+    f = figure(ours, peer, max(repeats, 9))
+    assert hx.to_numpy(z)[0] == 2.0
+    return {k: (v / calls if k.endswith("_s") else v) for k, v in f.items()} | {"calls": calls}
+
+
+TARGETS = {"sort_f32_16M": 0.8, "cumsum_f32_16M": 1.0, "sum_axis0_f32_4096x4096": 1.0, "mask_gather_f32_16M": 1.0,
+           "index_gather_f32_16M": 1.0, "take_f32_16M": 1.0, "linalg_solve_float64_2048": 0.67,
+           "linalg_solve_float32_2048": 0.67, "fft_c64_1M": 0.67}
+
+
+def table(res: dict) -> list[dict]:
+    """bench/run.py's rows: our median against NumPy's, ratio = NumPy time / ours."""
+    rows = []
+    for k, v in res.items():
+        if not isinstance(v, dict) or "ratio" not in v:
+            continue
+        tiny = k.startswith("tiny")
+        unit, scale = ("µs", 1e6) if tiny else ("ms", 1e3)
+        target = "target ≤ 2 µs" if tiny else f"target ≥ {TARGETS[k]}x" if k in TARGETS else ""
+        rows.append({"figure": f"{k} ({unit}, median; {target})", "value": v["hx_s"] * scale, "unit": unit,
+                     "peer": "NumPy (same run)", "peer_value": v["numpy_s"] * scale, "ratio": v["ratio"],
+                     "ratio_label": "NumPy time / ours"})
+    return rows
+
+
+def plot(res: dict) -> None:
+    plt = pyplot()
+    if plt is None:
+        return
+    rows = [(k, v) for k, v in res.items() if isinstance(v, dict) and "ratio" in v]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    ax.bar(range(len(rows)), [v["ratio"] for _, v in rows], color="tab:blue")
+    for i, (k, _) in enumerate(rows):
+        t = TARGETS.get(k)
+        if t is not None:
+            ax.plot([i - 0.4, i + 0.4], [t, t], color="tab:red")
+    ax.axhline(1.0, color="gray", lw=0.8, ls="--")
+    ax.set_xticks(range(len(rows)), [k.replace("_", "\n", 1) for k, _ in rows], fontsize=7)
+    ax.set_ylabel("NumPy time / hrxarray time")
+    ax.set_yscale("log")
+    ax.set_title("hrxarray vs NumPy, same run (red: target)")
+    fig.tight_layout()
+    fig.savefig(RESULTS / "array_api.png", dpi=120)
 
 
 if __name__ == "__main__":
     out = main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
     path = save_results("array_api", out)
+    plot(out)
     for k, v in out.items():
         if isinstance(v, dict):
-            print(f"{k:28s} hx {v['hx_s'] * 1e3:8.2f} ms  numpy {v['numpy_s'] * 1e3:8.2f} ms  ratio {v['ratio']:.2f}x")
+            print(f"{k:28s} hx {v['hx_s'] * 1e3:10.4f} ms  numpy {v['numpy_s'] * 1e3:10.4f} ms  ratio {v['ratio']:.2f}x")
     print("wrote", path)

@@ -20,7 +20,6 @@ from _common import alternating_timings_s, save_results
 
 
 def main(repeats: int = 5, side: int = 4096) -> None:
-    # Not numpy.random: bench/random.py shadows the standard library's random module that it imports.
     a = (np.arange(side * side, dtype=np.float32) % 1009).reshape(side, side)
     x = hx.asarray(a)
     m = (np.arange(512 * 512, dtype=np.float32) % 17 - 8).reshape(512, 512)

@@ -71,6 +71,12 @@ EXPLAIN = {
     "C++ matmul kernel the deleted C++ built-in called (`hx.numerics.matmul(compute='bfp16')` on host arrays), "
     "bits compared; parse + verify + specialise of a generated 1,000-line module; a cached `hx.loom.compile` "
     "(target < 50 µs).",
+    "array_api": "Array API functions against NumPy on the same data, medians of the repetitions, each hx call "
+    "including its wait: sort/argsort/cumsum of 16 M float32, an axis-0 sum of 4096², boolean-mask and "
+    "integer-array gathers and take of 16 M, linalg.solve 2048² (both OpenBLAS gesv), fft.fft of 2^20 complex64 "
+    "(both pocketfft), and the sustained per-call cost of 2,000 one-element hx.add(out=) then one wait.",
+    "random_numbers": "hx.random (Philox4x32-10 on the compute lane) against numpy.random.Generator (PCG64) "
+    "on 16 M values, into reused (out=) and fresh results.",
     "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX's gpu_npu_parallel example) itself: medians of {default[samples]} "
     "alternating sequential/parallel pairs, all outputs checked bit for bit, for the default configuration (peer: HRX's "
     "published 1.24x on gfx1151 + NPU5) and for the configuration where the two branches take about equal "

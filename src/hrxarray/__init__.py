@@ -151,41 +151,73 @@ from ._array import (
     zeros,
     zeros_like,
 )
-from ._searching import count_nonzero, nonzero, searchsorted
 # `name as name`: mypy takes these as re-exports (it does not read __all__ built from the chapters').
-from ._indexing import take as take, take_along_axis as take_along_axis
-from ._set import isin as isin
-from ._set import unique, unique_all, unique_counts, unique_inverse, unique_values
-from ._sorting import argsort, sort
-from ._statistical import (
-    cumprod,
-    cumsum,
-    cumulative_prod,
-    cumulative_sum,
-    diff,
-    percentile,
-    quantile,
-    std,
-    var,
+from ._searching import (
+    count_nonzero as count_nonzero,
+    nonzero as nonzero,
+    searchsorted as searchsorted,
 )
-from ._elementwise_functions import allclose, array_equal, clip, isclose, round
+from ._indexing import take as take, take_along_axis as take_along_axis
+from ._set import (
+    isin as isin,
+)
+from ._set import (
+    unique as unique,
+    unique_all as unique_all,
+    unique_counts as unique_counts,
+    unique_inverse as unique_inverse,
+    unique_values as unique_values,
+)
+from ._sorting import (
+    argsort as argsort,
+    sort as sort,
+)
+from ._statistical import (
+    cumprod as cumprod,
+    cumsum as cumsum,
+    cumulative_prod as cumulative_prod,
+    cumulative_sum as cumulative_sum,
+    diff as diff,
+    percentile as percentile,
+    quantile as quantile,
+    std as std,
+    var as var,
+)
+from ._elementwise_functions import (
+    allclose as allclose,
+    array_equal as array_equal,
+    clip as clip,
+    isclose as isclose,
+    round as round,
+)
 from . import _elementwise_functions, _indexing, _searching, _set, _sorting, _statistical
 from ._manipulation import (
-    broadcast_arrays,
-    broadcast_shapes,
-    concat,
-    flip,
-    moveaxis,
-    pad,
-    ravel,
-    repeat,
-    roll,
-    swapaxes,
-    tile,
-    unstack,
+    broadcast_arrays as broadcast_arrays,
+    broadcast_shapes as broadcast_shapes,
+    concat as concat,
+    flip as flip,
+    moveaxis as moveaxis,
+    pad as pad,
+    ravel as ravel,
+    repeat as repeat,
+    roll as roll,
+    swapaxes as swapaxes,
+    tile as tile,
+    unstack as unstack,
 )
-from ._creation import eye, meshgrid, tril, triu
-from ._linear_algebra import dot, einsum, matrix_transpose, tensordot, vecdot
+from ._creation import (
+    eye as eye,
+    meshgrid as meshgrid,
+    tril as tril,
+    triu as triu,
+)
+from ._linear_algebra import (
+    dot as dot,
+    einsum as einsum,
+    matrix_transpose as matrix_transpose,
+    tensordot as tensordot,
+    vecdot as vecdot,
+)
 from . import _creation, _linear_algebra, _manipulation
 from . import fft, linalg
 

@@ -5,25 +5,19 @@ users call them (a new hx array of this size is a new mapping whose first touch 
 NumPy's malloc reuses the freed block); "out=" rows fill an existing array on both sides, the cost
 of generation itself. Ratio = NumPy's time / ours (> 1: hx.random is faster).
 
-Writes bench/results/random.json. Run: python bench/random.py [repeats=7] [n=16777216]
+Writes bench/results/random_numbers.json. Run: python bench/random_numbers.py [repeats=7] [n=16777216]
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 
-# This file's name is the standard library's `random`: keep bench/ behind the
-# standard library on the path, so a module importing `random` finds the real one.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
+import numpy as np
 
-import statistics  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import hrxarray as hx  # noqa: E402
-from _common import alternating_timings_s, save_results  # noqa: E402
+import hrxarray as hx
+from _common import alternating_timings_s, save_results
 
 
 def main(repeats: int = 7, n: int = 16 * 1024 * 1024) -> None:
@@ -49,7 +43,7 @@ def main(repeats: int = 7, n: int = 16 * 1024 * 1024) -> None:
                      "peer": "numpy Generator (PCG64)", "peer_value": p, "ratio": p / o,
                      "ratio_label": "NumPy time / ours"})
         print(f"{name:30s} hx {o:8.1f} ms   numpy {p:8.1f} ms   ratio {p / o:5.2f}x", flush=True)
-    save_results("random", {"figure": "hx.random vs numpy.random.Generator", "n": n, "repeats": repeats,
+    save_results("random_numbers", {"figure": "hx.random vs numpy.random.Generator", "n": n, "repeats": repeats,
                             "threads": int(os.environ.get("HRXARRAY_NUM_THREADS", 0)) or os.cpu_count(),
                             "numpy": np.__version__, "table": rows, "measured_s": measured})
 
