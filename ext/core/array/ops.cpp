@@ -12,6 +12,25 @@
 
 namespace hrx {
 
+TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initializer_list<const Array*> writes,
+                      const std::string& name, const std::string& label) {
+    TaskSpec t;
+    t.op = name;
+    t.label = label;
+    t.lane = Lane::Compute;
+    for (const Array* a : reads) {
+        check_lane_binding(*a, t.lane, name);
+        t.uses.push_back(a->use(Access::Read));
+    }
+    for (const Array* a : writes) {
+        check_writable(*a, name);
+        check_lane_binding(*a, t.lane, name);
+        t.uses.push_back(a->use(Access::Write));
+        if (!t.written) t.written = a->base;
+    }
+    return t;
+}
+
 using kernels::StridedArg;
 
 const Dims& Operand::shape() const {
@@ -431,17 +450,7 @@ namespace {
 
 // The common part of reductions: compute lane, `in` read, `out` written.
 TaskSpec reduction_spec(const Array& in, const Array& out, const std::string& name) {
-    TaskSpec t;
-    t.op = name;
-    t.label = name;
-    t.lane = Lane::Compute;
-    check_writable(out, name);
-    check_lane_binding(in, t.lane, name);
-    check_lane_binding(out, t.lane, name);
-    t.uses.push_back(in.use(Access::Read));
-    t.uses.push_back(out.use(Access::Write));
-    t.written = out.base;
-    return t;
+    return compute_task({&in}, {&out}, name, name);
 }
 
 }  // namespace

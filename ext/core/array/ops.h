@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -132,6 +133,12 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
                      const Array& out, double divisor, const std::string& name);
 // argmax/argmin over `axis` (-1: flattened) into int64 `out` (keepdims layout).
 TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name);
+
+// A compute-lane task that reads `reads` and writes `writes` (checked
+// bindable and writable); `written` is the first written array's base (the
+// caller records the completion on the others).
+TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initializer_list<const Array*> writes,
+                      const std::string& name, const std::string& label);
 
 // A dense row-major copy of `a` in dtype `dt` (any numeric; BFP16 decodes),
 // on the calling thread (inside a task).

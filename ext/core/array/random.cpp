@@ -13,16 +13,8 @@ namespace {
 
 TaskSpec random_spec(const Array& out, const std::string& op, const char* label) {
     if (!out.c_contiguous()) fail(ErrorKind::Message, op + ": the result must be C-contiguous, got " + out.describe());
-    TaskSpec t;
-    t.op = op;
-    t.label = label;
-    t.lane = Lane::Compute;
-    check_writable(out, op);
-    check_lane_binding(out, t.lane, op);
     check_device_use(out, Access::Write, op);
-    t.uses.push_back(out.use(Access::Write));
-    t.written = out.base;
-    return t;
+    return compute_task({}, {&out}, op, label);
 }
 
 void check_integer_result(const Array& out, const std::string& op) {

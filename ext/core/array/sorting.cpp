@@ -8,25 +8,6 @@
 
 namespace hrx {
 
-TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initializer_list<const Array*> writes,
-                      const std::string& name, const std::string& label) {
-    TaskSpec t;
-    t.op = name;
-    t.label = label;
-    t.lane = Lane::Compute;
-    for (const Array* a : reads) {
-        check_lane_binding(*a, t.lane, name);
-        t.uses.push_back(a->use(Access::Read));
-    }
-    for (const Array* a : writes) {
-        check_writable(*a, name);
-        check_lane_binding(*a, t.lane, name);
-        t.uses.push_back(a->use(Access::Write));
-        if (!t.written) t.written = a->base;
-    }
-    return t;
-}
-
 Array axis_last(const Array& a, int axis) {
     Array v = a;
     const auto ax = static_cast<size_t>(axis);

@@ -1,7 +1,7 @@
 // Sorting as array-layer tasks (kernels/sort.h): sort and argsort along an
 // axis, on the GPU compute lane like every array operation (Note [Lanes of
 // array operations] in ops.h), plus the pieces searching.cpp, set.cpp and
-// statistical.cpp share: the task skeleton and the axis-last view.
+// statistical.cpp share: the axis-last view (the task skeleton, compute_task, is ops.h's).
 #pragma once
 #include <initializer_list>
 #include <string>
@@ -9,12 +9,6 @@
 #include "array/ops.h"
 
 namespace hrx {
-
-// A compute-lane task that reads `reads` and writes `writes` (checked
-// bindable and writable); `written` is the first written array's base (the
-// caller records the completion on the others).
-TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initializer_list<const Array*> writes,
-                      const std::string& name, const std::string& label);
 
 // `a` viewed with dimension `axis` moved last (no copy).
 Array axis_last(const Array& a, int axis);
