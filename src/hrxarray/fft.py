@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _core
-from ._array import _ARRAY_FUNCTIONS, DeviceArray, _device, arange, concatenate, empty_like
+from ._array import _ARRAY_FUNCTIONS, DeviceArray, _axes, _device, arange, concatenate, empty_like
 from ._core.elementwise import divide, less, subtract, where
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
@@ -65,10 +65,8 @@ def _norm(norm: str | None, op: str) -> str:
 
 
 def _axis(axis: Any, ndim: int, op: str) -> int:
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(f"{op}: axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
+    """One axis (an integer, not a sequence) in [0, ndim), through the one axis normaliser."""
+    return _axes(operator.index(axis), ndim, op)[0]
 
 
 def _length(n: Any, op: str) -> int:
@@ -218,7 +216,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``, float64 by default, in ``device``."""
     n = _length(n, "fftfreq")
     dt = _freq_dtype(dtype, "fftfreq")
-    k = arange(n, dtype=np.float64, placement=device)
+    k = arange(n, dtype=np.float64, device=device)
     k = where(less(k, (n + 1) // 2), k, subtract(k, float(n)))
     return divide(k, float(d) * n).astype(dt, copy=False)
 
@@ -227,7 +225,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     """The non-negative sample frequencies of an ``n``-point ``rfft``: ``[0, 1, ..., n // 2] / (d * n)``."""
     n = _length(n, "rfftfreq")
     dt = _freq_dtype(dtype, "rfftfreq")
-    return divide(arange(n // 2 + 1, dtype=np.float64, placement=device), float(d) * n).astype(dt, copy=False)
+    return divide(arange(n // 2 + 1, dtype=np.float64, device=device), float(d) * n).astype(dt, copy=False)
 
 
 def _roll_half(x: Any, axes: int | Sequence[int] | None, op: str, inverse: bool) -> DeviceArray:
