@@ -204,6 +204,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
     for (const auto& c : after)
         if (c->owner().lock() != std::static_pointer_cast<void>(scheduler_))
             fail(ErrorKind::Message, op + ": a producer completion belongs to another runtime");
+    Retired retired;  // destroyed after submit_mu_ is released (Note [Freed where allocated])
     std::lock_guard<std::mutex> lock(submit_mu_);
     if (graph->quarantined())
         fail(ErrorKind::DeviceLost, op + ": the graph is quarantined after a failed region");
@@ -242,7 +243,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
     }
     auto completion = sub->completion;
     *slot = std::move(token);
-    scheduler_->enqueue(std::move(sub));
+    retired = scheduler_->enqueue(std::move(sub));
     return completion;
 }
 

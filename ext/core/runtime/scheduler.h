@@ -140,6 +140,7 @@ struct TraceEvent {
 };
 
 struct Submission;
+using Retired = std::list<std::shared_ptr<Submission>>;
 
 class Scheduler : public std::enable_shared_from_this<Scheduler>, public LaneWaits {
 public:
@@ -147,7 +148,9 @@ public:
     ~Scheduler();
     void start();
     // Accept a submission (all checks done by the caller). Never waits.
-    void enqueue(std::shared_ptr<Submission> sub);
+    // Returns the retired submissions for the caller to destroy once it holds
+    // no lock (Note [Freed where allocated] in scheduler.cpp).
+    [[nodiscard]] Retired enqueue(std::shared_ptr<Submission> sub);
     size_t pending() const;
     // Wake the workers to re-check cancellations and producers.
     void poke();
@@ -208,6 +211,8 @@ private:
                                                                std::vector<std::shared_ptr<Submission>>* finished);
     void finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                          std::vector<std::shared_ptr<Submission>>* finished);
+    // Destroys the retired submissions outside mu_ (held on entry and on return).
+    void bury(std::unique_lock<std::mutex>& lock);
     // Runs one region outside the mutex; true on success. The caller marks it final.
     bool run_region(Submission& sub, size_t region, Lane lane);
     // Note [Lanes hand dispatches to queues]: a fill, copy or kernel op.
@@ -231,6 +236,9 @@ private:
     size_t room_waiters_ = 0;          // threads outside the lanes in wait_for_room, under mu_
     size_t room_low_mark_ = 0;         // they wake when pending_ is this small (Note [Room in batches])
     std::list<std::shared_ptr<Submission>> pending_;
+    // Retired submissions not yet destroyed (Note [Freed where allocated]):
+    // the next enqueue, drain() or a lane about to block destroys them.
+    Retired retired_;
     std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without mu_
     bool lane_busy_[kLaneCount] = {};
     int lane_waiting_[kLaneCount] = {};  // Waiting regions per lane over all pending submissions

@@ -32,6 +32,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
 
     // Poison (DeviceLost) is checked with each lease below, after capacity:
     // a full runtime makes the caller wait, then the refusal comes.
+    Retired retired;  // destroyed after submit_mu_ is released (Note [Freed where allocated])
     std::lock_guard<std::mutex> lock(submit_mu_);
     if (static_cast<int64_t>(scheduler_->pending()) >= options_.max_submissions) return nullptr;
     auto sub = std::make_shared<Submission>();
@@ -63,7 +64,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     sub->regions.assign(1, Submission::RegionState::Waiting);
     task_submissions_.fetch_add(1, std::memory_order_relaxed);
     auto completion = sub->completion;
-    scheduler_->enqueue(std::move(sub));
+    retired = scheduler_->enqueue(std::move(sub));
     return completion;
 }
 
