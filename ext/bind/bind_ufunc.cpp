@@ -93,14 +93,10 @@ bool parse_number(nb::handle h, Scalar& s, const std::string& op) {
     if (PyBool_Check(p)) {
         s.kind = Scalar::Kind::Bool;
         s.b = p == Py_True;
-    } else if (PyLong_CheckExact(p)) {
-        parse_int(h, s);
-    } else if (PyFloat_CheckExact(p)) {
-        s.kind = Scalar::Kind::Float;
-        s.d = PyFloat_AS_DOUBLE(p);
-    } else if (PyComplex_CheckExact(p)) {
-        parse_complex(h, s);
-    } else if (is_numpy_scalar(h)) {
+        return true;
+    }
+    const bool exact = PyLong_CheckExact(p) || PyFloat_CheckExact(p) || PyComplex_CheckExact(p);
+    if (!exact && is_numpy_scalar(h)) {
         parse_typed(h, s, op);
     } else if (PyLong_Check(p)) {
         parse_int(h, s);
@@ -150,9 +146,9 @@ void parse_array(nb::handle h, Input& in, nb::object& keep, const std::string& o
     in.host.shape = int_vector(keep.attr("shape"), op, "shape");
 }
 
-// An operand of an elementwise function: a number first, else as parse_array.
+// An operand of an elementwise function: a number, else as parse_array.
 void parse_input(nb::handle h, Input& in, nb::object& keep, const std::string& op) {
-    if (parse_number(h, in.scalar, op)) {
+    if (!is_array(h) && parse_number(h, in.scalar, op)) {
         in.kind = Input::Kind::Scalar;
         in.dtype = in.scalar.dtype;
         return;
