@@ -276,6 +276,20 @@ def test_nan_and_inf_messages():
     np.testing.assert_array_equal(hx.to_numpy(x), np.zeros(3))
 
 
+
+@given(st.floats(min_value=2.0**63, max_value=1e308) | st.floats(min_value=-1e308, max_value=-(2.0**63) - 2048),
+       st.sampled_from(["int32", "int64", "uint64"]))
+def test_huge_floats_into_integers_name_their_exact_integer(value, dtype):
+    # A Python float goes into an integer array through int(value): the message shows
+    # that integer exactly (the core writes its decimal itself), as Python prints it.
+    if dtype == "uint64" and 0 < value < 2.0**64:
+        np.testing.assert_array_equal(hx.to_numpy(hx.full(1, value, dtype=dtype)), np.array([int(value)], np.uint64))
+        return
+    with pytest.raises(OverflowError) as e:
+        hx.full(1, value, dtype=dtype)
+    assert str(e.value) == f"full: Python integer {int(value)} out of bounds for {dtype}"
+
+
 def test_numpy_scalars_assign_with_a_cast_as_numpy():
     x = hx.zeros(2, hx.uint8)
     x[0] = np.int64(300)  # NumPy casts a typed scalar (300 -> 44) instead of raising

@@ -57,3 +57,12 @@ def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
     scheduler = (CORE / "runtime" / "scheduler.cpp").read_text()
     assert "std::memcpy(op.uses" not in scheduler and "kernel->run(" not in scheduler
     assert "queue.submit(d)" in scheduler
+
+
+def test_core_has_no_python_headers():
+    """The core (ext/core/) is C++ without Python: array semantics live there and the
+    bindings (ext/bind/) only parse, call and wrap."""
+    found = [f"{p.relative_to(CORE)} includes {i}" for p in sources(".")
+             for i in re.findall(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', p.read_text(), re.MULTILINE)
+             if i == "Python.h" or i.startswith("nanobind/")]
+    assert sources("array") and not found

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "array/array.h"
+#include "array/operands.h"
 #include "array/ops.h"
 #include "runtime/runtime.h"
 
@@ -56,7 +57,6 @@ std::vector<int64_t> axes_from_py(nanobind::handle axis, int ndim, const std::st
 
 // The process-wide default runtime (hrxarray.default_runtime()).
 std::shared_ptr<RuntimeCore> default_runtime();
-RuntimeCore& runtime_of(const Array& a);
 // The runtime a placement belongs to: its NPU's for NPU placements, else `fallback`.
 std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::shared_ptr<RuntimeCore>& fallback);
 // Placement from a Python placement object or None (-> Shared(default NPU) of rt).
@@ -87,6 +87,11 @@ Array array_from_host(nanobind::handle obj, const DType* dtype, const Placement&
                       const std::string& op);
 
 void bind_ufuncs(nanobind::module_& m, nanobind::class_<PyArray>& cls);
+
+// The binding's side of the core's operations (array/operands.h): the default
+// runtime and placement, submission with the GIL released while waiting, and
+// the upload of host data that host_array converted.
+const CallEnv& call_env();
 
 }  // namespace hrx::bind
 

@@ -121,8 +121,6 @@ std::shared_ptr<RuntimeCore> default_runtime() {
     return *rt;
 }
 
-RuntimeCore& runtime_of(const Array& a) { return runtime_of(*a.base->storage()->owner()); }
-
 std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::shared_ptr<RuntimeCore>& fallback) {
     return p.names_npu() ? runtime_of(p.runtime) : fallback;
 }

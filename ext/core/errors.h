@@ -1,6 +1,7 @@
 // Error model of the core. Every failure is an hrx::Error with a kind; the
 // binding layer maps kinds onto the Python exception classes (HrxError and its
-// subclasses, ValueError for Message and Data, IndexError, ContractError). A
+// subclasses, ValueError for Message and Data, IndexError, ContractError,
+// TypeError, OverflowError). A
 // function that throws must leave every object as it found it ("a failed call
 // changes nothing"), so checks run before any mutation.
 //
@@ -31,6 +32,8 @@ enum class ErrorKind {
     OutOfMemory,  // an allocation failed (Python MemoryError); the message names bytes and placement
     Generic,      // other runtime failures (hx.HrxError)
     LinAlg,       // a LAPACK routine refused its matrix (hx.LinAlgError); an operation failure like Data
+    Type,         // an argument of the wrong type or dtype (Python TypeError)
+    Overflow,     // a value out of range for its dtype (Python OverflowError)
 };
 
 class Error : public std::runtime_error {

@@ -1,5 +1,7 @@
 // Array operations as runtime tasks: each builds one TaskSpec (lane, uses,
-// closure) that the binding submits with RuntimeCore::submit_task. The
+// closure) that is submitted with RuntimeCore::submit_task (by the binding,
+// or through CallEnv::submit by the operations of elementwise.h,
+// reductions.h and matmul.h, which own their whole call). The
 // closures hold raw pointers into buffers that the task's uses keep alive
 // until retirement, plus everything else by value; they never touch Python.
 //
