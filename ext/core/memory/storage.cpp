@@ -119,6 +119,7 @@ void StorageState::release_host(bool write) {
         std::lock_guard<std::mutex> lock(mu_);
         if (write) {
             host_writer_ = false;
+            note_write();
             // The host now holds the authoritative bytes; device consumers get a flush.
             visibility_.mark_written(Engine::Host);
         } else {
@@ -159,6 +160,7 @@ void StorageState::release_host_lease(uint64_t id) {
         --host_leases_;
         if (it->writable) {
             --writable_host_leases_;
+            note_write();
             visibility_.mark_written(Engine::Host);
         }
         leases_.erase(it);
