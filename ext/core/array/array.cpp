@@ -10,7 +10,6 @@ namespace hrx {
 // --- ArrayBase ------------------------------------------------------------------
 
 void ArrayBase::add_writer(std::shared_ptr<CompletionState> c) {
-    storage()->note_write();  // Note [Write version]
     std::lock_guard<std::mutex> lock(mu_);
     writers_.erase(std::remove_if(writers_.begin(), writers_.end(),
                                   [](const auto& w) { return w->status() == CompletionState::Status::Succeeded; }),

@@ -177,10 +177,12 @@ bool StorageState::host_lease_would_wait(bool writable) const {
 
 void StorageState::acquire_device_use(Access access) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (access_writes(access))
+    if (access_writes(access)) {
         ++device_writers_;
-    else
+        note_write();
+    } else {
         ++device_readers_;
+    }
 }
 
 void StorageState::release_device_use(Access access) {
@@ -199,10 +201,12 @@ void StorageState::acquire_device_use_checked(Access access, const std::string& 
     std::lock_guard<std::mutex> lock(mu_);
     if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
     check_device_binding_locked(access, who);
-    if (access_writes(access))
+    if (access_writes(access)) {
         ++device_writers_;
-    else
+        note_write();
+    } else {
         ++device_readers_;
+    }
 }
 
 void StorageState::check_device_binding(Access access, const std::string& who) const {

@@ -114,8 +114,8 @@ public:
 
     GuardSnapshot guards() const;
     // Note [Write version]: counts the writes submitted to the storage (device
-    // operations when they are submitted, host write guards and writable leases
-    // when they end), so (id, write_version) names the bytes without reading
+    // work when its use lease is taken at submission, host write guards and
+    // writable leases when they end), so (id, write_version) names the bytes without reading
     // them (Dask's tokens). Conservative: any write anywhere in the allocation
     // changes it.
     uint64_t write_version() const { return write_version_.load(std::memory_order_acquire); }
