@@ -162,7 +162,7 @@ def test_protocols_return_not_implemented_for_dask_arrays():
 
 def test_like_creates_device_arrays_where_the_like_array_lives():
     like = hx.zeros((0,), np.float32, placement=hx.HostVisible())
-    for made in (np.asarray([1, 2], like=like), np.array([1.0], dtype=np.float32, ndmin=2, like=like),
+    for made in (np.asarray([1, 2], like=like), np.arange(0, 4, 1, np.int64, like=like), np.array([1.0], dtype=np.float32, ndmin=2, like=like),
                  np.arange(3, like=like), np.zeros(2, like=like), np.full(2, 7, like=like)):
         assert isinstance(made, hx.DeviceArray) and made.placement == hx.HostVisible()
     assert np.array([1.0], ndmin=2, like=like).shape == (1, 1)
@@ -404,3 +404,70 @@ import hrxarray as hx
 assert sizeof(hx.ones(3)) == 24
 print("ok")""")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+# --- backend "hrx" and strict host mode ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: da.ones((6, 4), chunks=3, dtype=np.float32),
+    lambda: da.zeros((6, 4), chunks=3),
+    lambda: da.empty((6, 4), chunks=3),
+    lambda: da.full((6, 4), 2.5, chunks=3),
+    lambda: da.arange(10, chunks=4),
+    lambda: da.random.RandomState(3).standard_normal((6, 4), chunks=3),
+    lambda: da.random.RandomState(3).random_sample((6, 4), chunks=3),
+])
+def test_backend_hrx_creates_device_blocks(make):
+    with dask.config.set({"array.backend": "hrx"}):
+        x = make()
+    assert isinstance(x._meta, hx.DeviceArray)
+    got = x.compute()
+    assert isinstance(got, hx.DeviceArray) and got.dtype == x.dtype and got.shape == x.shape
+    with dask.config.set({"array.backend": "numpy"}):
+        ref = make()
+    if "random" not in x.name and "standard_normal" not in x.name and "empty" not in x.name:
+        np.testing.assert_array_equal(host(got), ref.compute())
+
+
+def test_backend_random_is_reproducible_and_per_block_distinct():
+    with dask.config.set({"array.backend": "hrx"}):
+        a = host(da.random.RandomState(5).random_sample((8,), chunks=4).compute())
+        b = host(da.random.RandomState(5).random_sample((8,), chunks=4).compute())
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a[:4], a[4:]) and ((0 <= a) & (a < 1)).all()
+
+
+def test_backend_placement_from_config():
+    with dask.config.set({"array.backend": "hrx", "hrx.placement": "HostVisible"}):
+        x = da.ones((4,), chunks=2)
+        assert x.compute().placement == hx.HostVisible()
+    with dask.config.set({"array.backend": "hrx", "hrx.placement": "Elsewhere"}):
+        with pytest.raises(ValueError, match="hrx.placement"):
+            da.ones((4,), chunks=2)
+
+
+def test_to_backend_hrx_and_back():
+    a = np.arange(12.0).reshape(3, 4)
+    x = da.from_array(a, chunks=2).to_backend("hrx")
+    assert isinstance(x._meta, hx.DeviceArray)
+    got = x.compute()
+    assert isinstance(got, hx.DeviceArray)
+    np.testing.assert_array_equal(host(got), a)
+    np.testing.assert_array_equal(x.to_backend("numpy").compute(), a)
+
+
+def test_strict_host_mode_catches_hidden_host_copies(monkeypatch):
+    x, _ = blocks(np.arange(16, dtype=np.float32).reshape(4, 4), 2)
+    monkeypatch.setenv("HRXARRAY_STRICT_HOST", "1")
+    # What runs on the device passes...
+    got = ((x + 1) @ x).sum(axis=0).compute()
+    assert isinstance(got, hx.DeviceArray)
+    assert hx.to_numpy(got).shape == (4,)  # explicit conversion is allowed
+    # ...a hidden conversion does not.
+    with pytest.raises(TypeError, match="strict host mode"):
+        np.asarray(got)
+    with pytest.raises(TypeError, match="strict host mode"):
+        np.asarray(x)  # Dask computes, then asks the block for __array__
+    monkeypatch.setenv("HRXARRAY_STRICT_HOST", "0")
+    np.testing.assert_array_equal(np.asarray(got), hx.to_numpy(got))

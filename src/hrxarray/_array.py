@@ -22,6 +22,7 @@ import builtins
 import contextlib
 import math
 import operator
+import os
 from typing import Any
 
 import numpy as np
@@ -366,7 +367,15 @@ def map_write(self):
     return _map(self, True)
 
 
+def _strict_host() -> bool:
+    """Strict host mode (``HRXARRAY_STRICT_HOST=1``): ``__array__`` raises, so hidden host round trips show."""
+    return os.environ.get("HRXARRAY_STRICT_HOST", "") not in ("", "0")
+
+
 def _array(self, dtype=None, copy=None):
+    if _strict_host():
+        raise TypeError(f"__array__: strict host mode (HRXARRAY_STRICT_HOST) refuses an implicit host copy of the "
+                        f"{self.dtype} DeviceArray of shape {self.shape}; convert explicitly with hx.to_numpy(x)")
     if copy is False:
         if dtype is not None and np.dtype(dtype) != self.dtype:
             raise ValueError("__array__(copy=False): a dtype change needs a copy")
@@ -1124,8 +1133,8 @@ def _like_asarray(like, obj, dtype=None, order=None, *, copy=None, **kw):
     return asarray(obj, dtype=dtype, placement=like.placement, copy=copy)
 
 
-def _like_arange(like, *args, dtype=None, **kw):
-    return arange(*args, dtype=dtype, placement=like.placement)
+def _like_arange(like, start, stop=None, step=1, dtype=None, **kw):
+    return arange(start, stop, step, dtype=dtype, placement=like.placement)
 
 
 def _like_creation(fn):

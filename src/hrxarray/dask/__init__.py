@@ -59,3 +59,9 @@ def matmul(x: Any, y: Any, *, split_every: int | None = None) -> da.Array:
                             adjust_chunks={"k": 1}, concatenate=False, meta=empty((0, 0, 0), acc))
     total = partials.sum(axis=1, dtype=acc, split_every=split_every)
     return total.astype(out_dtype)
+
+
+from ._backend import HrxBackendEntrypoint, RandomState  # noqa: E402
+from ._cluster import DevicePlugin, local_cluster  # noqa: E402
+
+__all__ += ["DevicePlugin", "local_cluster", "HrxBackendEntrypoint", "RandomState"]
