@@ -53,3 +53,26 @@ def test_npu_tasks_never_run_on_the_cpu_worker():
     for how in ("compute_resources", "annotate_no_fuse"):
         assert r[how]["type"] == "DeviceArray" and r[how]["value"] == 64 * 64 * 4
         assert r[how]["ran"] and "cpu0" not in r[how]["ran"], r[how]
+
+
+def test_the_example_runs_on_two_workers(tmp_path):
+    example = Path(__file__).resolve().parents[1] / "examples" / "dask_matmul.py"
+    p = subprocess.Popen([sys.executable, str(example), "256", "64"], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"examples/dask_matmul.py hung for {TIMEOUT} s:\n{err[-4000:]}")
+    assert p.returncode == 0, err[-4000:]
+    assert "n=256 block=64: bf16 matmul on 2 workers matches NumPy" in out and "column sums match" in out
+    assert "npu0=" in out and "npu1=" in out
+
+
+@pytest.mark.parametrize("args, message", [(["0"], "must be positive"), (["100", "7"], "block dividing n"),
+                                           (["x"], "invalid integer 'x'"), (["1", "1", "1"], "at most two")])
+def test_the_example_refuses_bad_arguments(args, message):
+    example = Path(__file__).resolve().parents[1] / "examples" / "dask_matmul.py"
+    p = subprocess.run([sys.executable, str(example), *args], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and message in p.stderr
