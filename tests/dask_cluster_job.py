@@ -47,9 +47,8 @@ def matmul():
         names = {addr: w["name"] for addr, w in client.scheduler_info()["workers"].items()}
         block_tasks: dict = {}
         for t in ts.data:
-            # Blockwise fusion runs each block product inside the first step of the k sum.
             name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
-            if name.startswith("sum-") and not name.startswith("sum-aggregate"):
+            if name.startswith("hrx-matmul-"):
                 block_tasks[names[t["worker"]]] = block_tasks.get(names[t["worker"]], 0) + 1
         placements = client.run(_binding)
         meta = type(z._meta).__name__

@@ -341,7 +341,7 @@ def test_bf16_matmul_keeps_float32_partials_and_rounds_once():
     want = a.astype(np.float64) @ b.astype(np.float64)
     x, y = da.from_array(hx.asarray(a), chunks=block, asarray=False), da.from_array(hx.asarray(b), chunks=block,
                                                                                   asarray=False)
-    z = hd.matmul(x, y, split_every=4)
+    z = hd.matmul(x, y)
     assert z.dtype == BF16 and isinstance(z._meta, hx.DeviceArray)
     got = z.compute()
     assert isinstance(got, hx.DeviceArray) and got.dtype == BF16

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import dask.array as da
+from dask.base import tokenize
 import numpy as np
 
 from .._array import DeviceArray, empty, matmul as _hx_matmul
@@ -25,26 +26,33 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     return np.result_type(dtype, np.float32)
 
 
-def _block_matmul(a: DeviceArray, b: DeviceArray, acc: np.dtype) -> DeviceArray:
+def _product(a: DeviceArray, b: DeviceArray, acc: np.dtype) -> DeviceArray:
     # bfloat16 blocks keep the NPU's numerics (exact products, float32 sums);
-    # others multiply in the accumulator type. The new middle axis is k's.
+    # others multiply in the accumulator type.
     if a.dtype.name != "bfloat16" or b.dtype.name != "bfloat16":
         a, b = a.astype(acc, copy=False), b.astype(acc, copy=False)
     c = _hx_matmul(a, b)
-    if c.dtype != acc:
-        c = c.astype(acc)
-    return c[:, None, :]
+    return c if c.dtype == acc else c.astype(acc)
 
 
-def matmul(x: Any, y: Any, *, split_every: int | None = None) -> da.Array:
+def _row_times_column(a_blocks: list, b_blocks: list, acc: np.dtype, out_dtype: np.dtype) -> DeviceArray:
+    """One output block: the k block products in the accumulator, summed pairwise in a tree, rounded once."""
+    parts = [_product(a, b, acc) for a, b in zip(a_blocks, b_blocks)]
+    while len(parts) > 1:
+        parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0].astype(out_dtype, copy=False)
+
+
+def matmul(x: Any, y: Any) -> da.Array:
     """The matrix product of two 2-d Dask arrays of DeviceArray blocks, rounded once.
 
     Dask's own ``x @ y`` adds the partial products of the k blocks in the
     result dtype (bfloat16 for bfloat16 operands: an error that grows with the
-    number of k blocks). Here every (i, k, j) block product is kept in float32
-    (the accumulator: ``result_type(dtype, float32)``), the k partials are
-    summed on the device in a tree of ``split_every`` at a time, and the sum
-    is rounded to ``result_type(x.dtype, y.dtype)`` once at the end.
+    number of k blocks). Here each output block is one task on the device that
+    holds every (i, k, j) block product in float32 (the accumulator:
+    ``result_type(dtype, float32)``), sums the k partials pairwise in a tree,
+    and rounds the sum to ``result_type(x.dtype, y.dtype)`` once. Only the
+    operand blocks travel between workers, never float32 partials.
     """
     x, y = da.asarray(x), da.asarray(y)
     if x.ndim != 2 or y.ndim != 2:
@@ -55,11 +63,9 @@ def matmul(x: Any, y: Any, *, split_every: int | None = None) -> da.Array:
     acc = _accumulator(out_dtype)
     if x.chunks[1] != y.chunks[0]:
         y = y.rechunk((x.chunks[1], y.chunks[1]))
-    partials = da.blockwise(_block_matmul, "ikj", x, "ik", y, "kj", acc=acc, dtype=acc,
-                            adjust_chunks={"k": 1}, concatenate=False, meta=empty((0, 0, 0), acc))
-    total = partials.sum(axis=1, dtype=acc, split_every=split_every)
-    return total.astype(out_dtype)
-
+    name = "hrx-matmul-" + tokenize(x, y, acc, out_dtype)
+    return da.blockwise(_row_times_column, "ij", x, "ik", y, "kj", acc=acc, out_dtype=out_dtype,
+                        dtype=out_dtype, concatenate=False, name=name, meta=empty((0, 0), out_dtype))
 
 from ._backend import HrxBackendEntrypoint, RandomState  # noqa: E402
 from ._cluster import DevicePlugin, local_cluster  # noqa: E402

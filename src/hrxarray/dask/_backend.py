@@ -11,6 +11,7 @@ or ``HostVisible``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import dask
@@ -112,21 +113,10 @@ class HrxBackendEntrypoint(ArrayBackendEntrypoint):
         raise NotImplementedError("backend 'hrx': the Generator path (da.random.default_rng) is not supported; "
                                   "use da.random.RandomState")
 
-    @staticmethod
-    def ones(*args: Any, **kwargs: Any) -> da.Array:
-        return _create("ones", *args, **kwargs)
-
-    @staticmethod
-    def zeros(*args: Any, **kwargs: Any) -> da.Array:
-        return _create("zeros", *args, **kwargs)
-
-    @staticmethod
-    def empty(*args: Any, **kwargs: Any) -> da.Array:
-        return _create("empty", *args, **kwargs)
-
-    @staticmethod
-    def full(*args: Any, **kwargs: Any) -> da.Array:
-        return _create("full", *args, **kwargs)
+    ones = staticmethod(functools.partial(_create, "ones"))
+    zeros = staticmethod(functools.partial(_create, "zeros"))
+    empty = staticmethod(functools.partial(_create, "empty"))
+    full = staticmethod(functools.partial(_create, "full"))
 
     @staticmethod
     def arange(*args: Any, like: Any = None, **kwargs: Any) -> da.Array:

@@ -60,29 +60,33 @@ def _resources(worker: Any) -> dict:
     return dict(getattr(state, "total_resources", None) or {})
 
 
-def _worker_spec(device: str, host: str, processes: bool) -> dict:
+def _worker_spec(device: str, host: str, processes: bool, kernel_threads: int) -> dict:
     resources = {"NPU": 1} if device.startswith("npu") else {}
     options: dict[str, Any] = {"nthreads": 1, "resources": resources, "host": host,
                                "plugins": {DevicePlugin(device)}}
     if processes:
-        options["env"] = {"HRX_VISIBLE_DEVICES": device if device != "cpu" else ""}
+        # One core per device: the emulated kernels' thread pool too (as the Nanny caps OpenBLAS's).
+        options["env"] = {"HRX_VISIBLE_DEVICES": device if device != "cpu" else "",
+                          "HRXARRAY_NUM_THREADS": str(kernel_threads)}
     return {"cls": Nanny if processes else Worker, "options": options}
 
 
 def local_cluster(npu: int = 2, cpu: int = 0, *, processes: bool = True, host: str = "127.0.0.1",
-                  **kwargs: Any) -> SpecCluster:
+                  kernel_threads: int = 1, **kwargs: Any) -> SpecCluster:
     """A cluster on loopback with one single-threaded worker per device: ``npu`` NPU workers, ``cpu`` CPU workers.
 
     NPU workers are named ``npu0``, ``npu1``, ... and declare the resource
     ``NPU=1``; CPU workers (``cpu0``, ...) declare none, so tasks asked to need
     an NPU (``client.compute(x, resources={"NPU": 1})``) never run there. Each
     worker is a separate process (``processes=True``) with ``HRX_VISIBLE_DEVICES``
-    naming its device. Extra keyword arguments go to ``SpecCluster``.
+    naming its device and ``HRXARRAY_NUM_THREADS=kernel_threads`` (1: a core per
+    device) sizing its emulated kernels' thread pool. Extra keyword arguments go
+    to ``SpecCluster``.
     """
     if npu < 0 or cpu < 0 or npu + cpu == 0:
         raise ValueError(f"local_cluster: need at least one worker, got npu={npu}, cpu={cpu}")
-    workers = {f"npu{i}": _worker_spec(f"npu:{i}", host, processes) for i in range(npu)}
-    workers.update({f"cpu{i}": _worker_spec("cpu", host, processes) for i in range(cpu)})
+    workers = {f"npu{i}": _worker_spec(f"npu:{i}", host, processes, kernel_threads) for i in range(npu)}
+    workers.update({f"cpu{i}": _worker_spec("cpu", host, processes, kernel_threads) for i in range(cpu)})
     scheduler = {"cls": Scheduler, "options": {"host": host, "dashboard": False, "dashboard_address": ":0"}}
     kwargs.setdefault("asynchronous", False)
     return SpecCluster(workers=workers, scheduler=scheduler, **kwargs)
