@@ -6,12 +6,13 @@ timeout, killed with its worker processes if it hangs; the assertions are here.
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+import helpers
 
 pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
@@ -22,17 +23,10 @@ TIMEOUT = 240
 
 
 def run_killable(args, what, **kwargs):
-    """(stdout, stderr) of a child process that must finish within TIMEOUT (killed with its own children if not)."""
-    p = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True, **kwargs)
-    try:
-        out, err = p.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail(f"{what} hung for {TIMEOUT} s:\n{err[-4000:]}")
-    assert p.returncode == 0, err[-4000:]
-    return out, err
+    """(stdout, stderr) of a child Python that must succeed within TIMEOUT."""
+    proc = helpers.run_killable([sys.executable, *args], TIMEOUT, what, **kwargs)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout, proc.stderr
 
 
 def run(scenario):
