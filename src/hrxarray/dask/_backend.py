@@ -70,22 +70,25 @@ class RandomState:
         self._rng = random.default_rng(np.random.SeedSequence(np.asarray(seed, dtype=np.uint32).tolist())
                                        if seed is not None else None)
 
+    # Each method returns its block once drawn: a task that returned a pending
+    # array would look free to the scheduler, which would then put every block
+    # on the first worker (see hrxarray.dask.matmul).
     def random_sample(self, size: Any = None) -> DeviceArray:
-        return self._rng.random(size, placement=placement())
+        return self._rng.random(size, placement=placement()).block_until_ready()
 
     random = random_sample
 
     def standard_normal(self, size: Any = None) -> DeviceArray:
-        return self._rng.standard_normal(size, placement=placement())
+        return self._rng.standard_normal(size, placement=placement()).block_until_ready()
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> DeviceArray:
-        return self._rng.normal(loc, scale, size, placement=placement())
+        return self._rng.normal(loc, scale, size, placement=placement()).block_until_ready()
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> DeviceArray:
-        return self._rng.uniform(low, high, size, placement=placement())
+        return self._rng.uniform(low, high, size, placement=placement()).block_until_ready()
 
     def randint(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64) -> DeviceArray:
-        return self._rng.integers(low, high, size, dtype=dtype, placement=placement())
+        return self._rng.integers(low, high, size, dtype=dtype, placement=placement()).block_until_ready()
 
 
 class HrxBackendEntrypoint(ArrayBackendEntrypoint):
