@@ -35,3 +35,27 @@ skip_fork_under_sanitizers = pytest.mark.skipif(
     UNDER_ASAN or UNDER_TSAN,
     reason="fork of a threaded process: ASan's allocator lock stays held in the child; TSan refuses threads after it",
 )
+
+
+def run_killable(argv, timeout, what="the program", **popen_kwargs):
+    """Run ``argv`` in a session of its own; the CompletedProcess (text). A hang fails the test.
+
+    After ``timeout`` seconds the whole session is killed, so a hung program's
+    children (forked workers, a cluster's processes) do not outlive it.
+    """
+    import os
+    import signal
+    import subprocess
+
+    import pytest
+
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, **popen_kwargs)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"{what} hung for {timeout} s; stdout: {stdout[-4000:]!r}; stderr: {stderr[-4000:]!r}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+

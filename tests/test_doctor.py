@@ -322,3 +322,18 @@ def test15_json_output_is_exactly_collect(tmp_path):
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)
     assert r.stdout == json.dumps(info, indent=2) + "\n"
+
+
+def test16_dask_worker_binding(tmp_path):
+    # A plain process: not a bound worker; HRX_VISIBLE_DEVICES (what local_cluster sets) is reported.
+    assert "not a bound worker (HRX_VISIBLE_DEVICES not set)" in _doctor_text(tmp_path, _env(tmp_path))
+    env = _env(tmp_path, HRX_VISIBLE_DEVICES="npu:1")
+    assert _doctor_json(tmp_path, env)["dask_worker"] == {"visible_devices": "npu:1", "binding": None}
+    assert "not a bound worker (HRX_VISIBLE_DEVICES = 'npu:1')" in _doctor_text(tmp_path, env)
+    # A worker's plugin records its binding, which the report names.
+    from hrxarray import _doctor
+
+    info = {**_doctor.collect(), "dask_worker": {"visible_devices": "npu:1", "binding": {
+        "device": "npu:1", "placement": "Shared(npu:0)", "backend": "emulated", "worker": "tcp://127.0.0.1:1",
+        "resources": "NPU=1"}}}
+    assert "tcp://127.0.0.1:1: npu:1 as Shared(npu:0) (resources NPU=1, emulated)" in _doctor.format_report(info)

@@ -12,8 +12,6 @@ import gc
 import math
 import os
 import re
-import signal
-import subprocess
 import sys
 import textwrap
 import threading
@@ -25,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrxarray as hx
-from helpers import skip_fork_under_sanitizers
+from helpers import run_killable, skip_fork_under_sanitizers
 
 WAIT_S = 10.0
 HUNG_S = 90  # a program still running after this long has hung
@@ -39,21 +37,7 @@ def run_python(code, *args, cwd):
     The program gets a session of its own, so that a hang kills its forked
     children too instead of leaving them behind.
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = proc.communicate(timeout=HUNG_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-        pytest.fail(f"the program hung for {HUNG_S} s; stdout: {stdout!r}; stderr: {stderr!r}")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    return run_killable([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], HUNG_S, cwd=cwd)
 
 
 def assert_clean_exit(proc, stdout):

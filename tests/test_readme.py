@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-OPTIONAL_PEERS = ("torch",)
+OPTIONAL_PEERS = ("torch", "dask", "distributed")
 
 
 def python_blocks(text):

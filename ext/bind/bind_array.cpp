@@ -901,6 +901,20 @@ void bind_array(nb::module_& m) {
                      "True for read-only DLPack imports, which device work must not write.")
         .def_prop_ro("_base_id", [](const PyArray& s) { return reinterpret_cast<uintptr_t>(s.a.base.get()); },
                      "Identity of the shared base (views of one allocation share it).")
+        .def_prop_ro("_write_version", [](const PyArray& s) { return s.a.base->storage()->write_version(); },
+                     "Writes submitted to the storage so far (Note [Write version]): with _base_id it names the "
+                     "bytes without reading them.")
+        .def(
+            "__dask_tokenize__",
+            [](const PyArray& s) {
+                const auto& st = *s.a.base->storage();
+                return nb::make_tuple("hrxarray.DeviceArray", reinterpret_cast<uintptr_t>(s.a.base.get()), st.id(),
+                                      st.write_version(), s.a.offset, int_tuple(s.a.shape), int_tuple(s.a.strides),
+                                      nb::str(dtype_object(s.a.dtype)), nb::repr(placement_to_py(s.a.placement())));
+            },
+            nb::sig("def __dask_tokenize__(self) -> tuple[object, ...]"),
+            "Dask's token: the array's identity and its storage's write version (Note [Write version]); never "
+            "reads or copies the elements, and changes with every write submitted.")
         .def("ready", [](const PyArray& s) { return s.a.base->ready(); },
              "True when no device operation writing this array's allocation is pending (never waits).")
         .def(

@@ -220,6 +220,10 @@ from ._linear_algebra import (
 )
 from . import _creation, _linear_algebra, _manipulation
 from . import fft, linalg
+from . import _serialize  # noqa: F401 (registers DeviceArray with copyreg: pickling is its serialiser)
+from . import _dask_hooks
+
+_dask_hooks.install()
 
 # The array API names the boolean dtype `bool` (NumPy's bool_); nothing below
 # this line calls the builtin through the module's globals.

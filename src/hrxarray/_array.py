@@ -22,6 +22,7 @@ import builtins
 import contextlib
 import math
 import operator
+import os
 from typing import Any
 
 import numpy as np
@@ -366,7 +367,15 @@ def map_write(self):
     return _map(self, True)
 
 
+def _strict_host() -> bool:
+    """Strict host mode (``HRXARRAY_STRICT_HOST=1``): ``__array__`` raises, so hidden host round trips show."""
+    return os.environ.get("HRXARRAY_STRICT_HOST", "") not in ("", "0")
+
+
 def _array(self, dtype=None, copy=None):
+    if _strict_host():
+        raise TypeError(f"__array__: strict host mode (HRXARRAY_STRICT_HOST) refuses an implicit host copy of the "
+                        f"{self.dtype} DeviceArray of shape {self.shape}; convert explicitly with hx.to_numpy(x)")
     if copy is False:
         if dtype is not None and np.dtype(dtype) != self.dtype:
             raise ValueError("__array__(copy=False): a dtype change needs a copy")
@@ -990,7 +999,27 @@ _NUMPY_UFUNC_NAMES = {"true_divide": "divide"}
 _NUMPY_GUFUNCS: dict = {}
 
 
+def _foreign(values) -> bool:
+    """Whether ``values`` hold an array type hrxarray does not know that speaks NumPy's protocols (a Dask array).
+
+    NumPy's protocols then return NotImplemented, so that type handles the
+    operation (a Dask array maps it over its blocks) instead of hrxarray
+    converting it to a host array, which would compute all of it.
+    """
+    for v in values:
+        if isinstance(v, (DeviceArray, np.ndarray, np.generic)):
+            continue
+        if isinstance(v, (tuple, list)) and _foreign(v):
+            return True
+        t = type(v)
+        if hasattr(t, "__array_ufunc__") or hasattr(t, "__array_function__"):
+            return True
+    return False
+
+
 def _array_ufunc(self, uf, method, *inputs, **kwargs):
+    if _foreign(inputs) or _foreign(kwargs.get("out", ()) or ()):
+        return NotImplemented
     name = _NUMPY_UFUNC_NAMES.get(uf.__name__, uf.__name__)
     if method == "__call__" and name in _NUMPY_GUFUNCS:
         return _NUMPY_GUFUNCS[name](*inputs, **kwargs)
@@ -1033,18 +1062,93 @@ def _np_copy(a, order="K", subok=False):
     return _device(a, "copy").copy()
 
 
+def _np_creation_like(fn):
+    # NumPy's *_like take a memory order and subok; a DeviceArray is always C-ordered and never subclassed.
+    def create(a, *args, order="K", subok=True, **kwargs):
+        return fn(a, *args, **kwargs)
+
+    create.__name__ = fn.__name__
+    return create
+
+
+def _np_nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    if kw:
+        raise TypeError(f"hrxarray's nansum does not take {sorted(kw)}")
+    x = _device(a, "nansum")
+    if x.dtype.kind in "fc":
+        x = where(_U["isnan"](x), 0, x)
+    return sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+
+def _np_unravel_index(indices, shape, order="C"):
+    # Dask's argmax/argmin turn flat block indices into coordinates with this.
+    if order != "C":
+        raise ValueError("unravel_index: only order='C' is supported")
+    rest = _device(indices, "unravel_index")
+    out = []
+    for n in reversed(_shape_tuple(shape, "unravel_index")):
+        out.append(_U["remainder"](rest, n))
+        rest = _U["floor_divide"](rest, n)
+    return tuple(reversed(out))
+
+
+def _np_ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if order != "C" or mode != "raise":
+        raise ValueError("ravel_multi_index: only mode='raise' and order='C' are supported")
+    dims = _shape_tuple(dims, "ravel_multi_index")
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} indices for {len(dims)} dimensions")
+    flat = None
+    for i, n in zip(multi_index, dims):
+        i = _device(i, "ravel_multi_index")
+        flat = i if flat is None else flat * n + i
+    return flat
+
+
 _ARRAY_FUNCTIONS = {
     np.sum: sum, np.prod: prod, np.max: _np_max, np.amax: _np_max, np.min: _np_min, np.amin: _np_min,
     np.mean: mean, np.any: any, np.all: all, np.argmax: argmax, np.argmin: argmin, np.concatenate: concatenate, np.stack: stack,
     np.transpose: transpose, np.reshape: reshape, np.where: where, np.copy: _np_copy, np.squeeze: squeeze, np.expand_dims: expand_dims,
-    np.broadcast_to: broadcast_to, np.zeros_like: zeros_like, np.ones_like: ones_like,
-    np.empty_like: empty_like, np.full_like: full_like, np.shape: lambda a: a.shape,
+    np.broadcast_to: broadcast_to, np.zeros_like: _np_creation_like(zeros_like),
+    np.ones_like: _np_creation_like(ones_like), np.empty_like: _np_creation_like(empty_like),
+    np.full_like: _np_creation_like(full_like), np.nansum: _np_nansum, np.unravel_index: _np_unravel_index,
+    np.ravel_multi_index: _np_ravel_multi_index,
+    np.shape: lambda a: a.shape,
     np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
 }
 if hasattr(np, "astype"):
     _ARRAY_FUNCTIONS[np.astype] = astype
 if hasattr(np, "permute_dims") and np.permute_dims is not np.transpose:
     _ARRAY_FUNCTIONS[np.permute_dims] = permute_dims
+
+
+def _like_array(like, obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kw):
+    x = asarray(obj, dtype=dtype, placement=like.placement, copy=None if copy is False else copy)
+    if ndmin > x.ndim:
+        x = x.reshape((1,) * (ndmin - x.ndim) + x.shape)
+    return x
+
+
+def _like_asarray(like, obj, dtype=None, order=None, *, copy=None, **kw):
+    return asarray(obj, dtype=dtype, placement=like.placement, copy=copy)
+
+
+def _like_arange(like, start, stop=None, step=1, dtype=None, **kw):
+    return arange(start, stop, step, dtype=dtype, placement=like.placement)
+
+
+def _like_creation(fn):
+    def create(like, shape, *args, dtype=None, order="C", **kw):
+        return fn(shape, *args, dtype=dtype, placement=like.placement)
+
+    return create
+
+
+_LIKE_FUNCTIONS = {
+    np.array: _like_array, np.asarray: _like_asarray, np.asanyarray: _like_asarray, np.arange: _like_arange,
+    np.empty: _like_creation(empty), np.zeros: _like_creation(zeros), np.ones: _like_creation(ones),
+    np.full: _like_creation(full),
+}
 
 
 def _public_name(func):
@@ -1054,6 +1158,13 @@ def _public_name(func):
 
 
 def _array_function(self, func, types, args, kwargs):
+    if builtins.any(not issubclass(t, (DeviceArray, np.ndarray)) for t in types):
+        return NotImplemented
+    like = _LIKE_FUNCTIONS.get(func)
+    if like is not None:
+        # NEP 35: numpy.asarray(..., like=x) arrives here with x as self; the new
+        # array goes where x lives (Dask builds its helper arrays this way).
+        return like(self, *args, **kwargs)
     impl = _ARRAY_FUNCTIONS.get(func)
     if impl is None:
         raise TypeError(f"hrxarray does not implement {_public_name(func)} for DeviceArray (no silent host "

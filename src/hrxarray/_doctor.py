@@ -82,10 +82,22 @@ def collect(*, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         "kernels": _kernel_path(cpu, families),
         "bundle": bundle,
         "kernel_devices": kernel_devices,
+        "dask_worker": _dask_binding(env),
     }
     info["reasons"] = _reasons(bundle, kernel_devices)
     info["backend_reason"] = _reason_sentence(bundle, info["reasons"])
     return info
+
+
+def _dask_binding(env: Mapping[str, str]) -> dict[str, Any]:
+    """The device this process is bound to as a Dask worker: HRX_VISIBLE_DEVICES and hrxarray.dask's plugin.
+
+    Run on the workers (``client.run(hrxarray._doctor.collect)``) it reports
+    each worker's binding; never imports Dask.
+    """
+    cluster = sys.modules.get("hrxarray.dask._cluster")
+    binding = getattr(cluster, "binding", None)
+    return {"visible_devices": env.get("HRX_VISIBLE_DEVICES"), "binding": dict(binding) if binding else None}
 
 
 def _version(hrxarray: Any) -> str:
@@ -363,6 +375,17 @@ def format_report(info: Mapping[str, Any]) -> str:
     lines.append(f"  GPU  {kd['gpu']['path']:<20} {'present' if kd['gpu']['present'] else 'missing'}")
     npu_state = ", ".join(kd["npu"]["found"]) if kd["npu"]["present"] else "missing"
     lines.append(f"  NPU  {kd['npu']['path']:<20} {npu_state}")
+
+    worker = info["dask_worker"]
+    visible = worker["visible_devices"]
+    lines += ["", "Dask worker binding"]
+    if worker["binding"]:
+        b = worker["binding"]
+        lines.append(f"  {b['worker'] or 'this process'}: {b['device']} as {b['placement']} "
+                     f"(resources {b['resources'] or 'none'}, {b['backend']})")
+    else:
+        lines.append("  not a bound worker (HRX_VISIBLE_DEVICES " + (f"= {visible!r}" if visible is not None
+                                                                     else "not set") + ")")
 
     lines += ["", info["backend_reason"]]
     return "\n".join(lines) + "\n"

@@ -119,6 +119,7 @@ void StorageState::release_host(bool write) {
         std::lock_guard<std::mutex> lock(mu_);
         if (write) {
             host_writer_ = false;
+            note_write();
             // The host now holds the authoritative bytes; device consumers get a flush.
             visibility_.mark_written(Engine::Host);
         } else {
@@ -159,6 +160,7 @@ void StorageState::release_host_lease(uint64_t id) {
         --host_leases_;
         if (it->writable) {
             --writable_host_leases_;
+            note_write();
             visibility_.mark_written(Engine::Host);
         }
         leases_.erase(it);
@@ -175,10 +177,12 @@ bool StorageState::host_lease_would_wait(bool writable) const {
 
 void StorageState::acquire_device_use(Access access) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (access_writes(access))
+    if (access_writes(access)) {
         ++device_writers_;
-    else
+        note_write();
+    } else {
         ++device_readers_;
+    }
 }
 
 void StorageState::release_device_use(Access access) {
@@ -197,10 +201,12 @@ void StorageState::acquire_device_use_checked(Access access, const std::string& 
     std::lock_guard<std::mutex> lock(mu_);
     if (poison_) fail(ErrorKind::DeviceLost, who + ": storage was poisoned by an earlier failure: " + *poison_);
     check_device_binding_locked(access, who);
-    if (access_writes(access))
+    if (access_writes(access)) {
         ++device_writers_;
-    else
+        note_write();
+    } else {
         ++device_readers_;
+    }
 }
 
 void StorageState::check_device_binding(Access access, const std::string& who) const {

@@ -113,6 +113,13 @@ public:
     const provider::Memory& add_import(std::unique_ptr<provider::Memory> alias);
 
     GuardSnapshot guards() const;
+    // Note [Write version]: counts the writes submitted to the storage (device
+    // work when its use lease is taken at submission, host write guards and
+    // writable leases when they end), so (id, write_version) names the bytes without reading
+    // them (Dask's tokens). Conservative: any write anywhere in the allocation
+    // changes it.
+    uint64_t write_version() const { return write_version_.load(std::memory_order_acquire); }
+    void note_write() { write_version_.fetch_add(1, std::memory_order_acq_rel); }
     void host_cache_control(HostCacheOp op, uint64_t offset, uint64_t length);
 
 private:
@@ -149,6 +156,7 @@ private:
     bool external_ = false;
     std::optional<std::string> poison_;
     std::atomic<bool> poisoned_{false};  // poison_ is set, readable without mu_
+    std::atomic<uint64_t> write_version_{0};
     bool quarantined_ = false;
     bool needs_maintenance_ = true;
     VisibilityState visibility_;

@@ -824,6 +824,11 @@ class DeviceArray:
     def buffer(self) -> Buffer:
         """The Buffer holding the elements (shared by every view of it)."""
 
+    def __dask_tokenize__(self) -> tuple[object, ...]:
+        """
+        Dask's token: the array's identity and its storage's write version (Note [Write version]); never reads or copies the elements, and changes with every write submitted.
+        """
+
     def ready(self) -> bool:
         """
         True when no device operation writing this array's allocation is pending (never waits).

@@ -1,0 +1,197 @@
+"""Registering DeviceArray with Dask without importing Dask.
+
+Note [Dask registrations]: hrxarray must not import Dask (an optional extra, and
+a second of import time), yet a DeviceArray must be a registered Dask chunk
+type whenever both are in use, on the client and on every worker, with no user
+code. Three hooks get there, whichever is imported first:
+
+- :func:`install` (run by ``hrxarray/__init__``) registers at once with what is
+  already imported, and otherwise puts a finder on ``sys.meta_path`` that runs
+  the registration right after ``dask.sizeof``, ``dask.array`` or
+  ``distributed.protocol`` finish executing;
+- the ``dask.sizeof`` entry point (:func:`register_sizeof`) makes ``import
+  dask`` import hrxarray on a worker, so ``install`` runs there too;
+- the ``dask.array.backends`` entry point ``hrx`` (hrxarray.dask) imports
+  hrxarray.dask, which registers.
+
+The registrations below import Dask inside their bodies only.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import math
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _serialize
+from ._array import DeviceArray
+
+
+# Module -> registration to run once it has executed. dask.sizeof is the first
+# Dask module anything imports (dask/_task_spec.py imports it).
+_HOOKS: dict[str, Callable[[], None]] = {
+    "dask.sizeof": lambda: register_sizeof_dispatch(),
+    "dask.array": lambda: register_array(),
+    "distributed.protocol": lambda: register_serialize(),
+}
+
+
+def _loaded(name: str) -> bool:
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    return module is not None and not getattr(spec, "_initializing", False)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps the real loader of a hooked module so the hook runs after it executes."""
+
+    def __init__(self, pending: dict[str, Callable[[], None]]):
+        self.pending = pending
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        hook = self.pending.get(name)
+        if hook is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            if self.pending.pop(name, None) is not None:
+                _run(hook)
+                if not self.pending and self in sys.meta_path:
+                    sys.meta_path.remove(self)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _run(hook: Callable[[], None]) -> None:
+    try:
+        hook()
+    except ImportError:
+        pass  # a partial Dask install (dask without dask.array's numpy extra): nothing to register
+
+
+def install() -> None:
+    """Register with the Dask modules already imported; hook the others (Note [Dask registrations])."""
+    pending = {}
+    for name, hook in _HOOKS.items():
+        if _loaded(name):
+            _run(hook)
+        else:
+            pending[name] = hook
+    if pending and not any(isinstance(f, _AfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(pending))
+
+
+def register_sizeof(sizeof: Any) -> None:
+    """The ``dask.sizeof`` entry point: a DeviceArray's size is its byte count.
+
+    Importing this module imported hrxarray, whose ``install`` hooks the rest.
+    """
+    sizeof.register(DeviceArray)(_nbytes)
+
+
+def _nbytes(x: Any) -> int:
+    return int(x.nbytes)
+
+
+@functools.cache
+def register_sizeof_dispatch() -> None:
+    """The scheduler's size of a block: its byte count (``sys.getsizeof`` otherwise)."""
+    from dask.sizeof import sizeof
+
+    register_sizeof(sizeof)
+
+
+def _numel(x: DeviceArray, **kwargs: Any) -> Any:
+    # Dask's mean divides a block's total by this count: a DeviceArray of the
+    # count keeps the division on the device (NumPy's default moves it to the host).
+    import hrxarray as hx
+
+    axis = kwargs.get("axis")
+    keepdims = kwargs.get("keepdims", False)
+    dtype = kwargs.get("dtype", np.float64)
+    axes = tuple(range(x.ndim)) if axis is None else (axis if isinstance(axis, (tuple, list)) else (axis,))
+    axes = tuple(a % x.ndim for a in axes) if x.ndim else ()
+    count = math.prod(x.shape[a] for a in axes)
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
+        tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    return hx.full(shape, count, dtype=dtype, placement=x.placement)
+
+
+def _nannumel(x: DeviceArray, **kwargs: Any) -> Any:
+    import hrxarray as hx
+
+    return hx.sum(hx.logical_not(hx.isnan(x)), **kwargs)
+
+
+def _to_numpy(x: DeviceArray, **kwargs: Any) -> np.ndarray:
+    import hrxarray as hx
+
+    return hx.to_numpy(x, **kwargs)
+
+
+def _einsum(*args: Any, **kwargs: Any) -> Any:
+    import hrxarray as hx
+
+    # Dask passes NumPy's einsum options; hrxarray's einsum has no memory order or casting.
+    for k in ("casting", "order", "optimize"):
+        kwargs.pop(k, None)
+    dtype = kwargs.pop("dtype", None)
+    out = hx.einsum(*args, **kwargs)
+    return out if dtype is None else out.astype(dtype, copy=False)
+
+
+@functools.cache
+def register_array() -> None:
+    """``register_chunk_type`` and the compute-time dispatch of dask.array for DeviceArray."""
+    import dask.array as da
+    from dask.array import dispatch
+
+    import hrxarray as hx
+
+    da.register_chunk_type(DeviceArray)
+    dispatch.concatenate_lookup.register(DeviceArray, hx.concatenate)
+    dispatch.take_lookup.register(DeviceArray, hx.take)
+    dispatch.tensordot_lookup.register(DeviceArray, hx.tensordot)
+    dispatch.einsum_lookup.register(DeviceArray, _einsum)
+    dispatch.empty_lookup.register(DeviceArray, hx.empty)
+    dispatch.divide_lookup.register(DeviceArray, hx.divide)
+    dispatch.numel_lookup.register(DeviceArray, _numel)
+    dispatch.nannumel_lookup.register(DeviceArray, _nannumel)
+    dispatch.to_numpy_dispatch.register(DeviceArray, _to_numpy)
+    register_sizeof_dispatch()
+
+
+def _serialize_frames(x: DeviceArray) -> tuple[dict, list]:
+    header, frame = _serialize.dumps(x, "dask_serialize")
+    return header, [frame.data]
+
+
+def _deserialize_frames(header: dict, frames: list) -> DeviceArray:
+    return _serialize.loads(header, frames[0])
+
+
+@functools.cache
+def register_serialize() -> None:
+    """distributed's ``dask`` serialiser family: the same path as pickle (Note [Serialising device arrays])."""
+    from distributed.protocol import dask_deserialize, dask_serialize
+
+    dask_serialize.register(DeviceArray)(_serialize_frames)
+    dask_deserialize.register(DeviceArray)(_deserialize_frames)

@@ -1,0 +1,76 @@
+"""hrxarray on Dask: DeviceArrays as the blocks of Dask arrays, on dask.distributed workers bound to devices.
+
+Importing hrxarray registers DeviceArray with Dask whenever Dask is imported
+too (Note [Dask registrations] in hrxarray/_dask_hooks.py); this module needs
+Dask (``pip install hrxarray[dask]``) and adds the parts a user calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask.array as da
+from dask.base import tokenize
+import numpy as np
+
+from .._array import DeviceArray, empty, matmul as _hx_matmul
+from .._dask_hooks import register_array
+
+register_array()
+
+__all__ = ["matmul"]
+
+
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    # float16/bfloat16 (and integers narrower than 32 bits) sum in float32, as the NPU does.
+    return np.result_type(dtype, np.float32)
+
+
+def _product(a: DeviceArray, b: DeviceArray, acc: np.dtype) -> DeviceArray:
+    # bfloat16 blocks keep the NPU's numerics (exact products, float32 sums);
+    # others multiply in the accumulator type.
+    if a.dtype.name != "bfloat16" or b.dtype.name != "bfloat16":
+        a, b = a.astype(acc, copy=False), b.astype(acc, copy=False)
+    c = _hx_matmul(a, b)
+    return c if c.dtype == acc else c.astype(acc)
+
+
+def _row_times_column(a_blocks: list, b_blocks: list, acc: np.dtype, out_dtype: np.dtype) -> DeviceArray:
+    """One output block: the k block products in the accumulator, summed pairwise in a tree, rounded once."""
+    parts = [_product(a, b, acc) for a, b in zip(a_blocks, b_blocks)]
+    while len(parts) > 1:
+        parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    # Waiting here makes the task last as long as the device works on it: the
+    # scheduler balances workers by task durations, and a task that returned
+    # a pending array at once looked free, so one worker got them all.
+    return parts[0].astype(out_dtype, copy=False).block_until_ready()
+
+
+def matmul(x: Any, y: Any) -> da.Array:
+    """The matrix product of two 2-d Dask arrays of DeviceArray blocks, rounded once.
+
+    Dask's own ``x @ y`` adds the partial products of the k blocks in the
+    result dtype (bfloat16 for bfloat16 operands: an error that grows with the
+    number of k blocks). Here each output block is one task on the device that
+    holds every (i, k, j) block product in float32 (the accumulator:
+    ``result_type(dtype, float32)``), sums the k partials pairwise in a tree,
+    and rounds the sum to ``result_type(x.dtype, y.dtype)`` once. Only the
+    operand blocks travel between workers, never float32 partials.
+    """
+    x, y = da.asarray(x), da.asarray(y)
+    if x.ndim != 2 or y.ndim != 2:
+        raise ValueError(f"hrxarray.dask.matmul: both operands must be 2-d, got {x.ndim}-d and {y.ndim}-d")
+    if x.shape[1] != y.shape[0]:
+        raise ValueError(f"hrxarray.dask.matmul: shapes {x.shape} and {y.shape} are not aligned")
+    out_dtype = np.result_type(x.dtype, y.dtype)
+    acc = _accumulator(out_dtype)
+    if x.chunks[1] != y.chunks[0]:
+        y = y.rechunk((x.chunks[1], y.chunks[1]))
+    name = "hrx-matmul-" + tokenize(x, y, acc, out_dtype)
+    return da.blockwise(_row_times_column, "ij", x, "ik", y, "kj", acc=acc, out_dtype=out_dtype,
+                        dtype=out_dtype, concatenate=False, name=name, meta=empty((0, 0), out_dtype))
+
+from ._backend import HrxBackendEntrypoint, RandomState  # noqa: E402
+from ._cluster import DevicePlugin, local_cluster  # noqa: E402
+
+__all__ += ["DevicePlugin", "local_cluster", "HrxBackendEntrypoint", "RandomState"]
