@@ -1,5 +1,5 @@
-// DLPack plumbing shared by the private _dlpack_* functions and DeviceArray
-// (bind_array.cpp): capsule creation over leased storage, and zero-copy import.
+// DLPack plumbing (bind_dlpack.cpp) for DeviceArray (bind_array.cpp): the
+// capsules __dlpack__ exports over leased storage, and zero-copy import.
 #pragma once
 #include <nanobind/nanobind.h>
 
