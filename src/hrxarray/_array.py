@@ -710,37 +710,23 @@ def _item(self, *args: int) -> typing.Any:
     return self._to_numpy().item(*args)
 
 
-def _scalar(self, kind):
-    if self.size != 1:
-        if kind is bool:
-            raise ValueError(f"The truth value of an array with more than one element is ambiguous "
-                             f"(shape {self.shape}). Use a.any() or a.all()")
-        raise TypeError(f"only arrays of size 1 can be converted to Python scalars ({kind.__name__})")
-    return kind(self._to_numpy().reshape(()).item())
+def _scalar(kind):
+    def convert(self):
+        if self.size != 1:
+            if kind is bool:
+                raise ValueError(f"The truth value of an array with more than one element is ambiguous "
+                                 f"(shape {self.shape}). Use a.any() or a.all()")
+            raise TypeError(f"only arrays of size 1 can be converted to Python scalars ({kind.__name__})")
+        return kind(self._to_numpy().reshape(()).item())
+
+    return convert
 
 
-@_method("__bool__")
-def _bool(self) -> bool:
-    """Truth of a one-element array (waits)."""
-    return _scalar(self, bool)
-
-
-@_method("__int__")
-def _int(self) -> int:
-    """A one-element array as int (waits)."""
-    return _scalar(self, int)
-
-
-@_method("__float__")
-def _float(self) -> float:
-    """A one-element array as float (waits)."""
-    return _scalar(self, float)
-
-
-@_method("__complex__")
-def _complex(self) -> complex:
-    """A one-element array as complex (waits)."""
-    return _scalar(self, complex)
+for _kind, _doc in ((bool, "Truth of a one-element array (waits)."), (int, "A one-element array as int (waits)."),
+                    (float, "A one-element array as float (waits)."),
+                    (complex, "A one-element array as complex (waits).")):
+    _method(f"__{_kind.__name__}__", doc=_doc, annotations={"return": _kind.__name__})(_scalar(_kind))
+del _kind, _doc
 
 
 @_method("__index__")
