@@ -550,7 +550,6 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     // the pending writers (stream -1 included, which only asks the producer
     // not to synchronise a device stream).
     wait_ready(a);
-    const int64_t item = dtype_itemsize(a.dtype);
     const bool make_copy = copy_mode == 1 || to_cpu_copy;
     if (make_copy) {
         // IS_COPIED: a private, writable, C-contiguous host copy the consumer owns.
@@ -560,17 +559,12 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
         TaskSpec t = copy_task(c, Operand::of(a), op);
         submit(runtime_of(a), t);
         wait_ready(c);
-        Dims strides(c.strides.size());
-        for (size_t i = 0; i < strides.size(); ++i) strides[i] = c.strides[i] / item;
         const uint64_t lease = c.base->storage()->acquire_host_lease(true, "__dlpack__", "DLPack export (copied)");
-        return dlpack_capsule(c.base->storage(), lease, c.data(), c.shape, strides, dl, DLDevice{kDLCPU, 0}, false,
-                              true, versioned);
+        return dlpack_capsule(c, lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
     }
-    Dims strides(a.strides.size());
-    for (size_t i = 0; i < strides.size(); ++i) strides[i] = a.strides[i] / item;
     const uint64_t lease =
         take_lease(a, !readonly, "__dlpack__", readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
-    return dlpack_capsule(a.base->storage(), lease, a.data(), a.shape, strides, dl, target, readonly, false, versioned);
+    return dlpack_capsule(a, lease, dl, target, readonly, false, versioned);
 }
 
 nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy, nb::handle dtype_obj) {

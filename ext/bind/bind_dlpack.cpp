@@ -142,26 +142,27 @@ void versioned_capsule_destructor(PyObject* capsule) noexcept {
 
 }  // namespace
 
-nb::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data, const Dims& shape,
-                          const Dims& strides, DLDataType dl,
-                          DLDevice device, bool readonly, bool copied, bool versioned) {
+nb::object dlpack_capsule(const Array& a, uint64_t lease, DLDataType dl, DLDevice device, bool readonly, bool copied,
+                          bool versioned) {
     auto ctx = std::make_unique<ExportContext>();
-    ctx->shape = shape;
-    ctx->strides = strides;
-    ctx->writable = !readonly;
     // From here the context's destructor gives the lease back on any error.
     ctx->lease = lease;
-    ctx->state = std::move(state);
+    ctx->state = a.base->storage();
+    ctx->shape = a.shape;
+    const int64_t item = dtype_itemsize(a.dtype);
+    ctx->strides.resize(a.strides.size());
+    for (size_t i = 0; i < a.strides.size(); ++i) ctx->strides[i] = a.strides[i] / item;
+    ctx->writable = !readonly;
 
     DLTensor t{};
-    t.data = data;
+    t.data = a.data();
     t.device = device;
-    t.ndim = static_cast<int32_t>(shape.size());
+    t.ndim = static_cast<int32_t>(a.shape.size());
     t.dtype = dl;
     // ndim 0: NULL shape and strides, as the spec allows; otherwise strides
     // are always given (v1.2 forbids NULL strides for ndim > 0).
-    t.shape = shape.empty() ? nullptr : ctx->shape.data();
-    t.strides = shape.empty() ? nullptr : ctx->strides.data();
+    t.shape = a.shape.empty() ? nullptr : ctx->shape.data();
+    t.strides = a.shape.empty() ? nullptr : ctx->strides.data();
     t.byte_offset = 0;  // consumers that ignore byte_offset still see the right data
 
     PyObject* capsule = nullptr;
