@@ -1,5 +1,8 @@
-"""The C++ DLPack primitives: _core._dlpack_export, _dlpack_import, _dlpack_describe."""
+"""DLPack at the C++ level: the capsules DeviceArray.__dlpack__ (the one producer) builds, over views
+made through the public API, and the private _core._dlpack_import/_dlpack_describe, checked against NumPy
+and hand-built capsules."""
 
+import contextlib
 import ctypes
 import gc
 
@@ -26,41 +29,52 @@ class Producer:
         return self.device
 
 
-def export(buf, shape, dtype=np.float32, *, offset=0, strides=None, readonly=False, copied=False, versioned=True):
-    if strides is None:
-        strides = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
-    return _core._dlpack_export(buf, offset, tuple(shape), tuple(strides), np.dtype(dtype), readonly, copied, versioned)
+def host_array(rt, n=64, dtype=np.float32):
+    """A host-mapped DeviceArray of rt holding 0, 1, ..., n - 1, alone in its buffer."""
+    return hx.asarray(np.arange(n).astype(dtype), placement=hx.Shared(rt.npu()))
 
 
-def as_numpy(buf, shape, dtype=np.float32, **kw):
-    return np.from_dlpack(Producer(export(buf, shape, dtype, **kw)))
+def export(x, *, versioned=True, copy=None):
+    return x.__dlpack__(max_version=(1, 0) if versioned else None, copy=copy)
 
 
-def leases(buf):
-    return buf._state()["host_leases"]
+def as_numpy(x, **kw):
+    return np.from_dlpack(Producer(export(x, **kw)))
 
 
-@pytest.fixture
-def buf(rt):
-    return rt.allocate(256, hx.HostVisible())
+def leases(x):
+    return x.buffer._state()["host_leases"]
+
+
+def describe(x, **kw):
+    return _core._dlpack_describe(export(x, **kw))
+
+
+@contextlib.contextmanager
+def mapped(buffer, offset, shape, strides, dtype, write=False):
+    """A NumPy view of an imported tensor (strides in elements) under a host guard of its buffer."""
+    dtype = np.dtype(dtype)
+    with (buffer.map_write() if write else buffer.map_read()) as raw:
+        yield np.ndarray(shape, dtype, buffer=raw, offset=offset, strides=[s * dtype.itemsize for s in strides])
 
 
 # --- export -----------------------------------------------------------------
 
 
-def test01_export_roundtrip_through_numpy(buf):
-    a = as_numpy(buf, (4, 8))
+def test01_export_roundtrip_through_numpy(rt):
+    x = host_array(rt, 32)
+    a = as_numpy(x.reshape(4, 8))
     assert a.shape == (4, 8) and a.dtype == np.float32 and a.flags.writeable
-    a[...] = np.arange(32, dtype=np.float32).reshape(4, 8)
-    b = as_numpy(buf, (32,))
-    np.testing.assert_array_equal(b, np.arange(32, dtype=np.float32))
+    a[...] = -np.arange(32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_array_equal(as_numpy(x), -np.arange(32, dtype=np.float32))
 
 
-def test02_export_is_zero_copy(buf):
-    cap = export(buf, (8,), np.int32, offset=16)
+def test02_export_is_zero_copy(rt):
+    x = host_array(rt, 64, np.int32)
+    cap = export(x[4:12])
     info = _core._dlpack_describe(cap)
     a = np.from_dlpack(Producer(cap))
-    b = as_numpy(buf, (64,), np.int32)
+    b = as_numpy(x)
     assert a.ctypes.data == info["data"] == b.ctypes.data + 16
     a[3] = 42
     assert b[7] == 42
@@ -68,144 +82,160 @@ def test02_export_is_zero_copy(buf):
     assert a[0] == -1
 
 
-def test03_capsule_fields(buf):
-    info = _core._dlpack_describe(export(buf, (2, 3), np.uint16, offset=4, strides=(6, 2)))
+def test03_capsule_fields(rt):
+    x = host_array(rt, 64, np.uint16)
+    v = x[2:14].reshape(2, 6)[:, ::2]  # element [0, 0] 4 bytes in, strides (6, 2) elements
+    info = describe(v)
     assert info["name"] == "dltensor_versioned" and info["version"] == (1, 1)
     assert info["device"] == (1, 0) and info["dtype"] == (1, 16, 1)
     assert info["shape"] == (2, 3) and info["strides"] == (6, 2) and info["byte_offset"] == 0
-    legacy = _core._dlpack_describe(export(buf, (2,), np.int8, versioned=False))
+    assert info["data"] == describe(x)["data"] + 4
+    legacy = describe(host_array(rt, 2, np.int8), versioned=False)
     assert legacy["name"] == "dltensor" and legacy["version"] is None
 
 
 @pytest.mark.parametrize(
     "dtype, code",
     [(np.bool_, (6, 8, 1)), (np.int8, (0, 8, 1)), (np.int64, (0, 64, 1)), (np.uint32, (1, 32, 1)),
-     (np.float16, (2, 16, 1)), (np.float32, (2, 32, 1)), (np.float64, (2, 64, 1))],
+     (np.float16, (2, 16, 1)), (np.float32, (2, 32, 1)), (np.float64, (2, 64, 1)),
+     (np.complex64, (5, 64, 1)), (np.complex128, (5, 128, 1))],
 )
-def test04_dtype_codes_and_numpy_roundtrip(buf, dtype, code):
-    assert _core._dlpack_describe(export(buf, (4,), dtype))["dtype"] == code
-    a = as_numpy(buf, (4,), dtype)
+def test04_dtype_codes_and_numpy_roundtrip(rt, dtype, code):
+    x = host_array(rt, 4, dtype)
+    assert describe(x)["dtype"] == code
+    a = as_numpy(x)
     assert a.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(a, np.arange(4).astype(dtype))
 
 
-def test05_strided_and_non_contiguous_views(buf):
-    base = as_numpy(buf, (4, 8))
-    base[...] = np.arange(32, dtype=np.float32).reshape(4, 8)
-    v = as_numpy(buf, (4, 4), strides=(8, 2))
-    np.testing.assert_array_equal(v, base[:, ::2])
-    t = as_numpy(buf, (8, 4), strides=(1, 8))  # a transpose
-    np.testing.assert_array_equal(t, base.T)
-    inner = as_numpy(buf, (2, 3), offset=4 * 9, strides=(8, 1))
-    np.testing.assert_array_equal(inner, base[1:3, 1:4])
-    rev = as_numpy(buf, (8,), offset=4 * 7, strides=(-1,))  # negative strides are exportable
-    np.testing.assert_array_equal(rev, base[0, ::-1])
+def test05_strided_and_non_contiguous_views(rt):
+    base = host_array(rt, 32).reshape(4, 8)
+    ref = np.arange(32, dtype=np.float32).reshape(4, 8)
+    for key in [(slice(None), slice(None, None, 2)), (slice(1, 3), slice(1, 4)), (0, slice(None, None, -1)),
+                (slice(None, None, -2), slice(5, 0, -3))]:
+        v = base[key]
+        np.testing.assert_array_equal(as_numpy(v), ref[key])
+        assert describe(v)["strides"] == tuple(s // 4 for s in ref[key].strides)  # negative strides too
+    np.testing.assert_array_equal(as_numpy(base.T), ref.T)
+    assert describe(base.T)["strides"] == (1, 8)
 
 
-def test06_zero_dim_export(buf):
-    cap = export(buf, (), np.float64, offset=8)
+def test06_zero_dim_export(rt):
+    x = host_array(rt, 4, np.float64)
+    cap = export(x[1])
     info = _core._dlpack_describe(cap)
-    assert info["ndim"] == 0 and info["strides"] is None
+    assert info["ndim"] == 0 and info["strides"] is None and info["shape"] == ()
+    assert info["data"] == describe(x)["data"] + 8
     a = np.from_dlpack(Producer(cap))
-    assert a.shape == () and a == 0.0
+    assert a.shape == () and a == 1.0
 
 
-def test07_bfloat16_export(buf):
+def test07_bfloat16_export(rt):
     ml_dtypes = pytest.importorskip("ml_dtypes")
     vals = np.array([1.5, -2.0, 3.25], dtype=ml_dtypes.bfloat16)
-    as_numpy(buf, (3,), np.uint16)[...] = vals.view(np.uint16)
-    cap = export(buf, (3,), ml_dtypes.bfloat16)
+    x = hx.asarray(vals, placement=hx.Shared(rt.npu()))
+    cap = export(x)
     assert _core._dlpack_describe(cap)["dtype"] == (4, 16, 1)
     # NumPy <= 2.4 cannot import (kDLBfloat, 16): check the capsule through our own import.
     imported, offset, shape, strides, dtype, readonly = _core._dlpack_import(cap)
     assert (offset, shape, strides, dtype, readonly) == (0, (3,), (1,), "bfloat16", False)
-    back = as_numpy(imported, (3,), np.uint16).view(ml_dtypes.bfloat16)
-    np.testing.assert_array_equal(back, vals)
+    with mapped(imported, offset, shape, strides, np.uint16) as back:
+        np.testing.assert_array_equal(back.view(ml_dtypes.bfloat16), vals)
 
 
-def test08_read_only_and_copied_flags(buf):
-    cap = export(buf, (4,), readonly=True)
+def test08_read_only_and_copied_flags(rt):
+    ro = np.arange(4.0)
+    ro.flags.writeable = False
+    x = hx.from_dlpack(ro)  # a read-only import
+    cap = export(x)
     assert _core._dlpack_describe(cap)["flags"] == READ_ONLY
     a = np.from_dlpack(Producer(cap))
-    assert not a.flags.writeable
-    assert _core._dlpack_describe(export(buf, (4,), copied=True))["flags"] == IS_COPIED
-    assert _core._dlpack_describe(export(buf, (4,), readonly=True, copied=True))["flags"] == READ_ONLY | IS_COPIED
-    # The legacy struct has no flags: a read-only legacy export is allowed and unsignalled.
-    assert _core._dlpack_describe(export(buf, (4,), readonly=True, versioned=False))["name"] == "dltensor"
-    assert _core._dlpack_import(export(buf, (4,), readonly=True))[5] is True
+    assert not a.flags.writeable and a.ctypes.data == ro.ctypes.data
+    del a
+    gc.collect()
+    assert leases(x) == 0
+    assert describe(host_array(rt, 4), copy=True)["flags"] == IS_COPIED
+    # A copy is the consumer's own, writable even when the source is read-only.
+    copied = describe(x, copy=True)
+    assert copied["flags"] == IS_COPIED and copied["data"] != ro.ctypes.data
+    # The legacy struct has no flags: a read-only array is refused rather than exported as writable.
+    with pytest.raises(BufferError, match="read-only"):
+        export(x, versioned=False)
+    gc.collect()
+    assert leases(x) == 0
+    assert _core._dlpack_import(export(x))[5] is True
 
 
 @pytest.mark.parametrize("versioned", [True, False])
-def test09_never_consumed_capsule_frees_and_releases_lease(buf, versioned):
-    cap = export(buf, (4,), versioned=versioned)
-    assert leases(buf) == 1
+def test09_never_consumed_capsule_frees_and_releases_lease(rt, versioned):
+    x = host_array(rt, 4)
+    cap = export(x, versioned=versioned)
+    assert leases(x) == 1
     del cap
     gc.collect()
-    assert leases(buf) == 0
+    assert leases(x) == 0
 
 
-def test10_consumed_capsule_lease_lasts_until_consumer_dies(buf):
-    cap = export(buf, (4,))
+def test10_consumed_capsule_lease_lasts_until_consumer_dies(rt):
+    x = host_array(rt, 4)
+    cap = export(x)
     a = np.from_dlpack(Producer(cap))
     del cap
     gc.collect()
-    assert leases(buf) == 1
+    assert leases(x) == 1
     del a
     gc.collect()
-    assert leases(buf) == 0
+    assert leases(x) == 0
 
 
-def test11_storage_outlives_buffer_handle_while_exported(rt):
-    buf = rt.allocate(64, hx.HostVisible())
-    a = as_numpy(buf, (16,))
+def test11_storage_outlives_array_while_exported(rt):
+    base = rt.statistics().live_bytes
+    x = hx.zeros(16, np.float32, placement=hx.Shared(rt.npu()))
+    a = as_numpy(x)
     a[...] = 5
-    del buf
+    del x
     gc.collect()
-    assert rt.statistics().live_bytes == 64
+    assert rt.statistics().live_bytes == base + 64
     np.testing.assert_array_equal(a, 5)
     del a
     gc.collect()
-    assert rt.statistics().live_bytes == 0
+    assert rt.statistics().live_bytes == base
 
 
-def test12_writable_export_conflicts_with_host_write_mapping(buf):
-    cap = export(buf, (4,))
+def test12_writable_export_conflicts_with_host_write_mapping(rt):
+    x = host_array(rt, 4)
+    cap = export(x)
     with pytest.raises(hx.BusyError, match="lease"):
-        buf.map_write()
+        x.buffer.map_write()
     del cap
     gc.collect()
-    buf.map_write().release()
+    x.buffer.map_write().release()
 
 
-def test13_export_errors(rt, buf):
-    with pytest.raises(BufferError, match="not host mapped"):
-        export(rt.allocate(64, hx.GpuLocal()), (4,))
-    with pytest.raises(BufferError, match="datetime64"):
-        export(buf, (4,), np.dtype("datetime64[s]"))
-    with pytest.raises(BufferError, match="byte order"):
-        export(buf, (4,), np.dtype(">f4"))
-    with pytest.raises(ValueError, match="outside"):
-        export(buf, (65,))
-    with pytest.raises(ValueError, match="outside"):
-        export(buf, (4,), strides=(-1,))
-    with pytest.raises(ValueError, match="dimensions"):
-        _core._dlpack_export(buf, 0, (4,), (1, 1), np.float32, False, False, True)
-    assert leases(buf) == 0
+def test13_export_errors_change_nothing(rt):
+    x = host_array(rt, 16)
+    with pytest.raises(BufferError, match="copy=False"):
+        hx.zeros(4, placement=hx.GpuLocal()).__dlpack__(dl_device=(1, 0), copy=False)
+    with pytest.raises(BufferError, match="bfp16"):
+        export(x.astype(hx.bfp16))
+    with pytest.raises(BufferError, match="cannot export to device"):
+        x.__dlpack__(dl_device=(10, 0))
+    with pytest.raises(TypeError, match="max_version"):
+        x.__dlpack__(max_version=1)
+    with pytest.raises(ValueError, match="stream"):
+        x.__dlpack__(stream=3)
+    assert leases(x) == 0
 
 
-def test14_export_of_poisoned_storage_fails(buf):
-    buf._poison("boom")
+def test14_export_of_poisoned_storage_fails(rt):
+    x = host_array(rt, 4)
+    x.buffer._poison("boom")
     with pytest.raises(hx.DeviceLostError):
-        export(buf, (4,))
-    assert leases(buf) == 0
+        export(x)
+    assert leases(x) == 0
 
 
 # --- import -----------------------------------------------------------------
-
-
-def read_back(buffer, offset, shape, strides, dtype, readonly=False):
-    """A NumPy array of an imported tensor, through a fresh export."""
-    return np.from_dlpack(Producer(_core._dlpack_export(buffer, offset, shape, strides, np.dtype(dtype),
-                                                        readonly, False, True)))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"max_version": (1, 0)}], ids=["legacy", "versioned"])
@@ -217,16 +247,16 @@ def test20_import_numpy_capsule_zero_copy(rt, kwargs):
     assert (offset, shape, strides, dtype) == (0, (3, 4), (4, 1), "float32")
     assert readonly is (not kwargs) is (not np.from_dlpack(Producer(x.__dlpack__(**kwargs))).flags.writeable)
     assert b.placement == hx.HostVisible() and b.nbytes == x.nbytes
-    if readonly:  # the storage refuses a writable export of itself
+    if readonly:  # the storage refuses a host write mapping of itself
         with pytest.raises(ValueError, match="is read-only"):
-            read_back(b, offset, shape, strides, dtype)
-    y = read_back(b, offset, shape, strides, dtype, readonly)
-    assert y.ctypes.data == x.ctypes.data and y.flags.writeable is not readonly
-    if not readonly:
-        y[1, 2] = -7
-        assert x[1, 2] == -7
-    x[0, 0] = 99
-    assert y[0, 0] == 99
+            b.map_write()
+    with mapped(b, offset, shape, strides, dtype, write=not readonly) as y:
+        assert y.ctypes.data == x.ctypes.data and y.flags.writeable is not readonly
+        if not readonly:
+            y[1, 2] = -7
+            assert x[1, 2] == -7
+        x[0, 0] = 99
+        assert y[0, 0] == 99
 
 
 def test21_import_producer_object_and_default_runtime():
@@ -234,7 +264,8 @@ def test21_import_producer_object_and_default_runtime():
     b, offset, shape, strides, dtype, readonly = _core._dlpack_import(x)
     assert b.runtime is hx.default_runtime() or b.runtime == hx.default_runtime()
     assert (shape, dtype) == ((5,), "int64")
-    np.testing.assert_array_equal(read_back(b, offset, shape, strides, dtype), x)
+    with mapped(b, offset, shape, strides, dtype) as y:
+        np.testing.assert_array_equal(y, x)
 
 
 def test22_used_capsule_is_refused(rt):
@@ -254,9 +285,9 @@ def test23_non_contiguous_and_sliced_numpy(rt):
     b, offset, shape, strides, dtype, _ = _core._dlpack_import(x, rt)
     assert strides == (16, 3) and shape == (2, 3)
     assert b.nbytes == ((2 - 1) * 16 + (3 - 1) * 3 + 1) * 2  # base to the end of the extent
-    y = read_back(b, offset, shape, strides, dtype)
-    np.testing.assert_array_equal(y, x)
-    y[1, 1] = -1
+    with mapped(b, offset, shape, strides, dtype, write=True) as y:
+        np.testing.assert_array_equal(y, x)
+        y[1, 1] = -1
     assert base[3, 4] == -1
 
 
@@ -291,17 +322,20 @@ def test27_imported_storage_keeps_producer_alive(rt):
     b, offset, shape, strides, dtype, _ = _core._dlpack_import(x, rt)
     del x
     gc.collect()
-    y = read_back(b, offset, shape, strides, dtype)
-    np.testing.assert_array_equal(y, np.arange(1000, dtype=np.float64))
+    with mapped(b, offset, shape, strides, dtype) as y:
+        np.testing.assert_array_equal(y, np.arange(1000, dtype=np.float64))
 
 
-def test28_reimport_of_own_export(buf):
-    cap = export(buf, (4, 4), strides=(8, 2), offset=8)
+def test28_reimport_of_own_export(rt):
+    x = host_array(rt, 40)
+    cap = export(x[2:34].reshape(4, 8)[:, ::2])  # 8 bytes in, strides (8, 2) elements
     b, offset, shape, strides, dtype, _ = _core._dlpack_import(cap)
-    assert leases(buf) == 1 and (offset, strides) == (0, (8, 2))
-    del b
+    assert leases(x) == 1 and (offset, shape, strides) == (0, (4, 4), (8, 2))
+    with mapped(b, offset, shape, strides, dtype) as y:
+        np.testing.assert_array_equal(y, np.arange(2, 34, dtype=np.float32).reshape(4, 8)[:, ::2])
+    del b, y
     gc.collect()
-    assert leases(buf) == 0
+    assert leases(x) == 0
 
 
 # --- a hand-built producer: byte_offset, NULL strides, devices, deleter count ---
@@ -361,8 +395,8 @@ def test30_byte_offset_and_null_strides(rt):
     b, offset, shape, strides, dtype, readonly = _core._dlpack_import(p.capsule(), rt)
     assert (offset, shape, strides, dtype, readonly) == (8, (2, 3), (3, 1), "float32", False)
     assert b.nbytes == 8 + 6 * 4
-    y = read_back(b, offset, shape, strides, dtype)
-    np.testing.assert_array_equal(y, x[2:8].reshape(2, 3))
+    with mapped(b, offset, shape, strides, dtype) as y:
+        np.testing.assert_array_equal(y, x[2:8].reshape(2, 3))
     assert p.deleted == 0
     del b, y
     gc.collect()
@@ -403,10 +437,11 @@ def test34_not_a_capsule(rt):
         _core._dlpack_import(object(), rt)
 
 
-def test35_export_import_loop_does_not_leak(rt, buf):
+def test35_export_import_loop_does_not_leak(rt):
+    x = host_array(rt, 8)
     base = rt.statistics().live_bytes
     for i in range(2000):
-        cap = export(buf, (8,), versioned=bool(i % 2))
+        cap = export(x, versioned=bool(i % 2))
         if i % 3 == 0:
             np.from_dlpack(Producer(cap))
         elif i % 3 == 1:
@@ -414,22 +449,23 @@ def test35_export_import_loop_does_not_leak(rt, buf):
         del cap
         _core._dlpack_import(np.arange(4), rt)
     gc.collect()
-    assert leases(buf) == 0
+    assert leases(x) == 0
     assert rt.statistics().live_bytes == base
 
 
 # --- torch (optional) ---------------------------------------------------------
 
 
-def test40_torch_roundtrip(buf):
+def test40_torch_roundtrip(rt):
     torch = pytest.importorskip("torch")
-    t = torch.from_dlpack(Producer(export(buf, (8,))))
-    t[2] = 3.0
-    assert as_numpy(buf, (8,))[2] == 3.0
+    x = host_array(rt, 8)
+    t = torch.from_dlpack(Producer(export(x)))
+    t[2] = -3.0
+    assert as_numpy(x)[2] == -3.0
     src = torch.arange(6, dtype=torch.float32)
     b, offset, shape, strides, dtype, _ = _core._dlpack_import(src)
-    y = read_back(b, offset, shape, strides, dtype)
-    y[0] = 42
+    with mapped(b, offset, shape, strides, dtype, write=True) as y:
+        y[0] = 42
     assert src[0].item() == 42
 
 
@@ -449,11 +485,11 @@ def test50_exports_and_imports_alive_at_interpreter_exit(tmp_path):
             def __dlpack_device__(self): return (1, 0)
 
         rt = hx.Runtime()
-        buf = rt.allocate(64, hx.HostVisible())
-        kept = np.from_dlpack(P(_core._dlpack_export(buf, 0, (4,), (1,), np.float32, False, False, True)))
-        unused = _core._dlpack_export(buf, 0, (4,), (1,), np.float32, True, False, False)
+        x = hx.asarray(np.arange(4.0), placement=hx.Shared(rt.npu()))
+        kept = np.from_dlpack(P(x.__dlpack__(max_version=(1, 0))))
+        unused = x[1:].__dlpack__()
         imported = _core._dlpack_import(np.arange(10.0), rt)
-        again = _core._dlpack_import(_core._dlpack_export(imported[0], 0, (10,), (1,), np.float64, False, False, True), rt)
+        again = _core._dlpack_import(hx.from_dlpack(np.arange(10.0)).__dlpack__(max_version=(1, 0)), rt)
         print("ok")
         """
     )

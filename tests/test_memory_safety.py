@@ -217,16 +217,25 @@ def test06_import_layouts_match_the_exact_model(byte_offset, dims):
         assert p.deleted == 0
 
 
-def test07_export_whose_extent_overflows_is_refused(rt):
-    buf = rt.allocate(64, hx.HostVisible())
-    f8 = np.dtype(np.float64)
-    for shape, strides in [(((1 << 62) + 1,), (1 << 62,)), (((1 << 62) + 1,) * 2, (1 << 62,) * 2),
-                           ((2,), (1 << 61,)), ((3,), (-(1 << 61),))]:
-        with pytest.raises(ValueError, match="reaches outside the buffer"):
-            _core._dlpack_export(buf, 0, shape, strides, f8, False, False, True)
-    assert buf._state()["host_leases"] == 0
-    cap = _core._dlpack_export(buf, 8, (7,), (1,), f8, False, False, True)  # the last 7 doubles fit
-    assert _core._dlpack_describe(cap)["shape"] == (7,)
+def test07_exports_stay_inside_their_buffer(rt):
+    # Views at the edges of int64 (steps of 2**62, broadcasts to the largest sizes, reversed and empty ones)
+    # export capsules whose exact extent (Python integers, no wrapping) lies inside the array's buffer.
+    x = hx.asarray(np.arange(8.0), placement=hx.Shared(rt.npu()))
+    base = _core._dlpack_describe(x.__dlpack__(max_version=(1, 0)))["data"]
+    views = [x, x[1:], x[::-1], x[7:], x[8:], x[::2**62], x[2**62:], x[-1::-(2**62)], x[::3][::-1],
+             hx.broadcast_to(x[3], ((1 << 59) - 1,)), hx.broadcast_to(x[None, 1:], (2**40, 7)),
+             hx.broadcast_to(x[::-2][:, None], (4, 1 << 56))]
+    for v in views:
+        d = _core._dlpack_describe(v.__dlpack__(max_version=(1, 0)))
+        assert d["shape"] == v.shape
+        if 0 in d["shape"]:
+            continue
+        strides = d["strides"] or ()
+        lo = sum((n - 1) * s for n, s in zip(d["shape"], strides) if s < 0)
+        hi = sum((n - 1) * s for n, s in zip(d["shape"], strides) if s > 0)
+        assert base <= d["data"] + 8 * lo and d["data"] + 8 * (hi + 1) <= base + 64, (v.shape, v.strides)
+    gc.collect()
+    assert x.buffer._state()["host_leases"] == 0
 
 
 # --- raw kernel entries --------------------------------------------------------------------------------

@@ -548,7 +548,6 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     // the pending writers (stream -1 included, which only asks the producer
     // not to synchronise a device stream).
     wait_ready(a);
-    const int64_t item = dtype_itemsize(a.dtype);
     const bool make_copy = copy_mode == 1 || to_cpu_copy;
     if (make_copy) {
         // IS_COPIED: a private, writable, C-contiguous host copy the consumer owns.
@@ -558,17 +557,12 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
         TaskSpec t = copy_task(c, Operand::of(a), op);
         submit(runtime_of(a), t);
         wait_ready(c);
-        Dims strides(c.strides.size());
-        for (size_t i = 0; i < strides.size(); ++i) strides[i] = c.strides[i] / item;
         const uint64_t lease = c.base->storage()->acquire_host_lease(true, "__dlpack__", "DLPack export (copied)");
-        return dlpack_capsule(c.base->storage(), lease, c.data(), c.shape, strides, dl, DLDevice{kDLCPU, 0}, false,
-                              true, versioned);
+        return dlpack_capsule(c, lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
     }
-    Dims strides(a.strides.size());
-    for (size_t i = 0; i < strides.size(); ++i) strides[i] = a.strides[i] / item;
     const uint64_t lease =
         take_lease(a, !readonly, "__dlpack__", readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
-    return dlpack_capsule(a.base->storage(), lease, a.data(), a.shape, strides, dl, target, readonly, false, versioned);
+    return dlpack_capsule(a, lease, dl, target, readonly, false, versioned);
 }
 
 nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy, nb::handle dtype_obj) {
@@ -739,136 +733,7 @@ nb::object convert(const PyArray& x, nb::handle dtype, nb::handle placement, nb:
 
 }  // namespace
 
-// The Python implementation of a DeviceArray method (hrxarray._array._METHODS).
-nb::handle py_method(const char* name) {
-    static PyObject* table = nullptr;
-    if (!table) table = nb::module_::import_("hrxarray._array").attr("_METHODS").inc_ref().ptr();
-    PyObject* fn = PyDict_GetItemString(table, name);
-    if (!fn) throw nb::attribute_error(name);
-    return fn;
-}
-
-struct PyMethodSpec {
-    const char* name;
-    const char* sig;
-    const char* doc;
-};
-
-// Methods implemented in Python (hrxarray/_array.py) but declared here, so that
-// the class (and its stub) carries their signatures and documentation. None
-// of them is on the per-operation path.
-const PyMethodSpec kPyMethods[] = {
-    {"__repr__", "def __repr__(self) -> str", "Data and metadata; never waits (a pending array prints <pending>)."},
-    {"__str__", "def __str__(self) -> str", "The elements as NumPy prints them (waits)."},
-    {"__getitem__", "def __getitem__(self, key: object) -> DeviceArray",
-     "Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays "
-     "and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a "
-     "bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis) "
-     "or, for a mask, after its count (a data-dependent shape)."},
-    {"__setitem__", "def __setitem__(self, key: object, value: object) -> None",
-     "Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks, "
-     "the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly "
-     "(OverflowError, ValueError for NaN into integers)."},
-    {"__iter__", "def __iter__(self) -> collections.abc.Iterator[DeviceArray]", "Iterate over the first axis (views)."},
-    {"__bool__", "def __bool__(self) -> bool", "Truth of a one-element array (waits)."},
-    {"__int__", "def __int__(self) -> int", "A one-element array as int (waits)."},
-    {"__float__", "def __float__(self) -> float", "A one-element array as float (waits)."},
-    {"__complex__", "def __complex__(self) -> complex", "A one-element array as complex (waits)."},
-    {"__index__", "def __index__(self) -> int", "A one-element integer array as an index (waits)."},
-    {"__array__", "def __array__(self, dtype: object | None = None, copy: bool | None = None) -> numpy.typing.NDArray[typing.Any]",
-     "NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False "
-     "gives a zero-copy read-only view that holds a host lease while it lives (ValueError for GpuLocal and "
-     "bfp16)."},
-    {"__array_ufunc__", "def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> typing.Any",
-     "NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError."},
-    {"__array_function__",
-     "def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> typing.Any",
-     "NumPy functions hrxarray implements return DeviceArrays; the others raise TypeError naming them."},
-    {"map_read", "def map_read(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[typing.Any]]",
-     "Context manager: a typed read-only NumPy view under a host read guard (waits for writers; bfp16 decodes)."},
-    {"map_write", "def map_write(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[typing.Any]]",
-     "Context manager: a typed writable NumPy view under a host write guard (bfp16: decoded copy encoded back)."},
-    {"reshape", "def reshape(self, *shape: int, order: str = 'C', copy: bool | None = None) -> DeviceArray",
-     "A view with a new shape (C order; one -1 allowed); copies when the array is not contiguous."},
-    {"transpose", "def transpose(self, *axes: int) -> DeviceArray", "A view with the axes permuted (reversed by default)."},
-    {"astype", "def astype(self, dtype: object, copy: bool = True) -> DeviceArray",
-     "A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding)."},
-    {"copy", "def copy(self) -> DeviceArray", "A new array with the same contents, dtype and placement."},
-    {"to", "def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray",
-     "This array in another placement of its runtime (itself when already there); copies go through the lanes."},
-    {"to_device", "def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray",
-     "The array API's spelling of to(): this array on the device (a placement) given; stream must be None."},
-    {"__array_namespace__", "def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType",
-     "The hrxarray module, an array API namespace (api_version None or one of the versions it implements)."},
-    {"view", "def view(self, dtype: object) -> DeviceArray", "The same bytes as another dtype of the same item size."},
-    {"blocks", "def blocks(self) -> DeviceArray",
-     "The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9)."},
-    {"item", "def item(self, *args: int) -> typing.Any", "The element as a Python scalar (waits)."},
-    {"sum", "def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
-     "hrxarray.sum of this array."},
-    {"prod", "def prod(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
-     "hrxarray.prod of this array."},
-    {"max", "def max(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
-     "hrxarray.max of this array."},
-    {"min", "def min(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
-     "hrxarray.min of this array."},
-    {"mean", "def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
-     "hrxarray.mean of this array."},
-    {"any", "def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
-     "hrxarray.any of this array."},
-    {"all", "def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray",
-     "hrxarray.all of this array."},
-    {"argmax", "def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray", "hrxarray.argmax of this array."},
-    {"argmin", "def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray", "hrxarray.argmin of this array."},
-    {"sort", "def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None",
-     "Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously."},
-    {"argsort", "def argsort(self, axis: int | None = -1, kind: str | None = None, order: None = None) -> DeviceArray",
-     "hrxarray.argsort of this array."},
-    {"cumsum", "def cumsum(self, axis: int | None = None, dtype: object = None) -> DeviceArray",
-     "hrxarray.cumsum of this array."},
-    {"cumprod", "def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray",
-     "hrxarray.cumprod of this array."},
-    {"nonzero", "def nonzero(self) -> tuple[DeviceArray, ...]", "hrxarray.nonzero of this array."},
-    // NumPy's statistics, rounding and conversion methods (hrxarray._statistical, _elementwise).
-    {"var", "def var(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, "
-            "keepdims: bool = False, *, correction: float | None = None) -> DeviceArray",
-     "hrxarray.var of this array (ddof or correction: the divisor is n - ddof)."},
-    {"std", "def std(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, "
-            "keepdims: bool = False, *, correction: float | None = None) -> DeviceArray",
-     "hrxarray.std of this array (ddof or correction: the divisor is n - ddof)."},
-    {"round", "def round(self, decimals: int = 0, out: DeviceArray | None = None) -> DeviceArray",
-     "hrxarray.round of this array (half to even; same dtype)."},
-    {"clip", "def clip(self, min: object = None, max: object = None, out: DeviceArray | None = None) -> DeviceArray",
-     "hrxarray.clip of this array."},
-    {"conj", "def conj(self) -> DeviceArray", "The complex conjugate (hrxarray.conj); real arrays are their own."},
-    {"conjugate", "def conjugate(self) -> DeviceArray", "The complex conjugate (hrxarray.conj); real arrays are their own."},
-    {"tolist", "def tolist(self) -> typing.Any", "The elements as nested Python lists of Python scalars (waits)."},
-    // Manipulation and linear algebra (hrxarray/_manipulation.py, _linear_algebra.py).
-    {"ravel", "def ravel(self, order: str = 'C') -> DeviceArray",
-     "hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."},
-    {"flatten", "def flatten(self, order: str = 'C') -> DeviceArray", "A 1-d copy of this array (always a new array)."},
-    {"squeeze", "def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray",
-     "hrxarray.squeeze of this array."},
-    {"swapaxes", "def swapaxes(self, axis1: int, axis2: int) -> DeviceArray", "hrxarray.swapaxes of this array (a view)."},
-    {"repeat", "def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray",
-     "hrxarray.repeat of this array."},
-    {"dot", "def dot(self, b: object, out: object = None) -> DeviceArray", "hrxarray.dot of this array and b."},
-};
-
 }  // namespace
-
-void bind_py_methods(nb::class_<PyArray>& cls) {
-    for (const PyMethodSpec& spec : kPyMethods) {
-        const char* name = spec.name;
-        cls.def(
-            name, [name](nb::handle self, nb::args args, nb::kwargs kwargs) { return py_method(name)(self, *args, **kwargs); },
-            nb::sig(spec.sig), spec.doc);
-    }
-    cls.def_prop_ro("T", [](nb::handle self) { return py_method("T")(self); }, nb::for_getter(nb::sig("def T(self) -> DeviceArray")),
-                    "The transpose (axes reversed).");
-    cls.def_prop_ro("mT", [](nb::handle self) { return py_method("mT")(self); }, nb::for_getter(nb::sig("def mT(self) -> DeviceArray")),
-                    "The matrix transpose of the last two axes.");
-}
 
 void bind_array(nb::module_& m) {
     auto cls = nb::class_<PyArray>(
@@ -1041,7 +906,6 @@ void bind_array(nb::module_& m) {
           "dtype"_a.none() = nb::none(),
           "Import a DLPack producer or capsule (zero-copy for host producers; copies into `placement` when it "
           "differs, or with copy=True).");
-    bind_py_methods(cls);
     bind_ufuncs(m, cls);
 }
 

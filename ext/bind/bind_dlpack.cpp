@@ -1,7 +1,9 @@
-// DLPack primitives for the Python DeviceArray: _dlpack_export builds a
-// capsule over a host-mapped Buffer, _dlpack_import wraps a producer's
-// capsule zero-copy as HostVisible storage, _dlpack_describe reads a capsule
-// without consuming it (tests and diagnostics).
+// DLPack plumbing: dlpack_capsule builds the capsules DeviceArray.__dlpack__
+// (bind_array.cpp, the one producer) exports, dlpack_import_raw wraps a
+// producer's capsule zero-copy as HostVisible storage (hx.from_dlpack), and
+// the private _dlpack_import and _dlpack_describe expose import and a
+// capsule's fields to the tests, which check them against NumPy and
+// hand-built capsules (tests/test_dlpack_core.py, test_memory_safety.py).
 //
 // Note [DLPack ownership]: an export takes a host lease on the storage and
 // keeps (keep) the StorageState alive from the managed tensor; the managed
@@ -43,30 +45,6 @@ namespace {
 using namespace hrx::dlpack;
 
 // --- dtypes -------------------------------------------------------------------
-
-// A NumPy dtype as a DLPack data type; BufferError for types DLPack (or
-// hrxarray) cannot carry.
-DLDataType dl_dtype_from_numpy(nb::handle dtype_like) {
-    nb::object np = nb::module_::import_("numpy");
-    nb::object dt = np.attr("dtype")(dtype_like);
-    const std::string kind = nb::cast<std::string>(dt.attr("kind"));
-    const std::string name = nb::cast<std::string>(dt.attr("name"));
-    const std::string order = nb::cast<std::string>(dt.attr("byteorder"));
-    const int64_t itemsize = nb::cast<int64_t>(dt.attr("itemsize"));
-    if (order == ">" || (order == "<" && !nb::cast<bool>(np.attr("little_endian"))))
-        throw nb::buffer_error(("DLPack export: dtype " + name + " is not in native byte order").c_str());
-    const uint8_t bits = static_cast<uint8_t>(itemsize * 8);
-    if (name == "bfloat16" && itemsize == 2) return {kDLBfloat, 16, 1};  // ml_dtypes.bfloat16
-    if (kind == "b" && itemsize == 1) return {kDLBool, 8, 1};
-    if (kind == "i" && (itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLInt, bits, 1};
-    if (kind == "u" && (itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLUInt, bits, 1};
-    if (kind == "f" && (itemsize == 2 || itemsize == 4 || itemsize == 8)) return {kDLFloat, bits, 1};
-    if (kind == "c" && (itemsize == 8 || itemsize == 16)) return {kDLComplex, bits, 1};
-    throw nb::buffer_error(("DLPack export: dtype " + name +
-                            " is not exportable (bool, int8-int64, uint8-uint64, float16, bfloat16, float32, "
-                            "float64, complex64 and complex128 are)")
-                               .c_str());
-}
 
 // A DLPack data type as the NumPy-style name hrxarray uses ("float32",
 // "bfloat16", ...); BufferError for types hrxarray cannot import.
@@ -162,71 +140,29 @@ void versioned_capsule_destructor(PyObject* capsule) noexcept {
     capsule_destructor<DLManagedTensorVersioned>(capsule, kVersionedCapsuleName, kUsedVersionedCapsuleName);
 }
 
-// Checks that every element of the tensor lies inside the buffer; negative
-// strides are allowed on export (DLPack permits them). Returns nothing; throws
-// ValueError naming `op`.
-void check_export_bounds(const std::string& op, uint64_t nbytes, uint64_t offset, const std::vector<int64_t>& shape,
-                         const std::vector<int64_t>& strides, int64_t itemsize) {
-    const auto span = element_span(shape, strides, itemsize);
-    const Checked<int64_t> at = Checked<int64_t>::from(offset);
-    bool fits = span && at.ok() && *at.get() <= static_cast<int64_t>(nbytes);
-    if (fits && span->hi != 0) {
-        const auto first = (at + span->lo).get(), end = (at + span->hi).get();
-        fits = first && end && *first >= 0 && *end <= static_cast<int64_t>(nbytes);
-    }
-    if (!fits)
-        fail(ErrorKind::Message, op + ": the tensor (offset " + std::to_string(offset) + ", shape " +
-                                     shape_str(shape) + ", strides " + shape_str(strides) +
-                                     ") reaches outside the buffer's " + std::to_string(nbytes) + " bytes");
-}
-
-nb::object dlpack_export(const std::shared_ptr<Buffer>& buffer, int64_t offset, const std::vector<int64_t>& shape,
-                         const std::vector<int64_t>& strides, nb::handle dtype, bool readonly, bool copied,
-                         bool versioned) {
-    const std::string op = "DLPack export of " + buffer->describe();
-    if (!buffer->placement().host_mapped())
-        throw nb::buffer_error((op + ": GpuLocal memory is not host mapped; it cannot be exported as a kDLCPU "
-                                     "tensor without a copy")
-                                   .c_str());
-    const DLDataType dl = dl_dtype_from_numpy(dtype);
-    const int64_t itemsize = dl.bits / 8;
-    if (offset < 0) fail(ErrorKind::Message, op + ": offset must be nonnegative, got " + std::to_string(offset));
-    if (shape.size() != strides.size())
-        fail(ErrorKind::Message, op + ": shape has " + std::to_string(shape.size()) + " dimensions but strides has " +
-                                     std::to_string(strides.size()));
-    if (shape.size() > 64) fail(ErrorKind::Message, op + ": at most 64 dimensions are supported");
-    for (int64_t n : shape)
-        if (n < 0) fail(ErrorKind::Message, op + ": shape entries must be nonnegative");
-    check_export_bounds(op, buffer->nbytes(), static_cast<uint64_t>(offset), shape, strides, itemsize);
-
-    const uint64_t lease = buffer->state()->acquire_host_lease(
-        !readonly, op, readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
-    return dlpack_capsule(buffer->state(), lease, buffer->state()->data() + offset, shape, strides, dl,
-                          DLDevice{kDLCPU, 0}, readonly, copied, versioned);
-}
-
 }  // namespace
 
-nb::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data, const Dims& shape,
-                          const Dims& strides, DLDataType dl,
-                          DLDevice device, bool readonly, bool copied, bool versioned) {
+nb::object dlpack_capsule(const Array& a, uint64_t lease, DLDataType dl, DLDevice device, bool readonly, bool copied,
+                          bool versioned) {
     auto ctx = std::make_unique<ExportContext>();
-    ctx->shape = shape;
-    ctx->strides = strides;
-    ctx->writable = !readonly;
     // From here the context's destructor gives the lease back on any error.
     ctx->lease = lease;
-    ctx->state = std::move(state);
+    ctx->state = a.base->storage();
+    ctx->shape = a.shape;
+    const int64_t item = dtype_itemsize(a.dtype);
+    ctx->strides.resize(a.strides.size());
+    for (size_t i = 0; i < a.strides.size(); ++i) ctx->strides[i] = a.strides[i] / item;
+    ctx->writable = !readonly;
 
     DLTensor t{};
-    t.data = data;
+    t.data = a.data();
     t.device = device;
-    t.ndim = static_cast<int32_t>(shape.size());
+    t.ndim = static_cast<int32_t>(a.shape.size());
     t.dtype = dl;
     // ndim 0: NULL shape and strides, as the spec allows; otherwise strides
     // are always given (v1.2 forbids NULL strides for ndim > 0).
-    t.shape = shape.empty() ? nullptr : ctx->shape.data();
-    t.strides = shape.empty() ? nullptr : ctx->strides.data();
+    t.shape = a.shape.empty() ? nullptr : ctx->shape.data();
+    t.strides = a.shape.empty() ? nullptr : ctx->strides.data();
     t.byte_offset = 0;  // consumers that ignore byte_offset still see the right data
 
     PyObject* capsule = nullptr;
@@ -466,14 +402,6 @@ nb::dict dlpack_describe(nb::handle capsule) {
 }  // namespace
 
 void bind_dlpack(nb::module_& m) {
-    m.def("_dlpack_export", &dlpack_export, "buffer"_a, "offset"_a, "shape"_a, "strides"_a, "dtype"_a,
-          "readonly"_a, "copied"_a, "versioned"_a,
-          "A DLPack capsule over a host-mapped buffer: element [0, ...] at byte `offset`, `strides` in elements, "
-          "device (kDLCPU, 0), byte_offset 0. versioned=True gives 'dltensor_versioned' (version 1.1, flags "
-          "READ_ONLY and IS_COPIED from `readonly` and `copied`); otherwise a legacy 'dltensor', which has no flags "
-          "(read-only and copied are not signalled). Takes a host lease (writable unless readonly) that the managed "
-          "tensor's deleter releases. GpuLocal or an unsupported dtype -> BufferError; a conflicting host "
-          "mapping or device use -> BusyError.");
     m.def("_dlpack_import", &dlpack_import, "obj"_a, "runtime"_a = nb::none(),
           "Wrap a DLPack capsule (either version) or producer zero-copy as HostVisible storage of `runtime` "
           "(default_runtime() by default), marking the capsule used. Returns (buffer, offset, shape, strides, "

@@ -438,17 +438,6 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
              "divisor"_a, "op"_a.none() = nb::none(),
              "Primitive behind reduce(): axes None (all), an integer or a tuple; dtypes resolved by the caller; "
              "errors name op (the public function; default '<ufunc>.reduce').")
-        .def(
-            "reduce",
-            [](nb::handle self, nb::args args, nb::kwargs kwargs) {
-                static PyObject* impl = nb::module_::import_("hrxarray._array").attr("_METHODS")["reduce"].inc_ref().ptr();
-                return nb::borrow(impl)(self, *args, **kwargs);
-            },
-            nb::sig("def reduce(self, a: object, axis: object = None, dtype: object = None, out: object = None, "
-                    "keepdims: bool = False) -> DeviceArray"),
-            "Reduce a along axis (None: all axes; an int or a tuple) with this binary ufunc. Integer add/multiply "
-            "reductions accumulate in int64 (uint64 for unsigned) as NumPy's do; float16 and bfloat16 accumulate in "
-            "float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one.")
         .def("__repr__", [](const PyUfunc& u) { return std::string("<hrxarray.ufunc '") + kernels::ufunc_info(u.op).name + "'>"; });
 
     nb::dict ufuncs;

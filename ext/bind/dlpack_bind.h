@@ -1,5 +1,5 @@
-// DLPack plumbing shared by the private _dlpack_* functions and DeviceArray
-// (bind_array.cpp): capsule creation over leased storage, and zero-copy import.
+// DLPack plumbing (bind_dlpack.cpp) for DeviceArray (bind_array.cpp): the
+// capsules __dlpack__ exports over leased storage, and zero-copy import.
 #pragma once
 #include <nanobind/nanobind.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "array/dims.h"
+#include "array/array.h"
 #include "memory/dlpack_abi.h"
 #include "memory/storage.h"
 
@@ -18,14 +18,13 @@ class RuntimeCore;
 
 namespace hrx::bind {
 
-// A capsule over `data` (element [0, ...]) with `strides` in elements. It
-// takes over (take) host lease `lease` of `state` (0: none), which the managed
-// tensor's pure-C++ deleter releases together with its reference on the
-// storage (Note [DLPack ownership] in bind_dlpack.cpp).
-nanobind::object dlpack_capsule(std::shared_ptr<StorageState> state, uint64_t lease, uint8_t* data,
-                                const Dims& shape, const Dims& strides,
-                                dlpack::DLDataType dtype, dlpack::DLDevice device, bool readonly, bool copied,
-                                bool versioned);
+// The capsule DeviceArray.__dlpack__ returns over array `a` (its element
+// [0, ...], its strides in elements). It takes over (take) host lease `lease`
+// of a's storage (0: none), which the managed tensor's pure-C++ deleter
+// releases together with its reference on the storage (Note [DLPack
+// ownership] in bind_dlpack.cpp).
+nanobind::object dlpack_capsule(const Array& a, uint64_t lease, dlpack::DLDataType dtype, dlpack::DLDevice device,
+                                bool readonly, bool copied, bool versioned);
 
 // A zero-copy import of a capsule or DLPack producer as HostVisible storage of
 // `runtime` (the capsule is marked used). Strides in elements.

@@ -5,8 +5,9 @@ ufuncs, operators, DLPack export and every per-operation path are compiled.
 This module adds what runs once per call and costs nothing on the device
 path: creation functions, basic indexing (advanced indexing is _indexing.py), reshapes, host access guards,
 ``repr``, and the ``__array__``/``__array_ufunc__``/``__array_function__``
-protocols. The methods are installed on the C++ type at import (see the end of
-this file), so ``hx.DeviceArray`` is one class.
+protocols. The Python-level methods are defined once, here and in the chapter
+modules, and installed on the C++ type at import (``_method``), so
+``hx.DeviceArray`` is one class and a method call runs no C++ forwarder.
 
 Note [Futures]: every operation returns at once; its result carries the
 completion of the operation that writes it. ``ready()`` never waits;
@@ -20,10 +21,12 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import inspect
 import math
 import operator
 import os
-from typing import Any
+import types
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -33,6 +36,45 @@ from ._hostview import HostView
 
 DeviceArray = _core.DeviceArray
 ufunc = _core.ufunc
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _method(name: str, cls: type = DeviceArray, *, prop: bool = False, doc: str | None = None,
+            annotations: dict[str, str] | None = None, share: bool = False) -> Callable[[_F], _F]:
+    """Install the decorated function as ``cls.<name>`` (a property with ``prop``): the method's one
+    definition.
+
+    The function is renamed into ``hrxarray._core`` so that nanobind's stubgen
+    emits it in the class's stub with its signature and docstring; its
+    annotations are strings (``from __future__ import annotations``) written as
+    they read inside that stub. ``doc`` and ``annotations`` supply them for a
+    function whose own text is kept as it is. ``share`` installs a module
+    function whose first parameter is the array (``hx.sum`` as ``x.sum``): a
+    second function object over the same code, whose first parameter the
+    signature calls ``self``; the module function is left as it is.
+    """
+
+    def install(fn: _F) -> _F:
+        if share:
+            src = fn
+            fn = types.FunctionType(src.__code__, src.__globals__, name, src.__defaults__, src.__closure__)
+            fn.__kwdefaults__ = src.__kwdefaults__
+        fn.__name__ = name
+        fn.__qualname__ = f"{cls.__name__}.{name}"
+        fn.__module__ = "hrxarray._core"
+        # Dedented as the stub shows it (the compiler keeps a docstring's indentation before Python 3.13).
+        fn.__doc__ = inspect.cleandoc(doc if doc is not None else fn.__doc__ or "")
+        if annotations is not None:
+            fn.__annotations__ = annotations
+        if share:
+            sig = inspect.signature(fn)
+            first, *rest = sig.parameters.values()
+            fn.__signature__ = sig.replace(parameters=[first.replace(name="self"), *rest])
+        setattr(cls, name, property(fn) if prop else fn)
+        return fn
+
+    return install
 
 __all__ = [
     "DeviceArray", "ufunc", "asarray", "empty", "zeros", "ones", "full", "arange", "linspace",
@@ -346,7 +388,8 @@ def _map(x, write):
         yield _typed_view(x, raw, HostView)
 
 
-def map_read(self):
+@_method("map_read")
+def map_read(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[typing.Any]]:
     """Context manager: a read-only NumPy view of the elements under a host read guard.
 
     Waits for pending device writers (``ExecutionError`` if one failed); device
@@ -357,7 +400,8 @@ def map_read(self):
     return _map(self, False)
 
 
-def map_write(self):
+@_method("map_write")
+def map_write(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[typing.Any]]:
     """Context manager: a writable NumPy view of the elements under a host write guard.
 
     Waits for every pending device use of the storage; device work on it is
@@ -372,7 +416,11 @@ def _strict_host() -> bool:
     return os.environ.get("HRXARRAY_STRICT_HOST", "") not in ("", "0")
 
 
-def _array(self, dtype=None, copy=None):
+@_method("__array__")
+def _array(self, dtype: object | None = None, copy: bool | None = None) -> numpy.typing.NDArray[typing.Any]:
+    """NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False
+    gives a zero-copy read-only view that holds a host lease while it lives (ValueError for GpuLocal and
+    bfp16). In strict host mode (``HRXARRAY_STRICT_HOST=1``) it raises TypeError instead."""
     if _strict_host():
         raise TypeError(f"__array__: strict host mode (HRXARRAY_STRICT_HOST) refuses an implicit host copy of the "
                         f"{self.dtype} DeviceArray of shape {self.shape}; convert explicitly with hx.to_numpy(x)")
@@ -477,7 +525,9 @@ def _setitem(self, key, value):
     target._copy_from(value, False, f"x[{_key_str(key)}] = value")
 
 
-def _reshape(self, *shape, order="C", copy=None):
+@_method("reshape")
+def _reshape(self, *shape: int, order: str = "C", copy: bool | None = None) -> DeviceArray:
+    """A view with a new shape (C order; one -1 allowed); copies when the array is not contiguous."""
     op = "reshape"
     if order != "C":
         raise ValueError(f"{op}: only order='C' is supported")
@@ -534,7 +584,9 @@ def _c_contiguous(x):
     return builtins.all(n == 1 or s == w for n, s, w in zip(x.shape, x.strides, want))
 
 
-def _transpose(self, *axes):
+@_method("transpose")
+def _transpose(self, *axes: int) -> DeviceArray:
+    """A view with the axes permuted (reversed by default)."""
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
         axes = axes[0]
     return _permute(self, axes, "transpose")
@@ -557,31 +609,42 @@ def _permute(self, axes, op):
     return self._view(self._offset, tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
 
 
-def _astype(self, dtype, copy=True):
+@_method("astype")
+def _astype(self, dtype: object, copy: bool = True) -> DeviceArray:
+    """A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding)."""
     want = _dtype(dtype, "astype")
     if want == self.dtype and not copy:
         return self
     return self._convert(want, self.placement, "astype")
 
 
-def _copy(self):
+@_method("copy")
+def _copy(self) -> DeviceArray:
+    """A new array with the same contents, dtype and placement."""
     return self._convert(None, self.placement, "copy")
 
 
-def _to(self, placement, *, copy=None):
+@_method("to")
+def _to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
+    """This array in another placement of its runtime (itself when already there); copies go through the
+    lanes."""
     if placement == self.placement and not copy:
         return self
     # On this array's runtime (a placement naming another runtime's NPU is refused).
     return self._convert(None, placement, "to")
 
 
-def _to_device(self, device, /, *, stream=None):
+@_method("to_device")
+def _to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
+    """The array API's spelling of to(): this array on the device (a placement) given; stream must be None."""
     if stream is not None:
         raise ValueError(f"to_device: stream must be None (the emulated devices have no streams), got {stream!r}")
     return _to(self, device)
 
 
-def _array_namespace(self, /, *, api_version=None):
+@_method("__array_namespace__")
+def _array_namespace(self, /, *, api_version: str | None = None) -> types.ModuleType:
+    """The hrxarray module, an array API namespace (api_version None or one of the versions it implements)."""
     from . import _data_types
 
     if api_version is not None and api_version not in _data_types._API_VERSIONS:
@@ -592,7 +655,9 @@ def _array_namespace(self, /, *, api_version=None):
     return hrxarray
 
 
-def _view_dtype(self, dtype):
+@_method("view")
+def _view_dtype(self, dtype: object) -> DeviceArray:
+    """The same bytes as another dtype of the same item size."""
     want = _dtype(dtype, "view")
     if isinstance(want, BlockDType) or self.dtype is bfp16:
         raise TypeError("view: bfp16 arrays cannot be reinterpreted; use astype or blocks()")
@@ -602,7 +667,9 @@ def _view_dtype(self, dtype):
     return self._view(self._offset, self.shape, self.strides, want)
 
 
-def _blocks(self):
+@_method("blocks")
+def _blocks(self) -> DeviceArray:
+    """The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9)."""
     if self.dtype is not bfp16:
         raise TypeError("blocks(): only bfp16 arrays have blocks")
     shape = self.shape[:-1] + (self.shape[-1] // 8, 9)
@@ -613,7 +680,9 @@ def _blocks(self):
 # --- printing and conversions ---------------------------------------------------------------
 
 
-def _repr(self):
+@_method("__repr__")
+def _repr(self) -> str:
+    """Data and metadata; never waits (a pending array prints <pending>)."""
     place = repr(self.placement)
     dt = self.dtype.name if not isinstance(self.dtype, BlockDType) else "bfp16"
     if not self.ready():
@@ -626,11 +695,15 @@ def _repr(self):
     return f"DeviceArray({body}, dtype={dt}, placement={place})"
 
 
-def _str(self):
+@_method("__str__")
+def _str(self) -> str:
+    """The elements as NumPy prints them (waits)."""
     return str(self._to_numpy())
 
 
-def _item(self, *args):
+@_method("item")
+def _item(self, *args: int) -> typing.Any:
+    """The element as a Python scalar (waits)."""
     if len(args) == 1 and isinstance(args[0], tuple):
         args = args[0]
     if args:
@@ -655,17 +728,27 @@ def _scalar(kind):
             raise TypeError(f"only arrays of size 1 can be converted to Python scalars ({kind.__name__})")
         return kind(self._to_numpy().reshape(()).item())
 
-    convert.__name__ = f"__{kind.__name__}__"
     return convert
 
 
-def _index(self):
+for _kind, _doc in ((bool, "Truth of a one-element array (waits)."), (int, "A one-element array as int (waits)."),
+                    (float, "A one-element array as float (waits)."),
+                    (complex, "A one-element array as complex (waits).")):
+    _method(f"__{_kind.__name__}__", doc=_doc, annotations={"return": _kind.__name__})(_scalar(_kind))
+del _kind, _doc
+
+
+@_method("__index__")
+def _index(self) -> int:
+    """A one-element integer array as an index (waits)."""
     if self.size != 1 or self.dtype.kind not in "iu":
         raise TypeError("only integer arrays of size 1 can be converted to an index")
     return int(self._to_numpy().reshape(()).item())
 
 
-def _iter(self):
+@_method("__iter__")
+def _iter(self) -> collections.abc.Iterator[DeviceArray]:
+    """Iterate over the first axis (views)."""
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d DeviceArray")
     for i in range(self.shape[0]):
@@ -1172,33 +1255,46 @@ def _array_function(self, func, types, args, kwargs):
     return impl(*args, **kwargs)
 
 
-def _ufunc_reduce_method(self, a, axis=None, dtype=None, out=None, keepdims=False):
+@_method("reduce", ufunc)
+def _ufunc_reduce_method(self, a: object, axis: object = None, dtype: object = None, out: object = None,
+                         keepdims: bool = False) -> DeviceArray:
+    """Reduce a along axis (None: all axes; an int or a tuple) with this binary ufunc. Integer add/multiply
+    reductions accumulate in int64 (uint64 for unsigned) as NumPy's do; float16 and bfloat16 accumulate in
+    float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one."""
     return _ufunc_reduce(self, a, axis, dtype, out, keepdims)
 
 
-def _prop_T(self):
+# The NumPy protocols keep their own text (their bodies are NumPy dispatch); the method's signature and
+# documentation are given here.
+_method("__array_ufunc__", doc="NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); "
+        "others raise TypeError.",
+        annotations={"uf": "object", "method": "str", "inputs": "object", "kwargs": "object",
+                     "return": "typing.Any"})(_array_ufunc)
+_method("__array_function__", doc="NumPy functions hrxarray implements return DeviceArrays; the others raise "
+        "TypeError naming them.",
+        annotations={"func": "object", "types": "object", "args": "object", "kwargs": "object",
+                     "return": "typing.Any"})(_array_function)
+
+
+@_method("T", prop=True)
+def _prop_T(self) -> DeviceArray:
+    """The transpose (axes reversed)."""
     return self.transpose()
 
 
-def _prop_mT(self):
+@_method("mT", prop=True)
+def _prop_mT(self) -> DeviceArray:
+    """The matrix transpose of the last two axes."""
     if self.ndim < 2:
         raise ValueError("mT needs at least 2 dimensions")
     return self.transpose(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
 
 
-# The implementations behind DeviceArray's Python-level methods. The C++ type
-# declares each method (signature and docstring, so the stub shows them) and
-# forwards here; see bind_array.cpp (kPyMethods).
-_METHODS = {
-    "__repr__": _repr, "__str__": _str, "__getitem__": _getitem, "__setitem__": _setitem,
-    "__iter__": _iter, "__bool__": _scalar(bool), "__int__": _scalar(int), "__float__": _scalar(float),
-    "__complex__": _scalar(complex),
-    "__index__": _index, "__array__": _array, "__array_ufunc__": _array_ufunc,
-    "__array_function__": _array_function, "map_read": map_read, "map_write": map_write,
-    "reshape": _reshape, "transpose": _transpose, "astype": _astype, "copy": _copy, "to": _to,
-    "to_device": _to_device, "__array_namespace__": _array_namespace,
-    "view": _view_dtype, "blocks": _blocks, "item": _item, "T": _prop_T, "mT": _prop_mT,
-    "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "any": any, "all": all,
-    "argmax": argmax, "argmin": argmin,
-    "reduce": _ufunc_reduce_method,
-}
+# NumPy's reduction methods: this module's functions, on this array.
+_REDUCE_ANNOTATIONS = {"axis": "object", "dtype": "object", "out": "object", "keepdims": "bool",
+                       "return": "DeviceArray"}
+for _fn in (sum, prod, max, min, mean, any, all, argmax, argmin):
+    _params = inspect.signature(_fn).parameters
+    _method(_fn.__name__, doc=f"hrxarray.{_fn.__name__} of this array.", share=True,
+            annotations={k: v for k, v in _REDUCE_ANNOTATIONS.items() if k in _params or k == "return"})(_fn)
+del _fn, _params

@@ -192,23 +192,36 @@ def _np_clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, ma
     return clip(a, lo, hi, out)
 
 
-def _round_method(self, decimals=0, out=None):
+@_array._method("round")
+def _round_method(self, decimals: int = 0, out: DeviceArray | None = None) -> DeviceArray:
+    """hrxarray.round of this array (half to even; same dtype)."""
     return round(self, decimals, out)
 
 
-def _clip_method(self, min=None, max=None, out=None, **kwargs):
+@_array._method("clip")
+def _clip_method(self, min: object = None, max: object = None, out: DeviceArray | None = None,
+                 **kwargs: object) -> DeviceArray:
+    """hrxarray.clip of this array."""
     return _np_clip(self, min, max, out, **kwargs)
 
 
-def _conj_method(self):
+@_array._method("conj")
+def _conj_method(self) -> DeviceArray:
+    """The complex conjugate (hrxarray.conj); real arrays are their own."""
     return _U["conjugate"](self)
 
 
-def _tolist_method(self):
+@_array._method("conjugate")
+def _conjugate_method(self) -> DeviceArray:
+    """NumPy's other name for conj(): the complex conjugate."""
+    return _conj_method(self)
+
+
+@_array._method("tolist")
+def _tolist_method(self) -> typing.Any:
+    """The elements as nested Python lists of Python scalars (waits)."""
     return self._to_numpy().tolist()
 
 
-_array._METHODS.update({"round": _round_method, "clip": _clip_method, "conj": _conj_method,
-                        "conjugate": _conj_method, "tolist": _tolist_method})
 _array._ARRAY_FUNCTIONS.update({np.clip: _np_clip, np.round: round, np.around: round, np.isclose: isclose,
                                 np.allclose: allclose, np.array_equal: array_equal})

@@ -178,7 +178,12 @@ class _Advanced:
         return axes, indices, key_axes
 
 
-def _getitem(self, key):
+@_array._method("__getitem__")
+def _getitem(self, key: object) -> DeviceArray:
+    """Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays
+    and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a
+    bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis)
+    or, for a mask, after its count (a data-dependent shape)."""
     if not _is_advanced(key):
         return _array._getitem(self, key)
     op = "getitem"
@@ -192,7 +197,11 @@ def _getitem(self, key):
     return _core._index_get(a.view, axes, indices, key_axes, a.adjacent, a.first, "raise", op)
 
 
-def _setitem(self, key, value):
+@_array._method("__setitem__")
+def _setitem(self, key: object, value: object) -> None:
+    """Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks,
+    the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly
+    (OverflowError, ValueError for NaN into integers)."""
     if not _is_advanced(key):
         return _array._setitem(self, key, value)
     op = f"x[{_array._key_str(key)}] = value"
@@ -294,5 +303,4 @@ def _np_take_along_axis(arr, indices, axis=-1):
     return take_along_axis(arr, indices, axis=axis)
 
 
-_array._METHODS.update({"__getitem__": _getitem, "__setitem__": _setitem})
 _array._ARRAY_FUNCTIONS.update({np.take: _np_take, np.take_along_axis: _np_take_along_axis})

@@ -359,11 +359,12 @@ def _np_einsum(*operands, out=None, optimize=False, **kwargs):
     return einsum(*operands, optimize=optimize)
 
 
-def _dot_method(self, b, out=None):
+@_array._method("dot")
+def _dot_method(self, b: object, out: object = None) -> DeviceArray:
+    """hrxarray.dot of this array and b."""
     return dot(self, b, out)
 
 
-_array._METHODS["dot"] = _dot_method
 _array._ARRAY_FUNCTIONS.update({np.tensordot: _np_tensordot, np.dot: dot, np.einsum: _np_einsum})
 if hasattr(np, "matrix_transpose"):
     _array._ARRAY_FUNCTIONS[np.matrix_transpose] = matrix_transpose

@@ -184,7 +184,9 @@ def _c_order_only(x: DeviceArray, order: str, op: str) -> None:
                          f"got {order!r}")
 
 
-def _flatten(self: DeviceArray, order: str = "C") -> DeviceArray:
+@_array._method("flatten")
+def _flatten(self, order: str = "C") -> DeviceArray:
+    """A 1-d copy of this array (always a new array)."""
     _c_order_only(self, order, "flatten")
     return self.reshape(-1, copy=True)
 
@@ -417,22 +419,30 @@ def _np_pad(array, pad_width, mode="constant", **kwargs):
     return pad(array, pad_width, mode, **kwargs)
 
 
-def _squeeze_method(self, axis=None):
+@_array._method("squeeze")
+def _squeeze_method(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
+    """hrxarray.squeeze of this array."""
     return _array.squeeze(self, axis)
 
 
-def _repeat_method(self, repeats, axis=None):
+@_array._method("repeat")
+def _repeat_method(self, repeats: object, axis: int | None = None) -> DeviceArray:
+    """hrxarray.repeat of this array."""
     return repeat(self, repeats, axis=axis)
 
 
-def _ravel_method(self, order="C"):
+@_array._method("ravel")
+def _ravel_method(self, order: str = "C") -> DeviceArray:
+    """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
     return ravel(self, order)
 
 
-_array._METHODS.update({
-    "ravel": _ravel_method, "flatten": _flatten, "squeeze": _squeeze_method, "swapaxes": swapaxes,
-    "repeat": _repeat_method,
-})
+@_array._method("swapaxes")
+def _swapaxes_method(self, axis1: int, axis2: int) -> DeviceArray:
+    """hrxarray.swapaxes of this array (a view)."""
+    return swapaxes(self, axis1, axis2)
+
+
 _array._ARRAY_FUNCTIONS.update({
     np.flip: _np_flip, np.moveaxis: moveaxis, np.swapaxes: swapaxes, np.repeat: _np_repeat, np.roll: _np_roll,
     np.tile: tile, np.pad: _np_pad, np.ravel: ravel, np.broadcast_arrays: _np_broadcast_arrays,

@@ -57,9 +57,10 @@ def count_nonzero(x, /, axis: int | tuple[int, ...] | None = None, *, keepdims: 
     return _array.sum(_core._ufuncs["not_equal"](x, 0), axis=axis, dtype=np.int64, keepdims=keepdims)
 
 
-def _nonzero_method(self):
+@_array._method("nonzero")
+def _nonzero_method(self) -> tuple[DeviceArray, ...]:
+    """hrxarray.nonzero of this array."""
     return nonzero(self)
 
 
-_array._METHODS["nonzero"] = _nonzero_method
 _array._ARRAY_FUNCTIONS.update({np.searchsorted: searchsorted, np.nonzero: nonzero, np.count_nonzero: count_nonzero})

@@ -57,14 +57,17 @@ def argsort(x, /, axis: int | None = -1, kind: str | None = None, order: None = 
     return _core._sort(x, axis, descending, True, "argsort")
 
 
-def _sort_method(self, axis=-1, kind=None, order=None):
-    # NumPy's in-place a.sort(): sorted into a new array, copied back in order.
+@_array._method("sort")
+def _sort_method(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
+    """Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously."""
+    # Sorted into a new array, copied back in order.
     self._copy_from(sort(self, axis, kind, order), op="sort")
 
 
-def _argsort_method(self, axis=-1, kind=None, order=None):
+@_array._method("argsort")
+def _argsort_method(self, axis: int | None = -1, kind: str | None = None, order: None = None) -> DeviceArray:
+    """hrxarray.argsort of this array."""
     return argsort(self, axis, kind, order)
 
 
-_array._METHODS.update({"sort": _sort_method, "argsort": _argsort_method})
 _array._ARRAY_FUNCTIONS.update({np.sort: sort, np.argsort: argsort})

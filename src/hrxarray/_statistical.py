@@ -314,15 +314,32 @@ def _np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, corre
                correction=correction if correction is not None else 0.0)
 
 
-def _cumsum_method(self, axis=None, dtype=None):
+@_array._method("var")
+def _var_method(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0,
+                keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
+    """hrxarray.var of this array (ddof or correction: the divisor is n - ddof)."""
+    return _np_var(self, axis, dtype, out, ddof, keepdims, correction=correction)
+
+
+@_array._method("std")
+def _std_method(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0,
+                keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
+    """hrxarray.std of this array (ddof or correction: the divisor is n - ddof)."""
+    return _np_std(self, axis, dtype, out, ddof, keepdims, correction=correction)
+
+
+@_array._method("cumsum")
+def _cumsum_method(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
+    """hrxarray.cumsum of this array."""
     return cumsum(self, axis, dtype)
 
 
-def _cumprod_method(self, axis=None, dtype=None):
+@_array._method("cumprod")
+def _cumprod_method(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
+    """hrxarray.cumprod of this array."""
     return cumprod(self, axis, dtype)
 
 
-_array._METHODS.update({"cumsum": _cumsum_method, "cumprod": _cumprod_method, "var": _np_var, "std": _np_std})
 _array._ARRAY_FUNCTIONS.update({np.cumsum: cumsum, np.cumprod: cumprod, np.diff: diff, np.var: _np_var,
                                 np.std: _np_std, np.quantile: quantile, np.percentile: percentile})
 if hasattr(np, "cumulative_sum"):

@@ -855,202 +855,6 @@ class DeviceArray:
 
     __hash__: None = None
 
-    def __repr__(self) -> str:
-        """Data and metadata; never waits (a pending array prints <pending>)."""
-
-    def __str__(self) -> str:
-        """The elements as NumPy prints them (waits)."""
-
-    def __getitem__(self, key: object) -> DeviceArray:
-        """
-        Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis) or, for a mask, after its count (a data-dependent shape).
-        """
-
-    def __setitem__(self, key: object, value: object) -> None:
-        """
-        Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks, the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly (OverflowError, ValueError for NaN into integers).
-        """
-
-    def __iter__(self) -> Iterator[DeviceArray]:
-        """Iterate over the first axis (views)."""
-
-    def __bool__(self) -> bool:
-        """Truth of a one-element array (waits)."""
-
-    def __int__(self) -> int:
-        """A one-element array as int (waits)."""
-
-    def __float__(self) -> float:
-        """A one-element array as float (waits)."""
-
-    def __complex__(self) -> complex:
-        """A one-element array as complex (waits)."""
-
-    def __index__(self) -> int:
-        """A one-element integer array as an index (waits)."""
-
-    def __array__(self, dtype: object | None = None, copy: bool | None = None) -> numpy.typing.NDArray[Any]:
-        """
-        NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False gives a zero-copy read-only view that holds a host lease while it lives (ValueError for GpuLocal and bfp16).
-        """
-
-    def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> Any:
-        """
-        NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError.
-        """
-
-    def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> Any:
-        """
-        NumPy functions hrxarray implements return DeviceArrays; the others raise TypeError naming them.
-        """
-
-    def map_read(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[Any]]:
-        """
-        Context manager: a typed read-only NumPy view under a host read guard (waits for writers; bfp16 decodes).
-        """
-
-    def map_write(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[Any]]:
-        """
-        Context manager: a typed writable NumPy view under a host write guard (bfp16: decoded copy encoded back).
-        """
-
-    def reshape(self, *shape: int, order: str = 'C', copy: bool | None = None) -> DeviceArray:
-        """
-        A view with a new shape (C order; one -1 allowed); copies when the array is not contiguous.
-        """
-
-    def transpose(self, *axes: int) -> DeviceArray:
-        """A view with the axes permuted (reversed by default)."""
-
-    def astype(self, dtype: object, copy: bool = True) -> DeviceArray:
-        """
-        A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding).
-        """
-
-    def copy(self) -> DeviceArray:
-        """A new array with the same contents, dtype and placement."""
-
-    def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
-        """
-        This array in another placement of its runtime (itself when already there); copies go through the lanes.
-        """
-
-    def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
-        """
-        The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
-        """
-
-    def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType:
-        """
-        The hrxarray module, an array API namespace (api_version None or one of the versions it implements).
-        """
-
-    def view(self, dtype: object) -> DeviceArray:
-        """The same bytes as another dtype of the same item size."""
-
-    def blocks(self) -> DeviceArray:
-        """
-        The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9).
-        """
-
-    def item(self, *args: int) -> Any:
-        """The element as a Python scalar (waits)."""
-
-    def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.sum of this array."""
-
-    def prod(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.prod of this array."""
-
-    def max(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.max of this array."""
-
-    def min(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.min of this array."""
-
-    def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.mean of this array."""
-
-    def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.any of this array."""
-
-    def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.all of this array."""
-
-    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmax of this array."""
-
-    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmin of this array."""
-
-    def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
-        """
-        Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
-        """
-
-    def argsort(self, axis: int | None = -1, kind: str | None = None, order: None = None) -> DeviceArray:
-        """hrxarray.argsort of this array."""
-
-    def cumsum(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
-        """hrxarray.cumsum of this array."""
-
-    def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
-        """hrxarray.cumprod of this array."""
-
-    def nonzero(self) -> tuple[DeviceArray, ...]:
-        """hrxarray.nonzero of this array."""
-
-    def var(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
-        """
-        hrxarray.var of this array (ddof or correction: the divisor is n - ddof).
-        """
-
-    def std(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
-        """
-        hrxarray.std of this array (ddof or correction: the divisor is n - ddof).
-        """
-
-    def round(self, decimals: int = 0, out: DeviceArray | None = None) -> DeviceArray:
-        """hrxarray.round of this array (half to even; same dtype)."""
-
-    def clip(self, min: object = None, max: object = None, out: DeviceArray | None = None) -> DeviceArray:
-        """hrxarray.clip of this array."""
-
-    def conj(self) -> DeviceArray:
-        """The complex conjugate (hrxarray.conj); real arrays are their own."""
-
-    def conjugate(self) -> DeviceArray:
-        """The complex conjugate (hrxarray.conj); real arrays are their own."""
-
-    def tolist(self) -> Any:
-        """The elements as nested Python lists of Python scalars (waits)."""
-
-    def ravel(self, order: str = 'C') -> DeviceArray:
-        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
-
-    def flatten(self, order: str = 'C') -> DeviceArray:
-        """A 1-d copy of this array (always a new array)."""
-
-    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
-        """hrxarray.squeeze of this array."""
-
-    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
-        """hrxarray.swapaxes of this array (a view)."""
-
-    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
-        """hrxarray.repeat of this array."""
-
-    def dot(self, b: object, out: object = None) -> DeviceArray:
-        """hrxarray.dot of this array and b."""
-
-    @property
-    def T(self) -> DeviceArray:
-        """The transpose (axes reversed)."""
-
-    @property
-    def mT(self) -> DeviceArray:
-        """The matrix transpose of the last two axes."""
-
     def __add__(self, other: object, /) -> DeviceArray: ...
 
     def __radd__(self, other: object, /) -> DeviceArray: ...
@@ -1149,6 +953,219 @@ class DeviceArray:
 
     def __imatmul__(self, other: object, /) -> DeviceArray: ...
 
+    def map_read(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[Any]]:
+        """
+        Context manager: a read-only NumPy view of the elements under a host read guard.
+
+        Waits for pending device writers (``ExecutionError`` if one failed); device
+        work that writes the storage is refused with ``BusyError`` while the guard
+        lives. The view raises ``ValueError`` after the block. bfp16 arrays yield a
+        decoded float32 copy.
+        """
+
+    def map_write(self) -> contextlib.AbstractContextManager[numpy.typing.NDArray[Any]]:
+        """
+        Context manager: a writable NumPy view of the elements under a host write guard.
+
+        Waits for every pending device use of the storage; device work on it is
+        refused (``BusyError``) while the guard lives. bfp16 arrays yield a decoded
+        float32 copy that is encoded back (floor rounding) on exit.
+        """
+
+    def __array__(self, dtype: object | None = None, copy: bool | None = None) -> numpy.typing.NDArray[Any]:
+        """
+        NumPy conversion: a copy after waiting for producers (GpuLocal through the download lane); copy=False
+        gives a zero-copy read-only view that holds a host lease while it lives (ValueError for GpuLocal and
+        bfp16). In strict host mode (``HRXARRAY_STRICT_HOST=1``) it raises TypeError instead.
+        """
+
+    def reshape(self, *shape: int, order: str = 'C', copy: bool | None = None) -> DeviceArray:
+        """
+        A view with a new shape (C order; one -1 allowed); copies when the array is not contiguous.
+        """
+
+    def transpose(self, *axes: int) -> DeviceArray:
+        """A view with the axes permuted (reversed by default)."""
+
+    def astype(self, dtype: object, copy: bool = True) -> DeviceArray:
+        """
+        A new array converted to dtype (NumPy's unsafe casts; bfp16 encodes with floor rounding).
+        """
+
+    def copy(self) -> DeviceArray:
+        """A new array with the same contents, dtype and placement."""
+
+    def to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
+        """
+        This array in another placement of its runtime (itself when already there); copies go through the
+        lanes.
+        """
+
+    def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
+        """
+        The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
+        """
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType:
+        """
+        The hrxarray module, an array API namespace (api_version None or one of the versions it implements).
+        """
+
+    def view(self, dtype: object) -> DeviceArray:
+        """The same bytes as another dtype of the same item size."""
+
+    def blocks(self) -> DeviceArray:
+        """
+        The raw bfp16ebs8 blocks of a bfp16 array: a uint8 view of shape (..., n/8, 9).
+        """
+
+    def __repr__(self) -> str:
+        """Data and metadata; never waits (a pending array prints <pending>)."""
+
+    def __str__(self) -> str:
+        """The elements as NumPy prints them (waits)."""
+
+    def item(self, *args: int) -> Any:
+        """The element as a Python scalar (waits)."""
+
+    def __bool__(self) -> bool:
+        """Truth of a one-element array (waits)."""
+
+    def __int__(self) -> int:
+        """A one-element array as int (waits)."""
+
+    def __float__(self) -> float:
+        """A one-element array as float (waits)."""
+
+    def __complex__(self) -> complex:
+        """A one-element array as complex (waits)."""
+
+    def __index__(self) -> int:
+        """A one-element integer array as an index (waits)."""
+
+    def __iter__(self) -> Iterator[DeviceArray]:
+        """Iterate over the first axis (views)."""
+
+    def __array_ufunc__(self, uf: object, method: str, *inputs: object, **kwargs: object) -> Any:
+        """
+        NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError.
+        """
+
+    def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> Any:
+        """
+        NumPy functions hrxarray implements return DeviceArrays; the others raise TypeError naming them.
+        """
+
+    @property
+    def T(self) -> DeviceArray:
+        """The transpose (axes reversed)."""
+
+    @property
+    def mT(self) -> DeviceArray:
+        """The matrix transpose of the last two axes."""
+
+    def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.sum of this array."""
+
+    def prod(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.prod of this array."""
+
+    def max(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.max of this array."""
+
+    def min(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.min of this array."""
+
+    def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.mean of this array."""
+
+    def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.any of this array."""
+
+    def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.all of this array."""
+
+    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmax of this array."""
+
+    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmin of this array."""
+
+    def nonzero(self) -> tuple[DeviceArray, ...]:
+        """hrxarray.nonzero of this array."""
+
+    def __getitem__(self, key: object) -> DeviceArray:
+        """
+        Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays
+        and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a
+        bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis)
+        or, for a mask, after its count (a data-dependent shape).
+        """
+
+    def __setitem__(self, key: object, value: object) -> None:
+        """
+        Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks,
+        the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly
+        (OverflowError, ValueError for NaN into integers).
+        """
+
+    def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
+        """
+        Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
+        """
+
+    def argsort(self, axis: int | None = -1, kind: str | None = None, order: None = None) -> DeviceArray:
+        """hrxarray.argsort of this array."""
+
+    def var(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
+        """
+        hrxarray.var of this array (ddof or correction: the divisor is n - ddof).
+        """
+
+    def std(self, axis: object = None, dtype: object = None, out: DeviceArray | None = None, ddof: float = 0, keepdims: bool = False, *, correction: float | None = None) -> DeviceArray:
+        """
+        hrxarray.std of this array (ddof or correction: the divisor is n - ddof).
+        """
+
+    def cumsum(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
+        """hrxarray.cumsum of this array."""
+
+    def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
+        """hrxarray.cumprod of this array."""
+
+    def round(self, decimals: int = 0, out: DeviceArray | None = None) -> DeviceArray:
+        """hrxarray.round of this array (half to even; same dtype)."""
+
+    def clip(self, min: object = None, max: object = None, out: DeviceArray | None = None, **kwargs: object) -> DeviceArray:
+        """hrxarray.clip of this array."""
+
+    def conj(self) -> DeviceArray:
+        """The complex conjugate (hrxarray.conj); real arrays are their own."""
+
+    def conjugate(self) -> DeviceArray:
+        """NumPy's other name for conj(): the complex conjugate."""
+
+    def tolist(self) -> Any:
+        """The elements as nested Python lists of Python scalars (waits)."""
+
+    def flatten(self, order: str = 'C') -> DeviceArray:
+        """A 1-d copy of this array (always a new array)."""
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
+        """hrxarray.squeeze of this array."""
+
+    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
+        """hrxarray.repeat of this array."""
+
+    def ravel(self, order: str = 'C') -> DeviceArray:
+        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
+
+    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
+        """hrxarray.swapaxes of this array (a view)."""
+
+    def dot(self, b: object, out: object = None) -> DeviceArray:
+        """hrxarray.dot of this array and b."""
+
 class ufunc:
     """
     An elementwise function over DeviceArrays (hx.add, hx.exp, ...), run on the GPU compute lane: NumPy's broadcasting, NEP 50 scalar promotion (with ml_dtypes' bfloat16 rules), out=, dtype= and where=. The result is returned at once; its data is ready when the operation completes.
@@ -1192,12 +1209,14 @@ class ufunc:
     def identity(self) -> object:
         """The reduction identity (None when there is none)."""
 
+    def __repr__(self) -> str: ...
+
     def reduce(self, a: object, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
         """
-        Reduce a along axis (None: all axes; an int or a tuple) with this binary ufunc. Integer add/multiply reductions accumulate in int64 (uint64 for unsigned) as NumPy's do; float16 and bfloat16 accumulate in float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one.
+        Reduce a along axis (None: all axes; an int or a tuple) with this binary ufunc. Integer add/multiply
+        reductions accumulate in int64 (uint64 for unsigned) as NumPy's do; float16 and bfloat16 accumulate in
+        float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one.
         """
-
-    def __repr__(self) -> str: ...
 
 class BindingContract:
     """

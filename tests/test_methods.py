@@ -1,0 +1,71 @@
+"""DeviceArray's Python-level methods are defined once (hrxarray/_array.py and the chapter modules) and
+installed on the compiled class: no C++ forwarder, the stub's signature and docstring come from the
+function itself, and each method gives what its function (and NumPy) gives."""
+
+import inspect
+import types
+
+import numpy as np
+import pytest
+
+import hrxarray as hx
+from hrxarray import _core
+
+# The methods and properties the compiled class used to forward to Python, plus ufunc.reduce.
+PYTHON_METHODS = [
+    "__repr__", "__str__", "__getitem__", "__setitem__", "__iter__", "__bool__", "__int__", "__float__",
+    "__complex__", "__index__", "__array__", "__array_ufunc__", "__array_function__", "map_read", "map_write",
+    "reshape", "transpose", "astype", "copy", "to", "to_device", "__array_namespace__", "view", "blocks", "item",
+    "sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "sort", "argsort", "cumsum", "cumprod",
+    "nonzero", "var", "std", "round", "clip", "conj", "conjugate", "tolist", "ravel", "flatten", "squeeze",
+    "swapaxes", "repeat", "dot",
+]
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin"]
+
+
+def _function(cls, name):
+    member = cls.__dict__[name]
+    return member.fget if isinstance(member, property) else member
+
+
+@pytest.mark.parametrize("cls, name", [(hx.DeviceArray, n) for n in PYTHON_METHODS + ["T", "mT"]]
+                         + [(hx.ufunc, "reduce")])
+def test_method_is_one_python_function_with_a_typed_documented_signature(cls, name):
+    fn = _function(cls, name)
+    assert type(fn) is types.FunctionType  # not a nanobind function that calls back into Python
+    assert (fn.__name__, fn.__qualname__, fn.__module__) == (name, f"{cls.__name__}.{name}", "hrxarray._core")
+    assert fn.__doc__ and fn.__doc__ == inspect.cleandoc(fn.__doc__)
+    sig = inspect.signature(fn)
+    assert next(iter(sig.parameters)) == "self"
+    assert sig.return_annotation is not inspect.Signature.empty
+    assert all(p.annotation is not inspect.Parameter.empty for p in list(sig.parameters.values())[1:])
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reduction_methods_run_the_functions_own_code(name):
+    method, function = hx.DeviceArray.__dict__[name], getattr(hx, name)
+    assert method is not function and method.__code__ is function.__code__
+    assert function.__module__ == "hrxarray._array" and function.__qualname__ == name  # left as it was
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_reduction_methods_match_numpy(name, axis):
+    a = np.arange(-6, 6, dtype=np.int32).reshape(3, 4) * np.array([1, 0, 2, 1], dtype=np.int32)
+    x = hx.asarray(a)
+    got = getattr(x, name)(axis=axis, keepdims=axis is not None) if name not in ("argmax", "argmin") \
+        else getattr(x, name)(axis=axis)
+    want = getattr(np, name)(a, axis=axis, keepdims=axis is not None) if name not in ("argmax", "argmin") \
+        else getattr(np, name)(a, axis=axis)
+    np.testing.assert_array_equal(hx.to_numpy(got), want)
+    assert got.dtype == want.dtype
+    # Keywords and errors are the function's: the message names it.
+    with pytest.raises(np.exceptions.AxisError, match=name):
+        getattr(x, name)(axis=2)
+
+
+def test_methods_are_not_declared_in_the_compiled_module():
+    # What the bindings define on the class is compiled; none of these names is among it.
+    compiled = {n for n, v in vars(hx.DeviceArray).items() if type(v).__module__ == "nanobind"}
+    assert not compiled & set(PYTHON_METHODS + ["T", "mT"])
+    assert not hasattr(_core, "_dlpack_export")  # one DLPack producer: DeviceArray.__dlpack__
