@@ -51,6 +51,7 @@ PyObject* type_for(ErrorKind kind) {
         case ErrorKind::OutOfMemory: return PyExc_MemoryError;
         case ErrorKind::Generic: return g_hrx_error;
         case ErrorKind::LinAlg: return g_linalg;
+        case ErrorKind::Type: return PyExc_TypeError;
     }
     return g_hrx_error;
 }

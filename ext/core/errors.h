@@ -31,6 +31,7 @@ enum class ErrorKind {
     OutOfMemory,  // an allocation failed (Python MemoryError); the message names bytes and placement
     Generic,      // other runtime failures (hx.HrxError)
     LinAlg,       // a LAPACK routine refused its matrix (hx.LinAlgError); an operation failure like Data
+    Type,         // an argument of the wrong kind (Python TypeError)
 };
 
 class Error : public std::runtime_error {
