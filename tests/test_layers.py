@@ -57,3 +57,14 @@ def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
     scheduler = (CORE / "runtime" / "scheduler.cpp").read_text()
     assert "std::memcpy(op.uses" not in scheduler and "kernel->run(" not in scheduler
     assert "queue.submit(d)" in scheduler
+
+
+def test_core_has_no_python():
+    """ext/core is C++ without Python (DESIGN.md): the bindings parse, call and wrap; core code
+    that may block marks it with BlockingWait (runtime/blocking.h) instead of releasing a GIL."""
+    found = [f"{p.relative_to(CORE)} includes {i}" for p in sources(".")
+             for i in re.findall(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', p.read_text(), re.MULTILINE)
+             if i.startswith(("Python.h", "nanobind/", "pybind11/"))]
+    found += [f"{p.relative_to(CORE)} names {m}" for p in sources(".")
+              for m in set(re.findall(r"\b(PyObject|PyGILState_\w+|PyEval_\w+|Py_BEGIN_ALLOW_THREADS)\b", p.read_text()))]
+    assert sources(".") and not found
