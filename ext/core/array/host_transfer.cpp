@@ -8,6 +8,14 @@
 
 namespace hrx::host_transfer {
 
+namespace {
+
+// Host copies of at least this many bytes let other Python threads run
+// meanwhile; smaller ones finish sooner than handing the GIL over would.
+constexpr int64_t kReleaseBytes = int64_t{1} << 16;
+
+}  // namespace
+
 Array upload(RuntimeCore& rt, const Placement& placement, const HostBlock& block, const std::string& op,
              std::optional<DType> dtype) {
     if (block.strides.size() != block.shape.size())
@@ -16,7 +24,8 @@ Array upload(RuntimeCore& rt, const Placement& placement, const HostBlock& block
     const bool gpu_local = placement.kind == PlacementKind::GpuLocal;
     Array dst = make_array(rt, gpu_local ? host_visible() : placement, block.shape, target, op);
     {
-        BlockingWait wait;  // a large copy, and the guard of the fresh array never waits
+        std::optional<BlockingWait> wait;  // the guard of the fresh array never waits: only the copy takes time
+        if (dst.nbytes() >= kReleaseBytes) wait.emplace();
         write_from_host(dst, block.data, block.strides, block.dtype, op);
     }
     if (!gpu_local) return dst;
@@ -42,6 +51,7 @@ Array download(const Array& a, const std::string& op) {
 }
 
 void read(const Array& src, uint8_t* dst, DType dst_dtype, const std::string& op) {
+    // The read guard waits for host writers (map_write) of other threads.
     BlockingWait wait;
     read_to_host(src, dst, dst_dtype, op);
 }
