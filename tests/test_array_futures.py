@@ -274,3 +274,30 @@ def test13_bfp16_arrays_feed_the_npu_matmul():
     c = qa @ hx.asarray(b, dtype=hx.bfloat16)
     want = numerics.matmul(numerics.bfp16_quantize(a).astype(BF16), b.astype(BF16), compute="bfp16")
     np.testing.assert_array_equal(hx.to_numpy(c), want)
+
+
+@pytest.mark.parametrize("operation", ["setitem", "astype", "full_like", "to_gpu_local"])
+def test_core_waits_for_room_release_the_gil(operation):
+    """Copies and fills wait for room inside the core (Note [Blocking waits of core code]) while the
+    runtime is full; the wait releases the GIL, or the host region filling the runtime could never
+    finish and this test would hang (the watchdog fails it)."""
+    rt = hx.Runtime(max_submissions=1)
+    x = hx.asarray(np.arange(4.0), placement=hx.Shared(rt.npu()))
+    run = {
+        "setitem": lambda: x.__setitem__(Ellipsis, 7.0),
+        "astype": lambda: x.astype(np.float32),
+        "full_like": lambda: hx.full_like(x, 7.0),
+        "to_gpu_local": lambda: x.to(hx.GpuLocal()),
+    }[operation]
+    gate, done = hold(rt, x)  # the runtime's one submission, until the gate opens
+    results = []
+    worker = threading.Thread(target=lambda: results.append(run()))
+    worker.start()
+    worker.join(0.2)
+    assert worker.is_alive() and not results  # waiting for room, not refused
+    gate.set()
+    worker.join(TIMEOUT)
+    assert not worker.is_alive() and done.wait(TIMEOUT)
+    want = {"setitem": np.full(4, 7.0), "full_like": np.full(4, 7.0)}.get(operation, np.arange(4.0))
+    got = x if operation == "setitem" else results[0]
+    np.testing.assert_array_equal(hx.to_numpy(got), want)

@@ -57,21 +57,18 @@ std::vector<int64_t> axes_from_py(nanobind::handle axis, int ndim, const std::st
 
 // The process-wide default runtime (hrxarray.default_runtime()).
 std::shared_ptr<RuntimeCore> default_runtime();
-// The runtime a placement belongs to: its NPU's for NPU placements, else `fallback`.
-std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::shared_ptr<RuntimeCore>& fallback);
-// Placement from a Python placement object or None (-> Shared(default NPU) of rt).
+// Placement from a Python placement object or None (-> creation::default_placement(rt)).
 Placement placement_from_py(nanobind::handle h, RuntimeCore& rt, const std::string& op);
-// The placement (None: Shared of the default NPU) and the runtime it belongs to.
-std::pair<std::shared_ptr<RuntimeCore>, Placement> runtime_and_placement(nanobind::handle h, const std::string& op);
-// A placement for a new array that stays on `like`'s runtime (None: like's
-// placement when none_is_own, else TypeError): ValueError naming `op` when
-// it names an NPU of another runtime.
-std::pair<std::shared_ptr<RuntimeCore>, Placement> placement_like(nanobind::handle h, const Array& like,
-                                                                    bool none_is_own, const std::string& op);
+// The runtime and placement of a new array (creation::home) from a placement
+// argument (None or a placement; TypeError naming `op` otherwise) and an
+// optional `like` array; the default runtime when there is no `like`.
+std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nanobind::handle placement, const Array* like,
+                                                                  const std::string& op);
+// The DeviceArray argument `what` of `op` (TypeError naming its type
+// otherwise) that a compute-lane task reads or writes element by element,
+// after check_element_operand's refusals.
+const Array& element_operand(nanobind::handle x, Access access, const std::string& op, const char* what);
 
-// Submits a task, waiting (GIL released) while the runtime is full, and
-// records the completion as a writer of every written base.
-std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task);
 // Waits (GIL released when needed) for the array's writers; raises the
 // first failure (ExecutionError chained to its cause).
 void wait_ready(const Array& a);

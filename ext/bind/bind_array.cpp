@@ -1,14 +1,21 @@
-// DeviceArray: the array type, its creation and host-transfer primitives,
-// views, copies and DLPack exchange. The Python-level API (asarray, indexing,
-// reshape, repr, NumPy protocols) lives in hrxarray/_array.py and builds on
-// these; everything on the per-operation path is here, in C++.
+// DeviceArray: the array type and the bindings of its creation, host-transfer,
+// view, copy and DLPack primitives. The semantics are the core's
+// (array/host_transfer.h, array/copy.h, array/creation.h): this file turns
+// Python objects into their descriptions (dtypes, placements, host blocks of
+// NumPy arrays kept alive for the call, scalars), calls them, and wraps the
+// results; the waits that raise a failed producer's error are here. The
+// Python-level API (asarray, indexing, reshape, repr, NumPy protocols) lives
+// in hrxarray/_array.py and builds on these.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <optional>
 
+#include "array/creation.h"
+#include "array/host_transfer.h"
 #include "array_bind.h"
 #include "bindings.h"
 #include "gil.h"
@@ -121,16 +128,6 @@ std::shared_ptr<RuntimeCore> default_runtime() {
     return *rt;
 }
 
-std::shared_ptr<RuntimeCore> placement_runtime(const Placement& p, const std::shared_ptr<RuntimeCore>& fallback) {
-    return p.names_npu() ? runtime_of(p.runtime) : fallback;
-}
-
-std::pair<std::shared_ptr<RuntimeCore>, Placement> runtime_and_placement(nb::handle h, const std::string& op) {
-    auto rt = default_runtime();
-    Placement p = placement_from_py(h, *rt, op);
-    return {placement_runtime(p, rt), p};
-}
-
 namespace {
 
 [[noreturn]] void placement_type_error(nb::handle h, const std::string& op) {
@@ -139,44 +136,26 @@ namespace {
                              .c_str());
 }
 
-}  // namespace
-
-Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op) {
-    if (h.is_none()) {
-        Placement p;
-        p.kind = PlacementKind::Shared;
-        p.runtime = rt.shared_from_this();
-        p.npu_index = 0;
-        return p;
-    }
+// A placement argument: nullopt for None, TypeError naming `op` for anything but a placement.
+std::optional<Placement> placement_arg(nb::handle h, const std::string& op) {
+    if (h.is_none()) return std::nullopt;
     if (!nb::isinstance<PyPlacement>(h)) placement_type_error(h, op);
     return nb::cast<const PyPlacement&>(h).value;
 }
 
-std::pair<std::shared_ptr<RuntimeCore>, Placement> placement_like(nb::handle h, const Array& like, bool none_is_own,
-                                                                    const std::string& op) {
-    auto rt = runtime_of(like).shared_from_this();
-    if (h.is_none()) {
-        if (!none_is_own) placement_type_error(h, op);
-        return {rt, like.placement()};
-    }
-    Placement p = placement_from_py(h, *rt, op);
-    if (p.names_npu() && p.runtime != rt)
-        fail(ErrorKind::Message, op + ": " + p.repr() + " names an NPU of another runtime than the array's (" +
-                                     like.describe() + "); arrays move only within their runtime");
-    return {rt, p};
+}  // namespace
+
+Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op) {
+    auto p = placement_arg(h, op);
+    return p ? *p : creation::default_placement(rt);
 }
 
-std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
-    for (;;) {
-        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label);
-        if (c) {
-            if (task.written) task.written->add_writer(c);
-            return c;
-        }
-        ReleaseGil release;
-        rt.scheduler().wait_for_room(static_cast<size_t>(rt.options().max_submissions));
-    }
+std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nb::handle placement, const Array* like,
+                                                                  const std::string& op) {
+    std::shared_ptr<RuntimeCore> rt;
+    if (!like) rt = default_runtime();
+    creation::Home home = creation::home(placement_arg(placement, op), like, rt, op);
+    return {std::move(home.rt), std::move(home.placement)};
 }
 
 void wait_ready(const Array& a) {
@@ -266,6 +245,15 @@ nb::object wrap(Array a) { return nb::cast(PyArray{std::move(a)}); }
 bool is_array(nb::handle h) { return nb::isinstance<PyArray>(h); }
 const Array& array_of(nb::handle h) { return nb::cast<const PyArray&>(h).a; }
 
+const Array& element_operand(nb::handle x, Access access, const std::string& op, const char* what) {
+    if (!is_array(x))
+        throw nb::type_error((op + ": " + what + " must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(x.type())))
+                                 .c_str());
+    const Array& a = array_of(x);
+    check_element_operand(a, access, op);
+    return a;
+}
+
 namespace {
 
 nb::tuple int_tuple(const Dims& v) {
@@ -274,21 +262,12 @@ nb::tuple int_tuple(const Dims& v) {
     return nb::tuple(l);
 }
 
-// Host memory of a NumPy array: pointer, shape and byte strides.
-struct HostBlock {
-    uint8_t* data = nullptr;
-    Dims shape;
-    Dims strides;
-    DType dtype = DType::Float64;
-    bool writable = false;
-};
-
-HostBlock host_block(nb::handle arr, const std::string& op) {
-    HostBlock b;
+// The memory of a NumPy array (which the caller keeps alive while the block is used).
+host_transfer::HostBlock host_block(nb::handle arr, const std::string& op) {
+    host_transfer::HostBlock b;
     nb::dict iface = nb::cast<nb::dict>(arr.attr("__array_interface__"));
     nb::tuple data = nb::cast<nb::tuple>(iface["data"]);
-    b.data = reinterpret_cast<uint8_t*>(nb::cast<uintptr_t>(data[0]));
-    b.writable = !nb::cast<bool>(data[1]);
+    b.data = reinterpret_cast<const uint8_t*>(nb::cast<uintptr_t>(data[0]));
     b.shape = int_vector(iface["shape"], op, "shape");
     b.dtype = dtype_from_py(arr.attr("dtype"), op);
     nb::object strides = iface.contains("strides") ? nb::object(iface["strides"]) : nb::none();
@@ -363,22 +342,8 @@ nb::object host_array(nb::handle obj, const DType* dtype, const std::string& op)
 Array array_from_host(nb::handle obj, const DType* dtype, const Placement& placement, RuntimeCore& rt,
                       const std::string& op) {
     nb::object arr = host_array(obj, dtype, op);
-    HostBlock b = host_block(arr, op);
-    const DType target = dtype ? *dtype : b.dtype;
-    const bool gpu_local = placement.kind == PlacementKind::GpuLocal;
-    Placement staging_place;
-    staging_place.kind = PlacementKind::HostVisible;
-    Array dst = make_array(rt, gpu_local ? staging_place : placement, b.shape, target, op);
-    {
-        ReleaseGil release;
-        write_from_host(dst, b.data, b.strides, b.dtype, op);
-    }
-    if (!gpu_local) return dst;
-    // GpuLocal is not host mapped: stage, then upload on the upload lane.
-    Array dev = make_array(rt, placement, b.shape, target, op);
-    TaskSpec t = copy_task(dev, Operand::of(dst), op);
-    submit(rt, t);
-    return dev;
+    return host_transfer::upload(rt, placement, host_block(arr, op), op,
+                                 dtype ? std::optional<DType>(*dtype) : std::nullopt);
 }
 
 namespace {
@@ -391,68 +356,33 @@ std::pair<nb::object, uint8_t*> new_numpy(const Dims& shape, DType dt) {
     return {out, p};
 }
 
-// Staged copy of a GpuLocal array into a HostVisible one, on the download lane.
-Array download(const Array& a, const std::string& op) {
-    Placement hv;
-    hv.kind = PlacementKind::HostVisible;
-    Array staging = make_array(runtime_of(a), hv, a.shape, a.dtype, op);
-    TaskSpec t = copy_task(staging, Operand::of(a), op);
-    submit(runtime_of(a), t);
-    wait_ready(staging);
-    return staging;
-}
-
 nb::object to_numpy(const PyArray& self, nb::handle dtype) {
     const std::string op = "to_numpy";
-    Array a = self.a;
+    wait_ready(self.a);
+    std::optional<DType> requested;
+    if (!dtype.is_none()) requested = dtype_from_py(dtype, op);
+    const DType want = host_transfer::host_dtype(self.a.dtype, requested, op);
+    const Array a = host_transfer::download(self.a, op);
     wait_ready(a);
-    DType want = a.dtype == DType::BFP16 ? DType::Float32 : a.dtype;
-    if (!dtype.is_none()) want = dtype_from_py(dtype, op);
-    if (want == DType::BFP16) throw nb::type_error("to_numpy: NumPy has no bfp16 dtype; use x.blocks() for the raw blocks");
-    if (!a.placement().host_mapped()) a = download(a, op);
     auto [out, ptr] = new_numpy(a.shape, want);
-    {
-        ReleaseGil release;
-        read_to_host(a, ptr, want, op + " of " + a.describe());
-    }
+    host_transfer::read(a, ptr, want, op + " of " + a.describe());
     return out;
 }
 
+using host_transfer::take_lease;
+
 // A read-only zero-copy uint8 NumPy array over the array's byte extent that
 // holds a host lease while it lives; Python reinterprets it (_array.py).
-struct LeaseOwner {
-    std::shared_ptr<StorageState> state;  // keep: set only once the lease is held
-    uint64_t lease;
-    ~LeaseOwner() { state->release_host_lease(lease); }
-};
-
-uint64_t take_lease(const Array& a, bool writable, std::string_view op, const char* label) {
-    auto& st = *a.base->storage();
-    if (st.host_lease_would_wait(writable)) {
-        ReleaseGil release;
-        return st.acquire_host_lease(writable, op, label, true);
-    }
-    return st.acquire_host_lease(writable, op, label, false);
-}
-
 nb::tuple host_view(const PyArray& self) {
     const Array& a = self.a;
     const std::string op = "zero-copy host view of " + a.describe();
-    if (!a.placement().host_mapped())
-        fail(ErrorKind::Message, op + ": GpuLocal memory is not host mapped; copy it (copy=None or True) instead");
-    if (a.dtype == DType::BFP16)
-        fail(ErrorKind::Message, op + ": bfp16 blocks decode to float32, which needs a copy");
+    host_transfer::check_view(a, op);
     wait_ready(a);
-    // The owner exists only once the lease does: a refused lease (a live write
-    // guard, poison) throws before there is anything to give back.
-    const uint64_t lease = take_lease(a, false, op, "zero-copy NumPy view (read-only)");
-    auto owner = std::unique_ptr<LeaseOwner>(new LeaseOwner{a.base->storage(), lease});
-    auto [first, end] = a.extent();
-    uint8_t* base = a.base->storage()->data() + first;
-    nb::capsule cap(owner.release(), [](void* p) noexcept { delete static_cast<LeaseOwner*>(p); });
-    size_t shape[1] = {static_cast<size_t>(std::max<uint64_t>(end - first, 1))};
-    nb::object raw = nb::cast(nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>>(base, 1, shape, cap));
-    return nb::make_tuple(raw, a.offset - static_cast<int64_t>(first));
+    host_transfer::HostView v = host_transfer::view(a, op);
+    nb::capsule cap(v.lease.release(), [](void* p) noexcept { delete static_cast<host_transfer::HostLease*>(p); });
+    size_t shape[1] = {static_cast<size_t>(v.bytes)};
+    nb::object raw = nb::cast(nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>>(v.data, 1, shape, cap));
+    return nb::make_tuple(raw, v.offset);
 }
 
 // --- DLPack ----------------------------------------------------------------------
@@ -571,7 +501,7 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
     if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
     std::shared_ptr<RuntimeCore> rt = default_runtime();
     if (is_array(obj)) rt = runtime_of(array_of(obj)).shared_from_this();
-    if (!placement_obj.is_none()) rt = placement_runtime(placement_from_py(placement_obj, *rt, op), rt);
+    if (!placement_obj.is_none()) rt = creation::placement_runtime(placement_from_py(placement_obj, *rt, op), rt);
     Array src;
     if (is_array(obj)) {
         src = array_of(obj);  // our own export would alias the storage: take a view instead
@@ -602,19 +532,7 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
     if (!is_array(obj)) {
         // A foreign producer's memory: copy now, as asarray does with host
         // data, so that the producer may change it as soon as we return.
-        const bool gpu_local = place.kind == PlacementKind::GpuLocal;
-        Placement hv;
-        hv.kind = PlacementKind::HostVisible;
-        Array dst = make_array(*rt, gpu_local ? hv : place, src.shape, target, op);
-        {
-            ReleaseGil release;
-            write_from_host(dst, src.data(), src.strides, src.dtype, op);
-        }
-        if (!gpu_local) return wrap(dst);
-        Array dev = make_array(*rt, place, src.shape, target, op);
-        TaskSpec t = copy_task(dev, Operand::of(dst), op);
-        submit(*rt, t);
-        return wrap(dev);
+        return wrap(host_transfer::upload(*rt, place, {src.data(), src.shape, src.strides, src.dtype}, op, target));
     }
     Array dst = make_array(*rt, place, src.shape, target, op);
     TaskSpec t = copy_task(dst, Operand::of(src), op);
@@ -626,109 +544,60 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
 
 namespace {
 
-Placement host_visible() {
-    Placement hv;
-    hv.kind = PlacementKind::HostVisible;
-    return hv;
+std::string op_name(nb::handle op, const std::string& fallback) {
+    return op.is_none() ? fallback : nb::cast<std::string>(op);
 }
 
-// The source of dst[...] = src, converted and checked against the destination
-// (placement, shape, dtype, runtime) before anything is allocated: a
-// DeviceArray, a scalar converted to the destination dtype, or host data
-// converted by NumPy to it (staged into HostVisible memory by copy_prepared).
-struct CopySource {
-    Operand operand;
-    nb::object host;
-};
-
-CopySource copy_source(nb::handle src, const Placement& place, const Dims& shape, DType dtype, RuntimeCore& rt,
-                       const std::string& op) {
-    CopySource s;
-    const DType value_dtype = dtype == DType::BFP16 ? DType::Float32 : dtype;
+// The source of a copy into an array of `dtype`: a DeviceArray, a scalar or
+// host data converted to the destination's values (NumPy's conversion, kept
+// alive in `host` for the call); the core checks it against the destination.
+copy::Source copy_source(nb::handle src, DType dtype, nb::object& host, const std::string& op) {
+    copy::Source s;
+    const DType value_dtype = copy::value_dtype(dtype);
     if (is_array(src)) {
         s.operand = Operand::of(array_of(src));
-        if (&runtime_of(s.operand.arr()) != &rt)
-            fail(ErrorKind::Message, op + ": the source " + s.operand.arr().describe() + " belongs to another runtime");
     } else if (is_python_scalar(src) || is_numpy_scalar(src)) {
         s.operand = scalar_operand(src, value_dtype, op);
     } else {
-        s.host = host_array(src, &value_dtype, op);
-        const DType host_dtype = dtype_from_py(s.host.attr("dtype"), op);
-        check_copy_shapes(place, shape, dtype, host_visible(), int_vector(s.host.attr("shape"), op, "shape"),
-                          host_dtype, op);
-        return s;
+        host = host_array(src, &value_dtype, op);
+        s.host = host_block(host, op);
     }
-    check_copy(place, shape, dtype, s.operand, op);
     return s;
-}
-
-// dst[...] = the checked source: the destination's refusals first, then the
-// staging or overlap copies, then the copy itself.
-void copy_prepared(const Array& dst, CopySource& s, bool even, const std::string& op) {
-    RuntimeCore& rt = runtime_of(dst);
-    check_writable(dst, op);
-    check_device_use(dst, Access::Write, op);
-    if (s.host.is_valid()) {
-        s.operand = Operand::of(array_from_host(s.host, nullptr, host_visible(), rt, op));
-    } else if (!s.operand.scalar && may_overlap(s.operand.arr(), dst) && !same_layout(s.operand.arr(), dst)) {
-        // NumPy's overlap rule: read everything before writing.
-        const Array& src = s.operand.arr();
-        Array tmp = make_array(rt, src.placement(), src.shape, src.dtype, op);
-        TaskSpec t0 = copy_task(tmp, s.operand, op);
-        submit(rt, t0);
-        s.operand = Operand::of(tmp);
-    }
-    TaskSpec t = copy_task(dst, s.operand, op, even);
-    submit(rt, t);
-}
-
-std::string op_name(nb::handle op, const std::string& fallback) {
-    return op.is_none() ? fallback : nb::cast<std::string>(op);
 }
 
 // dst[...] = src: a DeviceArray (broadcast, NumPy's assignment rule), a
 // scalar or host data, converted to dst's dtype.
 nb::object copy_into(const PyArray& dst, nb::handle src, bool even, nb::handle op_obj) {
     const std::string op = op_name(op_obj, "copy into " + dst.a.describe());
-    CopySource s = copy_source(src, dst.a.placement(), dst.a.shape, dst.a.dtype, runtime_of(dst.a), op);
-    copy_prepared(dst.a, s, even, op);
+    nb::object host;
+    copy::into(dst.a, copy_source(src, dst.a.dtype, host, op), even, op);
     return nb::none();
 }
 
-// The runtime and placement of a new array: `like`'s runtime when given
-// (None: its placement), else the placement's (None: Shared(default NPU)).
-std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nb::handle placement, nb::handle like,
-                                                                  const std::string& op) {
-    if (like.is_none()) return runtime_and_placement(placement, op);
+const Array* like_arg(nb::handle like, const std::string& op) {
+    if (like.is_none()) return nullptr;
     if (!is_array(like)) throw nb::type_error((op + ": like must be a DeviceArray").c_str());
-    return placement_like(placement, array_of(like), true, op);
+    return &array_of(like);
 }
 
 nb::object full(nb::handle shape_obj, nb::handle fill, nb::handle dtype, nb::handle placement, nb::handle op_obj,
                 nb::handle like) {
     const std::string op = op_name(op_obj, "full");
     const DType t = dtype_from_py(dtype, op);
-    auto [rt, p] = new_array_home(placement, like, op);
+    auto [rt, p] = new_array_home(placement, like_arg(like, op), op);
     const Dims shape = int_vector(shape_obj, op, "shape");
-    checked_size(shape, t, op);
-    CopySource s = copy_source(fill, p, shape, t, *rt, op);
-    Array dst = make_array(*rt, p, shape, t, op);
-    if (dst.size() > 0) copy_prepared(dst, s, false, op);
-    return wrap(dst);
+    checked_size(shape, t, op);  // a bad shape is named before the fill
+    nb::object host;
+    copy::Source s = copy_source(fill, t, host, op);
+    return wrap(creation::full({rt, p}, shape, t, std::move(s), op));
 }
 
 // A new array holding x converted to `dtype` (None: x's) in `placement`, on x's runtime.
 nb::object convert(const PyArray& x, nb::handle dtype, nb::handle placement, nb::handle op_obj) {
     const std::string op = op_name(op_obj, "astype");
     const DType t = dtype.is_none() ? x.a.dtype : dtype_from_py(dtype, op);
-    auto [rt, p] = placement_like(placement, x.a, false, op);
-    checked_size(x.a.shape, t, op);
-    const Operand src = Operand::of(x.a);
-    check_copy(p, x.a.shape, t, src, op);
-    Array dst = make_array(*rt, p, x.a.shape, t, op);
-    TaskSpec task = copy_task(dst, src, op);
-    submit(*rt, task);
-    return wrap(dst);
+    if (placement.is_none()) placement_type_error(placement, op);
+    return wrap(creation::convert(x.a, t, *placement_arg(placement, op), op));
 }
 
 }  // namespace
@@ -873,7 +742,7 @@ void bind_array(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype, nb::handle placement, nb::handle op_obj, nb::handle like) {
             const std::string op = op_name(op_obj, "empty");
             const DType t = dtype_from_py(dtype, op);
-            auto [rt, p] = new_array_home(placement, like, op);
+            auto [rt, p] = new_array_home(placement, like_arg(like, op), op);
             return wrap(make_array(*rt, p, int_vector(shape, op, "shape"), t, op));
         },
         "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "op"_a.none() = nb::none(),
@@ -887,7 +756,7 @@ void bind_array(nb::module_& m) {
         "_from_host",
         [](nb::handle obj, nb::handle dtype, nb::handle placement, nb::handle op_obj) {
             const std::string op = op_name(op_obj, "asarray");
-            auto [rt, p] = runtime_and_placement(placement, op);
+            auto [rt, p] = new_array_home(placement, nullptr, op);
             DType t;
             const DType* tp = nullptr;
             if (!dtype.is_none()) {

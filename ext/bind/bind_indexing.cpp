@@ -22,25 +22,11 @@ using namespace nb::literals;
 namespace hrx::bind {
 namespace {
 
-// The indexed DeviceArray of `op`, usable by a compute-lane `access`.
-const Array& indexed(nb::handle x, Access access, const std::string& op) {
-    if (!is_array(x)) throw nb::type_error((op + ": expected a DeviceArray").c_str());
-    const Array& a = array_of(x);
-    if (a.dtype == DType::BFP16)
-        throw nb::type_error((op + ": bfp16 arrays have no advanced indexing (their elements live in blocks); "
-                                   "convert with astype(hx.float32) first")
-                                 .c_str());
-    check_lane_binding(a, Lane::Compute, op);
-    if (access == Access::Write) check_writable(a, op);
-    check_device_use(a, access, op);
-    return a;
-}
-
 // Integer index arrays on v's runtime (IndexError for other dtypes, as NumPy).
 std::vector<Array> index_arrays(const std::vector<nb::handle>& objs, const Array& v, const std::string& op) {
     std::vector<Array> out;
     for (nb::handle h : objs) {
-        const Array& a = indexed(h, Access::Read, op);
+        const Array& a = element_operand(h, Access::Read, op, "an index");
         if (!dtype_is_integer(a.dtype))
             fail(ErrorKind::Index, op + ": arrays used as indices must be of integer (or boolean) type, got " +
                                        std::string(dtype_name(a.dtype)));
@@ -108,7 +94,7 @@ IndexLayout layout_of(const Array& v, const std::vector<int>& axes, const std::v
 nb::object index_get(nb::handle x, const std::vector<int>& axes, const std::vector<nb::handle>& index_objs,
                      const std::vector<int>& key_axes, bool adjacent, int first, const std::string& mode_name,
                      const std::string& op) {
-    const Array v = indexed(x, Access::Read, op);
+    const Array v = element_operand(x, Access::Read, op, "x");
     const std::vector<Array> indices = index_arrays(index_objs, v, op);
     const kernels::IndexMode mode = mode_of(mode_name, op);
     const IndexLayout l = layout_of(v, axes, indices, adjacent, first, op);
@@ -139,10 +125,10 @@ Array detached(const Array& a, const Array& v, const std::string& op) {
 void index_set(nb::handle x, const std::vector<int>& axes, const std::vector<nb::handle>& index_objs,
                const std::vector<int>& key_axes, bool adjacent, int first, nb::handle values_obj,
                const std::string& op) {
-    const Array v = indexed(x, Access::Write, op);
+    const Array v = element_operand(x, Access::Write, op, "x");
     std::vector<Array> indices = index_arrays(index_objs, v, op);
     const IndexLayout l = layout_of(v, axes, indices, adjacent, first, op);
-    const Array& values = indexed(values_obj, Access::Read, op);
+    const Array& values = element_operand(values_obj, Access::Read, op, "the values");
     if (values.dtype != v.dtype || &runtime_of(values) != &runtime_of(v))
         fail(ErrorKind::Message, op + ": the values must be a DeviceArray of the target's dtype and runtime");
     check_assignable(values.shape, l.result, op);
@@ -157,8 +143,8 @@ void index_set(nb::handle x, const std::vector<int>& axes, const std::vector<nb:
 
 nb::object mask_get(nb::handle x, int axis, nb::handle mask_obj, int key_axis, bool adjacent, int first,
                     const std::string& op) {
-    const Array v = indexed(x, Access::Read, op);
-    const Array mask = indexed(mask_obj, Access::Read, op);
+    const Array v = element_operand(x, Access::Read, op, "x");
+    const Array mask = element_operand(mask_obj, Access::Read, op, "the mask");
     if (mask.dtype != DType::Bool) fail(ErrorKind::Index, op + ": a mask must be a bool array");
     if (axis < 0 || mask.ndim() == 0 || axis + mask.ndim() > v.ndim())
         fail(ErrorKind::Index, op + ": too many indices for array: array is " + std::to_string(v.ndim()) +
@@ -186,8 +172,8 @@ nb::object mask_get(nb::handle x, int axis, nb::handle mask_obj, int key_axis, b
 }
 
 nb::object isin(nb::handle x1_obj, nb::handle x2_obj, bool invert, const std::string& op) {
-    const Array x1 = indexed(x1_obj, Access::Read, op);
-    const Array x2 = indexed(x2_obj, Access::Read, op);
+    const Array x1 = element_operand(x1_obj, Access::Read, op, "x1");
+    const Array x2 = element_operand(x2_obj, Access::Read, op, "x2");
     if (&runtime_of(x1) != &runtime_of(x2))
         fail(ErrorKind::Message, op + ": x1 and x2 belong to different runtimes");
     RuntimeCore& rt = runtime_of(x1);

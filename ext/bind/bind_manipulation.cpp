@@ -20,23 +20,8 @@ namespace {
 
 using IndexTable = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-// The DeviceArray `x` of `op`, readable on the compute lane now (a refused
-// call allocates nothing).
-Array source(nb::handle x, const std::string& op) {
-    if (!is_array(x))
-        throw nb::type_error((op + ": x must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(x.type()))).c_str());
-    const Array& a = array_of(x);
-    if (a.dtype == DType::BFP16)
-        throw nb::type_error((op + ": bfp16 blocks cannot be rearranged element by element; convert with "
-                                   "astype(hx.float32) first")
-                                 .c_str());
-    check_lane_binding(a, Lane::Compute, op);
-    check_device_use(a, Access::Read, op);
-    return a;
-}
-
 nb::object gather(nb::handle x, nb::list tables, const std::string& op) {
-    const Array in = source(x, op);
+    const Array in = element_operand(x, Access::Read, op, "x");
     std::vector<std::vector<int64_t>> index;
     index.reserve(tables.size());
     for (nb::handle h : tables) {
@@ -56,7 +41,7 @@ nb::object gather(nb::handle x, nb::list tables, const std::string& op) {
 }
 
 nb::object triangle(nb::handle x, int64_t k, bool lower, const std::string& op) {
-    const Array in = source(x, op);
+    const Array in = element_operand(x, Access::Read, op, "x");
     if (in.ndim() < 2)
         fail(ErrorKind::Message, op + ": x must have at least 2 dimensions, got shape " + shape_str(in.shape));
     RuntimeCore& rt = runtime_of(in);

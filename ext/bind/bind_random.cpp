@@ -24,7 +24,7 @@ using Doubles = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device:
 // when the compute lane cannot bind it.
 std::pair<std::shared_ptr<RuntimeCore>, Placement> result_home(nb::handle placement, const Array* like,
                                                                const std::string& op) {
-    auto home = like ? placement_like(placement, *like, true, op) : runtime_and_placement(placement, op);
+    auto home = new_array_home(placement, like, op);
     check_lane_placement(home.second, home.second.repr(), Lane::Compute, op);
     return home;
 }

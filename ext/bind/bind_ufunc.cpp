@@ -18,6 +18,7 @@
 #include <cstring>
 #include <span>
 
+#include "array/creation.h"
 #include "array/elementwise.h"
 #include "array/matmul.h"
 #include "array/reductions.h"
@@ -168,7 +169,11 @@ nb::object wrap_result(std::optional<Array>&& r, nb::handle out) {
     return r ? wrap(std::move(*r)) : nb::borrow(out);
 }
 
-std::pair<std::shared_ptr<RuntimeCore>, Placement> call_defaults() { return runtime_and_placement(nb::none(), ""); }
+std::pair<std::shared_ptr<RuntimeCore>, Placement> call_defaults() {
+    auto rt = default_runtime();
+    Placement p = creation::default_placement(*rt);
+    return {creation::placement_runtime(p, rt), p};
+}
 
 // The one place the core's operations upload host data (host_array's result,
 // kept alive by the caller).
@@ -176,7 +181,7 @@ Array upload_host(const HostData& h, const Placement& placement, RuntimeCore& rt
     return array_from_host(nb::handle(static_cast<PyObject*>(const_cast<void*>(h.owner))), nullptr, placement, rt, op);
 }
 
-const CallEnv g_env{&call_defaults, &submit, &upload_host};
+const CallEnv g_env{&call_defaults, &upload_host};
 
 }  // namespace
 

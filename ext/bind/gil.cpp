@@ -7,6 +7,8 @@
 
 #include <pthread.h>
 
+#include "runtime/blocking.h"
+
 namespace hrx::bind {
 
 namespace {
@@ -39,19 +41,29 @@ bool finalizing() {
 #endif
 }
 
-}  // namespace
-
-ReleaseGil::ReleaseGil() noexcept : state_(PyEval_SaveThread()) {}
-
-ReleaseGil::~ReleaseGil() {
+void restore_thread(PyThreadState* state) {
     (void)g_watching_forks;
     g_entering.fetch_add(1);
     if (!may_enter()) {
         g_entering.fetch_sub(1);
         park_for_good();
     }
-    PyEval_RestoreThread(state_);
+    PyEval_RestoreThread(state);
     g_entering.fetch_sub(1);
+}
+
+}  // namespace
+
+ReleaseGil::ReleaseGil() noexcept : state_(PyEval_SaveThread()) {}
+
+ReleaseGil::~ReleaseGil() { restore_thread(state_); }
+
+void install_blocking_hooks() {
+    BlockingHooks h;
+    // Only a thread holding the GIL has one to release (lane threads call core code too).
+    h.enter = []() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; };
+    h.leave = [](void* token) { restore_thread(static_cast<PyThreadState*>(token)); };
+    set_blocking_hooks(h);
 }
 
 EnterPython::EnterPython() noexcept {

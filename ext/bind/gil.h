@@ -48,6 +48,10 @@ private:
     PyGILState_STATE state_{};
 };
 
+// Lets core code release the GIL around its blocking waits (Note [Blocking
+// waits of core code] in runtime/blocking.h); module initialisation calls it.
+void install_blocking_hooks();
+
 // The atexit hook's last step (holding the GIL): no other thread enters
 // Python through hrxarray afterwards.
 void seal_python();

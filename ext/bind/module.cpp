@@ -1,6 +1,7 @@
 // The one NB_MODULE of hrxarray. Everything public is re-exported by
 // hrxarray/__init__.py; this module is private.
 #include "bindings.h"
+#include "gil.h"
 #include "loom_bind.h"
 
 NB_MODULE(_core, m) {
@@ -11,6 +12,7 @@ NB_MODULE(_core, m) {
     // report; development builds turn the check back on.
     nanobind::set_leak_warnings(false);
 #endif
+    hrx::bind::install_blocking_hooks();
     hrx::bind::bind_errors(m);
     hrx::bind::bind_system(m);
     hrx::bind::bind_numerics(m);

@@ -127,7 +127,7 @@ std::optional<Array> call(const CallEnv& env, Ufunc op, std::span<Input> inputs,
     }
     if (where.kind == Where::Kind::Nowhere) return result;
     TaskSpec t = ufunc_task(op, loop, std::span<const Operand>(operands, n), *out, mask ? &where_op : nullptr, name);
-    env.submit(*cx.rt, t);
+    submit(*cx.rt, t);
     return result;
 }
 

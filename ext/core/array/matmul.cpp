@@ -121,13 +121,13 @@ std::optional<Array> call(const CallEnv& env, Input& ia, Input& ib, const Array*
         result = v;
     }
     TaskSpec t = matmul_task(a, b, target, lane, mode, round_s == "even", op);
-    env.submit(rt, t);
+    submit(rt, t);
     if (out && target.base != out->base) {
         Array src = target;
         src.shape = rshape;
         src.strides = contiguous_strides(rshape, rdt);
         TaskSpec c = copy_task(*out, Operand::of(src), op);
-        env.submit(rt, c);
+        submit(rt, c);
     }
     return result;
 }

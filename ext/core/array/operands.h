@@ -21,9 +21,6 @@
 
 namespace hrx {
 
-// The runtime an array's storage belongs to.
-inline RuntimeCore& runtime_of(const Array& a) { return runtime_of(*a.base->storage()->owner()); }
-
 // A number given as a scalar operand. Weak (NEP 50: a Python bool, int,
 // float or complex) takes its dtype from the typed operands; strong (a
 // NumPy scalar or 0-d host array) has `dtype`, its value already in `value`.
@@ -78,14 +75,11 @@ struct Context {
     bool have = false;
 };
 
-// What the core needs from the layer that embeds it (the Python binding: its
-// GIL, hrxarray.default_runtime()).
+// What the core needs from the layer that embeds it (the Python binding:
+// hrxarray.default_runtime(), and host data that only it can read).
 struct CallEnv {
     // The default runtime and placement, for an operation without device operands.
     std::pair<std::shared_ptr<RuntimeCore>, Placement> (*defaults)();
-    // Submits a task (waiting for room without blocking the embedder) and
-    // records its completion as a writer of the written base.
-    std::shared_ptr<CompletionState> (*submit)(RuntimeCore& rt, TaskSpec& task);
     // Host data as a new array in `placement` of `rt`.
     Array (*upload)(const HostData& host, const Placement& placement, RuntimeCore& rt, const std::string& op);
 };

@@ -8,6 +8,7 @@
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
 #include "kernels/matmul.h"
+#include "runtime/blocking.h"
 #include "runtime/runtime.h"
 
 namespace hrx {
@@ -55,6 +56,26 @@ Array make_array(RuntimeCore& rt, const Placement& placement, const Dims& shape,
     }
     a.base = std::make_shared<ArrayBase>(std::move(buffer), false);
     return a;
+}
+
+RuntimeCore& runtime_of(const Array& a) { return runtime_of(*a.base->storage()->owner()); }
+
+Placement host_visible() {
+    Placement p;
+    p.kind = PlacementKind::HostVisible;
+    return p;
+}
+
+std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
+    for (;;) {
+        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label);
+        if (c) {
+            if (task.written) task.written->add_writer(c);
+            return c;
+        }
+        BlockingWait wait;
+        rt.scheduler().wait_for_room(static_cast<size_t>(rt.options().max_submissions));
+    }
 }
 
 Dims broadcast_shapes(std::span<const Dims* const> shapes, const std::string& op) {
@@ -134,6 +155,15 @@ void check_device_use(const Array& a, Access access, const std::string& op) {
     const auto& st = *a.base->storage();
     if (st.poisoned()) st.throw_if_poisoned(op);
     st.check_device_binding(access, op);
+}
+
+void check_element_operand(const Array& a, Access access, const std::string& op) {
+    if (a.dtype == DType::BFP16)
+        fail(ErrorKind::Type, op + ": bfp16 arrays have no elements to index or rearrange one by one (they live in "
+                                   "blocks of 8); convert with astype(hx.float32) first");
+    check_lane_binding(a, Lane::Compute, op);
+    if (access == Access::Write) check_writable(a, op);
+    check_device_use(a, access, op);
 }
 
 void check_assignable(const Dims& src, const Dims& dst, const std::string& op) {

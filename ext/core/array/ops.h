@@ -1,7 +1,7 @@
 // Array operations as runtime tasks: each builds one TaskSpec (lane, uses,
-// closure) that is submitted with RuntimeCore::submit_task (by the binding,
-// or through CallEnv::submit by the operations of elementwise.h,
-// reductions.h and matmul.h, which own their whole call). The
+// closure) that is submitted with submit() below (by the binding, or by the
+// operations of elementwise.h, reductions.h and matmul.h, which own their
+// whole call). The
 // closures hold raw pointers into buffers that the task's uses keep alive
 // until retirement, plus everything else by value; they never touch Python.
 //
@@ -81,6 +81,16 @@ struct Operand {
 Array make_array(RuntimeCore& rt, const Placement& placement, const Dims& shape, DType dtype,
                  const std::string& op);
 
+// The runtime an array's storage belongs to.
+RuntimeCore& runtime_of(const Array& a);
+// HostVisible memory: where host data is staged for GpuLocal arrays and back.
+Placement host_visible();
+
+// Submits a task with RuntimeCore::submit_task, waiting (a BlockingWait,
+// Note [Blocking waits of core code]) while the runtime is full, and records
+// the completion as a writer of the written base.
+std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task);
+
 // NumPy's broadcast of shapes; ValueError naming `op` and the shapes.
 Dims broadcast_shapes(std::span<const Dims* const> shapes, const std::string& op);
 // The byte strides of `a` broadcast to `shape` (0 on broadcast dimensions).
@@ -98,6 +108,12 @@ void check_writable(const Array& a, const std::string& op);
 // so that a refused call allocates nothing (a failed call changes nothing;
 // a guard taken by another thread in between still fails the submission).
 void check_device_use(const Array& a, Access access, const std::string& op);
+
+// The refusals of an array that a compute-lane task reads (or writes) element
+// by element, as gathers, scatters and rearrangements do: bfp16 arrays have no
+// addressable elements (TypeError), then check_lane_binding, check_writable
+// for writes and check_device_use, all naming `op`.
+void check_element_operand(const Array& a, Access access, const std::string& op);
 
 // NumPy's rule for dst[...] = src: src broadcasts to dst's shape, and may
 // have extra leading length-1 axes. ValueError naming `op` and both shapes

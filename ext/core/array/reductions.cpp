@@ -119,7 +119,7 @@ std::optional<Array> reduce(const CallEnv& env, Ufunc u, Input& x, const std::ve
         result = keepdims ? kout : drop_reduced(kout, mask);
     }
     TaskSpec t = reduce_task(u, acc, in, mask, kout, divisor, op);
-    env.submit(rt, t);
+    submit(rt, t);
     return result;
 }
 
@@ -145,7 +145,7 @@ Array arg_reduce(const CallEnv& env, Input& x, const int64_t* axis, bool max, bo
     RuntimeCore& rt = runtime_of(in);
     Array kout = make_array(rt, in.placement(), kshape, DType::Int64, op);
     TaskSpec t = arg_reduce_task(max, in, ax, kout, op);
-    env.submit(rt, t);
+    submit(rt, t);
     return keepdims ? kout : drop_reduced(kout, mask);
 }
 
