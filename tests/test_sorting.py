@@ -169,14 +169,3 @@ def test_long_rows_without_nan_or_negative_zero_sort_in_place(dtype, descending)
     got = hx.to_numpy(hx.sort(hx.asarray(a), descending=descending))
     want = np.sort(a)
     np.testing.assert_array_equal(got, want[::-1] if descending else want)
-
-
-@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
-@pytest.mark.parametrize("fn", ["sort", "argsort", "unique_values", "unique_all", "searchsorted"])
-def test_complex_order_is_refused_up_front_naming_the_function(fn, dt):
-    x = hx.asarray(np.array([1 + 2j, 0j], dtype=dt))
-    before = hx.to_numpy(x)
-    call = (lambda a: hx.searchsorted(a, a)) if fn == "searchsorted" else getattr(hx, fn)
-    with pytest.raises(hx.UnsupportedError, match=f"{fn}: {np.dtype(dt).name} cannot be sorted yet"):
-        call(x)
-    assert np.array_equal(hx.to_numpy(x), before)

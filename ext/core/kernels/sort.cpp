@@ -512,10 +512,105 @@ void by_width(DType dt, Fn&& fn) {
     }
 }
 
+
+// Note [Complex order]: NumPy orders complex numbers lexicographically by
+// (real, imaginary) part, with every element holding a NaN after the others,
+// in its own order: R + Rj < R + nanj < nan + Rj < nan + nanj (R + nanj
+// among themselves by the real part, nan + Rj by the imaginary part). Each
+// element gets the key (class, primary, secondary) built from the integer
+// keys of its parts (Note [Sort order]: -0.0 equals 0.0, the same bits on
+// every host), compared as a tuple. These sorts compare (a stable merge sort
+// of a permutation): complex keys are two or three words wide, so a radix
+// sort would need as many passes as they have bytes.
+template <class K>
+struct ComplexKey {
+    K primary, secondary;
+    std::uint8_t cls;  // 0: no NaN, 1: imaginary NaN, 2: real NaN, 3: both
+    bool operator<(const ComplexKey& o) const {
+        if (cls != o.cls) return cls < o.cls;
+        return primary != o.primary ? primary < o.primary : secondary < o.secondary;
+    }
+    bool operator==(const ComplexKey& o) const = default;
+};
+
+// The key of the complex element at z (its real part's bits, then its imaginary part's).
+template <class K>
+ComplexKey<K> complex_key(const Keys<K>& part, const K* z) {
+    const K re = part.key(z[0]), im = part.key(z[1]);
+    const bool re_nan = part.is_nan_key(re), im_nan = part.is_nan_key(im);
+    if (!re_nan && !im_nan) return {re, im, 0};
+    if (!re_nan) return {re, 0, 1};
+    if (!im_nan) return {im, 0, 2};
+    return {0, 0, 3};
+}
+
+template <class K>
+Keys<K> complex_part_keys(DType dt) {
+    return keys_of<K>(complex_part(dt), false);
+}
+
+// The stable sorting permutation of the n complex elements at z (2n words) into perm.
+template <class K, class I>
+void complex_perm(const Keys<K>& part, const K* z, std::size_t n, bool descending, std::vector<ComplexKey<K>>& keys,
+                  I* perm) {
+    keys.resize(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = complex_key(part, z + 2 * i);
+    std::iota(perm, perm + n, I{0});
+    const ComplexKey<K>* k = keys.data();
+    if (descending) std::stable_sort(perm, perm + n, [k](I a, I b) { return k[b] < k[a]; });
+    else std::stable_sort(perm, perm + n, [k](I a, I b) { return k[a] < k[b]; });
+}
+
+template <class K>
+void complex_sort_rows_t(DType dt, const K* src, K* data, std::int64_t* out, std::int64_t rows, std::int64_t n,
+                         bool descending) {
+    if (rows <= 0 || n <= 0) return;
+    const Keys<K> part = complex_part_keys<K>(dt);
+    const std::size_t un = static_cast<std::size_t>(n);
+    auto sort_block = [&](std::int64_t begin, std::int64_t end) {
+        std::vector<ComplexKey<K>> keys;
+        std::vector<std::int64_t> perm(un);
+        std::vector<K> copy;
+        for (std::int64_t r = begin; r < end; ++r) {
+            const K* row = src + 2 * r * n;
+            std::int64_t* p = out ? out + r * n : perm.data();
+            complex_perm(part, row, un, descending, keys, p);
+            if (out) continue;
+            copy.assign(row, row + 2 * un);  // src may be data
+            K* dst = data + 2 * r * n;
+            for (std::size_t i = 0; i < un; ++i) {
+                dst[2 * i] = copy[2 * static_cast<std::size_t>(p[i])];
+                dst[2 * i + 1] = copy[2 * static_cast<std::size_t>(p[i]) + 1];
+            }
+        }
+    };
+    const std::size_t blocks = std::min<std::size_t>(pool_threads(), static_cast<std::size_t>(rows));
+    if (blocks <= 1) return sort_block(0, rows);
+    const std::int64_t per = (rows + static_cast<std::int64_t>(blocks) - 1) / static_cast<std::int64_t>(blocks);
+    pool_run(blocks, [&](std::size_t b) {
+        sort_block(std::min(rows, static_cast<std::int64_t>(b) * per),
+                   std::min(rows, (static_cast<std::int64_t>(b) + 1) * per));
+    });
+}
+
+// Runs fn with the word type of one part of the complex dtype dt.
+template <class Fn>
+void by_part_width(DType dt, Fn&& fn) {
+    if (dt == DType::Complex64) fn(std::uint32_t{});
+    else fn(std::uint64_t{});
+}
+
 }  // namespace
 
 void sort_rows(DType dt, const std::uint8_t* src, std::uint8_t* data, std::int64_t rows, std::int64_t n,
                bool descending) {
+    if (dtype_is_complex(dt)) {
+        return by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            complex_sort_rows_t<K>(dt, reinterpret_cast<const K*>(src), reinterpret_cast<K*>(data), nullptr, rows, n,
+                                   descending);
+        });
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         sort_rows_t<K>(dt, reinterpret_cast<const K*>(src), reinterpret_cast<K*>(data), nullptr, rows, n, descending);
@@ -524,6 +619,13 @@ void sort_rows(DType dt, const std::uint8_t* src, std::uint8_t* data, std::int64
 
 void argsort_rows(DType dt, const std::uint8_t* data, std::int64_t* out, std::int64_t rows, std::int64_t n,
                   bool descending) {
+    if (dtype_is_complex(dt)) {
+        return by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            const K* z = reinterpret_cast<const K*>(data);
+            complex_sort_rows_t<K>(dt, z, nullptr, out, rows, n, descending);
+        });
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         // The argsort path only reads the row.
@@ -532,59 +634,115 @@ void argsort_rows(DType dt, const std::uint8_t* data, std::int64_t* out, std::in
     });
 }
 
+namespace {
+
+// search_sorted over any key type: key_of(base, i) is the key of element i at base.
+template <class KeyOf>
+void search_keys(const KeyOf& key_of, const std::uint8_t* sorted, std::int64_t n, const std::int64_t* sorter,
+                 const std::uint8_t* needles, std::int64_t m, bool right, std::int64_t* out) {
+    using Key = decltype(key_of(sorted, 0));
+    std::vector<Key> keys(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::int64_t j = i;
+        if (sorter) {
+            j = sorter[i];
+            if (j < 0 || j >= n)
+                fail(ErrorKind::Data, "sorter index " + std::to_string(j) + " is out of bounds for x1 of size " +
+                                          std::to_string(n));
+        }
+        keys[static_cast<std::size_t>(i)] = key_of(sorted, j);
+    }
+    for (std::int64_t i = 0; i < m; ++i) {
+        const Key key = key_of(needles, i);
+        const auto it = right ? std::upper_bound(keys.begin(), keys.end(), key)
+                              : std::lower_bound(keys.begin(), keys.end(), key);
+        out[i] = it - keys.begin();
+    }
+}
+
+// The groups of unique_groups from the n sorted keys sk of the elements x
+// (sk[i] is the key of x[perm[i]]); is_nan(key) tells the keys of elements
+// holding a NaN, which group together when equal_nan (NumPy's rule for
+// complex: every NaN-holding element is one value) and alone otherwise.
+template <class Elem, class Key, class IsNan>
+std::int64_t group_sorted(const Elem* x, const Key* sk, const std::uint64_t* perm, std::size_t n, bool equal_nan,
+                          const IsNan& is_nan, Elem* vals, std::int64_t* index, std::int64_t* inverse,
+                          std::int64_t* counts) {
+    std::int64_t groups = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= n; ++i) {
+        const bool boundary = i == n || (i > 0 && (is_nan(sk[i]) ? !equal_nan || !is_nan(sk[i - 1]) : sk[i] != sk[i - 1]));
+        if (i > 0 && boundary) {
+            if (vals) vals[groups] = x[perm[start]];
+            if (index) index[groups] = static_cast<std::int64_t>(perm[start]);
+            if (counts) counts[groups] = static_cast<std::int64_t>(i - start);
+            ++groups;
+            start = i;
+        }
+        if (inverse && i < n) inverse[perm[i]] = groups;
+    }
+    return groups;
+}
+
+template <class K>
+struct ComplexElem {
+    K re, im;
+};
+
+}  // namespace
+
 void search_sorted(DType dt, const std::uint8_t* sorted, std::int64_t n, const std::int64_t* sorter,
                    const std::uint8_t* needles, std::int64_t m, bool right, std::int64_t* out) {
+    if (dtype_is_complex(dt)) {
+        return by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            const Keys<K> part = complex_part_keys<K>(dt);
+            const auto key_of = [&part](const std::uint8_t* base, std::int64_t i) {
+                return complex_key(part, reinterpret_cast<const K*>(base) + 2 * i);
+            };
+            search_keys(key_of, sorted, n, sorter, needles, m, right, out);
+        });
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         const Keys<K> kk = keys_of<K>(dt, false);
-        const K* s = reinterpret_cast<const K*>(sorted);
-        std::vector<K> keys(static_cast<std::size_t>(n));
-        for (std::int64_t i = 0; i < n; ++i) {
-            std::int64_t j = i;
-            if (sorter) {
-                j = sorter[i];
-                if (j < 0 || j >= n)
-                    fail(ErrorKind::Data, "sorter index " + std::to_string(j) + " is out of bounds for x1 of size " +
-                                              std::to_string(n));
-            }
-            keys[static_cast<std::size_t>(i)] = kk.key(s[j]);
-        }
-        const K* q = reinterpret_cast<const K*>(needles);
-        for (std::int64_t i = 0; i < m; ++i) {
-            const K key = kk.key(q[i]);
-            const auto it = right ? std::upper_bound(keys.begin(), keys.end(), key)
-                                  : std::lower_bound(keys.begin(), keys.end(), key);
-            out[i] = it - keys.begin();
-        }
+        const auto key_of = [&kk](const std::uint8_t* base, std::int64_t i) {
+            return kk.key(reinterpret_cast<const K*>(base)[i]);
+        };
+        search_keys(key_of, sorted, n, sorter, needles, m, right, out);
     });
 }
 
 std::int64_t unique_groups(DType dt, const std::uint8_t* data, std::int64_t n, bool equal_nan, std::uint8_t* values,
                            std::int64_t* index, std::int64_t* inverse, std::int64_t* counts) {
     std::int64_t groups = 0;
+    const std::size_t un = static_cast<std::size_t>(n);
+    if (dtype_is_complex(dt)) {
+        by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            using E = ComplexElem<K>;
+            const Keys<K> part = complex_part_keys<K>(dt);
+            std::vector<ComplexKey<K>> keys, sk(un);
+            std::vector<std::uint64_t> perm(un);
+            complex_perm(part, reinterpret_cast<const K*>(data), un, false, keys, perm.data());
+            for (std::size_t i = 0; i < un; ++i) sk[i] = keys[perm[i]];
+            groups = group_sorted(reinterpret_cast<const E*>(data), sk.data(), perm.data(), un, equal_nan,
+                                  [](const ComplexKey<K>& key) { return key.cls != 0; },
+                                  reinterpret_cast<E*>(values), index, inverse, counts);
+        });
+        return groups;
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         const Keys<K> kk = keys_of<K>(dt, false);
         const K* x = reinterpret_cast<const K*>(data);
-        const std::size_t un = static_cast<std::size_t>(n);
         const std::size_t threads = un >= kParallelMin ? pool_threads() : 1;
         std::vector<K> keys(un), ktmp;
         make_keys(kk, x, keys.data(), un, threads);
         std::vector<std::uint64_t> perm(un), itmp;
         const K* sk = sort_perm(keys.data(), ktmp, perm.data(), itmp, un, threads);
-        K* vals = reinterpret_cast<K*>(values);
-        std::size_t start = 0;
-        for (std::size_t i = 0; i <= un; ++i) {
-            const bool boundary = i == un || (i > 0 && (sk[i] != sk[i - 1] || (!equal_nan && kk.is_nan_key(sk[i]))));
-            if (i > 0 && boundary) {
-                if (vals) vals[groups] = x[perm[start]];
-                if (index) index[groups] = static_cast<std::int64_t>(perm[start]);
-                if (counts) counts[groups] = static_cast<std::int64_t>(i - start);
-                ++groups;
-                start = i;
-            }
-            if (inverse && i < un) inverse[perm[i]] = groups;
-        }
+        groups = group_sorted(x, sk, perm.data(), un, equal_nan, [&kk](K key) { return kk.is_nan_key(key); },
+                              reinterpret_cast<K*>(values), index, inverse, counts);
     });
     return groups;
 }
