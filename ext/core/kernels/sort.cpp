@@ -660,20 +660,19 @@ void search_keys(const KeyOf& key_of, const std::uint8_t* sorted, std::int64_t n
     }
 }
 
-// The groups of unique_groups from the n sorted keys sk of the elements x
-// (sk[i] is the key of x[perm[i]]); is_nan(key) tells the keys of elements
-// holding a NaN, which group together when equal_nan (NumPy's rule for
-// complex: every NaN-holding element is one value) and alone otherwise.
-template <class Elem, class Key, class IsNan>
-std::int64_t group_sorted(const Elem* x, const Key* sk, const std::uint64_t* perm, std::size_t n, bool equal_nan,
-                          const IsNan& is_nan, Elem* vals, std::int64_t* index, std::int64_t* inverse,
-                          std::int64_t* counts) {
+// The groups of n elements (or rows) visited in the sorted order perm:
+// starts(i) says whether sorted element i (0 < i < n) starts a new group,
+// emit(g, j) records element j as group g's value (its first occurrence
+// under a stable sort); index, counts (per group) and inverse (per element)
+// may be null. Returns the number of groups.
+template <class Starts, class Emit>
+std::int64_t group_sorted(const std::uint64_t* perm, std::size_t n, const Starts& starts, const Emit& emit,
+                          std::int64_t* index, std::int64_t* inverse, std::int64_t* counts) {
     std::int64_t groups = 0;
     std::size_t start = 0;
     for (std::size_t i = 0; i <= n; ++i) {
-        const bool boundary = i == n || (i > 0 && (is_nan(sk[i]) ? !equal_nan || !is_nan(sk[i - 1]) : sk[i] != sk[i - 1]));
-        if (i > 0 && boundary) {
-            if (vals) vals[groups] = x[perm[start]];
+        if (i > 0 && (i == n || starts(i))) {
+            emit(groups, perm[start]);
             if (index) index[groups] = static_cast<std::int64_t>(perm[start]);
             if (counts) counts[groups] = static_cast<std::int64_t>(i - start);
             ++groups;
@@ -682,6 +681,41 @@ std::int64_t group_sorted(const Elem* x, const Key* sk, const std::uint64_t* per
         if (inverse && i < n) inverse[perm[i]] = groups;
     }
     return groups;
+}
+
+// Whether sorted key i starts a group after key i - 1 in unique_groups:
+// is_nan(key) tells the keys of NaN-holding elements, which group together
+// when equal_nan (NumPy's rule for complex: every NaN-holding element is one
+// value) and stay alone otherwise.
+template <class Key, class IsNan>
+bool starts_group(const Key* sk, std::size_t i, bool equal_nan, const IsNan& is_nan) {
+    return is_nan(sk[i]) ? !equal_nan || !is_nan(sk[i - 1]) : sk[i] != sk[i - 1];
+}
+
+// unique_rows over any element key: keys are rows x m keys, row by row.
+template <class Key, class IsNan>
+std::int64_t group_rows(const std::vector<Key>& keys, std::size_t rows, std::size_t m, const IsNan& is_nan,
+                        std::size_t itemsize, const std::uint8_t* data, std::uint8_t* values, std::int64_t* index,
+                        std::int64_t* inverse, std::int64_t* counts) {
+    std::vector<char> has_nan(rows, 0);
+    for (std::size_t r = 0; r < rows; ++r)
+        has_nan[r] = std::any_of(keys.begin() + r * m, keys.begin() + (r + 1) * m, is_nan);
+    std::vector<std::uint64_t> perm(rows);
+    std::iota(perm.begin(), perm.end(), std::uint64_t{0});
+    const Key* k = keys.data();
+    std::stable_sort(perm.begin(), perm.end(), [k, m](std::uint64_t a, std::uint64_t b) {
+        return std::lexicographical_compare(k + a * m, k + (a + 1) * m, k + b * m, k + (b + 1) * m);
+    });
+    // A NaN equals nothing, so a row holding one is a group of its own (NumPy compares rows field by field).
+    const auto starts = [&](std::size_t i) {
+        const std::uint64_t a = perm[i - 1], b = perm[i];
+        return has_nan[b] != 0 || !std::equal(k + a * m, k + (a + 1) * m, k + b * m);
+    };
+    const std::size_t row_bytes = m * itemsize;
+    const auto emit = [&](std::int64_t g, std::uint64_t j) {
+        if (values) std::memcpy(values + static_cast<std::size_t>(g) * row_bytes, data + j * row_bytes, row_bytes);
+    };
+    return group_sorted(perm.data(), rows, starts, emit, index, inverse, counts);
 }
 
 template <class K>
@@ -726,9 +760,15 @@ std::int64_t unique_groups(DType dt, const std::uint8_t* data, std::int64_t n, b
             std::vector<std::uint64_t> perm(un);
             complex_perm(part, reinterpret_cast<const K*>(data), un, false, keys, perm.data());
             for (std::size_t i = 0; i < un; ++i) sk[i] = keys[perm[i]];
-            groups = group_sorted(reinterpret_cast<const E*>(data), sk.data(), perm.data(), un, equal_nan,
-                                  [](const ComplexKey<K>& key) { return key.cls != 0; },
-                                  reinterpret_cast<E*>(values), index, inverse, counts);
+            const auto is_nan = [](const ComplexKey<K>& key) { return key.cls != 0; };
+            const E* x = reinterpret_cast<const E*>(data);
+            E* vals = reinterpret_cast<E*>(values);
+            groups = group_sorted(
+                perm.data(), un, [&](std::size_t i) { return starts_group(sk.data(), i, equal_nan, is_nan); },
+                [&](std::int64_t g, std::uint64_t j) {
+                    if (vals) vals[g] = x[j];
+                },
+                index, inverse, counts);
         });
         return groups;
     }
@@ -741,8 +781,43 @@ std::int64_t unique_groups(DType dt, const std::uint8_t* data, std::int64_t n, b
         make_keys(kk, x, keys.data(), un, threads);
         std::vector<std::uint64_t> perm(un), itmp;
         const K* sk = sort_perm(keys.data(), ktmp, perm.data(), itmp, un, threads);
-        groups = group_sorted(x, sk, perm.data(), un, equal_nan, [&kk](K key) { return kk.is_nan_key(key); },
-                              reinterpret_cast<K*>(values), index, inverse, counts);
+        const auto is_nan = [&kk](K key) { return kk.is_nan_key(key); };
+        K* vals = reinterpret_cast<K*>(values);
+        groups = group_sorted(
+            perm.data(), un, [&](std::size_t i) { return starts_group(sk, i, equal_nan, is_nan); },
+            [&](std::int64_t g, std::uint64_t j) {
+                if (vals) vals[g] = x[j];
+            },
+            index, inverse, counts);
+    });
+    return groups;
+}
+
+std::int64_t unique_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t m,
+                         std::uint8_t* values, std::int64_t* index, std::int64_t* inverse, std::int64_t* counts) {
+    std::int64_t groups = 0;
+    const std::size_t ur = static_cast<std::size_t>(rows), um = static_cast<std::size_t>(m);
+    const std::size_t itemsize = dtype_itemsize(dt);
+    if (dtype_is_complex(dt)) {
+        by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            const Keys<K> part = complex_part_keys<K>(dt);
+            const K* z = reinterpret_cast<const K*>(data);
+            std::vector<ComplexKey<K>> keys(ur * um);
+            for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = complex_key(part, z + 2 * i);
+            groups = group_rows(keys, ur, um, [](const ComplexKey<K>& key) { return key.cls != 0; }, itemsize, data,
+                                values, index, inverse, counts);
+        });
+        return groups;
+    }
+    by_width(dt, [&](auto k) {
+        using K = decltype(k);
+        const Keys<K> kk = keys_of<K>(dt, false);
+        const K* x = reinterpret_cast<const K*>(data);
+        std::vector<K> keys(ur * um);
+        for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = kk.key(x[i]);
+        groups = group_rows(keys, ur, um, [&kk](K key) { return kk.is_nan_key(key); }, itemsize, data, values, index,
+                            inverse, counts);
     });
     return groups;
 }
