@@ -1,4 +1,5 @@
-"""Sorting, searching and unique of complex arrays against NumPy's complex order.
+"""Sorting, searching and unique of complex arrays against NumPy's complex order (the Hypothesis
+sort/argsort test over every dtype, complex included, is test_sorting.py's).
 
 NumPy orders complex numbers by (real, imaginary), then the NaN-holding ones:
 R + nanj (by R), nan + Rj (by R), nan + nanj. The parts here come from a
@@ -32,13 +33,6 @@ def _bits(a):
     return np.ascontiguousarray(a).view(np.uint32 if a.dtype == np.complex64 else np.uint64)
 
 
-def _reference_argsort(a, axis, descending):
-    if not descending:
-        return np.argsort(a, axis=axis, kind="stable")
-    n = a.shape[axis]
-    return np.flip(n - 1 - np.argsort(np.flip(a, axis=axis), axis=axis, kind="stable"), axis=axis)
-
-
 def test_numpy_documented_order_of_nans():
     nan = np.nan
     a = np.array([complex(nan, nan), complex(nan, 1), complex(1, nan), complex(1, 1), complex(nan, 0),
@@ -47,21 +41,6 @@ def test_numpy_documented_order_of_nans():
     want = np.array([complex(0, 1), complex(1, 1), complex(0, nan), complex(1, nan), complex(nan, 0),
                      complex(nan, 1), complex(nan, nan)])
     np.testing.assert_array_equal(_bits(got), _bits(want))
-
-
-@given(dtype=st.sampled_from(CDTYPES), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=9),
-       seed=st.integers(0, 2**32 - 1), data=st.data(), descending=st.booleans())
-def test_sort_and_argsort_match_numpy(dtype, shape, seed, data, descending):
-    a = _complex_data(np.random.default_rng(seed), dtype, shape)
-    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
-    x = hx.asarray(a)
-    want_idx = _reference_argsort(a, axis, descending)
-    idx = hx.to_numpy(hx.argsort(x, axis=axis, descending=descending))
-    assert idx.dtype == np.int64
-    np.testing.assert_array_equal(idx, want_idx)
-    got = hx.to_numpy(hx.sort(x, axis=axis, descending=descending))
-    assert got.dtype == dtype
-    np.testing.assert_array_equal(_bits(got), _bits(np.take_along_axis(a, want_idx, axis=axis)))
 
 
 @pytest.mark.parametrize("dtype", CDTYPES)
