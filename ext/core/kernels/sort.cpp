@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <numeric>
 #include <string>
@@ -57,10 +58,13 @@ struct Keys {
             case Kind::Unsigned: k = b; break;
             case Kind::Signed: k = b ^ kSign<K>; break;
             default: {
+                // Negative: every bit flipped, else the sign bit set. Branch-free, because
+                // the sign of real data is a coin toss that a branch mispredicts half the time.
+                const K neg = static_cast<K>(K{0} - (b >> (sizeof(K) * 8 - 1)));
+                k = static_cast<K>(b ^ (neg | kSign<K>));
                 const K mag = b & static_cast<K>(~kSign<K>);
                 if (mag > inf) k = static_cast<K>(~K{0});  // every NaN: one key, after +inf
                 else if (mag == 0) k = kSign<K>;            // -0.0 sorts as 0.0
-                else k = (b & kSign<K>) ? static_cast<K>(~b) : static_cast<K>(b | kSign<K>);
             }
         }
         return descending ? static_cast<K>(~k) : k;
@@ -80,7 +84,11 @@ struct Keys {
             case Kind::Bool:
             case Kind::Unsigned: return k;
             case Kind::Signed: return k ^ kSign<K>;
-            default: return (k & kSign<K>) ? static_cast<K>(k & ~kSign<K>) : static_cast<K>(~k);
+            default: {
+                // The inverse of key()'s flip, as branch-free.
+                const K pos = static_cast<K>(k >> (sizeof(K) * 8 - 1));
+                return static_cast<K>(k ^ (static_cast<K>(pos - K{1}) | kSign<K>));
+            }
         }
     }
     bool is_nan_key(K k) const {
@@ -104,6 +112,23 @@ Keys<K> keys_of(DType dt, bool descending) {
     }
 }
 
+// The scratch memory of the last long sort, kept for the next one: a fresh
+// row-sized array costs a page fault and the kernel's zeroing of every page,
+// which for 16 M float32 takes as long as a pass of the sort itself. At most
+// one block of at most kKeepMax bytes is kept (the largest recently freed).
+struct ScratchCache {
+    static constexpr std::size_t kKeepMax = std::size_t{256} << 20;
+    std::mutex mu;
+    void* p = nullptr;
+    std::size_t bytes = 0;
+    ~ScratchCache() { std::free(p); }
+};
+
+ScratchCache& scratch_cache() {
+    static ScratchCache cache;
+    return cache;
+}
+
 // A row-sized scratch array in 2 MiB pages where the kernel allows (Linux
 // transparent huge pages on request): the top-bits pass scatters into 2048
 // places at once, and with 4 KiB pages most of those stores miss the TLB.
@@ -112,20 +137,43 @@ class BigScratch {
 public:
     explicit BigScratch(std::size_t n) {
         constexpr std::size_t kHuge = std::size_t{2} << 20;
-        const std::size_t bytes = (std::max<std::size_t>(n * sizeof(K), 1) + kHuge - 1) / kHuge * kHuge;
-        p_ = static_cast<K*>(std::aligned_alloc(kHuge, bytes));
+        bytes_ = (std::max<std::size_t>(n * sizeof(K), 1) + kHuge - 1) / kHuge * kHuge;
+        ScratchCache& c = scratch_cache();
+        {
+            std::lock_guard<std::mutex> lock(c.mu);
+            if (c.p && c.bytes >= bytes_) {
+                p_ = static_cast<K*>(c.p);
+                bytes_ = c.bytes;
+                c.p = nullptr;
+                return;
+            }
+        }
+        p_ = static_cast<K*>(std::aligned_alloc(kHuge, bytes_));
         if (!p_) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-        madvise(p_, bytes, MADV_HUGEPAGE);  // advice only: without it the pages are small
+        madvise(p_, bytes_, MADV_HUGEPAGE);  // advice only: without it the pages are small
 #endif
     }
-    ~BigScratch() { std::free(p_); }
+    ~BigScratch() {
+        ScratchCache& c = scratch_cache();
+        void* drop = p_;
+        if (bytes_ <= ScratchCache::kKeepMax) {
+            std::lock_guard<std::mutex> lock(c.mu);
+            if (!c.p || c.bytes < bytes_) {
+                drop = c.p;
+                c.p = p_;
+                c.bytes = bytes_;
+            }
+        }
+        std::free(drop);
+    }
     BigScratch(const BigScratch&) = delete;
     BigScratch& operator=(const BigScratch&) = delete;
     K* data() const { return p_; }
 
 private:
     K* p_;
+    std::size_t bytes_;
 };
 
 void run(std::size_t threads, const std::function<void(std::size_t)>& fn) {
