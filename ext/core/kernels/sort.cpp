@@ -121,12 +121,12 @@ struct ScratchCache {
     std::mutex mu;
     void* p = nullptr;
     std::size_t bytes = 0;
-    ~ScratchCache() { std::free(p); }
 };
 
 ScratchCache& scratch_cache() {
-    static ScratchCache cache;
-    return cache;
+    // Never destroyed: a lane thread may still finish a sort while the process exits.
+    static ScratchCache* cache = new ScratchCache;
+    return *cache;
 }
 
 // A row-sized scratch array in 2 MiB pages where the kernel allows (Linux
@@ -559,7 +559,6 @@ void by_width(DType dt, Fn&& fn) {
         default: fail(ErrorKind::Message, std::string("sort: unsupported dtype ") + dtype_name(dt));
     }
 }
-
 
 // Note [Complex order]: NumPy orders complex numbers lexicographically by
 // (real, imaginary) part, with every element holding a NaN after the others,
