@@ -227,10 +227,16 @@ void lsd_low(K* __restrict a, K* __restrict b, I* __restrict ia, I* __restrict i
     K* dst = b;
     I* is = ia;
     I* id = ib;
-    std::size_t h[kB];
-    for (int shift = 0; shift < bits; shift += kDigit) {
-        std::fill(h, h + kB, 0);
-        count_digits<K, kB>(src, n, shift, h);
+    // Every pass's digit counts from one read of the row (the passes only reorder it).
+    constexpr int kMaxPasses = static_cast<int>(sizeof(K)) * 8 / kDigit;
+    const int passes = (bits + kDigit - 1) / kDigit;
+    std::size_t hist[kMaxPasses][kB];
+    std::fill(&hist[0][0], &hist[0][0] + passes * kB, std::size_t{0});
+    for (std::size_t i = 0; i < n; ++i)
+        for (int p = 0; p < passes; ++p) ++hist[p][(a[i] >> (p * kDigit)) & (kB - 1)];
+    for (int p = 0; p < passes; ++p) {
+        const int shift = p * kDigit;
+        std::size_t* h = hist[p];
         std::size_t running = 0;
         bool trivial = false;
         for (std::size_t d = 0; d < kB; ++d) {
