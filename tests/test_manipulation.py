@@ -230,7 +230,7 @@ def test_errors_name_the_function_and_argument(rt):
         (ValueError, "repeat: repeats may not contain negative", lambda: hx.repeat(x, -1)),
         (TypeError, "repeat: repeats must be integers", lambda: hx.repeat(x, 1.5)),
         (ValueError, "tile: reps must be non-negative", lambda: hx.tile(x, (-1, 2))),
-        (ValueError, "pad: mode", lambda: hx.pad(x, 1, mode="median")),
+        (ValueError, "pad: mode", lambda: hx.pad(x, 1, mode="mediane")),
         (ValueError, "pad: pad_width may not contain negative", lambda: hx.pad(x, -1)),
         (ValueError, "pad: pad_width", lambda: hx.pad(x, ((1, 2, 3),))),
         (ValueError, "pad: can't extend empty axis 0", lambda: hx.pad(hx.zeros((0, 2)), 1, mode="wrap")),

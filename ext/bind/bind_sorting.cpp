@@ -150,6 +150,28 @@ nb::tuple unique(nb::handle x, bool equal_nan, const std::string& op) {
     return nb::make_tuple(wrap(head(values, 0, k)), wrap(head(index, 0, k)), wrap(inverse), wrap(head(counts, 0, k)));
 }
 
+nb::tuple unique_axis(nb::handle x, nb::handle axis, const std::string& op) {
+    const Array in = input(x, op);
+    if (in.ndim() == 0) fail_axis(nb::cast<std::string>(nb::str(axis)), 0, op);
+    const int ax = axis_of(axis, in.ndim(), op);
+    RuntimeCore& rt = runtime_of(in);
+    Dims moved = in.shape;
+    moved.erase(moved.begin() + ax);
+    moved.insert(moved.begin(), in.shape[static_cast<size_t>(ax)]);
+    const Dims rows{moved[0]};
+    Array values = make_array(rt, in.placement(), moved, in.dtype, op);
+    Array index = make_array(rt, in.placement(), rows, DType::Int64, op);
+    Array inverse = make_array(rt, in.placement(), rows, DType::Int64, op);
+    Array counts = make_array(rt, in.placement(), rows, DType::Int64, op);
+    auto count = std::make_shared<int64_t>(0);
+    TaskSpec t = unique_axis_task(in, ax, values, index, inverse, counts, count, op);
+    submit_and_wait(rt, t, {&index, &inverse, &counts}, values);
+    const int64_t k = *count;
+    Array distinct = values;
+    distinct.shape[0] = k;
+    return nb::make_tuple(wrap(distinct), wrap(head(index, 0, k)), wrap(inverse), wrap(head(counts, 0, k)));
+}
+
 }  // namespace
 
 void bind_sorting(nb::module_& m) {
@@ -165,6 +187,9 @@ void bind_sorting(nb::module_& m) {
     m.def("_unique", &unique, "x"_a, "equal_nan"_a, "op"_a,
           "(values, first indices, inverse (x's shape), counts) of the flattened x; waits for the input "
           "(data-dependent shape).");
+    m.def("_unique_axis", &unique_axis, "x"_a, "axis"_a, "op"_a,
+          "(values with axis moved first, first indices, inverse, counts) of the distinct sub-arrays of x along "
+          "axis; waits for the input (data-dependent shape).");
 }
 
 }  // namespace hrx::bind

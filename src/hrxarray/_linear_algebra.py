@@ -19,8 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _array
-from ._array import DeviceArray, _axes, _device, _permute, bfp16
+from . import _array, _core
+from ._array import DeviceArray, _axes, _device, _dtype, _permute, bfp16
 
 __all__ = ["matrix_transpose", "tensordot", "vecdot", "dot", "einsum"]
 
@@ -234,30 +234,50 @@ def _greedy_order(terms: list, keep_out: set) -> list[tuple[int, int]]:
     return order
 
 
-def einsum(subscripts: str, *operands: DeviceArray, optimize: bool | str = False) -> DeviceArray:
+def einsum(subscripts: str | Any, *operands: Any, out: DeviceArray | None = None, dtype: Any = None,
+           casting: str = "safe", optimize: bool | str = False) -> DeviceArray:
     """Einstein summation (NumPy's ``einsum``): explicit (``"ij,jk->ik"``) and implicit output,
     ``...`` broadcasting, repeated subscripts (diagonals) and sums.
 
-    Operands are converted to their common dtype first. Contractions run as
-    batched ``hx.matmul`` calls over permuted and reshaped operands, pairwise:
-    left to right, or smallest intermediate first when ``optimize`` is true or
-    ``"greedy"``/``"optimal"`` (both the greedy order here). The result's dtype
-    is matmul's for contractions (float32 for bfloat16), the operands' for
-    pure sums, transposes and diagonals (views where NumPy gives views).
+    NumPy's sublist form is accepted too: ``einsum(a, [0, 1], b, [1, 2], [0, 2])``
+    (subscripts 0-51 and ``...``; the last sublist, when the count is odd, is the
+    output). Operands are converted to their common dtype first, or to
+    ``dtype`` when given (each cast allowed by ``casting``, NumPy's rule names,
+    "safe" by default). Contractions run as batched ``hx.matmul`` calls over
+    permuted and reshaped operands, pairwise: left to right, or smallest
+    intermediate first when ``optimize`` is true or ``"greedy"``/``"optimal"``
+    (both the greedy order here). The result's dtype is matmul's for
+    contractions (float32 for bfloat16), the operands' for pure sums,
+    transposes and diagonals (views where NumPy gives views). With ``out`` (a
+    DeviceArray of the result's shape, the result castable to it under
+    ``casting``) the result is written there and ``out`` returned.
     """
     op = "einsum"
     if optimize not in (False, True, "greedy", "optimal"):
         raise ValueError(f"{op}: optimize must be False, True, 'greedy' or 'optimal', got {optimize!r}")
+    if casting not in _CASTINGS:
+        raise ValueError(f"{op}: casting must be one of {', '.join(map(repr, _CASTINGS))}, got {casting!r}")
+    if out is not None and not isinstance(out, DeviceArray):
+        raise TypeError(f"{op}: out must be a DeviceArray, got {type(out).__name__}")
+    if not isinstance(subscripts, str):
+        subscripts, operands = _sublists(subscripts, operands, op)
+    dt = _dtype(dtype, op)
     xs = [_device(x, op, operands[0]) for x in operands]
     for x in xs:
         if x.dtype is bfp16:
             raise TypeError(f"{op}: bfp16 operands are for hx.matmul(compute='bfp16'); convert with astype first")
     labels, out_labels = _einsum_labels(subscripts, xs, op)
     size = _einsum_sizes(xs, labels, op)
+    if dt is not None:
+        for i, x in enumerate(xs):
+            _check_cast(x.dtype, dt, casting, op, f"operand {i}")
+    if out is not None and out.shape != tuple(size[lab] for lab in out_labels):
+        raise ValueError(f"{op}: out has shape {out.shape}, the result has "
+                         f"{tuple(size[lab] for lab in out_labels)}")
     # Every check has passed: only now does anything run (a refused call changes nothing).
     from ._data_types import result_type
 
-    common = result_type(*xs)
+    common = result_type(*xs) if dt is None else dt
     work = []
     for x, ls in zip(xs, labels):
         x, ls = _diagonal(x if x.dtype == common else x.astype(common), ls)
@@ -286,14 +306,57 @@ def einsum(subscripts: str, *operands: DeviceArray, optimize: bool | str = False
     perm = tuple(ls.index(lab) for lab in out_labels)
     if perm != tuple(range(len(perm))) or builtins.any(x is y for y in xs):
         x = _permute(x, perm, op)  # a view, never an operand itself (NumPy returns a view)
-    return x
+    if out is None:
+        return x
+    _check_cast(x.dtype, out.dtype, casting, op, "the result")
+    out._copy_from(x, False, op)  # reads everything before writing when out overlaps an operand
+    return out
+
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _check_cast(src: Any, dst: Any, casting: str, op: str, what: str) -> None:
+    """TypeError naming ``op`` unless ``src`` casts to ``dst`` under NumPy's ``casting`` rule."""
+    if not _core._elementwise.can_cast(src.name, dst.name, casting):
+        raise TypeError(f"{op}: cannot cast {what} from {src} to {dst} according to the rule {casting!r}")
+
+
+def _sublists(first: Any, rest: tuple, op: str) -> tuple[str, tuple]:
+    """NumPy's sublist form (op0, sublist0, op1, sublist1, ..., [output sublist]) as a subscripts string
+    and the operands; subscript k is the k-th of A-Z, a-z (so implicit output follows k's order)."""
+    args = (first, *rest)
+    output = args[-1] if len(args) % 2 else None
+    pairs = args[:-1] if len(args) % 2 else args
+
+    def term(sub: Any, which: str) -> str:
+        try:
+            items = list(sub)
+        except TypeError:
+            raise TypeError(f"{op}: {which} must be a list of subscripts (integers and ...), got {sub!r}") from None
+        chars = []
+        for item in items:
+            if item is Ellipsis:
+                chars.append("...")
+                continue
+            if isinstance(item, (bool, np.bool_)):
+                raise TypeError(f"{op}: {which} holds {item!r}; subscripts are integers in [0, 52) or ...")
+            try:
+                k = operator.index(item)
+            except TypeError:
+                raise TypeError(f"{op}: {which} holds {item!r}; subscripts are integers in [0, 52) or ...") from None
+            if not 0 <= k < 52:
+                raise ValueError(f"{op}: subscript {k} in {which} is not within the valid range [0, 52)")
+            chars.append(chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26))
+        return "".join(chars)
+
+    terms = [term(sub, f"sublist {i}") for i, sub in enumerate(pairs[1::2])]
+    subscripts = ",".join(terms) + ("" if output is None else "->" + term(output, "the output sublist"))
+    return subscripts, tuple(pairs[0::2])
 
 
 def _einsum_labels(subscripts: Any, xs: list, op: str) -> tuple[list, list]:
     """Each operand's labels and the output's (Note: ``...`` axes are ("...", i) labels), checked."""
-    if not isinstance(subscripts, str):
-        raise TypeError(f"{op}: subscripts must be a string (the sublist form is not supported), got "
-                        f"{type(subscripts).__name__}")
     if not xs:
         raise ValueError(f"{op}: at least one operand is needed")
     lhs, arrow, rhs = subscripts.replace(" ", "").partition("->")
@@ -353,10 +416,12 @@ def _np_vecdot(x1, x2, /, out=None, *, axis=-1, **kwargs):
     return vecdot(x1, x2, axis=axis)
 
 
-def _np_einsum(*operands, out=None, optimize=False, **kwargs):
-    if kwargs or out is not None:
-        raise TypeError(f"hrxarray's einsum does not take {sorted(kwargs) or ['out']}")
-    return einsum(*operands, optimize=optimize)
+def _np_einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False, **kwargs):
+    if kwargs:
+        raise TypeError(f"hrxarray's einsum does not take {sorted(kwargs)}")
+    if order not in ("K", "A", "C"):  # results are C-contiguous, which those orders allow
+        raise ValueError(f"einsum: order={order!r} is not supported (hrxarray's results are C-ordered)")
+    return einsum(*operands, out=out, dtype=dtype, casting=casting, optimize=optimize)
 
 
 @_array._method("dot")

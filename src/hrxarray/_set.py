@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _array, _core
-from ._array import DeviceArray, _device, _flag
+from ._array import DeviceArray, _axes, _device, _flag
+from ._manipulation import moveaxis
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "unique", "isin"]
 
@@ -63,21 +64,35 @@ def unique_values(x, /) -> DeviceArray:
     return _unique(x, False, "unique_values")[0]
 
 
-def unique(ar, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
-           axis: None = None, *, equal_nan: bool = True, sorted: bool = True):
-    """NumPy's ``unique``: the sorted distinct values of the flattened ``ar``, plus what is asked for.
+def unique(ar: DeviceArray | ArrayLike, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
+           sorted: bool = True) -> DeviceArray | tuple[DeviceArray, ...]:
+    """NumPy's ``unique``: the sorted distinct values of ``ar``, plus what is asked for.
 
-    Only ``axis=None`` (the flattened array) is supported. NaNs collapse
-    into one value unless ``equal_nan=False``. The inverse has ``ar``'s shape
-    (NumPy 2). Returns the values alone or a tuple, as NumPy does.
+    With ``axis=None`` it works on the flattened ``ar``: NaNs collapse into
+    one value unless ``equal_nan=False``, and the inverse has ``ar``'s shape
+    (NumPy 2). With an ``axis`` it gives the distinct sub-arrays along that
+    axis (``ar.shape[axis]`` of them at most), sorted lexicographically by
+    their elements in C order; a sub-array holding a NaN is distinct from
+    every other (as NumPy's field-by-field comparison makes it), the index,
+    inverse and counts are 1-d along the axis; a 1-d ``ar`` is treated as
+    with ``axis=None``. Returns the values alone or a tuple, as NumPy does.
     """
     op = "unique"
-    if axis is not None:
-        raise TypeError(f"{op}: axis={axis!r} is not supported (hrxarray's unique works on the flattened array)")
     flags = [_flag(f, op, n) for f, n in ((return_index, "return_index"), (return_inverse, "return_inverse"),
                                           (return_counts, "return_counts"))]
     _flag(sorted, op, "sorted")
-    v, idx, inv, c = _unique(ar, _flag(equal_nan, op, "equal_nan"), op)
+    equal_nan = _flag(equal_nan, op, "equal_nan")
+    if axis is None:
+        v, idx, inv, c = _unique(ar, equal_nan, op)
+    else:
+        x = _device(ar, op)
+        ax = _axes(axis, x.ndim, op)[0]
+        if x.ndim == 1:
+            v, idx, inv, c = _unique(x, equal_nan, op)
+        else:
+            v, idx, inv, c = _core._unique_axis(x, ax, op)
+            v = moveaxis(v, 0, ax)
     extra = [a for a, want in zip((idx, inv, c), flags) if want]
     return (v, *extra) if extra else v
 

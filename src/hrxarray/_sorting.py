@@ -4,6 +4,9 @@ Every sort is stable and runs on the emulated GPU's compute lane as a radix
 sort of order-preserving keys (ext/core/kernels/sort.cpp): NaNs sort after
 +inf, -0.0 and 0.0 compare equal and keep their order, and a descending sort
 keeps equal elements in input order (NaNs first), as the array API says.
+Complex arrays sort in NumPy's order (by real part, then imaginary part,
+with the NaN-holding elements last: R + nanj, then nan + Rj, then nan + nanj)
+by a stable comparison sort of the same kind of keys.
 """
 
 from __future__ import annotations

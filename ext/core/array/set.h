@@ -1,4 +1,4 @@
-// unique as an array-layer task (kernels/sort.h unique_groups).
+// unique as array-layer tasks (kernels/sort.h unique_groups, unique_rows).
 #pragma once
 #include <memory>
 #include <string>
@@ -15,5 +15,14 @@ namespace hrx {
 TaskSpec unique_task(const Array& in, bool equal_nan, const Array& values, const Array& index,
                      const Array& inverse, const Array& counts, std::shared_ptr<int64_t> count,
                      const std::string& name);
+
+// The distinct sub-arrays of `in` along `axis` (NumPy's unique(axis=)), in
+// lexicographic order (kernels/sort.h unique_rows): values has `in`'s shape
+// with `axis` moved first (its first *count entries along that axis get the
+// distinct sub-arrays, C-contiguous), index/counts (int64, in.shape[axis]
+// entries) one per sub-array, inverse (int64, in.shape[axis]) the group of
+// each. A sub-array holding a NaN is distinct from every other one.
+TaskSpec unique_axis_task(const Array& in, int axis, const Array& values, const Array& index, const Array& inverse,
+                          const Array& counts, std::shared_ptr<int64_t> count, const std::string& name);
 
 }  // namespace hrx

@@ -19,10 +19,9 @@ Array axis_last(const Array& a, int axis) {
 }
 
 void check_sortable(DType dt, const std::string& name) {
-    if (dt == DType::Complex64 || dt == DType::Complex128)
+    if (dtype_info(dt).kind == DTypeKind::Block)
         fail(ErrorKind::Unsupported, name + ": " + dtype_name(dt) +
-                                         " cannot be sorted yet (the sort kernels order bool, integer and real "
-                                         "floating dtypes; complex order is not implemented)");
+                                         " cannot be sorted (blocks share exponents; convert to float32 first)");
 }
 
 TaskSpec sort_task(const Array& in, int axis, bool descending, bool indices, const Array& out,

@@ -14,7 +14,7 @@ namespace hrx {
 Array axis_last(const Array& a, int axis);
 
 // Refuses (UnsupportedError, before anything is submitted) the dtypes the
-// sort kernels cannot order: complex (lexicographic order is not built yet).
+// sort kernels cannot order: the block dtypes (bfp16).
 void check_sortable(DType dt, const std::string& name);
 
 // out = sort(in) along `axis` (indices: the stable argsort, out int64; else

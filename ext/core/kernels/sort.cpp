@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <numeric>
 #include <string>
@@ -57,10 +58,13 @@ struct Keys {
             case Kind::Unsigned: k = b; break;
             case Kind::Signed: k = b ^ kSign<K>; break;
             default: {
+                // Negative: every bit flipped, else the sign bit set. Branch-free, because
+                // the sign of real data is a coin toss that a branch mispredicts half the time.
+                const K neg = static_cast<K>(K{0} - (b >> (sizeof(K) * 8 - 1)));
+                k = static_cast<K>(b ^ (neg | kSign<K>));
                 const K mag = b & static_cast<K>(~kSign<K>);
                 if (mag > inf) k = static_cast<K>(~K{0});  // every NaN: one key, after +inf
                 else if (mag == 0) k = kSign<K>;            // -0.0 sorts as 0.0
-                else k = (b & kSign<K>) ? static_cast<K>(~b) : static_cast<K>(b | kSign<K>);
             }
         }
         return descending ? static_cast<K>(~k) : k;
@@ -80,7 +84,11 @@ struct Keys {
             case Kind::Bool:
             case Kind::Unsigned: return k;
             case Kind::Signed: return k ^ kSign<K>;
-            default: return (k & kSign<K>) ? static_cast<K>(k & ~kSign<K>) : static_cast<K>(~k);
+            default: {
+                // The inverse of key()'s flip, as branch-free.
+                const K pos = static_cast<K>(k >> (sizeof(K) * 8 - 1));
+                return static_cast<K>(k ^ (static_cast<K>(pos - K{1}) | kSign<K>));
+            }
         }
     }
     bool is_nan_key(K k) const {
@@ -104,6 +112,23 @@ Keys<K> keys_of(DType dt, bool descending) {
     }
 }
 
+// The scratch memory of the last long sort, kept for the next one: a fresh
+// row-sized array costs a page fault and the kernel's zeroing of every page,
+// which for 16 M float32 takes as long as a pass of the sort itself. At most
+// one block of at most kKeepMax bytes is kept (the largest recently freed).
+struct ScratchCache {
+    static constexpr std::size_t kKeepMax = std::size_t{256} << 20;
+    std::mutex mu;
+    void* p = nullptr;
+    std::size_t bytes = 0;
+};
+
+ScratchCache& scratch_cache() {
+    // Never destroyed: a lane thread may still finish a sort while the process exits.
+    static ScratchCache* cache = new ScratchCache;
+    return *cache;
+}
+
 // A row-sized scratch array in 2 MiB pages where the kernel allows (Linux
 // transparent huge pages on request): the top-bits pass scatters into 2048
 // places at once, and with 4 KiB pages most of those stores miss the TLB.
@@ -112,20 +137,43 @@ class BigScratch {
 public:
     explicit BigScratch(std::size_t n) {
         constexpr std::size_t kHuge = std::size_t{2} << 20;
-        const std::size_t bytes = (std::max<std::size_t>(n * sizeof(K), 1) + kHuge - 1) / kHuge * kHuge;
-        p_ = static_cast<K*>(std::aligned_alloc(kHuge, bytes));
+        bytes_ = (std::max<std::size_t>(n * sizeof(K), 1) + kHuge - 1) / kHuge * kHuge;
+        ScratchCache& c = scratch_cache();
+        {
+            std::lock_guard<std::mutex> lock(c.mu);
+            if (c.p && c.bytes >= bytes_) {
+                p_ = static_cast<K*>(c.p);
+                bytes_ = c.bytes;
+                c.p = nullptr;
+                return;
+            }
+        }
+        p_ = static_cast<K*>(std::aligned_alloc(kHuge, bytes_));
         if (!p_) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-        madvise(p_, bytes, MADV_HUGEPAGE);  // advice only: without it the pages are small
+        madvise(p_, bytes_, MADV_HUGEPAGE);  // advice only: without it the pages are small
 #endif
     }
-    ~BigScratch() { std::free(p_); }
+    ~BigScratch() {
+        ScratchCache& c = scratch_cache();
+        void* drop = p_;
+        if (bytes_ <= ScratchCache::kKeepMax) {
+            std::lock_guard<std::mutex> lock(c.mu);
+            if (!c.p || c.bytes < bytes_) {
+                drop = c.p;
+                c.p = p_;
+                c.bytes = bytes_;
+            }
+        }
+        std::free(drop);
+    }
     BigScratch(const BigScratch&) = delete;
     BigScratch& operator=(const BigScratch&) = delete;
     K* data() const { return p_; }
 
 private:
     K* p_;
+    std::size_t bytes_;
 };
 
 void run(std::size_t threads, const std::function<void(std::size_t)>& fn) {
@@ -179,10 +227,16 @@ void lsd_low(K* __restrict a, K* __restrict b, I* __restrict ia, I* __restrict i
     K* dst = b;
     I* is = ia;
     I* id = ib;
-    std::size_t h[kB];
-    for (int shift = 0; shift < bits; shift += kDigit) {
-        std::fill(h, h + kB, 0);
-        count_digits<K, kB>(src, n, shift, h);
+    // Every pass's digit counts from one read of the row (the passes only reorder it).
+    constexpr int kMaxPasses = static_cast<int>(sizeof(K)) * 8 / kDigit;
+    const int passes = (bits + kDigit - 1) / kDigit;
+    std::size_t hist[kMaxPasses][kB];
+    std::fill(&hist[0][0], &hist[0][0] + passes * kB, std::size_t{0});
+    for (std::size_t i = 0; i < n; ++i)
+        for (int p = 0; p < passes; ++p) ++hist[p][(a[i] >> (p * kDigit)) & (kB - 1)];
+    for (int p = 0; p < passes; ++p) {
+        const int shift = p * kDigit;
+        std::size_t* h = hist[p];
         std::size_t running = 0;
         bool trivial = false;
         for (std::size_t d = 0; d < kB; ++d) {
@@ -512,10 +566,104 @@ void by_width(DType dt, Fn&& fn) {
     }
 }
 
+// Note [Complex order]: NumPy orders complex numbers lexicographically by
+// (real, imaginary) part, with every element holding a NaN after the others,
+// in its own order: R + Rj < R + nanj < nan + Rj < nan + nanj (R + nanj
+// among themselves by the real part, nan + Rj by the imaginary part). Each
+// element gets the key (class, primary, secondary) built from the integer
+// keys of its parts (Note [Sort order]: -0.0 equals 0.0, the same bits on
+// every host), compared as a tuple. These sorts compare (a stable merge sort
+// of a permutation): complex keys are two or three words wide, so a radix
+// sort would need as many passes as they have bytes.
+template <class K>
+struct ComplexKey {
+    K primary, secondary;
+    std::uint8_t cls;  // 0: no NaN, 1: imaginary NaN, 2: real NaN, 3: both
+    bool operator<(const ComplexKey& o) const {
+        if (cls != o.cls) return cls < o.cls;
+        return primary != o.primary ? primary < o.primary : secondary < o.secondary;
+    }
+    bool operator==(const ComplexKey& o) const = default;
+};
+
+// The key of the complex element at z (its real part's bits, then its imaginary part's).
+template <class K>
+ComplexKey<K> complex_key(const Keys<K>& part, const K* z) {
+    const K re = part.key(z[0]), im = part.key(z[1]);
+    const bool re_nan = part.is_nan_key(re), im_nan = part.is_nan_key(im);
+    if (!re_nan && !im_nan) return {re, im, 0};
+    if (!re_nan) return {re, 0, 1};
+    if (!im_nan) return {im, 0, 2};
+    return {0, 0, 3};
+}
+
+template <class K>
+Keys<K> complex_part_keys(DType dt) {
+    return keys_of<K>(complex_part(dt), false);
+}
+
+// The stable sorting permutation of the n complex elements at z (2n words) into perm.
+template <class K, class I>
+void complex_perm(const Keys<K>& part, const K* z, std::size_t n, bool descending, std::vector<ComplexKey<K>>& keys,
+                  I* perm) {
+    keys.resize(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = complex_key(part, z + 2 * i);
+    std::iota(perm, perm + n, I{0});
+    const ComplexKey<K>* k = keys.data();
+    if (descending) std::stable_sort(perm, perm + n, [k](I a, I b) { return k[b] < k[a]; });
+    else std::stable_sort(perm, perm + n, [k](I a, I b) { return k[a] < k[b]; });
+}
+
+template <class K>
+void complex_sort_rows_t(DType dt, const K* src, K* data, std::int64_t* out, std::int64_t rows, std::int64_t n,
+                         bool descending) {
+    if (rows <= 0 || n <= 0) return;
+    const Keys<K> part = complex_part_keys<K>(dt);
+    const std::size_t un = static_cast<std::size_t>(n);
+    auto sort_block = [&](std::int64_t begin, std::int64_t end) {
+        std::vector<ComplexKey<K>> keys;
+        std::vector<std::int64_t> perm(un);
+        std::vector<K> copy;
+        for (std::int64_t r = begin; r < end; ++r) {
+            const K* row = src + 2 * r * n;
+            std::int64_t* p = out ? out + r * n : perm.data();
+            complex_perm(part, row, un, descending, keys, p);
+            if (out) continue;
+            copy.assign(row, row + 2 * un);  // src may be data
+            K* dst = data + 2 * r * n;
+            for (std::size_t i = 0; i < un; ++i) {
+                dst[2 * i] = copy[2 * static_cast<std::size_t>(p[i])];
+                dst[2 * i + 1] = copy[2 * static_cast<std::size_t>(p[i]) + 1];
+            }
+        }
+    };
+    const std::size_t blocks = std::min<std::size_t>(pool_threads(), static_cast<std::size_t>(rows));
+    if (blocks <= 1) return sort_block(0, rows);
+    const std::int64_t per = (rows + static_cast<std::int64_t>(blocks) - 1) / static_cast<std::int64_t>(blocks);
+    pool_run(blocks, [&](std::size_t b) {
+        sort_block(std::min(rows, static_cast<std::int64_t>(b) * per),
+                   std::min(rows, (static_cast<std::int64_t>(b) + 1) * per));
+    });
+}
+
+// Runs fn with the word type of one part of the complex dtype dt.
+template <class Fn>
+void by_part_width(DType dt, Fn&& fn) {
+    if (dt == DType::Complex64) fn(std::uint32_t{});
+    else fn(std::uint64_t{});
+}
+
 }  // namespace
 
 void sort_rows(DType dt, const std::uint8_t* src, std::uint8_t* data, std::int64_t rows, std::int64_t n,
                bool descending) {
+    if (dtype_is_complex(dt)) {
+        return by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            complex_sort_rows_t<K>(dt, reinterpret_cast<const K*>(src), reinterpret_cast<K*>(data), nullptr, rows, n,
+                                   descending);
+        });
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         sort_rows_t<K>(dt, reinterpret_cast<const K*>(src), reinterpret_cast<K*>(data), nullptr, rows, n, descending);
@@ -524,6 +672,13 @@ void sort_rows(DType dt, const std::uint8_t* src, std::uint8_t* data, std::int64
 
 void argsort_rows(DType dt, const std::uint8_t* data, std::int64_t* out, std::int64_t rows, std::int64_t n,
                   bool descending) {
+    if (dtype_is_complex(dt)) {
+        return by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            const K* z = reinterpret_cast<const K*>(data);
+            complex_sort_rows_t<K>(dt, z, nullptr, out, rows, n, descending);
+        });
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         // The argsort path only reads the row.
@@ -532,59 +687,190 @@ void argsort_rows(DType dt, const std::uint8_t* data, std::int64_t* out, std::in
     });
 }
 
+namespace {
+
+// search_sorted over any key type: key_of(base, i) is the key of element i at base.
+template <class KeyOf>
+void search_keys(const KeyOf& key_of, const std::uint8_t* sorted, std::int64_t n, const std::int64_t* sorter,
+                 const std::uint8_t* needles, std::int64_t m, bool right, std::int64_t* out) {
+    using Key = decltype(key_of(sorted, 0));
+    std::vector<Key> keys(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::int64_t j = i;
+        if (sorter) {
+            j = sorter[i];
+            if (j < 0 || j >= n)
+                fail(ErrorKind::Data, "sorter index " + std::to_string(j) + " is out of bounds for x1 of size " +
+                                          std::to_string(n));
+        }
+        keys[static_cast<std::size_t>(i)] = key_of(sorted, j);
+    }
+    for (std::int64_t i = 0; i < m; ++i) {
+        const Key key = key_of(needles, i);
+        const auto it = right ? std::upper_bound(keys.begin(), keys.end(), key)
+                              : std::lower_bound(keys.begin(), keys.end(), key);
+        out[i] = it - keys.begin();
+    }
+}
+
+// The groups of n elements (or rows) visited in the sorted order perm:
+// starts(i) says whether sorted element i (0 < i < n) starts a new group,
+// emit(g, j) records element j as group g's value (its first occurrence
+// under a stable sort); index, counts (per group) and inverse (per element)
+// may be null. Returns the number of groups.
+template <class Starts, class Emit>
+std::int64_t group_sorted(const std::uint64_t* perm, std::size_t n, const Starts& starts, const Emit& emit,
+                          std::int64_t* index, std::int64_t* inverse, std::int64_t* counts) {
+    std::int64_t groups = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= n; ++i) {
+        if (i > 0 && (i == n || starts(i))) {
+            emit(groups, perm[start]);
+            if (index) index[groups] = static_cast<std::int64_t>(perm[start]);
+            if (counts) counts[groups] = static_cast<std::int64_t>(i - start);
+            ++groups;
+            start = i;
+        }
+        if (inverse && i < n) inverse[perm[i]] = groups;
+    }
+    return groups;
+}
+
+// Whether sorted key i starts a group after key i - 1 in unique_groups:
+// is_nan(key) tells the keys of NaN-holding elements, which group together
+// when equal_nan (NumPy's rule for complex: every NaN-holding element is one
+// value) and stay alone otherwise.
+template <class Key, class IsNan>
+bool starts_group(const Key* sk, std::size_t i, bool equal_nan, const IsNan& is_nan) {
+    return is_nan(sk[i]) ? !equal_nan || !is_nan(sk[i - 1]) : sk[i] != sk[i - 1];
+}
+
+// unique_rows over any element key: keys are rows x m keys, row by row.
+template <class Key, class IsNan>
+std::int64_t group_rows(const std::vector<Key>& keys, std::size_t rows, std::size_t m, const IsNan& is_nan,
+                        std::size_t itemsize, const std::uint8_t* data, std::uint8_t* values, std::int64_t* index,
+                        std::int64_t* inverse, std::int64_t* counts) {
+    std::vector<char> has_nan(rows, 0);
+    for (std::size_t r = 0; r < rows; ++r)
+        has_nan[r] = std::any_of(keys.begin() + r * m, keys.begin() + (r + 1) * m, is_nan);
+    std::vector<std::uint64_t> perm(rows);
+    std::iota(perm.begin(), perm.end(), std::uint64_t{0});
+    const Key* k = keys.data();
+    std::stable_sort(perm.begin(), perm.end(), [k, m](std::uint64_t a, std::uint64_t b) {
+        return std::lexicographical_compare(k + a * m, k + (a + 1) * m, k + b * m, k + (b + 1) * m);
+    });
+    // A NaN equals nothing, so a row holding one is a group of its own (NumPy compares rows field by field).
+    const auto starts = [&](std::size_t i) {
+        const std::uint64_t a = perm[i - 1], b = perm[i];
+        return has_nan[b] != 0 || !std::equal(k + a * m, k + (a + 1) * m, k + b * m);
+    };
+    const std::size_t row_bytes = m * itemsize;
+    const auto emit = [&](std::int64_t g, std::uint64_t j) {
+        if (values) std::memcpy(values + static_cast<std::size_t>(g) * row_bytes, data + j * row_bytes, row_bytes);
+    };
+    return group_sorted(perm.data(), rows, starts, emit, index, inverse, counts);
+}
+
+template <class K>
+struct ComplexElem {
+    K re, im;
+};
+
+}  // namespace
+
 void search_sorted(DType dt, const std::uint8_t* sorted, std::int64_t n, const std::int64_t* sorter,
                    const std::uint8_t* needles, std::int64_t m, bool right, std::int64_t* out) {
+    if (dtype_is_complex(dt)) {
+        return by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            const Keys<K> part = complex_part_keys<K>(dt);
+            const auto key_of = [&part](const std::uint8_t* base, std::int64_t i) {
+                return complex_key(part, reinterpret_cast<const K*>(base) + 2 * i);
+            };
+            search_keys(key_of, sorted, n, sorter, needles, m, right, out);
+        });
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         const Keys<K> kk = keys_of<K>(dt, false);
-        const K* s = reinterpret_cast<const K*>(sorted);
-        std::vector<K> keys(static_cast<std::size_t>(n));
-        for (std::int64_t i = 0; i < n; ++i) {
-            std::int64_t j = i;
-            if (sorter) {
-                j = sorter[i];
-                if (j < 0 || j >= n)
-                    fail(ErrorKind::Data, "sorter index " + std::to_string(j) + " is out of bounds for x1 of size " +
-                                              std::to_string(n));
-            }
-            keys[static_cast<std::size_t>(i)] = kk.key(s[j]);
-        }
-        const K* q = reinterpret_cast<const K*>(needles);
-        for (std::int64_t i = 0; i < m; ++i) {
-            const K key = kk.key(q[i]);
-            const auto it = right ? std::upper_bound(keys.begin(), keys.end(), key)
-                                  : std::lower_bound(keys.begin(), keys.end(), key);
-            out[i] = it - keys.begin();
-        }
+        const auto key_of = [&kk](const std::uint8_t* base, std::int64_t i) {
+            return kk.key(reinterpret_cast<const K*>(base)[i]);
+        };
+        search_keys(key_of, sorted, n, sorter, needles, m, right, out);
     });
 }
 
 std::int64_t unique_groups(DType dt, const std::uint8_t* data, std::int64_t n, bool equal_nan, std::uint8_t* values,
                            std::int64_t* index, std::int64_t* inverse, std::int64_t* counts) {
     std::int64_t groups = 0;
+    const std::size_t un = static_cast<std::size_t>(n);
+    if (dtype_is_complex(dt)) {
+        by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            using E = ComplexElem<K>;
+            const Keys<K> part = complex_part_keys<K>(dt);
+            std::vector<ComplexKey<K>> keys, sk(un);
+            std::vector<std::uint64_t> perm(un);
+            complex_perm(part, reinterpret_cast<const K*>(data), un, false, keys, perm.data());
+            for (std::size_t i = 0; i < un; ++i) sk[i] = keys[perm[i]];
+            const auto is_nan = [](const ComplexKey<K>& key) { return key.cls != 0; };
+            const E* x = reinterpret_cast<const E*>(data);
+            E* vals = reinterpret_cast<E*>(values);
+            groups = group_sorted(
+                perm.data(), un, [&](std::size_t i) { return starts_group(sk.data(), i, equal_nan, is_nan); },
+                [&](std::int64_t g, std::uint64_t j) {
+                    if (vals) vals[g] = x[j];
+                },
+                index, inverse, counts);
+        });
+        return groups;
+    }
     by_width(dt, [&](auto k) {
         using K = decltype(k);
         const Keys<K> kk = keys_of<K>(dt, false);
         const K* x = reinterpret_cast<const K*>(data);
-        const std::size_t un = static_cast<std::size_t>(n);
         const std::size_t threads = un >= kParallelMin ? pool_threads() : 1;
         std::vector<K> keys(un), ktmp;
         make_keys(kk, x, keys.data(), un, threads);
         std::vector<std::uint64_t> perm(un), itmp;
         const K* sk = sort_perm(keys.data(), ktmp, perm.data(), itmp, un, threads);
+        const auto is_nan = [&kk](K key) { return kk.is_nan_key(key); };
         K* vals = reinterpret_cast<K*>(values);
-        std::size_t start = 0;
-        for (std::size_t i = 0; i <= un; ++i) {
-            const bool boundary = i == un || (i > 0 && (sk[i] != sk[i - 1] || (!equal_nan && kk.is_nan_key(sk[i]))));
-            if (i > 0 && boundary) {
-                if (vals) vals[groups] = x[perm[start]];
-                if (index) index[groups] = static_cast<std::int64_t>(perm[start]);
-                if (counts) counts[groups] = static_cast<std::int64_t>(i - start);
-                ++groups;
-                start = i;
-            }
-            if (inverse && i < un) inverse[perm[i]] = groups;
-        }
+        groups = group_sorted(
+            perm.data(), un, [&](std::size_t i) { return starts_group(sk, i, equal_nan, is_nan); },
+            [&](std::int64_t g, std::uint64_t j) {
+                if (vals) vals[g] = x[j];
+            },
+            index, inverse, counts);
+    });
+    return groups;
+}
+
+std::int64_t unique_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t m,
+                         std::uint8_t* values, std::int64_t* index, std::int64_t* inverse, std::int64_t* counts) {
+    std::int64_t groups = 0;
+    const std::size_t ur = static_cast<std::size_t>(rows), um = static_cast<std::size_t>(m);
+    const std::size_t itemsize = dtype_itemsize(dt);
+    if (dtype_is_complex(dt)) {
+        by_part_width(dt, [&](auto k) {
+            using K = decltype(k);
+            const Keys<K> part = complex_part_keys<K>(dt);
+            const K* z = reinterpret_cast<const K*>(data);
+            std::vector<ComplexKey<K>> keys(ur * um);
+            for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = complex_key(part, z + 2 * i);
+            groups = group_rows(keys, ur, um, [](const ComplexKey<K>& key) { return key.cls != 0; }, itemsize, data,
+                                values, index, inverse, counts);
+        });
+        return groups;
+    }
+    by_width(dt, [&](auto k) {
+        using K = decltype(k);
+        const Keys<K> kk = keys_of<K>(dt, false);
+        const K* x = reinterpret_cast<const K*>(data);
+        std::vector<K> keys(ur * um);
+        for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = kk.key(x[i]);
+        groups = group_rows(keys, ur, um, [&kk](K key) { return kk.is_nan_key(key); }, itemsize, data, values, index,
+                            inverse, counts);
     });
     return groups;
 }

@@ -46,6 +46,15 @@ void search_sorted(DType dt, const std::uint8_t* sorted, std::int64_t n, const s
 std::int64_t unique_groups(DType dt, const std::uint8_t* data, std::int64_t n, bool equal_nan, std::uint8_t* values,
                            std::int64_t* index, std::int64_t* inverse, std::int64_t* counts);
 
+// Groups the `rows` rows of `m` contiguous elements each (rows back to back)
+// of `data` into their distinct rows, ordered lexicographically by their
+// elements in sort order (NumPy's unique(axis=)): values get one row (m
+// elements of dt) per group, index/counts one int64 per group and inverse
+// (rows entries) the group of each row, as unique_groups; any may be null.
+// A row holding a NaN equals no other row. Returns the number of groups.
+std::int64_t unique_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t m,
+                         std::uint8_t* values, std::int64_t* index, std::int64_t* inverse, std::int64_t* counts);
+
 // The C-order multi-indices of the nonzero elements (a nonzero byte for bool,
 // NaN counts as nonzero) of the contiguous array of `shape` at `data`: row d
 // of `out` (ndim rows of `stride` int64 each, stride >= the count) gets the
