@@ -1109,6 +1109,21 @@ class DeviceArray:
         (OverflowError, ValueError for NaN into integers).
         """
 
+    def flatten(self, order: str = 'C') -> DeviceArray:
+        """A 1-d copy of this array (always a new array)."""
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
+        """hrxarray.squeeze of this array."""
+
+    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
+        """hrxarray.repeat of this array."""
+
+    def ravel(self, order: str = 'C') -> DeviceArray:
+        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
+
+    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
+        """hrxarray.swapaxes of this array (a view)."""
+
     def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
         """
         Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
@@ -1147,21 +1162,6 @@ class DeviceArray:
 
     def tolist(self) -> Any:
         """The elements as nested Python lists of Python scalars (waits)."""
-
-    def flatten(self, order: str = 'C') -> DeviceArray:
-        """A 1-d copy of this array (always a new array)."""
-
-    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
-        """hrxarray.squeeze of this array."""
-
-    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
-        """hrxarray.repeat of this array."""
-
-    def ravel(self, order: str = 'C') -> DeviceArray:
-        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
-
-    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
-        """hrxarray.swapaxes of this array (a view)."""
 
     def dot(self, b: object, out: object = None) -> DeviceArray:
         """hrxarray.dot of this array and b."""
