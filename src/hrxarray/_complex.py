@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array import _ARRAY_FUNCTIONS, DeviceArray, _device, zeros
+from ._array import _ARRAY_FUNCTIONS, DeviceArray, _device
+from ._creation import zeros
 
 __all__ = ["real", "imag"]
 

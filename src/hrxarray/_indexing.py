@@ -29,7 +29,7 @@ import operator
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _array, _core
+from . import _array, _core, _creation
 from ._array import DeviceArray, _device
 
 __all__ = ["take", "take_along_axis"]
@@ -288,7 +288,7 @@ def take_along_axis(x: DeviceArray | ArrayLike, indices: DeviceArray | ArrayLike
         else:
             shape = [1] * x.ndim
             shape[d] = x.shape[d]
-            arrays.append(_array.arange(x.shape[d], dtype=np.int64, placement=x.placement).reshape(shape))
+            arrays.append(_creation.arange(x.shape[d], dtype=np.int64, placement=x.placement).reshape(shape))
     dims = list(range(x.ndim))
     return _core._index_get(x, dims, arrays, dims, True, 0, "raise", op)
 

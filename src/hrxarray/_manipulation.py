@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _array, _core
+from . import _array, _core, _creation
 from ._array import DeviceArray, _axes, _device, _dtype, _shape_tuple, bfp16
 
 __all__ = [
@@ -479,9 +479,9 @@ def _ramp(edge: DeviceArray, end: Any, width: int, d: int, op: str) -> DeviceArr
     dt = np.result_type(end, edge.dtype)
     if dt.kind not in "fc":
         dt = np.dtype(np.float64)
-    start = _array.asarray(np.asarray(end).astype(dt), placement=edge.placement)
+    start = _creation.asarray(np.asarray(end).astype(dt), placement=edge.placement)
     delta = U["subtract"](edge.astype(dt), start)
-    y = _array.arange(0, width, dtype=dt, placement=edge.placement)
+    y = _creation.arange(0, width, dtype=dt, placement=edge.placement)
     y = y.reshape((1,) * d + (width,) + (1,) * (edge.ndim - d - 1))
     step = U["divide"](delta, width)
     # NumPy divides first when any step is zero (denormal deltas, gh-5437): both, chosen on the device.
@@ -499,7 +499,7 @@ def _pad_constant(x: DeviceArray, widths: np.ndarray, shape: tuple, values: Any,
     if values is None:
         out = _empty_result(x, shape, op)
     elif host.ndim == 0:
-        out = _array._full(shape, host.item(), x.dtype, None, op, x)
+        out = _creation._full(shape, host.item(), x.dtype, None, op, x)
     else:
         pairs = _pad_pairs(host, x.ndim, op, "constant_values", False)
         out = _empty_result(x, shape, op)

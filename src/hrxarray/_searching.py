@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _array, _core
+from . import _array, _core, _creation
 from ._array import DeviceArray, _device, _flag
 
 __all__ = ["searchsorted", "nonzero", "count_nonzero"]
@@ -31,7 +31,7 @@ def searchsorted(x1, x2, /, side: str = "left", sorter=None) -> DeviceArray:
         raise ValueError(f"{op}: side must be 'left' or 'right', got {side!r}")
     x1 = _device(x1, op)
     if isinstance(x2, (bool, int, float)) and not isinstance(x2, np.generic) and x1.dtype.kind == "f":
-        x2 = _array.asarray(x2, dtype=x1.dtype, placement=x1.placement)
+        x2 = _creation.asarray(x2, dtype=x1.dtype, placement=x1.placement)
     else:
         x2 = _device(x2, op, like=x1)
     if sorter is not None:

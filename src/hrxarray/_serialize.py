@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._array import DeviceArray, _dtype, asarray, empty
+from ._array import DeviceArray, _dtype
+from ._creation import asarray, empty
 from ._dtypes import bfp16
 
 #: The header layout's version; :func:`loads` refuses any other.

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _array, _core
+from . import _array, _core, _creation
 from ._array import DeviceArray, _axes, _device, _flag
 from ._manipulation import moveaxis
 
@@ -106,8 +106,8 @@ def _isin_operand(value, other, op):
         kinds = {bool: "b", int: "iu", float: "fc", complex: "c"}[type(value)]
         dt = other.dtype
         if dt.kind in kinds and np.asarray(value).astype(dt) == value:
-            return _array.asarray(value, dtype=dt, placement=other.placement)
-        return _array.asarray(value, placement=other.placement)
+            return _creation.asarray(value, dtype=dt, placement=other.placement)
+        return _creation.asarray(value, placement=other.placement)
     return _device(value, op, like=other)
 
 

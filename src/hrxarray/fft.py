@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _core
-from ._array import _ARRAY_FUNCTIONS, DeviceArray, _axes, _device, arange, concatenate, empty_like
+from ._array import _ARRAY_FUNCTIONS, DeviceArray, _axes, _device, concatenate
+from ._creation import arange, empty_like
 from ._core.elementwise import divide, less, subtract, where
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",

@@ -49,8 +49,8 @@ from ._array import (
     stack,
     sum,
     where,
-    zeros_like,
 )
+from ._creation import zeros_like
 from ._core.elementwise import (
     absolute,
     conjugate,

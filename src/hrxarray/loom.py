@@ -257,6 +257,7 @@ class ufunc:
     def __call__(self, *args, out=None, **scalars):
         """Run the kernel over ``args`` broadcast together; ``out=`` and every scalar by name (see the class)."""
         from . import _array as A
+        from . import _creation as C
         who = self._who
         if len(args) != self.nin:
             raise TypeError(f"{who}: takes {self.nin} input(s), got {len(args)}")
@@ -299,7 +300,7 @@ class ufunc:
         inputs = []
         for x, want in zip(args, self._dtypes):
             if not isinstance(x, A.DeviceArray):
-                x = A.asarray(x, dtype=want, placement=like.placement if like is not None else None)
+                x = C.asarray(x, dtype=want, placement=like.placement if like is not None else None)
             elif x.dtype != want:
                 x = x.astype(want)
             inputs.append(x)
@@ -319,7 +320,7 @@ class ufunc:
         for j, want in enumerate(self._dtypes[self.nin:]):
             o = out[j] if out else None
             if o is None or not A._c_contiguous(o) or o._base_id in bases:
-                o = A.empty_like(template, dtype=want, shape=shape) if template is not None else A.empty(shape, want)
+                o = C.empty_like(template, dtype=want, shape=shape) if template is not None else C.empty(shape, want)
             bases.add(o._base_id)
             results.append(o)
         if kernel is not None:
@@ -362,6 +363,7 @@ class function:
     def __call__(self, *arrays, npu=None, **named):
         """Run the pipeline once over the bindings (positional or by name); returns the written arrays."""
         from . import _array as A
+        from . import _creation as C
         who = self._who
         n = len(self._names)
         if len(arrays) > n:
@@ -395,9 +397,9 @@ class function:
         for name, want, writes, b in zip(self._names, self._dtypes, self._writes, self.contract.bindings):
             x = given.get(name)
             if x is None:
-                x = A.empty((b.bytes // want.itemsize,), want, placement=Shared(npu))
+                x = C.empty((b.bytes // want.itemsize,), want, placement=Shared(npu))
             elif not isinstance(x, A.DeviceArray):
-                x = A.asarray(x, dtype=want, placement=Shared(npu))
+                x = C.asarray(x, dtype=want, placement=Shared(npu))
             elif not A._c_contiguous(x):
                 x = x.copy()
             operands.append(x)

@@ -29,7 +29,8 @@ from typing import Any, Callable, cast
 import numpy as np
 
 from . import _core
-from ._array import DeviceArray, _c_contiguous, _home, asarray
+from ._array import DeviceArray, _c_contiguous, _home
+from ._creation import asarray
 
 __all__ = ["default_rng", "Generator"]
 

@@ -21,7 +21,8 @@ from dask.array.backends import ArrayBackendEntrypoint
 from dask.array.dispatch import Dispatch
 
 from .. import _serialize
-from .._array import DeviceArray, asarray, empty
+from .._array import DeviceArray
+from .._creation import asarray, empty
 from .._dask_hooks import register_array
 
 #: ``to_backend("hrx")`` converts blocks through this dispatch (NumPy blocks are uploaded).
