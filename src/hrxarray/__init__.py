@@ -115,29 +115,31 @@ from ._dtypes import (
 )
 from ._complex import imag, real
 from ._array import (
-    DeviceArray,
-    all,
-    any,
-    argmax,
-    argmin,
-    astype,
-    broadcast_to,
-    concatenate,
-    expand_dims,
-    matmul,
-    max,
-    mean,
-    min,
-    permute_dims,
-    prod,
-    reshape,
-    squeeze,
-    stack,
-    sum,
-    to_numpy,
-    transpose,
-    ufunc,
-    where,
+    DeviceArray as DeviceArray,
+    astype as astype,
+    to_numpy as to_numpy,
+    ufunc as ufunc,
+)
+from ._linear_algebra import matmul as matmul
+from ._manipulation import (
+    broadcast_to as broadcast_to,
+    concatenate as concatenate,
+    expand_dims as expand_dims,
+    permute_dims as permute_dims,
+    reshape as reshape,
+    squeeze as squeeze,
+    stack as stack,
+    transpose as transpose,
+)
+from ._searching import argmax as argmax, argmin as argmin, where as where
+from ._statistical import (
+    all as all,
+    any as any,
+    max as max,
+    mean as mean,
+    min as min,
+    prod as prod,
+    sum as sum,
 )
 from ._creation import (
     arange as arange,

@@ -1,11 +1,14 @@
-"""The array-library face of hrxarray: creation, host access, views and the NumPy protocols.
+"""The array type's Python side: placements, host access, views, the ufunc reduce primitive and the NumPy protocols.
 
 ``DeviceArray`` is a C++ type (``hrxarray._core.DeviceArray``): its metadata,
 ufuncs, operators, DLPack export and every per-operation path are compiled.
 This module adds what runs once per call and costs nothing on the device
-path: creation functions, basic indexing (advanced indexing is _indexing.py), reshapes, host access guards,
-``repr``, and the ``__array__``/``__array_ufunc__``/``__array_function__``
-protocols. The Python-level methods are defined once, here and in the chapter
+path: the placement resolver (``_home``), basic indexing (advanced indexing is
+_indexing.py), reshapes, host access guards, ``repr``, ``ufunc.reduce``, and
+the ``__array__``/``__array_ufunc__``/``__array_function__`` protocols, whose
+tables the chapter modules fill (_creation, _manipulation, _statistical,
+_searching, _sorting, _set, _indexing, _linear_algebra, _elementwise_functions:
+one per chapter of the array API standard, each with its ``__all__``). The Python-level methods are defined once, here and in the chapter
 modules, and installed on the C++ type at import (``_method``), so
 ``hx.DeviceArray`` is one class and a method call runs no C++ forwarder.
 
@@ -77,9 +80,7 @@ def _method(name: str, cls: type = DeviceArray, *, prop: bool = False, doc: str 
     return install
 
 __all__ = [
-    "DeviceArray", "ufunc", "to_numpy", "where",
-    "sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "matmul", "concatenate", "stack",
-    "reshape", "transpose", "permute_dims", "squeeze", "expand_dims", "broadcast_to", "astype",
+    "DeviceArray", "ufunc", "to_numpy", "astype",
 ]
 
 
@@ -583,23 +584,6 @@ def _operand(x, op):
     return x if isinstance(x, DeviceArray) else _core._host_array(x, op)
 
 
-_NO_ARG = object()
-
-
-def where(condition, x=_NO_ARG, y=_NO_ARG):
-    """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcast; NumPy's promotion of x and y).
-
-    With ``condition`` alone it is NumPy's ``where(condition)``: ``hx.nonzero(condition)``.
-    """
-    if x is _NO_ARG and y is _NO_ARG:
-        from ._searching import nonzero
-
-        return nonzero(condition)
-    if x is _NO_ARG or y is _NO_ARG:
-        raise TypeError("where: either both or neither of x and y should be given")
-    return _U["where"](condition, x, y)
-
-
 _SMALL_SIGNED = {"bool", "int8", "int16", "int32"}
 _SMALL_UNSIGNED = {"uint8", "uint16", "uint32"}
 
@@ -642,236 +626,9 @@ def _ufunc_reduce(self, a, axis=None, dtype=None, out=None, keepdims=False, op=N
     return self._reduce(x, axis, acc, odt, out, keepdims, 0.0, op)
 
 
-def sum(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
-    """Sum over ``axis`` (NumPy's dtype rules: small integers accumulate in int64/uint64)."""
-    return _ufunc_reduce(_U["add"], x, axis, dtype, out, keepdims, "sum")
-
-
-def prod(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
-    """Product over ``axis`` (NumPy's dtype rules)."""
-    return _ufunc_reduce(_U["multiply"], x, axis, dtype, out, keepdims, "prod")
-
-
-def max(x, axis=None, out=None, keepdims=False) -> DeviceArray:
-    """Maximum over ``axis``; NaN propagates; ``ValueError`` for an empty reduction."""
-    return _ufunc_reduce(_U["maximum"], x, axis, None, out, keepdims, "max")
-
-
-def min(x, axis=None, out=None, keepdims=False) -> DeviceArray:
-    """Minimum over ``axis``; NaN propagates; ``ValueError`` for an empty reduction."""
-    return _ufunc_reduce(_U["minimum"], x, axis, None, out, keepdims, "min")
-
-
-def any(x, axis=None, out=None, keepdims=False) -> DeviceArray:
-    """Whether any element along ``axis`` is true (nonzero); a bool array (``logical_or`` reduction)."""
-    return _ufunc_reduce(_U["logical_or"], x, axis, None, out, keepdims, "any")
-
-
-def all(x, axis=None, out=None, keepdims=False) -> DeviceArray:
-    """Whether every element along ``axis`` is true (nonzero); a bool array (``logical_and`` reduction)."""
-    return _ufunc_reduce(_U["logical_and"], x, axis, None, out, keepdims, "all")
-
-
-def mean(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
-    """Arithmetic mean over ``axis``: float64 for integer input; float16/bfloat16 accumulate in float32."""
-    op = "mean"
-    x = _operand(x, op)
-    keepdims = _flag(keepdims, op, "keepdims")
-    if dtype is not None:
-        odt = _dtype(dtype, op)
-    elif x.dtype.kind in "biu":
-        odt = np.dtype(np.float64)
-    else:
-        odt = x.dtype
-    axes = _axes(axis, x.ndim, op)
-    count = x.size if axes is None else math.prod(x.shape[a] for a in axes)
-    if isinstance(out, tuple):
-        (out,) = out
-    return _U["add"]._reduce(x, axes, odt, odt, out, keepdims, float(count) if count else math.nan, op)
-
-
-def argmax(x, axis=None, keepdims=False) -> DeviceArray:
-    """Index of the (first) maximum, over the flattened array or along ``axis``; int64."""
-    return _core._arg_reduce(_operand(x, "argmax"), axis, True, _flag(keepdims, "argmax", "keepdims"), "argmax")
-
-
-def argmin(x, axis=None, keepdims=False) -> DeviceArray:
-    """Index of the (first) minimum, over the flattened array or along ``axis``; int64."""
-    return _core._arg_reduce(_operand(x, "argmin"), axis, False, _flag(keepdims, "argmin", "keepdims"), "argmin")
-
-
-def matmul(a, b, *, out=None, compute=None, rounding="floor") -> DeviceArray:
-    """Matrix product with NumPy's matmul shapes (1-d promotion, batch broadcasting).
-
-    Runs on the NPU lane when both operands are NPU-bindable (``Shared``,
-    ``NpuLocal``) and bfloat16 or bfp16, on the GPU compute lane otherwise.
-    bfloat16 inputs give float32, with the NPU's numerics (products exact,
-    float32 accumulation with k in pairs ``(1, 0), (3, 2), ...``, no denormals).
-    ``compute="bf16"`` rounds any inputs to bfloat16 first; ``compute="bfp16"``
-    quantises both operands to bfp16ebs8 along K (K a multiple of 8) with
-    ``rounding`` ("floor" or "even"), as the NPU's BFP path does (bfp16
-    operands imply it). Other dtypes multiply in their own type (NumPy's result
-    type; integers wrap).
-
-    Keeping it on the NPU: both operands must be bfloat16 or bfp16 *and*
-    NPU-bindable. Anything else leaves the NPU without an error: a float32
-    operand (``f32 @ bf16`` promotes to float32, as NumPy does), or a
-    ``GpuLocal``/``HostVisible`` one, runs on the GPU compute lane in float32.
-    ``compute="bf16"`` does not move it either; convert first
-    (``x.astype(hx.bfloat16)``, ``x.to(hx.Shared(npu))``). A trace shows where
-    each one ran: between ``rt.start_trace(n)`` and ``rt.finish_trace()``
-    every ``"matmul"`` event has its lane (``"npu"`` or ``"compute"``).
-
-    A value that ``compute="bfp16"`` cannot encode (NaN, Inf) fails this
-    operation only: its result raises ``ExecutionError`` chained to a
-    ``ValueError`` naming the element, and the operands stay usable.
-    """
-    return _core._matmul(a, b, out, compute, rounding)
-
-
-def concatenate(arrays, axis=0, dtype=None) -> DeviceArray:
-    """Join arrays along an existing axis (``axis=None`` flattens first); NumPy's result dtype."""
-    return _concatenate(arrays, axis, dtype, "concatenate")
-
-
-def _concatenate(arrays, axis, dtype, op):
-    arrays = list(arrays)
-    if not arrays:
-        raise ValueError(f"{op}: need at least one array to concatenate")
-    first = next((a for a in arrays if isinstance(a, DeviceArray)), None)
-    # Host data stays on the host until every check has passed.
-    xs = [_operand(a, op) for a in arrays]
-    if axis is None:
-        xs = [x.reshape(-1) for x in xs]
-        axis = 0
-    nd = xs[0].ndim
-    if nd == 0:
-        raise ValueError(f"{op}: zero-dimensional arrays cannot be concatenated")
-    (axis,) = _axes(axis, nd, op)
-    for i, x in enumerate(xs):
-        if x.ndim != nd:
-            raise ValueError(f"{op}: all the input array dimensions except for the concatenation axis must match "
-                             f"exactly, but along dimension 0, the array at index 0 has {nd} dimension(s) and the "
-                             f"array at index {i} has {x.ndim} dimension(s)")
-        for d in range(nd):
-            if d != axis and x.shape[d] != xs[0].shape[d]:
-                raise ValueError(f"{op}: all the input array dimensions except for the concatenation axis must "
-                                 f"match exactly, but along dimension {d}, the array at index 0 has size "
-                                 f"{xs[0].shape[d]} and the array at index {i} has size {x.shape[d]}")
-    if dtype is None:
-        dtype = xs[0].dtype
-        for x in xs[1:]:
-            dtype = _result_type(dtype, x.dtype)
-    shape = list(xs[0].shape)
-    shape[axis] = builtins.sum(x.shape[axis] for x in xs)
-    _core._check_reads(xs, op)
-    out = _core._empty(tuple(shape), np.float64 if dtype is None else dtype, None, op, first)
-    at = 0
-    for x in xs:
-        n = x.shape[axis]
-        if n:
-            index = (slice(None),) * axis + (slice(at, at + n),)
-            out[index]._copy_from(x, False, op)
-        at += n
-    return out
-
-
-def _result_type(a, b):
-    from ._data_types import _promote
-
-    return _promote(a, b)
-
-
-def stack(arrays, axis=0) -> DeviceArray:
-    """Join arrays of one shape along a new axis."""
-    op = "stack"
-    arrays = list(arrays)
-    if not arrays:
-        raise ValueError(f"{op}: need at least one array to stack")
-    xs = [_operand(a, op) for a in arrays]
-    if builtins.any(x.shape != xs[0].shape for x in xs):
-        raise ValueError(f"{op}: all input arrays must have the same shape")
-    (axis,) = _axes(axis, xs[0].ndim + 1, op)
-    return _concatenate([_expand_dims(x, axis, op) for x in xs], axis, None, op)
-
-
-def reshape(x, shape, order="C", *, copy=None) -> DeviceArray:
-    """``x`` with a new shape (a view when ``x`` is C-contiguous, else a copy)."""
-    return _device(x, "reshape").reshape(shape, order=order, copy=copy)
-
-
-def transpose(x, axes=None) -> DeviceArray:
-    """A view with the axes permuted (reversed by default)."""
-    return _permute(_device(x, "transpose"), axes, "transpose")
-
-
-def permute_dims(x, axes) -> DeviceArray:
-    """The array API's name for transpose with explicit axes."""
-    return _permute(_device(x, "permute_dims"), axes, "permute_dims")
-
-
-def squeeze(x, axis=None) -> DeviceArray:
-    """A view without the given (or all) length-1 axes."""
-    op = "squeeze"
-    x = _device(x, op)
-    axes = _axes(axis, x.ndim, op)
-    if axes is None:
-        axes = [a for a in range(x.ndim) if x.shape[a] == 1]
-    for a in axes:
-        if x.shape[a] != 1:
-            raise ValueError(f"{op}: cannot select an axis to squeeze out which has size not equal to one "
-                             f"(axis {a} of shape {x.shape})")
-    keep = [i for i in range(x.ndim) if i not in axes]
-    return x._view(x._offset, tuple(x.shape[i] for i in keep), tuple(x.strides[i] for i in keep))
-
-
-def expand_dims(x, axis=0) -> DeviceArray:
-    """A view with length-1 axes inserted at ``axis`` (an integer, or a tuple of positions in the result)."""
-    op = "expand_dims"
-    x = _device(x, op)
-    if not isinstance(axis, (tuple, list)):
-        return _expand_dims(x, axis, op)
-    shape, strides = list(x.shape), list(x.strides)
-    for a in sorted(_axes(tuple(axis), x.ndim + len(axis), op)):
-        shape.insert(a, 1)
-        strides.insert(a, 0)
-    return x._view(x._offset, tuple(shape), tuple(strides))
-
-
-def _expand_dims(x, axis, op):
-    """x with a length-1 axis at ``axis`` (a view of a DeviceArray; a NumPy array stays on the host)."""
-    (axis,) = _axes(axis, x.ndim + 1, op)
-    if not isinstance(x, DeviceArray):
-        return np.expand_dims(x, axis)
-    shape = x.shape[:axis] + (1,) + x.shape[axis:]
-    strides = x.strides[:axis] + (0,) + x.strides[axis:]
-    return x._view(x._offset, shape, strides)
-
-
-def broadcast_to(x, shape) -> DeviceArray:
-    """A read-through view of ``x`` broadcast to ``shape`` (stride 0 on new axes)."""
-    x = _device(x, "broadcast_to")
-    shape = _shape_tuple(shape, "broadcast_to")
-    if builtins.any(not 0 <= n <= _INT64_MAX for n in shape):
-        raise ValueError(f"broadcast_to: all elements of broadcast shape must be non-negative and fit int64, "
-                         f"got {shape}")
-    if len(shape) < x.ndim:
-        raise ValueError(f"broadcast_to: cannot broadcast a shape {x.shape} to {shape}")
-    pad = len(shape) - x.ndim
-    strides = []
-    for i, n in enumerate(shape):
-        if i < pad:
-            strides.append(0)
-            continue
-        have = x.shape[i - pad]
-        if have == n:
-            strides.append(x.strides[i - pad] if n != 1 else 0)
-        elif have == 1:
-            strides.append(0)
-        else:
-            raise ValueError(f"broadcast_to: operands could not be broadcast together with remapped shapes "
-                             f"[original->remapped]: {x.shape} and requested shape {shape}")
-    return x._view(x._offset, shape, tuple(strides))
+# The annotations of NumPy's reduction methods (installed by _statistical and _searching).
+_REDUCE_ANNOTATIONS = {"axis": "object", "dtype": "object", "out": "object", "keepdims": "bool",
+                       "return": "DeviceArray"}
 
 
 def astype(x, dtype, /, *, copy=True, device: Any = None) -> DeviceArray:
@@ -923,7 +680,8 @@ def _array_ufunc(self, uf, method, *inputs, **kwargs):
             (out,) = out
         if kwargs:
             raise TypeError(f"hrxarray's matmul does not take {sorted(kwargs)}")
-        return matmul(*inputs, out=out)
+        a, b = inputs
+        return _core._matmul(a, b, out, None, "floor")
     target = _U.get(name) if name else None
     if target is None:
         raise TypeError(f"hrxarray does not implement numpy.{uf.__name__} for DeviceArray (no silent host "
@@ -940,29 +698,8 @@ def _array_ufunc(self, uf, method, *inputs, **kwargs):
     raise TypeError(f"hrxarray does not implement numpy.{uf.__name__}.{method} for DeviceArray")
 
 
-def _np_max(a, axis=None, out=None, keepdims=False, **kw):
-    if kw:
-        raise TypeError(f"hrxarray's max does not take {sorted(kw)}")
-    return max(a, axis=axis, out=out, keepdims=keepdims)
-
-
-def _np_min(a, axis=None, out=None, keepdims=False, **kw):
-    if kw:
-        raise TypeError(f"hrxarray's min does not take {sorted(kw)}")
-    return min(a, axis=axis, out=out, keepdims=keepdims)
-
-
 def _np_copy(a, order="K", subok=False):
     return _device(a, "copy").copy()
-
-
-def _np_nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    if kw:
-        raise TypeError(f"hrxarray's nansum does not take {sorted(kw)}")
-    x = _device(a, "nansum")
-    if x.dtype.kind in "fc":
-        x = where(_U["isnan"](x), 0, x)
-    return sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
 
 def _np_unravel_index(indices, shape, order="C"):
@@ -990,19 +727,14 @@ def _np_ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     return flat
 
 
+# The chapters (_creation, _manipulation, _statistical, _searching, ...) register their functions here.
 _ARRAY_FUNCTIONS = {
-    np.sum: sum, np.prod: prod, np.max: _np_max, np.amax: _np_max, np.min: _np_min, np.amin: _np_min,
-    np.mean: mean, np.any: any, np.all: all, np.argmax: argmax, np.argmin: argmin, np.concatenate: concatenate, np.stack: stack,
-    np.transpose: transpose, np.reshape: reshape, np.where: where, np.copy: _np_copy, np.squeeze: squeeze, np.expand_dims: expand_dims,
-    np.broadcast_to: broadcast_to, np.nansum: _np_nansum, np.unravel_index: _np_unravel_index,
-    np.ravel_multi_index: _np_ravel_multi_index,
+    np.copy: _np_copy, np.unravel_index: _np_unravel_index, np.ravel_multi_index: _np_ravel_multi_index,
     np.shape: lambda a: a.shape,
     np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
 }
 if hasattr(np, "astype"):
     _ARRAY_FUNCTIONS[np.astype] = astype
-if hasattr(np, "permute_dims") and np.permute_dims is not np.transpose:
-    _ARRAY_FUNCTIONS[np.permute_dims] = permute_dims
 
 
 # NEP 35 (like=DeviceArray): the creation functions register theirs (_creation.py).
@@ -1065,11 +797,3 @@ def _prop_mT(self) -> DeviceArray:
     return self.transpose(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
 
 
-# NumPy's reduction methods: this module's functions, on this array.
-_REDUCE_ANNOTATIONS = {"axis": "object", "dtype": "object", "out": "object", "keepdims": "bool",
-                       "return": "DeviceArray"}
-for _fn in (sum, prod, max, min, mean, any, all, argmax, argmin):
-    _params = inspect.signature(_fn).parameters
-    _method(_fn.__name__, doc=f"hrxarray.{_fn.__name__} of this array.", share=True,
-            annotations={k: v for k, v in _REDUCE_ANNOTATIONS.items() if k in _params or k == "return"})(_fn)
-del _fn, _params

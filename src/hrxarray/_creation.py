@@ -277,6 +277,8 @@ def meshgrid(*arrays: DeviceArray, indexing: str = "xy", sparse: bool = False,
     new array (one copy on the compute lane each), of its input's dtype.
     Inputs of more than one dimension are flattened, as NumPy does.
     """
+    from . import _manipulation  # imports this module
+
     op = "meshgrid"
     if indexing not in ("xy", "ij"):
         raise ValueError(f"{op}: indexing must be 'xy' or 'ij', got {indexing!r}")
@@ -294,7 +296,7 @@ def meshgrid(*arrays: DeviceArray, indexing: str = "xy", sparse: bool = False,
         shape[at] = x.shape[0]
         v = x.reshape(tuple(shape))
         if not sparse:
-            v = _array.broadcast_to(v, tuple(sizes))
+            v = _manipulation.broadcast_to(v, tuple(sizes))
         out.append(v.copy() if copy else v)
     return tuple(out)
 

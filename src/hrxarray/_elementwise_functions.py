@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _array
+from . import _array, _statistical
 from ._array import DeviceArray, _device, _flag
 from ._statistical import _out
 
@@ -154,7 +154,7 @@ def allclose(a: DeviceArray | ArrayLike, b: DeviceArray | ArrayLike, rtol: float
     It waits for the result (a bool is a host value); use ``hx.all(hx.isclose(...))`` to keep
     the answer on the device.
     """
-    return builtins.bool(_array.all(isclose(a, b, rtol, atol, equal_nan)))
+    return builtins.bool(_statistical.all(isclose(a, b, rtol, atol, equal_nan)))
 
 
 def array_equal(a1: DeviceArray | ArrayLike, a2: DeviceArray | ArrayLike, equal_nan: bool = False) -> bool:
@@ -173,7 +173,7 @@ def array_equal(a1: DeviceArray | ArrayLike, a2: DeviceArray | ArrayLike, equal_
     same = _U["equal"](x, y)
     if equal_nan and (x.dtype.kind in "fc" or y.dtype.kind in "fc"):
         same = _U["logical_or"](same, _U["logical_and"](_U["isnan"](x), _U["isnan"](y)))
-    return builtins.bool(_array.all(same))
+    return builtins.bool(_statistical.all(same))
 
 
 def _np_clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_NO_VALUE, **kwargs):

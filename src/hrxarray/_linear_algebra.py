@@ -19,10 +19,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _array, _core
+from . import _array, _core, _manipulation, _statistical
 from ._array import DeviceArray, _axes, _device, _dtype, _permute, bfp16
 
-__all__ = ["matrix_transpose", "tensordot", "vecdot", "dot", "einsum"]
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot", "dot", "einsum"]
 
 
 def _U(name: str):
@@ -58,7 +58,7 @@ def _contract(a: DeviceArray, b: DeviceArray, a_axes: list[int], b_axes: list[in
     n = math.prod(b.shape[j] for j in free_b)
     am = _permute(a, tuple(free_a + a_axes), op).reshape(m, k)
     bm = _permute(b, tuple(b_axes + free_b), op).reshape(k, n)
-    out = _array.matmul(am, bm)
+    out = matmul(am, bm)
     return out.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
 
 
@@ -112,7 +112,7 @@ def vecdot(x1: DeviceArray, x2: DeviceArray, /, *, axis: int = -1) -> DeviceArra
     if a.dtype.kind == "c":
         a = _U("conjugate")(a)
     prod = _U("multiply")(moveaxis(a, neg, -1), moveaxis(b, neg, -1))
-    return _array.sum(prod, axis=-1, dtype=prod.dtype)
+    return _statistical.sum(prod, axis=-1, dtype=prod.dtype)
 
 
 def dot(a: DeviceArray, b: DeviceArray, out: DeviceArray | None = None) -> DeviceArray:
@@ -178,7 +178,7 @@ def _sum_labels(x: DeviceArray, labels: list, drop: set) -> tuple[DeviceArray, l
     axes = tuple(i for i, lab in enumerate(labels) if lab in drop)
     if not axes:
         return x, labels
-    return _array.sum(x, axis=axes, dtype=x.dtype), [lab for lab in labels if lab not in drop]
+    return _statistical.sum(x, axis=axes, dtype=x.dtype), [lab for lab in labels if lab not in drop]
 
 
 def _pair(a: DeviceArray, la: list, b: DeviceArray, lb: list, keep: set, op: str) -> tuple[DeviceArray, list]:
@@ -200,7 +200,7 @@ def _pair(a: DeviceArray, la: list, b: DeviceArray, lb: list, keep: set, op: str
     am = am.reshape(prod(batch), prod(only_a), prod(summed))
     bm = bm.reshape(prod(batch), prod(summed), prod(only_b))
     if summed:
-        out = _array.matmul(am, bm)
+        out = matmul(am, bm)
     else:
         # Nothing to sum (elementwise and outer products): the k = 1 matmul is a broadcast
         # multiply, far cheaper than many tiny matrices; bfloat16 products are taken in float32,
@@ -283,7 +283,7 @@ def einsum(subscripts: str | Any, *operands: Any, out: DeviceArray | None = None
         x, ls = _diagonal(x if x.dtype == common else x.astype(common), ls)
         drop = [i for i, lab in enumerate(ls) if x.shape[i] == 1 and size[lab] != 1]
         if drop:
-            x = _array.squeeze(x, tuple(drop))
+            x = _manipulation.squeeze(x, tuple(drop))
             ls = [lab for i, lab in enumerate(ls) if i not in drop]
         work.append((x, ls))
     keep_out = set(out_labels)
@@ -301,7 +301,7 @@ def einsum(subscripts: str | Any, *operands: Any, out: DeviceArray | None = None
     x, ls = _sum_labels(x, ls, set(ls) - keep_out)
     for lab in out_labels:
         if lab not in ls:  # every operand had size 1 there: reinstate the axis
-            x = _array.expand_dims(x, x.ndim)
+            x = _manipulation.expand_dims(x, x.ndim)
             ls = ls + [lab]
     perm = tuple(ls.index(lab) for lab in out_labels)
     if perm != tuple(range(len(perm))) or builtins.any(x is y for y in xs):
@@ -434,3 +434,32 @@ _array._ARRAY_FUNCTIONS.update({np.tensordot: _np_tensordot, np.dot: dot, np.ein
 if hasattr(np, "matrix_transpose"):
     _array._ARRAY_FUNCTIONS[np.matrix_transpose] = matrix_transpose
 _array._NUMPY_GUFUNCS["vecdot"] = _np_vecdot
+
+
+def matmul(a, b, *, out=None, compute=None, rounding="floor") -> DeviceArray:
+    """Matrix product with NumPy's matmul shapes (1-d promotion, batch broadcasting).
+
+    Runs on the NPU lane when both operands are NPU-bindable (``Shared``,
+    ``NpuLocal``) and bfloat16 or bfp16, on the GPU compute lane otherwise.
+    bfloat16 inputs give float32, with the NPU's numerics (products exact,
+    float32 accumulation with k in pairs ``(1, 0), (3, 2), ...``, no denormals).
+    ``compute="bf16"`` rounds any inputs to bfloat16 first; ``compute="bfp16"``
+    quantises both operands to bfp16ebs8 along K (K a multiple of 8) with
+    ``rounding`` ("floor" or "even"), as the NPU's BFP path does (bfp16
+    operands imply it). Other dtypes multiply in their own type (NumPy's result
+    type; integers wrap).
+
+    Keeping it on the NPU: both operands must be bfloat16 or bfp16 *and*
+    NPU-bindable. Anything else leaves the NPU without an error: a float32
+    operand (``f32 @ bf16`` promotes to float32, as NumPy does), or a
+    ``GpuLocal``/``HostVisible`` one, runs on the GPU compute lane in float32.
+    ``compute="bf16"`` does not move it either; convert first
+    (``x.astype(hx.bfloat16)``, ``x.to(hx.Shared(npu))``). A trace shows where
+    each one ran: between ``rt.start_trace(n)`` and ``rt.finish_trace()``
+    every ``"matmul"`` event has its lane (``"npu"`` or ``"compute"``).
+
+    A value that ``compute="bfp16"`` cannot encode (NaN, Inf) fails this
+    operation only: its result raises ``ExecutionError`` chained to a
+    ``ValueError`` naming the element, and the operands stay usable.
+    """
+    return _core._matmul(a, b, out, compute, rounding)

@@ -23,10 +23,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _array, _core, _creation
-from ._array import DeviceArray, _axes, _device, _dtype, _shape_tuple, bfp16
+from . import _array, _core, _creation, _searching, _statistical
+from ._array import _INT64_MAX, DeviceArray, _axes, _device, _dtype, _operand, _permute, _shape_tuple, bfp16
 
 __all__ = [
+    "concatenate", "stack", "reshape", "transpose", "permute_dims", "squeeze", "expand_dims", "broadcast_to",
     "broadcast_arrays", "broadcast_shapes", "concat", "flip", "moveaxis", "swapaxes", "repeat", "roll", "tile",
     "unstack", "pad", "ravel",
 ]
@@ -87,7 +88,7 @@ def broadcast_arrays(*arrays: DeviceArray) -> tuple[DeviceArray, ...]:
     op = "broadcast_arrays"
     xs = [_device(a, op) for a in arrays]
     shape = _broadcast_shapes([x.shape for x in xs], op)
-    return tuple(x if x.shape == shape else _array.broadcast_to(x, shape) for x in xs)
+    return tuple(x if x.shape == shape else broadcast_to(x, shape) for x in xs)
 
 
 def concat(arrays: Sequence[DeviceArray], /, *, axis: int | None = 0) -> DeviceArray:
@@ -98,7 +99,7 @@ def concat(arrays: Sequence[DeviceArray], /, *, axis: int | None = 0) -> DeviceA
     """
     if isinstance(arrays, DeviceArray):
         raise TypeError("concat: arrays must be a tuple or list of arrays, got a DeviceArray")
-    return _array._concatenate(arrays, axis, None, "concat")
+    return _concatenate(arrays, axis, None, "concat")
 
 
 def flip(x: DeviceArray, /, *, axis: int | Sequence[int] | None = None) -> DeviceArray:
@@ -451,20 +452,20 @@ def _pad_stats(roi: DeviceArray, d: int, b: int, n: int, lengths: tuple, mode: s
 def _pad_stat(chunk: DeviceArray, d: int, mode: str, dtype: np.dtype) -> DeviceArray:
     U = _array._U
     if mode == "maximum":
-        return _array.max(chunk, axis=d, keepdims=True)
+        return _statistical.max(chunk, axis=d, keepdims=True)
     if mode == "minimum":
-        return _array.min(chunk, axis=d, keepdims=True)
+        return _statistical.min(chunk, axis=d, keepdims=True)
     if mode == "mean":
-        stat = _array.mean(chunk, axis=d, keepdims=True)
+        stat = _statistical.mean(chunk, axis=d, keepdims=True)
     else:  # NumPy's median: the middle element, or the mean of the middle two; NaN if any is NaN
         from ._sorting import sort
 
         m = chunk.shape[d]
         srt = sort(chunk, axis=d)
-        stat = _array.mean(srt[_along(d, chunk.ndim, (m - 1) // 2, m // 2 + 1)], axis=d, keepdims=True)
+        stat = _statistical.mean(srt[_along(d, chunk.ndim, (m - 1) // 2, m // 2 + 1)], axis=d, keepdims=True)
         if srt.dtype.kind in "fc" and m:
             last = srt[_along(d, chunk.ndim, m - 1, m)]
-            stat = _array.where(U["isnan"](last), last.astype(stat.dtype), stat)
+            stat = _searching.where(U["isnan"](last), last.astype(stat.dtype), stat)
     if np.issubdtype(dtype, np.integer):
         stat = U["rint"](stat)
     return stat
@@ -485,8 +486,8 @@ def _ramp(edge: DeviceArray, end: Any, width: int, d: int, op: str) -> DeviceArr
     y = y.reshape((1,) * d + (width,) + (1,) * (edge.ndim - d - 1))
     step = U["divide"](delta, width)
     # NumPy divides first when any step is zero (denormal deltas, gh-5437): both, chosen on the device.
-    any_zero = _array.any(U["equal"](step, 0))
-    y = U["add"](_array.where(any_zero, U["multiply"](U["divide"](y, width), delta), U["multiply"](y, step)), start)
+    any_zero = _statistical.any(U["equal"](step, 0))
+    y = U["add"](_searching.where(any_zero, U["multiply"](U["divide"](y, width), delta), U["multiply"](y, step)), start)
     if np.issubdtype(edge.dtype, np.integer):
         y = U["floor"](y)
     return y.astype(edge.dtype)
@@ -533,7 +534,7 @@ def _np_repeat(a, repeats, axis=None):
 def _np_concat(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if out is not None:
         raise TypeError("hrxarray's concatenate does not take out=")
-    return _array._concatenate(arrays, axis, None if dtype is None else _dtype(dtype, "concatenate"), "concatenate")
+    return _concatenate(arrays, axis, None if dtype is None else _dtype(dtype, "concatenate"), "concatenate")
 
 
 def _np_broadcast_arrays(*args, subok=False):
@@ -554,7 +555,7 @@ def _np_pad(array, pad_width, mode="constant", **kwargs):
 @_array._method("squeeze")
 def _squeeze_method(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
     """hrxarray.squeeze of this array."""
-    return _array.squeeze(self, axis)
+    return squeeze(self, axis)
 
 
 @_array._method("repeat")
@@ -584,3 +585,159 @@ if hasattr(np, "unstack"):
     _array._ARRAY_FUNCTIONS[np.unstack] = _np_unstack
 if hasattr(np, "concat") and np.concat is not np.concatenate:
     _array._ARRAY_FUNCTIONS[np.concat] = _np_concat
+
+
+# --- the standard's manipulation functions that hrxarray had first ---------------------------------
+
+
+def concatenate(arrays, axis=0, dtype=None) -> DeviceArray:
+    """Join arrays along an existing axis (``axis=None`` flattens first); NumPy's result dtype."""
+    return _concatenate(arrays, axis, dtype, "concatenate")
+
+
+def _concatenate(arrays, axis, dtype, op):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{op}: need at least one array to concatenate")
+    first = next((a for a in arrays if isinstance(a, DeviceArray)), None)
+    # Host data stays on the host until every check has passed.
+    xs = [_operand(a, op) for a in arrays]
+    if axis is None:
+        xs = [x.reshape(-1) for x in xs]
+        axis = 0
+    nd = xs[0].ndim
+    if nd == 0:
+        raise ValueError(f"{op}: zero-dimensional arrays cannot be concatenated")
+    (axis,) = _axes(axis, nd, op)
+    for i, x in enumerate(xs):
+        if x.ndim != nd:
+            raise ValueError(f"{op}: all the input array dimensions except for the concatenation axis must match "
+                             f"exactly, but along dimension 0, the array at index 0 has {nd} dimension(s) and the "
+                             f"array at index {i} has {x.ndim} dimension(s)")
+        for d in range(nd):
+            if d != axis and x.shape[d] != xs[0].shape[d]:
+                raise ValueError(f"{op}: all the input array dimensions except for the concatenation axis must "
+                                 f"match exactly, but along dimension {d}, the array at index 0 has size "
+                                 f"{xs[0].shape[d]} and the array at index {i} has size {x.shape[d]}")
+    if dtype is None:
+        dtype = xs[0].dtype
+        for x in xs[1:]:
+            dtype = _result_type(dtype, x.dtype)
+    shape = list(xs[0].shape)
+    shape[axis] = builtins.sum(x.shape[axis] for x in xs)
+    _core._check_reads(xs, op)
+    out = _core._empty(tuple(shape), np.float64 if dtype is None else dtype, None, op, first)
+    at = 0
+    for x in xs:
+        n = x.shape[axis]
+        if n:
+            index = (slice(None),) * axis + (slice(at, at + n),)
+            out[index]._copy_from(x, False, op)
+        at += n
+    return out
+
+
+def _result_type(a, b):
+    from ._data_types import _promote
+
+    return _promote(a, b)
+
+
+def stack(arrays, axis=0) -> DeviceArray:
+    """Join arrays of one shape along a new axis."""
+    op = "stack"
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{op}: need at least one array to stack")
+    xs = [_operand(a, op) for a in arrays]
+    if builtins.any(x.shape != xs[0].shape for x in xs):
+        raise ValueError(f"{op}: all input arrays must have the same shape")
+    (axis,) = _axes(axis, xs[0].ndim + 1, op)
+    return _concatenate([_expand_dims(x, axis, op) for x in xs], axis, None, op)
+
+
+def reshape(x, shape, order="C", *, copy=None) -> DeviceArray:
+    """``x`` with a new shape (a view when ``x`` is C-contiguous, else a copy)."""
+    return _device(x, "reshape").reshape(shape, order=order, copy=copy)
+
+
+def transpose(x, axes=None) -> DeviceArray:
+    """A view with the axes permuted (reversed by default)."""
+    return _permute(_device(x, "transpose"), axes, "transpose")
+
+
+def permute_dims(x, axes) -> DeviceArray:
+    """The array API's name for transpose with explicit axes."""
+    return _permute(_device(x, "permute_dims"), axes, "permute_dims")
+
+
+def squeeze(x, axis=None) -> DeviceArray:
+    """A view without the given (or all) length-1 axes."""
+    op = "squeeze"
+    x = _device(x, op)
+    axes = _axes(axis, x.ndim, op)
+    if axes is None:
+        axes = [a for a in range(x.ndim) if x.shape[a] == 1]
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"{op}: cannot select an axis to squeeze out which has size not equal to one "
+                             f"(axis {a} of shape {x.shape})")
+    keep = [i for i in range(x.ndim) if i not in axes]
+    return x._view(x._offset, tuple(x.shape[i] for i in keep), tuple(x.strides[i] for i in keep))
+
+
+def expand_dims(x, axis=0) -> DeviceArray:
+    """A view with length-1 axes inserted at ``axis`` (an integer, or a tuple of positions in the result)."""
+    op = "expand_dims"
+    x = _device(x, op)
+    if not isinstance(axis, (tuple, list)):
+        return _expand_dims(x, axis, op)
+    shape, strides = list(x.shape), list(x.strides)
+    for a in sorted(_axes(tuple(axis), x.ndim + len(axis), op)):
+        shape.insert(a, 1)
+        strides.insert(a, 0)
+    return x._view(x._offset, tuple(shape), tuple(strides))
+
+
+def _expand_dims(x, axis, op):
+    """x with a length-1 axis at ``axis`` (a view of a DeviceArray; a NumPy array stays on the host)."""
+    (axis,) = _axes(axis, x.ndim + 1, op)
+    if not isinstance(x, DeviceArray):
+        return np.expand_dims(x, axis)
+    shape = x.shape[:axis] + (1,) + x.shape[axis:]
+    strides = x.strides[:axis] + (0,) + x.strides[axis:]
+    return x._view(x._offset, shape, strides)
+
+
+def broadcast_to(x, shape) -> DeviceArray:
+    """A read-through view of ``x`` broadcast to ``shape`` (stride 0 on new axes)."""
+    x = _device(x, "broadcast_to")
+    shape = _shape_tuple(shape, "broadcast_to")
+    if builtins.any(not 0 <= n <= _INT64_MAX for n in shape):
+        raise ValueError(f"broadcast_to: all elements of broadcast shape must be non-negative and fit int64, "
+                         f"got {shape}")
+    if len(shape) < x.ndim:
+        raise ValueError(f"broadcast_to: cannot broadcast a shape {x.shape} to {shape}")
+    pad = len(shape) - x.ndim
+    strides = []
+    for i, n in enumerate(shape):
+        if i < pad:
+            strides.append(0)
+            continue
+        have = x.shape[i - pad]
+        if have == n:
+            strides.append(x.strides[i - pad] if n != 1 else 0)
+        elif have == 1:
+            strides.append(0)
+        else:
+            raise ValueError(f"broadcast_to: operands could not be broadcast together with remapped shapes "
+                             f"[original->remapped]: {x.shape} and requested shape {shape}")
+    return x._view(x._offset, shape, tuple(strides))
+
+
+_array._ARRAY_FUNCTIONS.update({
+    np.concatenate: concatenate, np.stack: stack, np.transpose: transpose, np.reshape: reshape, np.squeeze: squeeze,
+    np.expand_dims: expand_dims, np.broadcast_to: broadcast_to,
+})
+if hasattr(np, "permute_dims") and np.permute_dims is not np.transpose:
+    _array._ARRAY_FUNCTIONS[np.permute_dims] = permute_dims

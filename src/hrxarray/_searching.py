@@ -9,12 +9,14 @@ CuPy's does; everything else here is asynchronous.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from . import _array, _core, _creation
-from ._array import DeviceArray, _device, _flag
+from . import _array, _core, _creation, _statistical
+from ._array import DeviceArray, _device, _flag, _method, _operand
 
-__all__ = ["searchsorted", "nonzero", "count_nonzero"]
+__all__ = ["where", "argmax", "argmin", "searchsorted", "nonzero", "count_nonzero"]
 
 
 def searchsorted(x1, x2, /, side: str = "left", sorter=None) -> DeviceArray:
@@ -54,7 +56,7 @@ def count_nonzero(x, /, axis: int | tuple[int, ...] | None = None, *, keepdims: 
     op = "count_nonzero"
     x = _device(x, op)
     keepdims = _flag(keepdims, op, "keepdims")
-    return _array.sum(_core._ufuncs["not_equal"](x, 0), axis=axis, dtype=np.int64, keepdims=keepdims)
+    return _statistical.sum(_core._ufuncs["not_equal"](x, 0), axis=axis, dtype=np.int64, keepdims=keepdims)
 
 
 @_array._method("nonzero")
@@ -64,3 +66,39 @@ def _nonzero_method(self) -> tuple[DeviceArray, ...]:
 
 
 _array._ARRAY_FUNCTIONS.update({np.searchsorted: searchsorted, np.nonzero: nonzero, np.count_nonzero: count_nonzero})
+
+
+_U = _array._U
+_NO_ARG = object()
+
+
+def where(condition, x=_NO_ARG, y=_NO_ARG):
+    """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcast; NumPy's promotion of x and y).
+
+    With ``condition`` alone it is NumPy's ``where(condition)``: ``hx.nonzero(condition)``.
+    """
+    if x is _NO_ARG and y is _NO_ARG:
+        return nonzero(condition)
+    if x is _NO_ARG or y is _NO_ARG:
+        raise TypeError("where: either both or neither of x and y should be given")
+    return _U["where"](condition, x, y)
+
+
+def argmax(x, axis=None, keepdims=False) -> DeviceArray:
+    """Index of the (first) maximum, over the flattened array or along ``axis``; int64."""
+    return _core._arg_reduce(_operand(x, "argmax"), axis, True, _flag(keepdims, "argmax", "keepdims"), "argmax")
+
+
+def argmin(x, axis=None, keepdims=False) -> DeviceArray:
+    """Index of the (first) minimum, over the flattened array or along ``axis``; int64."""
+    return _core._arg_reduce(_operand(x, "argmin"), axis, False, _flag(keepdims, "argmin", "keepdims"), "argmin")
+
+
+_array._ARRAY_FUNCTIONS.update({np.where: where, np.argmax: argmax, np.argmin: argmin})
+
+# NumPy's argmax/argmin methods.
+for _fn in (argmax, argmin):
+    _params = inspect.signature(_fn).parameters
+    _method(_fn.__name__, doc=f"hrxarray.{_fn.__name__} of this array.", share=True,
+            annotations={k: v for k, v in _array._REDUCE_ANNOTATIONS.items() if k in _params or k == "return"})(_fn)
+del _fn, _params

@@ -11,18 +11,19 @@ int64 (uint64 for unsigned), NumPy 2's and the array API's rule.
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _array, _core
-from ._array import DeviceArray, _device, _dtype, _flag, _sum_dtype
+from . import _array, _core, _manipulation, _searching
+from ._array import DeviceArray, _axes, _device, _dtype, _flag, _method, _operand, _reduce_dtypes, _sum_dtype, _ufunc_reduce
 from ._complex import real
 from ._sorting import sort
 
-__all__ = ["cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "diff", "std", "var", "percentile",
+__all__ = ["sum", "prod", "max", "min", "mean", "any", "all", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "diff", "std", "var", "percentile",
            "quantile"]
 
 _U = _array._U
@@ -91,7 +92,7 @@ def _edge(v, x, axis, op):
     if v.ndim == 0:
         shape = list(x.shape)
         shape[axis] = 1
-        v = _array.broadcast_to(v, tuple(shape))
+        v = _manipulation.broadcast_to(v, tuple(shape))
     return v
 
 
@@ -118,7 +119,7 @@ def diff(a, /, n: int = 1, axis: int = -1, prepend=None, append=None) -> DeviceA
     if append is not None:
         parts.append(_edge(append, x, axis, op))
     if len(parts) > 1:
-        x = _array.concatenate(parts, axis=axis)
+        x = _manipulation.concatenate(parts, axis=axis)
     f = _core._ufuncs["not_equal" if x.dtype.kind == "b" else "subtract"]
     for _ in range(n):
         x = f(_along(x, axis, slice(1, None)), _along(x, axis, slice(None, -1)))
@@ -268,7 +269,7 @@ def _quantile(op, a, q, axis, out, overwrite_input, method, keepdims, weights, i
         if nan is not None:
             r = _U["where"](nan, math.nan, r)
         results.append(r)
-    result = results[0] if qs.ndim == 0 else _array.stack(results).reshape(qs.shape + results[0].shape)
+    result = results[0] if qs.ndim == 0 else _manipulation.stack(results).reshape(qs.shape + results[0].shape)
     if keepdims:
         shape = list(x.shape)
         for d in axes:
@@ -344,3 +345,89 @@ _array._ARRAY_FUNCTIONS.update({np.cumsum: cumsum, np.cumprod: cumprod, np.diff:
                                 np.std: _np_std, np.quantile: quantile, np.percentile: percentile})
 if hasattr(np, "cumulative_sum"):
     _array._ARRAY_FUNCTIONS.update({np.cumulative_sum: cumulative_sum, np.cumulative_prod: cumulative_prod})
+
+
+# --- reductions (NumPy's sum/prod/max/min/mean; the standard's any/all) ---------------------------
+
+
+def sum(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
+    """Sum over ``axis`` (NumPy's dtype rules: small integers accumulate in int64/uint64)."""
+    return _ufunc_reduce(_U["add"], x, axis, dtype, out, keepdims, "sum")
+
+
+def prod(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
+    """Product over ``axis`` (NumPy's dtype rules)."""
+    return _ufunc_reduce(_U["multiply"], x, axis, dtype, out, keepdims, "prod")
+
+
+def max(x, axis=None, out=None, keepdims=False) -> DeviceArray:
+    """Maximum over ``axis``; NaN propagates; ``ValueError`` for an empty reduction."""
+    return _ufunc_reduce(_U["maximum"], x, axis, None, out, keepdims, "max")
+
+
+def min(x, axis=None, out=None, keepdims=False) -> DeviceArray:
+    """Minimum over ``axis``; NaN propagates; ``ValueError`` for an empty reduction."""
+    return _ufunc_reduce(_U["minimum"], x, axis, None, out, keepdims, "min")
+
+
+def any(x, axis=None, out=None, keepdims=False) -> DeviceArray:
+    """Whether any element along ``axis`` is true (nonzero); a bool array (``logical_or`` reduction)."""
+    return _ufunc_reduce(_U["logical_or"], x, axis, None, out, keepdims, "any")
+
+
+def all(x, axis=None, out=None, keepdims=False) -> DeviceArray:
+    """Whether every element along ``axis`` is true (nonzero); a bool array (``logical_and`` reduction)."""
+    return _ufunc_reduce(_U["logical_and"], x, axis, None, out, keepdims, "all")
+
+
+def mean(x, axis=None, dtype=None, out=None, keepdims=False) -> DeviceArray:
+    """Arithmetic mean over ``axis``: float64 for integer input; float16/bfloat16 accumulate in float32."""
+    op = "mean"
+    x = _operand(x, op)
+    keepdims = _flag(keepdims, op, "keepdims")
+    if dtype is not None:
+        odt = _dtype(dtype, op)
+    elif x.dtype.kind in "biu":
+        odt = np.dtype(np.float64)
+    else:
+        odt = x.dtype
+    axes = _axes(axis, x.ndim, op)
+    count = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+    if isinstance(out, tuple):
+        (out,) = out
+    return _U["add"]._reduce(x, axes, odt, odt, out, keepdims, float(count) if count else math.nan, op)
+
+
+def _np_max(a, axis=None, out=None, keepdims=False, **kw):
+    if kw:
+        raise TypeError(f"hrxarray's max does not take {sorted(kw)}")
+    return max(a, axis=axis, out=out, keepdims=keepdims)
+
+
+def _np_min(a, axis=None, out=None, keepdims=False, **kw):
+    if kw:
+        raise TypeError(f"hrxarray's min does not take {sorted(kw)}")
+    return min(a, axis=axis, out=out, keepdims=keepdims)
+
+
+def _np_nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    if kw:
+        raise TypeError(f"hrxarray's nansum does not take {sorted(kw)}")
+    x = _device(a, "nansum")
+    if x.dtype.kind in "fc":
+        x = _searching.where(_U["isnan"](x), 0, x)
+    return sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+
+_array._ARRAY_FUNCTIONS.update({
+    np.sum: sum, np.prod: prod, np.max: _np_max, np.amax: _np_max, np.min: _np_min, np.amin: _np_min,
+    np.mean: mean, np.any: any, np.all: all, np.nansum: _np_nansum,
+})
+
+
+# NumPy's reduction methods: the module functions, on this array.
+for _fn in (sum, prod, max, min, mean, any, all):
+    _params = inspect.signature(_fn).parameters
+    _method(_fn.__name__, doc=f"hrxarray.{_fn.__name__} of this array.", share=True,
+            annotations={k: v for k, v in _array._REDUCE_ANNOTATIONS.items() if k in _params or k == "return"})(_fn)
+del _fn, _params

@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _core
-from ._array import _ARRAY_FUNCTIONS, DeviceArray, _axes, _device, concatenate
+from ._array import _ARRAY_FUNCTIONS, DeviceArray, _axes, _device
+from ._manipulation import concatenate
 from ._creation import arange, empty_like
 from ._core.elementwise import divide, less, subtract, where
 

@@ -36,20 +36,11 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from . import _core
-from ._array import (
-    _ARRAY_FUNCTIONS,
-    DeviceArray,
-    _device,
-    broadcast_to,
-    matmul,
-    max,
-    min,
-    permute_dims,
-    reshape,
-    stack,
-    sum,
-    where,
-)
+from ._array import _ARRAY_FUNCTIONS, DeviceArray, _device
+from ._linear_algebra import matmul
+from ._manipulation import broadcast_to, permute_dims, reshape, stack
+from ._searching import where
+from ._statistical import max, min, sum
 from ._creation import zeros_like
 from ._core.elementwise import (
     absolute,

@@ -258,6 +258,7 @@ class ufunc:
         """Run the kernel over ``args`` broadcast together; ``out=`` and every scalar by name (see the class)."""
         from . import _array as A
         from . import _creation as C
+        from . import _manipulation as M
         who = self._who
         if len(args) != self.nin:
             raise TypeError(f"{who}: takes {self.nin} input(s), got {len(args)}")
@@ -308,7 +309,7 @@ class ufunc:
         operands = []
         for x in inputs:
             if count and x.shape != shape:
-                x = A.broadcast_to(x, shape)
+                x = M.broadcast_to(x, shape)
             if count and not A._c_contiguous(x):
                 x = x.copy()
             operands.append(x)
@@ -364,6 +365,7 @@ class function:
         """Run the pipeline once over the bindings (positional or by name); returns the written arrays."""
         from . import _array as A
         from . import _creation as C
+        from . import _manipulation as M
         who = self._who
         n = len(self._names)
         if len(arrays) > n:

@@ -1064,66 +1064,6 @@ class DeviceArray:
     def mT(self) -> DeviceArray:
         """The matrix transpose of the last two axes."""
 
-    def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.sum of this array."""
-
-    def prod(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.prod of this array."""
-
-    def max(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.max of this array."""
-
-    def min(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.min of this array."""
-
-    def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.mean of this array."""
-
-    def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.any of this array."""
-
-    def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.all of this array."""
-
-    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmax of this array."""
-
-    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmin of this array."""
-
-    def nonzero(self) -> tuple[DeviceArray, ...]:
-        """hrxarray.nonzero of this array."""
-
-    def __getitem__(self, key: object) -> DeviceArray:
-        """
-        Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays
-        and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a
-        bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis)
-        or, for a mask, after its count (a data-dependent shape).
-        """
-
-    def __setitem__(self, key: object, value: object) -> None:
-        """
-        Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks,
-        the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly
-        (OverflowError, ValueError for NaN into integers).
-        """
-
-    def flatten(self, order: str = 'C') -> DeviceArray:
-        """A 1-d copy of this array (always a new array)."""
-
-    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
-        """hrxarray.squeeze of this array."""
-
-    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
-        """hrxarray.repeat of this array."""
-
-    def ravel(self, order: str = 'C') -> DeviceArray:
-        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
-
-    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
-        """hrxarray.swapaxes of this array (a view)."""
-
     def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
         """
         Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
@@ -1148,6 +1088,69 @@ class DeviceArray:
     def cumprod(self, axis: int | None = None, dtype: object = None) -> DeviceArray:
         """hrxarray.cumprod of this array."""
 
+    def sum(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.sum of this array."""
+
+    def prod(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.prod of this array."""
+
+    def max(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.max of this array."""
+
+    def min(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.min of this array."""
+
+    def mean(self, axis: object = None, dtype: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.mean of this array."""
+
+    def any(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.any of this array."""
+
+    def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.all of this array."""
+
+    def nonzero(self) -> tuple[DeviceArray, ...]:
+        """hrxarray.nonzero of this array."""
+
+    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmax of this array."""
+
+    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmin of this array."""
+
+    def flatten(self, order: str = 'C') -> DeviceArray:
+        """A 1-d copy of this array (always a new array)."""
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
+        """hrxarray.squeeze of this array."""
+
+    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
+        """hrxarray.repeat of this array."""
+
+    def ravel(self, order: str = 'C') -> DeviceArray:
+        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
+
+    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
+        """hrxarray.swapaxes of this array (a view)."""
+
+    def dot(self, b: object, out: object = None) -> DeviceArray:
+        """hrxarray.dot of this array and b."""
+
+    def __getitem__(self, key: object) -> DeviceArray:
+        """
+        Basic indexing (integers, slices, Ellipsis, None) gives a view of the same storage; integer arrays
+        and boolean masks (NumPy's advanced indexing) gather into a new array on the compute lane, after a
+        bounds check the host waits for (so a pending index array is waited for; IndexError naming the axis)
+        or, for a mask, after its count (a data-dependent shape).
+        """
+
+    def __setitem__(self, key: object, value: object) -> None:
+        """
+        Copy value (array, scalar or host data) into the indexed view (or, through integer arrays and masks,
+        the selected elements), asynchronously, as NumPy assigns: broadcasting, Python scalars converted exactly
+        (OverflowError, ValueError for NaN into integers).
+        """
+
     def round(self, decimals: int = 0, out: DeviceArray | None = None) -> DeviceArray:
         """hrxarray.round of this array (half to even; same dtype)."""
 
@@ -1162,9 +1165,6 @@ class DeviceArray:
 
     def tolist(self) -> Any:
         """The elements as nested Python lists of Python scalars (waits)."""
-
-    def dot(self, b: object, out: object = None) -> DeviceArray:
-        """hrxarray.dot of this array and b."""
 
 class ufunc:
     """

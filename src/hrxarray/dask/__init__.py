@@ -13,7 +13,8 @@ import dask.array as da
 from dask.base import tokenize
 import numpy as np
 
-from .._array import DeviceArray, matmul as _hx_matmul
+from .._array import DeviceArray
+from .._linear_algebra import matmul as _hx_matmul
 from .._creation import empty
 from .._dask_hooks import register_array
 
