@@ -21,14 +21,7 @@ namespace {
 
 // The DeviceArray argument `what` of `op`, checked usable by a compute-lane read.
 Array operand(nb::handle x, const std::string& op, const char* what) {
-    if (!is_array(x))
-        throw nb::type_error((op + ": " + what + " must be a DeviceArray, got " +
-                              nb::cast<std::string>(nb::repr(x.type())))
-                                 .c_str());
-    const Array& a = array_of(x);
-    check_lane_binding(a, Lane::Compute, op);
-    check_device_use(a, Access::Read, op);
-    return a;
+    return element_operand(x, Access::Read, op, what);
 }
 
 LinalgOp op_from_name(const std::string& kind) {

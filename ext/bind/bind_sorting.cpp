@@ -24,16 +24,9 @@ namespace {
 
 // The DeviceArray argument `what` of `op`, checked usable by a compute-lane read.
 Array input(nb::handle x, const std::string& op, const char* what = "x") {
-    if (!is_array(x))
-        throw nb::type_error((op + ": " + what + " must be a DeviceArray, got " +
-                              nb::cast<std::string>(nb::repr(x.type())))
-                                 .c_str());
-    const Array& a = array_of(x);
-    if (a.dtype == DType::BFP16)
+    if (is_array(x) && array_of(x).dtype == DType::BFP16)
         throw nb::type_error((op + ": bfp16 arrays cannot be compared; convert with astype(hx.float32)").c_str());
-    check_lane_binding(a, Lane::Compute, op);
-    check_device_use(a, Access::Read, op);
-    return a;
+    return element_operand(x, Access::Read, op, what);
 }
 
 int axis_of(nb::handle axis, int ndim, const std::string& op) {
