@@ -438,6 +438,29 @@ def test_backend_random_is_reproducible_and_per_block_distinct():
     assert not np.array_equal(a[:4], a[4:]) and ((0 <= a) & (a < 1)).all()
 
 
+def test_backend_generator_path_draws_each_block_from_its_spawned_child():
+    # A plain model of Dask's Generator path: the bit generator's SeedSequence spawns one child per
+    # block (C order of blocks); block i is hx.random.default_rng(child i) drawing the block's shape.
+    with dask.config.set({"array.backend": "hrx"}):
+        rng = da.random.default_rng(42)
+        x = rng.standard_normal((6, 5), chunks=(4, 3))
+        k = rng.integers(0, 1000, size=(7,), chunks=3)
+    assert isinstance(x._meta, hx.DeviceArray) and isinstance(k._meta, hx.DeviceArray)
+    got, got_k = x.compute(), k.compute()
+    assert isinstance(got, hx.DeviceArray) and got.dtype == np.float64 and got.shape == (6, 5)
+    children = np.random.SeedSequence(42).spawn(4)
+    blocks = [[(slice(0, 4), slice(0, 3)), (slice(0, 4), slice(3, 5))], [(slice(4, 6), slice(0, 3)), (slice(4, 6), slice(3, 5))]]
+    want = np.empty((6, 5))
+    for i, (r, c) in enumerate(b for row in blocks for b in row):
+        want[r, c] = host(hx.random.default_rng(children[i]).standard_normal((r.stop - r.start, c.stop - c.start)))
+    np.testing.assert_array_equal(host(got), want)
+    # The second draw spawns from the same SeedSequence: its children follow the first draw's four.
+    kids = np.random.SeedSequence(42).spawn(7)[4:]
+    want_k = np.concatenate([host(hx.random.default_rng(kid).integers(0, 1000, n)) for kid, n in zip(kids, (3, 3, 1))])
+    assert got_k.dtype == np.int64
+    np.testing.assert_array_equal(host(got_k), want_k)
+
+
 def test_backend_placement_from_config():
     with dask.config.set({"array.backend": "hrx", "hrx.placement": "HostVisible"}):
         x = da.ones((4,), chunks=2)

@@ -646,3 +646,21 @@ def test_public_names_are_documented():
     for name in ("random", "standard_normal", "normal", "uniform", "integers", "choice", "permutation", "spawn"):
         assert getattr(hx.random.Generator, name).__doc__
     assert hx.random.default_rng.__doc__
+
+
+def test_philox4x32_bit_generator_is_the_generators_key_and_shares_state():
+    # default_rng(Philox4x32(s)) is default_rng(s)'s stream; Generators from one bit generator share it.
+    same_bits(hx.random.default_rng(hx.random.Philox4x32(7)).random(20), hx.random.default_rng(7).random(20))
+    bg = hx.random.Philox4x32(np.random.SeedSequence(9))
+    g1, g2 = hx.random.default_rng(bg), hx.random.default_rng(bg)
+    assert g1 is g2
+    ref = hx.random.default_rng(9)
+    same_bits(g1.random(5), ref.random(5))
+    same_bits(g2.random(5), ref.random(5))  # continues, as one NumPy bit generator's state would
+    kids = bg.spawn(2)
+    assert [k.seed_seq.spawn_key for k in kids] == [(0,), (1,)]
+    same_bits(hx.random.default_rng(kids[1]).random(4),
+              hx.random.default_rng(np.random.SeedSequence(9).spawn(2)[1]).random(4))
+    with pytest.raises(TypeError, match="Philox4x32: bad seed"):
+        hx.random.Philox4x32("seed")
+

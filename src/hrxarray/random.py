@@ -32,7 +32,7 @@ from . import _core
 from ._array import DeviceArray, _c_contiguous, _home
 from ._creation import asarray
 
-__all__ = ["default_rng", "Generator"]
+__all__ = ["default_rng", "Generator", "Philox4x32"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -351,17 +351,62 @@ def _core_sub(b: Any, a: Any, place: Any) -> Any:
     return np.subtract(b, a)
 
 
+def _seed_sequence(seed: Any, op: str) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    try:
+        return np.random.SeedSequence(seed)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{op}: bad seed {seed!r}: {e}") from None
+
+
+class Philox4x32:
+    """hx.random's bit generator, as NumPy's bit generators are: ``Philox4x32(seed)``.
+
+    ``seed`` is what :func:`default_rng` takes (None, integers, a
+    ``SeedSequence``); the Philox4x32-10 key comes from it as a Generator's
+    does, so ``default_rng(Philox4x32(s))`` and ``default_rng(s)`` give the
+    same stream. As with NumPy, the Generators made from one bit generator
+    share its state: ``default_rng(bg)`` returns the same Generator each time.
+    ``spawn`` gives independent children (``SeedSequence.spawn``). This is
+    what Dask's Generator path (``da.random.default_rng`` under the "hrx"
+    backend) spawns per block and hands back to ``default_rng``.
+    """
+
+    def __init__(self, seed: Any = None) -> None:
+        self._seed_seq = _seed_sequence(seed, "Philox4x32")
+        self._generator: Generator | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Philox4x32(entropy={self._seed_seq.entropy}, spawn_key={self._seed_seq.spawn_key})"
+
+    @property
+    def seed_seq(self) -> np.random.SeedSequence:
+        """The SeedSequence the key comes from."""
+        return self._seed_seq
+
+    def spawn(self, n_children: int) -> list[Philox4x32]:
+        """``n_children`` new bit generators with independent streams."""
+        return [Philox4x32(s) for s in self._seed_seq.spawn(n_children)]
+
+    def _rng(self) -> Generator:
+        with self._lock:
+            if self._generator is None:
+                self._generator = Generator(self._seed_seq)
+            return self._generator
+
+
 def default_rng(seed: Any = None) -> Generator:
     """A new :class:`Generator` seeded as ``numpy.random.default_rng`` seeds.
 
     ``seed``: None (fresh OS entropy), a non-negative integer or a sequence of
-    them, a ``numpy.random.SeedSequence``, or a Generator (returned as it is).
+    them, a ``numpy.random.SeedSequence``, a :class:`Philox4x32` bit generator
+    (its Generator: every call shares its state), or a Generator (returned as
+    it is).
     """
     if isinstance(seed, Generator):
         return seed
-    if isinstance(seed, np.random.SeedSequence):
-        return Generator(seed)
-    try:
-        return Generator(np.random.SeedSequence(seed))
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"default_rng: bad seed {seed!r}: {e}") from None
+    if isinstance(seed, Philox4x32):
+        return seed._rng()
+    return Generator(_seed_sequence(seed, "default_rng"))

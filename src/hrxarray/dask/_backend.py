@@ -24,6 +24,7 @@ from .. import _serialize
 from .._array import DeviceArray
 from .._creation import asarray, empty
 from .._dask_hooks import register_array
+from ..random import Philox4x32
 
 #: ``to_backend("hrx")`` converts blocks through this dispatch (NumPy blocks are uploaded).
 to_hrx_dispatch = Dispatch("to_hrx_dispatch")
@@ -114,8 +115,9 @@ class HrxBackendEntrypoint(ArrayBackendEntrypoint):
 
     @property
     def default_bit_generator(self) -> Any:
-        raise NotImplementedError("backend 'hrx': the Generator path (da.random.default_rng) is not supported; "
-                                  "use da.random.RandomState")
+        # Dask spawns one per block (type(bg)(seed_seq)) and calls
+        # hrxarray.random.default_rng(bg) in the block's task.
+        return Philox4x32
 
     ones = staticmethod(functools.partial(_create, "ones"))
     zeros = staticmethod(functools.partial(_create, "zeros"))
