@@ -641,7 +641,8 @@ def test_bad_arguments_are_refused_and_consume_nothing(call, exc, match):
 
 
 def test_public_names_are_documented():
-    assert hx.random.__all__ == ["default_rng", "Generator"]
+    assert hx.random.__all__ == ["default_rng", "Generator", "Philox4x32"]
+    assert hx.random.Philox4x32.__doc__ and hx.random.Philox4x32.spawn.__doc__
     assert "random" in hx.__all__ and hx.random.__doc__
     for name in ("random", "standard_normal", "normal", "uniform", "integers", "choice", "permutation", "spawn"):
         assert getattr(hx.random.Generator, name).__doc__

@@ -106,7 +106,16 @@ def _dtype(dtype: Any, allowed: Callable[[np.dtype], bool], what: str, op: str) 
     return dt
 
 
-class Generator:
+class _Seeded:
+    _seed_seq: np.random.SeedSequence
+
+    @property
+    def seed_seq(self) -> np.random.SeedSequence:
+        """The SeedSequence the Philox key comes from."""
+        return self._seed_seq
+
+
+class Generator(_Seeded):
     """A device random generator: a Philox key and a block counter.
 
     Create one with :func:`default_rng`. Methods are safe to call from
@@ -124,11 +133,6 @@ class Generator:
 
     def __repr__(self) -> str:
         return f"Generator(Philox4x32-10, key=0x{self._key:016x}, counter={self._counter})"
-
-    @property
-    def seed_seq(self) -> np.random.SeedSequence:
-        """The SeedSequence the key came from."""
-        return self._seed_seq
 
     @property
     def state(self) -> dict[str, int]:
@@ -360,7 +364,7 @@ def _seed_sequence(seed: Any, op: str) -> np.random.SeedSequence:
         raise type(e)(f"{op}: bad seed {seed!r}: {e}") from None
 
 
-class Philox4x32:
+class Philox4x32(_Seeded):
     """hx.random's bit generator, as NumPy's bit generators are: ``Philox4x32(seed)``.
 
     ``seed`` is what :func:`default_rng` takes (None, integers, a
@@ -380,11 +384,6 @@ class Philox4x32:
 
     def __repr__(self) -> str:
         return f"Philox4x32(entropy={self._seed_seq.entropy}, spawn_key={self._seed_seq.spawn_key})"
-
-    @property
-    def seed_seq(self) -> np.random.SeedSequence:
-        """The SeedSequence the key comes from."""
-        return self._seed_seq
 
     def spawn(self, n_children: int) -> list[Philox4x32]:
         """``n_children`` new bit generators with independent streams."""
