@@ -78,16 +78,13 @@ void wait_ready(const Array& a);
 // Python integers convert exactly or raise NumPy's OverflowError). NumPy's
 // refusals and TypeError for other dtypes name `op`.
 nanobind::object host_array(nanobind::handle obj, const DType* dtype, const std::string& op);
-// A host NumPy array (or anything numpy.asarray takes) as a new array in
-// `placement` of `rt`, converted to `dtype` (the source dtype when absent).
-Array array_from_host(nanobind::handle obj, const DType* dtype, const Placement& placement, RuntimeCore& rt,
-                      const std::string& op);
+// The memory of a NumPy array (which the caller keeps alive while the block is used).
+host_transfer::HostBlock host_block(nanobind::handle arr, const std::string& op);
 
 void bind_ufuncs(nanobind::module_& m, nanobind::class_<PyArray>& cls);
 
 // The binding's side of the core's operations (array/operands.h): the default
-// runtime and placement, submission with the GIL released while waiting, and
-// the upload of host data that host_array converted.
+// runtime and placement.
 const CallEnv& call_env();
 
 }  // namespace hrx::bind

@@ -254,14 +254,6 @@ const Array& element_operand(nb::handle x, Access access, const std::string& op,
     return a;
 }
 
-namespace {
-
-nb::tuple int_tuple(const Dims& v) {
-    nb::list l;
-    for (int64_t x : v) l.append(x);
-    return nb::tuple(l);
-}
-
 // The memory of a NumPy array (which the caller keeps alive while the block is used).
 host_transfer::HostBlock host_block(nb::handle arr, const std::string& op) {
     host_transfer::HostBlock b;
@@ -277,6 +269,15 @@ host_transfer::HostBlock host_block(nb::handle arr, const std::string& op) {
         b.strides = int_vector(strides, op, "strides");
     return b;
 }
+
+namespace {
+
+nb::tuple int_tuple(const Dims& v) {
+    nb::list l;
+    for (int64_t x : v) l.append(x);
+    return nb::tuple(l);
+}
+
 
 Array view_of(const Array& src, int64_t offset, std::vector<int64_t> shape, std::vector<int64_t> strides, DType dtype,
               const std::string& op) {
@@ -339,14 +340,16 @@ nb::object host_array(nb::handle obj, const DType* dtype, const std::string& op)
     return arr;
 }
 
+namespace {
+
+// A host NumPy array (or anything numpy.asarray takes) as a new array in
+// `placement` of `rt`, converted to `dtype` (the source dtype when absent).
 Array array_from_host(nb::handle obj, const DType* dtype, const Placement& placement, RuntimeCore& rt,
                       const std::string& op) {
     nb::object arr = host_array(obj, dtype, op);
     return host_transfer::upload(rt, placement, host_block(arr, op), op,
                                  dtype ? std::optional<DType>(*dtype) : std::nullopt);
 }
-
-namespace {
 
 // A fresh NumPy array of `shape` and dtype `dt` and its data pointer.
 std::pair<nb::object, uint8_t*> new_numpy(const Dims& shape, DType dt) {

@@ -142,9 +142,8 @@ void parse_array(nb::handle h, Input& in, nb::object& keep, const std::string& o
     }
     keep = host_array(h, nullptr, op);
     in.kind = Input::Kind::Host;
-    in.host.owner = keep.ptr();
-    in.host.dtype = in.dtype = dtype_from_py(keep.attr("dtype"), op);
-    in.host.shape = int_vector(keep.attr("shape"), op, "shape");
+    in.host = host_block(keep, op);
+    in.dtype = in.host.dtype;
 }
 
 // An operand of an elementwise function: a number, else as parse_array.
@@ -175,13 +174,7 @@ std::pair<std::shared_ptr<RuntimeCore>, Placement> call_defaults() {
     return {creation::placement_runtime(p, rt), p};
 }
 
-// The one place the core's operations upload host data (host_array's result,
-// kept alive by the caller).
-Array upload_host(const HostData& h, const Placement& placement, RuntimeCore& rt, const std::string& op) {
-    return array_from_host(nb::handle(static_cast<PyObject*>(const_cast<void*>(h.owner))), nullptr, placement, rt, op);
-}
-
-const CallEnv g_env{&call_defaults, &upload_host};
+const CallEnv g_env{&call_defaults};
 
 }  // namespace
 

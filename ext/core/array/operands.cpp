@@ -197,7 +197,7 @@ void upload(std::span<Input> inputs, Context& cx, const CallEnv& env, const std:
     for (Input& in : inputs)
         if (in.kind == Input::Kind::Host && !in.uploaded.base) {
             finish_context(cx, env);
-            in.uploaded = env.upload(in.host, cx.placement, *cx.rt, op);
+            in.uploaded = host_transfer::upload(*cx.rt, cx.placement, in.host, op);
         }
 }
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "array/array.h"
+#include "array/host_transfer.h"
 #include "array/ops.h"
 #include "runtime/runtime.h"
 
@@ -45,20 +46,12 @@ struct Scalar {
     alignas(16) uint8_t value[16] = {};  // strong scalars, in `dtype`
 };
 
-// Host data the binding converted and keeps alive for the call; the core
-// reads only its shape and dtype, and hands it back to CallEnv::upload.
-struct HostData {
-    const void* owner = nullptr;  // the embedder's object (a NumPy array)
-    Dims shape;
-    DType dtype = DType::Float64;
-};
-
 // One operand of an operation.
 struct Input {
     enum class Kind : uint8_t { Device, Host, Scalar };
     Kind kind = Kind::Device;
     const Array* device = nullptr;  // Device: alive for the call
-    HostData host;
+    host_transfer::HostBlock host;  // Host: memory the embedder keeps alive for the call
     Scalar scalar;
     // Device and host operands' dtype; weak scalars get theirs in resolve_weak.
     DType dtype = DType::Float64;
@@ -75,13 +68,11 @@ struct Context {
     bool have = false;
 };
 
-// What the core needs from the layer that embeds it (the Python binding:
-// hrxarray.default_runtime(), and host data that only it can read).
+// What the core needs from the layer that embeds it (the Python binding's
+// hrxarray.default_runtime()).
 struct CallEnv {
     // The default runtime and placement, for an operation without device operands.
     std::pair<std::shared_ptr<RuntimeCore>, Placement> (*defaults)();
-    // Host data as a new array in `placement` of `rt`.
-    Array (*upload)(const HostData& host, const Placement& placement, RuntimeCore& rt, const std::string& op);
 };
 
 // NumPy's rule for storing the number `s` in an array of `dt`: Python ints
