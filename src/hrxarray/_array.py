@@ -626,9 +626,16 @@ def _ufunc_reduce(self, a, axis=None, dtype=None, out=None, keepdims=False, op=N
     return self._reduce(x, axis, acc, odt, out, keepdims, 0.0, op)
 
 
-# The annotations of NumPy's reduction methods (installed by _statistical and _searching).
 _REDUCE_ANNOTATIONS = {"axis": "object", "dtype": "object", "out": "object", "keepdims": "bool",
                        "return": "DeviceArray"}
+
+
+def _reduction_methods(*fns: Callable[..., Any]) -> None:
+    """NumPy's reduction methods (``x.sum()``, ``x.argmax()`` ...): each module function, on this array."""
+    for fn in fns:
+        params = inspect.signature(fn).parameters
+        _method(fn.__name__, doc=f"hrxarray.{fn.__name__} of this array.", share=True,
+                annotations={k: v for k, v in _REDUCE_ANNOTATIONS.items() if k in params or k == "return"})(fn)
 
 
 def astype(x, dtype, /, *, copy=True, device: Any = None) -> DeviceArray:

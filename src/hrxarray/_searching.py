@@ -9,12 +9,11 @@ CuPy's does; everything else here is asynchronous.
 
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 
 from . import _array, _core, _creation, _statistical
-from ._array import DeviceArray, _device, _flag, _method, _operand
+from ._array import DeviceArray, _device, _flag, _operand
 
 __all__ = ["where", "argmax", "argmin", "searchsorted", "nonzero", "count_nonzero"]
 
@@ -97,8 +96,4 @@ def argmin(x, axis=None, keepdims=False) -> DeviceArray:
 _array._ARRAY_FUNCTIONS.update({np.where: where, np.argmax: argmax, np.argmin: argmin})
 
 # NumPy's argmax/argmin methods.
-for _fn in (argmax, argmin):
-    _params = inspect.signature(_fn).parameters
-    _method(_fn.__name__, doc=f"hrxarray.{_fn.__name__} of this array.", share=True,
-            annotations={k: v for k, v in _array._REDUCE_ANNOTATIONS.items() if k in _params or k == "return"})(_fn)
-del _fn, _params
+_array._reduction_methods(argmax, argmin)

@@ -11,7 +11,6 @@ int64 (uint64 for unsigned), NumPy 2's and the array API's rule.
 from __future__ import annotations
 
 import builtins
-import inspect
 import math
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _array, _core, _manipulation, _searching
-from ._array import DeviceArray, _axes, _device, _dtype, _flag, _method, _operand, _reduce_dtypes, _sum_dtype, _ufunc_reduce
+from ._array import DeviceArray, _axes, _device, _dtype, _flag, _operand, _sum_dtype, _ufunc_reduce
 from ._complex import real
 from ._sorting import sort
 
@@ -426,8 +425,4 @@ _array._ARRAY_FUNCTIONS.update({
 
 
 # NumPy's reduction methods: the module functions, on this array.
-for _fn in (sum, prod, max, min, mean, any, all):
-    _params = inspect.signature(_fn).parameters
-    _method(_fn.__name__, doc=f"hrxarray.{_fn.__name__} of this array.", share=True,
-            annotations={k: v for k, v in _array._REDUCE_ANNOTATIONS.items() if k in _params or k == "return"})(_fn)
-del _fn, _params
+_array._reduction_methods(sum, prod, max, min, mean, any, all)
