@@ -350,8 +350,82 @@ def test_bf16_matmul_keeps_float32_partials_and_rounds_once():
     # One rounding of the float32 sum: the error of rounding the exact product to bfloat16, not more.
     once = rel_error(want.astype(np.float32).astype(BF16), want)
     assert err < 1.5 * once
-    # Dask's own @ adds the 8 k partials in bfloat16.
-    assert rel_error((x @ y).compute(), want) > err
+    # Dask's own matmul (kept as __wrapped__) adds the 8 k partials in bfloat16.
+    assert rel_error(da.matmul.__wrapped__(x, y).compute(), want) > err
+
+
+@pytest.mark.parametrize("spelling", ["@", "rmatmul", "np.matmul", "da.matmul"])
+@pytest.mark.parametrize("dtype", [BF16, np.dtype(np.float16)])
+def test_plain_matmul_on_narrow_device_blocks_is_hrxarray_dask_matmul(spelling, dtype):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((64, 48)).astype(dtype)
+    b = rng.standard_normal((48, 40)).astype(dtype)
+    x = da.from_array(hx.asarray(a), chunks=16, asarray=False)
+    y = da.from_array(hx.asarray(b), chunks=16, asarray=False)
+    z = {"@": lambda: x @ y, "rmatmul": lambda: y.__rmatmul__(x), "np.matmul": lambda: np.matmul(x, y),
+         "da.matmul": lambda: da.matmul(x, y)}[spelling]()
+    assert z.name.startswith("hrx-matmul-"), z.name
+    assert z.dtype == dtype and isinstance(z._meta, hx.DeviceArray)
+    got = z.compute()
+    assert isinstance(got, hx.DeviceArray) and got.dtype == dtype
+    np.testing.assert_array_equal(host(got), host(hd.matmul(x, y).compute()))
+
+
+def test_plain_matmul_leaves_other_products_to_dask():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((16, 16)).astype(BF16)
+    x_np = da.from_array(a, chunks=8)
+    # NumPy blocks, wider dtypes and batched operands keep Dask's algorithm.
+    assert not (x_np @ x_np).name.startswith("hrx-matmul-")
+    x32 = da.from_array(hx.asarray(a.astype(np.float32)), chunks=8, asarray=False)
+    assert not (x32 @ x32).name.startswith("hrx-matmul-")
+    x3 = da.from_array(hx.asarray(a.reshape(2, 8, 16)), chunks=4, asarray=False)
+    z3 = x3 @ x3.transpose(0, 2, 1)
+    assert not z3.name.startswith("hrx-matmul-") and z3.dtype == BF16
+    np.testing.assert_allclose(host(z3.compute()).astype(np.float32),
+                               (a.reshape(2, 8, 16).astype(np.float32) @ a.reshape(2, 8, 16).transpose(0, 2, 1)
+                                .astype(np.float32)), rtol=2e-2, atol=1e-1)
+
+
+@pytest.mark.parametrize("shapes", [((40,), (40, 24)), ((24, 40), (40,)), ((40,), (40,))])
+def test_matmul_of_vectors_drops_their_axis(shapes):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(shapes[0]).astype(BF16)
+    b = rng.standard_normal(shapes[1]).astype(BF16)
+    x = da.from_array(hx.asarray(a), chunks=16, asarray=False)
+    y = da.from_array(hx.asarray(b), chunks=16, asarray=False)
+    z = x @ y
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert z.shape == want.shape and z.name.startswith(("hrx-matmul-", "getitem-"))
+    got = host(z.compute())
+    assert got.shape == want.shape and got.dtype == BF16
+    # Rounded once from a float32 sum: within half a bfloat16 ulp of the float32 result, plus its sum error.
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2**-8, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.bool_])
+def test_integer_matmul_wraps_as_numpy(dtype):
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 120, (12, 10)).astype(dtype)
+    b = rng.integers(0, 120, (10, 6)).astype(dtype)
+    x = da.from_array(hx.asarray(a), chunks=4, asarray=False)
+    y = da.from_array(hx.asarray(b), chunks=4, asarray=False)
+    got = hd.matmul(x, y).compute()
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(host(got), a @ b)
+
+
+def test_narrow_product_of_device_and_numpy_blocks():
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((32, 32)).astype(BF16)
+    b = rng.standard_normal((32, 32)).astype(BF16)
+    x = da.from_array(hx.asarray(a), chunks=16, asarray=False)
+    z = x @ da.from_array(b, chunks=16)
+    assert z.name.startswith("hrx-matmul-")
+    got = z.compute()
+    assert isinstance(got, hx.DeviceArray)
+    np.testing.assert_allclose(host(got).astype(np.float64), a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=2**-7, atol=5e-2)
 
 
 def test_matmul_with_misaligned_chunks_and_other_dtypes():
@@ -386,6 +460,9 @@ from distributed.protocol import dask_serialize
 assert is_valid_chunk_type(hx.DeviceArray)
 assert sizeof(hx.ones(5)) == 40
 assert dask_serialize.dispatch(hx.DeviceArray)
+from dask.array import routines
+x = da.from_array(hx.ones((4, 4), dtype="bfloat16"), chunks=2, asarray=False)
+assert da.matmul is routines.matmul and (x @ x).name.startswith("hrx-matmul-")
 print("ok")""")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 

@@ -177,6 +177,59 @@ def register_array() -> None:
     dispatch.nannumel_lookup.register(DeviceArray, _nannumel)
     dispatch.to_numpy_dispatch.register(DeviceArray, _to_numpy)
     register_sizeof_dispatch()
+    _route_matmul()
+
+
+# Note [Dask's @ on narrow floats]: Dask's matmul multiplies each (i, k, j)
+# block pair with np.matmul, which rounds the block product to the result dtype,
+# then adds the k partials with np.add(dtype=result dtype). In bfloat16 that is
+# one rounding per k block, so the error grows with the number of k blocks
+# (twice the error of one rounding in 128-blocks at 512²), where the NPU keeps
+# float32 partials and rounds once.
+# No dispatch reaches that sum: Array.__matmul__, __rmatmul__ and Dask's
+# __array_ufunc__ for np.matmul all import dask.array.routines.matmul when
+# called, and da.matmul is that function bound at import. So the registration
+# replaces both names with a wrapper that sends a bfloat16 or float16 product
+# of 1-d/2-d operands, one of them with DeviceArray blocks, to
+# hrxarray.dask.matmul, and calls Dask's function (kept as __wrapped__) for
+# everything else: NumPy blocks, wider dtypes, batched operands.
+def _narrow_device_product(a: Any, b: Any) -> bool:
+    import dask.array as da
+
+    if not (isinstance(a, da.Array) or isinstance(b, da.Array)):
+        return False
+    if not (isinstance(getattr(a, "_meta", a), DeviceArray) or isinstance(getattr(b, "_meta", b), DeviceArray)):
+        return False
+    dims = (getattr(a, "ndim", None), getattr(b, "ndim", None))
+    if not all(d in (1, 2) for d in dims):
+        return False
+    try:
+        dtype = np.result_type(a.dtype, b.dtype)
+    except (AttributeError, TypeError):
+        return False
+    return dtype.kind == "f" and dtype.itemsize == 2 or dtype.name == "bfloat16"
+
+
+def _route_matmul() -> None:
+    import dask.array as da
+    from dask.array import routines
+
+    dask_matmul = routines.matmul
+    if getattr(dask_matmul, "_hrx_routed", False):
+        return
+
+    @functools.wraps(dask_matmul)
+    def matmul(a: Any, b: Any) -> Any:
+        if _narrow_device_product(a, b):
+            from .dask import matmul as device_matmul
+
+            return device_matmul(a, b)
+        return dask_matmul(a, b)
+
+    matmul._hrx_routed = True  # type: ignore[attr-defined]
+    routines.matmul = matmul
+    if getattr(da, "matmul", None) is dask_matmul:
+        da.matmul = matmul
 
 
 def _serialize_frames(x: DeviceArray) -> tuple[dict, list]:

@@ -24,7 +24,12 @@ __all__ = ["matmul"]
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
-    # float16/bfloat16 (and integers narrower than 32 bits) sum in float32, as the NPU does.
+    # float16/bfloat16 sum in float32, as the NPU does. Integers sum in 64 bits:
+    # wrapping arithmetic modulo 2**64 truncates to NumPy's wrapped narrow result.
+    if dtype.kind in "iu":
+        return np.dtype(np.int64 if dtype.kind == "i" else np.uint64)
+    if dtype.kind == "b":
+        return dtype
     return np.result_type(dtype, np.float32)
 
 
@@ -49,28 +54,44 @@ def _row_times_column(a_blocks: list, b_blocks: list, acc: np.dtype, out_dtype: 
 
 
 def matmul(x: Any, y: Any) -> da.Array:
-    """The matrix product of two 2-d Dask arrays of DeviceArray blocks, rounded once.
+    """The matrix product of two 1-d or 2-d Dask arrays of DeviceArray blocks, rounded once.
 
-    Dask's own ``x @ y`` adds the partial products of the k blocks in the
+    Dask's own matmul adds the partial products of the k blocks in the
     result dtype (bfloat16 for bfloat16 operands: an error that grows with the
     number of k blocks). Here each output block is one task on the device that
-    holds every (i, k, j) block product in float32 (the accumulator:
-    ``result_type(dtype, float32)``), sums the k partials pairwise in a tree,
-    and rounds the sum to ``result_type(x.dtype, y.dtype)`` once. Only the
-    operand blocks travel between workers, never float32 partials.
+    holds every (i, k, j) block product in an accumulator (float32 for
+    bfloat16 and float16, 64 bits for integers), sums the k partials pairwise
+    in a tree, and rounds the sum to ``result_type(x.dtype, y.dtype)`` once.
+    Only the operand blocks travel between workers, never the partials. A 1-d
+    operand is a row (left) or a column (right) whose axis leaves the result,
+    as in ``np.matmul``.
+
+    Plain ``x @ y``, ``np.matmul`` and ``da.matmul`` come here too when a
+    bfloat16 or float16 product has DeviceArray blocks (Note [Dask's @ on
+    narrow floats] in hrxarray/_dask_hooks.py).
     """
     x, y = da.asarray(x), da.asarray(y)
-    if x.ndim != 2 or y.ndim != 2:
-        raise ValueError(f"hrxarray.dask.matmul: both operands must be 2-d, got {x.ndim}-d and {y.ndim}-d")
-    if x.shape[1] != y.shape[0]:
+    if x.ndim not in (1, 2) or y.ndim not in (1, 2):
+        raise ValueError(f"hrxarray.dask.matmul: both operands must be 1-d or 2-d, got {x.ndim}-d and {y.ndim}-d")
+    if x.shape[-1] != y.shape[0]:
         raise ValueError(f"hrxarray.dask.matmul: shapes {x.shape} and {y.shape} are not aligned")
+    row, column = x.ndim == 1, y.ndim == 1
+    if row:
+        x = x[None, :]
+    if column:
+        y = y[:, None]
     out_dtype = np.result_type(x.dtype, y.dtype)
     acc = _accumulator(out_dtype)
     if x.chunks[1] != y.chunks[0]:
         y = y.rechunk((x.chunks[1], y.chunks[1]))
     name = "hrx-matmul-" + tokenize(x, y, acc, out_dtype)
-    return da.blockwise(_row_times_column, "ij", x, "ik", y, "kj", acc=acc, out_dtype=out_dtype,
-                        dtype=out_dtype, concatenate=False, name=name, meta=empty((0, 0), out_dtype))
+    z = da.blockwise(_row_times_column, "ij", x, "ik", y, "kj", acc=acc, out_dtype=out_dtype,
+                     dtype=out_dtype, concatenate=False, name=name, meta=empty((0, 0), out_dtype))
+    if row:
+        z = z[0]
+    if column:
+        z = z[..., 0]
+    return z
 
 from ._backend import HrxBackendEntrypoint, RandomState  # noqa: E402
 from ._cluster import DevicePlugin, local_cluster  # noqa: E402
