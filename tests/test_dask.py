@@ -557,6 +557,41 @@ def test_to_backend_hrx_and_back():
     np.testing.assert_array_equal(x.to_backend("numpy").compute(), a)
 
 
+@pytest.mark.parametrize("call", [
+    lambda d, x: hx.add(d, x),
+    lambda d, x: hx.add(x, 1.5),
+    lambda d, x: hx.multiply(x, x, dtype=np.float64),
+    lambda d, x: hx.sin(x),
+    lambda d, x: hx.arctan2(hx.to_numpy(d), x),
+    lambda d, x: hx.maximum(x, d, where=True),
+])
+def test_hrxarray_ufuncs_hand_dask_operands_to_dask(call, monkeypatch):
+    a = np.arange(16, dtype=np.float32).reshape(4, 4) - 5
+    x, ref = blocks(a, 2)
+    d = hx.asarray(a)
+    # No hidden host copy: the Dask array is not computed whole and converted.
+    monkeypatch.setenv("HRXARRAY_STRICT_HOST", "1")
+    y = call(d, x)
+    assert isinstance(y, da.Array) and isinstance(y._meta, hx.DeviceArray)
+    got = y.compute()
+    assert isinstance(got, hx.DeviceArray) and got.dtype == y.dtype
+    monkeypatch.setenv("HRXARRAY_STRICT_HOST", "0")
+    want = call(a, ref).compute()
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(host(got), want, rtol=1e-6)
+
+
+def test_numpy_dtype_enforcement_on_device_blocks():
+    # Dask checks each block of np.multiply(x, y, dtype=...) with np.can_cast(block, dtype).
+    x, ref = blocks(np.arange(16, dtype=np.float32).reshape(4, 4), 2)
+    got = np.multiply(x, x, dtype=np.float64).compute()
+    assert isinstance(got, hx.DeviceArray) and got.dtype == np.float64
+    np.testing.assert_array_equal(host(got), np.multiply(ref, ref, dtype=np.float64).compute())
+    d = hx.ones(3, dtype=np.float32)
+    assert np.can_cast(d, np.float64) and not np.can_cast(d, np.int8, casting="same_kind")
+    assert np.result_type(d, np.int64, hx.ones(1, dtype=np.int8)) == np.float64
+
+
 def test_strict_host_mode_catches_hidden_host_copies(monkeypatch):
     x, _ = blocks(np.arange(16, dtype=np.float32).reshape(4, 4), 2)
     monkeypatch.setenv("HRXARRAY_STRICT_HOST", "1")

@@ -70,3 +70,30 @@ def test_methods_are_not_declared_in_the_compiled_module():
     compiled = {n for n, v in vars(hx.DeviceArray).items() if type(v).__module__ == "nanobind"}
     assert not compiled & set(PYTHON_METHODS + ["T", "mT"])
     assert not hasattr(_core, "_dlpack_export")  # one DLPack producer: DeviceArray.__dlpack__
+
+
+class _Overrides:
+    """A foreign array type that takes NumPy's ufuncs (NEP 13): records each call."""
+
+    calls: list = []
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _Overrides.calls.append((ufunc.__name__, method, [type(i).__name__ for i in inputs], sorted(kwargs)))
+        return "handled"
+
+
+def test_hrxarray_ufuncs_hand_overriding_operands_to_numpys_protocol():
+    # hx.add(x, foreign) behaves as np.add(x, foreign): the foreign type's __array_ufunc__ gets the
+    # call (DeviceArray's own returns NotImplemented for it), instead of a conversion to a host array.
+    _Overrides.calls.clear()
+    x = hx.ones(3, dtype=np.float32)
+    assert hx.add(x, _Overrides(), dtype=np.float64) == "handled"
+    assert hx.arctan2(_Overrides(), 2.0) == "handled"
+    assert hx.negative(_Overrides()) == "handled"
+    assert _Overrides.calls == [("add", "__call__", ["DeviceArray", "_Overrides"], ["dtype"]),
+                                ("arctan2", "__call__", ["_Overrides", "float"], []),
+                                ("negative", "__call__", ["_Overrides"], [])]
+    # Known operands never take that path: the results are DeviceArrays computed here.
+    for y in (hx.add(x, np.float32(2)), hx.add(x, np.ones(3)), hx.add(x, [1.0, 2.0, 3.0]), hx.add(x, 2)):
+        assert isinstance(y, hx.DeviceArray)
+    assert len(_Overrides.calls) == 3

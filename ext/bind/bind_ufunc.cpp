@@ -197,10 +197,13 @@ namespace {
 
 // The objects an operator (x + other) takes; anything else returns
 // NotImplemented so that Python tries the other operand.
-bool operator_operand(nb::handle h) {
-    if (is_array(h) || is_python_scalar(h) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) return true;
+bool numpy_operand(nb::handle h) {
     static PyObject* ndarray = nb::module_::import_("numpy").attr("ndarray").inc_ref().ptr();
     return PyObject_IsInstance(h.ptr(), ndarray) == 1 || is_numpy_scalar(h);
+}
+
+bool operator_operand(nb::handle h) {
+    return is_array(h) || is_python_scalar(h) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()) || numpy_operand(h);
 }
 
 struct CallArgs {
@@ -211,8 +214,38 @@ struct CallArgs {
     nb::handle where;
 };
 
+// Note [Foreign operands of hrxarray's ufuncs]: np.add(x, dask_array) reaches
+// Dask through NEP 13 (DeviceArray.__array_ufunc__ returns NotImplemented for
+// it), but hx.add(x, dask_array) is not a NumPy ufunc, so the same call would
+// convert the Dask array to a host array and compute all of it. An operand
+// other than a DeviceArray or a number therefore goes first to
+// hrxarray._array._ufunc_override, which hands the call to NumPy's ufunc of
+// the same name when an operand is a foreign array type (the one rule,
+// _array._foreign), so that type maps it over its blocks and hrxarray runs
+// each block. It returns NotImplemented otherwise, and the call goes on here.
+std::optional<nb::object> foreign_override(const std::string& name, const CallArgs& c) {
+    bool maybe = false;
+    for (size_t i = 0; i < c.nin; ++i) {
+        const nb::handle h = c.inputs[i];
+        maybe |= !is_array(h) && !is_python_scalar(h) && !numpy_operand(h);
+    }
+    if (!maybe) return std::nullopt;
+    nb::list inputs;
+    for (size_t i = 0; i < c.nin; ++i) inputs.append(c.inputs[i]);
+    nb::dict kwargs;
+    if (!c.out.is_none()) kwargs["out"] = c.out;
+    if (c.dtype.is_valid() && !c.dtype.is_none()) kwargs["dtype"] = c.dtype;
+    if (c.where.is_valid() && c.where.ptr() != Py_True) kwargs["where"] = c.where;
+    // Never released: a static nb::object would be destroyed after the interpreter is gone.
+    static PyObject* hook = nb::module_::import_("hrxarray._array").attr("_ufunc_override").inc_ref().ptr();
+    nb::object r = nb::handle(hook)(name, nb::tuple(inputs), kwargs);
+    if (r.ptr() == Py_NotImplemented) return std::nullopt;
+    return r;
+}
+
 nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
     const std::string name = kernels::ufunc_info(op).name;
+    if (auto deferred = foreign_override(name, c)) return std::move(*deferred);
     nb::handle out_obj = c.out;
     if (!out_obj.is_none() && PyTuple_Check(out_obj.ptr())) {
         if (PyTuple_Size(out_obj.ptr()) != 1)

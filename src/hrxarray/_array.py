@@ -675,6 +675,21 @@ def _foreign(values) -> bool:
     return False
 
 
+def _ufunc_override(name: str, inputs: tuple, kwargs: dict) -> Any:
+    """hrxarray's ufunc ``name`` called with a foreign array operand: NumPy's ufunc of that name takes it (NEP 13).
+
+    NotImplemented when no operand is foreign or NumPy has no such ufunc: the
+    hrxarray ufunc then runs the call itself (Note [Foreign operands of
+    hrxarray's ufuncs] in ext/bind/bind_ufunc.cpp).
+    """
+    if not _foreign(inputs):
+        return NotImplemented
+    uf = getattr(np, name, None)
+    if not isinstance(uf, np.ufunc):
+        return NotImplemented
+    return uf(*inputs, **kwargs)
+
+
 def _array_ufunc(self, uf, method, *inputs, **kwargs):
     if _foreign(inputs) or _foreign(kwargs.get("out", ()) or ()):
         return NotImplemented

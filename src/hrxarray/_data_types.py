@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import _core
+from . import _array, _core
 from ._dtypes import BlockDType
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "finfo", "iinfo", "isdtype", "result_type",
@@ -250,3 +250,19 @@ class Info:
 def __array_namespace_info__() -> Info:
     """The array API's inspection namespace: capabilities, devices, default and supported dtypes."""
     return Info()
+
+
+def _dtype_of(x: Any) -> Any:
+    return x.dtype if isinstance(x, _array.DeviceArray) else x
+
+
+def _np_can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    # Dask asks this of every block whose dtype it enforces (np.multiply(x, y, dtype=...)).
+    return bool(np.can_cast(_dtype_of(from_), to, casting))
+
+
+def _np_result_type(*arrays_and_dtypes: Any) -> np.dtype:
+    return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
+
+
+_array._ARRAY_FUNCTIONS.update({np.can_cast: _np_can_cast, np.result_type: _np_result_type})
