@@ -20,7 +20,7 @@ Measured in the same run:
 What it cannot show (two cores, one L3, loopback): a gain across machines. Two worker processes share
 this machine's two cores; the figures measure Dask's overhead and the shape of scaling.
 
-Writes bench/results/dask_scaleout.json.
+Writes bench/results/dask_scaleout.json (+ dask_scaleout.png when matplotlib is present).
 
 Run: python bench/dask_scaleout.py [n=4096] [block=1024] [repeats=3]
 """
@@ -32,7 +32,7 @@ import statistics
 import sys
 import time
 
-from _common import save_results, timings_s
+from _common import RESULTS, pyplot, save_results, timings_s
 
 os.environ.setdefault("HRXARRAY_NUM_THREADS", "1")  # this process's own block timings: one core, as a worker
 
@@ -187,7 +187,30 @@ def main(argv: list[str]) -> int:
         "repeats": repeats, "limits": "two cores shared by both workers; no network: Dask's overhead and the "
                                       "shape of scaling, not a gain across machines"})
     print(f"wrote {path}")
+    plot(runs, overhead, speedup, peer_speedup)
     return 0
+
+
+def plot(runs: dict, overhead: list, speedup: float, peer_speedup: float) -> None:
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for i, kind in enumerate(("hrx", "numpy")):
+        times = [runs[f"{kind}_{w}"]["median_s"] for w in (1, 2)]
+        left.bar([i * 3, i * 3 + 1], times, color=["tab:gray", "tab:blue" if kind == "hrx" else "tab:orange"])
+        left.text(i * 3 + 0.5, max(times) * 1.03, f"{times[0] / times[1]:.2f}x", ha="center")
+    left.set_xticks([0, 1, 3, 4], ["hrx\n1 worker", "hrx\n2 workers", "NumPy\n1 worker", "NumPy\n2 workers"])
+    left.set_ylabel("seconds (median)")
+    left.set_title(f"bf16 matmul, two workers / one: {speedup:.2f}x (NumPy blocks {peer_speedup:.2f}x)",
+                   fontsize=9)
+    right.plot([o["block"] for o in overhead], [o["overhead_per_task_s"] * 1e3 for o in overhead], "o-")
+    right.set_xscale("log", base=2)
+    right.set_xlabel("block size")
+    right.set_ylabel("overhead per task (ms)")
+    right.set_title("per-task overhead, n = 1024, two workers", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "dask_scaleout.png", dpi=120)
 
 
 if __name__ == "__main__":
