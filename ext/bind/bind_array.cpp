@@ -279,33 +279,6 @@ nb::tuple int_tuple(const Dims& v) {
 }
 
 
-Array view_of(const Array& src, int64_t offset, std::vector<int64_t> shape, std::vector<int64_t> strides, DType dtype,
-              const std::string& op) {
-    if (shape.size() != strides.size())
-        fail(ErrorKind::Message, op + ": shape and strides differ in length");
-    checked_size(shape, dtype, op);
-    Array v;
-    v.base = src.base;
-    v.offset = offset;
-    v.shape = std::move(shape);
-    v.strides = std::move(strides);
-    v.dtype = dtype;
-    if (dtype != DType::BFP16) {
-        const int64_t item = dtype_itemsize(dtype);
-        for (int64_t s : v.strides)
-            if (s % item != 0)
-                fail(ErrorKind::Message, op + ": strides must be multiples of the item size (" + std::to_string(item) +
-                                             " bytes for " + dtype_name(dtype) + ")");
-    }
-    if (offset < 0) fail(ErrorKind::Message, op + ": negative offset");
-    const auto extent = v.checked_extent();
-    if (!extent || (v.size() > 0 && extent->second > v.buffer()->nbytes()))
-        fail(ErrorKind::Message, op + ": the view (offset " + std::to_string(offset) + ", shape " + shape_str(v.shape) +
-                                     ", strides " + shape_str(v.strides) + ") reaches outside its buffer (" +
-                                     v.buffer()->describe() + ")");
-    return v;
-}
-
 }  // namespace
 
 nb::object host_array(nb::handle obj, const DType* dtype, const std::string& op) {
@@ -716,14 +689,10 @@ void bind_array(nb::module_& m) {
     m.def(
         "_check_reads",
         [](nb::handle arrays, const std::string& op) {
-            const RuntimeCore* rt = nullptr;
-            for (nb::handle h : arrays) {
-                if (!is_array(h)) continue;
-                const Array& a = array_of(h);
-                if (rt && rt != &runtime_of(a)) fail(ErrorKind::Message, op + ": operands belong to different runtimes");
-                rt = &runtime_of(a);
-                check_device_use(a, Access::Read, op);
-            }
+            std::vector<const Array*> reads;
+            for (nb::handle h : arrays)
+                if (is_array(h)) reads.push_back(&array_of(h));
+            check_reads(reads, op);
         },
         "arrays"_a, "op"_a,
         "The refusals device work reading these DeviceArrays would meet (different runtimes, DeviceLost, "

@@ -177,4 +177,30 @@ bool same_layout(const Array& a, const Array& b) {
     return true;
 }
 
+Array view_of(const Array& src, int64_t offset, Dims shape, Dims strides, DType dtype, const std::string& op) {
+    if (shape.size() != strides.size())
+        fail(ErrorKind::Message, op + ": shape and strides differ in length");
+    checked_size(shape, dtype, op);
+    Array v;
+    v.base = src.base;
+    v.offset = offset;
+    v.shape = std::move(shape);
+    v.strides = std::move(strides);
+    v.dtype = dtype;
+    if (dtype != DType::BFP16) {
+        const int64_t item = dtype_itemsize(dtype);
+        for (int64_t s : v.strides)
+            if (s % item != 0)
+                fail(ErrorKind::Message, op + ": strides must be multiples of the item size (" + std::to_string(item) +
+                                             " bytes for " + dtype_name(dtype) + ")");
+    }
+    if (offset < 0) fail(ErrorKind::Message, op + ": negative offset");
+    const auto extent = v.checked_extent();
+    if (!extent || (v.size() > 0 && extent->second > v.buffer()->nbytes()))
+        fail(ErrorKind::Message, op + ": the view (offset " + std::to_string(offset) + ", shape " + shape_str(v.shape) +
+                                     ", strides " + shape_str(v.strides) + ") reaches outside its buffer (" +
+                                     v.buffer()->describe() + ")");
+    return v;
+}
+
 }  // namespace hrx

@@ -104,6 +104,12 @@ int normalize_axis(int64_t axis, int ndim, const std::string& op);
 std::vector<bool> axes_mask(const std::vector<int64_t>& axes, int ndim, const std::string& op);
 // "(2, 3)" / "(5,)" / "()".
 std::string shape_str(const Dims& shape);
+// A view of src's storage with a layout the caller gives (x.view, NumPy's
+// stride tricks): byte offset into the buffer, shape and byte strides, and a
+// dtype. ValueError naming `op` when the lengths differ, a stride is not a
+// multiple of the item size, the offset is negative, or an element lies
+// outside the buffer.
+Array view_of(const Array& src, int64_t offset, Dims shape, Dims strides, DType dtype, const std::string& op);
 // Whether two arrays may touch the same bytes (same storage, overlapping extents).
 bool may_overlap(const Array& a, const Array& b);
 // Whether two arrays address exactly the same elements in the same order.

@@ -157,6 +157,15 @@ void check_device_use(const Array& a, Access access, const std::string& op) {
     st.check_device_binding(access, op);
 }
 
+void check_reads(std::span<const Array* const> arrays, const std::string& op) {
+    const RuntimeCore* rt = nullptr;
+    for (const Array* a : arrays) {
+        if (rt && rt != &runtime_of(*a)) fail(ErrorKind::Message, op + ": operands belong to different runtimes");
+        rt = &runtime_of(*a);
+        check_device_use(*a, Access::Read, op);
+    }
+}
+
 void check_element_operand(const Array& a, Access access, const std::string& op) {
     if (a.dtype == DType::BFP16)
         fail(ErrorKind::Type, op + ": bfp16 arrays have no elements to index or rearrange one by one (they live in "

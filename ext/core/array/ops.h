@@ -108,6 +108,10 @@ void check_writable(const Array& a, const std::string& op);
 // so that a refused call allocates nothing (a failed call changes nothing;
 // a guard taken by another thread in between still fails the submission).
 void check_device_use(const Array& a, Access access, const std::string& op);
+// check_device_use for reads of every array, which must share one runtime
+// (ValueError naming `op` otherwise): the refusals of an operation composed
+// in Python, checked before its first step allocates anything.
+void check_reads(std::span<const Array* const> arrays, const std::string& op);
 
 // The refusals of an array that a compute-lane task reads (or writes) element
 // by element, as gathers, scatters and rearrangements do: bfp16 arrays have no
