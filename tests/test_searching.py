@@ -10,6 +10,7 @@ import hrxarray as hx
 
 NUMERIC = [np.dtype(t) for t in (bool, np.int8, np.int32, np.int64, np.uint8, np.uint64, np.float16,
                                  ml_dtypes.bfloat16, np.float32, np.float64)]
+COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
 
 
 @given(dtype=st.sampled_from([d for d in NUMERIC if d != np.dtype(bool)]), n=st.integers(0, 40),
@@ -56,12 +57,20 @@ def test_searchsorted_errors_name_the_function():
         bad.block_until_ready()
 
 
-@given(dtype=st.sampled_from(NUMERIC), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6),
-       seed=st.integers(0, 2**32 - 1))
+@given(dtype=st.sampled_from(NUMERIC + COMPLEX),
+       shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6), seed=st.integers(0, 2**32 - 1))
 def test_nonzero_where_and_count_nonzero_match_numpy(dtype, shape, seed):
     rng = np.random.default_rng(seed)
-    a = np.array([0.0, -0.0, np.nan, 1.0, 0.0])[rng.integers(0, 5, shape)] if dtype.kind == "f" or \
-        dtype == ml_dtypes.bfloat16 else rng.integers(0, 2, shape)
+    parts = np.array([0.0, -0.0, np.nan, 1.0, 0.0])
+    if dtype.kind == "c":
+        # Either part nonzero makes the element nonzero; -0.0 in either part is zero.
+        a = np.empty(shape, np.complex128)
+        a.real = parts[rng.integers(0, 5, shape)]
+        a.imag = parts[rng.integers(0, 5, shape)]
+    elif dtype.kind == "f" or dtype == ml_dtypes.bfloat16:
+        a = parts[rng.integers(0, 5, shape)]
+    else:
+        a = rng.integers(0, 2, shape)
     a = a.astype(dtype)
     ref = a.astype(np.float32) if dtype == ml_dtypes.bfloat16 else a
     x = hx.asarray(a)

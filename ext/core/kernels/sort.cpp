@@ -878,16 +878,21 @@ std::int64_t unique_rows(DType dt, const std::uint8_t* data, std::int64_t rows, 
 std::int64_t nonzero_indices(DType dt, const std::uint8_t* data, int ndim, const std::int64_t* shape,
                              std::int64_t* out, std::int64_t stride) {
     std::int64_t count = 0;
-    by_width(dt, [&](auto k) {
+    // A complex element is nonzero when either part is; each part is a float,
+    // and -0.0 is zero (masking the sign bit).
+    const int parts = dtype_is_complex(dt) ? 2 : 1;
+    const bool is_float = parts == 2 || dtype_is_float(dt);
+    auto scan = [&](auto k) {
         using K = decltype(k);
-        const bool is_float = dtype_is_float(dt);
+        const K keep = is_float ? static_cast<K>(~kSign<K>) : static_cast<K>(~K{0});
         const K* x = reinterpret_cast<const K*>(data);
         std::int64_t total = 1;
         for (int d = 0; d < ndim; ++d) total *= shape[d];
         std::vector<std::int64_t> idx(static_cast<std::size_t>(ndim), 0);
         for (std::int64_t i = 0; i < total; ++i) {
-            const K b = is_float ? static_cast<K>(x[i] & static_cast<K>(~kSign<K>)) : x[i];  // -0.0 is zero
-            if (b != 0) {
+            K bits = 0;
+            for (int p = 0; p < parts; ++p) bits |= static_cast<K>(x[i * parts + p] & keep);
+            if (bits != 0) {
                 for (int d = 0; d < ndim; ++d) out[d * stride + count] = idx[static_cast<std::size_t>(d)];
                 ++count;
             }
@@ -896,7 +901,14 @@ std::int64_t nonzero_indices(DType dt, const std::uint8_t* data, int ndim, const
                 idx[static_cast<std::size_t>(d)] = 0;
             }
         }
-    });
+    };
+    switch (dtype_itemsize(dt) / parts) {
+        case 1: scan(std::uint8_t{}); break;
+        case 2: scan(std::uint16_t{}); break;
+        case 4: scan(std::uint32_t{}); break;
+        case 8: scan(std::uint64_t{}); break;
+        default: fail(ErrorKind::Message, std::string("nonzero: unsupported dtype ") + dtype_name(dt));
+    }
     return count;
 }
 
