@@ -69,10 +69,6 @@ std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nanobind::hand
 // after check_element_operand's refusals.
 const Array& element_operand(nanobind::handle x, Access access, const std::string& op, const char* what);
 
-// Waits (GIL released when needed) for the array's writers; raises the
-// first failure (ExecutionError chained to its cause).
-void wait_ready(const Array& a);
-
 // Host data as a NumPy array of booleans, integers or floats: a NumPy array
 // as it is, anything else through numpy.asarray, with `dtype` when given (so
 // Python integers convert exactly or raise NumPy's OverflowError). NumPy's

@@ -3,7 +3,8 @@
 // (array/host_transfer.h, array/copy.h, array/creation.h): this file turns
 // Python objects into their descriptions (dtypes, placements, host blocks of
 // NumPy arrays kept alive for the call, scalars), calls them, and wraps the
-// results; the waits that raise a failed producer's error are here. The
+// results; a failed producer that a wait meets reaches Python through the
+// exception translator (Note [Failed outcomes reach the caller]). The
 // Python-level API (asarray, indexing, reshape, repr, NumPy protocols) lives
 // in hrxarray/_array.py and builds on these.
 #include <nanobind/ndarray.h>
@@ -18,7 +19,6 @@
 #include "array/host_transfer.h"
 #include "array_bind.h"
 #include "bindings.h"
-#include "gil.h"
 #include "dlpack_bind.h"
 #include "errors.h"
 #include "kernels/elementwise.h"
@@ -156,28 +156,6 @@ std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nb::handle pla
     if (!like) rt = default_runtime();
     creation::Home home = creation::home(placement_arg(placement, op), like, rt, op);
     return {std::move(home.rt), std::move(home.placement)};
-}
-
-void wait_ready(const Array& a) {
-    std::optional<CompletionState::Outcome> failure;
-    if (a.base->settled_ok()) return;  // the common case: one lock, no copies
-    if (a.base->ready()) {
-        for (const auto& w : a.base->writers()) {
-            auto o = w->outcome();
-            if (o.status != CompletionState::Status::Succeeded) {
-                failure = o;
-                break;
-            }
-        }
-    } else {
-        ReleaseGil release;
-        failure = a.base->wait_writers();
-    }
-    if (failure) {
-        nb::object exc = outcome_exception(*failure);
-        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-        throw nb::python_error();
-    }
 }
 
 // --- arrays ------------------------------------------------------------------------

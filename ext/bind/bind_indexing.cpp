@@ -39,19 +39,7 @@ std::vector<Array> index_arrays(const std::vector<nb::handle>& objs, const Array
 
 // Submits t and waits for it (GIL released): for the checks whose answer the
 // host needs before it submits the operation itself. Its failure raises.
-void run_now(RuntimeCore& rt, TaskSpec& t) {
-    auto c = submit(rt, t);
-    {
-        ReleaseGil release;
-        c->wait(std::nullopt);
-    }
-    const auto o = c->outcome();
-    if (o.status != CompletionState::Status::Succeeded) {
-        nb::object exc = outcome_exception(o);
-        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-        throw nb::python_error();
-    }
-}
+void run_now(RuntimeCore& rt, TaskSpec& t) { wait_succeeded(*submit(rt, t)); }
 
 // Bounds of every index array, on the compute lane, waited for: an index
 // out of range is an IndexError before the gather or scatter is submitted.
