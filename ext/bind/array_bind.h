@@ -64,9 +64,10 @@ Placement placement_from_py(nanobind::handle h, RuntimeCore& rt, const std::stri
 // optional `like` array; the default runtime when there is no `like`.
 std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nanobind::handle placement, const Array* like,
                                                                   const std::string& op);
-// The DeviceArray argument `what` of `op` (TypeError naming its type
-// otherwise) that a compute-lane task reads or writes element by element,
-// after check_element_operand's refusals.
+// The DeviceArray argument `what` of `op`; TypeError naming its type otherwise.
+const Array& device_array(nanobind::handle x, const std::string& op, const char* what);
+// device_array for an array that a compute-lane task reads or writes element
+// by element, after check_element_operand's refusals.
 const Array& element_operand(nanobind::handle x, Access access, const std::string& op, const char* what);
 
 // Host data as a NumPy array of booleans, integers or floats: a NumPy array

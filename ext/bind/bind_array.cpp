@@ -223,11 +223,15 @@ nb::object wrap(Array a) { return nb::cast(PyArray{std::move(a)}); }
 bool is_array(nb::handle h) { return nb::isinstance<PyArray>(h); }
 const Array& array_of(nb::handle h) { return nb::cast<const PyArray&>(h).a; }
 
-const Array& element_operand(nb::handle x, Access access, const std::string& op, const char* what) {
+const Array& device_array(nb::handle x, const std::string& op, const char* what) {
     if (!is_array(x))
         throw nb::type_error((op + ": " + what + " must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(x.type())))
                                  .c_str());
-    const Array& a = array_of(x);
+    return array_of(x);
+}
+
+const Array& element_operand(nb::handle x, Access access, const std::string& op, const char* what) {
+    const Array& a = device_array(x, op, what);
     check_element_operand(a, access, op);
     return a;
 }
