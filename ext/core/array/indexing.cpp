@@ -248,10 +248,6 @@ void check_indices(const std::vector<Array>& indices, const Array& x, const std:
     }
 }
 
-// Submits t and waits for it: for the checks whose answer the host needs
-// before it submits the operation itself. Its failure throws TaskFailure.
-void run_now(RuntimeCore& rt, TaskSpec& t) { wait_succeeded(*submit(rt, t)); }
-
 // Bounds of every index array, on the compute lane, waited for: an index
 // out of range is an IndexError before the gather or scatter is submitted.
 void check_bounds(const Array& v, const std::vector<int>& axes, const std::vector<Array>& indices,

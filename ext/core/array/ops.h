@@ -90,6 +90,11 @@ Placement host_visible();
 // Note [Blocking waits of core code]) while the runtime is full, and records
 // the completion as a writer of the written base.
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task);
+// Submits a task whose answer the host needs before it goes on (a bound, a
+// count that sizes a result), records its completion as a writer of
+// `also_written` too, and waits for it (wait_succeeded: a failure throws
+// TaskFailure).
+void run_now(RuntimeCore& rt, TaskSpec& task, std::initializer_list<const Array*> also_written = {});
 
 // NumPy's broadcast of shapes; ValueError naming `op` and the shapes.
 Dims broadcast_shapes(std::span<const Dims* const> shapes, const std::string& op);
