@@ -492,10 +492,7 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
         // data, so that the producer may change it as soon as we return.
         return wrap(host_transfer::upload(*rt, place, {src.data(), src.shape, src.strides, src.dtype}, op, target));
     }
-    Array dst = make_array(*rt, place, src.shape, target, op);
-    TaskSpec t = copy_task(dst, Operand::of(src), op);
-    submit(*rt, t);
-    return wrap(dst);
+    return wrap(creation::convert(src, target, place, op));
 }
 
 // --- copies into arrays ----------------------------------------------------------
