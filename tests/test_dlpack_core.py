@@ -227,6 +227,17 @@ def test13_export_errors_change_nothing(rt):
     assert leases(x) == 0
 
 
+def test13b_refused_copied_export_changes_nothing(rt):
+    """A copying export (copy=True) checks the copy before it allocates: under a live write mapping of the
+    array it is BusyError, and no statistic changed."""
+    x = host_array(rt, 16)
+    before = rt.statistics().as_dict()
+    with x.buffer.map_write():
+        with pytest.raises(hx.BusyError, match="__dlpack__"):
+            x.__dlpack__(max_version=(1, 0), copy=True)
+        assert rt.statistics().as_dict() == before
+    assert leases(x) == 0
+
 def test14_export_of_poisoned_storage_fails(rt):
     x = host_array(rt, 4)
     x.buffer._poison("boom")

@@ -439,11 +439,7 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     const bool make_copy = copy_mode == 1 || to_cpu_copy;
     if (make_copy) {
         // IS_COPIED: a private, writable, C-contiguous host copy the consumer owns.
-        Placement hv;
-        hv.kind = PlacementKind::HostVisible;
-        Array c = make_array(runtime_of(a), hv, a.shape, a.dtype, op);
-        TaskSpec t = copy_task(c, Operand::of(a), op);
-        submit(runtime_of(a), t);
+        Array c = creation::convert(a, a.dtype, host_visible(), op);
         wait_ready(c);
         const uint64_t lease = c.base->storage()->acquire_host_lease(true, "__dlpack__", "DLPack export (copied)");
         return dlpack_capsule(c, lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
