@@ -439,10 +439,9 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     const bool make_copy = copy_mode == 1 || to_cpu_copy;
     if (make_copy) {
         // IS_COPIED: a private, writable, C-contiguous host copy the consumer owns.
-        Array c = creation::convert(a, a.dtype, host_visible(), op);
-        wait_ready(c);
-        const uint64_t lease = c.base->storage()->acquire_host_lease(true, "__dlpack__", "DLPack export (copied)");
-        return dlpack_capsule(c, lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
+        const host_transfer::LeasedCopy c =
+            host_transfer::leased_copy(a, op, "__dlpack__", "DLPack export (copied)");
+        return dlpack_capsule(c.array, c.lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
     }
     const uint64_t lease =
         take_lease(a, !readonly, "__dlpack__", readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
@@ -690,7 +689,7 @@ void bind_array(nb::module_& m) {
             const std::string op = op_name(op_obj, "empty");
             const DType t = dtype_from_py(dtype, op);
             auto [rt, p] = new_array_home(placement, like_arg(like, op), op);
-            return wrap(make_array(*rt, p, int_vector(shape, op, "shape"), t, op));
+            return wrap(creation::empty({rt, p}, int_vector(shape, op, "shape"), t, op));
         },
         "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "op"_a.none() = nb::none(),
         "like"_a.none() = nb::none(),
