@@ -1,9 +1,10 @@
 // Array operations as runtime tasks: each builds one TaskSpec (lane, uses,
-// closure) that is submitted with submit() below (by the binding, or by the
-// operations of elementwise.h, reductions.h and matmul.h, which own their
-// whole call). The
-// closures hold raw pointers into buffers that the task's uses keep alive
-// until retirement, plus everything else by value; they never touch Python.
+// closure) that is submitted with submit() below by the core operation that
+// owns the whole call (elementwise.h, reductions.h, matmul.h, indexing.h,
+// sorting.h, ...: checks, allocation, submission, waits); the bindings only
+// parse, call and wrap. The closures hold raw pointers into buffers that the
+// task's uses keep alive until retirement, plus everything else by value;
+// they never touch Python.
 //
 // Note [Lanes of array operations]: elementwise functions, reductions, casts
 // and copies between GPU-bindable placements run on the GPU compute lane;
