@@ -150,12 +150,10 @@ Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op
     return p ? *p : creation::default_placement(rt);
 }
 
-std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nb::handle placement, const Array* like,
-                                                                  const std::string& op) {
+creation::Home new_array_home(nb::handle placement, const Array* like, const std::string& op) {
     std::shared_ptr<RuntimeCore> rt;
     if (!like) rt = default_runtime();
-    creation::Home home = creation::home(placement_arg(placement, op), like, rt, op);
-    return {std::move(home.rt), std::move(home.placement)};
+    return creation::home(placement_arg(placement, op), like, rt, op);
 }
 
 // --- arrays ------------------------------------------------------------------------
@@ -534,12 +532,12 @@ nb::object full(nb::handle shape_obj, nb::handle fill, nb::handle dtype, nb::han
                 nb::handle like) {
     const std::string op = op_name(op_obj, "full");
     const DType t = dtype_from_py(dtype, op);
-    auto [rt, p] = new_array_home(placement, like_arg(like, op), op);
+    const creation::Home home = new_array_home(placement, like_arg(like, op), op);
     const Dims shape = int_vector(shape_obj, op, "shape");
     checked_size(shape, t, op);  // a bad shape is named before the fill
     nb::object host;
     copy::Source s = copy_source(fill, t, host, op);
-    return wrap(creation::full({rt, p}, shape, t, std::move(s), op));
+    return wrap(creation::full(home, shape, t, std::move(s), op));
 }
 
 // A new array holding x converted to `dtype` (None: x's) in `placement`, on x's runtime.
@@ -688,8 +686,8 @@ void bind_array(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype, nb::handle placement, nb::handle op_obj, nb::handle like) {
             const std::string op = op_name(op_obj, "empty");
             const DType t = dtype_from_py(dtype, op);
-            auto [rt, p] = new_array_home(placement, like_arg(like, op), op);
-            return wrap(creation::empty({rt, p}, int_vector(shape, op, "shape"), t, op));
+            const creation::Home home = new_array_home(placement, like_arg(like, op), op);
+            return wrap(creation::empty(home, int_vector(shape, op, "shape"), t, op));
         },
         "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "op"_a.none() = nb::none(),
         "like"_a.none() = nb::none(),

@@ -20,12 +20,6 @@ namespace {
 
 using Doubles = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-// The result's runtime and placement (a placement argument or the default).
-creation::Home home_of(nb::handle placement, const Array* like, const std::string& op) {
-    auto [rt, p] = new_array_home(placement, like, op);
-    return {std::move(rt), std::move(p)};
-}
-
 nb::object drawn(random::Draw d) { return nb::make_tuple(wrap(std::move(d.array)), d.blocks); }
 
 nb::object random_real(const std::string& dist, nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter,
@@ -37,14 +31,14 @@ nb::object random_real(const std::string& dist, nb::handle shape, nb::handle dty
         return nb::make_tuple(out_obj, blocks);  // out itself, as NumPy returns it
     }
     const DType t = dtype_from_py(dtype, op);
-    const creation::Home home = home_of(placement, nullptr, op);
+    const creation::Home home = new_array_home(placement, nullptr, op);
     return drawn(random::real(home, int_vector(shape, op, "size"), t, d, RandomStream{key, counter}, a, b, op));
 }
 
 nb::object random_integers(nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter, uint64_t low,
                            uint64_t range, nb::handle placement, const std::string& op) {
     const DType t = dtype_from_py(dtype, op);
-    const creation::Home home = home_of(placement, nullptr, op);
+    const creation::Home home = new_array_home(placement, nullptr, op);
     return drawn(random::integers(home, int_vector(shape, op, "size"), t, RandomStream{key, counter}, low, range, op));
 }
 
@@ -53,7 +47,7 @@ using Words = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device:
 nb::object random_integers_each(nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter, Words low,
                                 Words range, nb::handle placement, const std::string& op) {
     const DType t = dtype_from_py(dtype, op);
-    const creation::Home home = home_of(placement, nullptr, op);
+    const creation::Home home = new_array_home(placement, nullptr, op);
     std::vector<uint64_t> lo(low.data(), low.data() + low.shape(0)), span(range.data(), range.data() + range.shape(0));
     return drawn(random::integers_each(home, int_vector(shape, op, "size"), t, RandomStream{key, counter},
                                        std::move(lo), std::move(span), op));
@@ -70,7 +64,7 @@ nb::object random_choice(const std::string& kind, int64_t population, Doubles pr
     how.sorted = sorted;
     const Array* s = src.is_none() ? nullptr : &array_of(src);
     const Dims draw = int_vector(shape, op, "size");
-    const creation::Home home = home_of(placement, s, op);
+    const creation::Home home = new_array_home(placement, s, op);
     return drawn(random::choice(how, RandomStream{key, counter}, draw, s, home, op));
 }
 
