@@ -227,6 +227,17 @@ def test13_export_errors_change_nothing(rt):
     assert leases(x) == 0
 
 
+def test13b_refused_copied_export_changes_nothing(rt):
+    """A copying export (copy=True) checks the copy before it allocates: under a live write mapping of the
+    array it is BusyError, and no statistic changed."""
+    x = host_array(rt, 16)
+    before = rt.statistics().as_dict()
+    with x.buffer.map_write():
+        with pytest.raises(hx.BusyError, match="__dlpack__"):
+            x.__dlpack__(max_version=(1, 0), copy=True)
+        assert rt.statistics().as_dict() == before
+    assert leases(x) == 0
+
 def test14_export_of_poisoned_storage_fails(rt):
     x = host_array(rt, 4)
     x.buffer._poison("boom")
@@ -337,6 +348,22 @@ def test28_reimport_of_own_export(rt):
     gc.collect()
     assert leases(x) == 0
 
+
+
+def test29_refused_copy_of_own_array_changes_nothing(rt):
+    """from_dlpack of a DeviceArray into another placement checks the copy before it allocates: a refused
+    call changes no statistic of either runtime (no engine binds NpuLocal and GpuLocal; a placement on an
+    NPU of another runtime is refused as x.to() refuses it)."""
+    x = hx.asarray(np.arange(4, dtype=np.float32), placement=hx.NpuLocal(rt.npu()))
+    other = hx.Runtime()
+    before, before_other = rt.statistics().as_dict(), other.statistics().as_dict()
+    with pytest.raises(hx.UnsupportedError, match="from_dlpack: no engine binds both"):
+        hx.from_dlpack(x, placement=hx.GpuLocal())
+    with pytest.raises(ValueError, match="from_dlpack: .*another runtime"):
+        hx.from_dlpack(x, placement=hx.Shared(other.npu()))
+    assert rt.statistics().as_dict() == before and other.statistics().as_dict() == before_other
+    y = hx.from_dlpack(x, placement=hx.Shared(rt.npu()))
+    np.testing.assert_array_equal(np.asarray(y), np.arange(4, dtype=np.float32))
 
 # --- a hand-built producer: byte_offset, NULL strides, devices, deleter count ---
 

@@ -1,7 +1,8 @@
 """The layer rules of DESIGN.md that the source tree must keep (checked on the sources,
 so skipped where the tests run without them): memory/ depends on nothing of the runtime,
 the runtime reaches device code only through the provider interface, the emulated provider
-runs dispatches through its queue, and the built-in programs' only device code is Loom."""
+runs dispatches through its queue, the built-in programs' only device code is Loom, ext/core has no
+Python, and the bindings leave array orchestration (allocation, tasks, submission) to the core."""
 
 from __future__ import annotations
 
@@ -68,3 +69,59 @@ def test_core_has_no_python():
     found += [f"{p.relative_to(CORE)} names {m}" for p in sources(".")
               for m in set(re.findall(r"\b(PyObject|PyGILState_\w+|PyEval_\w+|Py_BEGIN_ALLOW_THREADS)\b", p.read_text()))]
     assert sources(".") and not found
+
+
+BIND = CORE.parent / "bind"
+
+# What orchestrating array work looks like: allocating a result, building a runtime task, submitting it,
+# recording a completion as an array's writer. Each belongs to a core operation (ext/core/array/, and the
+# runtime for graphs); a binding parses Python objects, makes one core call and wraps the result.
+ORCHESTRATION = {
+    "make_array(": r"\bmake_array\(",
+    "*_task(": r"\b\w+_task\(",
+    "submit(": r"\bsubmit\(",
+    "add_writer(": r"\badd_writer\(",
+}
+
+# The places in ext/bind that may still match, with how many matches each may have, and why they are
+# binding business rather than array orchestration.
+BIND_MAY_ORCHESTRATE = {
+    # ExecutableGraph.submit / submit_after: the Python methods of a graph the user built. Their helper
+    # (named submit, defined and called once) parses the `after` list of Completion objects and makes one
+    # core call, RuntimeCore::submit, whose checks (slots, capacity, host mappings) are the runtime's.
+    ("bind_graph.cpp", "submit("): 3,
+}
+
+
+def code_of(path):
+    """C++ source without comments and string or character literals (docstrings mention submit())."""
+    pattern = r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])+\''
+    return re.sub(pattern, lambda m: "" if m.group(0).startswith("/") else '""', path.read_text(), flags=re.DOTALL)
+
+
+def orchestration_in(paths):
+    found = {}
+    for p in paths:
+        text = code_of(p)
+        for name, pattern in ORCHESTRATION.items():
+            n = len(re.findall(pattern, text))
+            if n:
+                found[(p.name, name)] = n
+    return found
+
+
+def test_bindings_parse_call_and_wrap():
+    """The bindings parse, call and wrap; array semantics live in ext/core/array/ (DESIGN.md's layers).
+    No binding file allocates arrays, builds or submits tasks or records writers, except the listed places."""
+    paths = sorted(p for p in BIND.glob("*") if p.suffix in (".h", ".cpp"))
+    assert paths
+    assert orchestration_in(paths) == BIND_MAY_ORCHESTRATE
+
+
+def test_orchestration_check_sees_calls_but_not_comments_or_strings(tmp_path):
+    probe = tmp_path / "bind_probe.cpp"
+    probe.write_text('// make_array(rt, p) in a comment\nm.def("f", &f, "then submit() it");\n'
+                     "Array out = make_array(rt, p, shape, t, op);\nTaskSpec t = gather_task(in, out, op);\n"
+                     "submit(rt, t);\nout.base->add_writer(c);\nchar q = '\"'; // submit(\n")
+    assert orchestration_in([probe]) == {("bind_probe.cpp", "make_array("): 1, ("bind_probe.cpp", "*_task("): 1,
+                                         ("bind_probe.cpp", "submit("): 1, ("bind_probe.cpp", "add_writer("): 1}

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "array/array.h"
+#include "array/creation.h"
 #include "array/operands.h"
 #include "array/ops.h"
 #include "runtime/runtime.h"
@@ -62,16 +63,12 @@ Placement placement_from_py(nanobind::handle h, RuntimeCore& rt, const std::stri
 // The runtime and placement of a new array (creation::home) from a placement
 // argument (None or a placement; TypeError naming `op` otherwise) and an
 // optional `like` array; the default runtime when there is no `like`.
-std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nanobind::handle placement, const Array* like,
-                                                                  const std::string& op);
-// The DeviceArray argument `what` of `op` (TypeError naming its type
-// otherwise) that a compute-lane task reads or writes element by element,
-// after check_element_operand's refusals.
+creation::Home new_array_home(nanobind::handle placement, const Array* like, const std::string& op);
+// The DeviceArray argument `what` of `op`; TypeError naming its type otherwise.
+const Array& device_array(nanobind::handle x, const std::string& op, const char* what);
+// device_array for an array that a compute-lane task reads or writes element
+// by element, after check_element_operand's refusals.
 const Array& element_operand(nanobind::handle x, Access access, const std::string& op, const char* what);
-
-// Waits (GIL released when needed) for the array's writers; raises the
-// first failure (ExecutionError chained to its cause).
-void wait_ready(const Array& a);
 
 // Host data as a NumPy array of booleans, integers or floats: a NumPy array
 // as it is, anything else through numpy.asarray, with `dtype` when given (so

@@ -3,7 +3,8 @@
 // (array/host_transfer.h, array/copy.h, array/creation.h): this file turns
 // Python objects into their descriptions (dtypes, placements, host blocks of
 // NumPy arrays kept alive for the call, scalars), calls them, and wraps the
-// results; the waits that raise a failed producer's error are here. The
+// results; a failed producer that a wait meets reaches Python through the
+// exception translator (Note [Failed outcomes reach the caller]). The
 // Python-level API (asarray, indexing, reshape, repr, NumPy protocols) lives
 // in hrxarray/_array.py and builds on these.
 #include <nanobind/ndarray.h>
@@ -18,7 +19,6 @@
 #include "array/host_transfer.h"
 #include "array_bind.h"
 #include "bindings.h"
-#include "gil.h"
 #include "dlpack_bind.h"
 #include "errors.h"
 #include "kernels/elementwise.h"
@@ -150,34 +150,10 @@ Placement placement_from_py(nb::handle h, RuntimeCore& rt, const std::string& op
     return p ? *p : creation::default_placement(rt);
 }
 
-std::pair<std::shared_ptr<RuntimeCore>, Placement> new_array_home(nb::handle placement, const Array* like,
-                                                                  const std::string& op) {
+creation::Home new_array_home(nb::handle placement, const Array* like, const std::string& op) {
     std::shared_ptr<RuntimeCore> rt;
     if (!like) rt = default_runtime();
-    creation::Home home = creation::home(placement_arg(placement, op), like, rt, op);
-    return {std::move(home.rt), std::move(home.placement)};
-}
-
-void wait_ready(const Array& a) {
-    std::optional<CompletionState::Outcome> failure;
-    if (a.base->settled_ok()) return;  // the common case: one lock, no copies
-    if (a.base->ready()) {
-        for (const auto& w : a.base->writers()) {
-            auto o = w->outcome();
-            if (o.status != CompletionState::Status::Succeeded) {
-                failure = o;
-                break;
-            }
-        }
-    } else {
-        ReleaseGil release;
-        failure = a.base->wait_writers();
-    }
-    if (failure) {
-        nb::object exc = outcome_exception(*failure);
-        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-        throw nb::python_error();
-    }
+    return creation::home(placement_arg(placement, op), like, rt, op);
 }
 
 // --- arrays ------------------------------------------------------------------------
@@ -245,11 +221,15 @@ nb::object wrap(Array a) { return nb::cast(PyArray{std::move(a)}); }
 bool is_array(nb::handle h) { return nb::isinstance<PyArray>(h); }
 const Array& array_of(nb::handle h) { return nb::cast<const PyArray&>(h).a; }
 
-const Array& element_operand(nb::handle x, Access access, const std::string& op, const char* what) {
+const Array& device_array(nb::handle x, const std::string& op, const char* what) {
     if (!is_array(x))
         throw nb::type_error((op + ": " + what + " must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(x.type())))
                                  .c_str());
-    const Array& a = array_of(x);
+    return array_of(x);
+}
+
+const Array& element_operand(nb::handle x, Access access, const std::string& op, const char* what) {
+    const Array& a = device_array(x, op, what);
     check_element_operand(a, access, op);
     return a;
 }
@@ -457,14 +437,9 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
     const bool make_copy = copy_mode == 1 || to_cpu_copy;
     if (make_copy) {
         // IS_COPIED: a private, writable, C-contiguous host copy the consumer owns.
-        Placement hv;
-        hv.kind = PlacementKind::HostVisible;
-        Array c = make_array(runtime_of(a), hv, a.shape, a.dtype, op);
-        TaskSpec t = copy_task(c, Operand::of(a), op);
-        submit(runtime_of(a), t);
-        wait_ready(c);
-        const uint64_t lease = c.base->storage()->acquire_host_lease(true, "__dlpack__", "DLPack export (copied)");
-        return dlpack_capsule(c, lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
+        const host_transfer::LeasedCopy c =
+            host_transfer::leased_copy(a, op, "__dlpack__", "DLPack export (copied)");
+        return dlpack_capsule(c.array, c.lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
     }
     const uint64_t lease =
         take_lease(a, !readonly, "__dlpack__", readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
@@ -510,10 +485,7 @@ nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy
         // data, so that the producer may change it as soon as we return.
         return wrap(host_transfer::upload(*rt, place, {src.data(), src.shape, src.strides, src.dtype}, op, target));
     }
-    Array dst = make_array(*rt, place, src.shape, target, op);
-    TaskSpec t = copy_task(dst, Operand::of(src), op);
-    submit(*rt, t);
-    return wrap(dst);
+    return wrap(creation::convert(src, target, place, op));
 }
 
 // --- copies into arrays ----------------------------------------------------------
@@ -560,12 +532,12 @@ nb::object full(nb::handle shape_obj, nb::handle fill, nb::handle dtype, nb::han
                 nb::handle like) {
     const std::string op = op_name(op_obj, "full");
     const DType t = dtype_from_py(dtype, op);
-    auto [rt, p] = new_array_home(placement, like_arg(like, op), op);
+    const creation::Home home = new_array_home(placement, like_arg(like, op), op);
     const Dims shape = int_vector(shape_obj, op, "shape");
     checked_size(shape, t, op);  // a bad shape is named before the fill
     nb::object host;
     copy::Source s = copy_source(fill, t, host, op);
-    return wrap(creation::full({rt, p}, shape, t, std::move(s), op));
+    return wrap(creation::full(home, shape, t, std::move(s), op));
 }
 
 // A new array holding x converted to `dtype` (None: x's) in `placement`, on x's runtime.
@@ -714,8 +686,8 @@ void bind_array(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype, nb::handle placement, nb::handle op_obj, nb::handle like) {
             const std::string op = op_name(op_obj, "empty");
             const DType t = dtype_from_py(dtype, op);
-            auto [rt, p] = new_array_home(placement, like_arg(like, op), op);
-            return wrap(make_array(*rt, p, int_vector(shape, op, "shape"), t, op));
+            const creation::Home home = new_array_home(placement, like_arg(like, op), op);
+            return wrap(creation::empty(home, int_vector(shape, op, "shape"), t, op));
         },
         "shape"_a, "dtype"_a, "placement"_a.none() = nb::none(), "op"_a.none() = nb::none(),
         "like"_a.none() = nb::none(),

@@ -4,6 +4,7 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "py_types.h"
 
 namespace nb = nanobind;
 
@@ -88,6 +89,15 @@ void bind_errors(nb::module_& m) {
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
             std::rethrow_exception(p);
+        } catch (const TaskFailure& f) {
+            // Note [Failed outcomes reach the caller]: the exception a
+            // Completion reports, chained to the region's own error.
+            try {
+                nb::object exc = outcome_exception(f.outcome());
+                PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+            } catch (nb::python_error& e) {
+                e.restore();
+            }
         } catch (const Error& e) {
             PyErr_SetString(type_for(e.kind()), e.what());
         }

@@ -230,11 +230,8 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                                                         "(nothing was cancelled)");
                     throw nb::python_error();
                 }
-                nb::object exc = outcome_exception(c.state->outcome());
-                if (!exc.is_none()) {
-                    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-                    throw nb::python_error();
-                }
+                // Note [Failed outcomes reach the caller]: raised by the translator.
+                if (c.state->status() != CompletionState::Status::Succeeded) throw TaskFailure(c.state->outcome());
             },
             "timeout"_a.none() = nb::none(),
             "Wait, then return None or raise ExecutionError (chained to the region's error) or CancelledError; "

@@ -9,7 +9,6 @@
 
 #include "array_bind.h"
 #include "bindings.h"
-#include "gil.h"
 #include "loom_bind.h"
 #include "provider/emulated/loom_program.h"
 #include "errors.h"
@@ -226,20 +225,7 @@ void bind_kernels(nb::module_& m) {
             "_run",
             [](const Kernel& k, nb::handle views) {
                 const std::string op = kernel_op(k);
-                auto v = views_from_py(views, op);
-                ReleaseGil release;
-                check_kernel_use(k, v, op);
-                std::vector<provider::Span> spans;
-                for (const auto& view : v) spans.push_back(span_of(view));
-                // A queue of its own: the lanes' queues belong to their threads.
-                auto queue = k.runtime->provider().create_queue(k.engine, k.npu_index);
-                provider::Dispatch d;
-                d.kind = provider::Dispatch::Kind::Invoke;
-                d.program = k.program.get();
-                d.bindings = spans.data();
-                d.binding_count = spans.size();
-                queue->submit(d);
-                queue->synchronize();
+                run_alone(k, views_from_py(views, op), op);
             },
             "views"_a,
             "Testing hook: check, then run one invocation synchronously through a provider queue of its own on "

@@ -45,19 +45,9 @@ nb::tuple linalg(const std::string& kind, nb::handle x1, nb::handle x2, const st
     const Array a = operand(x1, name, "x1");
     Array b;
     const bool has_b = !x2.is_none();
-    if (has_b) {
-        b = operand(x2, name, "x2");
-        if (&runtime_of(a) != &runtime_of(b))
-            fail(ErrorKind::Message, name + ": x1 and x2 belong to different runtimes");
-    }
-    const LinalgResults r = linalg_results(op, a, has_b ? &b : nullptr, name);
-    RuntimeCore& rt = runtime_of(a);
-    std::vector<Array> outs;
-    for (size_t i = 0; i < r.shapes.size(); ++i) outs.push_back(make_array(rt, a.placement(), r.shapes[i], r.dtypes[i], name));
-    TaskSpec t = linalg_task(op, a, has_b ? &b : nullptr, outs, name);
-    submit(rt, t);
+    if (has_b) b = operand(x2, name, "x2");
     nb::list results;
-    for (const Array& o : outs) results.append(wrap(o));
+    for (Array& o : linalg::run(op, a, has_b ? &b : nullptr, name)) results.append(wrap(std::move(o)));
     return nb::tuple(results);
 }
 
@@ -81,14 +71,10 @@ void fft_region(nb::handle fn, nb::handle x, nb::handle out_obj, const std::stri
     const Array in = operand(x, name, "x");
     if (!is_array(out_obj)) throw nb::type_error((name + ": out must be a DeviceArray").c_str());
     const Array out = array_of(out_obj);
-    if (&runtime_of(in) != &runtime_of(out))
-        fail(ErrorKind::Message, name + ": x and out belong to different runtimes");
-    check_device_use(out, Access::Write, name);
     auto ref = std::make_shared<PyRef>(fn);
-    TaskSpec t = fft_task(in, out, [ref, in, out] {
+    fft::region(in, out, [ref, in, out] {
         run_python("fft region", [&] { ref->get()(numpy_view(in, false), numpy_view(out, true)); });
     }, name);
-    submit(runtime_of(in), t);
 }
 
 }  // namespace

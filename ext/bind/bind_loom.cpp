@@ -300,16 +300,7 @@ void bind_loom(nb::module_& m) {
                 if (!is_array(h)) throw nb::type_error((name + ": expected DeviceArrays, got " + repr_of(h)).c_str());
                 list.push_back(array_of(h));
             }
-            auto& rt = *kernel->runtime;
-            for (const Array& a : list)
-                if (&runtime_of(a) != &rt)
-                    fail(ErrorKind::Message, name + ": " + a.describe() + " belongs to another runtime than the kernel");
-            std::vector<std::shared_ptr<ArrayBase>> written;
-            for (size_t i = 0; i < list.size() && i < kernel->contract.bindings.size(); ++i)
-                if (access_writes(kernel->contract.bindings[i].access)) written.push_back(list[i].base);
-            TaskSpec task = kernel_task(kernel, list, name);
-            auto c = submit(rt, task);
-            for (const auto& b : written) b->add_writer(c);
+            run_kernel(std::move(kernel), list, name);
         },
         "kernel"_a, "arrays"_a, "name"_a,
         "One invocation of `kernel` over C-contiguous DeviceArrays (one per binding) as an array operation on "

@@ -32,23 +32,11 @@ nb::object gather(nb::handle x, nb::list tables, const std::string& op) {
         const auto t = nb::cast<IndexTable>(h);
         index.emplace_back(t.data(), t.data() + t.shape(0));
     }
-    const Dims shape = gather_shape(in, index, op);
-    RuntimeCore& rt = runtime_of(in);
-    Array out = make_array(rt, in.placement(), shape, in.dtype, op);
-    TaskSpec t = gather_task(in, std::move(index), out, op);
-    submit(rt, t);
-    return wrap(out);
+    return wrap(manipulation::gather(in, std::move(index), op));
 }
 
 nb::object triangle(nb::handle x, int64_t k, bool lower, const std::string& op) {
-    const Array in = element_operand(x, Access::Read, op, "x");
-    if (in.ndim() < 2)
-        fail(ErrorKind::Message, op + ": x must have at least 2 dimensions, got shape " + shape_str(in.shape));
-    RuntimeCore& rt = runtime_of(in);
-    Array out = make_array(rt, in.placement(), in.shape, in.dtype, op);
-    TaskSpec t = triangle_task(in, k, lower, out, op);
-    submit(rt, t);
-    return wrap(out);
+    return wrap(manipulation::triangle(element_operand(x, Access::Read, op, "x"), k, lower, op));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // hx.random's primitives (hrxarray/random.py builds the Generator on them):
-// each parses its arguments, allocates the result, submits the task of
-// array/random.h and returns (result, block counters consumed).
+// each parses its arguments, makes one draw of array/random.h and returns
+// (result, block counters consumed).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -20,44 +20,26 @@ namespace {
 
 using Doubles = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-// The result's runtime and placement, refused before anything is allocated
-// when the compute lane cannot bind it.
-std::pair<std::shared_ptr<RuntimeCore>, Placement> result_home(nb::handle placement, const Array* like,
-                                                               const std::string& op) {
-    auto home = new_array_home(placement, like, op);
-    check_lane_placement(home.second, home.second.repr(), Lane::Compute, op);
-    return home;
-}
-
-nb::object finish(RuntimeCore& rt, RandomTask& r, const Array& out) {
-    submit(rt, r.task);
-    return nb::make_tuple(wrap(out), r.blocks);
-}
+nb::object drawn(random::Draw d) { return nb::make_tuple(wrap(std::move(d.array)), d.blocks); }
 
 nb::object random_real(const std::string& dist, nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter,
                        double a, double b, nb::handle placement, nb::handle out_obj, const std::string& op) {
     const kernels::RandomDist d = dist == "normal" ? kernels::RandomDist::Normal : kernels::RandomDist::Uniform;
     if (!out_obj.is_none()) {
         if (!is_array(out_obj)) throw nb::type_error((op + ": out must be a DeviceArray").c_str());
-        const Array& out = array_of(out_obj);
-        RandomTask r = random_real_task(d, RandomStream{key, counter}, a, b, out, op);
-        submit(runtime_of(out), r.task);
-        return nb::make_tuple(out_obj, r.blocks);  // out itself, as NumPy returns it
+        const uint64_t blocks = random::real_into(d, RandomStream{key, counter}, a, b, array_of(out_obj), op);
+        return nb::make_tuple(out_obj, blocks);  // out itself, as NumPy returns it
     }
     const DType t = dtype_from_py(dtype, op);
-    auto [rt, p] = result_home(placement, nullptr, op);
-    const Array out = make_array(*rt, p, int_vector(shape, op, "size"), t, op);
-    RandomTask r = random_real_task(d, RandomStream{key, counter}, a, b, out, op);
-    return finish(*rt, r, out);
+    const creation::Home home = new_array_home(placement, nullptr, op);
+    return drawn(random::real(home, int_vector(shape, op, "size"), t, d, RandomStream{key, counter}, a, b, op));
 }
 
 nb::object random_integers(nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter, uint64_t low,
                            uint64_t range, nb::handle placement, const std::string& op) {
     const DType t = dtype_from_py(dtype, op);
-    auto [rt, p] = result_home(placement, nullptr, op);
-    const Array out = make_array(*rt, p, int_vector(shape, op, "size"), t, op);
-    RandomTask r = random_integers_task(RandomStream{key, counter}, low, range, out, op);
-    return finish(*rt, r, out);
+    const creation::Home home = new_array_home(placement, nullptr, op);
+    return drawn(random::integers(home, int_vector(shape, op, "size"), t, RandomStream{key, counter}, low, range, op));
 }
 
 using Words = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
@@ -65,11 +47,10 @@ using Words = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device:
 nb::object random_integers_each(nb::handle shape, nb::handle dtype, uint64_t key, uint64_t counter, Words low,
                                 Words range, nb::handle placement, const std::string& op) {
     const DType t = dtype_from_py(dtype, op);
-    auto [rt, p] = result_home(placement, nullptr, op);
+    const creation::Home home = new_array_home(placement, nullptr, op);
     std::vector<uint64_t> lo(low.data(), low.data() + low.shape(0)), span(range.data(), range.data() + range.shape(0));
-    const Array out = make_array(*rt, p, int_vector(shape, op, "size"), t, op);
-    RandomTask r = random_integers_each_task(RandomStream{key, counter}, std::move(lo), std::move(span), out, op);
-    return finish(*rt, r, out);
+    return drawn(random::integers_each(home, int_vector(shape, op, "size"), t, RandomStream{key, counter},
+                                       std::move(lo), std::move(span), op));
 }
 
 nb::object random_choice(const std::string& kind, int64_t population, Doubles probs, bool sorted, nb::handle shape,
@@ -82,15 +63,9 @@ nb::object random_choice(const std::string& kind, int64_t population, Doubles pr
     how.probs.assign(probs.data(), probs.data() + probs.shape(0));
     how.sorted = sorted;
     const Array* s = src.is_none() ? nullptr : &array_of(src);
-    Dims draw = int_vector(shape, op, "size");
-    const int64_t count = checked_size(draw, DType::Int64, op);
-    Dims out_shape = draw;
-    if (s)
-        for (int i = 1; i < s->ndim(); ++i) out_shape.push_back(s->shape[static_cast<size_t>(i)]);
-    auto [rt, p] = result_home(placement, s, op);
-    const Array out = make_array(*rt, p, out_shape, s ? s->dtype : DType::Int64, op);
-    RandomTask r = random_choice_task(how, RandomStream{key, counter}, count, s, out, op);
-    return finish(*rt, r, out);
+    const Dims draw = int_vector(shape, op, "size");
+    const creation::Home home = new_array_home(placement, s, op);
+    return drawn(random::choice(how, RandomStream{key, counter}, draw, s, home, op));
 }
 
 }  // namespace

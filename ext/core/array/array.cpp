@@ -4,6 +4,7 @@
 
 #include "checked.h"
 #include "errors.h"
+#include "runtime/blocking.h"
 
 namespace hrx {
 
@@ -44,6 +45,24 @@ std::optional<CompletionState::Outcome> ArrayBase::wait_writers() const {
         if (!failure && o.status != CompletionState::Status::Succeeded) failure = std::move(o);
     }
     return failure;
+}
+
+void wait_ready(const Array& a) {
+    if (a.base->settled_ok()) return;  // the common case: one lock, no copies
+    std::optional<CompletionState::Outcome> failure;
+    if (a.base->ready()) {
+        for (const auto& w : a.base->writers()) {
+            auto o = w->outcome();
+            if (o.status != CompletionState::Status::Succeeded) {
+                failure = std::move(o);
+                break;
+            }
+        }
+    } else {
+        BlockingWait wait;
+        failure = a.base->wait_writers();
+    }
+    if (failure) throw TaskFailure(std::move(*failure));
 }
 
 // --- Array ----------------------------------------------------------------------

@@ -89,6 +89,12 @@ struct Array {
     std::string describe() const;
 };
 
+// Waits for the writers of `a`'s base (a BlockingWait when one is pending)
+// and throws the first failure as a TaskFailure (Note [Failed outcomes reach
+// the caller] in runtime/scheduler.h): what host access, DLPack export,
+// block_until_ready and data-dependent results wait on.
+void wait_ready(const Array& a);
+
 // The C-contiguous byte strides of `shape` for `dtype` (BFP16: blocks along the last axis).
 Dims contiguous_strides(const Dims& shape, DType dtype);
 // Product of the shape; ValueError naming `op` when it overflows int64 or a dimension is negative.

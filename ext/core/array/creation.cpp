@@ -31,6 +31,10 @@ Home home(const std::optional<Placement>& requested, const Array* like, const st
     return {rt, *requested};
 }
 
+Array empty(const Home& home, const Dims& shape, DType dtype, const std::string& op) {
+    return make_array(*home.rt, home.placement, shape, dtype, op);
+}
+
 Array full(const Home& home, const Dims& shape, DType dtype, copy::Source fill, const std::string& op) {
     checked_size(shape, dtype, op);
     copy::check(home.placement, shape, dtype, *home.rt, fill, op);

@@ -26,6 +26,8 @@ struct Home {
 Home home(const std::optional<Placement>& requested, const Array* like, const std::shared_ptr<RuntimeCore>& default_rt,
           const std::string& op);
 
+// A new zero-filled C-contiguous array of `shape` and `dtype` at `home`.
+Array empty(const Home& home, const Dims& shape, DType dtype, const std::string& op);
 // A new array of `shape` and `dtype` at `home`, filled with `fill` (a copy
 // source, broadcast as NumPy assigns), which is checked before the array is
 // allocated.

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "array/sorting.h"
+#include "errors.h"
 
 namespace hrx {
 
@@ -13,3 +14,14 @@ TaskSpec fft_task(const Array& in, const Array& out, std::function<void()> body,
 }
 
 }  // namespace hrx
+
+namespace hrx::fft {
+
+void region(const Array& in, const Array& out, std::function<void()> body, const std::string& name) {
+    if (&runtime_of(in) != &runtime_of(out)) fail(ErrorKind::Message, name + ": x and out belong to different runtimes");
+    check_device_use(out, Access::Write, name);
+    TaskSpec t = fft_task(in, out, std::move(body), name);
+    submit(runtime_of(in), t);
+}
+
+}  // namespace hrx::fft

@@ -26,3 +26,12 @@ namespace hrx {
 TaskSpec fft_task(const Array& in, const Array& out, std::function<void()> body, const std::string& name);
 
 }  // namespace hrx
+
+namespace hrx::fft {
+
+// out = body's FFT of `in`, submitted as fft_task: `out` (a fresh,
+// C-contiguous array, of in's runtime: ValueError naming `name` otherwise)
+// must be free for a device write (check_device_use) first.
+void region(const Array& in, const Array& out, std::function<void()> body, const std::string& name);
+
+}  // namespace hrx::fft

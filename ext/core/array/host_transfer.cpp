@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "array/creation.h"
 #include "errors.h"
 #include "runtime/blocking.h"
 #include "runtime/runtime.h"
@@ -65,6 +66,14 @@ uint64_t take_lease(const Array& a, bool writable, std::string_view op, const ch
         return st.acquire_host_lease(writable, op, label, true);
     }
     return st.acquire_host_lease(writable, op, label, false);
+}
+
+LeasedCopy leased_copy(const Array& a, const std::string& op, std::string_view who, const char* label) {
+    LeasedCopy c;
+    c.array = creation::convert(a, a.dtype, host_visible(), op);
+    wait_ready(c.array);
+    c.lease = c.array.base->storage()->acquire_host_lease(true, who, label);
+    return c;
 }
 
 void check_view(const Array& a, const std::string& op) {

@@ -65,6 +65,16 @@ private:
 // work uses it; the refusals of StorageState::acquire_host_lease. Returns its id.
 uint64_t take_lease(const Array& a, bool writable, std::string_view op, const char* label);
 
+// A private, writable, C-contiguous HostVisible copy of `a` (its checks come
+// before it is allocated), waited for, under a writable host lease taken for
+// `who` with `label` (a static string): what a copying DLPack export
+// (IS_COPIED) hands its consumer, whose deleter gives the lease back.
+struct LeasedCopy {
+    Array array;
+    uint64_t lease = 0;
+};
+LeasedCopy leased_copy(const Array& a, const std::string& op, std::string_view who, const char* label);
+
 // A read-only zero-copy window on an array's bytes: [data, data + bytes)
 // covers its extent, element 0 at data + offset; the lease lives as long as
 // the window's owner keeps it.

@@ -1,6 +1,8 @@
-// Advanced indexing as array-layer tasks (kernels/indexing.h): integer-array
-// gathers and scatters, boolean-mask compress, and the layout rules that
-// place their results (NumPy's, which the array API follows).
+// Advanced indexing (kernels/indexing.h): integer-array gathers and
+// scatters, boolean-mask compress and isin, as whole operations (the checks,
+// the bounds and counts the host waits for, the result, the submission) and
+// as the array-layer tasks they submit, and the layout rules that place their
+// results (NumPy's, which the array API follows).
 //
 // Note [Advanced index layout]: the caller applies the basic part of a key
 // (integers, slices, None) as a view `v` and hands over the axes of v that
@@ -75,3 +77,35 @@ TaskSpec isin_task(const Array& x1, const Array& x2, DType common, bool invert, 
                    const std::string& name);
 
 }  // namespace hrx
+
+// The operations behind x[...] with index arrays and masks (hrxarray/_indexing.py
+// applies a key's basic part as a view first) and isin. Every check runs
+// before anything is allocated or submitted; each array argument gets
+// check_element_operand's refusals in argument order. Errors name `op`.
+namespace hrx::indexing {
+
+// x indexed at `axes` (distinct, ascending axes of x) by integer index
+// arrays (x's runtime; IndexError for other dtypes, as NumPy) broadcast
+// together, as a new array (Note [Advanced index layout]; `key_axes` number
+// the axes as the caller's key does, for messages). `mode` is 'raise' (the
+// indices' bounds are checked first, waiting for them), 'wrap' or 'clip'.
+Array get(const Array& x, const std::vector<int>& axes, const std::vector<Array>& indices,
+          const std::vector<int>& key_axes, bool adjacent, int first, const std::string& mode, const std::string& op);
+
+// x indexed as in get() = values (a DeviceArray of x's dtype and runtime,
+// broadcast by NumPy's assignment rule), asynchronously, after the bounds
+// check; repeated indices: the last in C order wins. Values and indices
+// that overlap x are copied first (NumPy reads before it writes).
+void set(const Array& x, const std::vector<int>& axes, const std::vector<Array>& indices,
+         const std::vector<int>& key_axes, bool adjacent, int first, const Array& values, const std::string& op);
+
+// The elements of x where the bool `mask` (over x's axes from `axis`) is
+// true, as a new array; waits for the mask's count (the result's shape
+// depends on the data).
+Array mask_get(const Array& x, int axis, const Array& mask, int key_axis, bool adjacent, int first,
+               const std::string& op);
+
+// Whether each element of x1 is in x2 (bool, x1's shape), negated when invert.
+Array isin(const Array& x1, const Array& x2, bool invert, const std::string& op);
+
+}  // namespace hrx::indexing

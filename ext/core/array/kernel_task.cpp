@@ -36,4 +36,17 @@ TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Arr
     return t;
 }
 
+void run_kernel(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
+    RuntimeCore& rt = *kernel->runtime;
+    for (const Array& a : arrays)
+        if (&runtime_of(a) != &rt)
+            fail(ErrorKind::Message, name + ": " + a.describe() + " belongs to another runtime than the kernel");
+    std::vector<std::shared_ptr<ArrayBase>> written;
+    for (size_t i = 0; i < arrays.size() && i < kernel->contract.bindings.size(); ++i)
+        if (access_writes(kernel->contract.bindings[i].access)) written.push_back(arrays[i].base);
+    TaskSpec task = kernel_task(std::move(kernel), arrays, name);
+    auto c = submit(rt, task);
+    for (const auto& b : written) b->add_writer(c);
+}
+
 }  // namespace hrx

@@ -568,3 +568,19 @@ TaskSpec linalg_task(LinalgOp op, const Array& a, const Array* b, const std::vec
 }
 
 }  // namespace hrx
+
+namespace hrx::linalg {
+
+std::vector<Array> run(LinalgOp op, const Array& a, const Array* b, const std::string& name) {
+    if (b && &runtime_of(a) != &runtime_of(*b))
+        fail(ErrorKind::Message, name + ": x1 and x2 belong to different runtimes");
+    const LinalgResults r = linalg_results(op, a, b, name);
+    RuntimeCore& rt = runtime_of(a);
+    std::vector<Array> outs;
+    for (size_t i = 0; i < r.shapes.size(); ++i) outs.push_back(make_array(rt, a.placement(), r.shapes[i], r.dtypes[i], name));
+    TaskSpec t = linalg_task(op, a, b, outs, name);
+    submit(rt, t);
+    return outs;
+}
+
+}  // namespace hrx::linalg

@@ -62,3 +62,12 @@ TaskSpec linalg_task(LinalgOp op, const Array& a, const Array* b, const std::vec
                      const std::string& name);
 
 }  // namespace hrx
+
+namespace hrx::linalg {
+
+// One hx.linalg operation on `a` (and `b` for Solve, of a's runtime:
+// ValueError naming `name` otherwise): its results, fresh arrays in a's
+// placement, computed asynchronously by linalg_task.
+std::vector<Array> run(LinalgOp op, const Array& a, const Array* b, const std::string& name);
+
+}  // namespace hrx::linalg

@@ -78,3 +78,26 @@ TaskSpec triangle_task(const Array& in, int64_t k, bool lower, const Array& out,
 }
 
 }  // namespace hrx
+
+namespace hrx::manipulation {
+
+Array gather(const Array& in, std::vector<std::vector<int64_t>> index, const std::string& op) {
+    const Dims shape = gather_shape(in, index, op);
+    RuntimeCore& rt = runtime_of(in);
+    Array out = make_array(rt, in.placement(), shape, in.dtype, op);
+    TaskSpec t = gather_task(in, std::move(index), out, op);
+    submit(rt, t);
+    return out;
+}
+
+Array triangle(const Array& in, int64_t k, bool lower, const std::string& op) {
+    if (in.ndim() < 2)
+        fail(ErrorKind::Message, op + ": x must have at least 2 dimensions, got shape " + shape_str(in.shape));
+    RuntimeCore& rt = runtime_of(in);
+    Array out = make_array(rt, in.placement(), in.shape, in.dtype, op);
+    TaskSpec t = triangle_task(in, k, lower, out, op);
+    submit(rt, t);
+    return out;
+}
+
+}  // namespace hrx::manipulation

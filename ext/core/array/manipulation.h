@@ -30,3 +30,15 @@ TaskSpec gather_task(const Array& in, std::vector<std::vector<int64_t>> index, c
 TaskSpec triangle_task(const Array& in, int64_t k, bool lower, const Array& out, const std::string& name);
 
 }  // namespace hrx
+
+namespace hrx::manipulation {
+
+// A new array (in's placement and dtype) gathered from `in` by the index
+// tables (Note [Outer gathers]; checked by gather_shape), asynchronously.
+Array gather(const Array& in, std::vector<std::vector<int64_t>> index, const std::string& op);
+
+// tril(in, k) (lower) or triu(in, k) of the last two axes as a new array;
+// ValueError naming `op` when `in` has fewer than 2 dimensions.
+Array triangle(const Array& in, int64_t k, bool lower, const std::string& op);
+
+}  // namespace hrx::manipulation

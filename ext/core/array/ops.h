@@ -1,9 +1,10 @@
 // Array operations as runtime tasks: each builds one TaskSpec (lane, uses,
-// closure) that is submitted with submit() below (by the binding, or by the
-// operations of elementwise.h, reductions.h and matmul.h, which own their
-// whole call). The
-// closures hold raw pointers into buffers that the task's uses keep alive
-// until retirement, plus everything else by value; they never touch Python.
+// closure) that is submitted with submit() below by the core operation that
+// owns the whole call (elementwise.h, reductions.h, matmul.h, indexing.h,
+// sorting.h, ...: checks, allocation, submission, waits); the bindings only
+// parse, call and wrap. The closures hold raw pointers into buffers that the
+// task's uses keep alive until retirement, plus everything else by value;
+// they never touch Python.
 //
 // Note [Lanes of array operations]: elementwise functions, reductions, casts
 // and copies between GPU-bindable placements run on the GPU compute lane;
@@ -90,6 +91,11 @@ Placement host_visible();
 // Note [Blocking waits of core code]) while the runtime is full, and records
 // the completion as a writer of the written base.
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task);
+// Submits a task whose answer the host needs before it goes on (a bound, a
+// count that sizes a result), records its completion as a writer of
+// `also_written` too, and waits for it (wait_succeeded: a failure throws
+// TaskFailure).
+void run_now(RuntimeCore& rt, TaskSpec& task, std::initializer_list<const Array*> also_written = {});
 
 // NumPy's broadcast of shapes; ValueError naming `op` and the shapes.
 Dims broadcast_shapes(std::span<const Dims* const> shapes, const std::string& op);
@@ -186,6 +192,10 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
 // access, after the checks a graph makes (check_kernel_use) and the array
 // layer's refusals. The caller records the completion on every written base.
 TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
+// kernel_task submitted, after checking that every array belongs to the
+// kernel's runtime (ValueError naming `name`); the arrays its bindings write
+// get the completion as a writer. What hx.loom.ufunc and hx.loom.function run.
+void run_kernel(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
 
 // Host transfers on the calling thread (the caller has released the GIL and
 // waited for the array's writers). write_from_host copies a strided host

@@ -130,3 +130,61 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
 }
 
 }  // namespace hrx
+
+namespace hrx::random {
+
+namespace {
+
+// A new result at `home`, its placement refused before anything is
+// allocated when the compute lane cannot bind it.
+Array result(const creation::Home& home, const Dims& shape, DType dtype, const std::string& op) {
+    check_lane_placement(home.placement, home.placement.repr(), Lane::Compute, op);
+    return make_array(*home.rt, home.placement, shape, dtype, op);
+}
+
+Draw submitted(RandomTask& r, const Array& out) {
+    submit(runtime_of(out), r.task);
+    return {out, r.blocks};
+}
+
+}  // namespace
+
+uint64_t real_into(kernels::RandomDist dist, RandomStream s, double a, double b, const Array& out,
+                   const std::string& op) {
+    RandomTask r = random_real_task(dist, s, a, b, out, op);
+    return submitted(r, out).blocks;
+}
+
+Draw real(const creation::Home& home, const Dims& shape, DType dtype, kernels::RandomDist dist, RandomStream s,
+          double a, double b, const std::string& op) {
+    const Array out = result(home, shape, dtype, op);
+    RandomTask r = random_real_task(dist, s, a, b, out, op);
+    return submitted(r, out);
+}
+
+Draw integers(const creation::Home& home, const Dims& shape, DType dtype, RandomStream s, uint64_t low,
+              uint64_t range, const std::string& op) {
+    const Array out = result(home, shape, dtype, op);
+    RandomTask r = random_integers_task(s, low, range, out, op);
+    return submitted(r, out);
+}
+
+Draw integers_each(const creation::Home& home, const Dims& shape, DType dtype, RandomStream s,
+                   std::vector<uint64_t> low, std::vector<uint64_t> range, const std::string& op) {
+    const Array out = result(home, shape, dtype, op);
+    RandomTask r = random_integers_each_task(s, std::move(low), std::move(range), out, op);
+    return submitted(r, out);
+}
+
+Draw choice(const RandomIndices& how, RandomStream s, const Dims& draw, const Array* src, const creation::Home& home,
+            const std::string& op) {
+    const int64_t count = checked_size(draw, DType::Int64, op);
+    Dims out_shape = draw;
+    if (src)
+        for (int i = 1; i < src->ndim(); ++i) out_shape.push_back(src->shape[static_cast<size_t>(i)]);
+    const Array out = result(home, out_shape, src ? src->dtype : DType::Int64, op);
+    RandomTask r = random_choice_task(how, s, count, src, out, op);
+    return submitted(r, out);
+}
+
+}  // namespace hrx::random

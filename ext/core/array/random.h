@@ -1,12 +1,13 @@
 // hx.random's array semantics: which kernel fills a result, how many block
-// counters a call consumes (the Generator advances by exactly that), and the
-// compute-lane task that runs it. Note [Random streams] (kernels/random.h)
+// counters a call consumes (the Generator advances by exactly that), the
+// compute-lane task that runs it, and the draws that allocate and submit it. Note [Random streams] (kernels/random.h)
 // says how values follow from (key, counter).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "array/creation.h"
 #include "array/ops.h"
 #include "kernels/random.h"
 
@@ -54,3 +55,30 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
                               const Array& out, const std::string& op);
 
 }  // namespace hrx
+
+// The draws behind hrxarray/random.py's Generator: each allocates its result
+// at `home` (refused first, Unsupported naming `op`, when the compute lane
+// cannot bind its placement), submits the task above and returns the result
+// with the block counters it consumes. Errors name `op`.
+namespace hrx::random {
+
+struct Draw {
+    Array array;
+    uint64_t blocks = 0;
+};
+
+// random_real_task into `out` (the caller checked its shape and dtype); returns the blocks.
+uint64_t real_into(kernels::RandomDist dist, RandomStream s, double a, double b, const Array& out,
+                   const std::string& op);
+Draw real(const creation::Home& home, const Dims& shape, DType dtype, kernels::RandomDist dist, RandomStream s,
+          double a, double b, const std::string& op);
+Draw integers(const creation::Home& home, const Dims& shape, DType dtype, RandomStream s, uint64_t low,
+              uint64_t range, const std::string& op);
+Draw integers_each(const creation::Home& home, const Dims& shape, DType dtype, RandomStream s,
+                   std::vector<uint64_t> low, std::vector<uint64_t> range, const std::string& op);
+// `count` = the size of `draw` indices; the result has draw's shape followed
+// by src's trailing axes (src's dtype; int64 indices without src).
+Draw choice(const RandomIndices& how, RandomStream s, const Dims& draw, const Array* src, const creation::Home& home,
+            const std::string& op);
+
+}  // namespace hrx::random

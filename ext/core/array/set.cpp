@@ -44,3 +44,40 @@ TaskSpec unique_axis_task(const Array& in, int axis, const Array& values, const 
 }
 
 }  // namespace hrx
+
+namespace hrx::set {
+
+Unique unique(const Array& in, bool equal_nan, const std::string& op) {
+    RuntimeCore& rt = runtime_of(in);
+    const Dims flat{in.size()};
+    Array values = make_array(rt, in.placement(), flat, in.dtype, op);
+    Array index = make_array(rt, in.placement(), flat, DType::Int64, op);
+    Array inverse = make_array(rt, in.placement(), in.shape, DType::Int64, op);
+    Array counts = make_array(rt, in.placement(), flat, DType::Int64, op);
+    auto count = std::make_shared<int64_t>(0);
+    TaskSpec t = unique_task(in, equal_nan, values, index, inverse, counts, count, op);
+    run_now(rt, t, {&index, &inverse, &counts});
+    const int64_t k = *count;
+    return {head(values, 0, k), head(index, 0, k), inverse, head(counts, 0, k)};
+}
+
+Unique unique_axis(const Array& in, int axis, const std::string& op) {
+    RuntimeCore& rt = runtime_of(in);
+    Dims moved = in.shape;
+    moved.erase(moved.begin() + axis);
+    moved.insert(moved.begin(), in.shape[static_cast<size_t>(axis)]);
+    const Dims rows{moved[0]};
+    Array values = make_array(rt, in.placement(), moved, in.dtype, op);
+    Array index = make_array(rt, in.placement(), rows, DType::Int64, op);
+    Array inverse = make_array(rt, in.placement(), rows, DType::Int64, op);
+    Array counts = make_array(rt, in.placement(), rows, DType::Int64, op);
+    auto count = std::make_shared<int64_t>(0);
+    TaskSpec t = unique_axis_task(in, axis, values, index, inverse, counts, count, op);
+    run_now(rt, t, {&index, &inverse, &counts});
+    const int64_t k = *count;
+    Array distinct = values;
+    distinct.shape[0] = k;
+    return {distinct, head(index, 0, k), inverse, head(counts, 0, k)};
+}
+
+}  // namespace hrx::set

@@ -26,3 +26,22 @@ TaskSpec unique_axis_task(const Array& in, int axis, const Array& values, const 
                           const Array& counts, std::shared_ptr<int64_t> count, const std::string& name);
 
 }  // namespace hrx
+
+namespace hrx::set {
+
+// What unique finds: the distinct values, the index of each one's first
+// occurrence, the group of every element, and how often each one occurs.
+struct Unique {
+    Array values, index, inverse, counts;
+};
+
+// unique_task's results cut to the distinct values found (values, index and
+// counts 1-d; inverse in's shape); waits for the count (the results' shapes
+// depend on the data).
+Unique unique(const Array& in, bool equal_nan, const std::string& op);
+
+// unique_axis_task's results along the normalised `axis` (values with axis
+// moved first); waits for the count.
+Unique unique_axis(const Array& in, int axis, const std::string& op);
+
+}  // namespace hrx::set

@@ -24,6 +24,20 @@ void check_sortable(DType dt, const std::string& name) {
                                          " cannot be sorted (blocks share exponents; convert to float32 first)");
 }
 
+void check_comparable(const Array& a, const std::string& op) {
+    if (a.dtype == DType::BFP16)
+        fail(ErrorKind::Type, op + ": bfp16 arrays cannot be compared; convert with astype(hx.float32)");
+    check_element_operand(a, Access::Read, op);
+}
+
+Array head(const Array& a, int64_t row, int64_t k) {
+    Array v = a;
+    v.offset += row * a.strides[0] * (a.ndim() > 1 ? 1 : 0);
+    v.shape = Dims{k};
+    v.strides = Dims{a.strides.back()};
+    return v;
+}
+
 TaskSpec sort_task(const Array& in, int axis, bool descending, bool indices, const Array& out,
                    const std::string& name) {
     check_sortable(in.dtype, name);
@@ -80,3 +94,15 @@ TaskSpec sort_task(const Array& in, int axis, bool descending, bool indices, con
 }
 
 }  // namespace hrx
+
+namespace hrx::sorting {
+
+Array sort(const Array& in, int axis, bool descending, bool indices, const std::string& op) {
+    RuntimeCore& rt = runtime_of(in);
+    Array out = make_array(rt, in.placement(), in.shape, indices ? DType::Int64 : in.dtype, op);
+    TaskSpec t = sort_task(in, axis, descending, indices, out, op);
+    submit(rt, t);
+    return out;
+}
+
+}  // namespace hrx::sorting

@@ -48,3 +48,18 @@ TaskSpec cumulative_task(const Array& in, int axis, bool product, bool include_i
 }
 
 }  // namespace hrx
+
+namespace hrx::statistical {
+
+Array cumulative(const Array& in, int axis, bool product, DType dtype, bool include_initial, const std::string& op) {
+    if (dtype == DType::BFP16) fail(ErrorKind::Type, op + ": dtype bfp16 has no arithmetic");
+    Dims shape = in.shape;
+    shape[static_cast<size_t>(axis)] += include_initial ? 1 : 0;
+    RuntimeCore& rt = runtime_of(in);
+    Array out = make_array(rt, in.placement(), shape, dtype, op);
+    TaskSpec t = cumulative_task(in, axis, product, include_initial, out, op);
+    submit(rt, t);
+    return out;
+}
+
+}  // namespace hrx::statistical

@@ -13,3 +13,12 @@ TaskSpec cumulative_task(const Array& in, int axis, bool product, bool include_i
                          const std::string& name);
 
 }  // namespace hrx
+
+namespace hrx::statistical {
+
+// The cumulative sum (or product) of `in` along the normalised `axis` in
+// `dtype` (TypeError naming `op` for bfp16) as a new array, one longer along
+// axis with include_initial.
+Array cumulative(const Array& in, int axis, bool product, DType dtype, bool include_initial, const std::string& op);
+
+}  // namespace hrx::statistical

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "errors.h"
+#include "runtime/blocking.h"
+#include "runtime/runtime.h"
 
 namespace hrx {
 
@@ -88,6 +90,21 @@ void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views
                                              std::to_string(kernel.npu_index) + " (use NpuLocal or Shared storage of it)");
     }
     kernel.contract.check_use(views, op, kernel.engine);
+}
+
+void run_alone(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op) {
+    BlockingWait wait;
+    check_kernel_use(kernel, views, op);
+    std::vector<provider::Span> spans;
+    for (const auto& view : views) spans.push_back(span_of(view));
+    auto queue = kernel.runtime->provider().create_queue(kernel.engine, kernel.npu_index);
+    provider::Dispatch d;
+    d.kind = provider::Dispatch::Kind::Invoke;
+    d.program = kernel.program.get();
+    d.bindings = spans.data();
+    d.binding_count = spans.size();
+    queue->submit(d);
+    queue->synchronize();
 }
 
 provider::Span span_of(const BufferView& view) {

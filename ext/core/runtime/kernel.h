@@ -87,4 +87,10 @@ provider::Span span_of(const BufferView& view);
 // Unsupported otherwise, then contract.check_use.
 void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op);
 
+// A testing hook: check_kernel_use, then one invocation run synchronously on
+// the calling thread (inside a BlockingWait) through a provider queue of its
+// own, as the lanes' queues belong to their threads; outside any graph: no
+// hazards, leases or visibility transitions.
+void run_alone(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op);
+
 }  // namespace hrx

@@ -13,6 +13,7 @@
 #include <unistd.h>  // getpid
 
 #include "poll.h"
+#include "runtime/blocking.h"
 #include "runtime/deadline.h"
 #include "runtime/runtime.h"
 
@@ -129,6 +130,14 @@ bool CompletionState::wait(std::optional<double> seconds) const {
     if (poll_done()) return true;
     std::unique_lock<std::mutex> lock(mu_);
     return deadline.wait(cv_, lock, [&] { return outcome_.status != Status::Pending; });
+}
+
+void wait_succeeded(const CompletionState& c) {
+    if (!c.done()) {
+        BlockingWait wait;
+        c.wait(std::nullopt);
+    }
+    if (c.status() != CompletionState::Status::Succeeded) throw TaskFailure(c.outcome());
 }
 
 // Note [Waiters poll first]: most waits are for work that ends within tens

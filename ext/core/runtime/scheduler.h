@@ -118,6 +118,30 @@ private:
     std::atomic<bool> cancel_requested_{false};
 };
 
+// Note [Failed outcomes reach the caller]: a failed or cancelled submission
+// that core code waited for on the caller's behalf (an array's writers, a
+// data-dependent count) is thrown as a TaskFailure carrying the completion's
+// outcome. The binding turns it into the same exception Completion.result()
+// raises (ExecutionError chained to the region's own error, LinAlgError, or
+// CancelledError), so every wait reports a failure one way.
+class TaskFailure : public Error {
+public:
+    explicit TaskFailure(CompletionState::Outcome outcome)
+        : Error(kind_of(outcome), outcome.message), outcome_(std::move(outcome)) {}
+    const CompletionState::Outcome& outcome() const { return outcome_; }
+
+private:
+    static ErrorKind kind_of(const CompletionState::Outcome& o) {
+        if (o.status == CompletionState::Status::Cancelled) return ErrorKind::Cancelled;
+        return o.cause_kind == ErrorKind::LinAlg ? ErrorKind::LinAlg : ErrorKind::Execution;
+    }
+    CompletionState::Outcome outcome_;
+};
+
+// Waits for `c` (a BlockingWait when it is pending; Note [Blocking waits of
+// core code]) and throws TaskFailure when it failed or was cancelled.
+void wait_succeeded(const CompletionState& c);
+
 // Holds one of a prepared graph's completion slots until every holder (the
 // run and each Completion observer) is gone.
 struct SlotToken {
