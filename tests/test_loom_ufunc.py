@@ -180,3 +180,40 @@ def test_ufunc_bad_scalar_queues_nothing(axpy):
         axpy(x, y, out=out, alpha=1e39)
     assert rt.statistics().submissions == before
     np.testing.assert_array_equal(hx.to_numpy(out), 0)
+
+
+def test_ufunc_scalars_equal_in_value_but_not_in_bits_get_their_own_kernel(scale):
+    # A loaded kernel bakes its scalars in: -0.0 after 0.0 (equal as numbers) must not reuse 0.0's kernel.
+    x = hx.asarray(np.array([-1.0, 1.0], np.float32))
+    for alpha in (0.0, -0.0, 0.0, 2, 2.0, np.float32(-0.0)):
+        got = hx.to_numpy(scale(x, alpha=alpha))
+        want = np.float32(alpha) * np.array([-1.0, 1.0], np.float32)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("layout", ["direct", "strided", "cast", "broadcast", "out", "out_strided", "host"])
+def test_ufunc_direct_and_general_calls_agree(axpy, layout):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((6, 8)).astype(np.float32)
+    b = rng.standard_normal((6, 8)).astype(np.float32)
+    want = (np.float32(1.5) * a + b).astype(np.float32)
+    x, y = hx.asarray(a), hx.asarray(b)
+    out = None
+    if layout == "strided":
+        x = hx.asarray(np.ascontiguousarray(a.T)).T  # not C-contiguous
+    elif layout == "cast":
+        x = hx.asarray(a.astype(np.float16))
+        want = (np.float32(1.5) * a.astype(np.float16).astype(np.float32) + b).astype(np.float32)
+    elif layout == "broadcast":
+        y = hx.asarray(b[0])
+        want = (np.float32(1.5) * a + b[0]).astype(np.float32)
+    elif layout == "out":
+        out = hx.empty((6, 8), dtype=np.float32)
+    elif layout == "out_strided":
+        out = hx.empty((8, 6), dtype=np.float32).T
+    elif layout == "host":
+        x = a
+    got = axpy(x, y, alpha=1.5, out=out)
+    assert got is out if out is not None else isinstance(got, hx.DeviceArray)
+    np.testing.assert_array_equal(hx.to_numpy(got), want)

@@ -579,6 +579,17 @@ void bind_array(nb::module_& m) {
         .def_prop_ro("buffer", [](const PyArray& s) { return s.a.buffer(); },
                      "The Buffer holding the elements (shared by every view of it).")
         .def_prop_ro("_offset", [](const PyArray& s) { return s.a.offset; }, "Byte offset of element [0, ...].")
+        .def_prop_ro("_c_contiguous", [](const PyArray& s) { return s.a.c_contiguous(); },
+                     "True when the elements lie in C order with no gaps (length-1 axes and empty arrays count as "
+                     "contiguous).")
+        .def("_contiguous_view",
+             [](const PyArray& s, nb::handle shape) {
+                 Dims d = int_vector(shape, "reshape", "shape");
+                 Dims strides = contiguous_strides(d, s.a.dtype);
+                 return wrap(view_of(s.a, s.a.offset, std::move(d), std::move(strides), s.a.dtype,
+                                     "reshape of " + s.a.describe()));
+             },
+             "shape"_a, "A view of this C-contiguous array's elements, from its first, with `shape` in C order.")
         .def_prop_ro("_readonly", [](const PyArray& s) { return s.a.base->readonly(); },
                      "True for read-only DLPack imports, which device work must not write.")
         .def_prop_ro("_base_id", [](const PyArray& s) { return reinterpret_cast<uintptr_t>(s.a.base.get()); },

@@ -362,38 +362,16 @@ def _reshape(self, *shape: int, order: str = "C", copy: bool | None = None) -> D
     if self.dtype is bfp16 and (not shape or shape[-1] % 8):
         raise ValueError(f"{op}: a bfp16 array's last axis must stay a multiple of 8")
     base = self
-    if not _c_contiguous(self):
+    if not self._c_contiguous:
         if copy is False:
             raise ValueError(f"{op}(copy=False): the array is not contiguous, a copy is needed")
         base = self.copy()
     elif copy:
         base = self.copy()
-    return base._view(base._offset, shape, _contiguous_strides(shape, base.dtype))
+    return base._contiguous_view(shape)
 
 
 _INT64_MAX = 2**63 - 1
-
-
-def _contiguous_strides(shape, dtype):
-    strides = []
-    if dtype is bfp16:
-        step = 9
-        for i, s in enumerate(reversed(shape)):
-            strides.append(step)
-            step *= builtins.max(s // 8, 1) if i == 0 else builtins.max(s, 1)
-    else:
-        step = np.dtype(dtype).itemsize
-        for s in reversed(shape):
-            strides.append(step)
-            step *= builtins.max(s, 1)
-    return tuple(reversed(strides))
-
-
-def _c_contiguous(x):
-    if x.size == 0:
-        return True
-    want = _contiguous_strides(x.shape, x.dtype)
-    return builtins.all(n == 1 or s == w for n, s, w in zip(x.shape, x.strides, want))
 
 
 @_method("transpose")

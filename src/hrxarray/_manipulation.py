@@ -180,7 +180,7 @@ def ravel(x: DeviceArray, /, order: str = "C") -> DeviceArray:
 
 def _c_order_only(x: DeviceArray, order: str, op: str) -> None:
     # "K" and "A" read memory order, which is C order exactly when x is C-contiguous.
-    if order != "C" and not (order in ("K", "A") and _array._c_contiguous(x)):
+    if order != "C" and not (order in ("K", "A") and x._c_contiguous):
         raise ValueError(f"{op}: only order='C' is supported here (and 'K'/'A' of a C-contiguous array), "
                          f"got {order!r}")
 

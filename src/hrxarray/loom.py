@@ -49,6 +49,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _array as A
+from . import _creation as C
+from . import _manipulation as M
 from ._core import Artifact
 from ._core import loom as _l
 
@@ -160,6 +163,14 @@ def _runtime_of(arrays):
     return default_runtime()
 
 
+def _scalar_key(v: Any) -> tuple:
+    # A loaded kernel bakes its scalars into its constants, so the cache key
+    # must tell apart the values that compare equal: -0.0 and 0.0 (and 1 and 1.0).
+    if isinstance(v, (float, np.floating)):
+        return type(v), float(v).hex()
+    return type(v), v
+
+
 def _np_dtype(name: str) -> np.dtype:
     if name == "bfloat16":
         import ml_dtypes
@@ -231,17 +242,29 @@ class ufunc:
         self.types = ["".join(d.char for d in self._dtypes[:nin]) + "->" +
                       "".join(d.char for d in self._dtypes[nin:])]
         self._who = who
+        self._names = frozenset(p["name"] for p in self._scalars)
         self._kernels: dict = {}
         self._kernels_rt = None
 
     def __repr__(self) -> str:
         return f"<hx.loom.ufunc '{self.__name__}' nin={self.nin} nout={self.nout} types={self.types}>"
 
+    def _check_scalars(self, scalars: dict) -> None:
+        who, names = self._who, self._names
+        if "count" in scalars:
+            raise TypeError(f"{who}: count is the element count of the operands, not an argument")
+        for name in scalars:
+            if name not in names:
+                raise TypeError(f"{who}: unknown scalar {name!r} (scalars: {sorted(names) or 'none'})")
+        for name in names:
+            if name not in scalars:
+                raise TypeError(f"{who}: missing scalar {name!r}")
+
     def _kernel(self, rt, count: int, scalars: dict):
         # Loaded kernels keep their runtime alive: hold those of the last runtime used only.
         if self._kernels_rt is not rt:
             self._kernels, self._kernels_rt = {}, rt
-        key = (count, tuple(sorted((k, v.__class__, v) for k, v in scalars.items())))
+        key = (count, frozenset((k, _scalar_key(v)) for k, v in scalars.items()))
         k = self._kernels.get(key)
         if k is not None:
             return k
@@ -254,28 +277,57 @@ class ufunc:
         self._kernels[key] = k
         return k
 
+    # Note [Loom ufunc calls]: most calls pass DeviceArrays that already have
+    # the kernel's dtypes, one shape and C order. Those go straight to the
+    # kernel (_direct), skipping the general path's NumPy broadcasting, casts,
+    # copies and temporaries, which cost several microseconds of Python per
+    # call and matter at small sizes. Any other call takes the general path,
+    # which gives the same result for these calls too.
+    def _direct(self, args: tuple, out: tuple | None) -> tuple[list, list] | None:
+        """(operands, results) when the call needs no conversion, broadcast, copy or temporary, else None.
+
+        That is: every input a C-contiguous DeviceArray of the kernel's dtype
+        and one shape, and every out= (if given) the same, of its output dtype,
+        sharing no storage with an input. The general path gives the same
+        result for these calls, with more steps.
+        """
+        shape = args[0].shape if args else None
+        bases = set()
+        for x, want in zip(args, self._dtypes):
+            if type(x) is not A.DeviceArray or x.dtype != want or x.shape != shape or not x._c_contiguous:
+                return None
+            bases.add(x._base_id)
+        if out is None:
+            return None if shape is None else (list(args), [C.empty_like(args[0], dtype=want, shape=shape)
+                                                            for want in self._dtypes[self.nin:]])
+        for o, want in zip(out, self._dtypes[self.nin:]):
+            if type(o) is not A.DeviceArray or o.dtype != want or not o._c_contiguous or o._base_id in bases or \
+                    (shape is not None and o.shape != shape):
+                return None
+            shape = o.shape
+            bases.add(o._base_id)
+        return list(args), list(out)
+
     def __call__(self, *args, out=None, **scalars):
         """Run the kernel over ``args`` broadcast together; ``out=`` and every scalar by name (see the class)."""
-        from . import _array as A
-        from . import _creation as C
-        from . import _manipulation as M
         who = self._who
         if len(args) != self.nin:
             raise TypeError(f"{who}: takes {self.nin} input(s), got {len(args)}")
-        if "count" in scalars:
-            raise TypeError(f"{who}: count is the element count of the operands, not an argument")
-        names = {p["name"] for p in self._scalars}
-        for name in scalars:
-            if name not in names:
-                raise TypeError(f"{who}: unknown scalar {name!r} (scalars: {sorted(names) or 'none'})")
-        for name in names:
-            if name not in scalars:
-                raise TypeError(f"{who}: missing scalar {name!r}")
+        if scalars.keys() != self._names:
+            self._check_scalars(scalars)
         if out is not None and not isinstance(out, tuple):
             out = (out,)
         if out is not None and len(out) != self.nout:
             raise ValueError(f"{who}: out must hold {self.nout} array(s), got {len(out)}")
         rt = _runtime_of(list(args) + list(out or ()))
+        direct = self._direct(args, out)
+        if direct is not None:
+            # The common call (Note [Loom ufunc calls]): nothing to convert, broadcast or stage.
+            operands, results = direct
+            count = math.prod(results[0].shape)
+            if count:
+                _l._run_kernel(self._kernel(rt, count, scalars), operands + results, who)
+            return results[0] if self.nout == 1 else tuple(results)
         like = next((a for a in args if isinstance(a, A.DeviceArray)), None)
         # Every check runs before any device work (a cast, a copy, the kernel) is queued.
         for i, (x, want) in enumerate(zip(args, self._dtypes)):
@@ -310,7 +362,7 @@ class ufunc:
         for x in inputs:
             if count and x.shape != shape:
                 x = M.broadcast_to(x, shape)
-            if count and not A._c_contiguous(x):
+            if count and not x._c_contiguous:
                 x = x.copy()
             operands.append(x)
         # The kernel binds each operand as one buffer view, and a written view may not overlap
@@ -320,7 +372,7 @@ class ufunc:
         results = []
         for j, want in enumerate(self._dtypes[self.nin:]):
             o = out[j] if out else None
-            if o is None or not A._c_contiguous(o) or o._base_id in bases:
+            if o is None or not o._c_contiguous or o._base_id in bases:
                 o = C.empty_like(template, dtype=want, shape=shape) if template is not None else C.empty(shape, want)
             bases.add(o._base_id)
             results.append(o)
@@ -363,9 +415,6 @@ class function:
 
     def __call__(self, *arrays, npu=None, **named):
         """Run the pipeline once over the bindings (positional or by name); returns the written arrays."""
-        from . import _array as A
-        from . import _creation as C
-        from . import _manipulation as M
         who = self._who
         n = len(self._names)
         if len(arrays) > n:
@@ -387,7 +436,7 @@ class function:
                 raise TypeError(f"{who}: input binding {name!r} is required")
             if x is not None and writes and not isinstance(x, A.DeviceArray):
                 raise TypeError(f"{who}: output binding {name!r} must be a DeviceArray, got {type(x).__name__}")
-            if x is not None and writes and not A._c_contiguous(x):
+            if x is not None and writes and not x._c_contiguous:
                 raise ValueError(f"{who}: output binding {name!r} must be C-contiguous")
         if self._kernels_rt is not rt:  # loaded kernels keep their runtime alive: the last one's only
             self._kernels, self._kernels_rt = {}, rt
@@ -402,7 +451,7 @@ class function:
                 x = C.empty((b.bytes // want.itemsize,), want, placement=Shared(npu))
             elif not isinstance(x, A.DeviceArray):
                 x = C.asarray(x, dtype=want, placement=Shared(npu))
-            elif not A._c_contiguous(x):
+            elif not x._c_contiguous:
                 x = x.copy()
             operands.append(x)
             if writes:

@@ -29,7 +29,7 @@ from typing import Any, Callable, cast
 import numpy as np
 
 from . import _core
-from ._array import DeviceArray, _c_contiguous, _home
+from ._array import DeviceArray, _home
 from ._creation import asarray
 
 __all__ = ["default_rng", "Generator", "Philox4x32"]
@@ -328,7 +328,7 @@ class Generator(_Seeded):
         if not replace and count > n:
             raise ValueError(f"{op}: cannot take a sample of {count} from a population of {n} without replacement "
                              "(replace=False)")
-        if src is not None and not _c_contiguous(src):
+        if src is not None and not src._c_contiguous:
             src = src.copy()  # the kernel gathers whole rows of a dense array
         probs = np.ascontiguousarray(probs, dtype=np.float64)
         return self._draw(lambda key, ctr: _core._random_choice(kind, n, probs, not shuffle, shape, src, key, ctr,
