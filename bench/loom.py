@@ -11,7 +11,9 @@ Figures, each against its peer measured in the same run (medians):
    C++ built-in called (``hx.numerics.matmul(a, b, compute="bfp16")`` on host arrays), bits compared;
 3. parse + verify + specialise of a generated 1,000-line module (``hx.loom.parse(src).specialize(...)``),
    against a plain ``str.splitlines()`` of the same text as the floor;
-4. a cached ``hx.loom.compile`` (target < 50 µs) against a dict lookup of the same key.
+4. a cached ``hx.loom.compile`` (target < 50 µs) against a dict lookup of the same key;
+5. the cost of one call at small and middle sizes (8 to 65,536 float32): 1,000 calls of the Loom add
+   ufunc with ``out=`` and then one wait, against the same with ``hx.add(x, y, out=z)``, alternated.
 
 Writes bench/results/loom.json (+ .png when matplotlib is present).
 
@@ -198,6 +200,41 @@ def frontend(repeats):
     return {"lines": lines, "parse_verify_specialise_s": t, "splitlines_s": floor}
 
 
+CALL_SIZES = (8, 1024, 12_288, 65_536)
+
+
+def per_call(repeats):
+    """Seconds per call, sustained (1,000 calls then one wait), of the Loom add ufunc and of hx.add."""
+    add = hx.loom.ufunc(ADD_F32, "add_f32x")
+    out = {}
+    for n in CALL_SIZES:
+        x = hx.asarray(np.arange(n, dtype=np.float32))
+        y = hx.asarray(np.ones(n, dtype=np.float32))
+        z = hx.empty((n,), np.float32)
+        calls = 1000
+
+        def loom_run():
+            for _ in range(calls):
+                add(x, y, out=z)
+            z.block_until_ready()
+
+        def hx_run():
+            for _ in range(calls):
+                hx.add(x, y, out=z)
+            z.block_until_ready()
+
+        loom_run()
+        np.testing.assert_array_equal(hx.to_numpy(z), np.arange(n, dtype=np.float32) + 1)
+        loom_t, hx_t = [], []
+        for _ in range(max(3, repeats // 3)):
+            loom_t.append(median(loom_run, 1) / calls)
+            hx_t.append(median(hx_run, 1) / calls)
+        out[n] = {"loom_s": statistics.median(loom_t), "hx_add_s": statistics.median(hx_t)}
+        print(f"  n={n}: loom ufunc {out[n]['loom_s'] * 1e6:.2f} us, hx.add {out[n]['hx_add_s'] * 1e6:.2f} us per call",
+              flush=True)
+    return out
+
+
 def cached_compile(repeats):
     hx.loom.compile(ADD_F32, "add_f32x", target="gfx1151")
     inner = 10_000
@@ -229,6 +266,11 @@ def table(res):
     rows.append({"figure": "cached hx.loom.compile (best; target < 50 µs)", "value": c["cached_compile_s"] * 1e6,
                  "unit": "µs", "peer": "dict.get of the same key", "peer_value": c["dict_get_s"] * 1e6,
                  "ratio": c["cached_compile_s"] / c["dict_get_s"], "ratio_label": "ours / peer"})
+    for n, v in res.get("per_call", {}).items():
+        rows.append({"figure": f"one call of the Loom add ufunc, {int(n):,} float32 (sustained, median)",
+                     "value": v["loom_s"] * 1e6, "unit": "µs", "peer": "hx.add(x, y, out=z)",
+                     "peer_value": v["hx_add_s"] * 1e6, "ratio": v["loom_s"] / v["hx_add_s"],
+                     "ratio_label": "ours / peer"})
     return rows
 
 
@@ -236,12 +278,23 @@ def plot(res):
     plt = pyplot()
     if plt is None:
         return
-    rows = res["table"]
-    fig, axes = plt.subplots(1, len(rows), figsize=(4 * len(rows), 4))
+    rows = [r for r in res["table"] if not r["figure"].startswith("one call")]
+    calls = res.get("per_call", {})
+    fig, axes = plt.subplots(1, len(rows) + bool(calls), figsize=(4 * (len(rows) + bool(calls)), 4))
     for ax, row in zip(axes, rows):
         ax.bar(["Loom", "peer"], [row["value"], row["peer_value"]], color=["C0", "C1"])
         ax.set_title(row["figure"].split(" (")[0], fontsize=8)
         ax.set_ylabel(row["unit"])
+    if calls:
+        ax = axes[-1]
+        sizes = [int(n) for n in calls]
+        ax.plot(sizes, [v["loom_s"] * 1e6 for v in calls.values()], "o-", color="C0", label="Loom ufunc")
+        ax.plot(sizes, [v["hx_add_s"] * 1e6 for v in calls.values()], "o-", color="C1", label="hx.add")
+        ax.set_xscale("log")
+        ax.set_xlabel("float32 elements")
+        ax.set_ylabel("µs per call")
+        ax.set_title("one call, sustained", fontsize=8)
+        ax.legend(fontsize=8)
     fig.suptitle("Loom on the emulated fabric (medians)")
     fig.tight_layout()
     fig.savefig(RESULTS / "loom.png", dpi=100)
@@ -258,6 +311,8 @@ def main(argv):
     res["frontend"] = frontend(repeats)
     print("cached compile ...", flush=True)
     res["compile"] = cached_compile(repeats)
+    print("per call, 8 to 65,536 elements ...", flush=True)
+    res["per_call"] = per_call(repeats)
     res["table"] = table(res)
     path = save_results("loom", res)
     plot(res)

@@ -70,7 +70,8 @@ EXPLAIN = {
     "our Loom source, and the hrx-rs corpus pipeline from `HRX_LOOM_CORPUS`, skipped when unset) against the "
     "C++ matmul kernel the deleted C++ built-in called (`hx.numerics.matmul(compute='bfp16')` on host arrays), "
     "bits compared; parse + verify + specialise of a generated 1,000-line module; a cached `hx.loom.compile` "
-    "(target < 50 µs).",
+    "(target < 50 µs); the cost of one call of the Loom add ufunc against `hx.add(out=)` at 8 to 65,536 elements "
+    "(1,000 calls, then one wait).",
     "array_api": "Array API functions against NumPy on the same data, medians of the repetitions, each hx call "
     "including its wait: sort/argsort/cumsum of 16 M float32, an axis-0 sum of 4096², boolean-mask and "
     "integer-array gathers and take of 16 M, linalg.solve 2048² (both OpenBLAS gesv), fft.fft of 2^20 complex64 "

@@ -217,3 +217,16 @@ def test_ufunc_direct_and_general_calls_agree(axpy, layout):
     got = axpy(x, y, alpha=1.5, out=out)
     assert got is out if out is not None else isinstance(got, hx.DeviceArray)
     np.testing.assert_array_equal(hx.to_numpy(got), want)
+
+
+def test_launches_of_different_kernels_and_sizes_share_no_values(axpy, scale):
+    # Each thread lends its last folded frame's register storage to the next (Note [Register storage across
+    # launches]): kernels with other register layouts and sizes, one after another, still see only their own.
+    rng = np.random.default_rng(11)
+    for n in (12_288, 5, 20_000, 1, 16_384, 300):
+        a = rng.standard_normal(n).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        got_axpy = axpy(hx.asarray(a), hx.asarray(b), alpha=-2.0)
+        got_scale = scale(hx.asarray(b), alpha=3.0)
+        np.testing.assert_array_equal(hx.to_numpy(got_axpy), np.float32(-2.0) * a + b)
+        np.testing.assert_array_equal(hx.to_numpy(got_scale), np.float32(3.0) * b)
