@@ -1,6 +1,6 @@
 """The cluster scenarios of tests/test_dask_cluster.py, run in a child process the test can kill.
 
-``python tests/dask_cluster_job.py matmul|resources`` prints one JSON line of
+``python tests/dask_cluster_job.py matmul|local|resources`` prints one JSON line of
 facts; the test asserts on them. A hung cluster then costs the test its
 timeout, never the suite.
 """
@@ -57,6 +57,45 @@ def matmul():
                 "bindings": {names[k]: v for k, v in placements.items()}}
 
 
+def local():
+    """The issue's recipe on distributed's own LocalCluster: plain `x @ y` of bf16 blocks made on the workers."""
+    import dask
+    import dask.array as da
+    import ml_dtypes
+    from distributed import Client, LocalCluster, get_task_stream, wait
+
+    import hrxarray as hx
+    import hrxarray.dask as hd
+
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=":0") as cluster, Client(cluster, timeout="60s") as client:
+        client.register_plugin(hd.DevicePlugin())
+        with dask.config.set({"array.backend": "hrx"}):
+            rs = da.random.RandomState(11)
+            x = rs.standard_normal((512, 512), chunks=128).astype(bf16)
+            y = rs.standard_normal((512, 512), chunks=128).astype(bf16)
+        x, y = client.persist([x, y])
+        wait([x, y], timeout=120)
+        with dask.config.set({"optimization.fuse.active": False}):
+            with get_task_stream(client) as ts:
+                z = x @ y
+                got = client.compute(z).result(timeout=120)
+        a, b = client.compute([x, y], sync=True)
+        want = hx.to_numpy(a).astype(np.float64) @ hx.to_numpy(b).astype(np.float64)
+        err = float(np.linalg.norm(hx.to_numpy(got).astype(np.float64) - want) / np.linalg.norm(want))
+        block_tasks: dict = {}
+        for t in ts.data:
+            name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
+            if name.startswith("hrx-matmul-"):
+                block_tasks[t["worker"]] = block_tasks.get(t["worker"], 0) + 1
+        bindings = client.run(_binding)
+        return {"type": type(got).__name__, "dtype": str(got.dtype), "meta": type(z._meta).__name__,
+                "shape": list(got.shape), "error": err, "graph": z.name.split("-")[0] + "-" + z.name.split("-")[1],
+                "block_tasks": sorted(block_tasks.values()), "workers": len(client.scheduler_info()["workers"]),
+                "bound": sorted(b["binding"]["device"] for b in bindings.values() if b["binding"])}
+
+
 def resources():
     import dask
     import dask.array as da
@@ -88,4 +127,4 @@ def resources():
 
 
 if __name__ == "__main__":
-    print(json.dumps({"matmul": matmul, "resources": resources}[sys.argv[1]]()))
+    print(json.dumps({"matmul": matmul, "local": local, "resources": resources}[sys.argv[1]]()))

@@ -49,6 +49,16 @@ def test_bf16_matmul_on_two_worker_processes():
         assert b["binding"]["resources"] == "NPU=1"
 
 
+def test_plain_matmul_on_distributed_local_cluster():
+    # distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) with the plugin registered by
+    # the client (the several-machines recipe); plain x @ y of bf16 blocks runs hrxarray.dask.matmul.
+    r = run("local")
+    assert r["workers"] == 2 and r["bound"] == ["cpu", "cpu"]
+    assert r["meta"] == r["type"] == "DeviceArray" and r["dtype"] == "bfloat16" and r["shape"] == [512, 512]
+    assert r["graph"] == "hrx-matmul" and r["error"] < 2**-7
+    assert sum(r["block_tasks"]) == 16 and len(r["block_tasks"]) == 2  # both workers ran block tasks
+
+
 def test_npu_tasks_never_run_on_the_cpu_worker():
     r = run("resources")
     assert r["resources"] == {"npu0": {"NPU": 1}, "npu1": {"NPU": 1}, "cpu0": {}}
