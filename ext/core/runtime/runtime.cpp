@@ -216,18 +216,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit(const std::shared_ptr<Prepa
     auto sub = std::make_shared<Submission>();
     // Device-use leases are taken now and dropped at retirement; a live host
     // mapping that conflicts refuses the whole submission, changing nothing.
-    for (const auto& [storage, writes] : graph->storages) {
-        const Access a = writes ? Access::Write : Access::Read;
-        try {
-            storage->acquire_device_use_checked(a, op);
-        } catch (...) {
-            for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
-            throw;
-        }
-        sub->leases.push_back({storage, a});
-    }
+    sub->take_leases(graph->storages, op);
     if (!graph->try_take_slot()) {
-        for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
+        sub->release_leases();
         fail(ErrorKind::Busy, op + ": prepared run slots are occupied; drop completed observers or reserve more slots");
     }
     auto token = std::make_shared<SlotToken>();

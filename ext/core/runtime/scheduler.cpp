@@ -488,11 +488,30 @@ void Scheduler::callback_worker() {
     }
 }
 
+void Submission::take_leases(const std::vector<std::pair<std::shared_ptr<StorageState>, bool>>& storages,
+                             const std::string& op) {
+    leases.reserve(storages.size());
+    for (const auto& [storage, writes] : storages) {
+        const Access a = writes ? Access::Write : Access::Read;
+        try {
+            storage->acquire_device_use_checked(a, op);
+        } catch (...) {
+            release_leases();
+            throw;
+        }
+        leases.push_back({storage, a});
+    }
+}
+
+void Submission::release_leases() {
+    for (auto& [storage, access] : leases) storage->release_device_use(access);
+    leases.clear();
+}
+
 void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                                 std::vector<std::shared_ptr<Submission>>* finished) {
     auto sub = *it;
-    for (auto& [storage, access] : sub->leases) storage->release_device_use(access);
-    sub->leases.clear();
+    sub->release_leases();
     // The run gives its slot back before anyone can observe the completion,
     // so `submit().wait()` in a loop never finds the slot still held.
     sub->slot.reset();

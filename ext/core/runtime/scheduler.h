@@ -317,6 +317,14 @@ struct Submission {
     int running = 0;
     bool failed = false;
     CompletionState::Outcome failure;
+
+    // The device-use leases of the storages the run touches (true: it writes
+    // them), all or none: a conflicting host mapping refuses the submission
+    // and gives back the leases already taken. Held until retirement.
+    void take_leases(const std::vector<std::pair<std::shared_ptr<StorageState>, bool>>& storages,
+                     const std::string& op);
+    // Gives every lease back (at retirement, or when a submission is refused after take_leases).
+    void release_leases();
 };
 
 }  // namespace hrx

@@ -36,17 +36,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     std::lock_guard<std::mutex> lock(submit_mu_);
     if (static_cast<int64_t>(scheduler_->pending()) >= options_.max_submissions) return nullptr;
     auto sub = std::make_shared<Submission>();
-    sub->leases.reserve(storages.size());
-    for (const auto& [storage, writes] : storages) {
-        const Access a = writes ? Access::Write : Access::Read;
-        try {
-            storage->acquire_device_use_checked(a, op);
-        } catch (...) {
-            for (auto& [st, acc] : sub->leases) st->release_device_use(acc);
-            throw;
-        }
-        sub->leases.push_back({storage, a});
-    }
+    sub->take_leases(storages, op);
     g->runtime = shared_from_this();
     g->summary.reserve(uses.size());
     for (const auto& u : uses) g->summary.push_back(hazard_key(u));
