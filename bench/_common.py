@@ -32,6 +32,20 @@ def blas_env_removed() -> str:
     return os.environ.get("HRX_BENCH_BLAS_UNSET", "")
 
 
+def sustained(call, calls: int, last=None):
+    """A function that runs ``call()`` ``calls`` times back to back, then ``last()`` (a wait) when given.
+
+    For per-call figures: the caller divides the time by ``calls``. Pass a
+    ``functools.partial`` as ``call`` so the loop adds no Python frame.
+    """
+    def run():
+        for _ in range(calls):
+            call()
+        if last is not None:
+            last()
+    return run
+
+
 def timings_s(fn, repeats: int, warmup: int = 2) -> list[float]:
     """Calls fn() warmup times, then times it repeats times: the seconds of each timed call."""
     for _ in range(warmup):

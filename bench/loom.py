@@ -23,6 +23,7 @@ Run: python bench/loom.py [repeats=15]
 from __future__ import annotations
 
 import os
+import functools
 import statistics
 import sys
 import time
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import hrxarray as hx
-from _common import RESULTS, pyplot, save_results, timings_s
+from _common import RESULTS, pyplot, save_results, sustained, timings_s
 
 N_ELEMENTS = 16_777_216
 GEMM_BATCH = 16_384
@@ -212,16 +213,8 @@ def per_call(repeats):
         y = hx.asarray(np.ones(n, dtype=np.float32))
         z = hx.empty((n,), np.float32)
         calls = 1000
-
-        def loom_run():
-            for _ in range(calls):
-                add(x, y, out=z)
-            z.block_until_ready()
-
-        def hx_run():
-            for _ in range(calls):
-                hx.add(x, y, out=z)
-            z.block_until_ready()
+        loom_run = sustained(functools.partial(add, x, y, out=z), calls, z.block_until_ready)
+        hx_run = sustained(functools.partial(hx.add, x, y, out=z), calls, z.block_until_ready)
 
         loom_run()
         np.testing.assert_array_equal(hx.to_numpy(z), np.arange(n, dtype=np.float32) + 1)

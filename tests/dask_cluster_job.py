@@ -17,83 +17,74 @@ def _binding():
     return _doctor.collect()["dask_worker"]
 
 
-def matmul():
+def _product(client, seed, product):
+    """bf16 operands of 512² in 128-blocks made on the workers, and product(x, y) computed there.
+
+    Returns the operands' meta type, the product's meta, the result, its relative
+    error against float64 and the number of hrx-matmul block tasks per worker address.
+    """
     import dask
     import dask.array as da
     import ml_dtypes
-    from distributed import Client, wait
+    from distributed import get_task_stream, wait
 
     import hrxarray as hx
-    import hrxarray.dask as hd
 
     bf16 = np.dtype(ml_dtypes.bfloat16)
-    with hd.local_cluster(npu=2) as cluster, Client(cluster, timeout="60s") as client:
-        with dask.config.set({"array.backend": "hrx"}):
-            rs = da.random.RandomState(7)
-            # Blocks made on the workers by the backend, never shipped from here.
-            x = rs.standard_normal((512, 512), chunks=128).astype(bf16)
-            y = rs.standard_normal((512, 512), chunks=128).astype(bf16)
-        x, y = client.persist([x, y])
-        wait([x, y], timeout=120)
-        with dask.config.set({"optimization.fuse.active": False}):
-            from distributed import get_task_stream
+    with dask.config.set({"array.backend": "hrx"}):
+        rs = da.random.RandomState(seed)
+        # Blocks made on the workers by the backend, never shipped from here.
+        x = rs.standard_normal((512, 512), chunks=128).astype(bf16)
+        y = rs.standard_normal((512, 512), chunks=128).astype(bf16)
+    x, y = client.persist([x, y])
+    wait([x, y], timeout=120)
+    with dask.config.set({"optimization.fuse.active": False}):
+        with get_task_stream(client) as ts:
+            z = product(x, y)
+            got = client.compute(z).result(timeout=120)
+    a, b = client.compute([x, y], sync=True)
+    want = hx.to_numpy(a).astype(np.float64) @ hx.to_numpy(b).astype(np.float64)
+    err = float(np.linalg.norm(hx.to_numpy(got).astype(np.float64) - want) / np.linalg.norm(want))
+    block_tasks: dict = {}
+    for t in ts.data:
+        name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
+        if name.startswith("hrx-matmul-"):
+            block_tasks[t["worker"]] = block_tasks.get(t["worker"], 0) + 1
+    return {"input_block_type": type(x._meta).__name__, "meta": type(z._meta).__name__, "graph": z.name,
+            "type": type(got).__name__, "dtype": str(got.dtype), "shape": list(got.shape), "error": err,
+            "block_tasks": block_tasks}
 
-            with get_task_stream(client) as ts:
-                z = hd.matmul(x, y)
-                got = client.compute(z).result(timeout=120)
-        a, b = client.compute([x, y], sync=True)
-        want = hx.to_numpy(a).astype(np.float64) @ hx.to_numpy(b).astype(np.float64)
-        err = float(np.linalg.norm(hx.to_numpy(got).astype(np.float64) - want) / np.linalg.norm(want))
+
+def matmul():
+    from distributed import Client
+
+    import hrxarray.dask as hd
+
+    with hd.local_cluster(npu=2) as cluster, Client(cluster, timeout="60s") as client:
+        r = _product(client, 7, hd.matmul)
         names = {addr: w["name"] for addr, w in client.scheduler_info()["workers"].items()}
-        block_tasks: dict = {}
-        for t in ts.data:
-            name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
-            if name.startswith("hrx-matmul-"):
-                block_tasks[names[t["worker"]]] = block_tasks.get(names[t["worker"]], 0) + 1
-        placements = client.run(_binding)
-        meta = type(z._meta).__name__
-        return {"type": type(got).__name__, "dtype": str(got.dtype), "meta": meta, "shape": list(got.shape),
-                "error": err, "block_tasks": block_tasks, "input_block_type": type(x._meta).__name__,
-                "bindings": {names[k]: v for k, v in placements.items()}}
+        r["block_tasks"] = {names[k]: v for k, v in r["block_tasks"].items()}
+        r["bindings"] = {names[k]: v for k, v in client.run(_binding).items()}
+        return r
 
 
 def local():
     """The issue's recipe on distributed's own LocalCluster: plain `x @ y` of bf16 blocks made on the workers."""
-    import dask
-    import dask.array as da
-    import ml_dtypes
-    from distributed import Client, LocalCluster, get_task_stream, wait
+    import operator
 
-    import hrxarray as hx
+    from distributed import Client, LocalCluster
+
     import hrxarray.dask as hd
 
-    bf16 = np.dtype(ml_dtypes.bfloat16)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=":0") as cluster, Client(cluster, timeout="60s") as client:
         client.register_plugin(hd.DevicePlugin())
-        with dask.config.set({"array.backend": "hrx"}):
-            rs = da.random.RandomState(11)
-            x = rs.standard_normal((512, 512), chunks=128).astype(bf16)
-            y = rs.standard_normal((512, 512), chunks=128).astype(bf16)
-        x, y = client.persist([x, y])
-        wait([x, y], timeout=120)
-        with dask.config.set({"optimization.fuse.active": False}):
-            with get_task_stream(client) as ts:
-                z = x @ y
-                got = client.compute(z).result(timeout=120)
-        a, b = client.compute([x, y], sync=True)
-        want = hx.to_numpy(a).astype(np.float64) @ hx.to_numpy(b).astype(np.float64)
-        err = float(np.linalg.norm(hx.to_numpy(got).astype(np.float64) - want) / np.linalg.norm(want))
-        block_tasks: dict = {}
-        for t in ts.data:
-            name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
-            if name.startswith("hrx-matmul-"):
-                block_tasks[t["worker"]] = block_tasks.get(t["worker"], 0) + 1
-        bindings = client.run(_binding)
-        return {"type": type(got).__name__, "dtype": str(got.dtype), "meta": type(z._meta).__name__,
-                "shape": list(got.shape), "error": err, "graph": z.name.split("-")[0] + "-" + z.name.split("-")[1],
-                "block_tasks": sorted(block_tasks.values()), "workers": len(client.scheduler_info()["workers"]),
-                "bound": sorted(b["binding"]["device"] for b in bindings.values() if b["binding"])}
+        r = _product(client, 11, operator.matmul)
+        r["graph"] = "-".join(r["graph"].split("-")[:2])
+        r["block_tasks"] = sorted(r["block_tasks"].values())
+        r["workers"] = len(client.scheduler_info()["workers"])
+        r["bound"] = sorted(b["binding"]["device"] for b in client.run(_binding).values() if b["binding"])
+        return r
 
 
 def resources():
