@@ -347,10 +347,17 @@ const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask0) {
         mask = &narrowed;
     }
     for (const Op& op : r.ops) {
-        auto it = handlers_.find(&op);
-        if (it == handlers_.end()) it = handlers_.emplace(&op, resolve(op)).first;
-        if (!it->second) return &op;
-        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(it->second)(*this, op, fr, *mask);
+        void* h;
+        auto planned = sh.handlers ? sh.handlers->find(&op) : decltype(sh.handlers->end()){};
+        if (sh.handlers && planned != sh.handlers->end()) {
+            h = planned->second;
+        } else {
+            auto it = handlers_.find(&op);
+            if (it == handlers_.end()) it = handlers_.emplace(&op, resolve(op)).first;
+            h = it->second;
+        }
+        if (!h) return &op;
+        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(h)(*this, op, fr, *mask);
         if (exit_epoch_ != seen) {
             seen = exit_epoch_;
             narrowed = without_exited(mask0);
@@ -2814,15 +2821,29 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
 
 bool op_supported(const std::string& name) { return Ops::table().count(name) != 0; }
 
+bool is_terminator(const std::string& n) {
+    return n == "scf.yield" || n == "scf.condition" || n == "func.return" || n == "template.return" ||
+           n == "kernel.return" || n == "pipeline.return";
+}
+
 void* Exec::resolve(const Op& op) const {
-    const std::string& n = op.name;
-    if (n == "scf.yield" || n == "scf.condition" || n == "func.return" || n == "template.return" || n == "kernel.return" ||
-        n == "pipeline.return")
-        return nullptr;
+    if (is_terminator(op.name)) return nullptr;
     const auto& t = Ops::table();
-    auto it = t.find(n);
+    auto it = t.find(op.name);
     if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
     return reinterpret_cast<void*>(it->second);
+}
+
+void resolve_handlers(const Region& r, std::unordered_map<const Op*, void*>& out) {
+    const auto& t = Ops::table();
+    for (const Op& op : r.ops) {
+        if (is_terminator(op.name)) {
+            out.emplace(&op, nullptr);
+        } else if (auto it = t.find(op.name); it != t.end()) {
+            out.emplace(&op, reinterpret_cast<void*>(it->second));
+        }
+        for (const Region& sub : op.regions) resolve_handlers(sub, out);
+    }
 }
 
 void Exec::exec_op(const Op& op, Frame& fr, const Mask& mask) {

@@ -90,7 +90,17 @@ struct Shared {
     const std::vector<MemorySpan>* bindings = nullptr;
     const std::vector<uint8_t>* constants = nullptr;
     const std::vector<Param>* device_params = nullptr;
+    // Each op's handler (nullptr: a terminator), resolved once per program by
+    // resolve_handlers; ops missing here resolve per Exec (Note [Handlers]).
+    const std::unordered_map<const Op*, void*>* handlers = nullptr;
 };
+
+// Note [Handlers]: an op runs through the handler its name selects in the
+// op table. Finding it hashes the name, so a program resolves its ops once
+// (resolve_handlers, when it is planned) and every launch's Exec looks them
+// up by address; an op the table does not know is left out and fails only
+// if a launch reaches it, as before.
+void resolve_handlers(const Region& r, std::unordered_map<const Op*, void*>& out);
 
 class Exec {
 public:
@@ -173,6 +183,8 @@ inline int64_t wrap_int(ScalarKind k, int64_t v) {
     }
 }
 bool op_supported(const std::string& name);
+// The ops that end a region (scf.yield, kernel.return, ...): no handler.
+bool is_terminator(const std::string& name);
 // Checks `op`'s predicates as authored contracts (launch programs): a false
 // one is a Message error naming it.
 void check_authored(Exec& x, const Op& op, Exec::Frame& fr);

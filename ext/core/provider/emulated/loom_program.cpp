@@ -87,13 +87,7 @@ void keep_storage(std::vector<Reg>& regs) {
 }
 constexpr uint64_t kTileAlign = 64;
 
-const char* const kTerminators[] = {"scf.yield", "scf.condition", "func.return", "template.return", "kernel.return", "pipeline.return"};
-
-bool is_terminator(const std::string& n) {
-    for (const char* t : kTerminators)
-        if (n == t) return true;
-    return false;
-}
+using interp::is_terminator;
 
 std::string loc_of(const Op& op) { return std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column); }
 
@@ -230,6 +224,7 @@ public:
             scan_region(spec_, root.regions[0], true, false, s);
         }
         if (!s.diags.empty()) throw CompileError(s.diags);
+        for (const Region& r : root.regions) interp::resolve_handlers(r, handlers_);
         folded_ = gpu_ && !s.workgroup_memory && !s.barrier && !s.subgroup && !s.atomics;
         atomics_ = s.atomics;
         if (gpu_) {
@@ -374,6 +369,7 @@ private:
     Specialized spec_;
     bool gpu_ = true;
     bool folded_ = false;
+    std::unordered_map<const Op*, void*> handlers_;  // Note [Handlers]
     bool atomics_ = false;
     std::vector<Param> wparams_, dparams_;
     uint64_t const_len_ = 0;
@@ -391,6 +387,7 @@ LaunchConfig LoomProgram::launch_config(const std::vector<uint64_t>& bits) const
         fail(ErrorKind::Message, who + ": takes " + std::to_string(wparams_.size()) + " workload value(s), got " + std::to_string(bits.size()));
     interp::Shared sh;
     sh.spec = &spec_;
+    sh.handlers = &handlers_;
     sh.gpu = true;
     Exec x(sh, 1);
     const Op& root = *spec_.root;
@@ -925,6 +922,7 @@ void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector
         fail(ErrorKind::Message, who + ": the constant block holds " + std::to_string(constants.size()) + " bytes, the device signature needs " + std::to_string(const_len_));
     interp::Shared sh;
     sh.spec = &spec_;
+    sh.handlers = &handlers_;
     sh.options = options;
     sh.gpu = gpu_;
     sh.launch = launch;
