@@ -9,7 +9,8 @@ from hypothesis.extra import numpy as hnp
 import hrxarray as hx
 
 DTYPES = [np.dtype(t) for t in (bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-                                np.uint64, np.float16, ml_dtypes.bfloat16, np.float32, np.float64)]
+                                np.uint64, np.float16, ml_dtypes.bfloat16, np.float32, np.float64, np.complex64,
+                                np.complex128)]
 
 
 def _data(rng, dtype, shape):
@@ -17,6 +18,9 @@ def _data(rng, dtype, shape):
         return rng.integers(0, 2, shape).astype(bool)
     if dtype.kind in "iu":
         return rng.integers(0 if dtype.kind == "u" else -3, 4, shape).astype(dtype)
+    if dtype.kind == "c":
+        part = np.dtype(np.float32 if dtype.itemsize == 8 else np.float64)
+        return (_data(rng, part, shape) + 1j * _data(rng, part, shape).astype(dtype)).astype(dtype)
     vals = rng.standard_normal(shape) * 3
     vals = np.where(rng.random(shape) < 0.05, np.array([np.nan, np.inf, -0.0])[rng.integers(0, 3, shape)], vals)
     return vals.astype(dtype)

@@ -31,7 +31,7 @@ TaskSpec cumulative_task(const Array& in, int axis, bool product, bool include_i
         if (!direct_out) outbuf.resize(static_cast<size_t>(dst.size() * item));
         uint8_t* y = direct_out ? dst.data() : outbuf.data();
         if (include_initial) {
-            alignas(8) uint8_t identity[8] = {};
+            alignas(16) uint8_t identity[16] = {};  // complex128 is the widest element
             const double one = product ? 1.0 : 0.0;
             kernels::copy_cast(0, nullptr, kernels::StridedArg{reinterpret_cast<uint8_t*>(const_cast<double*>(&one)), DType::Float64, nullptr},
                                kernels::StridedArg{identity, dt, nullptr});

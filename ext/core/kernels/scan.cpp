@@ -1,8 +1,11 @@
 #include "kernels/scan.h"
 
 #include <algorithm>
+#include <complex>
+#include <string>
 #include <type_traits>
 
+#include "errors.h"
 #include "kernels/elementwise_impl.h"
 #include "kernels/pool.h"
 
@@ -19,6 +22,13 @@ void scan_row(bool product, const T* x, T* y, std::int64_t n) {
             for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(s = static_cast<U>(s * static_cast<U>(x[i])));
         else
             for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(s = static_cast<U>(s + static_cast<U>(x[i])));
+    } else if constexpr (ew::is_complex_v<T>) {
+        // NumPy's complex multiply (ew::cmul), not std::complex's, so the bits match hx.multiply.
+        T s = product ? T{1} : T{0};
+        if (product)
+            for (std::int64_t i = 0; i < n; ++i) y[i] = s = ew::cmul(s, x[i]);
+        else
+            for (std::int64_t i = 0; i < n; ++i) y[i] = s = T(s.real() + x[i].real(), s.imag() + x[i].imag());
     } else {
         T s = product ? T{1} : T{0};
         if (product)
@@ -63,7 +73,12 @@ void scan_one(DType dt, bool product, const std::uint8_t* x, std::uint8_t* y, st
                                                                      reinterpret_cast<std::uint16_t*>(y), n);
         case DType::Float32: return scan_row(product, reinterpret_cast<const float*>(x), reinterpret_cast<float*>(y), n);
         case DType::Float64: return scan_row(product, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y), n);
-        default: return;
+        case DType::Complex64:
+            return scan_row(product, reinterpret_cast<const std::complex<float>*>(x), reinterpret_cast<std::complex<float>*>(y), n);
+        case DType::Complex128:
+            return scan_row(product, reinterpret_cast<const std::complex<double>*>(x),
+                            reinterpret_cast<std::complex<double>*>(y), n);
+        default: fail(ErrorKind::Type, std::string("cumulative: unsupported dtype ") + dtype_name(dt));
     }
 }
 
