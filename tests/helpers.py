@@ -59,3 +59,18 @@ def run_killable(argv, timeout, what="the program", **popen_kwargs):
         pytest.fail(f"{what} hung for {timeout} s; stdout: {stdout[-4000:]!r}; stderr: {stderr[-4000:]!r}")
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
+
+def cmul_unfused(a, b):
+    """NumPy's complex multiply formula without fused multiply-add, in the operands' precision.
+
+    NumPy's own SIMD loops fuse (fmaddsub) on hosts with FMA, which hrxarray
+    does not (same bits on every host), so this is the reference for its bits.
+    """
+    import numpy as np
+
+    p = a.real.dtype.type
+    re = a.real * b.real - a.imag * b.imag
+    im = a.real * b.imag + a.imag * b.real
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), a.dtype)
+    out.real, out.imag = re.astype(p), im.astype(p)
+    return out
