@@ -190,9 +190,10 @@ def register_array() -> None:
 # __array_ufunc__ for np.matmul all import dask.array.routines.matmul when
 # called, and da.matmul is that function bound at import. So the registration
 # replaces both names with a wrapper that sends a bfloat16 or float16 product
-# of 1-d/2-d operands, one of them with DeviceArray blocks, to
-# hrxarray.dask.matmul, and calls Dask's function (kept as __wrapped__) for
-# everything else: NumPy blocks, wider dtypes, batched operands.
+# of 1-d/2-d operands or of stacks with one batch shape, one of them with
+# DeviceArray blocks, to hrxarray.dask.matmul, and calls Dask's function (kept
+# as __wrapped__) for everything else: NumPy blocks, wider dtypes, batches that
+# broadcast.
 def _narrow_device_product(a: Any, b: Any) -> bool:
     import dask.array as da
 
@@ -201,8 +202,10 @@ def _narrow_device_product(a: Any, b: Any) -> bool:
     if not (isinstance(getattr(a, "_meta", a), DeviceArray) or isinstance(getattr(b, "_meta", b), DeviceArray)):
         return False
     dims = (getattr(a, "ndim", None), getattr(b, "ndim", None))
-    if not all(d in (1, 2) for d in dims):
+    if not all(isinstance(d, int) and d >= 1 for d in dims):
         return False
+    if max(dims) > 2 and (min(dims) <= 2 or a.shape[:-2] != b.shape[:-2]):
+        return False  # broadcast batches: Dask's own algorithm
     try:
         dtype = np.result_type(a.dtype, b.dtype)
     except (AttributeError, TypeError):

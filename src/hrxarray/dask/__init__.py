@@ -54,7 +54,7 @@ def _row_times_column(a_blocks: list, b_blocks: list, acc: np.dtype, out_dtype: 
 
 
 def matmul(x: Any, y: Any) -> da.Array:
-    """The matrix product of two 1-d or 2-d Dask arrays of DeviceArray blocks, rounded once.
+    """The matrix product of two Dask arrays of DeviceArray blocks, rounded once.
 
     Dask's own matmul adds the partial products of the k blocks in the
     result dtype (bfloat16 for bfloat16 operands: an error that grows with the
@@ -64,16 +64,20 @@ def matmul(x: Any, y: Any) -> da.Array:
     in a tree, and rounds the sum to ``result_type(x.dtype, y.dtype)`` once.
     Only the operand blocks travel between workers, never the partials. A 1-d
     operand is a row (left) or a column (right) whose axis leaves the result,
-    as in ``np.matmul``.
+    as in ``np.matmul``; operands of more than 2 dimensions are stacks of
+    matrices with the same leading (batch) shape, multiplied stack by stack.
 
     Plain ``x @ y``, ``np.matmul`` and ``da.matmul`` come here too when a
     bfloat16 or float16 product has DeviceArray blocks (Note [Dask's @ on
     narrow floats] in hrxarray/_dask_hooks.py).
     """
     x, y = da.asarray(x), da.asarray(y)
-    if x.ndim not in (1, 2) or y.ndim not in (1, 2):
-        raise ValueError(f"hrxarray.dask.matmul: both operands must be 1-d or 2-d, got {x.ndim}-d and {y.ndim}-d")
-    if x.shape[-1] != y.shape[0]:
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError("hrxarray.dask.matmul: operands must have at least 1 dimension, got a 0-d array")
+    if x.ndim > 2 and y.ndim > 2 and x.shape[:-2] != y.shape[:-2] or (x.ndim > 2) != (y.ndim > 2):
+        raise ValueError(f"hrxarray.dask.matmul: stacked operands must have the same batch shape, got {x.shape} "
+                         f"and {y.shape} (broadcast them first)")
+    if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
         raise ValueError(f"hrxarray.dask.matmul: shapes {x.shape} and {y.shape} are not aligned")
     row, column = x.ndim == 1, y.ndim == 1
     if row:
@@ -82,11 +86,15 @@ def matmul(x: Any, y: Any) -> da.Array:
         y = y[:, None]
     out_dtype = np.result_type(x.dtype, y.dtype)
     acc = _accumulator(out_dtype)
-    if x.chunks[1] != y.chunks[0]:
-        y = y.rechunk((x.chunks[1], y.chunks[1]))
+    # y's batch and k axes take x's chunks, so block (b..., i, k) meets (b..., k, j).
+    want = x.chunks[:-2] + (x.chunks[-1], y.chunks[-1])
+    if y.chunks != want:
+        y = y.rechunk(want)
+    batch = "abcdefgh"[:x.ndim - 2]
     name = "hrx-matmul-" + tokenize(x, y, acc, out_dtype)
-    z = da.blockwise(_row_times_column, "ij", x, "ik", y, "kj", acc=acc, out_dtype=out_dtype,
-                     dtype=out_dtype, concatenate=False, name=name, meta=empty((0, 0), out_dtype))
+    z = da.blockwise(_row_times_column, batch + "ij", x, batch + "ik", y, batch + "kj", acc=acc,
+                     out_dtype=out_dtype, dtype=out_dtype, concatenate=False, name=name,
+                     meta=empty((0,) * x.ndim, out_dtype))
     if row:
         z = z[0]
     if column:
