@@ -10,13 +10,6 @@ namespace hrx::kernels::ew {
 
 namespace {
 
-template <class T>
-struct Same2 {
-    using A = T;
-    using B = T;
-    using R = T;
-};
-
 template <class T> struct AddOp : Same2<T> {
     static T f(T a, T b) noexcept {
         if constexpr (std::is_integral_v<T>) return wrap_add(a, b);

@@ -9,13 +9,6 @@ namespace hrx::kernels::ew {
 
 namespace {
 
-template <class T, class U = T>
-struct ToBool {
-    using A = T;
-    using B = U;
-    using R = bool;
-};
-
 template <class T> struct EqOp : ToBool<T> { static bool f(T a, T b) noexcept { return a == b; } };
 template <class T> struct NeOp : ToBool<T> { static bool f(T a, T b) noexcept { return a != b; } };
 template <class T> struct LtOp : ToBool<T> { static bool f(T a, T b) noexcept { return a < b; } };

@@ -68,6 +68,22 @@ template <class T> inline T from_raw(raw_t<T> v) noexcept {
 }
 template <class T> inline raw_t<T> to_raw(T v) noexcept { return static_cast<raw_t<T>>(v); }
 
+// The operand and result types of a binary loop's op (A, B -> R): Same2<T> for
+// T x T -> T (arithmetic, bitwise), ToBool<T, U> for T x U -> bool
+// (comparisons, logical ops). Shared by the elementwise_*.cpp loop files.
+template <class T>
+struct Same2 {
+    using A = T;
+    using B = T;
+    using R = T;
+};
+template <class T, class U = T>
+struct ToBool {
+    using A = T;
+    using B = U;
+    using R = bool;
+};
+
 // NumPy's complex multiply and divide (Note [Complex numerics] in
 // elementwise_complex.cpp), shared by the elementwise loops and reductions.
 template <class C> inline C cmul(C a, C b) noexcept {

@@ -8,19 +8,6 @@ namespace hrx::kernels::ew {
 
 namespace {
 
-template <class T, class U = T>
-struct ToBool {
-    using A = T;
-    using B = U;
-    using R = bool;
-};
-template <class T>
-struct Same2 {
-    using A = T;
-    using B = T;
-    using R = T;
-};
-
 // Logical ops take any numeric operand as its truth value (NaN is true).
 template <class T> struct LAndOp : ToBool<T> { static bool f(T a, T b) noexcept { return (a != 0) && (b != 0); } };
 template <class T> struct LOrOp : ToBool<T> { static bool f(T a, T b) noexcept { return (a != 0) || (b != 0); } };
