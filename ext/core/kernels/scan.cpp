@@ -1,41 +1,29 @@
 #include "kernels/scan.h"
 
 #include <algorithm>
-#include <complex>
 #include <string>
-#include <type_traits>
 
 #include "errors.h"
 #include "kernels/elementwise_impl.h"
+#include "kernels/reduce_impl.h"
 #include "kernels/pool.h"
 
 namespace hrx::kernels {
 namespace {
 
+// The running value takes each element through the reductions' own
+// accumulation ops (ew::RAdd/RMul: wrapping integer arithmetic without
+// promotion to int, NumPy's complex multiply), one element at a time.
+template <class Op, class T>
+void scan_with(const T* x, T* y, std::int64_t n) {
+    T s = Op::identity();
+    for (std::int64_t i = 0; i < n; ++i) y[i] = s = Op::f(s, x[i]);
+}
+
 template <class T>
 void scan_row(bool product, const T* x, T* y, std::int64_t n) {
-    if constexpr (std::is_integral_v<T>) {
-        // Unsigned arithmetic: signed overflow wraps as NumPy's does, without UB.
-        using U = std::make_unsigned_t<T>;
-        U s = product ? U{1} : U{0};
-        if (product)
-            for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(s = static_cast<U>(s * static_cast<U>(x[i])));
-        else
-            for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(s = static_cast<U>(s + static_cast<U>(x[i])));
-    } else if constexpr (ew::is_complex_v<T>) {
-        // NumPy's complex multiply (ew::cmul), not std::complex's, so the bits match hx.multiply.
-        T s = product ? T{1} : T{0};
-        if (product)
-            for (std::int64_t i = 0; i < n; ++i) y[i] = s = ew::cmul(s, x[i]);
-        else
-            for (std::int64_t i = 0; i < n; ++i) y[i] = s = T(s.real() + x[i].real(), s.imag() + x[i].imag());
-    } else {
-        T s = product ? T{1} : T{0};
-        if (product)
-            for (std::int64_t i = 0; i < n; ++i) y[i] = s = s * x[i];
-        else
-            for (std::int64_t i = 0; i < n; ++i) y[i] = s = s + x[i];
-    }
+    if (product) scan_with<ew::RMul<T>>(x, y, n);
+    else scan_with<ew::RAdd<T>>(x, y, n);
 }
 
 // float16/bfloat16: the running value is the rounded 16-bit one.
