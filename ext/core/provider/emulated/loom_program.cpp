@@ -45,22 +45,31 @@ constexpr int64_t kMaxFiringChunk = 2048;
 // carry over (the vectors are emptied, and every op sizes what it writes).
 constexpr size_t kKeptBytes = size_t{16} << 20;
 
-struct KeptRegs {
-    std::vector<std::vector<int64_t>> i, off;
-    std::vector<std::vector<double>> f;
-    std::vector<std::vector<float>> g;
+// The lane-sized vectors of one register.
+struct RegStorage {
+    std::vector<int64_t> i, off;
+    std::vector<double> f;
+    std::vector<float> g;
+
+    void swap_with(Reg& r) {
+        i.swap(r.i);
+        off.swap(r.off);
+        f.swap(r.f);
+        g.swap(r.g);
+    }
+    size_t bytes() const {
+        return (i.capacity() + off.capacity()) * sizeof(int64_t) + f.capacity() * sizeof(double) +
+               g.capacity() * sizeof(float);
+    }
 };
 
-thread_local KeptRegs t_kept;
+thread_local std::vector<RegStorage> t_kept;
 
 void lend_storage(std::vector<Reg>& regs) {
-    const size_t n = std::min(regs.size(), t_kept.i.size());
+    const size_t n = std::min(regs.size(), t_kept.size());
     for (size_t k = 0; k < n; ++k) {
+        t_kept[k].swap_with(regs[k]);
         Reg& r = regs[k];
-        r.i.swap(t_kept.i[k]);
-        r.off.swap(t_kept.off[k]);
-        r.f.swap(t_kept.f[k]);
-        r.g.swap(t_kept.g[k]);
         r.i.clear();
         r.off.clear();
         r.f.clear();
@@ -69,22 +78,18 @@ void lend_storage(std::vector<Reg>& regs) {
 }
 
 void keep_storage(std::vector<Reg>& regs) {
-    t_kept.i.resize(regs.size());
-    t_kept.off.resize(regs.size());
-    t_kept.f.resize(regs.size());
-    t_kept.g.resize(regs.size());
+    t_kept.resize(regs.size());
     size_t bytes = 0;
     for (size_t k = 0; k < regs.size(); ++k) {
-        Reg& r = regs[k];
-        bytes += r.i.capacity() * sizeof(int64_t) + r.off.capacity() * sizeof(int64_t) +
-                 r.f.capacity() * sizeof(double) + r.g.capacity() * sizeof(float);
-        if (bytes > kKeptBytes) break;
-        t_kept.i[k].swap(r.i);
-        t_kept.off[k].swap(r.off);
-        t_kept.f[k].swap(r.f);
-        t_kept.g[k].swap(r.g);
+        t_kept[k].swap_with(regs[k]);
+        bytes += t_kept[k].bytes();
+        if (bytes > kKeptBytes) {
+            t_kept.resize(k);  // past the cap: give this register's storage and the rest back
+            break;
+        }
     }
 }
+
 constexpr uint64_t kTileAlign = 64;
 
 using interp::is_terminator;
