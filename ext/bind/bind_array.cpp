@@ -584,10 +584,7 @@ void bind_array(nb::module_& m) {
                      "contiguous).")
         .def("_contiguous_view",
              [](const PyArray& s, nb::handle shape) {
-                 Dims d = int_vector(shape, "reshape", "shape");
-                 Dims strides = contiguous_strides(d, s.a.dtype);
-                 return wrap(view_of(s.a, s.a.offset, std::move(d), std::move(strides), s.a.dtype,
-                                     "reshape of " + s.a.describe()));
+                 return wrap(contiguous_view(s.a, int_vector(shape, "reshape", "shape"), "reshape of " + s.a.describe()));
              },
              "shape"_a, "A view of this C-contiguous array's elements, from its first, with `shape` in C order.")
         .def_prop_ro("_readonly", [](const PyArray& s) { return s.a.base->readonly(); },

@@ -222,4 +222,9 @@ Array view_of(const Array& src, int64_t offset, Dims shape, Dims strides, DType 
     return v;
 }
 
+Array contiguous_view(const Array& src, Dims shape, const std::string& op) {
+    Dims strides = contiguous_strides(shape, src.dtype);
+    return view_of(src, src.offset, std::move(shape), std::move(strides), src.dtype, op);
+}
+
 }  // namespace hrx

@@ -116,6 +116,9 @@ std::string shape_str(const Dims& shape);
 // multiple of the item size, the offset is negative, or an element lies
 // outside the buffer.
 Array view_of(const Array& src, int64_t offset, Dims shape, Dims strides, DType dtype, const std::string& op);
+// A view of C-contiguous src's elements, from its first, with `shape` in C
+// order (reshape without a copy); view_of's checks, naming `op`.
+Array contiguous_view(const Array& src, Dims shape, const std::string& op);
 // Whether two arrays may touch the same bytes (same storage, overlapping extents).
 bool may_overlap(const Array& a, const Array& b);
 // Whether two arrays address exactly the same elements in the same order.
