@@ -204,8 +204,10 @@ def _narrow_device_product(a: Any, b: Any) -> bool:
     dims = (getattr(a, "ndim", None), getattr(b, "ndim", None))
     if not all(isinstance(d, int) and d >= 1 for d in dims):
         return False
-    if max(dims) > 2 and (min(dims) <= 2 or a.shape[:-2] != b.shape[:-2]):
-        return False  # broadcast batches: Dask's own algorithm
+    from .dask import _stacks_match
+
+    if not _stacks_match(a.shape, b.shape):
+        return False  # batches that broadcast: Dask's own algorithm
     try:
         dtype = np.result_type(a.dtype, b.dtype)
     except (AttributeError, TypeError):

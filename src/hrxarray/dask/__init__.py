@@ -33,6 +33,20 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     return np.result_type(dtype, np.float32)
 
 
+def _stacks_match(x_shape: tuple, y_shape: tuple) -> bool:
+    """Whether matmul takes operands of these shapes: both 1-d/2-d, or both stacks of one batch shape.
+
+    The plain ``@`` routing (hrxarray/_dask_hooks.py) asks the same question.
+    """
+    if len(x_shape) > 2 or len(y_shape) > 2:
+        return len(x_shape) > 2 and len(y_shape) > 2 and x_shape[:-2] == y_shape[:-2]
+    return True
+
+
+# Blockwise index letters for the batch axes: any but i, j and k.
+_BATCH_AXES = "abcdefghlmnopqrstuvwxyz"
+
+
 def _product(a: DeviceArray, b: DeviceArray, acc: np.dtype) -> DeviceArray:
     # bfloat16 blocks keep the NPU's numerics (exact products, float32 sums);
     # others multiply in the accumulator type.
@@ -74,7 +88,7 @@ def matmul(x: Any, y: Any) -> da.Array:
     x, y = da.asarray(x), da.asarray(y)
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError("hrxarray.dask.matmul: operands must have at least 1 dimension, got a 0-d array")
-    if x.ndim > 2 and y.ndim > 2 and x.shape[:-2] != y.shape[:-2] or (x.ndim > 2) != (y.ndim > 2):
+    if not _stacks_match(x.shape, y.shape):
         raise ValueError(f"hrxarray.dask.matmul: stacked operands must have the same batch shape, got {x.shape} "
                          f"and {y.shape} (broadcast them first)")
     if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
@@ -90,7 +104,7 @@ def matmul(x: Any, y: Any) -> da.Array:
     want = x.chunks[:-2] + (x.chunks[-1], y.chunks[-1])
     if y.chunks != want:
         y = y.rechunk(want)
-    batch = "abcdefgh"[:x.ndim - 2]
+    batch = _BATCH_AXES[:x.ndim - 2]
     name = "hrx-matmul-" + tokenize(x, y, acc, out_dtype)
     z = da.blockwise(_row_times_column, batch + "ij", x, batch + "ik", y, batch + "kj", acc=acc,
                      out_dtype=out_dtype, dtype=out_dtype, concatenate=False, name=name,
