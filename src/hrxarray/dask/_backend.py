@@ -48,14 +48,14 @@ def placement() -> Any:
     return _serialize._placement_for(kind)
 
 
-def meta(dtype: Any = np.float64, ndim: int = 0) -> DeviceArray:
+def block_meta(dtype: Any = np.float64, ndim: int = 0) -> DeviceArray:
     """A zero-size DeviceArray in the configured placement: the meta of a backend "hrx" array."""
     return empty((0,) * ndim, np.float64 if dtype is None else dtype, placement=placement())
 
 
 def _create(name: str, *args: Any, meta: Any = None, **kwargs: Any) -> da.Array:
     with dask.config.set({"array.backend": "numpy"}):
-        return getattr(da, name)(*args, meta=globals()["meta"]() if meta is None else meta, **kwargs)
+        return getattr(da, name)(*args, meta=block_meta() if meta is None else meta, **kwargs)
 
 
 class RandomState:
@@ -107,7 +107,7 @@ class HrxBackendEntrypoint(ArrayBackendEntrypoint):
     def to_backend(cls, data: da.Array, **kwargs: Any) -> da.Array:
         if isinstance(data._meta, DeviceArray):
             return data
-        return data.map_blocks(to_hrx_dispatch, meta=meta(data.dtype, data.ndim), **kwargs)
+        return data.map_blocks(to_hrx_dispatch, meta=block_meta(data.dtype, data.ndim), **kwargs)
 
     @property
     def RandomState(self) -> type:
@@ -127,4 +127,4 @@ class HrxBackendEntrypoint(ArrayBackendEntrypoint):
     @staticmethod
     def arange(*args: Any, like: Any = None, **kwargs: Any) -> da.Array:
         with dask.config.set({"array.backend": "numpy"}):
-            return da.arange(*args, like=meta() if like is None else like, **kwargs)
+            return da.arange(*args, like=block_meta() if like is None else like, **kwargs)
