@@ -252,17 +252,18 @@ def __array_namespace_info__() -> Info:
     return Info()
 
 
-def _dtype_of(x: Any) -> Any:
-    return x.dtype if isinstance(x, _array.DeviceArray) else x
+def _dtype_of(x: Any, op: str) -> Any:
+    # NumPy takes the other arguments as they are.
+    return _as_dtype(x, op) if isinstance(x, _array.DeviceArray) else x
 
 
 def _np_can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     # Dask asks this of every block whose dtype it enforces (np.multiply(x, y, dtype=...)).
-    return bool(np.can_cast(_dtype_of(from_), to, casting))
+    return bool(np.can_cast(_dtype_of(from_, "can_cast"), to, casting))
 
 
 def _np_result_type(*arrays_and_dtypes: Any) -> np.dtype:
-    return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
+    return np.result_type(*(_dtype_of(x, "result_type") for x in arrays_and_dtypes))
 
 
 _array._ARRAY_FUNCTIONS.update({np.can_cast: _np_can_cast, np.result_type: _np_result_type})
