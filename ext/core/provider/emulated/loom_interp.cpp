@@ -2826,22 +2826,33 @@ bool is_terminator(const std::string& n) {
            n == "kernel.return" || n == "pipeline.return";
 }
 
-void* Exec::resolve(const Op& op) const {
-    if (is_terminator(op.name)) return nullptr;
+namespace {
+
+// Op `name`'s handler into `h` (nullptr for a terminator); false when the op
+// table does not know it. The one lookup behind resolve and resolve_handlers.
+bool lookup_handler(const std::string& name, void*& h) {
+    if (is_terminator(name)) {
+        h = nullptr;
+        return true;
+    }
     const auto& t = Ops::table();
-    auto it = t.find(op.name);
-    if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
-    return reinterpret_cast<void*>(it->second);
+    auto it = t.find(name);
+    if (it == t.end()) return false;
+    h = reinterpret_cast<void*>(it->second);
+    return true;
+}
+
+}  // namespace
+
+void* Exec::resolve(const Op& op) const {
+    void* h = nullptr;
+    if (!lookup_handler(op.name, h)) fail_at(op, -1, "valid Loom, not executed by the emulator");
+    return h;
 }
 
 void resolve_handlers(const Region& r, std::unordered_map<const Op*, void*>& out) {
-    const auto& t = Ops::table();
     for (const Op& op : r.ops) {
-        if (is_terminator(op.name)) {
-            out.emplace(&op, nullptr);
-        } else if (auto it = t.find(op.name); it != t.end()) {
-            out.emplace(&op, reinterpret_cast<void*>(it->second));
-        }
+        if (void* h = nullptr; lookup_handler(op.name, h)) out.emplace(&op, h);
         for (const Region& sub : op.regions) resolve_handlers(sub, out);
     }
 }
