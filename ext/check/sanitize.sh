@@ -9,6 +9,7 @@
 #   tsan  ThreadSanitizer (-DHRX_SANITIZE=thread): the scheduling, array-futures, resident
 #         exchange and lifecycle tests (or the given pytest arguments), with
 #         ext/check/tsan.supp for the reports of code that is not ours (CPython, NumPy, glibc)
+#   report <dir> <status>  re-reads a finished run: build/sanitize-<kind> and pytest's status
 #   The tests that fork a threaded process skip themselves under both (tests/helpers.py:
 #   skip_fork_under_sanitizers says why).
 #
@@ -75,20 +76,40 @@ build() {
   fi
 }
 
-# report <kind> <pytest status>: print the sanitizer logs; fail on either
+# Note [Reports that bypass the log files]: UBSan linked beside ASan (GCC's
+# separate libubsan) ignores log_path and writes to stderr, and a process it
+# halts (halt_on_error) ends without pytest's summary: before, such a run
+# printed nothing and the script said "reports: none". So pytest's whole
+# output is kept (tee) in build/sanitize-<kind>/pytest.out, and the
+# sanitizers exit with HALTED (their exitcode option) instead of 1, which
+# pytest never uses: a halted pytest, or a test's subprocess halted and
+# reported through the test's failure, is a finding.
+HALTED=86
+# Lines that start a sanitizer report, whichever stream carried it.
+MARKERS='runtime error: |ERROR: AddressSanitizer|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer|SUMMARY: [A-Za-z]*Sanitizer|ERROR: LeakSanitizer'
+
+# report <dir> <pytest status>: print the sanitizer logs and what pytest's
+# output carried; fail on any, on a halted run and on failed tests
 report() {
-  local logs=build/sanitize-$1/logs found=0 f
+  local dir=$1 status=$2 logs=$1/logs found=0 f why=""
+  mkdir -p "$logs"
+  if [ -f "$dir/pytest.out" ] && grep -Eq "$MARKERS" "$dir/pytest.out"; then
+    # from each report's first line to the next blank line: the report and its stack
+    awk -v re="$MARKERS" '$0 ~ re {on = 1} on {print} /^[[:space:]]*$/ {on = 0}' \
+      "$dir/pytest.out" >"$logs/output-reports"
+  fi
   for f in "$logs"/*; do
     [ -e "$f" ] || continue
     found=1
     echo "==== $f"
     cat "$f"
   done
-  if [ "$found" = 1 ] || [ "$2" != 0 ]; then
-    echo "sanitize.sh $1: FAILED (pytest status $2; reports: $([ "$found" = 1 ] && echo "$logs/" || echo none))" >&2
+  [ "$status" = "$HALTED" ] && why="; a sanitizer ended pytest: exit status $HALTED"
+  if [ "$found" = 1 ] || [ "$status" != 0 ]; then
+    echo "sanitize.sh $(basename "$dir"): FAILED (pytest status $status$why; reports: $([ "$found" = 1 ] && echo "$logs/" || echo none))" >&2
     return 1
   fi
-  echo "sanitize.sh $1: clean (pytest passed, no reports)"
+  echo "sanitize.sh $(basename "$dir"): clean (pytest passed, no reports)"
 }
 
 # run <kind> <pytest arguments...>: pytest under the kind's environment
@@ -101,17 +122,18 @@ run() {
   local status=0
   # From the root, as the normal suite: `import hrxarray` finds the installed
   # package (src/ layout). No cache provider: nothing written into the tree.
-  PYTHONMALLOC=malloc "$dir/venv/bin/pytest" -p no:cacheprovider -q "$@" || status=$?
-  report "$kind" "$status"
+  PYTHONMALLOC=malloc "$dir/venv/bin/pytest" -p no:cacheprovider -q "$@" 2>&1 | tee "$dir/pytest.out" ||
+    status=${PIPESTATUS[0]}
+  report "$dir" "$status"
 }
 
 asan() {
   build asan address,undefined,float-cast-overflow __asan_
-  local lib opts=detect_leaks=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
+  local lib opts=exitcode=$HALTED:detect_leaks=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
   lib="$(runtime libasan.so) $(runtime libstdc++.so)"
   LD_PRELOAD="$lib" \
     ASAN_OPTIONS="$opts:log_path=$ROOT/build/sanitize-asan/logs/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
-    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$ROOT/build/sanitize-asan/logs/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+    UBSAN_OPTIONS="exitcode=$HALTED:print_stacktrace=1:halt_on_error=1:log_path=$ROOT/build/sanitize-asan/logs/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
     run asan "$@"
 }
 
@@ -121,13 +143,14 @@ tsan() {
   local lib
   lib="$(runtime libtsan.so) $(runtime libstdc++.so)"
   LD_PRELOAD="$lib" \
-    TSAN_OPTIONS="suppressions=$ROOT/ext/check/tsan.supp:second_deadlock_stack=1:log_path=$ROOT/build/sanitize-tsan/logs/tsan${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+    TSAN_OPTIONS="exitcode=$HALTED:suppressions=$ROOT/ext/check/tsan.supp:second_deadlock_stack=1:log_path=$ROOT/build/sanitize-tsan/logs/tsan${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
     run tsan "$@"
 }
 
 case $KIND in
+  report) report "$@" ;;  # report <dir> <status>: the check alone, on a kept run (and for its test)
   asan) asan "$@" ;;
   tsan) tsan "$@" ;;
   all) rc=0; asan "$@" || rc=1; tsan "$@" || rc=1; exit $rc ;;
-  *) echo "usage: $0 [asan|tsan|all] [pytest arguments...]" >&2; exit 2 ;;
+  *) echo "usage: $0 [asan|tsan|all] [pytest arguments...] | $0 report <dir> <pytest status>" >&2; exit 2 ;;
 esac
