@@ -398,11 +398,12 @@ def _manifest_checks(env: Mapping[str, str], chosen: Mapping[str, Any] | None,
         if not manifest.is_file():
             return [_check(manifest, "manifest", "failed",
                            "HRX_BUNDLE_MANIFEST names this file, which does not exist")]
+    elif directory is None:
+        return []
     else:
-        assert directory is not None
         manifest = directory / MANIFEST
         if not manifest.is_file():
-            if chosen and chosen["source"] == "HRX_RUNTIME_DIR":
+            if chosen["source"] == "HRX_RUNTIME_DIR":
                 return [_check(manifest, "manifest", "skipped", "absent: HRX uses HRX_RUNTIME_DIR as-is and "
                                "verifies it only when it holds a manifest.json, so no digest was checked")]
             return [_check(manifest, "manifest", "failed", "absent: HRX verifies a cached bundle file by "
@@ -470,6 +471,7 @@ def _reasons(bundle: Mapping[str, Any], kernel_devices: Mapping[str, Any]) -> li
         reasons.append({"code": "bundle_invalid",
                         "message": f"the HRX native bundle ({where}) failed {len(failed)} check(s): "
                                    + "; ".join(f"{c['file']}: {c['reason']}" for c in failed)})
+    # HRX asks only whether HRX_OFFLINE is set, so any value (even empty or "0") counts.
     offline = bundle["environment"]["HRX_OFFLINE"]
     if (bundle["status"] != "complete" and offline is not None
             and not any(loc["source"] == "HRX_RUNTIME_DIR" for loc in bundle["locations"])):
