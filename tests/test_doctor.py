@@ -4,6 +4,7 @@ Every run is a subprocess with a controlled environment: HRX_* variables removed
 XDG_CACHE_HOME inside tmp_path, so the machine's own ~/.cache/hrx cannot leak in.
 """
 
+import hashlib
 import json
 import os
 import platform
@@ -13,10 +14,30 @@ import sys
 
 import numpy as np
 import pytest
+from elf_builder import OTHER_MACHINE, shared_object, write_shared_object
 
 import hrxarray
 
 LIBS = ("libamdf.so", "libhrx_fabric.so", "libloomc.so")
+
+# The functions reference/hrx-runtime.md names in full as resolved from each library (§6.3 libamdf's
+# bootstrap, §6.4 the executable bridge, §6.5 the Loom C ABI): what a good bundle's libraries export.
+EXPORTS = {
+    "libamdf.so": ["amdf_query_api"],
+    "libhrx_fabric.so": [
+        "hrx_fabric_error", "hrx_fabric_gpu_image_open", "hrx_fabric_gpu_image_close",
+        "hrx_fabric_gpu_argument_info", "hrx_fabric_gpu_global_info", "hrx_fabric_gpu_image_load",
+        "hrx_fabric_gpu_dispatch", "hrx_fabric_xdna_open", "hrx_fabric_xdna_close",
+        "hrx_fabric_xdna_command_copy", "hrx_fabric_xdna_command_replace", "hrx_fabric_xdna_submit",
+        "hrx_fabric_xdna_wait"],
+    "libloomc.so": [
+        "loomc_allocator_system", "loomc_status_format", "loomc_status_free",
+        "loomc_target_environment_create_amdgpu", "loomc_context_create", "loomc_target_profile_create_amdgpu",
+        "loomc_linker_create", "loomc_compiler_create", "loomc_pass_program_create_from_target_pipeline",
+        "loomc_workspace_create", "loomc_source_create", "loomc_link_index_builder_create", "loomc_link_module",
+        "loomc_result_succeeded", "loomc_result_diagnostic_count", "loomc_result_release",
+        "loomc_module_release"],
+}
 
 
 def _env(tmp_path, **extra):
@@ -50,10 +71,23 @@ def _doctor_text(tmp_path, env):
     return r.stdout
 
 
-def _bundle(directory, libs=LIBS):
+def _sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_manifest(path, directory, names):
+    path.write_text(json.dumps({"files": {name: _sha(directory / name) for name in names}}))
+    return path
+
+
+def _bundle(directory, libs=LIBS, manifest=True):
+    """A good bundle of `libs` in `directory`: ELF shared objects for this host exporting what HRX
+    resolves, and a manifest.json listing their SHA-256 digests."""
     directory.mkdir(parents=True, exist_ok=True)
     for lib in libs:
-        (directory / lib).write_bytes(b"")
+        write_shared_object(directory / lib, EXPORTS[lib] + ["helper_" + lib[3:-3]], undefined=["malloc"])
+    if manifest:
+        _write_manifest(directory / "manifest.json", directory, libs)
     return directory
 
 
@@ -337,3 +371,162 @@ def test16_dask_worker_binding(tmp_path):
         "device": "npu:1", "placement": "Shared(npu:0)", "backend": "emulated", "worker": "tcp://127.0.0.1:1",
         "resources": "NPU=1"}}}
     assert "tcp://127.0.0.1:1: npu:1 as Shared(npu:0) (resources NPU=1, emulated)" in _doctor.format_report(info)
+
+
+# --- checking a bundle without loading it (issue 24, item 8) -------------------------------------------
+
+
+def _collect(tmp_path, **extra):
+    """The doctor's facts in this process, with the controlled environment of _env."""
+    from hrxarray import _doctor
+
+    return _doctor.collect(environ=_env(tmp_path, **extra))
+
+
+def _failed(info):
+    """{(file name, check): reason} of every failed check."""
+    return {(os.path.basename(c["file"]), c["check"]): c["reason"]
+            for c in info["bundle"]["checks"] if c["status"] == "failed"}
+
+
+def test17_empty_files_and_a_bogus_manifest_are_not_a_complete_bundle(tmp_path):
+    bundle_dir = tmp_path / "bundle"
+    bundle_dir.mkdir()
+    for lib in LIBS:
+        (bundle_dir / lib).write_bytes(b"")
+    (bundle_dir / "manifest.json").write_text('{"bundle": "yes"}')
+    env = _env(tmp_path, HRX_RUNTIME_DIR=bundle_dir)
+    info = _doctor_json(tmp_path, env)
+    bundle = info["bundle"]
+    assert bundle["status"] == "invalid" and bundle["missing"] == []
+    failed = _failed(info)
+    assert {failed[(lib, "elf")] for lib in LIBS} == {"the file is empty"}
+    assert failed[("manifest.json", "manifest")] == (
+        'it has no "files" object mapping file names to SHA-256 digests')
+    (reason,) = [r for r in info["reasons"] if r["code"] == "bundle_invalid"]
+    assert f"{bundle_dir / 'libamdf.so'}: the file is empty" in reason["message"]
+    assert reason["message"] in info["backend_reason"]
+    assert "An HRX native bundle was found" not in info["backend_reason"]
+    text = _doctor_text(tmp_path, env)
+    assert "HRX native bundle: found, but it fails its checks" in text
+    assert f"FAILED   elf       {bundle_dir / 'libloomc.so'}: the file is empty" in text
+
+
+def test18_a_library_for_another_machine_is_named(tmp_path):
+    from hrxarray import _doctor
+
+    bundle_dir = _bundle(tmp_path / "bundle", manifest=False)
+    write_shared_object(bundle_dir / "libhrx_fabric.so", EXPORTS["libhrx_fabric.so"], machine=OTHER_MACHINE)
+    write_shared_object(bundle_dir / "libloomc.so", EXPORTS["libloomc.so"], elf_type=2)
+    info = _collect(tmp_path, HRX_RUNTIME_DIR=bundle_dir)
+    assert info["bundle"]["status"] == "invalid"
+    other, host = {62: ("x86-64", "AArch64"), 183: ("AArch64", "x86-64")}[OTHER_MACHINE]
+    assert _failed(info) == {
+        ("libhrx_fabric.so", "elf"): f"it is built for {other}, but this host is {host}",
+        ("libloomc.so", "elf"): "it is ET_EXEC (an executable), not ET_DYN (a shared object)",
+    }
+    # Without a manifest.json, HRX uses HRX_RUNTIME_DIR as-is: the digest check is skipped, not failed.
+    (manifest,) = [c for c in info["bundle"]["checks"] if c["check"] == "manifest"]
+    assert manifest["status"] == "skipped" and manifest["file"] == str(bundle_dir / "manifest.json")
+    assert "bundle_invalid" in _codes(info)
+    assert _doctor.format_report(info).count("FAILED") == 2
+
+
+def test19_a_library_missing_an_entry_point_is_named(tmp_path):
+    bundle_dir = _bundle(tmp_path / "bundle")
+    fabric = [n for n in EXPORTS["libhrx_fabric.so"] if n not in ("hrx_fabric_xdna_wait", "hrx_fabric_error")]
+    # Imported (undefined) and hidden symbols are in .dynsym but export nothing.
+    write_shared_object(bundle_dir / "libhrx_fabric.so", fabric, undefined=["hrx_fabric_xdna_wait"],
+                        hidden=["hrx_fabric_error"])
+    (bundle_dir / "libamdf.so").write_bytes(shared_object(["amdf_query_api_v2"]))
+    _write_manifest(bundle_dir / "manifest.json", bundle_dir, LIBS)
+    info = _collect(tmp_path, HRX_RUNTIME_DIR=bundle_dir)
+    assert info["bundle"]["status"] == "invalid"
+    assert _failed(info) == {
+        ("libhrx_fabric.so", "symbols"): "it does not export 2 of the 13 functions HRX resolves from "
+                                         "libhrx_fabric.so: hrx_fabric_error, hrx_fabric_xdna_wait",
+        ("libamdf.so", "symbols"): "it does not export 1 of the 1 functions HRX resolves from libamdf.so: "
+                                   "amdf_query_api",
+    }
+
+
+def test20_digests_are_checked_against_the_manifest(tmp_path):
+    bundle_dir = _bundle(tmp_path / "bundle")
+    manifest = bundle_dir / "manifest.json"
+    files = json.loads(manifest.read_text())["files"]
+    good = files["libloomc.so"]
+    files["libloomc.so"] = "0" * 64
+    files["libextra.so"] = "1" * 64
+    del files["libamdf.so"]
+    manifest.write_text(json.dumps({"schema": 1, "files": files}))
+    info = _collect(tmp_path, HRX_RUNTIME_DIR=bundle_dir)
+    assert info["bundle"]["status"] == "invalid"
+    assert _failed(info) == {
+        ("libloomc.so", "digest"): f"its SHA-256 is {good}, but {manifest} lists {'0' * 64}",
+        ("libextra.so", "digest"): f"listed in {manifest} but absent",
+        ("libamdf.so", "digest"): f"not listed in {manifest}",
+    }
+    # A digest that is no SHA-256, or a path instead of a file name, makes the manifest invalid.
+    for entry, why in ((("libamdf.so", "abc"), "its digest for 'libamdf.so' ('abc') is not 64 hex digits"),
+                       (("../libamdf.so", "0" * 64), "its entry '../libamdf.so' is not a flat file name")):
+        manifest.write_text(json.dumps({"files": dict([entry])}))
+        assert _failed(_collect(tmp_path, HRX_RUNTIME_DIR=bundle_dir))[("manifest.json", "manifest")].startswith(why)
+    manifest.write_text("{not json")
+    assert _failed(_collect(tmp_path, HRX_RUNTIME_DIR=bundle_dir))[("manifest.json", "manifest")] == (
+        "it is not JSON (Expecting property name enclosed in double quotes at line 1, column 2)")
+
+
+def test21_a_good_bundle_passes_every_check_and_is_still_not_used(tmp_path):
+    bundle_dir = _bundle(tmp_path / "bundle")
+    env = _env(tmp_path, HRX_RUNTIME_DIR=bundle_dir)
+    info = _doctor_json(tmp_path, env)
+    checks = info["bundle"]["checks"]
+    assert info["bundle"]["status"] == "complete"
+    assert {c["status"] for c in checks} == {"ok"}
+    assert sorted((os.path.basename(c["file"]), c["check"]) for c in checks) == sorted(
+        [(lib, kind) for lib in LIBS for kind in ("elf", "symbols", "digest")] + [("manifest.json", "manifest")])
+    assert "bundle_invalid" not in _codes(info)
+    text = _doctor_text(tmp_path, env)
+    assert "This build of hrxarray has no native provider, so even a bundle that passes every check is not used." in text
+    assert "but this build cannot use it" in info["backend_reason"]
+
+
+def test22_a_cached_bundle_needs_its_manifest(tmp_path):
+    cache = _bundle(tmp_path / "xdg-cache" / "hrx", manifest=False)
+    info = _collect(tmp_path)
+    assert info["bundle"]["status"] == "invalid"
+    assert _failed(info) == {("manifest.json", "manifest"): "absent: HRX verifies a cached bundle file by file "
+                                                            "against its manifest.json, so this one would not be used"}
+    assert info["bundle"]["checks"][-1]["file"] == str(cache / "manifest.json")
+
+
+def test23_hrx_bundle_manifest_replaces_the_directory_manifest(tmp_path):
+    bundle_dir = _bundle(tmp_path / "bundle")
+    (bundle_dir / "manifest.json").write_text("{}")  # would fail; the variable's manifest is read instead
+    alternate = _write_manifest(tmp_path / "alt.json", bundle_dir, LIBS)
+    info = _collect(tmp_path, HRX_RUNTIME_DIR=bundle_dir, HRX_BUNDLE_MANIFEST=alternate)
+    assert info["bundle"]["status"] == "complete"
+    assert info["bundle"]["environment"] == {"HRX_OFFLINE": None, "HRX_BUNDLE_MANIFEST": str(alternate)}
+    assert [c["file"] for c in info["bundle"]["checks"] if c["check"] == "manifest"] == [str(alternate)]
+    ghost = tmp_path / "nowhere.json"
+    info = _collect(tmp_path, HRX_RUNTIME_DIR=bundle_dir, HRX_BUNDLE_MANIFEST=ghost)
+    assert _failed(info) == {("nowhere.json", "manifest"): "HRX_BUNDLE_MANIFEST names this file, which does not exist"}
+
+
+def test24_hrx_offline_without_a_bundle_is_a_reason(tmp_path):
+    info = _collect(tmp_path, HRX_OFFLINE="1")
+    assert info["bundle"]["environment"]["HRX_OFFLINE"] == "1"
+    (reason,) = [r for r in info["reasons"] if r["code"] == "offline"]
+    assert "HRX_OFFLINE is set ('1')" in reason["message"] and "hrx prepare" in reason["message"]
+    # Online, HRX would fetch the bundle itself; with HRX_RUNTIME_DIR it never downloads.
+    assert "offline" not in _codes(_collect(tmp_path))
+    assert "offline" not in _codes(_collect(tmp_path, HRX_OFFLINE="1", HRX_RUNTIME_DIR=tmp_path / "nowhere"))
+    from hrxarray import _doctor
+
+    assert "HRX itself would download its pinned bundle here" in _doctor.format_report(_collect(tmp_path))
+
+
+def test25_required_symbols_are_the_references(tmp_path):
+    from hrxarray import _doctor
+
+    assert {lib: list(names) for lib, names in _doctor.REQUIRED_SYMBOLS.items()} == EXPORTS

@@ -243,7 +243,7 @@ def _serialize_frames(x: DeviceArray) -> tuple[dict, list]:
 
 
 def _deserialize_frames(header: dict, frames: list) -> DeviceArray:
-    return _serialize.loads(header, frames[0])
+    return _serialize.loads_frames(header, frames)
 
 
 @functools.cache

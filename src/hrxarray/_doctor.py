@@ -4,6 +4,20 @@ The report answers the questions behind most bug reports: which backend is in
 use, which devices it offers, which CPU kernel path the emulated devices take,
 and whether an HRX native bundle and the kernel drivers are present (with the
 reason the native backend is not used).
+
+Note [Checking a bundle without loading it]: a folder that holds files of the
+right names is not yet a bundle. The doctor checks what it can without loading
+native code (loading runs a library's constructors, and a broken library is
+what it is diagnosing): each library is an ELF64 shared object for this host's
+machine (hrxarray._elf reads the headers), it exports the entry points hrx-rs
+resolves from it (hrx-rs's native/amdf.h, native/amdf/bridge.h, native/loomc.h),
+and the files' SHA-256 digests match the bundle's manifest (``manifest.json`` in
+the directory, or the file ``HRX_BUNDLE_MANIFEST`` names; hrx-rs's src/bundle.rs
+and docs/SETUP.md). HRX's documentation does not spell manifest.json's layout;
+the doctor reads the layout bundle.json pins, a ``"files"`` object mapping flat
+file names to hex SHA-256 digests, and says so when a manifest has none. Every check is a row of the report (file, check,
+status, reason); a bundle is "complete" only when all its libraries are found
+and no check failed, and "invalid" when they are found but a check failed.
 """
 
 from __future__ import annotations
@@ -20,6 +34,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import _elf
+
 __all__ = ["collect", "format_report", "main"]
 
 #: The libraries of an HRX native bundle, and the variable that overrides each.
@@ -28,6 +44,36 @@ BUNDLE_LIBRARIES: dict[str, str] = {
     "libhrx_fabric.so": "HRX_FABRIC_LIBRARY",
     "libloomc.so": "HRX_LOOM_LIBRARY",
 }
+
+#: The functions each library must export: those hrx-rs resolves from it by name.
+#: libamdf exports only its bootstrap; every other libamdf entry point hrx-rs uses
+#: is reached through the table amdf_query_api returns. Of the Loom C API only
+#: the names HRX's documentation spells out in full are required (it abbreviates
+#: e.g. "loomc_context_create / _release"), so no guessed name fails a good bundle.
+REQUIRED_SYMBOLS: dict[str, tuple[str, ...]] = {
+    "libamdf.so": ("amdf_query_api",),
+    "libhrx_fabric.so": (
+        "hrx_fabric_error",
+        "hrx_fabric_gpu_image_open", "hrx_fabric_gpu_image_close", "hrx_fabric_gpu_argument_info",
+        "hrx_fabric_gpu_global_info", "hrx_fabric_gpu_image_load", "hrx_fabric_gpu_dispatch",
+        "hrx_fabric_xdna_open", "hrx_fabric_xdna_close", "hrx_fabric_xdna_command_copy",
+        "hrx_fabric_xdna_command_replace", "hrx_fabric_xdna_submit", "hrx_fabric_xdna_wait",
+    ),
+    "libloomc.so": (
+        "loomc_allocator_system", "loomc_status_format", "loomc_status_free",
+        "loomc_target_environment_create_amdgpu", "loomc_context_create",
+        "loomc_target_profile_create_amdgpu", "loomc_linker_create", "loomc_compiler_create",
+        "loomc_pass_program_create_from_target_pipeline", "loomc_workspace_create", "loomc_source_create",
+        "loomc_link_index_builder_create", "loomc_link_module", "loomc_result_succeeded",
+        "loomc_result_diagnostic_count", "loomc_result_release", "loomc_module_release",
+    ),
+}
+
+#: The ELF machine of this host's libraries, by platform.machine().
+_HOST_MACHINES = {"x86_64": _elf.EM_X86_64, "amd64": _elf.EM_X86_64,
+                  "aarch64": _elf.EM_AARCH64, "arm64": _elf.EM_AARCH64}
+
+MANIFEST = "manifest.json"
 
 # This build ships only the emulated provider. When a native provider is
 # compiled in, this becomes a query of _core.
@@ -243,8 +289,15 @@ def _bundle_search(env: Mapping[str, str]) -> dict[str, Any]:
 
     libraries = {lib: libraries[lib] for lib in BUNDLE_LIBRARIES}
     missing = [lib for lib, entry in libraries.items() if not entry["found"]]
+    checks: list[dict[str, str]] = []
+    for lib, entry in libraries.items():
+        if entry["found"]:
+            checks += _library_checks(lib, Path(entry["path"]))
+    if chosen is not None or env.get("HRX_BUNDLE_MANIFEST"):
+        checks += _manifest_checks(env, chosen, libraries)
+    failed = [c for c in checks if c["status"] == "failed"]
     if not missing:
-        status = "complete"
+        status = "invalid" if failed else "complete"
     elif chosen is None and not overrides:
         status = "not_found"
     else:
@@ -257,7 +310,132 @@ def _bundle_search(env: Mapping[str, str]) -> dict[str, Any]:
         "locations": locations,
         "overrides": overrides,
         "cache": str(cache),
+        "checks": checks,
+        "environment": {var: env.get(var) for var in ("HRX_OFFLINE", "HRX_BUNDLE_MANIFEST")},
     }
+
+
+def _check(file: Path | str, check: str, status: str, reason: str) -> dict[str, str]:
+    return {"file": str(file), "check": check, "status": status, "reason": reason}
+
+
+def _host_machine() -> int | None:
+    return _HOST_MACHINES.get(platform.machine().lower())
+
+
+def _library_checks(lib: str, path: Path) -> list[dict[str, str]]:
+    """The ELF and exported-symbol checks of one bundle library (Note [Checking a bundle without loading it])."""
+    try:
+        info = _elf.read_elf(path)
+    except OSError as exc:
+        return [_check(path, "elf", "failed", f"cannot be read ({exc.strerror or exc})")]
+    except _elf.ElfError as exc:
+        return [_check(path, "elf", "failed", str(exc))]
+    host = _host_machine()
+    problems = []
+    if info.elf_type != _elf.ET_DYN:
+        problems.append(f"it is {info.type_name}, not ET_DYN (a shared object)")
+    if host is None:
+        problems.append(f"this host ({platform.machine()}) is neither x86-64 nor AArch64, "
+                        "the machines HRX bundles are built for")
+    elif info.machine != host:
+        problems.append(f"it is built for {info.machine_name}, but this host is "
+                        f"{_elf.MACHINE_NAMES[host]}")
+    checks = [_check(path, "elf", "failed", "; ".join(problems)) if problems else
+              _check(path, "elf", "ok", f"ELF64 shared object for {info.machine_name}")]
+    need = REQUIRED_SYMBOLS[lib]
+    if not info.has_dynsym:
+        checks.append(_check(path, "symbols", "failed", "it has no .dynsym section, so it exports nothing"))
+    else:
+        absent = [name for name in need if name not in info.exports]
+        if absent:
+            checks.append(_check(path, "symbols", "failed",
+                                 f"it does not export {len(absent)} of the {len(need)} functions HRX "
+                                 f"resolves from {lib}: " + ", ".join(absent)))
+        else:
+            checks.append(_check(path, "symbols", "ok", f"exports the {len(need)} functions HRX resolves "
+                                 f"from {lib}"))
+    return checks
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _manifest_files(path: Path) -> dict[str, str]:
+    """The manifest's map of flat file names to SHA-256 digests; ValueError with the reason when it has none."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"it is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not files:
+        raise ValueError('it has no "files" object mapping file names to SHA-256 digests')
+    for name, digest in files.items():
+        # Installation rejects paths: every entry is a file of the bundle directory itself.
+        if not name or "/" in name or "\\" in name or name in (".", ".."):
+            raise ValueError(f"its entry {name!r} is not a flat file name")
+        if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-fA-F]{64}", digest)):
+            raise ValueError(f"its digest for {name!r} ({digest!r}) is not 64 hex digits of SHA-256")
+    return {name: digest.lower() for name, digest in files.items()}
+
+
+def _manifest_checks(env: Mapping[str, str], chosen: Mapping[str, Any] | None,
+                     libraries: Mapping[str, Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The manifest's own check and one digest check per file it lists."""
+    override = env.get("HRX_BUNDLE_MANIFEST", "")
+    directory = Path(chosen["path"]) if chosen else None
+    if override:
+        manifest = Path(override)
+        if not manifest.is_file():
+            return [_check(manifest, "manifest", "failed",
+                           "HRX_BUNDLE_MANIFEST names this file, which does not exist")]
+    elif directory is None:
+        return []
+    else:
+        manifest = directory / MANIFEST
+        if not manifest.is_file():
+            if chosen["source"] == "HRX_RUNTIME_DIR":
+                return [_check(manifest, "manifest", "skipped", "absent: HRX uses HRX_RUNTIME_DIR as-is and "
+                               "verifies it only when it holds a manifest.json, so no digest was checked")]
+            return [_check(manifest, "manifest", "failed", "absent: HRX verifies a cached bundle file by "
+                           "file against its manifest.json, so this one would not be used")]
+    try:
+        files = _manifest_files(manifest)
+    except OSError as exc:
+        return [_check(manifest, "manifest", "failed", f"cannot be read ({exc.strerror or exc})")]
+    except ValueError as exc:
+        return [_check(manifest, "manifest", "failed", str(exc))]
+    base = directory if directory is not None else manifest.parent
+    checks = [_check(manifest, "manifest", "ok", f"lists {len(files)} file(s) of {base}")]
+    for name, want in files.items():
+        path = base / name
+        if not path.is_file():
+            checks.append(_check(path, "digest", "failed", f"listed in {manifest} but absent"))
+            continue
+        try:
+            got = _sha256(path)
+        except OSError as exc:
+            checks.append(_check(path, "digest", "failed", f"cannot be read ({exc.strerror or exc})"))
+            continue
+        if got != want:
+            checks.append(_check(path, "digest", "failed", f"its SHA-256 is {got}, but {manifest} lists {want}"))
+        else:
+            checks.append(_check(path, "digest", "ok", "SHA-256 matches the manifest"))
+    # An override bypasses the bundle's integrity checks (as in HRX), so only the directory's libraries
+    # must be listed.
+    for lib, entry in libraries.items():
+        if entry["found"] and entry["source"] not in BUNDLE_LIBRARIES.values() and lib not in files:
+            checks.append(_check(base / lib, "digest", "failed", f"not listed in {manifest}"))
+    return checks
 
 
 def _kernel_devices() -> dict[str, Any]:
@@ -287,6 +465,19 @@ def _reasons(bundle: Mapping[str, Any], kernel_devices: Mapping[str, Any]) -> li
         reasons.append({"code": "bundle_incomplete",
                         "message": "the HRX native bundle is incomplete: missing "
                                    + ", ".join(parts)})
+    failed = [c for c in bundle["checks"] if c["status"] == "failed"]
+    if failed:
+        where = bundle["directory"] or "the override paths"
+        reasons.append({"code": "bundle_invalid",
+                        "message": f"the HRX native bundle ({where}) failed {len(failed)} check(s): "
+                                   + "; ".join(f"{c['file']}: {c['reason']}" for c in failed)})
+    # HRX asks only whether HRX_OFFLINE is set, so any value (even empty or "0") counts.
+    offline = bundle["environment"]["HRX_OFFLINE"]
+    if (bundle["status"] != "complete" and offline is not None
+            and not any(loc["source"] == "HRX_RUNTIME_DIR" for loc in bundle["locations"])):
+        reasons.append({"code": "offline",
+                        "message": f"HRX_OFFLINE is set ({offline!r}), so HRX would not download its pinned "
+                                   "bundle and stops with an error: run `hrx prepare` or set HRX_RUNTIME_DIR"})
     if not kernel_devices["gpu"]["present"]:
         reasons.append({"code": "no_kfd",
                         "message": f"there is no {_KFD} (the amdgpu KFD driver for the GPU)"})
@@ -345,7 +536,7 @@ def format_report(info: Mapping[str, Any]) -> str:
     lines += [f"  Note: {note}." for note in kernels["notes"]]
 
     bundle = info["bundle"]
-    status = {"complete": "found", "incomplete": "incomplete",
+    status = {"complete": "found", "invalid": "found, but it fails its checks", "incomplete": "incomplete",
               "not_found": "not found"}[bundle["status"]]
     lines += ["", f"HRX native bundle: {status}"]
     for var in BUNDLE_LIBRARIES.values():
@@ -369,6 +560,20 @@ def format_report(info: Mapping[str, Any]) -> str:
         lines.append(f"  {loc['source']:<20} {loc['path']}: {state}")
     if bundle["missing"]:
         lines.append("  Missing: " + ", ".join(bundle["missing"]))
+    for var, value in bundle["environment"].items():
+        lines.append(f"  {var:<20} " + ("(not set)" if value is None else repr(value)))
+    if bundle["checks"]:
+        lines.append("  Checks (made without loading native code):")
+        for c in bundle["checks"]:
+            lines.append(f"    {c['status'].upper() if c['status'] == 'failed' else c['status']:<8}"
+                         f" {c['check']:<9} {c['file']}: {c['reason']}")
+    if bundle["status"] != "complete" and bundle["environment"]["HRX_OFFLINE"] is None and not any(
+            loc["source"] == "HRX_RUNTIME_DIR" for loc in bundle["locations"]):
+        lines.append("  HRX itself would download its pinned bundle here (HRX_OFFLINE is not set); "
+                     "hrxarray downloads nothing.")
+    if not info["native_provider_compiled"]:
+        lines.append("  This build of hrxarray has no native provider, so even a bundle that passes every "
+                     "check is not used.")
 
     kd = info["kernel_devices"]
     lines += ["", "Kernel drivers"]
