@@ -46,10 +46,12 @@ def assert_clean_exit(proc, stdout):
     assert "terminate called" not in proc.stderr
     # The only errors allowed are daemon threads told that no new work is accepted. Two threads'
     # tracebacks may interleave within a line, so errors are found anywhere, not at line starts.
-    kinds = re.findall(r"hrxarray\.(\w+Error)\b", proc.stderr)
-    assert set(kinds) <= {"HrxError"}, proc.stderr
-    if kinds:
-        assert REFUSED in proc.stderr, proc.stderr
+    reports = re.findall(r"hrxarray\.(\w+Error)\b(.*)", proc.stderr)
+    assert {kind for kind, _ in reports} <= {"HrxError"}, proc.stderr
+    # CPython writes an exception's "module.Type: message" line in one piece, so each report
+    # that made it out carries its message.
+    for _, message in reports:
+        assert REFUSED in message, proc.stderr
 
 
 # --------------------------------------------------------------------------
@@ -85,6 +87,88 @@ def test_exit_while_daemon_threads_submit_array_work(tmp_path, n, mode):
     """Exit finishes: no abort when a daemon thread re-enters Python, no drain that never ends."""
     proc = run_python(DAEMON_ARRAY_WORK, n, mode, cwd=tmp_path)
     assert_clean_exit(proc, "exiting\n")
+
+
+SLOW_REPORTS = """
+    import sys, threading, time
+    import numpy as np
+    import hrxarray as hx
+    out = open(sys.argv[1], "w")
+    lock, refused, all_refused = threading.Lock(), [], threading.Event()
+    def report(args):
+        with lock:
+            refused.append(args.thread.name)
+            if len(refused) == 2:
+                all_refused.set()
+        time.sleep(0.3)  # a handler that takes a while, as one writing to a log would
+        out.write(f"{args.thread.name}: {args.exc_type.__name__}: {args.exc_value}\\n")
+        out.flush()
+    threading.excepthook = report
+    # Work accepted before exit that ends once both workers were refused: the exit's drain
+    # waits for it, so both refusals happen while the exit hook runs.
+    rt = hx.default_runtime()
+    g = rt.graph()
+    g.host(lambda view: all_refused.wait(30), [(rt.allocate(64, hx.HostVisible()), hx.Access.WRITE)])
+    g.prepare().submit()
+    started = threading.Barrier(3)
+    def loop():
+        x = hx.asarray(np.arange(1000, dtype=np.float32))
+        started.wait()
+        while True:
+            x = x * 1.0001 + 1
+    for i in range(2):
+        threading.Thread(target=loop, name=f"worker{i}", daemon=True).start()
+    started.wait()
+    print("exiting", flush=True)
+"""
+
+
+def test_threads_refused_at_exit_report_before_the_interpreter_goes(tmp_path):
+    """Note [Refused threads report before exit]: each refused thread's handler runs to its end."""
+    log = tmp_path / "log"
+    proc = run_python(SLOW_REPORTS, log, cwd=tmp_path)
+    assert_clean_exit(proc, "exiting\n")
+    lines = sorted(log.read_text().splitlines())
+    assert [line.split(":")[0] for line in lines] == ["worker0", "worker1"], lines
+    for line in lines:
+        assert re.fullmatch(r"worker\d: HrxError: (multiply|add): hrxarray " + REFUSED +
+                            r" \(work accepted before exit still runs to completion\)", line), line
+
+
+KEEPS_GOING = """
+    import sys, threading
+    import numpy as np
+    import hrxarray as hx
+    out = open(sys.argv[1], "w")
+    refused, started = threading.Event(), threading.Event()
+    # Accepted before exit, it ends once the thread was refused: the refusal happens during the hook.
+    rt = hx.default_runtime()
+    g = rt.graph()
+    g.host(lambda view: refused.wait(30), [(rt.allocate(64, hx.HostVisible()), hx.Access.WRITE)])
+    g.prepare().submit()
+    def loop():
+        x = hx.asarray(np.arange(8, dtype=np.float32))
+        while True:
+            try:
+                x = x + 1
+            except hx.HrxError:
+                if not refused.is_set():
+                    out.write("refused\\n")
+                    out.flush()
+                    refused.set()
+            started.set()
+    threading.Thread(target=loop, daemon=True).start()
+    started.wait()
+    print("exiting", flush=True)
+"""
+
+
+def test_exit_does_not_wait_for_ever_on_a_refused_thread_that_goes_on(tmp_path):
+    """A refused thread that catches the refusal and keeps running holds the exit up only a bounded while."""
+    log = tmp_path / "log"
+    proc = run_python(KEEPS_GOING, log, cwd=tmp_path)
+    assert_clean_exit(proc, "exiting\n")
+    assert log.read_text() == "refused\n"
 
 
 ACCEPTED_THEN_REFUSED = """

@@ -98,6 +98,9 @@ void bind_errors(nb::module_& m) {
             } catch (nb::python_error& e) {
                 e.restore();
             }
+        } catch (const Refusal& e) {
+            note_refused_thread();
+            PyErr_SetString(type_for(e.kind()), e.what());
         } catch (const Error& e) {
             PyErr_SetString(type_for(e.kind()), e.what());
         }

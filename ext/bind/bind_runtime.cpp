@@ -1,5 +1,6 @@
 // Runtime, devices, statistics and memory budgets.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 
@@ -33,9 +34,63 @@ void track(const std::shared_ptr<RuntimeCore>& rt) {
     v.push_back(rt);
 }
 
+// Note [Refused threads report before exit]: a daemon thread refused at exit
+// unwinds and reports the HrxError (threading.excepthook, or its own handler)
+// while the exit goes on; once the interpreter finalises, a thread that needs
+// the GIL again is ended wherever it is. A report was cut (CPython prints
+// "Exception in thread " and then reads thread.name, Python code that lets the
+// main thread run), or lost whole when the handler took a while (a hook that
+// writes to a log file). So the exit waits for the threads it refused to end,
+// at most kRefusedReportWait in all, before it seals Python: each had only its
+// own unwinding left. A thread that catches the refusal and goes on running
+// costs the exit that bound once; one that waits for hrxarray again parks
+// after the seal as before. A thread refused only after the hook returned
+// races the interpreter's end, as every daemon thread's output does.
+constexpr double kRefusedReportWait = 1.0;  // seconds, for all refused threads together
+
+// Idents (threading.get_ident) of threads refused since exit began; touched
+// with the GIL held.
+std::vector<unsigned long>* g_refused = new std::vector<unsigned long>();
+
+void join_refused_threads() {
+    if (g_refused->empty()) return;
+    nb::module_ threading = nb::module_::import_("threading");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRefusedReportWait);
+    const unsigned long self = PyThread_get_thread_ident();
+    std::vector<unsigned long> joined;
+    // Threads refused while this one waits are waited for too.
+    while (true) {
+        bool waited = false;
+        for (nb::handle t : threading.attr("enumerate")()) {
+            nb::object ident = t.attr("ident");
+            if (ident.is_none()) continue;  // not started
+            const unsigned long id = nb::cast<unsigned long>(ident);
+            if (id == self || std::find(joined.begin(), joined.end(), id) != joined.end() ||
+                std::find(g_refused->begin(), g_refused->end(), id) == g_refused->end())
+                continue;
+            joined.push_back(id);
+            const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+            if (left <= 0) return;
+            t.attr("join")(left);  // releases the GIL while it waits
+            waited = true;
+        }
+        if (!waited) return;
+    }
+}
+
+}  // namespace
+
+void note_refused_thread() {
+    const unsigned long id = PyThread_get_thread_ident();
+    if (std::find(g_refused->begin(), g_refused->end(), id) == g_refused->end()) g_refused->push_back(id);
+}
+
+namespace {
+
 // Note [Entering Python at exit] (gil.h): refuse new work, finish what was
-// accepted, then seal Python. Runtimes inherited from before a fork have no
-// lanes here and nothing of theirs can run: they are skipped.
+// accepted, let the refused threads report (Note [Refused threads report
+// before exit]), then seal Python. Runtimes inherited from before a fork have
+// no lanes here and nothing of theirs can run: they are skipped.
 void at_exit() {
     std::vector<std::shared_ptr<RuntimeCore>> live;
     {
@@ -51,6 +106,7 @@ void at_exit() {
         for (const auto& rt : live) rt->scheduler().drain();
     }
     live.clear();  // dropping a runtime may run Python (host callables)
+    join_refused_threads();
     seal_python();
 }
 

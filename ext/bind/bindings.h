@@ -20,6 +20,10 @@ void bind_kernels(nanobind::module_& m);
 void bind_memory(nanobind::module_& m);
 void bind_graph(nanobind::module_& m, nanobind::class_<RuntimeCore>& runtime);
 void bind_resident(nanobind::module_& m);
+// Called by the exception translator (GIL held) when a submission of the
+// calling thread was refused at interpreter exit (Note [Refused threads report
+// before exit] in bind_runtime.cpp).
+void note_refused_thread();
 // The Python exception class for an error kind (borrowed reference).
 PyObject* exception_type(ErrorKind kind);
 void bind_numerics(nanobind::module_& m);

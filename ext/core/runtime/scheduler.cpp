@@ -437,7 +437,7 @@ void Scheduler::check_accepting(const std::string& op) const {
     check_not_forked(op);
     if (!closed_.load()) return;
     std::lock_guard<std::mutex> lock(mu_);
-    fail(ErrorKind::Generic, op + ": " + close_reason_);
+    throw Refusal(op + ": " + close_reason_);
 }
 
 void Scheduler::post_callbacks(std::vector<std::function<void()>> callbacks) {

@@ -56,6 +56,15 @@ uint64_t fork_generation() noexcept;
 // fork() in process `creator` (0 when unknown), whose lanes this child lacks.
 [[noreturn]] void fail_forked(const std::string& op, const char* what, long creator);
 
+// A submission refused because the scheduler is closed (interpreter exit):
+// an HrxError for Python, told apart so that exit can wait for the threads it
+// was thrown on to report it (Note [Refused threads report before exit] in
+// ext/bind/bind_runtime.cpp).
+class Refusal : public Error {
+public:
+    explicit Refusal(const std::string& message) : Error(ErrorKind::Generic, message) {}
+};
+
 // An error carrying an opaque payload from the layer above (the Python
 // exception a host region raised), so a completion can chain to it.
 class ForeignError : public Error {
@@ -190,7 +199,7 @@ public:
     // Refuse new submissions from now on (check_accepting throws `reason`);
     // what was accepted still runs. Used at interpreter exit.
     void close(const std::string& reason);
-    // Throws when a new submission must be refused: closed (HrxError with the
+    // Throws when a new submission must be refused: closed (Refusal, with the
     // close reason) or made before a fork (Unsupported). `op` names the call.
     void check_accepting(const std::string& op) const;
     // Note [Fork]: true in a fork child of the process that started it (its
