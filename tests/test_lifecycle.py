@@ -89,7 +89,17 @@ def test_exit_while_daemon_threads_submit_array_work(tmp_path, n, mode):
     assert_clean_exit(proc, "exiting\n")
 
 
-SLOW_REPORTS = """
+# Work accepted before exit that ends once `event` is set: the exit's drain waits for it, so
+# whatever sets the event happens while the exit hook runs.
+HOLD_EXIT = """
+    def hold_exit_until(event):
+        rt = hx.default_runtime()
+        g = rt.graph()
+        g.host(lambda view: event.wait(30), [(rt.allocate(64, hx.HostVisible()), hx.Access.WRITE)])
+        g.prepare().submit()
+"""
+
+SLOW_REPORTS = HOLD_EXIT + """
     import sys, threading, time
     import numpy as np
     import hrxarray as hx
@@ -104,12 +114,7 @@ SLOW_REPORTS = """
         out.write(f"{args.thread.name}: {args.exc_type.__name__}: {args.exc_value}\\n")
         out.flush()
     threading.excepthook = report
-    # Work accepted before exit that ends once both workers were refused: the exit's drain
-    # waits for it, so both refusals happen while the exit hook runs.
-    rt = hx.default_runtime()
-    g = rt.graph()
-    g.host(lambda view: all_refused.wait(30), [(rt.allocate(64, hx.HostVisible()), hx.Access.WRITE)])
-    g.prepare().submit()
+    hold_exit_until(all_refused)
     started = threading.Barrier(3)
     def loop():
         x = hx.asarray(np.arange(1000, dtype=np.float32))
@@ -135,17 +140,13 @@ def test_threads_refused_at_exit_report_before_the_interpreter_goes(tmp_path):
                             r" \(work accepted before exit still runs to completion\)", line), line
 
 
-KEEPS_GOING = """
+KEEPS_GOING = HOLD_EXIT + """
     import sys, threading
     import numpy as np
     import hrxarray as hx
     out = open(sys.argv[1], "w")
     refused, started = threading.Event(), threading.Event()
-    # Accepted before exit, it ends once the thread was refused: the refusal happens during the hook.
-    rt = hx.default_runtime()
-    g = rt.graph()
-    g.host(lambda view: refused.wait(30), [(rt.allocate(64, hx.HostVisible()), hx.Access.WRITE)])
-    g.prepare().submit()
+    hold_exit_until(refused)
     def loop():
         x = hx.asarray(np.arange(8, dtype=np.float32))
         while True:
