@@ -557,6 +557,7 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
             b.size = s.size;
             b.address = s.address ? s.address : reinterpret_cast<uintptr_t>(s.data);
             b.kind = BufKind::Binding;
+            b.coherent = s.coherent;
             b.name = "binding %" + p.name;
             r.kind = RK::Buf;
             r.buf = x.add_buffer(std::move(b));
