@@ -239,6 +239,42 @@ def test_load_gpu_kernel_and_its_mismatches():
         rt.load_gpu_kernel(hx.kernels.npu("copy"), 1, 1, hx.kernels.npu("copy").contract)
 
 
+# SCALE_F32 with a third buffer between %x and %y that its code never touches, and DOUBLE_I32 with
+# an unused middle binding: HRX's launch buffer lists contain only used bindings.
+SCALE_UNUSED = SCALE_F32.replace("%x: buffer, %y: buffer", "%x: buffer, %spare: buffer, %y: buffer")
+DOUBLE_UNUSED = DOUBLE_I32.replace("launch(%src: buffer, %dst: buffer)", "launch(%src: buffer, %spare: buffer, %dst: buffer)")
+UNUSED_RULE = r"launch buffer lists must contain only used bindings: binding 1 \(%spare\) of @{} is never used"
+
+
+def test_an_unused_binding_is_refused_by_hrx_rule():
+    assert SCALE_UNUSED != SCALE_F32 and DOUBLE_UNUSED != DOUBLE_I32
+    rt = hx.Runtime(memory_budget=hx.MemoryBudget(1 << 20))
+    gpu = loom.compile(SCALE_UNUSED, "scale_f32", target="gfx1151")
+    npu = loom.compile(DOUBLE_UNUSED, "double_i32", target="xdna", config={"double.records": 2})
+    before = rt.statistics().as_dict(), rt.memory_budget.used
+    rule = UNUSED_RULE.format("scale_f32")
+    with pytest.raises(ValueError, match=rule) as info:
+        gpu.contract_for(count=16, alpha=1.0)
+    assert "0 bytes" not in str(info.value)
+    given = hx.KernelContract([hx.BindingContract(64, 4, READ)] * 2 + [hx.BindingContract(64, 4, WRITE)],
+                              struct.pack("<If", 16, 1.0))
+    with pytest.raises(ValueError, match=rule):
+        rt.load_gpu_kernel(gpu, 1, 256, given)
+    rule = UNUSED_RULE.format("double_i32")
+    with pytest.raises(ValueError, match=rule):
+        npu.contract
+    given = hx.KernelContract([hx.BindingContract(128, 4, READ)] * 2 + [hx.BindingContract(128, 4, WRITE)])
+    with pytest.raises(ValueError, match=rule):
+        rt.npu().load_artifact(npu, 1, given)
+    assert (rt.statistics().as_dict(), rt.memory_budget.used) == before
+
+
+def test_a_binding_spanning_zero_bytes_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"binding 0 \(%x\) of @scale_f32 spans 0 bytes as view<\[%count\]xf32> "
+                                         r"under these constants; HRX refuses zero-length bindings"):
+        scale().contract_for(count=0, alpha=1.0)
+
+
 def test_load_npu_artifact_rules():
     rt = hx.Runtime()
     a = double(2)

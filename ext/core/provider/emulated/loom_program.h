@@ -40,6 +40,7 @@ struct Footprint {
     uint64_t alignment = 1;      // from buffer.assume.alignment (1 when none)
     Access access = Access::Read;
     std::string layout;          // diagnostic label, e.g. "view<[%n]xf32>"
+    bool used = false;           // the code views it or passes it on (else HRX refuses it at load)
 };
 
 // Note [The gfx1151 float atomic max caveat]: HRX (hrx-runtime.md §1.3): on
