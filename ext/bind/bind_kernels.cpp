@@ -103,8 +103,10 @@ std::string kernel_op(const Kernel& k) { return std::string(engine_name(k.engine
 void bind_kernels(nb::module_& m) {
     nb::class_<BindingContract>(m, "BindingContract",
                                 "One argument of a kernel contract (HRX BindingContract): the minimum accessible "
-                                "extent in bytes, the required byte alignment (a power of two), every access the "
-                                "code may make through it, and a diagnostic layout label.")
+                                "extent in bytes (1..=isize::MAX: HRX has no zero-length binding), the required "
+                                "byte alignment (a power of two), every access the code may make through it, and a "
+                                "diagnostic layout label. An extent or alignment outside those raises ValueError "
+                                "naming the field.")
         .def(
             "__init__",
             [](BindingContract* self, nb::handle bytes, nb::handle alignment, Access access, std::string layout) {
