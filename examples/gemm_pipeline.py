@@ -15,14 +15,17 @@ the NPU with ``hx.loom.compile(source, symbol, target="xdna", config={"gemm.m": 
 HRX's contract for a row-major GEMM: A = M*K bf16 READ, B = K*N bf16 READ, C = M*N float32 WRITE,
 4-byte alignment. hrxarray ships one such source, ``src/hrxarray/programs/gemm.loom`` (also
 ``hrxarray/programs/gemm.loom`` in the installed package), whose ``gemm`` and ``batched_gemm``
-(``gemm.batch`` defaults to 1) are 8x8x8 GEMMs that read none of the three keys.
+(``gemm.batch`` defaults to 1) are 8x8x8 GEMMs that read none of the three keys; a ``pipeline.def``
+that sizes its row-major views from them (A ``view<[%m]x[%k]xbf16>``, B ``view<[%k]x[%n]xbf16>``,
+C ``view<[%m]x[%n]xf32>``) runs at any M, K and N.
 
 The checks run in HRX's order: M, K and N must be integers ("invalid integer"), each of the element
 counts M*K, K*N and M*N must be in 1..=2**30 ("invalid matrix extent"); then the file must be
 readable ("cannot read"), compile ("loom.compile" and Loom's diagnostics, e.g. an unknown symbol),
 and its program must have exactly the three bindings of an MxKxN GEMM, A, B and C, of M*K*2, K*N*2 and
 M*N*4 bytes ("is not an MxKxN GEMM": HRX would load a source that ignores ``gemm.m``/``gemm.k``/
-``gemm.n`` and fail only at the output check; saying so before running is clearer). Any other
+``gemm.n`` and fail only at the output check; saying so before running is clearer), which HRX's
+contract covers (access and alignment: "does not cover binding"). Any other
 argument count, and every refusal, prints an error and the usage on stderr and exits with status
 2, before a runtime is made; ``-h``/``--help`` prints the usage and exits 0.
 
@@ -127,7 +130,20 @@ def compile_gemm(path: str, symbol: str, m: int, k: int, n: int) -> Gemm:
             f"{len(needs)} bindings take {needs} bytes; bf16 A[M,K], bf16 B[K,N] and float32 C[M,N] "
             f"take {wants}"
         )
+    # load_artifact would refuse these too (ContractError), but after the runtime exists.
+    for name, need, give in zip("ABC", artifact.contract.bindings, contract.bindings):
+        if give.alignment % need.alignment or not covers(give.access, need.access):
+            raise UsageError(
+                f"{path} @{symbol}: HRX's GEMM contract does not cover binding {name}: the program needs "
+                f"{need.access.name} with {need.alignment}-byte alignment, the contract gives "
+                f"{give.access.name} with {give.alignment}-byte alignment"
+            )
     return Gemm(m, k, n, artifact, contract)
+
+
+def covers(give: hx.Access, need: hx.Access) -> bool:
+    """Whether a binding declared with access ``give`` allows every access in ``need``."""
+    return give == need or give == hx.Access.READ_WRITE
 
 
 def parse_args(argv: list[str]) -> Gemm:

@@ -190,6 +190,123 @@ def test_gemm_pipeline_bad_arguments(tmp_path, args, message):
     assert_usage_error(run("gemm_pipeline.py", *args, cwd=tmp_path), message)
 
 
+# Our own general GEMM (the shipped programs are 8x8x8): C[M,N] = A[M,K] @ B[K,N], bf16 products
+# summed in float32 along K, with M, K and N from gemm.m, gemm.k and gemm.n, in plain loops.
+GEMM_MKN = """\
+aie2p.target<array> @npu_array
+aie2p.target<core> @npu_core
+config.decl @gemm.m : %m: index where [range(%m, 1, 4096)]
+config.decl @gemm.k : %k: index where [range(%k, 1, 4096)]
+config.decl @gemm.n : %n: index where [range(%n, 1, 4096)]
+
+pipeline.def<kernel> public retain target(@npu_array) @gemm_mkn() launch(%a: buffer, %b: buffer, %c: buffer) {
+  %m = config.get @gemm.m : index
+  %k = config.get @gemm.k : index
+  %n = config.get @gemm.n : index
+  %origin = index.constant 0 : offset
+  %a_words, %b_words, %c_words = buffer.assume.alignment %a, %b, %c {minimum_alignment = 4} : buffer, buffer, buffer
+  %av = buffer.view %a_words[%origin] : buffer -> view<[%m]x[%k]xbf16>
+  %bv = buffer.view %b_words[%origin] : buffer -> view<[%k]x[%n]xbf16>
+  %cv = buffer.view %c_words[%origin] : buffer -> view<[%m]x[%n]xf32>
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %zero = scalar.constant 0.0 : f32
+  scf.for %i = [%c0 to %m step %c1] {
+    scf.for %j = [%c0 to %n step %c1] {
+      %sum = scf.for %p = [%c0 to %k step %c1](%acc = %zero : f32) -> (f32) {
+        %x = view.load %av[%i, %p] : view<[%m]x[%k]xbf16> -> bf16
+        %y = view.load %bv[%p, %j] : view<[%k]x[%n]xbf16> -> bf16
+        %xf = scalar.extf %x : bf16 to f32
+        %yf = scalar.extf %y : bf16 to f32
+        %xy = scalar.mulf %xf, %yf : f32
+        %next = scalar.addf %acc, %xy : f32
+        scf.yield %next : f32
+      }
+      view.store %sum, %cv[%i, %j] : f32, view<[%m]x[%n]xf32>
+    }
+  }
+  pipeline.return
+}
+
+"""
+
+
+@pytest.mark.parametrize("m, k, n", [(16, 24, 40), (3, 5, 7), (8, 8, 8)])
+def test_gemm_pipeline_runs_a_loom_gemm_of_any_shape(tmp_path, m, k, n):
+    (tmp_path / "gemm_mkn.loom").write_text(GEMM_MKN)
+    check_gemm_output(run("gemm_pipeline.py", "gemm_mkn.loom", "gemm_mkn", m, k, n, cwd=tmp_path), m, k, n)
+
+
+def test_gemm_pipeline_catches_a_wrong_gemm(tmp_path):
+    # The output check compares C with NumPy: a GEMM that sums one product too few is caught.
+    wrong = GEMM_MKN.replace("scf.for %p = [%c0 to %k step %c1]", "scf.for %p = [%c1 to %k step %c1]")
+    assert wrong != GEMM_MKN
+    (tmp_path / "wrong.loom").write_text(wrong)
+    out = run("gemm_pipeline.py", "wrong.loom", "gemm_mkn", 4, 6, 4, cwd=tmp_path)
+    assert out.returncode == 1 and out.stdout == ""
+    assert "GEMM pipeline output mismatch: first request C[0][0] = 6.0, expected 7.0 (16 elements wrong)" in out.stderr
+
+
+# A general MxKxN GEMM whose pipeline root hands its buffers to a call: its footprints claim
+# READ_WRITE on A and B, which HRX's GEMM contract (A and B READ) does not cover.
+GEMM_VIA_CALL = """\
+aie2p.target<array> @npu_array
+aie2p.target<core> @npu_core
+config.decl @gemm.m : %m: index where [range(%m, 1, 4096)]
+config.decl @gemm.k : %k: index where [range(%k, 1, 4096)]
+config.decl @gemm.n : %n: index where [range(%n, 1, 4096)]
+
+pipeline.def<kernel> public retain target(@npu_array) @gemm_mkn() launch(%a: buffer, %b: buffer, %c: buffer) {
+  %m = config.get @gemm.m : index
+  %k = config.get @gemm.k : index
+  %n = config.get @gemm.n : index
+  %lanes = index.constant 1 : index
+  %origin = index.constant 0 : offset
+  %a_words, %b_words, %c_words = buffer.assume.alignment %a, %b, %c {minimum_alignment = 4} : buffer, buffer, buffer
+  %av0 = buffer.view %a_words[%origin] : buffer -> view<[%m]x[%k]xbf16>
+  %bv0 = buffer.view %b_words[%origin] : buffer -> view<[%k]x[%n]xbf16>
+  %cv0 = buffer.view %c_words[%origin] : buffer -> view<[%m]x[%n]xf32>
+  func.call @multiply(%a_words, %b_words, %c_words) : (buffer, buffer, buffer) -> ()
+  pipeline.return
+}
+
+func.def target(@npu_core) @multiply(%a: buffer, %b: buffer, %c: buffer) {
+  %m = config.get @gemm.m : index
+  %k = config.get @gemm.k : index
+  %n = config.get @gemm.n : index
+  %origin = index.constant 0 : offset
+  %av = buffer.view %a[%origin] : buffer -> view<[%m]x[%k]xbf16>
+  %bv = buffer.view %b[%origin] : buffer -> view<[%k]x[%n]xbf16>
+  %cv = buffer.view %c[%origin] : buffer -> view<[%m]x[%n]xf32>
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %zero = scalar.constant 0.0 : f32
+  scf.for %i = [%c0 to %m step %c1] {
+    scf.for %j = [%c0 to %n step %c1] {
+      %sum = scf.for %p = [%c0 to %k step %c1](%acc = %zero : f32) -> (f32) {
+        %x = view.load %av[%i, %p] : view<[%m]x[%k]xbf16> -> bf16
+        %y = view.load %bv[%p, %j] : view<[%k]x[%n]xbf16> -> bf16
+        %xf = scalar.extf %x : bf16 to f32
+        %yf = scalar.extf %y : bf16 to f32
+        %xy = scalar.mulf %xf, %yf : f32
+        %next = scalar.addf %acc, %xy : f32
+        scf.yield %next : f32
+      }
+      view.store %sum, %cv[%i, %j] : f32, view<[%m]x[%n]xf32>
+    }
+  }
+  func.return
+}
+"""
+
+
+def test_gemm_pipeline_refuses_a_program_its_contract_does_not_cover(tmp_path):
+    (tmp_path / "via_call.loom").write_text(GEMM_VIA_CALL)
+    out = run("gemm_pipeline.py", "via_call.loom", "gemm_mkn", 16, 24, 40, cwd=tmp_path)
+    assert_usage_error(out, "HRX's GEMM contract does not cover binding A: the program needs READ_WRITE")
+    assert "Traceback" not in out.stderr
+
+
 def test_gemm_pipeline_refuses_bad_loom_source(tmp_path):
     (tmp_path / "broken.loom").write_text("pipeline.def @gemm( {\n")
     assert_usage_error(run("gemm_pipeline.py", "broken.loom", "gemm", 8, 8, 8, cwd=tmp_path), "loom.compile(")
