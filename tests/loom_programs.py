@@ -108,7 +108,7 @@ def workgroups(count, width=256):
     return (count + width - 1) // width
 
 # @peak_f32 (GPU): (%count, %x, %peak): peak[0] = max(peak[0], x[i]) by a device-scope float
-# atomic max (maxnumf), the operation gfx1151 does not apply to coherent shared memory.
+# atomic max (maxnumf), the operation gfx1151 does not apply to coherent (HostVisible) memory.
 PEAK_F32 = """\
 kernel.def @peak_f32(%count: index) {
   %one = index.constant 1 : index
@@ -127,6 +127,44 @@ kernel.def @peak_f32(%count: index) {
   scf.if %inside {
     %v = view.load %xs[%i] : view<[%count]xf32> -> f32
     %old = view.atomic.rmw<maxnumf> %v, %ps[%zero] {ordering = relaxed, scope = device} : f32, view<1xf32> -> f32
+  }
+  kernel.return
+}
+"""
+
+# @peak_f32_cas (GPU): what @peak_f32 computes, by HRX's remedy for the gfx1151 float atomic max
+# caveat: an integer compare-and-swap loop over the float's bits. Each work-item reads the i32 bits
+# of peak[0], and until its exchange succeeds, offers maxnumf(current, x[i]) in their place.
+PEAK_F32_CAS = """\
+kernel.def @peak_f32_cas(%count: index) {
+  %one = index.constant 1 : index
+  %width = index.constant 64 : index
+  %spare = index.constant 63 : index
+  %padded = index.add %count, %spare : index
+  %groups = index.div %padded, %width : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%width, %one, %one) : index
+} launch(%count: index, %x: buffer, %peak: buffer) {
+  %origin = index.constant 0 : offset
+  %zero = index.constant 0 : index
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xs = buffer.view %x[%origin] : buffer -> view<[%count]xf32>
+  %bits = buffer.view %peak[%origin] : buffer -> view<1xi32>
+  %inside = index.cmp ult, %i, %count : index
+  scf.if %inside {
+    %v = view.load %xs[%i] : view<[%count]xf32> -> f32
+    %first = view.atomic.load %bits[%zero] {ordering = relaxed, scope = device} : view<1xi32> -> i32
+    %no = scalar.constant 0 : i1
+    %yes = scalar.constant 1 : i1
+    %last, %stored = scf.while(%seen = %first : i32, %won = %no : i1) -> (i32, i1) {
+      %again = scalar.xori %won, %yes : i1
+      scf.condition %again, %seen, %won : i1, i32, i1
+    } do(%expect: i32, %lost: i1) {
+      %current = scalar.bitcast %expect : i32 to f32
+      %best = scalar.maxnumf %current, %v : f32
+      %offer = scalar.bitcast %best : f32 to i32
+      %old, %ok = view.atomic.cmpxchg %expect, %offer, %bits[%zero] {success = relaxed, failure = relaxed, scope = device} : i32, i32, view<1xi32> -> i32, i1
+      scf.yield %old, %ok : i32, i1
+    }
   }
   kernel.return
 }

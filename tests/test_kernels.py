@@ -95,6 +95,20 @@ def test_unrepresentable_extent_or_alignment_is_value_error(nbytes, alignment):
         BindingContract(nbytes, alignment, READ)
 
 
+@pytest.mark.parametrize("bad, field, reason", [
+    ((0, 4), "bytes = 0", "HRX refuses a zero-length binding"),
+    ((2**63, 4), "bytes = 9223372036854775808", "1..=isize::MAX"),
+    ((8, 0), "alignment = 0", "is not a power of two"),
+    ((8, 12), "alignment = 12", "is not a power of two"),
+])
+def test_binding_contract_refuses_what_no_contract_can_hold(bad, field, reason):
+    # HRX validates bindings with their KernelContract; hrxarray refuses them where the field is named.
+    with pytest.raises(ValueError, match="invalid kernel binding extent or alignment") as info:
+        BindingContract(*bad, READ)
+    assert not isinstance(info.value, hx.ContractError)
+    assert f"BindingContract {field}" in str(info.value) and reason in str(info.value)
+
+
 def test_largest_valid_contract():
     c = KernelContract([BindingContract(2**63 - 1, 2**62, READ)])
     assert c.bindings[0].bytes == 2**63 - 1

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrxarray as hx
-from loom_programs import AXPY_F32, DOUBLE_I32, PEAK_F32, SCALE_F32, workgroups
+from loom_programs import AXPY_F32, DOUBLE_I32, PEAK_F32, PEAK_F32_CAS, SCALE_F32, workgroups
 
 loom = hx.loom
 NPU = "amd.xdna.strix_halo.17f0_11"
@@ -239,6 +239,42 @@ def test_load_gpu_kernel_and_its_mismatches():
         rt.load_gpu_kernel(hx.kernels.npu("copy"), 1, 1, hx.kernels.npu("copy").contract)
 
 
+# SCALE_F32 with a third buffer between %x and %y that its code never touches, and DOUBLE_I32 with
+# an unused middle binding: HRX's launch buffer lists contain only used bindings.
+SCALE_UNUSED = SCALE_F32.replace("%x: buffer, %y: buffer", "%x: buffer, %spare: buffer, %y: buffer")
+DOUBLE_UNUSED = DOUBLE_I32.replace("launch(%src: buffer, %dst: buffer)", "launch(%src: buffer, %spare: buffer, %dst: buffer)")
+UNUSED_RULE = r"launch buffer lists must contain only used bindings: binding 1 \(%spare\) of @{} is never used"
+
+
+def test_an_unused_binding_is_refused_by_hrx_rule():
+    assert SCALE_UNUSED != SCALE_F32 and DOUBLE_UNUSED != DOUBLE_I32
+    rt = hx.Runtime(memory_budget=hx.MemoryBudget(1 << 20))
+    gpu = loom.compile(SCALE_UNUSED, "scale_f32", target="gfx1151")
+    npu = loom.compile(DOUBLE_UNUSED, "double_i32", target="xdna", config={"double.records": 2})
+    before = rt.statistics().as_dict(), rt.memory_budget.used
+    rule = UNUSED_RULE.format("scale_f32")
+    with pytest.raises(ValueError, match=rule) as info:
+        gpu.contract_for(count=16, alpha=1.0)
+    assert "0 bytes" not in str(info.value)
+    given = hx.KernelContract([hx.BindingContract(64, 4, READ)] * 2 + [hx.BindingContract(64, 4, WRITE)],
+                              struct.pack("<If", 16, 1.0))
+    with pytest.raises(ValueError, match=rule):
+        rt.load_gpu_kernel(gpu, 1, 256, given)
+    rule = UNUSED_RULE.format("double_i32")
+    with pytest.raises(ValueError, match=rule):
+        npu.contract
+    given = hx.KernelContract([hx.BindingContract(128, 4, READ)] * 2 + [hx.BindingContract(128, 4, WRITE)])
+    with pytest.raises(ValueError, match=rule):
+        rt.npu().load_artifact(npu, 1, given)
+    assert (rt.statistics().as_dict(), rt.memory_budget.used) == before
+
+
+def test_a_binding_spanning_zero_bytes_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"binding 0 \(%x\) of @scale_f32 spans 0 bytes as view<\[%count\]xf32> "
+                                         r"under these constants; HRX refuses zero-length bindings"):
+        scale().contract_for(count=0, alpha=1.0)
+
+
 def test_load_npu_artifact_rules():
     rt = hx.Runtime()
     a = double(2)
@@ -318,26 +354,98 @@ def test_checked_mode_failure_poisons_what_the_kernel_wrote():
     assert np.isnan(read(y2, np.float32, 16)).all()
 
 
-@pytest.mark.parametrize("placement, flagged", [("Shared", True), ("HostVisible", False)])
-def test_checked_mode_flags_float_atomic_max_on_shared_placements(placement, flagged):
-    """A binding on Shared storage sets ExecOptions.shared_placement (gfx1151's float atomic max caveat)."""
-    rt = hx.Runtime(checked=True)
-    a = loom.compile(PEAK_F32, "peak_f32", target="gfx1151")
-    k = rt.load_gpu_kernel(a, 2, 64, a.contract_for(count=100))
-    place = hx.Shared(rt.npu()) if placement == "Shared" else hx.HostVisible()
-    x, peak = rt.allocate(400, hx.HostVisible()), rt.allocate(4, place)
-    xs = np.random.default_rng(3).standard_normal(100).astype(np.float32)
+# The placements a GPU kernel can bind, and whether the GPU reaches each on coherent backing
+# (HRX's allocate_shared): HostVisible is coherent host-local memory, and adopting it into Shared
+# keeps that backing (the NPU joins through a dma-buf alias); GpuLocal and Shared are cacheable.
+PEAK_PLACEMENTS = {"HostVisible": True, "Shared": False, "GpuLocal": False, "Shared adopted from HostVisible": True}
+
+
+def peak_buffer(rt, name):
+    if name == "HostVisible":
+        return rt.allocate(64, hx.HostVisible())
+    if name == "Shared":
+        return rt.allocate(64, hx.Shared(rt.npu()))
+    if name == "GpuLocal":
+        return rt.allocate(64, hx.GpuLocal())
+    return rt.adopt(rt.allocate(64, hx.HostVisible()), hx.Shared(rt.npu()))
+
+
+def run_peak(rt, source, symbol, xs, peak, start):
+    """Runs a peak kernel over xs (on HostVisible: coherent, though only read) into peak[0] = start; the
+    completion and peak[0] afterwards (None when the run failed)."""
+    art = loom.compile(source, symbol, target="gfx1151")
+    k = rt.load_gpu_kernel(art, workgroups(len(xs), 64), 64, art.contract_for(count=len(xs)))
+    x = rt.allocate(4 * len(xs), hx.HostVisible())
     write(x, xs)
+    host = rt.allocate(64, hx.HostVisible())  # GpuLocal is not host-mapped: stage through a copy
+    write(host, np.array([start], np.float32))
     g = rt.graph()
+    g.copy(peak.view(0, 4), host.view(0, 4))
     g.gpu(k, [x, peak])
+    g.copy(host.view(0, 4), peak.view(0, 4))
     c = g.prepare().submit()
     assert c.wait(T)
-    if flagged:
-        assert isinstance(c.exception(), hx.ExecutionError)
-        assert "float atomic max" in str(c.exception())
-    else:
-        assert c.exception() is None
-        assert read(peak, np.float32, 1)[0] == max(xs.max(), 0)
+    return c, (read(host, np.float32, 1)[0] if c.exception() is None else None)
+
+
+def test_peak_placements_agree_with_the_visibility_facts():
+    # The table above is the project's own fact: host and GPU are mutually atomic at system scope
+    # (and exchange bytes with no cache operation) exactly on the coherent attachment.
+    rt = hx.Runtime()
+    for name, coherent in PEAK_PLACEMENTS.items():
+        buf = peak_buffer(rt, name)
+        assert (buf.visibility("host", rt.gpu()).atomic_scope_32 == "system") == coherent, name
+        assert (buf.visibility(rt.gpu(), "host").acquire.kind == "none") == coherent, name
+
+
+@pytest.mark.parametrize("name", PEAK_PLACEMENTS)
+def test_float_atomic_max_leaves_coherent_memory_unchanged(name):
+    """gfx1151's float atomic max does not update coherent backing: unchecked, the kernel runs and that
+    binding keeps its value; on cacheable memory the max is applied. Per binding: x is always on
+    HostVisible (coherent), which does not stop the max into a cacheable peak."""
+    rt = hx.Runtime(checked=False)
+    xs = np.random.default_rng(3).standard_normal(100).astype(np.float32)
+    c, peak = run_peak(rt, PEAK_F32, "peak_f32", xs, peak_buffer(rt, name), -1.5)
+    assert c.exception() is None
+    assert peak == (np.float32(-1.5) if PEAK_PLACEMENTS[name] else max(xs.max(), np.float32(-1.5)))
+
+
+@pytest.mark.parametrize("name", PEAK_PLACEMENTS)
+def test_checked_mode_reports_float_atomic_max_on_coherent_memory(name):
+    rt = hx.Runtime(checked=True)
+    xs = np.random.default_rng(4).standard_normal(100).astype(np.float32)
+    c, peak = run_peak(rt, PEAK_F32, "peak_f32", xs, peak_buffer(rt, name), 0.0)
+    if not PEAK_PLACEMENTS[name]:
+        assert c.exception() is None and peak == max(xs.max(), 0)
+        return
+    exc = c.exception()
+    assert isinstance(exc, hx.ExecutionError)
+    line = PEAK_F32.splitlines().index(next(l for l in PEAK_F32.splitlines() if "rmw<maxnumf>" in l)) + 1
+    msg = str(exc)
+    assert f"{line}:" in msg
+    assert "gfx1151 float atomic max (maxnumf) does not update coherent memory, and binding %peak is on coherent" in msg
+    assert "integer compare-and-swap loop over the float's bits" in msg
+
+
+@pytest.mark.parametrize("checked", [False, True])
+@pytest.mark.parametrize("name", PEAK_PLACEMENTS)
+def test_the_integer_cas_loop_remedy_updates_every_placement(name, checked):
+    # HRX's documented workaround works on coherent memory too, and is not reported.
+    rt = hx.Runtime(checked=checked)
+    xs = np.random.default_rng(5).standard_normal(300).astype(np.float32)
+    c, peak = run_peak(rt, PEAK_F32_CAS, "peak_f32_cas", xs, peak_buffer(rt, name), -np.inf)
+    assert c.exception() is None
+    assert peak == xs.max()
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_float_atomic_min_updates_coherent_memory(checked):
+    # Only max is in HRX's caveat (Note [The gfx1151 float atomic max caveat]).
+    rt = hx.Runtime(checked=checked)
+    xs = np.random.default_rng(6).standard_normal(100).astype(np.float32)
+    source = PEAK_F32.replace("rmw<maxnumf>", "rmw<minnumf>")
+    c, peak = run_peak(rt, source, "peak_f32", xs, peak_buffer(rt, "HostVisible"), 0.0)
+    assert c.exception() is None and peak == min(xs.min(), 0)
 
 
 def test_checked_default_comes_from_the_environment():

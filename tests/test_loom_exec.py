@@ -23,11 +23,12 @@ BF16 = ml_dtypes.bfloat16
 
 
 def run(src, symbol, bindings, constants=b"", workload=None, *, target=GPU, config=None, checked=False,
-        shared=False):
-    """Runs one root over uint8 views of `bindings` (modified in place); the launch config dict (GPU)."""
+        coherent=()):
+    """Runs one root over uint8 views of `bindings` (modified in place); the launch config dict (GPU).
+    `coherent` lists the bindings (by position) on coherent backing."""
     views = [b.view(np.uint8).reshape(-1) for b in bindings]
     return _core.loom._run_program(src, symbol, target, {k: str(v) for k, v in (config or {}).items()},
-                                   views, constants, workload, checked, shared)
+                                   views, constants, workload, checked, list(coherent))
 
 
 def info(src, symbol, constants=b"", *, target=GPU, config=None):
@@ -369,17 +370,82 @@ kernel.def @hist(%n: index) {
 """
 
 
-def test_atomics_and_the_shared_placement_float_max_caveat():
+def test_atomics_on_cacheable_memory():
     d = np.random.default_rng(1).integers(0, 8, 300).astype(np.int32)
     bins = np.zeros(8, np.int32)
     peak = np.zeros(1, np.float32)
     run(ATOMIC, "hist", [d, bins, peak], struct.pack("<I", 300), [300])
     assert np.array_equal(bins, np.bincount(d, minlength=8)) and peak[0] == d.max()
-    peak[0] = 0
-    with pytest.raises(hx.ExecutionError, match=r"^\d+:\d+: view.atomic.rmw: gfx1151 float atomic max \(maxnumf\)"):
-        run(ATOMIC, "hist", [d, bins, peak], struct.pack("<I", 300), [300], checked=True, shared=True)
+
+
+FLOAT_MAX_FORMS = [
+    ("maxnumf", "rmw"),
+    ("maximumf", "rmw"),
+    ("maxnumf", "reduce"),
+]
+
+
+def float_max_form(kind, form):
+    """ATOMIC with its float max spelled as `kind` in the rmw or the reduce (no result) form."""
+    rmw = "%p = view.atomic.rmw<maxnumf> %f, %pv[%c0] {ordering = relaxed, scope = device} : f32, view<1xf32> -> f32"
+    assert rmw in ATOMIC
+    if form == "rmw":
+        return ATOMIC.replace(rmw, rmw.replace("maxnumf", kind))
+    return ATOMIC.replace(rmw, f"view.atomic.reduce<{kind}> %f, %pv[%c0] {{ordering = relaxed, scope = device}} : f32, view<1xf32>")
+
+
+@pytest.mark.parametrize("kind, form", FLOAT_MAX_FORMS)
+def test_float_atomic_max_does_not_update_coherent_bindings(kind, form):
+    # gfx1151: a float atomic max does not update coherent backing; the other atomics do, and the
+    # same max into a binding on cacheable memory is applied (per binding, not per dispatch).
+    src = float_max_form(kind, form)
+    d = np.random.default_rng(2).integers(0, 8, 300).astype(np.int32)
+    for coherent in ([2], [0, 1, 2]):
+        bins = np.zeros(8, np.int32)
+        peak = np.array([-3.0], np.float32)
+        run(src, "hist", [d, bins, peak], struct.pack("<I", 300), [300], coherent=coherent)
+        assert np.array_equal(bins, np.bincount(d, minlength=8)), coherent
+        assert peak[0] == -3.0, coherent
+    for coherent in ([], [0], [1], [0, 1]):
+        bins = np.zeros(8, np.int32)
+        peak = np.array([-3.0], np.float32)
+        run(src, "hist", [d, bins, peak], struct.pack("<I", 300), [300], coherent=coherent)
+        assert np.array_equal(bins, np.bincount(d, minlength=8)) and peak[0] == d.max(), coherent
+
+
+@pytest.mark.parametrize("kind, form", FLOAT_MAX_FORMS)
+def test_checked_mode_reports_the_float_max_caveat(kind, form):
+    src = float_max_form(kind, form)
+    line = next(i for i, l in enumerate(src.splitlines(), 1) if f"<{kind}>" in l)
+    d = np.random.default_rng(1).integers(0, 8, 300).astype(np.int32)
+    bins = np.zeros(8, np.int32)
+    peak = np.zeros(1, np.float32)
+    with pytest.raises(hx.ExecutionError, match=rf"^{line}:\d+: view.atomic.{form}: gfx1151 float atomic max \({kind}\) "
+                                                r"does not update coherent memory, and binding %peak is on coherent.*integer "
+                                                r"compare-and-swap loop over the float's bits"):
+        run(src, "hist", [d, bins, peak], struct.pack("<I", 300), [300], checked=True, coherent=[2])
     assert peak[0] == 0  # reported before any lane ran the float max
-    run(ATOMIC, "hist", [d, bins, peak], struct.pack("<I", 300), [300], checked=True, shared=False)
+    run(src, "hist", [d, bins, peak], struct.pack("<I", 300), [300], checked=True, coherent=[0, 1])
+    assert peak[0] == d.max()
+
+
+@pytest.mark.parametrize("kind", ["minnumf", "minimumf"])
+def test_float_atomic_min_updates_coherent_bindings(kind):
+    # Only max is in HRX's caveat (Note [The gfx1151 float atomic max caveat]).
+    src = ATOMIC.replace("rmw<maxnumf>", f"rmw<{kind}>")
+    d = np.random.default_rng(3).integers(0, 8, 300).astype(np.int32)
+    for checked in (False, True):
+        bins = np.zeros(8, np.int32)
+        peak = np.array([5.5], np.float32)
+        run(src, "hist", [d, bins, peak], struct.pack("<I", 300), [300], checked=checked, coherent=[2])
+        assert peak[0] == min(d.min(), 5.5)
+
+
+def test_coherent_binding_positions_are_checked():
+    d = np.zeros(4, np.int32)
+    with pytest.raises(ValueError, match="coherent binding 3"):
+        run(ATOMIC, "hist", [d, np.zeros(8, np.int32), np.zeros(1, np.float32)], struct.pack("<I", 4), [4],
+            coherent=[3])
 
 
 def test_unsupported_op_is_rejected_at_plan_time():

@@ -24,6 +24,8 @@ namespace {
 
 std::string repr_of(nb::handle h) { return nb::cast<std::string>(nb::repr(h)); }
 
+constexpr uint64_t kIsizeMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
 // A contract integer: TypeError for non-integers; values no BindingContract
 // can hold (negative, beyond 64 bits) are invalid extents or alignments.
 uint64_t contract_int(nb::handle h, const char* what) {
@@ -101,13 +103,25 @@ std::string kernel_op(const Kernel& k) { return std::string(engine_name(k.engine
 void bind_kernels(nb::module_& m) {
     nb::class_<BindingContract>(m, "BindingContract",
                                 "One argument of a kernel contract (HRX BindingContract): the minimum accessible "
-                                "extent in bytes, the required byte alignment (a power of two), every access the "
-                                "code may make through it, and a diagnostic layout label.")
+                                "extent in bytes (1..=isize::MAX: HRX has no zero-length binding), the required "
+                                "byte alignment (a power of two), every access the code may make through it, and a "
+                                "diagnostic layout label. An extent or alignment outside those raises ValueError "
+                                "naming the field.")
         .def(
             "__init__",
             [](BindingContract* self, nb::handle bytes, nb::handle alignment, Access access, std::string layout) {
-                new (self) BindingContract{contract_int(bytes, "bytes"), contract_int(alignment, "alignment"), access,
-                                           std::move(layout)};
+                const uint64_t extent = contract_int(bytes, "bytes"), align = contract_int(alignment, "alignment");
+                // HRX validates a binding when its KernelContract is; a binding no
+                // contract can hold is refused here, where the field is named.
+                const char* bad = "invalid kernel binding extent or alignment: BindingContract ";
+                if (extent == 0 || extent > kIsizeMax)
+                    fail(ErrorKind::Message, std::string(bad) + "bytes = " + repr_of(bytes) +
+                                                 (extent == 0 ? ": HRX refuses a zero-length binding" : "") +
+                                                 " (bytes must be in 1..=isize::MAX)");
+                if (align == 0 || (align & (align - 1)) != 0)
+                    fail(ErrorKind::Message, std::string(bad) + "alignment = " + repr_of(alignment) +
+                                                 " is not a power of two");
+                new (self) BindingContract{extent, align, access, std::move(layout)};
             },
             "bytes"_a, "alignment"_a, "access"_a, "layout"_a = "")
         .def_ro("bytes", &BindingContract::bytes, "Minimum accessible extent, including every DMA or vector access.")

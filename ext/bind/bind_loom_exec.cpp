@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "errors.h"
 #include "gil.h"
 #include "loom/frontend.h"
 #include "provider/emulated/loom_program.h"
@@ -45,17 +46,21 @@ nb::dict launch_dict(const loom::LaunchConfig& c) {
 
 nb::object run_program(const std::string& source, const std::string& symbol, const std::string& target,
                        const std::map<std::string, std::string>& config, std::vector<Bytes> bindings, nb::bytes constants,
-                       std::optional<std::vector<uint64_t>> workload, bool checked, bool shared_placement) {
+                       std::optional<std::vector<uint64_t>> workload, bool checked, const std::vector<size_t>& coherent) {
+    for (size_t i : coherent)
+        if (i >= bindings.size())
+            fail(ErrorKind::Message, "_run_program: coherent binding " + std::to_string(i) + " is out of range (" +
+                                         std::to_string(bindings.size()) + " bindings)");
     auto program = plan_source(source, symbol, target, config);
     std::vector<loom::MemorySpan> spans;
     for (auto& b : bindings) spans.push_back(loom::MemorySpan{b.data(), b.size(), 0});
+    for (size_t i : coherent) spans[i].coherent = true;
     std::vector<uint8_t> block(static_cast<const uint8_t*>(constants.data()),
                                static_cast<const uint8_t*>(constants.data()) + constants.size());
     loom::LaunchConfig lc;
     if (program->is_gpu()) lc = program->launch_config(workload.value_or(std::vector<uint64_t>{}));
     loom::ExecOptions opt;
     opt.checked = checked;
-    opt.shared_placement = shared_placement;
     {
         ReleaseGil nogil;
         program->run(spans, block, lc, opt);
@@ -95,10 +100,11 @@ void bind_loom_exec(nb::module_& m) {
                                            : m.def_submodule("loom", "The Loom language frontend and compiler.");
     lm.def("_run_program", &run_program, nb::arg("source"), nb::arg("symbol"), nb::arg("target"), nb::arg("config"),
            nb::arg("bindings"), nb::arg("constants"), nb::arg("workload") = nb::none(), nb::arg("checked") = false,
-           nb::arg("shared_placement") = false,
+           nb::arg("coherent") = std::vector<size_t>{},
            "Test-only: parse, specialise, plan and run one Loom root on the calling thread (GIL released while it "
            "runs) over writable uint8 arrays, one per buffer binding; `constants` is the GPU constant block and "
-           "`workload` the launch program's raw 64-bit slots. Returns the launch config as a dict (GPU) or None.");
+           "`workload` the launch program's raw 64-bit slots; `coherent` lists the bindings (by position) on coherent "
+           "backing (Note [The gfx1151 float atomic max caveat]). Returns the launch config as a dict (GPU) or None.");
     lm.def("_plan_info", &plan_info, nb::arg("source"), nb::arg("symbol"), nb::arg("target"), nb::arg("config"),
            nb::arg("constants") = nb::bytes(""),
            "Test-only: the planned program's parameters, constant block length and binding footprints, as a dict.");

@@ -18,8 +18,8 @@ struct LaunchConfig;
 namespace hrx::provider {
 
 // Each invocation runs `plan` over its bindings (absolute addresses for the
-// alignment checks; a binding flagged `shared` sets the coherent-shared
-// option of the gfx1151 float-atomic caveat) with `constants` and `launch`
+// alignment checks; a binding flagged `coherent` is under Note [The gfx1151
+// float atomic max caveat]) with `constants` and `launch`
 // (GPU; ignored for pipelines), in loom.md §4.4's checked mode when `checked`.
 std::shared_ptr<const Executable> loom_executable(std::shared_ptr<const loom::Program> plan,
                                                   std::vector<uint8_t> constants, const loom::LaunchConfig& launch,

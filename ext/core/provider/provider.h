@@ -48,9 +48,10 @@ public:
 struct Span {
     uint8_t* data = nullptr;
     uint64_t length = 0;
-    // In an allocation shared between the engines (a Shared placement), where
-    // HRX's coherent-shared caveats apply (gfx1151 float atomic max).
-    bool shared = false;
+    // On backing the GPU reaches coherently (HRX's allocate_shared), where
+    // Note [The gfx1151 float atomic max caveat] (provider/emulated/loom_program.h)
+    // applies.
+    bool coherent = false;
 };
 
 // A program image the provider loads for one engine: `source`, the Loom

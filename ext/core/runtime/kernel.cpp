@@ -108,7 +108,9 @@ void run_alone(const Kernel& kernel, const std::vector<BufferView>& views, const
 }
 
 provider::Span span_of(const BufferView& view) {
-    return {view.data(), view.length, view.buffer->placement().kind == PlacementKind::Shared};
+    // The handle's backing, not its placement kind: a Shared alias adopted
+    // from a HostVisible buffer is still the coherent allocation for the GPU.
+    return {view.data(), view.length, view.buffer->backing().gpu_coherent};
 }
 
 void Kernel::invoke(const std::vector<BufferView>& views) const {

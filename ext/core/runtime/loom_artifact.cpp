@@ -255,8 +255,26 @@ KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uin
         fail(ErrorKind::Message, "contract_for: the constant block of @" + artifact.symbol + " has " +
                                      std::to_string(p.constant_byte_length()) + " bytes, got " +
                                      std::to_string(constants.size()));
+    std::vector<std::string> names;
+    for (const auto& d : p.device_params())
+        if (d.is_buffer) names.push_back(d.name);
     KernelContract c;
-    for (const auto& f : p.footprints(constants)) c.bindings.push_back({f.bytes, f.alignment, f.access, f.layout});
+    for (const auto& f : p.footprints(constants)) {
+        const size_t i = c.bindings.size();
+        const std::string which = "binding " + std::to_string(i) + " (%" + (i < names.size() ? names[i] : "?") + ") of @" +
+                                  artifact.symbol;
+        if (!f.used)
+            fail(ErrorKind::Message, "launch buffer lists must contain only used bindings: " + which +
+                                         " is never used by its code (HRX's native image validator rejects the "
+                                         "compiler's relocation of an unused binding); remove it from the signature");
+        if (f.bytes == 0)
+            fail(ErrorKind::Message, "invalid kernel binding extent or alignment: " + which + " spans 0 bytes" +
+                                         (f.layout.empty() ? std::string(" (the code only passes it to calls, which "
+                                                                         "give it no extent; view it in the root)")
+                                                           : " as " + f.layout + " under these constants") +
+                                         "; HRX refuses zero-length bindings");
+        c.bindings.push_back({f.bytes, f.alignment, f.access, f.layout});
+    }
     if (p.is_gpu()) c.constants = constants;
     c.validate();
     return c;

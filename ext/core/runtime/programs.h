@@ -167,7 +167,8 @@ void check_contract_covers(const KernelContract& need, const KernelContract& con
 
 // The loaded code of a Loom plan (provider/loom_executable.h): one dispatch of
 // `launch`, or one pipeline invocation, with `constants`; `checked` selects
-// loom.md §4.4's checked mode, and any Shared binding sets shared_placement.
+// loom.md §4.4's checked mode; each binding's Span says whether it is on
+// coherent backing (Note [The gfx1151 float atomic max caveat]).
 std::shared_ptr<const provider::Executable> loom_run(std::shared_ptr<const loom::Program> program,
                                                      std::vector<uint8_t> constants, const loom::LaunchConfig& launch,
                                                      bool checked);

@@ -1220,7 +1220,7 @@ class ufunc:
 
 class BindingContract:
     """
-    One argument of a kernel contract (HRX BindingContract): the minimum accessible extent in bytes, the required byte alignment (a power of two), every access the code may make through it, and a diagnostic layout label.
+    One argument of a kernel contract (HRX BindingContract): the minimum accessible extent in bytes (1..=isize::MAX: HRX has no zero-length binding), the required byte alignment (a power of two), every access the code may make through it, and a diagnostic layout label. An extent or alignment outside those raises ValueError naming the field.
     """
 
     def __init__(self, bytes: object, alignment: object, access: Access, layout: str = '') -> None: ...

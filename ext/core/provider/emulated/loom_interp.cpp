@@ -1559,8 +1559,14 @@ struct Ops {
         const int es = elem_bytes(v.elem, ib);
         const std::string kind = op.params.empty() ? "" : op.params[0];
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
-        if (x.sh.options.checked && x.sh.options.shared_placement && B.kind == BufKind::Binding && (kind == "maxnumf" || kind == "maximumf"))
-            x.fail_at(op, -1, "gfx1151 float atomic max (" + kind + ") does not update coherent shared memory; this binding may be on a shared placement");
+        // Note [The gfx1151 float atomic max caveat] (loom_program.h).
+        const bool unapplied = x.sh.gpu && B.kind == BufKind::Binding && B.coherent && (kind == "maxnumf" || kind == "maximumf") &&
+                               (n == "view.atomic.rmw" || n == "view.atomic.reduce");
+        if (unapplied && x.sh.options.checked)
+            x.fail_at(op, -1, "gfx1151 float atomic max (" + kind + ") does not update coherent memory, and " + B.name +
+                                  " is on coherent (allocate_shared) backing: HostVisible, or a Shared alias of it; use an "
+                                  "integer compare-and-swap loop over the float's bits (view.atomic.cmpxchg on an integer "
+                                  "view of the same bytes) instead");
         std::vector<int64_t> a;
         bool uni = false;
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni);
@@ -1585,7 +1591,7 @@ struct Ops {
                 if (fl) res.f[static_cast<size_t>(l)] = of;
                 else res.i[static_cast<size_t>(l)] = oi;
             }
-            if (is_load) continue;
+            if (is_load || unapplied) continue;
             int64_t ai = 0, ci = 0;
             double af = 0, cf = 0;
             if (is_store) {

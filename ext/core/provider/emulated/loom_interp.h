@@ -74,6 +74,7 @@ struct BufObj {
     uint64_t stride = 0;
     uint64_t address = 0;
     BufKind kind = BufKind::Binding;
+    bool coherent = false;  // a binding on coherent backing (Note [The gfx1151 float atomic max caveat])
     std::string name;
     // Checked-mode race shadow (workgroup memory): per byte, the lane that
     // wrote it and the lane that read it in the current barrier epoch (-1

@@ -488,6 +488,7 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
                         }
                     }
             } else if (op->name == "buffer.view" && !op->operands.empty() && bufs.count(op->operands[0])) {
+                f.used = true;
                 views.insert(op->results[0]);
                 const Type& t = op->result_types.empty() ? (*root.values)[static_cast<size_t>(op->results[0])].type : op->result_types[0];
                 std::string needs;
@@ -536,7 +537,7 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
         for (const Op* op : all)
             if (op->name == "func.call" || op->name == "template.apply" || op->name == "template.call")
                 for (ValueId v : op->operands)
-                    if (bufs.count(v)) access |= 3;
+                    if (bufs.count(v)) access |= 3, f.used = true;
         f.access = access == 2 ? Access::Write : access == 3 ? Access::ReadWrite : Access::Read;
         out.push_back(f);
     }
@@ -557,6 +558,7 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
             b.size = s.size;
             b.address = s.address ? s.address : reinterpret_cast<uintptr_t>(s.data);
             b.kind = BufKind::Binding;
+            b.coherent = s.coherent;
             b.name = "binding %" + p.name;
             r.kind = RK::Buf;
             r.buf = x.add_buffer(std::move(b));

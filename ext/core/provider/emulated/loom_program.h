@@ -40,18 +40,49 @@ struct Footprint {
     uint64_t alignment = 1;      // from buffer.assume.alignment (1 when none)
     Access access = Access::Read;
     std::string layout;          // diagnostic label, e.g. "view<[%n]xf32>"
+    bool used = false;           // the code views it or passes it on (else HRX refuses it at load)
 };
+
+// Note [The gfx1151 float atomic max caveat]: HRX (hrx-runtime.md §1.3): on
+// gfx1151 a floating-point atomic max does not update coherent backing
+// (Stream::allocate_shared); the remedy is an integer compare-and-swap loop
+// over the float's bits. The emulator does what the hardware does: a float
+// atomic max (view.atomic.rmw/reduce <maxnumf> or <maximumf>) through a
+// binding on coherent backing leaves that memory unchanged, in every mode
+// (the rmw still returns the value it read), and checked mode reports it
+// (ExecutionError naming the line, the binding and the remedy) before any
+// lane runs it. The decision is per binding: other bindings of the same
+// dispatch, and every other atomic, are unaffected.
+//
+// Which memory is coherent for the GPU follows the project's visibility
+// facts, not a placement name: a binding is coherent when its handle's
+// backing was requested with a coherent GPU attachment
+// (BackingDesc::gpu_coherent), the backing for which the host and the GPU
+// exchange bytes with no cache operation and are mutually atomic at system
+// scope (provider/emulated/provider.cpp: side, atomic_reach). That is every
+// HostVisible buffer (allocate_shared; also what allocation_profiles with
+// coherent_gpu=True yields) and a Shared alias adopted from one, whose GPU
+// attachment is still that allocation. GpuLocal and Shared allocations are
+// cacheable system memory (they need explicit cache maintenance), so the max
+// works there, as it does in workgroup memory.
+//
+// Only max: HRX names float atomic max alone and says other operations are
+// unaffected. memory-fabric.md's suggestion to treat float min too as
+// unqualified rests on libamdf having no float atomics at all and on a report
+// about integer atomicMin on discrete GPUs without PCIe atomics, neither of
+// which is evidence about gfx1151's float min on its own fabric; dropping min
+// updates without evidence would make correct programs fail only here.
 
 // One bound buffer as the program sees it.
 struct MemorySpan {
     uint8_t* data = nullptr;
     uint64_t size = 0;           // bytes of the bound view
     uint64_t address = 0;        // absolute device address (alignment checks)
+    bool coherent = false;       // on coherent backing (Note [The gfx1151 float atomic max caveat])
 };
 
 struct ExecOptions {
     bool checked = false;        // loom.md §4.4 checked mode
-    bool shared_placement = false;  // any binding on coherent shared memory (float atomic max caveat)
 };
 
 class Program {

@@ -26,10 +26,9 @@ public:
         std::vector<loom::MemorySpan> spans(count);
         loom::ExecOptions options;
         options.checked = checked_;
-        for (size_t i = 0; i < count; ++i) {
-            spans[i] = {bindings[i].data, bindings[i].length, reinterpret_cast<uint64_t>(bindings[i].data)};
-            options.shared_placement = options.shared_placement || bindings[i].shared;
-        }
+        for (size_t i = 0; i < count; ++i)
+            spans[i] = {bindings[i].data, bindings[i].length, reinterpret_cast<uint64_t>(bindings[i].data),
+                        bindings[i].coherent};
         plan_->run(spans, constants_, launch_, options);
     }
 
