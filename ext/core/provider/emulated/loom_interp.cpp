@@ -2405,7 +2405,7 @@ struct Ops {
         } else {
             fn = x.sh.spec->module->find(op.callee);
         }
-        if (!fn || fn->regions.empty()) x.fail_at(op, -1, "callee '@" + op.callee + "' has no body");
+        if (!has_body(fn)) x.fail_at(op, -1, "callee '@" + (fn ? fn->symbol : op.callee) + "' has no body");
         std::vector<Reg> args;
         for (ValueId v : op.operands) args.push_back(val(fr, v));
         std::vector<Reg> res = x.call(*fn, fn->regions[0], std::move(args), m);

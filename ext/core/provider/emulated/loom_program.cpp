@@ -158,7 +158,7 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         }
         if (n == "func.call" || n == "template.call") {
             const Op* fn = spec.module->find(op.callee);
-            if (!fn || fn->regions.empty()) {
+            if (!has_body(fn)) {
                 Diagnostic d;
                 d.code = "EMULATOR/002";
                 d.message = n + " of @" + op.callee + ", which has no body the emulator can run";
@@ -169,10 +169,18 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             }
         } else if (n == "template.apply") {
             auto it = spec.template_choice.find(&op);
-            if (it != spec.template_choice.end()) scan_fn(spec, it->second, s);
+            if (it != spec.template_choice.end() && !has_body(it->second)) {
+                Diagnostic d;
+                d.code = "EMULATOR/002";
+                d.message = "template.apply selects @" + it->second->symbol + ", which has no body the emulator can run";
+                d.loc = op.loc;
+                s.diags.push_back(d);
+            } else if (it != spec.template_choice.end()) {
+                scan_fn(spec, it->second, s);
+            }
         } else if (n == "pipeline.stage") {
             const Op* fn = spec.module->find(op.callee);
-            if (!fn || fn->regions.empty()) {
+            if (!has_body(fn)) {
                 Diagnostic d;
                 d.code = "EMULATOR/002";
                 d.message = "pipeline.stage of @" + op.callee + ", which has no body the emulator can run";
