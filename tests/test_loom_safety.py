@@ -1,4 +1,5 @@
-"""Hostile Loom programs (issue 24, "Hardening 3"): calls of declarations. Each program runs in a child process
+"""Hostile Loom programs (issue 24, "Hardening 3"): calls of declarations, sizes out of range,
+deep nesting. Each program runs in a child process
 (tests/helpers.py run_killable), so that a crash fails its test instead of ending the run; the
 child reports what happened as JSON (the outcome's exception type, diagnostic codes, message and
 the bindings' contents afterwards)."""
@@ -146,3 +147,207 @@ def test_template_call_and_template_apply_reaching_declarations_are_emulator_002
     r = outcome(tmp_path, DECL_TEMPLATE.replace("%a = template.call", "// "), "k", [np.zeros(1, np.int32)],
                 workload=[1])
     assert r["kind"] == "LoomError" and r["codes"] == ["EMULATOR/002"], r
+
+
+# --- item 2: sizes ----------------------------------------------------------------------------------
+
+def alloca_kernel(kind, size_line):
+    """A kernel of 4 work-items that stores 7 at word 12 of a 16-word alloca and copies it out."""
+    return f"""
+kernel.def @k(%n: index) {{
+  %one = index.constant 1 : index
+  %four = index.constant 4 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%four, %one, %one) : index
+}} launch(%out: buffer, %sz: offset) {{
+  %z = index.constant 0 : offset
+  {size_line}
+  %s = buffer.alloca<{kind}> align(16) %bytes : buffer
+  %sv = buffer.view %s[%z] : buffer -> view<16xi32>
+  %i = kernel.workitem.id<x> : index
+  %v = scalar.constant 7 : i32
+  %c12 = index.constant 12 : index
+  view.store %v, %sv[%c12] : i32, view<16xi32>
+  %r = view.load %sv[%c12] : view<16xi32> -> i32
+  %ov = buffer.view %out[%z] : buffer -> view<4xi32>
+  view.store %r, %ov[%i] : i32, view<4xi32>
+  kernel.return
+}}
+"""
+
+
+STATIC = "%bytes = index.constant {} : offset"
+DYNAMIC = "%bytes = index.add %sz, %z : offset"
+
+
+@pytest.mark.parametrize("kind", ["workgroup", "private"])
+@pytest.mark.parametrize("checked", [False, True])
+def test_negative_constant_alloca_size_is_subrange_002_when_planned(tmp_path, kind, checked):
+    r = outcome(tmp_path, alloca_kernel(kind, STATIC.format(-8)), "k", [np.zeros(4, np.int32)],
+                constants=struct.pack("<q", 0), workload=[1], checked=checked)
+    assert r["kind"] == "LoomError" and r["codes"] == ["SUBRANGE/002"], r
+    assert "-8" in r["message"] and f"buffer.alloca<{kind}>" in r["message"]
+    assert r["bindings"] == [[0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("checked", [False, True])
+@pytest.mark.parametrize("size", [-8, 2**40, 2**63 - 1, 65 * 1024])
+def test_private_alloca_size_out_of_range_at_run_time_names_the_op_and_size(tmp_path, checked, size):
+    r = outcome(tmp_path, alloca_kernel("private", DYNAMIC), "k", [np.zeros(4, np.int32)],
+                constants=struct.pack("<q", size), workload=[1], checked=checked)
+    assert r["kind"] == "ExecutionError", r
+    assert "9:8: buffer.alloca: size " + str(size) in r["message"]
+    assert "bad_alloc" not in r["message"]
+    assert r["bindings"] == [[0, 0, 0, 0]]
+
+
+def test_private_alloca_at_the_limit_runs(tmp_path):
+    r = outcome(tmp_path, alloca_kernel("private", DYNAMIC), "k", [np.zeros(4, np.int32)],
+                constants=struct.pack("<q", 64 * 1024), workload=[1])
+    assert r["kind"] == "ok", r
+    assert r["bindings"] == [[7, 7, 7, 7]]
+
+
+@pytest.mark.parametrize("kind", ["workgroup", "private"])
+def test_huge_constant_alloca_is_emulator_005_naming_size_and_limit(tmp_path, kind):
+    r = outcome(tmp_path, alloca_kernel(kind, STATIC.format(2**40)), "k", [np.zeros(4, np.int32)],
+                constants=struct.pack("<q", 0), workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["EMULATOR/005"], r
+    assert str(2**40) in r["message"] and "65536" in r["message"]
+
+
+def grid_kernel(x, y, z):
+    """A kernel of grid (x, y, z) workgroups of one work-item; z None: the workload's %n + 1."""
+    zdef = "%z = index.add %n, %one : index" if z is None else f"%z = index.constant {z} : index"
+    return f"""
+kernel.def @k(%n: index) {{
+  %one = index.constant 1 : index
+  %x = index.constant {x} : index
+  %y = index.constant {y} : index
+  {zdef}
+  kernel.launch.config workgroups(%x, %y, %z) workgroup_size(%one, %one, %one) : index
+}} launch(%out: buffer) {{
+  %zero = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %v = scalar.constant 5 : i32
+  %ov = buffer.view %out[%zero] : buffer -> view<1xi32>
+  view.store %v, %ov[%c0] : i32, view<1xi32>
+  kernel.return
+}}
+"""
+
+
+def test_constant_grid_overflowing_int64_is_subrange_002_when_planned(tmp_path):
+    r = outcome(tmp_path, grid_kernel(2**32, 2**32, 2), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["SUBRANGE/002"], r
+    assert "4294967296" in r["message"] and "kernel.launch.config" in r["message"]
+    assert r["bindings"] == [[0]]
+
+
+def test_grid_from_the_workload_over_the_limit_is_refused_by_the_launch_program(tmp_path):
+    r = outcome(tmp_path, grid_kernel(2**31, 2**31, None), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "ValueError", r
+    assert "kernel.launch.config" in r["message"] and "2147483648" in r["message"]
+    r = outcome(tmp_path, grid_kernel(65536, 65536, None), "k", [np.zeros(1, np.int32)], workload=[2**40])
+    assert r["kind"] == "ValueError" and "4294967295 work-items along axis z" in r["message"], r
+
+
+def test_load_gpu_kernel_refuses_a_grid_over_the_limit(tmp_path):
+    api = """
+art = hx.loom.compile(job["src"], "k", target="gfx1151")
+rt = hx.default_runtime()
+k = rt.load_gpu_kernel(art, (2**32, 2**32, 2), (1, 1, 1), art.contract)
+"""
+    r = outcome(tmp_path, grid_kernel(1, 1, 1), "k", api=api)
+    assert r["kind"] == "ValueError" and "work-items" in r["message"], r
+
+
+def nested(depth, op="if"):
+    if op == "if":
+        openers = "  scf.if %c {\n" * (depth - 1)
+    else:
+        openers = "".join(f"  scf.for %i{k} = [%lo to %hi step %st] {{\n" for k in range(depth - 1))
+    return f"""
+kernel.def @k(%n: index) {{
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%one, %one, %one) : index
+}} launch(%out: buffer) {{
+  %c = scalar.constant 1 : i1
+  %lo = index.constant 0 : index
+  %hi = index.constant 1 : index
+  %st = index.constant 1 : index
+  %zero = index.constant 0 : offset
+  %ov = buffer.view %out[%zero] : buffer -> view<1xi32>
+{openers}  %v = scalar.constant 5 : i32
+  view.store %v, %ov[%lo] : i32, view<1xi32>
+{"  }" * (depth - 1)}
+  kernel.return
+}}
+"""
+
+
+@pytest.mark.parametrize("op", ["if", "for"])
+def test_nesting_deeper_than_256_is_parse_021_and_256_runs(tmp_path, op):
+    r = outcome(tmp_path, nested(10_000, op), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["PARSE/021"], r
+    assert "256" in r["message"]
+    r = outcome(tmp_path, nested(257, op), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["PARSE/021"], r
+    r = outcome(tmp_path, nested(256, op), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "ok" and r["bindings"] == [[5]], r
+
+
+def test_deep_flow_type_is_parse_021(tmp_path):
+    t = "pipeline.flow<" * 50_000 + "tile<16xi32>" + ">" * 50_000
+    src = f"func.def @f(%x: {t}) {{\n  func.return\n}}\n"
+    r = outcome(tmp_path, src, "f")
+    assert r["kind"] == "LoomError" and "PARSE/021" in r["codes"], r
+
+
+def call_chain(n, body_depth=1):
+    """@k calls @f0, @f(i) calls @f(i+1), each call inside `body_depth - 1` scf.if levels."""
+    fns = []
+    for i in range(n):
+        inner = (f"  %r = func.call @f{i + 1}(%x) : (i32) -> (i32)\n" if i + 1 < n else "  %r = scalar.addi %x, %x : i32\n")
+        opens = "  scf.if %c {\n" * (body_depth - 1)
+        closes = "  }\n" * (body_depth - 1)
+        fns.append(f"func.def @f{i}(%x: i32) -> (i32) {{\n  %c = scalar.constant 1 : i1\n{opens}{inner}{closes}"
+                   f"  func.return %x : i32\n}}\n")
+    return "".join(fns) + """
+kernel.def @k(%n: index) {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%one, %one, %one) : index
+} launch(%out: buffer) {
+  %v = scalar.constant 5 : i32
+  %r = func.call @f0(%v) : (i32) -> (i32)
+  kernel.return
+}
+"""
+
+
+def test_nesting_through_calls_over_256_and_recursion_are_emulator_006(tmp_path):
+    r = outcome(tmp_path, call_chain(255), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "ok", r
+    r = outcome(tmp_path, call_chain(5000), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["EMULATOR/006"], r
+    assert "5001 levels" in r["message"]
+    r = outcome(tmp_path, call_chain(60, body_depth=5), "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["EMULATOR/006"], r
+    recursive = call_chain(3).replace("%r = scalar.addi %x, %x : i32", "%r = func.call @f0(%x) : (i32) -> (i32)")
+    r = outcome(tmp_path, recursive, "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["EMULATOR/006"], r
+    assert "recursive call: @f0" in r["message"]
+
+
+def test_vector_over_the_limit_is_emulator_005(tmp_path):
+    src = """
+kernel.def @k(%n: index) {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%one, %one, %one) : index
+} launch(%out: buffer) {
+  %f = scalar.constant 1.0 : f32
+  %v = vector.splat %f : vector<1099511627776xf32>
+  kernel.return
+}
+"""
+    r = outcome(tmp_path, src, "k", [np.zeros(1, np.int32)], workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["EMULATOR/005"], r

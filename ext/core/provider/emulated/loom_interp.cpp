@@ -241,7 +241,10 @@ int64_t vlen_of(const Type& t, const Frame& fr, std::vector<int64_t>* shape) {
     for (const Dim& d : t.dims) {
         int64_t e = d.extent;
         if (d.is_dynamic()) e = fr.regs[static_cast<size_t>(d.value)].i.at(0);
-        n *= e;
+        // Static extents met this limit when the program was planned.
+        if (e < 1 || e > kMaxVectorElems || (n *= e) > kMaxVectorElems)
+            fail(ErrorKind::Execution, "a vector type " + t.spelling + " with extent " + std::to_string(e) + ": vectors hold 1 to " +
+                                           std::to_string(kMaxVectorElems) + " elements in the emulator");
         if (shape) shape->push_back(e);
     }
     return n;
@@ -1119,23 +1122,43 @@ struct Ops {
         const bool wg = !op.params.empty() && op.params[0] == "workgroup";
         const Reg& n = in(fr, op, 0);
         if (!n.uni) x.fail_at(op, -1, "a varying alloca size is not executed by the emulator");
+        // Sizes the planner could not evaluate meet Note [Emulator size limits] here.
+        if (n.i[0] < 0) x.fail_at(op, -1, "size " + std::to_string(n.i[0]) + " is negative (a byte count is an offset)");
         const uint64_t bytes = static_cast<uint64_t>(n.i[0]);
         const Attr* al = op.attr("align");
-        const uint64_t align = std::max<uint64_t>(al ? static_cast<uint64_t>(al->i) : 16, 1);
+        if (al && (al->i <= 0 || al->i > static_cast<int64_t>(kMaxAllocaBytes) || (al->i & (al->i - 1))))
+            x.fail_at(op, -1, "align(" + std::to_string(al->i) + ") is not a power of two up to " + std::to_string(kMaxAllocaBytes));
+        const uint64_t align = al ? static_cast<uint64_t>(al->i) : 16;
+        uint64_t& used = wg ? x.workgroup_bytes : x.private_bytes;
+        const uint64_t after = (used + align - 1) / align * align + bytes;
+        if (bytes > kMaxAllocaBytes)
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + " bytes is over the emulator's limit of " + std::to_string(kMaxAllocaBytes) +
+                                  " bytes per allocation");
+        if (after > kMaxAllocaBytes)
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + " bytes brings the " + (wg ? "workgroup's" : "work-item's") + " scratch to " +
+                                  std::to_string(after) + " bytes, over the emulator's limit of " + std::to_string(kMaxAllocaBytes) + " bytes");
+        used = after;
         BufObj b;
         b.kind = wg ? BufKind::Workgroup : BufKind::Private;
         b.size = bytes;
         b.name = std::string("buffer.alloca<") + (wg ? "workgroup" : "private") + "> at " + loc_str(op);
         const uint64_t stride = wg ? 0 : (bytes + align - 1) / align * align;
         const uint64_t total = wg ? bytes : stride * static_cast<uint64_t>(x.L);
-        auto mem = std::make_unique<uint8_t[]>(total + align);
+        if (total > kMaxBatchScratch)
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + " bytes for each of the " + std::to_string(x.L) + " work-items the emulator runs at once is over its " +
+                                  std::to_string(kMaxBatchScratch) + " bytes of scratch per batch");
+        std::unique_ptr<uint8_t[]> mem;
+        try {
+            mem = std::make_unique<uint8_t[]>(total + align);
+        } catch (const std::bad_alloc&) {
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + ": the host could not allocate " + std::to_string(total + align) + " bytes for it");
+        }
         std::memset(mem.get(), 0, total + align);
         const uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
         b.base = reinterpret_cast<uint8_t*>((p + align - 1) / align * align);
         b.stride = stride;
         b.address = reinterpret_cast<uintptr_t>(b.base);
         if (wg) {
-            x.workgroup_bytes += bytes;
             if (x.sh.options.checked) {
                 b.writer.assign(bytes, -1);
                 b.reader.assign(bytes, -1);

@@ -141,6 +141,12 @@ public:
     std::vector<BufObj> bufs;
     std::vector<std::unique_ptr<uint8_t[]>> owned;
     uint64_t workgroup_bytes = 0;   // bytes of workgroup allocas so far
+    uint64_t private_bytes = 0;     // bytes of private allocas so far, per lane
+    // Frees the batch's allocas before the Exec runs its next batch.
+    void release_scratch() {
+        owned.clear();
+        workgroup_bytes = private_bytes = 0;
+    }
     std::vector<uint16_t> mma_a, mma_b;  // vector.mma operand storage (bf16)
     std::vector<float> mma_c;            // vector.mma products
 
