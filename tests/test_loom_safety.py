@@ -1,5 +1,5 @@
 """Hostile Loom programs (issue 24, "Hardening 3"): calls of declarations, sizes out of range,
-deep nesting. Each program runs in a child process
+deep nesting and reads of device memory nothing wrote. Each program runs in a child process
 (tests/helpers.py run_killable), so that a crash fails its test instead of ending the run; the
 child reports what happened as JSON (the outcome's exception type, diagnostic codes, message and
 the bindings' contents afterwards)."""
@@ -351,3 +351,145 @@ kernel.def @k(%n: index) {
 """
     r = outcome(tmp_path, src, "k", [np.zeros(1, np.int32)], workload=[1])
     assert r["kind"] == "LoomError" and r["codes"] == ["EMULATOR/005"], r
+
+
+# --- item 5: device memory nothing wrote -----------------------------------------------------------
+
+UNINIT_I32 = int(np.frombuffer(b"\xa5" * 4, np.int32)[0])  # Note [Uninitialised device memory]
+
+
+def run_here(src, symbol, bindings, constants=b"", workload=None, *, target=GPU, checked=False):
+    """Runs one root in this process over `bindings` (modified in place)."""
+    from hrxarray import _core
+
+    views = [b.view(np.uint8).reshape(-1) for b in bindings]
+    return _core.loom._run_program(src, symbol, target, {}, views, constants, workload, checked, False)
+
+
+def scratch_reader(kind, write_first):
+    """4 work-items; each stores its id at word 0 of a 16-word alloca (when `write_first`), then
+    copies words 0 (its own store) and 1 (never written) out."""
+    store = "view.store %i32, %sv[%c0] : i32, view<16xi32>" if write_first else ""
+    words = "%c1" if write_first else "%c0"
+    return f"""
+kernel.def @k(%n: index) {{
+  %one = index.constant 1 : index
+  %four = index.constant 4 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%four, %one, %one) : index
+}} launch(%out: buffer) {{
+  %z = index.constant 0 : offset
+  %bytes = index.constant 64 : offset
+  %s = buffer.alloca<{kind}> align(16) %bytes : buffer
+  %sv = buffer.view %s[%z] : buffer -> view<16xi32>
+  %i = kernel.workitem.id<x> : index
+  %i32 = index.cast %i : index to i32
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c4 = index.constant 4 : index
+  {store}
+  %mine = view.load %sv[%c0] : view<16xi32> -> i32
+  %other = view.load %sv[{words}] : view<16xi32> -> i32
+  %ov = buffer.view %out[%z] : buffer -> view<8xi32>
+  %j = index.add %i, %c4 : index
+  view.store %mine, %ov[%i] : i32, view<8xi32>
+  view.store %other, %ov[%j] : i32, view<8xi32>
+  kernel.return
+}}
+"""
+
+
+def test_private_scratch_starts_as_the_documented_pattern_and_checked_mode_reports_reads():
+    out = np.zeros(8, np.int32)
+    run_here(scratch_reader("private", True), "k", [out], workload=[1])
+    assert out.tolist() == [0, 1, 2, 3] + [UNINIT_I32] * 4
+    out[:] = 0
+    with pytest.raises(Exception) as e:
+        run_here(scratch_reader("private", True), "k", [out], workload=[1], checked=True)
+    assert type(e.value).__name__ == "ExecutionError"
+    assert "18:12: view.load: reads 4 bytes at offset 4 of buffer.alloca<private>" in str(e.value)
+    assert "never written" in str(e.value) and "work-item (0, 0, 0)" in str(e.value)
+
+
+def test_workgroup_scratch_read_before_any_write_is_reported_in_checked_mode():
+    out = np.zeros(8, np.int32)
+    run_here(scratch_reader("workgroup", False), "k", [out], workload=[1])
+    assert out.tolist() == [UNINIT_I32] * 8
+    with pytest.raises(Exception, match=r"17:11: view.load: reads 4 bytes at offset 0 of buffer.alloca<workgroup>.*never written"):
+        run_here(scratch_reader("workgroup", False), "k", [out], workload=[1], checked=True)
+
+
+def test_written_scratch_reads_back_in_checked_mode():
+    src = scratch_reader("private", True).replace("%other = view.load %sv[%c1]", "%other = view.load %sv[%c0]")
+    out = np.zeros(8, np.int32)
+    run_here(src, "k", [out], workload=[1], checked=True)
+    assert out.tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
+
+
+def stage_program(words, body):
+    """A one-lane pipeline over 2 records of `words` i32, the stage `@w(%in, %out)` running `body`."""
+    return f"""
+aie2p.target<array> @array
+aie2p.target<core> @core
+pipeline.def<kernel> target(@array) @p() launch(%src: buffer, %dst: buffer) {{
+  %lanes = index.constant 1 : index
+  %origin = index.constant 0 : offset
+  %g = group.create %lanes : index -> group
+  %sv = buffer.view %src[%origin] : buffer -> view<2x{words}xi32>
+  %dv = buffer.view %dst[%origin] : buffer -> view<2x{words}xi32>
+  %in = pipeline.read %sv on %g : view<2x{words}xi32>, group -> pipeline.flow<tile<{words}xi32>>
+  %out = pipeline.stage @w on %g(%in) : (group, pipeline.flow<tile<{words}xi32>>) -> (pipeline.flow<tile<{words}xi32>>)
+  pipeline.write %out to %dv : pipeline.flow<tile<{words}xi32>>, view<2x{words}xi32>
+  pipeline.return
+}}
+func.def target(@core) @w(%a: buffer, %b: buffer) {{
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %iv = buffer.view %a[%z] : buffer -> view<{words}xi32>
+  %ov = buffer.view %b[%z] : buffer -> view<{words}xi32>
+{body}
+  func.return
+}}
+"""
+
+
+# Word 0 of each output tile gets input word 0 + the output's word 1, which nothing wrote.
+READS_OUTPUT = """
+  %x = view.load %iv[%c0] : view<{w}xi32> -> i32
+  %y = view.load %ov[%c1] : view<{w}xi32> -> i32
+  %s = scalar.addi %x, %y : i32
+  view.store %s, %ov[%c0] : i32, view<{w}xi32>
+"""
+
+
+@pytest.mark.parametrize("words", [16, 8])  # 64-byte records are written in place, 32-byte ones through an arena
+def test_npu_output_tiles_start_as_the_documented_pattern_and_checked_mode_reports_reads(words):
+    src = np.arange(2 * words, dtype=np.int32)
+    dst = np.zeros(2 * words, np.int32)
+    prog = stage_program(words, READS_OUTPUT.format(w=words))
+    run_here(prog, "p", [src, dst], target=NPU)
+    want = np.full((2, words), UNINIT_I32, np.int32)
+    with np.errstate(over="ignore"):
+        want[:, 0] = src.reshape(2, words)[:, 0] + np.int32(UNINIT_I32)
+    assert dst.tolist() == want.reshape(-1).tolist()
+    with pytest.raises(Exception, match=r"view.load: reads 4 bytes at offset 4 of output tile 0.*never written.*record 0"):
+        run_here(prog, "p", [src, dst], target=NPU, checked=True)
+
+
+def test_npu_stage_private_scratch_read_is_reported_in_checked_mode():
+    body = """
+  %bytes = index.constant 64 : offset
+  %s = buffer.alloca<private> align(16) %bytes : buffer
+  %sv = buffer.view %s[%z] : buffer -> view<16xi32>
+  %x = vector.load %iv[%c0] : view<16xi32> -> vector<16xi32>
+  vector.store %x, %sv[%c0] : vector<16xi32>, view<16xi32>
+  %y = vector.load %sv[%c0] : view<16xi32> -> vector<16xi32>
+  vector.store %y, %ov[%c0] : vector<16xi32>, view<16xi32>
+"""
+    src = np.arange(32, dtype=np.int32)
+    dst = np.zeros(32, np.int32)
+    run_here(stage_program(16, body), "p", [src, dst], target=NPU, checked=True)
+    assert dst.tolist() == src.tolist()
+    unwritten = body.replace("vector.store %x, %sv[%c0]", "// ")
+    with pytest.raises(Exception, match=r"vector.load: reads 4 bytes at offset 0 of buffer.alloca<private>.*never written"):
+        run_here(stage_program(16, unwritten), "p", [src, dst], target=NPU, checked=True)

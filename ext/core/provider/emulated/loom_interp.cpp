@@ -1153,16 +1153,15 @@ struct Ops {
         } catch (const std::bad_alloc&) {
             x.fail_at(op, -1, "size " + std::to_string(bytes) + ": the host could not allocate " + std::to_string(total + align) + " bytes for it");
         }
-        std::memset(mem.get(), 0, total + align);
+        std::memset(mem.get(), kUninitByte, total + align);
         const uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
         b.base = reinterpret_cast<uint8_t*>((p + align - 1) / align * align);
         b.stride = stride;
         b.address = reinterpret_cast<uintptr_t>(b.base);
-        if (wg) {
-            if (x.sh.options.checked) {
-                b.writer.assign(bytes, -1);
-                b.reader.assign(bytes, -1);
-            }
+        if (x.sh.options.checked) b.init.assign(total, 0);
+        if (wg && x.sh.options.checked) {
+            b.writer.assign(bytes, -1);
+            b.reader.assign(bytes, -1);
         }
         x.owned.push_back(std::move(mem));
         Reg& r = out(fr, op);
@@ -1283,6 +1282,9 @@ struct Ops {
         }
     }
 
+    // Whether accesses to `B` must go lane by lane through track().
+    static bool shadowed(const BufObj& B) { return !B.writer.empty() || !B.init.empty(); }
+
     static void rd(ScalarKind k, const uint8_t* p, int64_t* io, double* fo, int ib) {
         switch (k) {
             case ScalarKind::I1: case ScalarKind::I8: *io = k == ScalarKind::I1 ? (*p & 1) : static_cast<int8_t>(*p); break;
@@ -1311,10 +1313,28 @@ struct Ops {
         }
     }
 
+    // Checked mode (Note [Uninitialised device memory]): a write marks lane
+    // `lane`'s bytes [byte, byte + n) written; a read of any byte not yet
+    // written fails, naming the op, the lane and the bytes.
+    static void mark_init(Exec& x, const Op& op, BufObj& B, int64_t lane, int64_t byte, int64_t n, bool write) {
+        if (B.init.empty()) return;
+        const size_t at = static_cast<size_t>(lane * static_cast<int64_t>(B.stride) + byte);
+        uint8_t* f = B.init.data() + at;
+        if (write) {
+            std::memset(f, 1, static_cast<size_t>(n));
+            return;
+        }
+        for (int64_t q = 0; q < n; ++q)
+            if (!f[q])
+                x.fail_at(op, B.stride ? lane : -1, "reads " + std::to_string(n) + " bytes at offset " + std::to_string(byte) + " of " + B.name +
+                                                        ", and byte " + std::to_string(byte + q) + " was never written (uninitialised device memory)");
+    }
+
     // Checked-mode race detection on workgroup memory within a barrier epoch
     // (loom.md §4.4): a lane touching bytes another lane wrote, or writing
     // bytes another lane read, in the same epoch.
     static void track(Exec& x, const Op& op, BufObj& B, int64_t lane, int64_t byte, int64_t n, bool write) {
+        mark_init(x, op, B, lane, byte, n, write);
         if (B.kind != BufKind::Workgroup || B.writer.empty()) return;
         for (int64_t q = byte; q < byte + n; ++q) {
             int32_t& w = B.writer[static_cast<size_t>(q)];
@@ -1396,7 +1416,7 @@ struct Ops {
         bool uni = false;
         int64_t contig = -1;
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
-        const bool plain = !B.stride && B.writer.empty();
+        const bool plain = !B.stride && !shadowed(B);
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
         if (contig >= 0) {
             Reg& o = out(fr, op);
@@ -1428,7 +1448,7 @@ struct Ops {
         Reg& o = out(fr, op);
         size_num(o, v.elem, 1, {}, uni, x.L);
         const bool fl = isf(v.elem);
-        if (!uni && m.all && !B.stride && B.writer.empty() && a.size() == static_cast<size_t>(x.L) &&
+        if (!uni && m.all && !B.stride && !shadowed(B) && a.size() == static_cast<size_t>(x.L) &&
             load_lanes(x, v.elem, ib, B.base, a.data(), o))
             return;
         for (size_t l = 0; l < a.size(); ++l) {
@@ -1452,7 +1472,7 @@ struct Ops {
         bool uni = false;
         int64_t contig = -1;
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
-        const bool plain = !B.stride && B.writer.empty() && !val0.uni;
+        const bool plain = !B.stride && !shadowed(B) && !val0.uni;
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
         if (contig >= 0 && v.elem == ScalarKind::F32 && val0.fs) {
             std::memcpy(B.base + contig, val0.g.data(), static_cast<size_t>(x.L) * 4);
@@ -1471,7 +1491,7 @@ struct Ops {
             if (!a.empty() && a[0] >= 0) wr(v.elem, B.base + a[0], fl ? 0 : val0.i[0], fl ? val0.f[0] : 0, ib);
             return;
         }
-        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && val0.vlen == 1 && !B.stride && B.writer.empty() &&
+        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && val0.vlen == 1 && !B.stride && !shadowed(B) &&
             store_lanes(x, v.elem, ib, B.base, a.data(), val0))
             return;
         for (int64_t l = 0; l < x.L; ++l) {
@@ -1537,11 +1557,11 @@ struct Ops {
                 });
                 if (!done)
                     for (int64_t e = 0; e < vlen; ++e) rd(v.elem, base + rel[static_cast<size_t>(e)], io ? io + e : nullptr, fo ? fo + e : nullptr, ib);
-                if (B.kind == BufKind::Workgroup && x.sh.options.checked)
+                if (shadowed(B))
                     for (int64_t e = 0; e < vlen; ++e) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, false);
             } else {
                 const size_t s0 = store->uni ? 0 : static_cast<size_t>(l * vlen);
-                if (dense && B.writer.empty() && with_elem(v.elem, ib, [&](auto tag, auto rd, auto wr) {
+                if (dense && !shadowed(B) && with_elem(v.elem, ib, [&](auto tag, auto rd, auto wr) {
                         using T = decltype(tag);
                         const auto* src = storage<decltype(rd(tag))>(const_cast<Reg&>(*store)) + s0;
                         for (int64_t e = 0; e < vlen; ++e) { const T t = wr(src[e]); std::memcpy(base + e * static_cast<int64_t>(sizeof(T)), &t, sizeof(T)); }
@@ -1549,7 +1569,7 @@ struct Ops {
                     }))
                     continue;
                 for (int64_t e = 0; e < vlen; ++e) {
-                    if (B.kind == BufKind::Workgroup && x.sh.options.checked) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
+                    if (shadowed(B)) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
                     wr(v.elem, base + rel[static_cast<size_t>(e)], fl ? 0 : store->i[s0 + static_cast<size_t>(e)], fl ? store->f[s0 + static_cast<size_t>(e)] : 0, ib);
                 }
             }
@@ -1601,6 +1621,8 @@ struct Ops {
             if (!m.on(l)) continue;
             const int64_t byte = a.size() == 1 ? a[0] : a[static_cast<size_t>(l)];
             uint8_t* p = B.base + l * static_cast<int64_t>(B.stride) + byte;
+            if (!is_store) mark_init(x, op, B, l, byte, es, false);
+            if (!is_load) mark_init(x, op, B, l, byte, es, true);
             int64_t oi = 0;
             double of = 0;
             rd(k, p, &oi, &of, ib);

@@ -996,7 +996,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                     f.stride = static_cast<uint64_t>(tb);
                     f.direct = true;
                 } else {
-                    f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(F) + kTileAlign, 0);
+                    f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(F) + kTileAlign, interp::kUninitByte);
                     const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
                     f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
                 }
@@ -1023,6 +1023,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                 std::unique_ptr<Exec> x;
                 Exec::Frame fr;
                 std::vector<std::vector<uint8_t>> tiles(ins.size());
+                std::vector<std::vector<uint8_t>> saved(outs.size());
                 for (int64_t c = c0; c < c1; ++c) {
                     const int64_t first = c * kFiringChunk;
                     const int64_t nf = std::min(kFiringChunk, F - first);
@@ -1066,10 +1067,27 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                         b.address = reinterpret_cast<uintptr_t>(b.base);
                         b.kind = BufKind::Tile;
                         b.name = "output tile " + std::to_string(i);
+                        if (sh.options.checked) b.init.assign(b.stride * static_cast<uint64_t>(nf), 0);
                         bind(std::move(b));
                     }
+                    // Output tiles written in place start as Note [Uninitialised
+                    // device memory] says, as an arena's do; a failed batch puts
+                    // back what its records' bytes held (bad input changes nothing).
+                    for (size_t i = 0; i < outs.size(); ++i) {
+                        if (!outs[i]->direct) continue;
+                        uint8_t* p = outs[i]->arena_base + static_cast<uint64_t>(first) * outs[i]->stride;
+                        saved[i].assign(p, p + static_cast<uint64_t>(nf) * outs[i]->stride);
+                        std::memset(p, interp::kUninitByte, saved[i].size());
+                    }
                     Mask m;
-                    x->run_region(callee, fr, m);
+                    try {
+                        x->run_region(callee, fr, m);
+                    } catch (...) {
+                        for (size_t i = 0; i < outs.size(); ++i)
+                            if (outs[i]->direct)
+                                std::memcpy(outs[i]->arena_base + static_cast<uint64_t>(first) * outs[i]->stride, saved[i].data(), saved[i].size());
+                        throw;
+                    }
                 }
             });
             for (size_t k = 0; k < op.results.size(); ++k) {
