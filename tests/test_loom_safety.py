@@ -493,3 +493,35 @@ def test_npu_stage_private_scratch_read_is_reported_in_checked_mode():
     unwritten = body.replace("vector.store %x, %sv[%c0]", "// ")
     with pytest.raises(Exception, match=r"vector.load: reads 4 bytes at offset 0 of buffer.alloca<private>.*never written"):
         run_here(stage_program(16, unwritten), "p", [src, dst], target=NPU, checked=True)
+
+
+# --- what the fuzz campaign found (tests/test_loom_fuzz.py) ---------------------------------------
+
+def test_fragment_with_negative_extents_is_an_execution_error(tmp_path):
+    # [-8, -8] covers 64 values too: it reached vector.mma as a 2^64-element product (SIGFPE).
+    import pathlib
+
+    gemm = (pathlib.Path(__file__).resolve().parent.parent / "src/hrxarray/programs/gemm.loom").read_text()
+    src = gemm.replace("%eight = index.constant 8 : index", "%eight = index.constant -8 : index")
+    a = np.zeros(64, np.uint16)
+    r = outcome(tmp_path, src, "gemm", [a, a, np.zeros(64, np.float32)], target=NPU)
+    assert r["kind"] == "ExecutionError" and "vector.fragment: fragment shape [-8, -8]" in r["message"], r
+
+
+def test_non_positive_cluster_size_is_an_execution_error(tmp_path):
+    # cluster_size = -8 stepped the reduction's cluster loop backwards for ever.
+    from test_loom_exec import REDUCE
+
+    src = REDUCE.replace("{cluster_size = 8}", "{cluster_size = -8}")
+    assert src != REDUCE
+    r = outcome(tmp_path, src, "wg_sum", [np.zeros(1024, np.uint8)] * 3, workload=[1])
+    assert r["kind"] == "ExecutionError" and "cluster_size must be positive, got -8" in r["message"], r
+
+
+@pytest.mark.parametrize("fact", ["subgroup_size = 0", "subgroup_size = -32", "index_bits = 7", "offset_bits = 0"])
+def test_target_facts_out_of_range_are_target_004(tmp_path, fact):
+    src = alloca_kernel("private", STATIC.format(64)).replace("kernel.def @k", "kernel.def target(@gpu) @k")
+    src = "amdgpu.target<gfx1151> @gpu {" + fact + "}\n" + src
+    r = outcome(tmp_path, src, "k", [np.zeros(4, np.int32)], constants=struct.pack("<q", 0), workload=[1])
+    assert r["kind"] == "LoomError" and r["codes"] == ["TARGET/004"], r
+    assert fact.replace(" ", "") in r["message"].replace(" ", "")

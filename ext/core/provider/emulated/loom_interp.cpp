@@ -1517,7 +1517,10 @@ struct Ops {
         const size_t rank = v.dims.size();
         // Element offsets of the vector relative to its origin.
         int64_t vlen = 1;
-        for (int64_t e : vshape) vlen *= e;
+        for (int64_t e : vshape)
+            if (e < 1 || e > kMaxVectorElems || (vlen *= e) > kMaxVectorElems)
+                x.fail_at(op, -1, "a vector footprint with extent " + std::to_string(e) + " (1 to " + std::to_string(kMaxVectorElems) + " elements)");
+        if (vshape.size() > rank) x.fail_at(op, -1, "a rank-" + std::to_string(vshape.size()) + " vector does not fit a rank-" + std::to_string(rank) + " view");
         std::vector<int64_t> rel(static_cast<size_t>(vlen));
         {
             std::vector<int64_t> strides(rank, 1);
@@ -1888,6 +1891,7 @@ struct Ops {
         const int64_t sg = sg_size(x);
         // A lockstep batch is one workgroup: a workgroup reduction is one cluster.
         const int64_t cluster = op.name == "kernel.workgroup.reduce" ? x.L : cs ? cs->i : sg;
+        if (cluster < 1) x.fail_at(op, -1, "cluster_size must be positive, got " + std::to_string(cluster));
         if (v0.uni && m.all && (kind == "minnumf" || kind == "maxnumf" || kind == "minsi" || kind == "maxsi" || kind == "minui" || kind == "maxui" || kind == "and" || kind == "or" || kind == "minimumf" || kind == "maximumf")) {
             out(fr, op) = v0;
             return;
@@ -2113,7 +2117,8 @@ struct Ops {
         o.role = role;
         o.rows = entry(fr, op.shape[0]);
         o.cols = entry(fr, op.shape[1]);
-        if (o.rows * o.cols != d.vlen)
+        // Both extents positive before their product is compared: [-8, -8] covers 64 values too.
+        if (o.rows < 1 || o.cols < 1 || o.rows > d.vlen || o.cols > d.vlen || o.rows * o.cols != d.vlen)
             x.fail_at(op, -1, "fragment shape [" + std::to_string(o.rows) + ", " + std::to_string(o.cols) + "] does not cover the " + std::to_string(d.vlen) + " values");
         if (o.f.empty()) {  // integer data: keep as floats
             o.f.assign(o.i.begin(), o.i.end());
@@ -2170,6 +2175,9 @@ struct Ops {
         const Reg& v = in(fr, op, 1);
         std::vector<int64_t> shape;
         for (const IndexEntry& e : op.shape) shape.push_back(entry(fr, e));
+        int64_t n = 1;
+        for (int64_t e : shape) n = e < 1 || e > p.vlen ? -1 : n * e;
+        if (n != p.vlen) x.fail_at(op, -1, "the shape does not cover the fragment's " + std::to_string(p.vlen) + " values");
         if (isf(v.elem)) {
             vec_access(x, op, fr, m, v, nullptr, &p, shape);
             return;
@@ -2482,6 +2490,7 @@ struct Ops {
         const bool reverse = dir && dir->s == "reverse";
         const Attr* cs = op.attr("cluster_size");
         const int64_t group = wg ? x.L : cs ? cs->i : sg_size(x);
+        if (group < 1) x.fail_at(op, -1, "cluster_size must be positive, got " + std::to_string(group));
         Reg tv;
         const Reg& v = varying(in(fr, op, 0), tv, x.L);
         Reg o = v;
@@ -2550,6 +2559,7 @@ struct Ops {
         const size_t rank = v.dims.size(), r = vshape.size();
         if (op.indices.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(op.indices.size()) + " entries for a rank-" + std::to_string(rank) + " view");
         if (r > rank) x.fail_at(op, -1, "a rank-" + std::to_string(r) + " vector does not fit a rank-" + std::to_string(rank) + " view");
+        if (mk.vlen != data.vlen) x.fail_at(op, -1, "the mask has " + std::to_string(mk.vlen) + " lanes for a vector of " + std::to_string(data.vlen));
         std::vector<int64_t> strides(rank, 1);
         for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
