@@ -525,3 +525,15 @@ def test_target_facts_out_of_range_are_target_004(tmp_path, fact):
     r = outcome(tmp_path, src, "k", [np.zeros(4, np.int32)], constants=struct.pack("<q", 0), workload=[1])
     assert r["kind"] == "LoomError" and r["codes"] == ["TARGET/004"], r
     assert fact.replace(" ", "") in r["message"].replace(" ", "")
+
+
+@pytest.mark.parametrize("size, code", [(-8, "SUBRANGE/002"), (2**40, "EMULATOR/005")])
+def test_constant_alloca_size_in_a_stage_function_is_refused_when_planned(tmp_path, size, code):
+    body = f"""
+  %bytes = index.constant {size} : offset
+  %s = buffer.alloca<private> align(16) %bytes : buffer
+"""
+    src = stage_program(16, body)
+    r = outcome(tmp_path, src, "p", [np.zeros(32, np.int32), np.full(32, 5, np.int32)], target=NPU)
+    assert r["kind"] == "LoomError" and r["codes"] == [code], r
+    assert str(size) in r["message"] and r["bindings"][1] == [5] * 32

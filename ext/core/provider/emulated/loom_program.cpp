@@ -223,6 +223,29 @@ const Op* call_target(const Specialized& spec, const Op& op) {
     return nullptr;
 }
 
+// Checks one buffer.alloca whose size the planner knows (`n` bytes) against
+// Note [Emulator size limits]; false (with a diagnostic) when it fails.
+bool alloca_size_ok(const Op& op, int64_t n, std::vector<Diagnostic>& diags) {
+    const bool wg = !op.params.empty() && op.params[0] == "workgroup";
+    const std::string what = std::string("buffer.alloca<") + (wg ? "workgroup" : "private") + ">";
+    auto diag = [&](const char* code, std::string msg) {
+        Diagnostic d;
+        d.code = code;
+        d.message = std::move(msg);
+        d.loc = op.loc;
+        diags.push_back(d);
+        return false;
+    };
+    if (n < 0) return diag("SUBRANGE/002", what + " size " + std::to_string(n) + " is negative (a byte count is an offset)");
+    if (static_cast<uint64_t>(n) > kMaxAllocaBytes)
+        return diag("EMULATOR/005", what + " of " + std::to_string(n) + " bytes is over the emulator's limit of " + std::to_string(kMaxAllocaBytes) +
+                                        " bytes per allocation");
+    const Attr* al = op.attr("align");
+    if (al && (al->i <= 0 || al->i > static_cast<int64_t>(kMaxAllocaBytes) || (al->i & (al->i - 1))))
+        return diag("SUBRANGE/002", what + " align(" + std::to_string(al->i) + ") is not a power of two up to " + std::to_string(kMaxAllocaBytes));
+    return true;
+}
+
 // Note [Call depth]: the interpreter runs a call by recursing into the
 // callee's body, so the regions open at once are the caller's nesting plus
 // the callee's, down the whole call chain. The parser bounds each
@@ -231,7 +254,10 @@ const Op* call_target(const Specialized& spec, const Op& op) {
 // no call stack to exhaust gracefully), both as EMULATOR/006. Every walk
 // here keeps its own stack, so a hostile call chain cannot overflow the
 // thread's while it is measured.
-void check_call_depth(const Specialized& spec, std::vector<Diagnostic>& diags) {
+// The allocas of functions other than the root whose size is an
+// index.constant of that function are checked here too (the planner's
+// evaluator knows the root's values only).
+void check_call_graph(const Specialized& spec, std::vector<Diagnostic>& diags) {
     struct Facts {
         int depth = 0;  // deepest region level in the function itself
         struct Call {
@@ -248,6 +274,8 @@ void check_call_depth(const Specialized& spec, std::vector<Diagnostic>& diags) {
         work.pop_back();
         if (facts.count(fn)) continue;
         Facts& f = facts[fn];
+        std::map<ValueId, int64_t> literal;
+        std::vector<const Op*> allocas;
         std::vector<std::pair<const Region*, int>> regions;
         for (const Region& r : fn->regions) regions.emplace_back(&r, 1);
         while (!regions.empty()) {
@@ -260,9 +288,14 @@ void check_call_depth(const Specialized& spec, std::vector<Diagnostic>& diags) {
                     f.calls.push_back({callee, level, op.loc});
                     if (!facts.count(callee)) work.push_back(callee);
                 }
+                if (op.name == "index.constant" && op.results.size() == 1)
+                    if (const Attr* v = op.attr("value")) literal[op.results[0]] = v->i;
+                if (op.name == "buffer.alloca" && !op.operands.empty() && fn != spec.root) allocas.push_back(&op);
                 for (const Region& sub : op.regions) regions.emplace_back(&sub, level + 1);
             }
         }
+        for (const Op* a : allocas)
+            if (auto it = literal.find(a->operands[0]); it != literal.end()) alloca_size_ok(*a, it->second, diags);
     }
     // Depth through calls, callees first (post-order); a callee still on
     // the path is a recursion.
@@ -334,7 +367,7 @@ public:
         const Op& root = *spec_.root;
         gpu_ = root.name == "kernel.def";
         Scan s;
-        check_call_depth(spec_, s.diags);
+        check_call_graph(spec_, s.diags);
         if (!s.diags.empty()) throw CompileError(s.diags);
         if (root.name != "kernel.def" && root.name != "pipeline.def") {
             // Functions, templates and low-level code are valid roots for
@@ -440,21 +473,9 @@ private:
                 if (wg) diag("EMULATOR/003", op, "buffer.alloca<workgroup> size must be a constant or config value for the emulator");
                 continue;
             }
-            if (*n < 0) {
-                diag("SUBRANGE/002", op, what + " size " + std::to_string(*n) + " is negative (a byte count is an offset)");
-                continue;
-            }
+            if (!alloca_size_ok(*op, *n, diags)) continue;
             const uint64_t bytes = static_cast<uint64_t>(*n);
-            if (bytes > kMaxAllocaBytes) {
-                diag("EMULATOR/005", op, what + " of " + std::to_string(bytes) + " bytes is over the emulator's limit of " +
-                                             std::to_string(kMaxAllocaBytes) + " bytes per allocation");
-                continue;
-            }
             const Attr* al = op->attr("align");
-            if (al && (al->i <= 0 || al->i > static_cast<int64_t>(kMaxAllocaBytes) || (al->i & (al->i - 1)))) {
-                diag("SUBRANGE/002", op, what + " align(" + std::to_string(al->i) + ") is not a power of two up to " + std::to_string(kMaxAllocaBytes));
-                continue;
-            }
             const uint64_t a = al ? static_cast<uint64_t>(al->i) : 16;
             uint64_t& sum = wg ? total : priv;
             sum = (sum + a - 1) / a * a + bytes;
