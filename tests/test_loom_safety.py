@@ -414,7 +414,8 @@ def test_workgroup_scratch_read_before_any_write_is_reported_in_checked_mode():
     out = np.zeros(8, np.int32)
     run_here(scratch_reader("workgroup", False), "k", [out], workload=[1])
     assert out.tolist() == [UNINIT_I32] * 8
-    with pytest.raises(Exception, match=r"17:11: view.load: reads 4 bytes at offset 0 of buffer.alloca<workgroup>.*never written"):
+    with pytest.raises(Exception, match=r"17:11: view.load: reads 4 bytes at offset 0 of buffer.alloca<workgroup>.*never written.*"
+                                        r"work-item \(0, 0, 0\)"):
         run_here(scratch_reader("workgroup", False), "k", [out], workload=[1], checked=True)
 
 

@@ -1326,7 +1326,7 @@ struct Ops {
         }
         for (int64_t q = 0; q < n; ++q)
             if (!f[q])
-                x.fail_at(op, B.stride ? lane : -1, "reads " + std::to_string(n) + " bytes at offset " + std::to_string(byte) + " of " + B.name +
+                x.fail_at(op, lane, "reads " + std::to_string(n) + " bytes at offset " + std::to_string(byte) + " of " + B.name +
                                                         ", and byte " + std::to_string(byte + q) + " was never written (uninitialised device memory)");
     }
 
@@ -1454,7 +1454,11 @@ struct Ops {
         for (size_t l = 0; l < a.size(); ++l) {
             if (a[l] < 0) continue;
             const int64_t lane = uni ? 0 : static_cast<int64_t>(l);
-            track(x, op, B, lane, a[l], es, false);
+            // A uniform read is every active lane's: the first one is named.
+            int64_t reader = lane;
+            if (uni)
+                while (reader + 1 < x.L && !m.on(reader)) ++reader;
+            track(x, op, B, reader, a[l], es, false);
             rd(v.elem, B.base + lane * static_cast<int64_t>(B.stride) + a[l], fl ? nullptr : &o.i[l], fl ? &o.f[l] : nullptr, ib);
         }
         if (uni && B.kind == BufKind::Workgroup && x.sh.options.checked)
