@@ -538,3 +538,13 @@ def test_constant_alloca_size_in_a_stage_function_is_refused_when_planned(tmp_pa
     r = outcome(tmp_path, src, "p", [np.zeros(32, np.int32), np.full(32, 5, np.int32)], target=NPU)
     assert r["kind"] == "LoomError" and r["codes"] == [code], r
     assert str(size) in r["message"] and r["bindings"][1] == [5] * 32
+
+
+def test_op_missing_an_operand_is_an_execution_error_naming_it(tmp_path):
+    # kernel.subgroup.shuffle takes any operand count in its format; with one it raised IndexError.
+    from test_loom_exec import SUBGROUP
+
+    src = SUBGROUP.replace("kernel.subgroup.shuffle<xor> %t32, %three", "kernel.subgroup.shuffle<xor> %three")
+    assert src != SUBGROUP
+    r = outcome(tmp_path, src, "sg", [np.zeros(4096, np.uint8)])
+    assert r["kind"] == "ExecutionError" and "kernel.subgroup.shuffle: the op lacks an operand" in r["message"], r

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
 
@@ -360,7 +361,15 @@ const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask0) {
             h = it->second;
         }
         if (!h) return &op;
-        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(h)(*this, op, fr, *mask);
+        try {
+            reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(h)(*this, op, fr, *mask);
+        } catch (const std::out_of_range&) {
+            // Handlers reach operands and results with at(): an op the verifier
+            // lets through with too few of them (formats with any count) stops
+            // here, as the op's error, not as an IndexError from nowhere.
+            fail_at(op, -1, "the op lacks an operand, result or index it needs (" + std::to_string(op.operands.size()) + " operand(s), " +
+                                std::to_string(op.results.size()) + " result(s))");
+        }
         if (exit_epoch_ != seen) {
             seen = exit_epoch_;
             narrowed = without_exited(mask0);
@@ -2920,7 +2929,12 @@ void Exec::exec_op(const Op& op, Frame& fr, const Mask& mask) {
     const auto& t = Ops::table();
     auto it = t.find(op.name);
     if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
-    it->second(*this, op, fr, mask);
+    try {
+        it->second(*this, op, fr, mask);
+    } catch (const std::out_of_range&) {  // as in run_region
+        fail_at(op, -1, "the op lacks an operand, result or index it needs (" + std::to_string(op.operands.size()) + " operand(s), " +
+                            std::to_string(op.results.size()) + " result(s))");
+    }
 }
 
 void check_authored(Exec& x, const Op& op, Exec::Frame& fr) {
