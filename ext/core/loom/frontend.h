@@ -27,6 +27,12 @@ private:
     std::vector<Diagnostic> diagnostics_;
 };
 
+// How deep regions may nest, counting a function's body as one level and a
+// call as its callee's depth (Note [Nesting limit] in parser.cpp): the parser
+// refuses deeper source (PARSE/021), the planner deeper call chains and
+// recursion (EMULATOR/006).
+inline constexpr int kMaxNesting = 256;
+
 // Tokenise, parse and verify `source`. Throws CompileError when any error
 // diagnostic was emitted; warnings (portability) stay on the module.
 struct ParsedModule {

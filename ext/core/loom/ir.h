@@ -261,6 +261,16 @@ struct Op {
     }
 };
 
+// Whether `fn` (a call's, stage's or template selection's target) has a
+// body to run: a definition, not a declaration, whose first region holds
+// ops. The parser gives declarations a region too (their signature's
+// arguments, no ops), so an empty region list alone does not tell.
+inline bool has_body(const Op* fn) {
+    if (!fn || fn->regions.empty() || fn->regions[0].ops.empty()) return false;
+    const std::string& n = fn->name;
+    return !(n.size() > 5 && n.compare(n.size() - 5, 5, ".decl") == 0);
+}
+
 // A diagnostic with Loom's identity (domain/code) and shape (loom.md §6).
 struct Diagnostic {
     enum class Severity : uint8_t { Note, Warning, Error };

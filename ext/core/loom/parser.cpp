@@ -363,6 +363,7 @@ private:
     std::vector<std::unordered_map<std::string, ValueId>> scopes_;
     bool in_signature_ = false;
     bool eof_reported_ = false;
+    int region_depth_ = 0;  // regions open around the one being parsed (Note [Nesting limit])
 
     // ---- tokens
     const Token& peek() { return lex_.peek(); }
@@ -470,9 +471,12 @@ private:
         std::string_view text = lex_.take_type_text(loc);
         last_line_ = loc.line;
         if (text.empty()) throw ParseFail{};  // PARSE/026, already reported
-        return interpret_type(text, loc);
+        return interpret_type(text, loc, 0);
     }
-    Type interpret_type(std::string_view text, Location loc) {
+    // `depth` counts enclosing pipeline.flow<...>: a flow holds a tile, so a
+    // few levels cover every valid type, and the bound keeps this recursion
+    // (and same_type's over the result) short on hostile input.
+    Type interpret_type(std::string_view text, Location loc, int depth) {
         Type ty;
         ty.spelling.assign(text);
         ScalarKind k = scalar_from(text);
@@ -524,7 +528,8 @@ private:
         }
         if (head == "pipeline.flow") {
             ty.kind = TypeKind::Flow;
-            ty.inner = std::make_shared<Type>(interpret_type(body, loc));
+            if (depth >= 4) fail("PARSE/021", "type nesting too deep in '" + std::string(text) + "'", loc);
+            ty.inner = std::make_shared<Type>(interpret_type(body, loc, depth + 1));
             return ty;
         }
         if (head == "encoding") {
@@ -962,8 +967,21 @@ private:
         }
     }
 
+    // Note [Nesting limit]: regions nest at most kMaxNesting deep (a
+    // function's body is level 1). Every later walk over the IR (verifier,
+    // specialiser, planner, interpreter) recurses once per level, so the
+    // parser refuses deeper input before it recurses itself; recover() then
+    // skips the refused statement's braces iteratively. Calls add their
+    // callee's depth; the planner bounds that sum by the same limit.
     void parse_region(Region& r) {
         r.loc = peek().loc;
+        if (region_depth_ >= kMaxNesting)
+            fail("PARSE/021", "regions nested more than " + std::to_string(kMaxNesting) + " levels deep", peek().loc);
+        struct Level {
+            int& d;
+            explicit Level(int& x) : d(x) { ++d; }
+            ~Level() { --d; }
+        } level{region_depth_};
         expect('{');
         for (;;) {
             const Token& t = peek();

@@ -169,6 +169,23 @@ public:
                 out.facts.index_bits = static_cast<int>(a->i);
             if (const Attr* a = t->attr("offset_bits"); a && a->kind == Attr::Kind::Int)
                 out.facts.offset_bits = static_cast<int>(a->i);
+            // Facts the emulator divides by or sizes memory with: a hostile record
+            // is refused here, before any of them is used.
+            auto fact = [&](const char* name, int64_t got, bool ok, const char* want) {
+                if (!ok)
+                    error("TARGET/004", "target @" + t->symbol + " gives " + name + " = " + std::to_string(got) + "; the emulator takes " + want,
+                          t->loc);
+            };
+            const Attr* sg = t->attr("subgroup_size");
+            const int64_t sgv = sg && sg->kind == Attr::Kind::Int ? sg->i : out.facts.subgroup_size;
+            if (gpu) fact("subgroup_size", sgv, sgv >= 1 && sgv <= 1024, "1 to 1024");
+            const Attr* ib = t->attr("index_bits");
+            const int64_t ibv = ib && ib->kind == Attr::Kind::Int ? ib->i : 32;
+            fact("index_bits", ibv, ibv == 32 || ibv == 64, "32 or 64");
+            const Attr* ob = t->attr("offset_bits");
+            const int64_t obv = ob && ob->kind == Attr::Kind::Int ? ob->i : 64;
+            fact("offset_bits", obv, obv == 32 || obv == 64, "32 or 64");
+            if (!diags_.empty()) throw CompileError(std::move(diags_));
         }
         // Walk everything reachable from the root.
         std::vector<const Op*> work{root};

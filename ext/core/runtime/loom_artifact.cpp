@@ -298,6 +298,7 @@ std::shared_ptr<GpuKernel> load_gpu_kernel(const GpuDevice& gpu, const Artifact&
         if (grid[d] < 1 || block[d] < 1)
             fail(ErrorKind::Message, op + ": grid " + triple(grid) + " and block " + triple(block) +
                                          " must be positive in every dimension");
+    if (const std::string bad = loom::launch_geometry_problem(grid, block); !bad.empty()) fail(ErrorKind::Message, op + ": " + bad);
     const char* mismatch = ": GPU metadata does not match contract: ";
     size_t buffers = 0;
     for (const auto& d : p.device_params()) buffers += d.is_buffer ? 1 : 0;

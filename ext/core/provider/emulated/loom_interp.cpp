@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
 
@@ -241,7 +242,10 @@ int64_t vlen_of(const Type& t, const Frame& fr, std::vector<int64_t>* shape) {
     for (const Dim& d : t.dims) {
         int64_t e = d.extent;
         if (d.is_dynamic()) e = fr.regs[static_cast<size_t>(d.value)].i.at(0);
-        n *= e;
+        // Static extents met this limit when the program was planned.
+        if (e < 1 || e > kMaxVectorElems || (n *= e) > kMaxVectorElems)
+            fail(ErrorKind::Execution, "a vector type " + t.spelling + " with extent " + std::to_string(e) + ": vectors hold 1 to " +
+                                           std::to_string(kMaxVectorElems) + " elements in the emulator");
         if (shape) shape->push_back(e);
     }
     return n;
@@ -357,7 +361,15 @@ const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask0) {
             h = it->second;
         }
         if (!h) return &op;
-        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(h)(*this, op, fr, *mask);
+        try {
+            reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(h)(*this, op, fr, *mask);
+        } catch (const std::out_of_range&) {
+            // Handlers reach operands and results with at(): an op the verifier
+            // lets through with too few of them (formats with any count) stops
+            // here, as the op's error, not as an IndexError from nowhere.
+            fail_at(op, -1, "the op lacks an operand, result or index it needs (" + std::to_string(op.operands.size()) + " operand(s), " +
+                                std::to_string(op.results.size()) + " result(s))");
+        }
         if (exit_epoch_ != seen) {
             seen = exit_epoch_;
             narrowed = without_exited(mask0);
@@ -1119,27 +1131,46 @@ struct Ops {
         const bool wg = !op.params.empty() && op.params[0] == "workgroup";
         const Reg& n = in(fr, op, 0);
         if (!n.uni) x.fail_at(op, -1, "a varying alloca size is not executed by the emulator");
+        // Sizes the planner could not evaluate meet Note [Emulator size limits] here.
+        if (n.i[0] < 0) x.fail_at(op, -1, "size " + std::to_string(n.i[0]) + " is negative (a byte count is an offset)");
         const uint64_t bytes = static_cast<uint64_t>(n.i[0]);
         const Attr* al = op.attr("align");
-        const uint64_t align = std::max<uint64_t>(al ? static_cast<uint64_t>(al->i) : 16, 1);
+        if (al && (al->i <= 0 || al->i > static_cast<int64_t>(kMaxAllocaBytes) || (al->i & (al->i - 1))))
+            x.fail_at(op, -1, "align(" + std::to_string(al->i) + ") is not a power of two up to " + std::to_string(kMaxAllocaBytes));
+        const uint64_t align = al ? static_cast<uint64_t>(al->i) : 16;
+        uint64_t& used = wg ? x.workgroup_bytes : x.private_bytes;
+        const uint64_t after = (used + align - 1) / align * align + bytes;
+        if (bytes > kMaxAllocaBytes)
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + " bytes is over the emulator's limit of " + std::to_string(kMaxAllocaBytes) +
+                                  " bytes per allocation");
+        if (after > kMaxAllocaBytes)
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + " bytes brings the " + (wg ? "workgroup's" : "work-item's") + " scratch to " +
+                                  std::to_string(after) + " bytes, over the emulator's limit of " + std::to_string(kMaxAllocaBytes) + " bytes");
+        used = after;
         BufObj b;
         b.kind = wg ? BufKind::Workgroup : BufKind::Private;
         b.size = bytes;
         b.name = std::string("buffer.alloca<") + (wg ? "workgroup" : "private") + "> at " + loc_str(op);
         const uint64_t stride = wg ? 0 : (bytes + align - 1) / align * align;
         const uint64_t total = wg ? bytes : stride * static_cast<uint64_t>(x.L);
-        auto mem = std::make_unique<uint8_t[]>(total + align);
-        std::memset(mem.get(), 0, total + align);
+        if (total > kMaxBatchScratch)
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + " bytes for each of the " + std::to_string(x.L) + " work-items the emulator runs at once is over its " +
+                                  std::to_string(kMaxBatchScratch) + " bytes of scratch per batch");
+        std::unique_ptr<uint8_t[]> mem;
+        try {
+            mem = std::make_unique<uint8_t[]>(total + align);
+        } catch (const std::bad_alloc&) {
+            x.fail_at(op, -1, "size " + std::to_string(bytes) + ": the host could not allocate " + std::to_string(total + align) + " bytes for it");
+        }
+        std::memset(mem.get(), kUninitByte, total + align);
         const uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
         b.base = reinterpret_cast<uint8_t*>((p + align - 1) / align * align);
         b.stride = stride;
         b.address = reinterpret_cast<uintptr_t>(b.base);
-        if (wg) {
-            x.workgroup_bytes += bytes;
-            if (x.sh.options.checked) {
-                b.writer.assign(bytes, -1);
-                b.reader.assign(bytes, -1);
-            }
+        if (x.sh.options.checked) b.init.assign(total, 0);
+        if (wg && x.sh.options.checked) {
+            b.writer.assign(bytes, -1);
+            b.reader.assign(bytes, -1);
         }
         x.owned.push_back(std::move(mem));
         Reg& r = out(fr, op);
@@ -1260,6 +1291,9 @@ struct Ops {
         }
     }
 
+    // Whether accesses to `B` must go lane by lane through track().
+    static bool shadowed(const BufObj& B) { return !B.writer.empty() || !B.init.empty(); }
+
     static void rd(ScalarKind k, const uint8_t* p, int64_t* io, double* fo, int ib) {
         switch (k) {
             case ScalarKind::I1: case ScalarKind::I8: *io = k == ScalarKind::I1 ? (*p & 1) : static_cast<int8_t>(*p); break;
@@ -1288,10 +1322,28 @@ struct Ops {
         }
     }
 
+    // Checked mode (Note [Uninitialised device memory]): a write marks lane
+    // `lane`'s bytes [byte, byte + n) written; a read of any byte not yet
+    // written fails, naming the op, the lane and the bytes.
+    static void mark_init(Exec& x, const Op& op, BufObj& B, int64_t lane, int64_t byte, int64_t n, bool write) {
+        if (B.init.empty()) return;
+        const size_t at = static_cast<size_t>(lane * static_cast<int64_t>(B.stride) + byte);
+        uint8_t* f = B.init.data() + at;
+        if (write) {
+            std::memset(f, 1, static_cast<size_t>(n));
+            return;
+        }
+        for (int64_t q = 0; q < n; ++q)
+            if (!f[q])
+                x.fail_at(op, lane, "reads " + std::to_string(n) + " bytes at offset " + std::to_string(byte) + " of " + B.name +
+                                                        ", and byte " + std::to_string(byte + q) + " was never written (uninitialised device memory)");
+    }
+
     // Checked-mode race detection on workgroup memory within a barrier epoch
     // (loom.md §4.4): a lane touching bytes another lane wrote, or writing
     // bytes another lane read, in the same epoch.
     static void track(Exec& x, const Op& op, BufObj& B, int64_t lane, int64_t byte, int64_t n, bool write) {
+        mark_init(x, op, B, lane, byte, n, write);
         if (B.kind != BufKind::Workgroup || B.writer.empty()) return;
         for (int64_t q = byte; q < byte + n; ++q) {
             int32_t& w = B.writer[static_cast<size_t>(q)];
@@ -1373,7 +1425,7 @@ struct Ops {
         bool uni = false;
         int64_t contig = -1;
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
-        const bool plain = !B.stride && B.writer.empty();
+        const bool plain = !B.stride && !shadowed(B);
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
         if (contig >= 0) {
             Reg& o = out(fr, op);
@@ -1405,13 +1457,17 @@ struct Ops {
         Reg& o = out(fr, op);
         size_num(o, v.elem, 1, {}, uni, x.L);
         const bool fl = isf(v.elem);
-        if (!uni && m.all && !B.stride && B.writer.empty() && a.size() == static_cast<size_t>(x.L) &&
+        if (!uni && m.all && !B.stride && !shadowed(B) && a.size() == static_cast<size_t>(x.L) &&
             load_lanes(x, v.elem, ib, B.base, a.data(), o))
             return;
         for (size_t l = 0; l < a.size(); ++l) {
             if (a[l] < 0) continue;
             const int64_t lane = uni ? 0 : static_cast<int64_t>(l);
-            track(x, op, B, lane, a[l], es, false);
+            // A uniform read is every active lane's: the first one is named.
+            int64_t reader = lane;
+            if (uni)
+                while (reader + 1 < x.L && !m.on(reader)) ++reader;
+            track(x, op, B, reader, a[l], es, false);
             rd(v.elem, B.base + lane * static_cast<int64_t>(B.stride) + a[l], fl ? nullptr : &o.i[l], fl ? &o.f[l] : nullptr, ib);
         }
         if (uni && B.kind == BufKind::Workgroup && x.sh.options.checked)
@@ -1429,7 +1485,7 @@ struct Ops {
         bool uni = false;
         int64_t contig = -1;
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
-        const bool plain = !B.stride && B.writer.empty() && !val0.uni;
+        const bool plain = !B.stride && !shadowed(B) && !val0.uni;
         addresses(x, op, fr, m, v, op.indices, {}, es, a, uni, plain ? &contig : nullptr);
         if (contig >= 0 && v.elem == ScalarKind::F32 && val0.fs) {
             std::memcpy(B.base + contig, val0.g.data(), static_cast<size_t>(x.L) * 4);
@@ -1448,7 +1504,7 @@ struct Ops {
             if (!a.empty() && a[0] >= 0) wr(v.elem, B.base + a[0], fl ? 0 : val0.i[0], fl ? val0.f[0] : 0, ib);
             return;
         }
-        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && val0.vlen == 1 && !B.stride && B.writer.empty() &&
+        if (m.all && a.size() == static_cast<size_t>(x.L) && !val0.uni && val0.vlen == 1 && !B.stride && !shadowed(B) &&
             store_lanes(x, v.elem, ib, B.base, a.data(), val0))
             return;
         for (int64_t l = 0; l < x.L; ++l) {
@@ -1474,7 +1530,10 @@ struct Ops {
         const size_t rank = v.dims.size();
         // Element offsets of the vector relative to its origin.
         int64_t vlen = 1;
-        for (int64_t e : vshape) vlen *= e;
+        for (int64_t e : vshape)
+            if (e < 1 || e > kMaxVectorElems || (vlen *= e) > kMaxVectorElems)
+                x.fail_at(op, -1, "a vector footprint with extent " + std::to_string(e) + " (1 to " + std::to_string(kMaxVectorElems) + " elements)");
+        if (vshape.size() > rank) x.fail_at(op, -1, "a rank-" + std::to_string(vshape.size()) + " vector does not fit a rank-" + std::to_string(rank) + " view");
         std::vector<int64_t> rel(static_cast<size_t>(vlen));
         {
             std::vector<int64_t> strides(rank, 1);
@@ -1514,11 +1573,11 @@ struct Ops {
                 });
                 if (!done)
                     for (int64_t e = 0; e < vlen; ++e) rd(v.elem, base + rel[static_cast<size_t>(e)], io ? io + e : nullptr, fo ? fo + e : nullptr, ib);
-                if (B.kind == BufKind::Workgroup && x.sh.options.checked)
+                if (shadowed(B))
                     for (int64_t e = 0; e < vlen; ++e) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, false);
             } else {
                 const size_t s0 = store->uni ? 0 : static_cast<size_t>(l * vlen);
-                if (dense && B.writer.empty() && with_elem(v.elem, ib, [&](auto tag, auto rd, auto wr) {
+                if (dense && !shadowed(B) && with_elem(v.elem, ib, [&](auto tag, auto rd, auto wr) {
                         using T = decltype(tag);
                         const auto* src = storage<decltype(rd(tag))>(const_cast<Reg&>(*store)) + s0;
                         for (int64_t e = 0; e < vlen; ++e) { const T t = wr(src[e]); std::memcpy(base + e * static_cast<int64_t>(sizeof(T)), &t, sizeof(T)); }
@@ -1526,7 +1585,7 @@ struct Ops {
                     }))
                     continue;
                 for (int64_t e = 0; e < vlen; ++e) {
-                    if (B.kind == BufKind::Workgroup && x.sh.options.checked) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
+                    if (shadowed(B)) track(x, op, B, l, byte + rel[static_cast<size_t>(e)], es, true);
                     wr(v.elem, base + rel[static_cast<size_t>(e)], fl ? 0 : store->i[s0 + static_cast<size_t>(e)], fl ? store->f[s0 + static_cast<size_t>(e)] : 0, ib);
                 }
             }
@@ -1584,6 +1643,8 @@ struct Ops {
             if (!m.on(l)) continue;
             const int64_t byte = a.size() == 1 ? a[0] : a[static_cast<size_t>(l)];
             uint8_t* p = B.base + l * static_cast<int64_t>(B.stride) + byte;
+            if (!is_store) mark_init(x, op, B, l, byte, es, false);
+            if (!is_load) mark_init(x, op, B, l, byte, es, true);
             int64_t oi = 0;
             double of = 0;
             rd(k, p, &oi, &of, ib);
@@ -1849,6 +1910,7 @@ struct Ops {
         const int64_t sg = sg_size(x);
         // A lockstep batch is one workgroup: a workgroup reduction is one cluster.
         const int64_t cluster = op.name == "kernel.workgroup.reduce" ? x.L : cs ? cs->i : sg;
+        if (cluster < 1) x.fail_at(op, -1, "cluster_size must be positive, got " + std::to_string(cluster));
         if (v0.uni && m.all && (kind == "minnumf" || kind == "maxnumf" || kind == "minsi" || kind == "maxsi" || kind == "minui" || kind == "maxui" || kind == "and" || kind == "or" || kind == "minimumf" || kind == "maximumf")) {
             out(fr, op) = v0;
             return;
@@ -2074,7 +2136,8 @@ struct Ops {
         o.role = role;
         o.rows = entry(fr, op.shape[0]);
         o.cols = entry(fr, op.shape[1]);
-        if (o.rows * o.cols != d.vlen)
+        // Both extents positive before their product is compared: [-8, -8] covers 64 values too.
+        if (o.rows < 1 || o.cols < 1 || o.rows > d.vlen || o.cols > d.vlen || o.rows * o.cols != d.vlen)
             x.fail_at(op, -1, "fragment shape [" + std::to_string(o.rows) + ", " + std::to_string(o.cols) + "] does not cover the " + std::to_string(d.vlen) + " values");
         if (o.f.empty()) {  // integer data: keep as floats
             o.f.assign(o.i.begin(), o.i.end());
@@ -2131,6 +2194,9 @@ struct Ops {
         const Reg& v = in(fr, op, 1);
         std::vector<int64_t> shape;
         for (const IndexEntry& e : op.shape) shape.push_back(entry(fr, e));
+        int64_t n = 1;
+        for (int64_t e : shape) n = e < 1 || e > p.vlen ? -1 : n * e;
+        if (n != p.vlen) x.fail_at(op, -1, "the shape does not cover the fragment's " + std::to_string(p.vlen) + " values");
         if (isf(v.elem)) {
             vec_access(x, op, fr, m, v, nullptr, &p, shape);
             return;
@@ -2411,7 +2477,7 @@ struct Ops {
         } else {
             fn = x.sh.spec->module->find(op.callee);
         }
-        if (!fn || fn->regions.empty()) x.fail_at(op, -1, "callee '@" + op.callee + "' has no body");
+        if (!has_body(fn)) x.fail_at(op, -1, "callee '@" + (fn ? fn->symbol : op.callee) + "' has no body");
         std::vector<Reg> args;
         for (ValueId v : op.operands) args.push_back(val(fr, v));
         std::vector<Reg> res = x.call(*fn, fn->regions[0], std::move(args), m);
@@ -2443,6 +2509,7 @@ struct Ops {
         const bool reverse = dir && dir->s == "reverse";
         const Attr* cs = op.attr("cluster_size");
         const int64_t group = wg ? x.L : cs ? cs->i : sg_size(x);
+        if (group < 1) x.fail_at(op, -1, "cluster_size must be positive, got " + std::to_string(group));
         Reg tv;
         const Reg& v = varying(in(fr, op, 0), tv, x.L);
         Reg o = v;
@@ -2511,6 +2578,7 @@ struct Ops {
         const size_t rank = v.dims.size(), r = vshape.size();
         if (op.indices.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(op.indices.size()) + " entries for a rank-" + std::to_string(rank) + " view");
         if (r > rank) x.fail_at(op, -1, "a rank-" + std::to_string(r) + " vector does not fit a rank-" + std::to_string(rank) + " view");
+        if (mk.vlen != data.vlen) x.fail_at(op, -1, "the mask has " + std::to_string(mk.vlen) + " lanes for a vector of " + std::to_string(data.vlen));
         std::vector<int64_t> strides(rank, 1);
         for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
@@ -2867,7 +2935,12 @@ void Exec::exec_op(const Op& op, Frame& fr, const Mask& mask) {
     const auto& t = Ops::table();
     auto it = t.find(op.name);
     if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
-    it->second(*this, op, fr, mask);
+    try {
+        it->second(*this, op, fr, mask);
+    } catch (const std::out_of_range&) {  // as in run_region
+        fail_at(op, -1, "the op lacks an operand, result or index it needs (" + std::to_string(op.operands.size()) + " operand(s), " +
+                            std::to_string(op.results.size()) + " result(s))");
+    }
 }
 
 void check_authored(Exec& x, const Op& op, Exec::Frame& fr) {

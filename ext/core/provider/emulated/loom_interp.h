@@ -80,7 +80,26 @@ struct BufObj {
     // wrote it and the lane that read it in the current barrier epoch (-1
     // none, -2 several).
     std::vector<int32_t> writer, reader;
+    // Checked mode, memory that starts uninitialised (allocas, NPU output
+    // tiles): per byte of every lane's copy (lane l's at l * stride), 1 once
+    // written. Empty: every byte counts as written (bindings, input tiles).
+    std::vector<uint8_t> init;
 };
+
+// Note [Uninitialised device memory]: device memory a program gets without
+// contents (buffer.alloca<workgroup|private> scratch, and the output tiles
+// of an NPU stage firing) holds no value the program may rely on: on the
+// hardware it is whatever an earlier program left there. The emulator
+// fills every such byte with kUninitByte (0xA5: as an i32 -1515870811, as
+// an f32 about -2.9e-16, as a bf16 about -2.9e-16), the same on every host
+// and every run, so results never depend on it by accident; an output
+// tile byte the stage never wrote reaches its view with that value. In
+// checked mode each such buffer also keeps BufObj::init, one flag per byte,
+// and a load, vector load, masked load or atomic that reads a byte no
+// store wrote fails with ExecutionError naming the op, the lane and the
+// bytes. Only checked mode pays per byte; the fill is one memset per
+// allocation.
+inline constexpr uint8_t kUninitByte = 0xA5;
 
 // Everything a run shares between its batches (read-only while running).
 struct Shared {
@@ -142,6 +161,12 @@ public:
     std::vector<BufObj> bufs;
     std::vector<std::unique_ptr<uint8_t[]>> owned;
     uint64_t workgroup_bytes = 0;   // bytes of workgroup allocas so far
+    uint64_t private_bytes = 0;     // bytes of private allocas so far, per lane
+    // Frees the batch's allocas before the Exec runs its next batch.
+    void release_scratch() {
+        owned.clear();
+        workgroup_bytes = private_bytes = 0;
+    }
     std::vector<uint16_t> mma_a, mma_b;  // vector.mma operand storage (bf16)
     std::vector<float> mma_c;            // vector.mma products
 

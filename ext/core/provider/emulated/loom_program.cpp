@@ -99,7 +99,7 @@ std::string loc_of(const Op& op) { return std::to_string(op.loc.line) + ":" + st
 // Op facts the planner gathers from everything reachable from the root.
 struct Scan {
     std::vector<Diagnostic> diags;
-    bool workgroup_memory = false, barrier = false, subgroup = false, atomics = false;
+    bool workgroup_memory = false, barrier = false, subgroup = false, atomics = false, private_scratch = false;
     std::set<const Op*> seen_fns;
 };
 
@@ -141,6 +141,7 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         if (in_launch && n == "kernel.launch.config") ok = true;
         if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write")) ok = true;
         if (n == "buffer.alloca" && !op.params.empty() && op.params[0] == "workgroup") s.workgroup_memory = true;
+        else if (n == "buffer.alloca") s.private_scratch = true;
         if (n == "kernel.barrier") s.barrier = true;
         if (n.rfind("kernel.subgroup.", 0) == 0 && n != "kernel.subgroup.size" && n != "kernel.subgroup.count") s.subgroup = true;
         // Workgroup collectives need the whole workgroup in one lockstep batch, as subgroup ones do.
@@ -148,6 +149,22 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         if (n.rfind("view.atomic.", 0) == 0) s.atomics = true;
         for (const Type& t : op.result_types)
             if (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2) ok = false;
+        bool reported = false;  // one diagnostic per op, however many of its types are too wide
+        for (const auto* types : {&op.result_types, &op.operand_types})
+            for (const Type& t : *types) {
+                if (t.kind != TypeKind::Vector || reported) continue;
+                int64_t elems = 1;
+                bool fits = true;
+                for (const Dim& d : t.dims)
+                    if (!d.is_dynamic() && (d.extent < 1 || d.extent > kMaxVectorElems || (elems *= d.extent) > kMaxVectorElems)) fits = false;
+                if (fits) continue;
+                Diagnostic d;
+                d.code = "EMULATOR/005";
+                d.message = n + ": " + t.spelling + " is not a vector the emulator holds (1 to " + std::to_string(kMaxVectorElems) + " elements)";
+                d.loc = op.loc;
+                s.diags.push_back(d);
+                reported = true;
+            }
         if (!ok) {
             Diagnostic d;
             d.code = "EMULATOR/001";
@@ -158,7 +175,7 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         }
         if (n == "func.call" || n == "template.call") {
             const Op* fn = spec.module->find(op.callee);
-            if (!fn || fn->regions.empty()) {
+            if (!has_body(fn)) {
                 Diagnostic d;
                 d.code = "EMULATOR/002";
                 d.message = n + " of @" + op.callee + ", which has no body the emulator can run";
@@ -169,10 +186,18 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             }
         } else if (n == "template.apply") {
             auto it = spec.template_choice.find(&op);
-            if (it != spec.template_choice.end()) scan_fn(spec, it->second, s);
+            if (it != spec.template_choice.end() && !has_body(it->second)) {
+                Diagnostic d;
+                d.code = "EMULATOR/002";
+                d.message = "template.apply selects @" + it->second->symbol + ", which has no body the emulator can run";
+                d.loc = op.loc;
+                s.diags.push_back(d);
+            } else if (it != spec.template_choice.end()) {
+                scan_fn(spec, it->second, s);
+            }
         } else if (n == "pipeline.stage") {
             const Op* fn = spec.module->find(op.callee);
-            if (!fn || fn->regions.empty()) {
+            if (!has_body(fn)) {
                 Diagnostic d;
                 d.code = "EMULATOR/002";
                 d.message = "pipeline.stage of @" + op.callee + ", which has no body the emulator can run";
@@ -183,6 +208,139 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             }
         }
         for (const Region& sub : op.regions) scan_region(spec, sub, in_pipeline, in_launch, s);
+    }
+}
+
+// The function-like op that `op` runs (a call, template selection or stage
+// callee), nullptr for other ops.
+const Op* call_target(const Specialized& spec, const Op& op) {
+    const std::string& n = op.name;
+    if (n == "func.call" || n == "template.call" || n == "pipeline.stage") return spec.module->find(op.callee);
+    if (n == "template.apply") {
+        auto it = spec.template_choice.find(&op);
+        return it == spec.template_choice.end() ? nullptr : it->second;
+    }
+    return nullptr;
+}
+
+// Checks one buffer.alloca whose size the planner knows (`n` bytes) against
+// Note [Emulator size limits]; false (with a diagnostic) when it fails.
+bool alloca_size_ok(const Op& op, int64_t n, std::vector<Diagnostic>& diags) {
+    const bool wg = !op.params.empty() && op.params[0] == "workgroup";
+    const std::string what = std::string("buffer.alloca<") + (wg ? "workgroup" : "private") + ">";
+    auto diag = [&](const char* code, std::string msg) {
+        Diagnostic d;
+        d.code = code;
+        d.message = std::move(msg);
+        d.loc = op.loc;
+        diags.push_back(d);
+        return false;
+    };
+    if (n < 0) return diag("SUBRANGE/002", what + " size " + std::to_string(n) + " is negative (a byte count is an offset)");
+    if (static_cast<uint64_t>(n) > kMaxAllocaBytes)
+        return diag("EMULATOR/005", what + " of " + std::to_string(n) + " bytes is over the emulator's limit of " + std::to_string(kMaxAllocaBytes) +
+                                        " bytes per allocation");
+    const Attr* al = op.attr("align");
+    if (al && (al->i <= 0 || al->i > static_cast<int64_t>(kMaxAllocaBytes) || (al->i & (al->i - 1))))
+        return diag("SUBRANGE/002", what + " align(" + std::to_string(al->i) + ") is not a power of two up to " + std::to_string(kMaxAllocaBytes));
+    return true;
+}
+
+// Note [Call depth]: the interpreter runs a call by recursing into the
+// callee's body, so the regions open at once are the caller's nesting plus
+// the callee's, down the whole call chain. The parser bounds each
+// function's own nesting (Note [Nesting limit] in parser.cpp); this bounds
+// the sum by the same kMaxNesting and refuses recursion (the emulator has
+// no call stack to exhaust gracefully), both as EMULATOR/006. Every walk
+// here keeps its own stack, so a hostile call chain cannot overflow the
+// thread's while it is measured.
+// The allocas of functions other than the root whose size is an
+// index.constant of that function are checked here too (the planner's
+// evaluator knows the root's values only).
+void check_call_graph(const Specialized& spec, std::vector<Diagnostic>& diags) {
+    struct Facts {
+        int depth = 0;  // deepest region level in the function itself
+        struct Call {
+            const Op* callee;
+            int level;  // level of the region holding the call
+            Location loc;
+        };
+        std::vector<Call> calls;
+    };
+    std::map<const Op*, Facts> facts;
+    std::vector<const Op*> work{spec.root};
+    while (!work.empty()) {
+        const Op* fn = work.back();
+        work.pop_back();
+        if (facts.count(fn)) continue;
+        Facts& f = facts[fn];
+        std::map<ValueId, int64_t> literal;
+        std::vector<const Op*> allocas;
+        std::vector<std::pair<const Region*, int>> regions;
+        for (const Region& r : fn->regions) regions.emplace_back(&r, 1);
+        while (!regions.empty()) {
+            auto [r, level] = regions.back();
+            regions.pop_back();
+            f.depth = std::max(f.depth, level);
+            for (const Op& op : r->ops) {
+                const Op* callee = call_target(spec, op);
+                if (has_body(callee)) {
+                    f.calls.push_back({callee, level, op.loc});
+                    if (!facts.count(callee)) work.push_back(callee);
+                }
+                if (op.name == "index.constant" && op.results.size() == 1)
+                    if (const Attr* v = op.attr("value")) literal[op.results[0]] = v->i;
+                if (op.name == "buffer.alloca" && !op.operands.empty() && fn != spec.root) allocas.push_back(&op);
+                for (const Region& sub : op.regions) regions.emplace_back(&sub, level + 1);
+            }
+        }
+        for (const Op* a : allocas)
+            if (auto it = literal.find(a->operands[0]); it != literal.end()) alloca_size_ok(*a, it->second, diags);
+    }
+    // Depth through calls, callees first (post-order); a callee still on
+    // the path is a recursion.
+    std::map<const Op*, int> total;
+    std::set<const Op*> on_path;
+    std::vector<std::pair<const Op*, size_t>> path{{spec.root, 0}};
+    on_path.insert(spec.root);
+    bool recursion = false;
+    while (!path.empty()) {
+        auto& [fn, next] = path.back();
+        const Facts& f = facts[fn];
+        if (next < f.calls.size()) {
+            const Facts::Call& c = f.calls[next++];
+            if (on_path.count(c.callee)) {
+                if (!recursion) {
+                    Diagnostic d;
+                    d.code = "EMULATOR/006";
+                    d.message = "a recursive call: @" + c.callee->symbol + " is still running when @" + fn->symbol +
+                                " calls it (the emulator runs call chains without recursion)";
+                    d.loc = c.loc;
+                    diags.push_back(d);
+                }
+                recursion = true;
+            } else if (!total.count(c.callee)) {
+                on_path.insert(c.callee);
+                path.emplace_back(c.callee, 0);
+            }
+            continue;
+        }
+        int t = f.depth;
+        for (const Facts::Call& c : f.calls) {
+            auto it = total.find(c.callee);
+            if (it != total.end()) t = std::max(t, c.level + it->second);
+        }
+        total[fn] = t;
+        on_path.erase(fn);
+        path.pop_back();
+    }
+    if (!recursion && total[spec.root] > kMaxNesting) {
+        Diagnostic d;
+        d.code = "EMULATOR/006";
+        d.message = "regions nest " + std::to_string(total[spec.root]) + " levels deep through calls from @" + spec.symbol +
+                    "; the emulator runs at most " + std::to_string(kMaxNesting);
+        d.loc = spec.root->loc;
+        diags.push_back(d);
     }
 }
 
@@ -209,6 +367,8 @@ public:
         const Op& root = *spec_.root;
         gpu_ = root.name == "kernel.def";
         Scan s;
+        check_call_graph(spec_, s.diags);
+        if (!s.diags.empty()) throw CompileError(s.diags);
         if (root.name != "kernel.def" && root.name != "pipeline.def") {
             // Functions, templates and low-level code are valid roots for
             // loomc, but nothing the emulator launches.
@@ -232,6 +392,7 @@ public:
         for (const Region& r : root.regions) interp::resolve_handlers(r, handlers_);
         folded_ = gpu_ && !s.workgroup_memory && !s.barrier && !s.subgroup && !s.atomics;
         atomics_ = s.atomics;
+        scratch_lanes_ = s.private_scratch ? kScratchLanes : INT64_MAX;
         if (gpu_) {
             for (ValueId v : root.regions[0].args) wparams_.push_back(param(root, v));
             uint64_t off = 0;
@@ -251,7 +412,8 @@ public:
             std::vector<const Op*> all;
             collect_defs(root.regions[1], defs_, all);
             collect_defs(root.regions[0], launch_defs_, all);
-            wg_storage_ = workgroup_storage(all);
+            wg_storage_ = scratch_storage(all);
+            check_static_geometry();
             for (const Op* op : all)
                 for (const Type& t : op->result_types) {
                     if (t.kind != TypeKind::Vector) continue;
@@ -289,23 +451,39 @@ private:
         return p;
     }
 
-    uint64_t workgroup_storage(const std::vector<const Op*>& all) const {
-        uint64_t total = 0;
+    // The workgroup allocas' total (the launch config's
+    // workgroup_storage_bytes), after checking every alloca size the planner
+    // can evaluate against Note [Emulator size limits].
+    uint64_t scratch_storage(const std::vector<const Op*>& all) const {
+        uint64_t total = 0, priv = 0;
         std::vector<Diagnostic> diags;
+        auto diag = [&](const char* code, const Op* op, std::string msg) {
+            Diagnostic d;
+            d.code = code;
+            d.message = std::move(msg);
+            d.loc = op->loc;
+            diags.push_back(d);
+        };
         for (const Op* op : all) {
-            if (op->name != "buffer.alloca" || op->params.empty() || op->params[0] != "workgroup") continue;
+            if (op->name != "buffer.alloca") continue;
+            const bool wg = !op->params.empty() && op->params[0] == "workgroup";
+            const std::string what = std::string("buffer.alloca<") + (wg ? "workgroup" : "private") + ">";
             const std::optional<int64_t> n = op->operands.empty() ? std::nullopt : eval_static(op->operands[0]);
             if (!n) {
-                Diagnostic d;
-                d.code = "EMULATOR/003";
-                d.message = "buffer.alloca<workgroup> size must be a constant or config value for the emulator";
-                d.loc = op->loc;
-                diags.push_back(d);
+                if (wg) diag("EMULATOR/003", op, "buffer.alloca<workgroup> size must be a constant or config value for the emulator");
                 continue;
             }
+            if (!alloca_size_ok(*op, *n, diags)) continue;
+            const uint64_t bytes = static_cast<uint64_t>(*n);
             const Attr* al = op->attr("align");
-            const uint64_t a = std::max<uint64_t>(al ? static_cast<uint64_t>(al->i) : 16, 1);
-            total = (total + a - 1) / a * a + static_cast<uint64_t>(*n);
+            const uint64_t a = al ? static_cast<uint64_t>(al->i) : 16;
+            uint64_t& sum = wg ? total : priv;
+            sum = (sum + a - 1) / a * a + bytes;
+            if (sum > kMaxAllocaBytes) {
+                diag("EMULATOR/005", op, what + " brings the " + (wg ? "workgroup's" : "work-item's") + " scratch to " + std::to_string(sum) +
+                                             " bytes, over the emulator's limit of " + std::to_string(kMaxAllocaBytes));
+                sum = 0;
+            }
         }
         if (!diags.empty()) throw CompileError(diags);
         return total;
@@ -314,12 +492,16 @@ private:
     // A device-body value known without running: constants, config, and
     // index arithmetic over them; device scalars come from `constants`
     // (nullptr: unknown). `needs` names the scalar an evaluation lacked.
-    std::optional<int64_t> eval_value(ValueId v, const std::vector<uint8_t>* constants, std::string* needs, int depth = 0) const {
+    // `launch`: a value of the launch-config region (workload values are
+    // unknown there).
+    std::optional<int64_t> eval_value(ValueId v, const std::vector<uint8_t>* constants, std::string* needs, int depth = 0,
+                                      bool launch = false) const {
         if (depth > 64) return std::nullopt;
         const Op& root = *spec_.root;
-        const Region& body = root.regions[gpu_ ? 1 : 0];
+        const Region& body = root.regions[gpu_ && !launch ? 1 : 0];
         for (size_t k = 0; k < body.args.size(); ++k) {
             if (body.args[k] != v) continue;
+            if (launch) return std::nullopt;
             if (!gpu_ || k >= dparams_.size() || dparams_[k].is_buffer) return std::nullopt;
             const Param& p = dparams_[k];
             if (!constants || constants->size() < p.byte_offset + p.byte_length) {
@@ -334,13 +516,14 @@ private:
             }
             return raw;
         }
-        auto it = defs_.find(v);
-        if (it == defs_.end()) return std::nullopt;
+        const std::map<ValueId, Def>& defs = launch ? launch_defs_ : defs_;
+        auto it = defs.find(v);
+        if (it == defs.end()) return std::nullopt;
         const Op& op = *it->second.op;
         const std::string& n = op.name;
         auto arg = [&](size_t k) -> std::optional<int64_t> {
             if (k >= op.operands.size()) return std::nullopt;
-            return eval_value(op.operands[k], constants, needs, depth + 1);
+            return eval_value(op.operands[k], constants, needs, depth + 1, launch);
         };
         if (n == "index.constant" || n == "scalar.constant") {
             const Attr* a = op.attr("value");
@@ -355,9 +538,11 @@ private:
         if (n == "index.cast" || n == "scalar.extsi" || n == "scalar.extui" || n == "scalar.trunci") return arg(0);
         const auto a = arg(0), b = arg(1);
         if (!a || !b) return std::nullopt;
-        if (n == "index.add") return *a + *b;
-        if (n == "index.sub") return *a - *b;
-        if (n == "index.mul" || n == "index.scale") return *a * *b;
+        // An overflow leaves the value to the interpreter, which knows the op's semantics.
+        int64_t r = 0;
+        if (n == "index.add") return __builtin_add_overflow(*a, *b, &r) ? std::nullopt : std::optional<int64_t>(r);
+        if (n == "index.sub") return __builtin_sub_overflow(*a, *b, &r) ? std::nullopt : std::optional<int64_t>(r);
+        if (n == "index.mul" || n == "index.scale") return __builtin_mul_overflow(*a, *b, &r) ? std::nullopt : std::optional<int64_t>(r);
         if (n == "index.div") return *b > 0 ? std::optional<int64_t>(*a / *b) : std::nullopt;
         if (n == "index.rem") return *b > 0 ? std::optional<int64_t>(*a % *b) : std::nullopt;
         if (n == "index.min") return std::min(*a, *b);
@@ -366,6 +551,27 @@ private:
     }
 
     std::optional<int64_t> eval_static(ValueId v) const { return eval_value(v, nullptr, nullptr); }
+
+    // A launch geometry known without the workload meets Note [Emulator
+    // size limits] when the program is planned.
+    void check_static_geometry() const {
+        for (const Op& op : spec_.root->regions[0].ops) {
+            if (op.name != "kernel.launch.config" || op.operands.size() < 6) continue;
+            std::array<int64_t, 3> wg{}, ws{};
+            for (size_t k = 0; k < 6; ++k) {
+                const auto v = eval_value(op.operands[k], nullptr, nullptr, 0, true);
+                if (!v) return;
+                (k < 3 ? wg : ws)[k % 3] = *v;
+            }
+            const std::string bad = launch_geometry_problem(wg, ws);
+            if (bad.empty()) return;
+            Diagnostic d;
+            d.code = "SUBRANGE/002";
+            d.message = "kernel.launch.config: " + bad;
+            d.loc = op.loc;
+            throw CompileError({d});
+        }
+    }
 
     void run_gpu(const interp::Shared& sh) const;
     void run_npu(const interp::Shared& sh) const;
@@ -376,6 +582,7 @@ private:
     bool folded_ = false;
     std::unordered_map<const Op*, void*> handlers_;  // Note [Handlers]
     bool atomics_ = false;
+    int64_t scratch_lanes_ = INT64_MAX;  // lanes per batch at most (Note [Emulator size limits])
     std::vector<Param> wparams_, dparams_;
     uint64_t const_len_ = 0;
     uint64_t wg_storage_ = 0;
@@ -434,12 +641,8 @@ LaunchConfig LoomProgram::launch_config(const std::vector<uint64_t>& bits) const
                 lc.workgroup_size[static_cast<size_t>(d)] = v[static_cast<size_t>(3 + d)];
                 lc.cluster_size[static_cast<size_t>(d)] = v[static_cast<size_t>(6 + d)];
             }
-            for (int d = 0; d < 3; ++d) {
-                if (lc.workgroup_size[static_cast<size_t>(d)] <= 0)
-                    fail(ErrorKind::Message, who + ": " + loc_of(op) + ": workgroup_size must be nonzero in every dimension, got " + std::to_string(lc.workgroup_size[static_cast<size_t>(d)]));
-                if (lc.workgroups[static_cast<size_t>(d)] < 0)
-                    fail(ErrorKind::Message, who + ": " + loc_of(op) + ": negative workgroup count " + std::to_string(lc.workgroups[static_cast<size_t>(d)]));
-            }
+            const std::string bad = launch_geometry_problem(lc.workgroups, lc.workgroup_size);
+            if (!bad.empty()) fail(ErrorKind::Message, who + ": " + loc_of(op) + ": kernel.launch.config: " + bad);
             break;
         }
         if (is_terminator(op.name)) break;
@@ -631,7 +834,7 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
     if (folded_) {
         const int64_t total = W * G;
         // Whole workgroups per batch, so that coordinates stay lazy indices.
-        const int64_t kFold = std::max<int64_t>(1, kFoldChunk / max_vlen_ / W) * W;
+        const int64_t kFold = std::max<int64_t>(1, std::min(kFoldChunk / max_vlen_, scratch_lanes_) / W) * W;
         const int64_t chunks = (total + kFold - 1) / kFold;
         // A few items per thread, each running a range of chunks through one
         // interpreter whose registers keep their storage between chunks.
@@ -653,7 +856,7 @@ void LoomProgram::run_gpu(const interp::Shared& sh) const {
                     nbufs = x->bufs.size();
                 }
                 x->bufs.resize(nbufs);
-                x->owned.clear();
+                x->release_scratch();
                 x->set_gpu_batch(first, false);
                 Mask all;
                 x->run_region(body, fr, all);
@@ -816,7 +1019,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                     f.stride = static_cast<uint64_t>(tb);
                     f.direct = true;
                 } else {
-                    f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(F) + kTileAlign, 0);
+                    f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(F) + kTileAlign, interp::kUninitByte);
                     const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
                     f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
                 }
@@ -832,7 +1035,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             int64_t tile_bytes = 1;
             for (const Flow* f : ins) tile_bytes = std::max(tile_bytes, f->record_bytes);
             for (const Flow* f : outs) tile_bytes = std::max(tile_bytes, f->record_bytes);
-            const int64_t kFiringChunk = std::clamp<int64_t>((int64_t{1} << 16) / tile_bytes, 16, kMaxFiringChunk);
+            const int64_t kFiringChunk = std::min(std::clamp<int64_t>((int64_t{1} << 16) / tile_bytes, 16, kMaxFiringChunk), scratch_lanes_);
             const int64_t chunks = (F + kFiringChunk - 1) / kFiringChunk;
             const int64_t items = std::min<int64_t>(chunks, static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads())));
             const Region& callee = fn->regions[0];
@@ -843,6 +1046,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                 std::unique_ptr<Exec> x;
                 Exec::Frame fr;
                 std::vector<std::vector<uint8_t>> tiles(ins.size());
+                std::vector<std::vector<uint8_t>> saved(outs.size());
                 for (int64_t c = c0; c < c1; ++c) {
                     const int64_t first = c * kFiringChunk;
                     const int64_t nf = std::min(kFiringChunk, F - first);
@@ -851,7 +1055,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                         fr = x->frame_for(*fn);
                     }
                     x->bufs.clear();
-                    x->owned.clear();
+                    x->release_scratch();
                     x->set_npu_batch(first);
                     size_t arg = 0;
                     auto bind = [&](BufObj b) {
@@ -886,10 +1090,27 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                         b.address = reinterpret_cast<uintptr_t>(b.base);
                         b.kind = BufKind::Tile;
                         b.name = "output tile " + std::to_string(i);
+                        if (sh.options.checked) b.init.assign(b.stride * static_cast<uint64_t>(nf), 0);
                         bind(std::move(b));
                     }
+                    // Output tiles written in place start as Note [Uninitialised
+                    // device memory] says, as an arena's do; a failed batch puts
+                    // back what its records' bytes held (bad input changes nothing).
+                    for (size_t i = 0; i < outs.size(); ++i) {
+                        if (!outs[i]->direct) continue;
+                        uint8_t* p = outs[i]->arena_base + static_cast<uint64_t>(first) * outs[i]->stride;
+                        saved[i].assign(p, p + static_cast<uint64_t>(nf) * outs[i]->stride);
+                        std::memset(p, interp::kUninitByte, saved[i].size());
+                    }
                     Mask m;
-                    x->run_region(callee, fr, m);
+                    try {
+                        x->run_region(callee, fr, m);
+                    } catch (...) {
+                        for (size_t i = 0; i < outs.size(); ++i)
+                            if (outs[i]->direct)
+                                std::memcpy(outs[i]->arena_base + static_cast<uint64_t>(first) * outs[i]->stride, saved[i].data(), saved[i].size());
+                        throw;
+                    }
                 }
             });
             for (size_t k = 0; k < op.results.size(); ++k) {
@@ -936,11 +1157,40 @@ void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector
     sh.bindings = &bindings;
     sh.constants = &constants;
     sh.device_params = &dparams_;
-    if (gpu_) run_gpu(sh);
-    else run_npu(sh);
+    if (gpu_) {
+        const std::string bad = launch_geometry_problem(launch.workgroups, launch.workgroup_size);
+        if (!bad.empty()) {
+            const Op* cfg = nullptr;
+            for (const Op& op : spec_.root->regions[0].ops)
+                if (op.name == "kernel.launch.config") cfg = &op;
+            fail(ErrorKind::Execution, who + ": " + (cfg ? loc_of(*cfg) + ": kernel.launch.config: " : std::string()) + bad);
+        }
+        run_gpu(sh);
+    } else {
+        run_npu(sh);
+    }
 }
 
 }  // namespace
+
+std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, const std::array<int64_t, 3>& workgroup_size) {
+    auto triple = [](const std::array<int64_t, 3>& a) {
+        return "(" + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ", " + std::to_string(a[2]) + ")";
+    };
+    const std::string shape = "workgroups " + triple(workgroups) + " of workgroup_size " + triple(workgroup_size);
+    int64_t total = 1;
+    for (size_t d = 0; d < 3; ++d) {
+        if (workgroup_size[d] <= 0) return "workgroup_size must be nonzero in every dimension, got " + triple(workgroup_size);
+        if (workgroups[d] < 0) return "negative workgroup count in " + triple(workgroups);
+        int64_t items = 0;
+        if (__builtin_mul_overflow(workgroups[d], workgroup_size[d], &items) || items > kMaxGridDimItems)
+            return shape + ": more than " + std::to_string(kMaxGridDimItems) + " work-items along axis " + "xyz"[d] +
+                   " (HSA's 32-bit grid size)";
+        if (__builtin_mul_overflow(total, items, &total))
+            return shape + ": the work-item count overflows a 64-bit integer";
+    }
+    return {};
+}
 
 std::shared_ptr<const Program> Program::plan(const Specialized& spec) {
     if (!spec.root) fail(ErrorKind::Message, "Program::plan: the specialisation has no root");

@@ -23,6 +23,36 @@ struct LaunchConfig {
     uint64_t workgroup_storage_bytes = 0;
 };
 
+// Note [Emulator size limits]: what the emulator refuses to size, whatever
+// the program says, so that a hostile or mistaken size is a clear error
+// instead of an allocation failure, an overflow or a silently empty launch.
+// Scratch follows gfx1151 and the XDNA2 core (64 KiB of LDS per workgroup,
+// 64 KiB of data memory per core): one buffer.alloca holds at most
+// kMaxAllocaBytes, a workgroup's allocas together at most that much, and a
+// work-item's (or stage firing's) private allocas too. Sizes the planner
+// can evaluate are checked when the program is planned (SUBRANGE/002 for a
+// negative size, EMULATOR/005 over a limit), the rest when the alloca runs
+// (ExecutionError naming the op and the size). A vector type holds at
+// most kMaxVectorElems elements, each extent at least one. A launch's work-items per
+// dimension (workgroups x workgroup_size) fit HSA's 32-bit grid size, and
+// all of them together an int64.
+// The interpreter runs many work-items (firings) at once, each with its own
+// copy of private scratch: programs with private allocas run at most
+// kScratchLanes per batch, and one alloca's copies together stay under
+// kMaxBatchScratch (only a workgroup wider than kScratchLanes can reach it).
+inline constexpr uint64_t kMaxAllocaBytes = uint64_t{64} << 10;
+inline constexpr int64_t kScratchLanes = 1024;
+inline constexpr uint64_t kMaxBatchScratch = kMaxAllocaBytes * kScratchLanes;
+inline constexpr int64_t kMaxGridDimItems = int64_t{0xFFFFFFFF};
+// A vector value holds at most this many elements per lane (the widest
+// the built-in programs use is 64; registers hold a batch's lanes of it).
+inline constexpr int64_t kMaxVectorElems = 4096;
+
+// What is wrong with a launch's geometry ("" when nothing): a non-positive
+// workgroup size, a negative workgroup count, more work-items in a
+// dimension than kMaxGridDimItems or more in all than an int64 holds.
+std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, const std::array<int64_t, 3>& workgroup_size);
+
 // One argument of a signature.
 struct Param {
     std::string name;            // without '%'
