@@ -173,7 +173,7 @@ def check_source(text, cheap, checked=False):
         bindings = [np.zeros(4096, np.uint8) for p in info["device_params"] if p[1]]
         try:
             _core.loom._run_program(text, symbol, target, config, bindings, bytes(constants), workload or None,
-                                    checked, False)
+                                    checked, [])
             outcomes.append("ran")
         except hx.ExecutionError:
             outcomes.append("run: ExecutionError")

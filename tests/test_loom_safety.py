@@ -30,7 +30,7 @@ try:
     else:
         views = [a.view(np.uint8).reshape(-1) for a in arrays]
         _core.loom._run_program(job["src"], job["symbol"], job["target"], job["config"], views,
-                                bytes.fromhex(job["constants"]), job["workload"], job["checked"], False)
+                                bytes.fromhex(job["constants"]), job["workload"], job["checked"], [])
 except hx.loom.LoomError as e:
     res.update(kind="LoomError", codes=[d.code for d in e.diagnostics], message=str(e))
 except Exception as e:
@@ -363,7 +363,7 @@ def run_here(src, symbol, bindings, constants=b"", workload=None, *, target=GPU,
     from hrxarray import _core
 
     views = [b.view(np.uint8).reshape(-1) for b in bindings]
-    return _core.loom._run_program(src, symbol, target, {}, views, constants, workload, checked, False)
+    return _core.loom._run_program(src, symbol, target, {}, views, constants, workload, checked, [])
 
 
 def scratch_reader(kind, write_first):
