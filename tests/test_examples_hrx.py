@@ -192,22 +192,16 @@ def test_gemm_pipeline_bad_arguments(tmp_path, args, message):
 
 # Our own general GEMM (the shipped programs are 8x8x8): C[M,N] = A[M,K] @ B[K,N], bf16 products
 # summed in float32 along K, with M, K and N from gemm.m, gemm.k and gemm.n, in plain loops.
-GEMM_MKN = """\
+# The pieces of the two GEMM sources below: their targets and configuration, and the loops
+# that compute C from the views %av, %bv and %cv.
+_GEMM_HEADER = """\
 aie2p.target<array> @npu_array
 aie2p.target<core> @npu_core
 config.decl @gemm.m : %m: index where [range(%m, 1, 4096)]
 config.decl @gemm.k : %k: index where [range(%k, 1, 4096)]
 config.decl @gemm.n : %n: index where [range(%n, 1, 4096)]
-
-pipeline.def<kernel> public retain target(@npu_array) @gemm_mkn() launch(%a: buffer, %b: buffer, %c: buffer) {
-  %m = config.get @gemm.m : index
-  %k = config.get @gemm.k : index
-  %n = config.get @gemm.n : index
-  %origin = index.constant 0 : offset
-  %a_words, %b_words, %c_words = buffer.assume.alignment %a, %b, %c {minimum_alignment = 4} : buffer, buffer, buffer
-  %av = buffer.view %a_words[%origin] : buffer -> view<[%m]x[%k]xbf16>
-  %bv = buffer.view %b_words[%origin] : buffer -> view<[%k]x[%n]xbf16>
-  %cv = buffer.view %c_words[%origin] : buffer -> view<[%m]x[%n]xf32>
+"""
+_GEMM_LOOPS = """\
   %c0 = index.constant 0 : index
   %c1 = index.constant 1 : index
   %zero = scalar.constant 0.0 : f32
@@ -225,6 +219,20 @@ pipeline.def<kernel> public retain target(@npu_array) @gemm_mkn() launch(%a: buf
       view.store %sum, %cv[%i, %j] : f32, view<[%m]x[%n]xf32>
     }
   }
+"""
+
+GEMM_MKN = _GEMM_HEADER + """\
+
+pipeline.def<kernel> public retain target(@npu_array) @gemm_mkn() launch(%a: buffer, %b: buffer, %c: buffer) {
+  %m = config.get @gemm.m : index
+  %k = config.get @gemm.k : index
+  %n = config.get @gemm.n : index
+  %origin = index.constant 0 : offset
+  %a_words, %b_words, %c_words = buffer.assume.alignment %a, %b, %c {minimum_alignment = 4} : buffer, buffer, buffer
+  %av = buffer.view %a_words[%origin] : buffer -> view<[%m]x[%k]xbf16>
+  %bv = buffer.view %b_words[%origin] : buffer -> view<[%k]x[%n]xbf16>
+  %cv = buffer.view %c_words[%origin] : buffer -> view<[%m]x[%n]xf32>
+""" + _GEMM_LOOPS + """\
   pipeline.return
 }
 
@@ -249,12 +257,7 @@ def test_gemm_pipeline_catches_a_wrong_gemm(tmp_path):
 
 # A general MxKxN GEMM whose pipeline root hands its buffers to a call: its footprints claim
 # READ_WRITE on A and B, which HRX's GEMM contract (A and B READ) does not cover.
-GEMM_VIA_CALL = """\
-aie2p.target<array> @npu_array
-aie2p.target<core> @npu_core
-config.decl @gemm.m : %m: index where [range(%m, 1, 4096)]
-config.decl @gemm.k : %k: index where [range(%k, 1, 4096)]
-config.decl @gemm.n : %n: index where [range(%n, 1, 4096)]
+GEMM_VIA_CALL = _GEMM_HEADER + """\
 
 pipeline.def<kernel> public retain target(@npu_array) @gemm_mkn() launch(%a: buffer, %b: buffer, %c: buffer) {
   %m = config.get @gemm.m : index
@@ -278,23 +281,7 @@ func.def target(@npu_core) @multiply(%a: buffer, %b: buffer, %c: buffer) {
   %av = buffer.view %a[%origin] : buffer -> view<[%m]x[%k]xbf16>
   %bv = buffer.view %b[%origin] : buffer -> view<[%k]x[%n]xbf16>
   %cv = buffer.view %c[%origin] : buffer -> view<[%m]x[%n]xf32>
-  %c0 = index.constant 0 : index
-  %c1 = index.constant 1 : index
-  %zero = scalar.constant 0.0 : f32
-  scf.for %i = [%c0 to %m step %c1] {
-    scf.for %j = [%c0 to %n step %c1] {
-      %sum = scf.for %p = [%c0 to %k step %c1](%acc = %zero : f32) -> (f32) {
-        %x = view.load %av[%i, %p] : view<[%m]x[%k]xbf16> -> bf16
-        %y = view.load %bv[%p, %j] : view<[%k]x[%n]xbf16> -> bf16
-        %xf = scalar.extf %x : bf16 to f32
-        %yf = scalar.extf %y : bf16 to f32
-        %xy = scalar.mulf %xf, %yf : f32
-        %next = scalar.addf %acc, %xy : f32
-        scf.yield %next : f32
-      }
-      view.store %sum, %cv[%i, %j] : f32, view<[%m]x[%n]xf32>
-    }
-  }
+""" + _GEMM_LOOPS + """\
   func.return
 }
 """
