@@ -62,6 +62,11 @@ DAEMON_ARRAY_WORK = """
     import numpy as np
     import hrxarray as hx
     n, export = int(sys.argv[1]), sys.argv[2] == "dlpack"
+    # CPython's own hook writes a report in pieces, and two threads refused at once interleave
+    # them mid-line ("hrxarray.hrxarray.HrxErrorHrxError: : ..."): this one writes each line whole.
+    def report(args):
+        sys.stderr.write(f"{args.exc_type.__module__}.{args.exc_type.__qualname__}: {args.exc_value}\\n")
+    threading.excepthook = report
     started = threading.Barrier(3)
     def loop():
         x = hx.asarray(np.arange(n, dtype=np.float32))
