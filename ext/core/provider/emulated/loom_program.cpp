@@ -96,6 +96,15 @@ using interp::is_terminator;
 
 std::string loc_of(const Op& op) { return std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column); }
 
+// An error diagnostic of the planner's.
+Diagnostic error_at(std::string code, std::string message, const Location& loc) {
+    Diagnostic d;
+    d.code = std::move(code);
+    d.message = std::move(message);
+    d.loc = loc;
+    return d;
+}
+
 // Op facts the planner gathers from everything reachable from the root.
 struct Scan {
     std::vector<Diagnostic> diags;
@@ -130,12 +139,8 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             // A spin on memory another engine or the host writes: the
             // emulator runs one program at a time, so nothing would ever
             // end the loop.
-            Diagnostic d;
-            d.code = "EMULATOR/004";
-            d.message = "valid Loom, not executed by the emulator: scf.while polling a system-scope view.atomic.load "
-                        "(it waits for another engine or the host, which the emulator does not run alongside)";
-            d.loc = op.loc;
-            s.diags.push_back(d);
+            s.diags.push_back(error_at("EMULATOR/004", "valid Loom, not executed by the emulator: scf.while polling a system-scope view.atomic.load "
+                        "(it waits for another engine or the host, which the emulator does not run alongside)", op.loc));
         }
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
@@ -158,51 +163,31 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
                 for (const Dim& d : t.dims)
                     if (!d.is_dynamic() && (d.extent < 1 || d.extent > kMaxVectorElems || (elems *= d.extent) > kMaxVectorElems)) fits = false;
                 if (fits) continue;
-                Diagnostic d;
-                d.code = "EMULATOR/005";
-                d.message = n + ": " + t.spelling + " is not a vector the emulator holds (1 to " + std::to_string(kMaxVectorElems) + " elements)";
-                d.loc = op.loc;
-                s.diags.push_back(d);
+                s.diags.push_back(error_at("EMULATOR/005", n + ": " + t.spelling + " is not a vector the emulator holds (1 to " + std::to_string(kMaxVectorElems) + " elements)", op.loc));
                 reported = true;
             }
         if (!ok) {
-            Diagnostic d;
-            d.code = "EMULATOR/001";
-            d.message = "valid Loom, not executed by the emulator: " + n;
-            d.loc = op.loc;
-            s.diags.push_back(d);
+            s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + n, op.loc));
             continue;
         }
         if (n == "func.call" || n == "template.call") {
             const Op* fn = spec.module->find(op.callee);
             if (!has_body(fn)) {
-                Diagnostic d;
-                d.code = "EMULATOR/002";
-                d.message = n + " of @" + op.callee + ", which has no body the emulator can run";
-                d.loc = op.loc;
-                s.diags.push_back(d);
+                s.diags.push_back(error_at("EMULATOR/002", n + " of @" + op.callee + ", which has no body the emulator can run", op.loc));
             } else {
                 scan_fn(spec, fn, s);
             }
         } else if (n == "template.apply") {
             auto it = spec.template_choice.find(&op);
             if (it != spec.template_choice.end() && !has_body(it->second)) {
-                Diagnostic d;
-                d.code = "EMULATOR/002";
-                d.message = "template.apply selects @" + it->second->symbol + ", which has no body the emulator can run";
-                d.loc = op.loc;
-                s.diags.push_back(d);
+                s.diags.push_back(error_at("EMULATOR/002", "template.apply selects @" + it->second->symbol + ", which has no body the emulator can run", op.loc));
             } else if (it != spec.template_choice.end()) {
                 scan_fn(spec, it->second, s);
             }
         } else if (n == "pipeline.stage") {
             const Op* fn = spec.module->find(op.callee);
             if (!has_body(fn)) {
-                Diagnostic d;
-                d.code = "EMULATOR/002";
-                d.message = "pipeline.stage of @" + op.callee + ", which has no body the emulator can run";
-                d.loc = op.loc;
-                s.diags.push_back(d);
+                s.diags.push_back(error_at("EMULATOR/002", "pipeline.stage of @" + op.callee + ", which has no body the emulator can run", op.loc));
             } else {
                 scan_fn(spec, fn, s);
             }
@@ -229,11 +214,7 @@ bool alloca_size_ok(const Op& op, int64_t n, std::vector<Diagnostic>& diags) {
     const bool wg = !op.params.empty() && op.params[0] == "workgroup";
     const std::string what = std::string("buffer.alloca<") + (wg ? "workgroup" : "private") + ">";
     auto diag = [&](const char* code, std::string msg) {
-        Diagnostic d;
-        d.code = code;
-        d.message = std::move(msg);
-        d.loc = op.loc;
-        diags.push_back(d);
+        diags.push_back(error_at(code, std::move(msg), op.loc));
         return false;
     };
     if (n < 0) return diag("SUBRANGE/002", what + " size " + std::to_string(n) + " is negative (a byte count is an offset)");
@@ -311,12 +292,8 @@ void check_call_graph(const Specialized& spec, std::vector<Diagnostic>& diags) {
             const Facts::Call& c = f.calls[next++];
             if (on_path.count(c.callee)) {
                 if (!recursion) {
-                    Diagnostic d;
-                    d.code = "EMULATOR/006";
-                    d.message = "a recursive call: @" + c.callee->symbol + " is still running when @" + fn->symbol +
-                                " calls it (the emulator runs call chains without recursion)";
-                    d.loc = c.loc;
-                    diags.push_back(d);
+                    diags.push_back(error_at("EMULATOR/006", "a recursive call: @" + c.callee->symbol + " is still running when @" + fn->symbol +
+                                " calls it (the emulator runs call chains without recursion)", c.loc));
                 }
                 recursion = true;
             } else if (!total.count(c.callee)) {
@@ -335,12 +312,8 @@ void check_call_graph(const Specialized& spec, std::vector<Diagnostic>& diags) {
         path.pop_back();
     }
     if (!recursion && total[spec.root] > kMaxNesting) {
-        Diagnostic d;
-        d.code = "EMULATOR/006";
-        d.message = "regions nest " + std::to_string(total[spec.root]) + " levels deep through calls from @" + spec.symbol +
-                    "; the emulator runs at most " + std::to_string(kMaxNesting);
-        d.loc = spec.root->loc;
-        diags.push_back(d);
+        diags.push_back(error_at("EMULATOR/006", "regions nest " + std::to_string(total[spec.root]) + " levels deep through calls from @" + spec.symbol +
+                    "; the emulator runs at most " + std::to_string(kMaxNesting), spec.root->loc));
     }
 }
 
@@ -372,11 +345,7 @@ public:
         if (root.name != "kernel.def" && root.name != "pipeline.def") {
             // Functions, templates and low-level code are valid roots for
             // loomc, but nothing the emulator launches.
-            Diagnostic d;
-            d.code = "EMULATOR/001";
-            d.message = "valid Loom, not executed by the emulator: " + root.name + " as a root (the emulator launches kernel.def and pipeline.def)";
-            d.loc = root.loc;
-            s.diags.push_back(d);
+            s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + root.name + " as a root (the emulator launches kernel.def and pipeline.def)", root.loc));
             for (const Region& r : root.regions) scan_region(spec_, r, false, false, s);
             throw CompileError(s.diags);
         }
@@ -458,11 +427,7 @@ private:
         uint64_t total = 0, priv = 0;
         std::vector<Diagnostic> diags;
         auto diag = [&](const char* code, const Op* op, std::string msg) {
-            Diagnostic d;
-            d.code = code;
-            d.message = std::move(msg);
-            d.loc = op->loc;
-            diags.push_back(d);
+            diags.push_back(error_at(code, std::move(msg), op->loc));
         };
         for (const Op* op : all) {
             if (op->name != "buffer.alloca") continue;
@@ -565,11 +530,7 @@ private:
             }
             const std::string bad = launch_geometry_problem(wg, ws);
             if (bad.empty()) return;
-            Diagnostic d;
-            d.code = "SUBRANGE/002";
-            d.message = "kernel.launch.config: " + bad;
-            d.loc = op.loc;
-            throw CompileError({d});
+            throw CompileError({error_at("SUBRANGE/002", "kernel.launch.config: " + bad, op.loc)});
         }
     }
 
