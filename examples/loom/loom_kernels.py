@@ -33,7 +33,7 @@ KERNELS = {
     "matmul_tiled": (("m", "n", "k"), ("m", "n", "k")),
     "matvec_q8_0": (("rows", "cols"), ("rows", "cols")),
     "flash_decode": (("heads", "kv_len"), ("heads", "kv_len", "scale")),
-    "rope": (("tokens", "heads"), ("tokens", "heads", "pos0")),
+    "rope": (("tokens", "heads", "dim"), ("tokens", "heads", "dim", "pos0")),
 }
 
 
