@@ -1,4 +1,5 @@
-"""Loom on the emulated fabric: kernels written in Loom against the built-in C++ paths, and the compiler's costs.
+"""Loom on the emulated fabric: kernels written in Loom against the built-in C++ paths and NumPy, and the
+compiler's costs.
 
 Figures, each against its peer measured in the same run (medians):
 
@@ -13,26 +14,45 @@ Figures, each against its peer measured in the same run (medians):
    against a plain ``str.splitlines()`` of the same text as the floor;
 4. a cached ``hx.loom.compile`` (target < 50 µs) against a dict lookup of the same key;
 5. the cost of one call at small and middle sizes (8 to 65,536 float32): 1,000 calls of the Loom add
-   ufunc with ``out=`` and then one wait, against the same with ``hx.add(x, y, out=z)``, alternated.
+   ufunc with ``out=`` and then one wait, against the same with ``hx.add(x, y, out=z)``, alternated;
+6. the LLM-inference kernel set of ``examples/loom/*.loom`` (issue 25's speed figures): elementwise add
+   and exp over 16 M float32, a row softmax (512 x 1024), an RMS norm (512 x 4096), a tiled f32 matmul
+   with workgroup memory (1024^3), a q8_0-style block-quantised matrix-vector product (4096 x 4096, int8
+   blocks of 32 with an f16 scale), and a flash-attention decode step (32 heads, d = 128, KV 4096), each a
+   prepared GPU graph (data resident, submit + wait) against a NumPy float32 reference of the same op on
+   the same data (the matvec including the dequantisation, the matmul NumPy's BLAS), with each ratio,
+   their geometric mean and the issue's targets next to them. Each result is checked against NumPy
+   before it is timed. A kernel whose first run takes over 10 s is timed once; the others as often as
+   fits in about 20 s (at most ``repeats``), alternating with the peer.
 
 Writes bench/results/loom.json (+ .png when matplotlib is present).
 
-Run: python bench/loom.py [repeats=15]
+Run: python bench/loom.py [repeats=15] [--llm-only] [--quick]
+  --llm-only  only figure 6, merged into the existing bench/results/loom.json (the other figures kept);
+  --quick     figure 6 only, at small sizes and 3 repeats, printed and not written (for development).
 """
 
 from __future__ import annotations
 
-import os
 import functools
+import json
+import math
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+from _common import RESULTS, blas_env_removed, drop_blas_overrides, pyplot, save_results, sustained, timings_s
 
-import hrxarray as hx
-from _common import RESULTS, pyplot, save_results, sustained, timings_s
+drop_blas_overrides()  # the matmul figure's peer is OpenBLAS
+
+import numpy as np  # noqa: E402
+
+import hrxarray as hx  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "loom"))
+import loom_kernels  # noqa: E402
 
 N_ELEMENTS = 16_777_216
 GEMM_BATCH = 16_384
@@ -239,6 +259,170 @@ def cached_compile(repeats):
     return {"cached_compile_s": t, "dict_get_s": floor}
 
 
+# --- 6. the LLM-inference kernel set (examples/loom/*.loom) ------------------------------------------
+
+# name -> (what the figure calls it, issue 25's target: Loom time <= target x NumPy's time)
+LLM_KERNELS = {
+    "add": ("elementwise add", 1.3),
+    "exp": ("elementwise exp", 1.3),
+    "softmax": ("row softmax", 2.0),
+    "rms_norm": ("RMS norm", 2.0),
+    "matvec_q8_0": ("q8_0 matrix-vector", 2.0),
+    "flash_decode": ("flash-attention decode", 3.0),
+    "matmul": ("tiled f32 matmul", 5.0),
+}
+LLM_GEOMEAN_TARGET = 2.0
+LLM_SIZES = {
+    "full": {"add": 16_777_216, "exp": 16_777_216, "softmax": (512, 1024), "rms_norm": (512, 4096),
+             "matvec_q8_0": (4096, 4096), "flash_decode": (32, 4096), "matmul": (1024, 1024, 1024)},
+    "quick": {"add": 1 << 20, "exp": 1 << 20, "softmax": (128, 1024), "rms_norm": (128, 4096),
+              "matvec_q8_0": (1024, 4096), "flash_decode": (32, 512), "matmul": (256, 256, 256)},
+}
+LLM_ONE_RUN_S = 10.0    # a kernel slower than this is timed once
+LLM_BUDGET_S = 20.0     # otherwise: as many alternating repetitions as fit in about this (at most `repeats`)
+
+
+def llm_case(name: str, size):
+    """(shape text, a Launch of the Loom kernel on fresh data, the NumPy reference as a function returning its
+    result, a function returning the Loom result, the allowed |loom - numpy| relative to max|numpy|)."""
+    rng = np.random.default_rng(25)
+    f32 = np.float32
+    if name in ("add", "exp"):
+        n = size
+        x = rng.standard_normal(n, dtype=f32)
+        if name == "add":
+            y, z = rng.standard_normal(n, dtype=f32), np.empty(n, f32)
+            launch = loom_kernels.Launch("add_f32", {"count": n}, [x, y, np.empty(n, f32)])
+            return f"{n:,} float32", launch, lambda: np.add(x, y, out=z), lambda: launch.result(2), 0.0
+        z = np.empty(n, f32)
+        launch = loom_kernels.Launch("exp_f32", {"count": n}, [x, np.empty(n, f32)])
+        return f"{n:,} float32", launch, lambda: np.exp(x, out=z), lambda: launch.result(1), 4e-7
+    if name == "softmax":
+        rows, cols = size
+        x = rng.standard_normal((rows, cols), dtype=f32) * f32(4)
+        e = np.empty_like(x)
+
+        def ref():
+            np.subtract(x, x.max(axis=1, keepdims=True), out=e)
+            np.exp(e, out=e)
+            return np.divide(e, e.sum(axis=1, keepdims=True), out=e)
+        launch = loom_kernels.Launch("softmax_rows", {"rows": rows, "cols": cols}, [x, np.empty_like(x)])
+        return f"{rows} x {cols}", launch, ref, lambda: launch.result(1), 1e-5
+    if name == "rms_norm":
+        rows, cols = size
+        x = rng.standard_normal((rows, cols), dtype=f32)
+        w = rng.standard_normal(cols, dtype=f32)
+        eps = f32(1e-5)
+
+        def ref():
+            scale = f32(1) / np.sqrt(np.einsum("ij,ij->i", x, x) / f32(cols) + eps)
+            return x * scale[:, None] * w
+        launch = loom_kernels.Launch("rms_norm", {"rows": rows, "cols": cols, "eps": float(eps)},
+                                     [x, w, np.empty_like(x)])
+        return f"{rows} x {cols}", launch, ref, lambda: launch.result(2), 1e-5
+    if name == "matvec_q8_0":
+        rows, cols = size
+        q = rng.integers(-127, 128, (rows, cols), dtype=np.int8)
+        d = (rng.random((rows, cols // 32)) * 0.01 + 1e-3).astype(np.float16)
+        x = rng.standard_normal(cols, dtype=f32)
+
+        def ref():  # dequantise, then NumPy's (BLAS) matrix-vector product
+            w = q.reshape(rows, -1, 32).astype(f32) * d.astype(f32)[..., None]
+            return w.reshape(rows, cols) @ x
+        launch = loom_kernels.Launch("matvec_q8_0", {"rows": rows, "cols": cols}, [q, d, x, np.empty(rows, f32)])
+        return f"{rows} x {cols}", launch, ref, lambda: launch.result(3), 1e-5
+    if name == "flash_decode":
+        heads, kv = size
+        q = rng.standard_normal((heads, 128), dtype=f32)
+        k = rng.standard_normal((heads, kv, 128), dtype=f32)
+        v = rng.standard_normal((heads, kv, 128), dtype=f32)
+        scale = f32(128 ** -0.5)
+
+        def ref():  # scores, softmax and weighted sum, batched over heads
+            s = np.matmul(k, q[:, :, None])[:, :, 0] * scale
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            return np.matmul(p[:, None, :], v)[:, 0, :]
+        launch = loom_kernels.Launch("flash_decode", {"heads": heads, "kv_len": kv, "scale": float(scale)},
+                                     [q, k, v, np.empty((heads, 128), f32)])
+        return f"{heads} heads, d = 128, KV {kv:,}", launch, ref, lambda: launch.result(3), 1e-5
+    if name == "matmul":
+        m, n, kk = size
+        a = rng.standard_normal((m, kk), dtype=f32)
+        b = rng.standard_normal((kk, n), dtype=f32)
+        c = np.empty((m, n), f32)
+        launch = loom_kernels.Launch("matmul_tiled", {"m": m, "n": n, "k": kk}, [a, b, np.empty((m, n), f32)])
+        return f"{m} x {kk} @ {kk} x {n}", launch, lambda: np.matmul(a, b, out=c), lambda: launch.result(2), 1e-5
+    raise ValueError(f"unknown kernel {name!r}")
+
+
+def run_kernel(name: str, size, repeats: int, executor: str | None = None) -> dict:
+    """Time Loom kernel ``name`` (a prepared graph, submit + wait) and its NumPy reference on the same data.
+
+    ``executor`` selects how hrxarray runs the Loom program; None is today's only one, the interpreter
+    (a native executor is planned: give it a name here and a column in the results). The Loom result is
+    checked against the reference before anything is timed.
+    """
+    if executor is not None:
+        raise ValueError(f"unknown Loom executor {executor!r} (only the interpreter, None, exists today)")
+    shape, launch, ref, result, tol = llm_case(name, size)
+    t0 = time.perf_counter()
+    launch.run()
+    first = time.perf_counter() - t0
+    want = np.asarray(ref())
+    err = float(np.abs(result() - want).max() / max(np.abs(want).max(), 1e-30))
+    if not err <= tol:
+        raise AssertionError(f"{name}: Loom result differs from NumPy's by {err:.3g} of its largest value")
+    if first > LLM_ONE_RUN_S:
+        loom_t, peer_t = [first], timings_s(ref, max(3, min(repeats, 5)))
+    else:
+        reps = max(1, min(repeats, int(LLM_BUDGET_S / max(first, 1e-6))))
+        loom_t, peer_t = [], []
+        for _ in range(reps):  # alternate, so that a noisy moment of the shared machine hits both
+            loom_t += timings_s(launch.run, 1, warmup=0)
+            peer_t += timings_s(ref, 1, warmup=0 if peer_t else 1)
+    loom_s, numpy_s = statistics.median(loom_t), statistics.median(peer_t)
+    target = LLM_KERNELS[name][1]
+    return {"kernel": name, "source": f"examples/loom/{launch.name}.loom", "shape": shape,
+            "executor": executor or "interpreter", "loom_s": loom_s, "numpy_s": numpy_s,
+            "loom_repetitions": len(loom_t), "numpy_repetitions": len(peer_t), "max_rel_diff_vs_numpy": err,
+            "ratio": loom_s / numpy_s, "target_ratio": target, "meets_target": loom_s / numpy_s <= target}
+
+
+def llm_kernels(repeats: int, quick: bool = False) -> dict:
+    """Figure 6: every kernel of the set at the full (or --quick) sizes, and the geometric mean of the ratios."""
+    sizes = LLM_SIZES["quick" if quick else "full"]
+    out = {"sizes": "quick" if quick else "full", "executor": "interpreter", "kernels": {}}
+    for name in LLM_KERNELS:
+        print(f"  {LLM_KERNELS[name][0]} ...", end=" ", flush=True)
+        r = run_kernel(name, sizes[name], repeats)
+        out["kernels"][name] = r
+        print(f"{r['shape']}: Loom {r['loom_s'] * 1e3:.4g} ms, NumPy {r['numpy_s'] * 1e3:.4g} ms, "
+              f"ratio {r['ratio']:.3g} (target <= {r['target_ratio']}, {r['loom_repetitions']} run(s))", flush=True)
+    ratios = [r["ratio"] for r in out["kernels"].values()]
+    out["geomean_ratio"] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    out["geomean_target"] = LLM_GEOMEAN_TARGET
+    out["meets_geomean_target"] = out["geomean_ratio"] <= LLM_GEOMEAN_TARGET
+    out["blas_env_removed"] = blas_env_removed()
+    return out
+
+
+def llm_rows(llm: dict) -> list[dict]:
+    """Table rows of figure 6: one per kernel (Loom ms against NumPy ms), then the geometric mean."""
+    rows = []
+    for name, r in llm["kernels"].items():
+        rows.append({"figure": f"LLM set: Loom {LLM_KERNELS[name][0]}, {r['shape']} ({r['executor']}, median of "
+                               f"{r['loom_repetitions']}; target <= {r['target_ratio']:g}x NumPy)",
+                     "value": r["loom_s"] * 1e3, "unit": "ms", "peer": "NumPy float32, same op and data",
+                     "peer_value": r["numpy_s"] * 1e3, "ratio": r["ratio"], "ratio_label": "ours / peer",
+                     "llm_kernel": name})
+    rows.append({"figure": f"LLM set: geometric mean of the {len(llm['kernels'])} ratios "
+                           f"(target <= {llm['geomean_target']:g}x)",
+                 "value": llm["geomean_ratio"], "unit": "x", "peer": "—", "peer_value": None,
+                 "ratio": llm["geomean_ratio"], "ratio_label": "ours / peer", "llm_kernel": "geomean"})
+    return rows
+
+
 def table(res):
     e, f, c = res["elementwise"], res["frontend"], res["compile"]
     rows = [{"figure": "Loom elementwise add, 16 M float32, ufunc + wait (median)", "value": e["loom_gb_s"],
@@ -264,6 +448,8 @@ def table(res):
                      "value": v["loom_s"] * 1e6, "unit": "µs", "peer": "hx.add(x, y, out=z)",
                      "peer_value": v["hx_add_s"] * 1e6, "ratio": v["loom_s"] / v["hx_add_s"],
                      "ratio_label": "ours / peer"})
+    if "llm_kernels" in res:
+        rows += llm_rows(res["llm_kernels"])
     return rows
 
 
@@ -271,15 +457,18 @@ def plot(res):
     plt = pyplot()
     if plt is None:
         return
-    rows = [r for r in res["table"] if not r["figure"].startswith("one call")]
+    rows = [r for r in res["table"] if not r["figure"].startswith("one call") and "llm_kernel" not in r]
     calls = res.get("per_call", {})
-    fig, axes = plt.subplots(1, len(rows) + bool(calls), figsize=(4 * (len(rows) + bool(calls)), 4))
+    llm = res.get("llm_kernels")
+    panels = len(rows) + bool(calls) + bool(llm)
+    fig, axes = plt.subplots(1, panels, figsize=(4 * panels, 4), squeeze=False)
+    axes = list(axes[0])
     for ax, row in zip(axes, rows):
         ax.bar(["Loom", "peer"], [row["value"], row["peer_value"]], color=["C0", "C1"])
         ax.set_title(row["figure"].split(" (")[0], fontsize=8)
         ax.set_ylabel(row["unit"])
     if calls:
-        ax = axes[-1]
+        ax = axes[len(rows)]
         sizes = [int(n) for n in calls]
         ax.plot(sizes, [v["loom_s"] * 1e6 for v in calls.values()], "o-", color="C0", label="Loom ufunc")
         ax.plot(sizes, [v["hx_add_s"] * 1e6 for v in calls.values()], "o-", color="C1", label="hx.add")
@@ -288,31 +477,80 @@ def plot(res):
         ax.set_ylabel("µs per call")
         ax.set_title("one call, sustained", fontsize=8)
         ax.legend(fontsize=8)
+    if llm:
+        # The kernel set: each Loom / NumPy time ratio (log scale) with its target as a tick above it.
+        ax = axes[-1]
+        names = list(llm["kernels"]) + ["geomean"]
+        ratios = [r["ratio"] for r in llm["kernels"].values()] + [llm["geomean_ratio"]]
+        targets = [r["target_ratio"] for r in llm["kernels"].values()] + [llm["geomean_target"]]
+        xs = range(len(names))
+        ax.bar(xs, ratios, color=["C0"] * (len(names) - 1) + ["C2"])
+        ax.scatter(xs, targets, marker="_", s=300, color="C3", label="target", zorder=3)
+        ax.set_yscale("log")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(names, rotation=45, ha="right", fontsize=7)
+        ax.set_ylabel("Loom time / NumPy time")
+        ax.set_title(f"LLM kernel set ({llm['executor']}, {llm['sizes']} sizes)", fontsize=8)
+        ax.legend(fontsize=8)
     fig.suptitle("Loom on the emulated fabric (medians)")
     fig.tight_layout()
     fig.savefig(RESULTS / "loom.png", dpi=100)
 
 
+def report(res):
+    """Print the table rows (and where the batched gemm's corpus came from)."""
+    for row in res["table"]:
+        peer = "" if row["peer_value"] is None else f" vs {row['peer']} {row['peer_value']:.4g}"
+        print(f"{row['figure']}: {row['value']:.4g} {row['unit']}{peer} ({row['ratio_label']} {row['ratio']:.3g})")
+    if "batched_gemm" in res:
+        print("batched gemm:", res["batched_gemm"]["source"])
+
+
 def main(argv):
-    repeats = int(argv[1]) if len(argv) > 1 else 15
-    res = {"figure": "Loom kernels vs built-in paths; compiler costs", "repeats": repeats}
-    print("elementwise 16 M float32 ...", flush=True)
-    res["elementwise"] = elementwise(repeats)
-    print("batched gemm 16,384 ...", flush=True)
-    res["batched_gemm"] = batched_gemm(repeats)
-    print("frontend, 1,000 lines ...", flush=True)
-    res["frontend"] = frontend(repeats)
-    print("cached compile ...", flush=True)
-    res["compile"] = cached_compile(repeats)
-    print("per call, 8 to 65,536 elements ...", flush=True)
-    res["per_call"] = per_call(repeats)
-    res["table"] = table(res)
+    flags = {a for a in argv[1:] if a.startswith("--")}
+    if flags - {"--quick", "--llm-only"}:
+        sys.exit(f"unknown option(s) {sorted(flags - {'--quick', '--llm-only'})}; "
+                 "usage: python bench/loom.py [repeats=15] [--llm-only] [--quick]")
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    quick = "--quick" in flags
+    repeats = int(args[0]) if args else 3 if quick else 15
+    if quick or "--llm-only" in flags:
+        print(f"LLM kernel set ({'quick' if quick else 'full'} sizes) ...", flush=True)
+        llm = llm_kernels(repeats, quick=quick)
+        if quick:
+            report({"table": llm_rows(llm)})
+            print("--quick: nothing written")
+            return
+        path = RESULTS / "loom.json"
+        res = json.loads(path.read_text()) if path.exists() else {}
+        for key in ("host", "measured_at"):
+            res.pop(key, None)
+        res["llm_kernels"] = llm
+        res["llm_kernels_repeats"] = repeats
+        if "elementwise" in res:
+            res["table"] = table(res)
+        else:  # no earlier full run to merge into
+            res.setdefault("figure", "Loom kernels vs built-in paths; compiler costs")
+            res.setdefault("repeats", repeats)
+            res["table"] = llm_rows(llm)
+    else:
+        res = {"figure": "Loom kernels vs built-in paths; compiler costs", "repeats": repeats}
+        print("elementwise 16 M float32 ...", flush=True)
+        res["elementwise"] = elementwise(repeats)
+        print("batched gemm 16,384 ...", flush=True)
+        res["batched_gemm"] = batched_gemm(repeats)
+        print("frontend, 1,000 lines ...", flush=True)
+        res["frontend"] = frontend(repeats)
+        print("cached compile ...", flush=True)
+        res["compile"] = cached_compile(repeats)
+        print("per call, 8 to 65,536 elements ...", flush=True)
+        res["per_call"] = per_call(repeats)
+        print("LLM kernel set (full sizes) ...", flush=True)
+        res["llm_kernels"] = llm_kernels(repeats)
+        res["table"] = table(res)
     path = save_results("loom", res)
     plot(res)
-    for row in res["table"]:
-        print(f"{row['figure']}: {row['value']:.4g} {row['unit']} vs {row['peer']} {row['peer_value']:.4g} "
-              f"({row['ratio_label']} {row['ratio']:.3g})")
-    print("batched gemm:", res["batched_gemm"]["source"])
+    report(res)
     print(f"wrote {path}")
 
 
