@@ -9,6 +9,8 @@ sum of the magnitudes, and each further rounded op adds EPS/2 of its result. Eac
 terms it counts; the sizes vary under Hypothesis (few examples: CI has 2 cores).
 """
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -248,3 +250,32 @@ def test_softmax_and_rms_norm_pass_checked_mode_with_a_partial_last_workgroup():
     out, = lk.run("rms_norm", {"rows": 11, "cols": 45, "eps": 1e-6}, [x, w, np.empty_like(x)], [2], runtime=checked)
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(out, x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6), rtol=32 * EPS)
+
+
+# --- the example that chains them: examples/llm_layer.py -----------------------------------------------
+
+EXAMPLE = KERNEL_DIR.parent / "llm_layer.py"
+
+
+def run_example(*args, cwd):
+    return subprocess.run([sys.executable, str(EXAMPLE), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=os.environ.copy())
+
+
+@pytest.mark.parametrize("args, kv", [([], 256), (["0"], 1), (["40"], 41)])
+def test_llm_layer_example_matches_numpy(tmp_path, args, kv):
+    out = run_example(*args, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.strip()
+    assert line.startswith(f"position {kv - 1} (KV {kv}): max |loom - numpy| = "), line
+    # The example asserts its own bounds; the printed errors are float32-sized, not zero by accident.
+    err = float(line.split("= ")[1].split(" ")[0])
+    paths = float(line.rsplit("differ by ", 1)[1])
+    assert 0 < err < 1e-4 and 0 <= paths < 1e-4
+
+
+@pytest.mark.parametrize("args, message", [(["4096"], "position must be in 0..=4095"), (["x"], "invalid integer 'x'"),
+                                           (["1", "2"], "expected at most one argument, got 2")])
+def test_llm_layer_example_bad_arguments(tmp_path, args, message):
+    out = run_example(*args, cwd=tmp_path)
+    assert out.returncode == 2 and message in out.stderr and "usage:" in out.stderr
