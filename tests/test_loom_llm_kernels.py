@@ -10,6 +10,7 @@ terms it counts; the sizes vary under Hypothesis (few examples: CI has 2 cores).
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -279,3 +280,30 @@ def test_llm_layer_example_matches_numpy(tmp_path, args, kv):
 def test_llm_layer_example_bad_arguments(tmp_path, args, message):
     out = run_example(*args, cwd=tmp_path)
     assert out.returncode == 2 and message in out.stderr and "usage:" in out.stderr
+
+
+# --- the barriers of the tiled matmul are both needed: checked mode reports each missing one ---------
+
+BARRIER = "    kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)\n"
+
+
+@pytest.mark.parametrize("drop, what", [(0, r"view.load: workgroup-memory race: reads"),
+                                        (1, r"view.store: workgroup-memory race: writes")])
+def test_matmul_without_either_barrier_races(drop, what):
+    parts = lk.source("matmul_tiled").split(BARRIER)
+    assert len(parts) == 3
+    src = parts[0] + (BARRIER if drop == 1 else "") + parts[1] + (BARRIER if drop == 0 else "") + parts[2]
+    art = hx.loom.compile(src, "matmul_tiled", target="gfx1151")
+    rt = hx.Runtime(checked=True)
+    lc = art.launch_config(16, 16, 32)
+    k = rt.load_gpu_kernel(art, lc.workgroups, lc.workgroup_size, art.contract_for(m=16, n=16, k=32))
+    a, b = np.ones((16, 32), np.float32), np.ones((32, 16), np.float32)
+    bufs = [rt.allocate(4 * 16 * 32, hx.HostVisible()) for _ in range(3)]
+    for buf, x in zip(bufs, (a, b)):
+        lk.Launch.write(buf, x)
+    g = rt.graph()
+    g.gpu(k, bufs)
+    c = g.prepare().submit()
+    assert c.wait(60)
+    assert isinstance(c.exception(), hx.ExecutionError)
+    assert re.search(what, str(c.exception()))
