@@ -307,3 +307,19 @@ def test_matmul_without_either_barrier_races(drop, what):
     assert c.wait(60)
     assert isinstance(c.exception(), hx.ExecutionError)
     assert re.search(what, str(c.exception()))
+
+
+def test_readme_language_tour_quotes_the_kernels_as_they_are():
+    readme = (KERNEL_DIR.parents[1] / "README.md").read_text()
+    tour = readme[readme.index("#### Language tour"):]
+    excerpt = tour[tour.index("```text\n") + 8:]
+    excerpt = excerpt[: excerpt.index("```")]
+    softmax = lk.source("softmax_rows").splitlines()
+    lines = [line for line in excerpt.splitlines() if line.strip()]
+    assert len(lines) > 20
+    missing = [line for line in lines if line not in softmax]
+    assert not missing, missing
+    # The abridgement keeps the file's order.
+    positions = [softmax.index(line) for line in lines if lines.count(line) == 1]
+    assert positions == sorted(positions)
+    assert BARRIER.rstrip("\n").strip() in tour and BARRIER in lk.source("matmul_tiled")
