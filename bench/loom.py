@@ -392,7 +392,8 @@ def run_kernel(name: str, size, repeats: int, executor: str | None = None) -> di
 def llm_kernels(repeats: int, quick: bool = False) -> dict:
     """Figure 6: every kernel of the set at the full (or --quick) sizes, and the geometric mean of the ratios."""
     sizes = LLM_SIZES["quick" if quick else "full"]
-    out = {"sizes": "quick" if quick else "full", "executor": "interpreter", "kernels": {}}
+    out = {"sizes": "quick" if quick else "full", "executor": "interpreter", "kernels": {},
+           "load_average_1min_at_start": os.getloadavg()[0]}  # the figures are only as quiet as the machine
     for name in LLM_KERNELS:
         print(f"  {LLM_KERNELS[name][0]} ...", end=" ", flush=True)
         r = run_kernel(name, sizes[name], repeats)

@@ -41,22 +41,22 @@ def test_every_kernel_file_is_listed_and_compiles_without_portability_warnings()
     for name in files:
         module = hx.loom.parse(lk.source(name))
         assert not module.warnings, (name, module.warnings)
-        art = lk.compile(name)
+        art = lk.compile_kernel(name)
         assert art.symbol == name and art.target == "gfx1151"
         params = [p["name"] for p in art.manifest["functions"][0]["parameters"]]
         assert params[: len(lk.KERNELS[name][1])] == list(lk.KERNELS[name][1])
 
 
 def test_launch_geometry_and_workgroup_memory():
-    sm = lk.compile("softmax_rows").launch_config(17, 5)
+    sm = lk.compile_kernel("softmax_rows").launch_config(17, 5)
     assert (sm.workgroups, sm.workgroup_size, sm.workgroup_storage_bytes) == ((3, 1, 1), (256, 1, 1), 0)
-    mm = lk.compile("matmul_tiled").launch_config(33, 17, 5)  # grid x over n, y over m
+    mm = lk.compile_kernel("matmul_tiled").launch_config(33, 17, 5)  # grid x over n, y over m
     assert (mm.workgroups, mm.workgroup_size, mm.workgroup_storage_bytes) == ((2, 3, 1), (16, 16, 1), 2048)
-    fd = lk.compile("flash_decode").launch_config(32, 4096)
+    fd = lk.compile_kernel("flash_decode").launch_config(32, 4096)
     assert (fd.workgroups, fd.workgroup_storage_bytes) == ((32, 1, 1), 64 + 8 * 128 * 4)
-    assert lk.compile("rope").launch_config(3, 2, 8).workgroups == (1, 1, 1)
+    assert lk.compile_kernel("rope").launch_config(3, 2, 8).workgroups == (1, 1, 1)
     with pytest.raises(ValueError):  # RoPE rotates pairs: an odd dimension breaks the launch program's promise
-        lk.compile("rope").launch_config(3, 2, 7)
+        lk.compile_kernel("rope").launch_config(3, 2, 7)
 
 
 # --- elementwise ---------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def source(name: str) -> str:
     return (HERE / f"{name}.loom").read_text()
 
 
-def compile(name: str, config: dict | None = None) -> hx.Artifact:
+def compile_kernel(name: str, config: dict | None = None) -> hx.Artifact:
     """``hx.loom.compile`` of kernel ``name`` for gfx1151 (cached by hrxarray per source and config)."""
     return hx.loom.compile(source(name), name, target="gfx1151", config=config)
 
@@ -61,7 +61,7 @@ class Launch:
             raise TypeError(f"{name}: scalars must be {scalar_names}, got {tuple(scalars)}")
         self.name = name
         self.runtime = rt = runtime or hx.default_runtime()
-        self.artifact = art = compile(name, config)
+        self.artifact = art = compile_kernel(name, config)
         workload = [scalars[w] for w in workload_names]
         self.launch_config = lc = art.launch_config(*workload)
         contract = art.contract_for(**scalars)
