@@ -22,7 +22,7 @@ transposing a head's keys for the long path).
 
 The result is checked against the same layer in NumPy float64 (with the same quantised weights), and the
 two attention paths against each other. Prints the maximum errors, e.g.
-``position 255 (KV 256): max |loom - numpy| = 9.5e-07 (largest |y| 3.9), attention paths differ by 1.2e-07``.
+``position 255 (KV 256): max |loom - numpy| = 2e-07 (largest |y| 3.7), attention paths differ by 1.3e-07``.
 """
 
 from __future__ import annotations
