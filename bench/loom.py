@@ -420,7 +420,8 @@ def llm_rows(llm: dict) -> list[dict]:
     rows.append({"figure": f"LLM set: geometric mean of the {len(llm['kernels'])} ratios "
                            f"(target <= {llm['geomean_target']:g}x)",
                  "value": llm["geomean_ratio"], "unit": "x", "peer": "—", "peer_value": None,
-                 "ratio": llm["geomean_ratio"], "ratio_label": "geometric mean of Loom / NumPy", "llm_kernel": "geomean"})
+                 "ratio": llm["geomean_ratio"], "ratio_label": "geometric mean of Loom / NumPy",
+                 "llm_kernel": "geomean"})
     return rows
 
 
