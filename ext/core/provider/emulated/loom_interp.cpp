@@ -1353,8 +1353,10 @@ struct Ops {
             const bool other_r = write && r != -1 && r != l;
             if (other_w || other_r) {
                 const int32_t peer = other_w ? w : r;
+                // r == -2: more than one lane read the bytes (the shadow keeps no list of them).
+                const std::string who = peer == -2 ? "several work-items" : "work-item " + std::to_string(peer);
                 x.fail_at(op, lane, "workgroup-memory race: " + std::string(write ? "writes " : "reads ") + std::to_string(n) + " bytes at offset " +
-                                        std::to_string(byte) + " of " + B.name + " that work-item " + std::to_string(peer) + " " +
+                                        std::to_string(byte) + " of " + B.name + " that " + who + " " +
                                         (other_w ? "wrote" : "read") + " in the same barrier epoch");
             }
             if (write) w = l;
