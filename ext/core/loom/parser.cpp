@@ -181,7 +181,13 @@ std::vector<OpRule> build_rules() {
     add("pipeline.scatter", "ops kw:across ops types", 2, 1);
     add("pipeline.write", "ops kw:to ops types", 2, 0);
     add("pipeline.stage", "callee kw:on ops args types", kAny, kAny);
-    add("pipeline.buffer", "ops dict types", 1, 1, R::None);
+    // `%b = pipeline.buffer %f capacity %n : (flow, index) -> flow`.
+    add("pipeline.buffer", "ops kw:capacity ops types", 2, 1, R::None);
+    // `%r = pipeline.fold<kind[, flags]> %f : flow`: the result has the source's type.
+    add("pipeline.fold", "ops types", 1, 1);
+    // Own routine (parse_reduce): operands {source group, source flows...,
+    // target group, target flows...}, attrs["source_count"].
+    add("pipeline.reduce", "", kAny, kAny, R::None);
     add("pipeline.return", "", 0, 0);
     add("func.call", "clauses callee args types", kAny, kAny);
     add("func.return", "ops? types?", kAny, 0);
@@ -939,6 +945,7 @@ private:
         else if (op.name == "scf.if") parse_if(op);
         else if (op.name == "scf.while") parse_while(op);
         else if (op.name == "scf.switch") parse_switch(op);
+        else if (op.name == "pipeline.reduce") parse_reduce(op);
         else {
             const OpRule* rule = find_rule(op.name);
             if (!rule)
@@ -1001,6 +1008,34 @@ private:
                 recover(start, false);
             }
         }
+    }
+    // `pipeline.reduce @fn from %src(%a, ...) to %dst(%b, ...)
+    //    : (group, T...) to (group, U...) -> (R...)`
+    void parse_reduce(Op& op) {
+        op.callee = expect_kind(Tok::Symbol, "symbol").text;
+        auto group_and_flows = [&](const char* kw) -> size_t {
+            expect_word(kw);
+            op.operands.push_back(operand());
+            const size_t before = op.operands.size();
+            expect('(');
+            if (!accept(')')) {
+                parse_operands(op, false);
+                expect(')');
+            }
+            return op.operands.size() - before;
+        };
+        Attr count;
+        count.kind = Attr::Kind::Int;
+        count.loc = op.loc;
+        count.i = static_cast<int64_t>(group_and_flows("from"));
+        op.attrs["source_count"] = count;
+        group_and_flows("to");
+        expect(':');
+        parse_type_list(op.operand_types);
+        expect_word("to");
+        parse_type_list(op.operand_types);
+        expect('A');
+        parse_type_list(op.result_types);
     }
     void push_scope() { scopes_.emplace_back(); }
     void pop_scope() { scopes_.pop_back(); }

@@ -321,6 +321,23 @@ private:
         }
         if (n == "func.call" || n == "template.call" || n == "low.invoke") call(op);
         if (n == "pipeline.stage") stage(op);
+        if (n == "pipeline.reduce") reduce(op);
+        if (n == "pipeline.fold" || n == "pipeline.buffer") {
+            operand_flow(op, 0);
+            if (n == "pipeline.buffer" && op.operands.size() == 2) {
+                const Type* c = type_of(op.operands[1]);
+                if (c) operand_must(op, 1, is_index(*c), "index");
+            }
+            const Type* src = op.operands.empty() ? nullptr : type_of(op.operands[0]);
+            if (src && !op.result_types.empty() && !same_type(*src, op.result_types[0]))
+                err("TYPE/001", "'" + n + "' result has type " + type_str(op.result_types[0]) + " but its source is " + type_str(*src),
+                    op.loc);
+            if (n == "pipeline.fold" && !fold_kind_ok(op.params.empty() ? "" : op.params[0]))
+                err("PARSE/015",
+                    "'pipeline.fold' needs a combining kind (addi, muli, minsi, minui, maxsi, maxui, andi, ori, xori, addf, "
+                    "mulf, minimumf, maximumf, minnumf, maxnumf), got '" + (op.params.empty() ? "" : op.params[0]) + "'",
+                    op.loc);
+        }
         if (n == "template.apply") apply(op);
         if (n == "kernel.launch.config" && op.operands.size() != 6 && op.operands.size() != 9)
             err("STRUCTURE/001",
@@ -423,6 +440,46 @@ private:
             const Type* g = type_of(op.operands[0]);
             if (g) operand_must(op, 0, g->kind == TypeKind::Group, "group");
         }
+    }
+    static bool fold_kind_ok(const std::string& k) {
+        for (const char* c : {"addi", "muli", "minsi", "minui", "maxsi", "maxui", "andi", "ori", "xori", "addf", "mulf",
+                              "minimumf", "maximumf", "minnumf", "maxnumf"})
+            if (k == c) return true;
+        return false;
+    }
+
+    // The callee takes one buffer per source lane per source flow (lane-major
+    // within each flow), then the target flows, then the outputs; the lane
+    // count is a runtime value, so only the shape of the call is checked here
+    // and the count at plan/run time.
+    void reduce(const Op& op) {
+        const Op* f = symbol(op.callee);
+        if (!f || (f->name != "func.def" && f->name != "func.decl")) {
+            err("SYMBOL/001", "'pipeline.reduce' names '@" + op.callee + "', which is not a function in the module", op.loc);
+            return;
+        }
+        const Attr* sc = op.attr("source_count");
+        const size_t src = sc ? static_cast<size_t>(sc->i) : 0;
+        if (op.operands.size() < src + 2) return;
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+            const bool group = k == 0 || k == src + 1;
+            if (group) {
+                const Type* g = type_of(op.operands[k]);
+                if (g) operand_must(op, k, g->kind == TypeKind::Group, "group");
+            } else {
+                operand_flow(op, k);
+            }
+        }
+        std::vector<Type> params =
+            f->name == "func.decl" ? f->operand_types
+                                   : (f->regions.empty() ? std::vector<Type>{} : arg_types(f->regions[0], f->values.get()));
+        bool buffers = true;
+        for (const Type& t : params) buffers = buffers && t.kind == TypeKind::Buffer;
+        if (!buffers || !f->result_types.empty())
+            err("STRUCTURE/013", "reduce function '@" + op.callee + "' must take buffers only and return nothing", op.loc);
+        for (const Type& t : op.result_types)
+            if (t.kind != TypeKind::Flow)
+                err("TYPE/004", "'pipeline.reduce' result has type " + type_str(t) + "; expected a pipeline.flow<...>", op.loc);
     }
     void operand_flow(const Op& op, size_t k) {
         const Type* t = type_of(op.operands[k]);

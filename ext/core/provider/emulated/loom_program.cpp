@@ -5,13 +5,17 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <set>
 
+#include "kernels/bf16.h"
+#include "kernels/elementwise_impl.h"
 #include "kernels/pool.h"
 #include "provider/emulated/loom_interp.h"
 
@@ -144,7 +148,8 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         }
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
-        if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write")) ok = true;
+        if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write" ||
+                            n == "pipeline.fold" || n == "pipeline.reduce" || n == "pipeline.buffer")) ok = true;
         if (n == "buffer.alloca" && !op.params.empty() && op.params[0] == "workgroup") s.workgroup_memory = true;
         else if (n == "buffer.alloca") s.private_scratch = true;
         if (n == "kernel.barrier") s.barrier = true;
@@ -184,10 +189,10 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             } else if (it != spec.template_choice.end()) {
                 scan_fn(spec, it->second, s);
             }
-        } else if (n == "pipeline.stage") {
+        } else if (n == "pipeline.stage" || n == "pipeline.reduce") {
             const Op* fn = spec.module->find(op.callee);
             if (!has_body(fn)) {
-                s.diags.push_back(error_at("EMULATOR/002", "pipeline.stage of @" + op.callee + ", which has no body the emulator can run", op.loc));
+                s.diags.push_back(error_at("EMULATOR/002", n + " of @" + op.callee + ", which has no body the emulator can run", op.loc));
             } else {
                 scan_fn(spec, fn, s);
             }
@@ -200,7 +205,7 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
 // callee), nullptr for other ops.
 const Op* call_target(const Specialized& spec, const Op& op) {
     const std::string& n = op.name;
-    if (n == "func.call" || n == "template.call" || n == "pipeline.stage") return spec.module->find(op.callee);
+    if (n == "func.call" || n == "template.call" || n == "pipeline.stage" || n == "pipeline.reduce") return spec.module->find(op.callee);
     if (n == "template.apply") {
         auto it = spec.template_choice.find(&op);
         return it == spec.template_choice.end() ? nullptr : it->second;
@@ -852,6 +857,85 @@ struct Flow {
     }
 };
 
+// Note [Pipeline fold and reduce]
+//   pipeline.fold<kind> combines each lane's R records elementwise, in record
+//   order (r0 kind r1 kind ... ), each step rounded to the tile's element type
+//   as a scalar op of that kind would be; the result flow has one record per
+//   lane. pipeline.reduce gathers record r of every source lane into firing r
+//   of its callee, whose buffers are: source flow 0's lanes 0..S-1, source
+//   flow 1's lanes, ..., then the target flows' records (pointwise), then the
+//   outputs. Firing r's target records are record r of each target flow, so
+//   the target flows must deliver R records, R = records per source lane.
+//   pipeline.buffer only sets a minimum capacity: the emulator runs each
+//   stage over all its records at once, so any capacity >= 1 is met.
+
+// One element of a fold: reads and writes one element of kind k at p as a
+// double (floats) or int64 (integers, sign-extended), rounding as the type does.
+double fold_read_f(ScalarKind k, const uint8_t* p) {
+    switch (k) {
+        case ScalarKind::F32: { float v; std::memcpy(&v, p, 4); return v; }
+        case ScalarKind::F64: { double v; std::memcpy(&v, p, 8); return v; }
+        case ScalarKind::BF16: { uint16_t v; std::memcpy(&v, p, 2); return std::bit_cast<float>(kernels::bf16_to_f32_bits(v)); }
+        case ScalarKind::F16: { uint16_t v; std::memcpy(&v, p, 2); return kernels::ew::half_to_float(v); }
+        default: return 0;
+    }
+}
+void fold_write_f(ScalarKind k, uint8_t* p, double v) {
+    switch (k) {
+        case ScalarKind::F32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+        case ScalarKind::F64: std::memcpy(p, &v, 8); break;
+        case ScalarKind::BF16: {
+            // Round to odd on the way to f32 keeps the one rounding to bf16 correct.
+            const uint16_t h = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(kernels::ew::round_to_odd_f32(v)));
+            std::memcpy(p, &h, 2);
+            break;
+        }
+        case ScalarKind::F16: {
+            const uint16_t h = kernels::ew::float_to_half(kernels::ew::round_to_odd_f32(v));
+            std::memcpy(p, &h, 2);
+            break;
+        }
+        default: break;
+    }
+}
+int64_t fold_read_i(ScalarKind k, const uint8_t* p, int es) {
+    int64_t v = 0;
+    std::memcpy(&v, p, static_cast<size_t>(es));
+    if (es < 8) v = static_cast<int64_t>(static_cast<uint64_t>(v) << (64 - 8 * es)) >> (64 - 8 * es);
+    return k == ScalarKind::I1 ? (v & 1) : v;
+}
+
+// acc = acc kind x for one element (Note [Pipeline fold and reduce]).
+void fold_step(const std::string& kind, ScalarKind k, int es, uint8_t* acc, const uint8_t* x) {
+    if (scalar_is_float(k)) {
+        const double a = fold_read_f(k, acc), b = fold_read_f(k, x);
+        double r = 0;
+        if (kind == "addf") r = a + b;
+        else if (kind == "mulf") r = a * b;
+        else if (kind == "minimumf" || kind == "maximumf") {
+            if (std::isnan(a) || std::isnan(b)) r = std::numeric_limits<double>::quiet_NaN();
+            else if (a == b) r = kind == "minimumf" ? (std::signbit(a) ? a : b) : (std::signbit(a) ? b : a);
+            else r = kind == "minimumf" ? std::min(a, b) : std::max(a, b);
+        } else r = kind == "minnumf" ? std::fmin(a, b) : std::fmax(a, b);
+        fold_write_f(k, acc, r);
+        return;
+    }
+    const int64_t a = fold_read_i(k, acc, es), b = fold_read_i(k, x, es);
+    const uint64_t mask = es >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * es)) - 1;
+    const uint64_t ua = static_cast<uint64_t>(a) & mask, ub = static_cast<uint64_t>(b) & mask;
+    uint64_t r = 0;
+    if (kind == "addi") r = ua + ub;
+    else if (kind == "muli") r = ua * ub;
+    else if (kind == "andi") r = ua & ub;
+    else if (kind == "ori") r = ua | ub;
+    else if (kind == "xori") r = ua ^ ub;
+    else if (kind == "minsi") r = static_cast<uint64_t>(std::min(a, b));
+    else if (kind == "maxsi") r = static_cast<uint64_t>(std::max(a, b));
+    else if (kind == "minui") r = std::min(ua, ub);
+    else r = std::max(ua, ub);  // maxui
+    std::memcpy(acc, &r, static_cast<size_t>(es));
+}
+
 void LoomProgram::run_npu(const interp::Shared& sh) const {
     const Op& root = *spec_.root;
     const Region& body = root.regions[0];
@@ -953,17 +1037,86 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             r.flow = static_cast<int>(flows.size());
             flows.push_back(std::move(f));
             reg(op.results.at(0)) = std::move(r);
-        } else if (n == "pipeline.stage") {
+        } else if (n == "pipeline.buffer") {
+            const int64_t cap = reg(op.operands.at(1)).i.at(0);
+            if (cap < 1) g.fail_at(op, -1, "pipeline.buffer needs a capacity of at least one record, got " + std::to_string(cap));
+            reg(op.results.at(0)) = reg(op.operands.at(0));  // Note [Pipeline fold and reduce]
+        } else if (n == "pipeline.fold") {
+            const Flow src = flows.at(static_cast<size_t>(reg(op.operands.at(0)).flow));
+            const Type& ft = op.operand_types.empty() ? (*root.values)[static_cast<size_t>(op.operands[0])].type : op.operand_types[0];
+            const auto [tile, elem] = tile_of(ft, op);
+            const std::string kind = op.params.empty() ? "" : op.params[0];
+            const int es = interp::elem_bytes(elem, ib);
+            if (src.firings % src.lanes) g.fail_at(op, -1, std::to_string(src.firings) + " records do not split evenly across " + std::to_string(src.lanes) + " lanes");
+            const int64_t R = src.firings / src.lanes;
+            if (R < 1) g.fail_at(op, -1, "pipeline.fold of a flow with no records");
+            Flow f;
+            f.record_bytes = src.record_bytes;
+            f.stride = (static_cast<uint64_t>(f.record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
+            f.firings = src.lanes;
+            f.lanes = src.lanes;
+            f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(f.firings) + kTileAlign);
+            const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
+            f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+            for (int64_t l = 0; l < src.lanes; ++l) {
+                uint8_t* acc = f.arena_base + static_cast<uint64_t>(l) * f.stride;
+                std::memcpy(acc, src.record(l * R), static_cast<size_t>(f.record_bytes));
+                for (int64_t r = 1; r < R; ++r) {
+                    const uint8_t* x = src.record(l * R + r);
+                    for (int64_t e = 0; e < f.record_bytes; e += es) fold_step(kind, elem, es, acc + e, x + e);
+                }
+            }
+            Reg r;
+            r.kind = RK::Flow;
+            r.flow = static_cast<int>(flows.size());
+            flows.push_back(std::move(f));
+            reg(op.results.at(0)) = std::move(r);
+        } else if (n == "pipeline.stage" || n == "pipeline.reduce") {
             const Op* fn = spec_.module->find(op.callee);
-            const int64_t lanes = reg(op.operands.at(0)).group;
+            const bool reduce = n == "pipeline.reduce";
+            const Attr* sca = op.attr("source_count");
+            const size_t nsrc = reduce && sca ? static_cast<size_t>(sca->i) : 0;
+            const size_t group_at = reduce ? nsrc + 1 : 0;  // the group that runs the firings
+            const int64_t lanes = reg(op.operands.at(group_at)).group;
+            // The callee's input flows, as indices into `flows`: a reduce's
+            // gathered per-lane source flows first (Note [Pipeline fold and reduce]).
+            std::vector<size_t> in_ids;
+            int64_t gathered_records = -1;
+            if (reduce) {
+                const int64_t S = reg(op.operands.at(0)).group;
+                for (size_t j = 0; j < nsrc; ++j) {
+                    const Flow src = flows.at(static_cast<size_t>(reg(op.operands[1 + j]).flow));
+                    if (src.lanes != S || src.firings % S)
+                        g.fail_at(op, -1, "source flow " + std::to_string(j) + " does not deliver whole records to each of the source group's " + std::to_string(S) + " lanes");
+                    const int64_t R = src.firings / S;
+                    if (gathered_records >= 0 && R != gathered_records)
+                        g.fail_at(op, -1, "source flows deliver different record counts per lane (" + std::to_string(gathered_records) + " and " + std::to_string(R) + ")");
+                    gathered_records = R;
+                    for (int64_t l = 0; l < S; ++l) {
+                        Flow f;
+                        f.record_bytes = src.record_bytes;
+                        f.stride = (static_cast<uint64_t>(f.record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
+                        f.firings = R;
+                        f.lanes = lanes;
+                        f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(R) + kTileAlign);
+                        const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
+                        f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+                        for (int64_t r = 0; r < R; ++r)
+                            std::memcpy(f.arena_base + static_cast<uint64_t>(r) * f.stride, src.record(l * R + r), static_cast<size_t>(f.record_bytes));
+                        in_ids.push_back(flows.size());
+                        flows.push_back(std::move(f));
+                    }
+                }
+            }
+            for (size_t k = group_at + 1; k < op.operands.size(); ++k) in_ids.push_back(static_cast<size_t>(reg(op.operands[k]).flow));
             flows.reserve(flows.size() + op.results.size());  // `ins` stays valid while outputs are added
             std::vector<const Flow*> ins;
-            for (size_t k = 1; k < op.operands.size(); ++k) ins.push_back(&flows.at(static_cast<size_t>(reg(op.operands[k]).flow)));
-            const int64_t F = ins.empty() ? lanes : ins[0]->firings;
+            for (size_t id : in_ids) ins.push_back(&flows.at(id));
+            const int64_t F = gathered_records >= 0 ? gathered_records : ins.empty() ? lanes : ins[0]->firings;
             for (const Flow* f : ins)
                 if (f->firings != F) g.fail_at(op, -1, "input flows deliver different record counts (" + std::to_string(F) + " and " + std::to_string(f->firings) + ")");
             if (fn->regions[0].args.size() != ins.size() + op.results.size())
-                g.fail_at(op, -1, "@" + op.callee + " takes " + std::to_string(fn->regions[0].args.size()) + " buffers, the stage passes " + std::to_string(ins.size() + op.results.size()));
+                g.fail_at(op, -1, "@" + op.callee + " takes " + std::to_string(fn->regions[0].args.size()) + " buffers, the " + (reduce ? "reduce" : "stage") + " passes " + std::to_string(ins.size() + op.results.size()));
             std::vector<Flow*> outs;
             const size_t first_out = flows.size();
             for (size_t k = 0; k < op.results.size(); ++k) {
@@ -987,7 +1140,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                 flows.push_back(std::move(f));
             }
             for (size_t k = 0; k < op.results.size(); ++k) outs.push_back(&flows[first_out + k]);
-            for (size_t k = 1; k < op.operands.size(); ++k) ins[k - 1] = &flows.at(static_cast<size_t>(reg(op.operands[k]).flow));
+            for (size_t k = 0; k < in_ids.size(); ++k) ins[k] = &flows.at(in_ids[k]);
             // Registers hold a whole tile per lane (as doubles): about 64 KiB
             // of tiles per batch keeps them in L2 and below malloc's mmap
             // threshold (fresh pages per batch cost more than the ops; the
