@@ -21,6 +21,7 @@
 //     hash       `#family<k = v, ...>`                      → attrs["family"], ["params"]
 //     range      `[%lo to %hi step %s]`                     → operands
 //     str?       an optional string                         → attrs["message"]
+//     indices    a `[...]` index list (static and SSA entries)   → indices
 //     kw:WORD    the keyword WORD
 #include <algorithm>
 #include <cmath>
@@ -158,6 +159,11 @@ std::vector<OpRule> build_rules() {
     add("vector.dotf", "ops types", kAny, 1, R::None);
 
     add("encoding.define", "hash dict types", 0, 1, R::None);
+    // Address layouts (Note [View layouts]): strides in `indices`.
+    add("encoding.layout.dense", "types", 0, 1, R::ResultOnly);
+    add("encoding.layout.strided", "indices types", 0, 1, R::ResultOnly);
+    add("encoding.layout.assume.dense", "ops types", 1, 1);
+    add("encoding.layout.assume.strided", "ops dict types", 1, 1);
 
     for (const char* n : {"kernel.workitem.id", "kernel.workgroup.id", "kernel.workgroup.size", "kernel.workgroup.count",
                           "kernel.workitem.dispatch.id", "kernel.subgroup.id", "kernel.subgroup.lane.id",
@@ -307,7 +313,7 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, Indices } kind;
     std::string word;
 };
 
@@ -320,7 +326,7 @@ const std::vector<Step>& program_of(const OpRule& rule) {
             {"types", Step::Types},   {"types?", Step::OptTypes},   {"callee", Step::Callee},
             {"args", Step::Args},     {"shape", Step::Shape},       {"using-dict", Step::UsingDict},
             {"clauses", Step::Clauses}, {"clauseops", Step::ClauseOps}, {"hash", Step::Hash},
-            {"range", Step::Range},   {"str?", Step::OptStr}};
+            {"range", Step::Range},   {"str?", Step::OptStr},       {"indices", Step::Indices}};
         for (auto& [name, rule] : rule_table()) {
             std::vector<Step> prog;
             std::string_view f = rule.format;
@@ -370,6 +376,7 @@ private:
     bool in_signature_ = false;
     bool eof_reported_ = false;
     int region_depth_ = 0;  // regions open around the one being parsed (Note [Nesting limit])
+    std::unordered_map<std::string, Attr> aliases_;  // `#name = #family<...>` (Note [View layouts])
 
     // ---- tokens
     const Token& peek() { return lex_.peek(); }
@@ -530,6 +537,7 @@ private:
                 ty.layout.assign(lay);
             }
             parse_shape(shape, ty, loc);
+            if (!ty.layout.empty()) resolve_layout(ty, loc);
             return ty;
         }
         if (head == "pipeline.flow") {
@@ -545,6 +553,82 @@ private:
         }
         ty.kind = TypeKind::Opaque;  // reg<...>, low.storage<...>
         return ty;
+    }
+    // Note [View layouts]
+    //   A view's (or tile's) layout follows its shape after a comma: `%l` (an
+    //   encoding<layout> value of encoding.layout.dense/strided), the attribute
+    //   `#encoding.layout.strided<strides=[s0, s1, ...]>` or
+    //   `#encoding.layout.dense`, or `#alias` of one of those. Strides count
+    //   elements; element (i0, i1, ...) of a strided view lives at element
+    //   offset sum(i_d * s_d) from the view's byte offset, so its footprint is
+    //   1 + sum((dim_d - 1) * s_d) elements. Any other encoding is Layout::Other,
+    //   which the planner refuses (EMULATOR/007): the emulator never reads a
+    //   layout it does not understand as dense.
+    void resolve_layout(Type& ty, Location loc) {
+        std::string_view lay = ty.layout;
+        while (!lay.empty() && lay.back() == ' ') lay.remove_suffix(1);
+        if (lay.front() == '%') {
+            Token name;
+            name.text.assign(lay.substr(1));
+            name.loc = loc;
+            ty.layout_value = lookup(name);
+            ty.layout_form = Type::Layout::Value;
+            return;
+        }
+        if (lay.front() != '#') {
+            ty.layout_form = Type::Layout::Other;
+            return;
+        }
+        std::string family(lay.substr(1, lay.find('<') == std::string_view::npos ? std::string_view::npos : lay.find('<') - 1));
+        std::string_view params = lay.find('<') == std::string_view::npos ? std::string_view{} : lay.substr(lay.find('<'));
+        if (auto a = aliases_.find(family); a != aliases_.end() && params.empty()) {
+            // An alias: its record's family and parameters.
+            const Attr& rec = a->second;
+            const Attr* fam = rec.dict && rec.dict->count("family") ? &rec.dict->at("family") : nullptr;
+            const Attr* ps = rec.dict && rec.dict->count("params") ? &rec.dict->at("params") : nullptr;
+            family = fam ? fam->s : "";
+            ty.layout_form = Type::Layout::Other;
+            if (family == "encoding.layout.dense") ty.layout_form = Type::Layout::Dense;
+            if (family == "encoding.layout.strided" && ps && ps->dict && ps->dict->count("strides")) {
+                const Attr& st = ps->dict->at("strides");
+                if (st.kind == Attr::Kind::List && st.list) {
+                    ty.layout_form = Type::Layout::Strided;
+                    for (const Attr& e : *st.list) {
+                        if (e.kind != Attr::Kind::Int) ty.layout_form = Type::Layout::Other;
+                        ty.layout_strides.push_back(e.i);
+                    }
+                }
+            }
+            return;
+        }
+        if (family == "encoding.layout.dense") {
+            ty.layout_form = Type::Layout::Dense;
+            return;
+        }
+        ty.layout_form = Type::Layout::Other;
+        if (family != "encoding.layout.strided") return;
+        const size_t key = params.find("strides");
+        const size_t open = params.find('[', key == std::string_view::npos ? 0 : key);
+        const size_t close = params.find(']', open == std::string_view::npos ? 0 : open);
+        if (key == std::string_view::npos || open == std::string_view::npos || close == std::string_view::npos) {
+            d_.error("PARSE/015", "'#encoding.layout.strided' needs strides = [s0, s1, ...] in '" + ty.spelling + "'", loc);
+            return;
+        }
+        std::string_view list = params.substr(open + 1, close - open - 1);
+        while (!list.empty()) {
+            while (!list.empty() && (list.front() == ' ' || list.front() == ',')) list.remove_prefix(1);
+            if (list.empty()) break;
+            size_t e = 0;
+            if (list[e] == '-') ++e;
+            while (e < list.size() && list[e] >= '0' && list[e] <= '9') ++e;
+            if (e == 0 || (e == 1 && list[0] == '-')) {
+                d_.error("PARSE/015", "'#encoding.layout.strided' strides must be integer literals in '" + ty.spelling + "'", loc);
+                return;
+            }
+            ty.layout_strides.push_back(std::strtoll(std::string(list.substr(0, e)).c_str(), nullptr, 10));
+            list.remove_prefix(e);
+        }
+        ty.layout_form = Type::Layout::Strided;
     }
     void parse_shape(std::string_view s, Type& ty, Location loc) {
         size_t i = 0;
@@ -902,6 +986,7 @@ private:
                     }
                     break;
                 case Step::Kw: expect_word(s.word); break;
+                case Step::Indices: parse_index_list(op.indices); break;
             }
         }
     }
@@ -1189,9 +1274,10 @@ private:
         const Token& t = peek();
         if (t.kind == Tok::Hash) {
             // `#alias = #family<...>`: an encoding alias; kept out of the IR.
-            take();
+            Token alias = take();
             expect('=');
-            parse_attr_value(0);
+            Attr rec = parse_attr_value(0);
+            aliases_[alias.text] = std::move(rec);
             return;
         }
         if (t.kind != Tok::Ident || t.text.find('.') == std::string::npos) {

@@ -136,6 +136,25 @@ bool polls_system_scope(const Region& r) {
     return false;
 }
 
+// Why the emulator cannot honour a layout `op` names (Note [View layouts] in
+// parser.cpp), "" when it can: views take dense and strided layouts; a
+// pipeline moves dense records only.
+std::string layout_problem(const Op& op) {
+    const bool flows = op.name == "pipeline.read" || op.name == "pipeline.scatter" || op.name == "pipeline.write";
+    for (const auto* types : {&op.result_types, &op.operand_types})
+        for (const Type& t0 : *types) {
+            const Type& t = t0.kind == TypeKind::Flow && t0.inner ? *t0.inner : t0;
+            if (t.kind == TypeKind::View && t.layout_form == Type::Layout::Other)
+                return "the view layout '" + t.layout + "' is not honoured by the emulator (it runs dense and encoding.layout.strided views)";
+            const bool address_layout = t.layout_form == Type::Layout::Strided || t.layout_form == Type::Layout::Value;
+            if (t.kind == TypeKind::Tile && address_layout)
+                return "a tile with the address layout '" + t.layout + "' is not executed by the emulator (flows carry dense records)";
+            if (flows && t.kind == TypeKind::View && address_layout)
+                return "a pipeline over the strided view " + t.spelling + " is not executed by the emulator (records are moved dense)";
+        }
+    return {};
+}
+
 void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, bool in_launch, Scan& s) {
     for (const Op& op : r.ops) {
         const std::string& n = op.name;
@@ -173,6 +192,10 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             }
         if (!ok) {
             s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + n, op.loc));
+            continue;
+        }
+        if (const std::string bad = layout_problem(op); !bad.empty()) {
+            s.diags.push_back(error_at("EMULATOR/007", n + ": " + bad, op.loc));
             continue;
         }
         if (n == "func.call" || n == "template.call") {
@@ -522,6 +545,38 @@ private:
 
     std::optional<int64_t> eval_static(ValueId v) const { return eval_value(v, nullptr, nullptr); }
 
+    // The element strides of view type `t`'s layout when the planner knows
+    // them (static strides, or an encoding.layout.strided value of known
+    // entries); nullopt otherwise.
+    std::optional<std::vector<int64_t>> layout_strides(const Type& t, const std::vector<uint8_t>& constants, std::string& needs) const {
+        if (t.layout_form == Type::Layout::Strided) return t.layout_strides;
+        if (t.layout_form != Type::Layout::Value) return std::nullopt;
+        auto it = defs_.find(t.layout_value);
+        while (it != defs_.end() && it->second.op->name.rfind("encoding.layout.assume.", 0) == 0 && !it->second.op->operands.empty())
+            it = defs_.find(it->second.op->operands[0]);
+        if (it == defs_.end()) return std::nullopt;
+        const Op& op = *it->second.op;
+        if (op.name == "encoding.layout.dense") {
+            std::vector<int64_t> dims;
+            for (const Dim& d : t.dims) {
+                if (!d.is_dynamic()) dims.push_back(d.extent);
+                else if (auto e = eval_value(d.value, &constants, &needs)) dims.push_back(*e);
+                else return std::nullopt;
+            }
+            std::vector<int64_t> st(dims.size(), 1);
+            for (size_t d = dims.size(); d-- > 1;) st[d - 1] = st[d] * dims[d];
+            return st;
+        }
+        if (op.name != "encoding.layout.strided") return std::nullopt;
+        std::vector<int64_t> st;
+        for (const IndexEntry& e : op.indices) {
+            if (!e.is_value()) st.push_back(e.constant);
+            else if (auto v = eval_value(e.value, &constants, &needs)) st.push_back(*v);
+            else return std::nullopt;
+        }
+        return st;
+    }
+
     // A launch geometry known without the workload meets Note [Emulator
     // size limits] when the program is planned.
     void check_static_geometry() const {
@@ -665,14 +720,25 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
                 if (!op->indices.empty()) off = op->indices[0].is_value() ? eval_value(op->indices[0].value, &constants, &needs) : op->indices[0].constant;
                 int64_t elems = 1;
                 bool known = off.has_value();
+                std::vector<int64_t> extents;
                 for (const Dim& d : t.dims) {
                     if (!d.is_dynamic()) {
                         elems *= d.extent;
+                        extents.push_back(d.extent);
                         continue;
                     }
                     const auto e = eval_value(d.value, &constants, &needs);
                     if (!e) known = false;
-                    else elems *= *e;
+                    else elems *= *e, extents.push_back(*e);
+                }
+                // A strided view spans 1 + sum((dim - 1) * stride) elements (Note [View layouts]).
+                if (known && t.layout_form != Type::Layout::Dense && elems > 0) {
+                    std::optional<std::vector<int64_t>> st = layout_strides(t, constants, needs);
+                    if (!st || st->size() != extents.size()) known = false;
+                    else {
+                        elems = 1;
+                        for (size_t d = 0; d < extents.size(); ++d) elems += (extents[d] - 1) * (*st)[d];
+                    }
                 }
                 if (!known) {
                     if (!needs.empty())
@@ -1014,6 +1080,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             reg(op.results.at(0)) = std::move(r);
         } else if (n == "pipeline.read" || n == "pipeline.scatter") {
             const Reg& view = reg(op.operands.at(0));
+            if (!view.strides.empty()) g.fail_at(op, -1, "a pipeline over a strided view is not executed by the emulator (records are moved dense)");
             const Reg& grp = reg(op.operands.at(1));
             const auto [tile, elem] = tile_of(op.result_types.empty() ? (*root.values)[static_cast<size_t>(op.results[0])].type : op.result_types[0], op);
             Flow f;
@@ -1236,6 +1303,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
         } else if (n == "pipeline.write") {
             const Flow& f = flows.at(static_cast<size_t>(reg(op.operands.at(0)).flow));
             const Reg& view = reg(op.operands.at(1));
+            if (!view.strides.empty()) g.fail_at(op, -1, "a pipeline over a strided view is not executed by the emulator (records are moved dense)");
             const Type& ft = op.operand_types.empty() ? (*root.values)[static_cast<size_t>(op.operands[0])].type : op.operand_types[0];
             const auto [tile, elem] = tile_of(ft, op);
             const int64_t recs = records_of(op, view, tile);
