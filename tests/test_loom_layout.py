@@ -311,3 +311,126 @@ def test_strides_must_match_the_rank():
     src = TRANSPOSE.replace("VIEWLAYOUT", "#encoding.layout.strided<strides=[1, 8, 32]>").replace("LAYOUT", "")
     with pytest.raises(hx.ExecutionError, match=r"a layout of 3 strides for a rank-2 view"):
         run(src, "transpose", [np.zeros(32, np.float32), np.zeros(32, np.float32)])
+
+
+# --- footprints of workgroup-dependent views and of views made in callees (item 4) ----------------
+
+# Each workgroup of 64 work-items views its own 256-byte block of x and y: the view's byte offset
+# is the workgroup id times 256, so the footprint is the last block's end, n * 256 bytes.
+BLOCKS = """
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+kernel.def target(@gpu) @blocks(%n: index) {
+  %one = index.constant 1 : index
+  %c64 = index.constant 64 : index
+  kernel.launch.config workgroups(%n, %one, %one) workgroup_size(%c64, %one, %one) : index
+} launch(%n: index, %x: buffer, %y: buffer) {
+  %g = kernel.workgroup.id<x> : index
+  %i = kernel.workitem.id<x> : index
+  %c256 = index.constant 256 : index
+  %b = index.mul %g, %c256 : index
+  %off = index.cast %b : index to offset
+  %xv = buffer.view %x[%off] : buffer -> view<64xf32>
+  %yv = buffer.view %y[%off] : buffer -> view<64xf32>
+  %v = view.load %xv[%i] : view<64xf32> -> f32
+  %two = scalar.constant 2.0 : f32
+  %w = scalar.mulf %v, %two : f32
+  view.store %w, %yv[%i] : f32, view<64xf32>
+  kernel.return
+}
+"""
+
+
+@settings(max_examples=4, deadline=None)
+@given(n=st.integers(1, 9))
+def test_workgroup_dependent_view_offset_footprint_and_run(n):
+    art = loom.compile(BLOCKS, "blocks", target=GPU)
+    c = art.contract_for(n=n)
+    assert [(b.bytes, b.access) for b in c.bindings] == [(256 * n, hx.Access.READ), (256 * n, hx.Access.WRITE)]
+    x = np.random.default_rng(n).standard_normal(64 * n).astype(np.float32)
+    got = run_public(art, n, 64, c, [x], 256 * n).view(np.float32)
+    assert np.array_equal(got, x * np.float32(2))
+
+
+# The views are made in a called function, from its arguments: the footprint follows the call.
+CALLEE = """
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+func.def @scale_row(%x: buffer, %y: buffer, %row: index, %cols: index, %i: index) {
+  %c4 = index.constant 4 : index
+  %rb = index.mul %row, %cols : index
+  %b = index.mul %rb, %c4 : index
+  %off = index.cast %b : index to offset
+  %xv = buffer.view %x[%off] : buffer -> view<[%cols]xf32>
+  %yv = buffer.view %y[%off] : buffer -> view<[%cols]xf32>
+  %in = index.cmp ult, %i, %cols : index
+  scf.if %in {
+    %v = view.load %xv[%i] : view<[%cols]xf32> -> f32
+    %w = scalar.addf %v, %v : f32
+    view.store %w, %yv[%i] : f32, view<[%cols]xf32>
+  }
+  func.return
+}
+kernel.def target(@gpu) @rows(%rows: index) {
+  %one = index.constant 1 : index
+  %c32 = index.constant 32 : index
+  kernel.launch.config workgroups(%rows, %one, %one) workgroup_size(%c32, %one, %one) : index
+} launch(%rows: index, %cols: index, %x: buffer, %y: buffer) {
+  %g = kernel.workgroup.id<x> : index
+  %i = kernel.workitem.id<x> : index
+  func.call @scale_row(%x, %y, %g, %cols, %i) : (buffer, buffer, index, index, index) -> ()
+  kernel.return
+}
+"""
+
+
+@settings(max_examples=4, deadline=None)
+@given(rows=st.integers(1, 6), cols=st.integers(1, 32))
+def test_view_made_in_a_callee_footprint_and_run(rows, cols):
+    art = loom.compile(CALLEE, "rows", target=GPU)
+    c = art.contract_for(rows=rows, cols=cols)
+    assert [b.bytes for b in c.bindings] == [4 * rows * cols, 4 * rows * cols]
+    x = np.random.default_rng(rows * 100 + cols).standard_normal(rows * cols).astype(np.float32)
+    got = run_public(art, rows, 32, c, [x], 4 * rows * cols).view(np.float32)
+    assert np.array_equal(got, x + x)
+
+
+# The block each work-item views comes from a table in memory: no range for the offset, so the
+# binding's own span bounds it; contract_for says so, a hand-written contract loads and runs.
+TABLE = """
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+kernel.def target(@gpu) @gather() {
+  %one = index.constant 1 : index
+  %c4 = index.constant 4 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%c4, %one, %one) : index
+} launch(%table: buffer, %x: buffer, %y: buffer) {
+  %z = index.constant 0 : offset
+  %i = kernel.workitem.id<x> : index
+  %c0 = index.constant 0 : index
+  %tv = buffer.view %table[%z] : buffer -> view<4xi32>
+  %t = view.load %tv[%i] : view<4xi32> -> i32
+  %ti = index.cast %t : i32 to index
+  %c16 = index.constant 16 : index
+  %b = index.mul %ti, %c16 : index
+  %off = index.cast %b : index to offset
+  %xv = buffer.view %x[%off] : buffer -> view<4xf32>
+  %v = vector.load %xv[%c0] : view<4xf32> -> vector<4xf32>
+  %yv = buffer.view %y[%z] : buffer -> view<4x4xf32>
+  vector.store %v, %yv[%i, %c0] : vector<4xf32>, view<4x4xf32>
+  kernel.return
+}
+"""
+
+
+def test_an_unbounded_view_offset_needs_a_hand_written_contract():
+    art = loom.compile(TABLE, "gather", target=GPU)
+    with pytest.raises(ValueError, match=r"contract_for: the extent of binding 1 \(%x\) of @gather .* cannot bound"):
+        art.contract_for()
+    table = np.array([3, 0, 2, 1], np.int32)
+    x = np.arange(16, dtype=np.float32)
+    R, W = hx.Access.READ, hx.Access.WRITE
+    c = hx.KernelContract([hx.BindingContract(16, 4, R), hx.BindingContract(64, 4, R), hx.BindingContract(64, 4, W)], b"")
+    got = run_public(art, 1, 4, c, [table, x], 64).view(np.float32).reshape(4, 4)
+    assert np.array_equal(got, x.reshape(4, 4)[table])
+    # The table binding's own extent is still derived, and still checked.
+    small = hx.KernelContract([hx.BindingContract(8, 4, R)] + list(c.bindings[1:]), b"")
+    with pytest.raises(hx.ContractError, match="does not cover"):
+        hx.Runtime().load_gpu_kernel(art, 1, 4, small)

@@ -545,6 +545,13 @@ private:
 
     std::optional<int64_t> eval_static(ValueId v) const { return eval_value(v, nullptr, nullptr); }
 
+    // Note [Footprint ranges]: the launch the device scalars give (their
+    // names match the workload's), and a value's range over it in the
+    // function context `ctx` (an FpCtx).
+    std::optional<LaunchConfig> launch_from_constants(const std::vector<uint8_t>& constants) const;
+    std::optional<std::pair<int64_t, int64_t>> range_of(const void* ctx, ValueId v, const std::vector<uint8_t>& constants,
+                                                        const LaunchConfig* lc, std::string* needs, int depth) const;
+
     // The element strides of view type `t`'s layout when the planner knows
     // them (static strides, or an encoding.layout.strided value of known
     // entries); nullopt otherwise.
@@ -680,6 +687,141 @@ LaunchConfig LoomProgram::launch_config(const std::vector<uint64_t>& bits) const
     return lc;
 }
 
+// Note [Footprint ranges]
+//   A binding's footprint is the furthest byte any view of it reaches over
+//   the whole launch. A view's byte offset and extents are evaluated as
+//   ranges: constants, config values and device scalars are exact; the
+//   coordinates range over the launch the constants give (workgroup ids over
+//   [0, workgroups), work-item ids over [0, workgroup_size), ...); index
+//   arithmetic combines the ranges. Views made in called functions count too:
+//   a callee's argument evaluates as the call's operand in the caller. The
+//   footprint is then max(offset) + the view's span. A view whose offset or
+//   extent has no range here (a loop variable, a loaded value, a launch the
+//   constants do not fix) marks the footprint `bounded`: the binding's own
+//   span bounds the accesses (the interpreter checks every access against
+//   it), so contract_for cannot state the extent, and load_gpu_kernel accepts
+//   a hand-written contract for it.
+
+namespace {
+
+struct FpCtx {
+    const Op* fn = nullptr;         // whose body holds the values
+    std::map<ValueId, Def> defs;
+    const Region* body = nullptr;
+    const FpCtx* caller = nullptr;  // nullptr: the root
+    const Op* call = nullptr;       // the call in the caller
+};
+
+using Range = std::optional<std::pair<int64_t, int64_t>>;
+
+int axis_of(const Op& op) {
+    const std::string a = op.params.empty() ? "x" : op.params[0];
+    return a == "y" ? 1 : a == "z" ? 2 : 0;
+}
+
+}  // namespace
+
+std::optional<LaunchConfig> LoomProgram::launch_from_constants(const std::vector<uint8_t>& constants) const {
+    if (!gpu_) return std::nullopt;
+    std::vector<uint64_t> bits;
+    for (const Param& w : wparams_) {
+        const Param* match = nullptr;
+        for (const Param& d : dparams_)
+            if (!d.is_buffer && d.name == w.name && d.type == w.type) match = &d;
+        if (!match || match->byte_offset + match->byte_length > constants.size() || match->byte_length > 8) return std::nullopt;
+        uint64_t v = 0;
+        std::memcpy(&v, constants.data() + match->byte_offset, match->byte_length);
+        const int nbits = static_cast<int>(match->byte_length * 8);
+        if (nbits < 64 && (w.type == ScalarKind::Index || scalar_is_int(w.type)) && (v >> (nbits - 1)) & 1) v |= ~uint64_t{0} << nbits;
+        bits.push_back(v);
+    }
+    try {
+        return launch_config(bits);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<std::pair<int64_t, int64_t>> LoomProgram::range_of(const void* ctx, ValueId v, const std::vector<uint8_t>& constants,
+                                                                 const LaunchConfig* lc, std::string* needs, int depth) const {
+    const FpCtx& c = *static_cast<const FpCtx*>(ctx);
+    if (depth > 64) return std::nullopt;
+    if (!c.caller) {
+        std::string miss;
+        if (auto x = eval_value(v, &constants, &miss)) return std::make_pair(*x, *x);
+        if (!miss.empty() && needs) *needs = miss;
+    }
+    for (size_t k = 0; k < c.body->args.size(); ++k)
+        if (c.body->args[k] == v) {
+            if (!c.caller || k >= c.call->operands.size()) return std::nullopt;
+            return range_of(c.caller, c.call->operands[k], constants, lc, needs, depth + 1);
+        }
+    auto it = c.defs.find(v);
+    if (it == c.defs.end()) return std::nullopt;
+    const Op& op = *it->second.op;
+    const std::string& n = op.name;
+    auto arg = [&](size_t k) -> Range {
+        if (k >= op.operands.size()) return std::nullopt;
+        return range_of(ctx, op.operands[k], constants, lc, needs, depth + 1);
+    };
+    auto exact = [](int64_t x) { return std::make_pair(x, x); };
+    if (n == "index.constant" || n == "scalar.constant") {
+        const Attr* a = op.attr("value");
+        return exact(a ? a->i : 0);
+    }
+    if (n == "config.get") {
+        auto cf = spec_.config.find(op.callee);
+        if (cf == spec_.config.end()) return std::nullopt;
+        return exact(cf->second.i);
+    }
+    if (n == "index.assume" || n == "scalar.assume") return arg(it->second.result);
+    if (n == "index.cast" || n == "scalar.extsi" || n == "scalar.extui" || n == "scalar.trunci") return arg(0);
+    if (lc && n.rfind("kernel.", 0) == 0) {
+        const int d = axis_of(op);
+        const int64_t wg = lc->workgroups[static_cast<size_t>(d)], ws = lc->workgroup_size[static_cast<size_t>(d)];
+        if (n == "kernel.workgroup.id") return std::make_pair(int64_t{0}, wg - 1);
+        if (n == "kernel.workitem.id") return std::make_pair(int64_t{0}, ws - 1);
+        if (n == "kernel.workgroup.size") return exact(ws);
+        if (n == "kernel.workgroup.count") return exact(wg);
+        if (n == "kernel.workitem.dispatch.id") return std::make_pair(int64_t{0}, wg * ws - 1);
+        return std::nullopt;
+    }
+    const Range a = arg(0), b = arg(1);
+    if (!a || !b) return std::nullopt;
+    const auto [alo, ahi] = *a;
+    const auto [blo, bhi] = *b;
+    int64_t r[4];
+    if (n == "index.add") {
+        if (__builtin_add_overflow(alo, blo, &r[0]) || __builtin_add_overflow(ahi, bhi, &r[1])) return std::nullopt;
+        return std::make_pair(r[0], r[1]);
+    }
+    if (n == "index.sub") {
+        if (__builtin_sub_overflow(alo, bhi, &r[0]) || __builtin_sub_overflow(ahi, blo, &r[1])) return std::nullopt;
+        return std::make_pair(r[0], r[1]);
+    }
+    auto corners = [&](auto f) -> Range {
+        const int64_t xs[2] = {alo, ahi}, ys[2] = {blo, bhi};
+        for (int i = 0; i < 4; ++i)
+            if (!f(xs[i / 2], ys[i % 2], &r[i])) return std::nullopt;
+        return std::make_pair(*std::min_element(r, r + 4), *std::max_element(r, r + 4));
+    };
+    if (n == "index.mul" || n == "index.scale")
+        return corners([](int64_t x, int64_t y, int64_t* o) { return !__builtin_mul_overflow(x, y, o); });
+    if (n == "index.madd") {
+        const Range m = corners([](int64_t x, int64_t y, int64_t* o) { return !__builtin_mul_overflow(x, y, o); });
+        const Range cc = arg(2);
+        if (!m || !cc || __builtin_add_overflow(m->first, cc->first, &r[0]) || __builtin_add_overflow(m->second, cc->second, &r[1])) return std::nullopt;
+        return std::make_pair(r[0], r[1]);
+    }
+    if (n == "index.min") return std::make_pair(std::min(alo, blo), std::min(ahi, bhi));
+    if (n == "index.max") return std::make_pair(std::max(alo, blo), std::max(ahi, bhi));
+    // Division by a positive constant is monotone; a remainder of a
+    // non-negative range stays below the divisor.
+    if (n == "index.div" && blo == bhi && blo > 0) return std::make_pair(alo / blo, ahi / blo);
+    if (n == "index.rem" && blo == bhi && blo > 0 && alo >= 0) return ahi < blo ? std::make_pair(alo, ahi) : std::make_pair(int64_t{0}, blo - 1);
+    return std::nullopt;
+}
+
 std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& constants) const {
     const Op& root = *spec_.root;
     const Region& body = root.regions[gpu_ ? 1 : 0];
@@ -690,89 +832,128 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
         const Attr* sa = root.attr("spec_args");
         skip = sa ? static_cast<size_t>(sa->i) : 0;
     }
-    std::vector<const Op*> all;
-    std::map<ValueId, Def> dummy;
-    collect_defs(body, dummy, all);
+    const std::optional<LaunchConfig> launch = launch_from_constants(constants);
+    const LaunchConfig* lc = launch ? &*launch : nullptr;
     const int ib = spec_.facts.index_bits == 0 ? 32 : spec_.facts.index_bits;
+    FpCtx rootc;
+    rootc.fn = &root;
+    rootc.body = &body;
+    {
+        std::vector<const Op*> ignored;
+        collect_defs(body, rootc.defs, ignored);
+    }
     for (size_t k = skip; k < body.args.size(); ++k) {
         const Param& p = dparams_[k - skip];
         if (!p.is_buffer) continue;
         Footprint f;
         uint8_t access = 0;
-        std::set<ValueId> bufs{body.args[k]}, views;
-        // Buffer aliases (buffer.assume.*) and the views on them.
-        for (const Op* op : all) {
-            if (op->name.rfind("buffer.assume.", 0) == 0) {
-                for (size_t q = 0; q < op->operands.size() && q < op->results.size(); ++q)
-                    if (bufs.count(op->operands[q])) {
-                        bufs.insert(op->results[q]);
-                        if (op->name == "buffer.assume.alignment") {
-                            const Attr* a = op->attr("minimum_alignment");
-                            if (a) f.alignment = std::max<uint64_t>(f.alignment, static_cast<uint64_t>(a->i));
+        // One function's part of the walk (Note [Footprint ranges]): `bufs`
+        // are the binding's buffer values in `c`'s function.
+        std::function<void(const FpCtx&, std::set<ValueId>, int)> walk = [&](const FpCtx& c, std::set<ValueId> bufs, int depth) {
+            std::vector<const Op*> all;
+            {
+                std::map<ValueId, Def> ignored;
+                collect_defs(*c.body, ignored, all);
+            }
+            const auto& values = *c.fn->values;
+            std::set<ValueId> views;
+            for (const Op* op : all) {
+                if (op->name.rfind("buffer.assume.", 0) == 0) {
+                    for (size_t q = 0; q < op->operands.size() && q < op->results.size(); ++q)
+                        if (bufs.count(op->operands[q])) {
+                            bufs.insert(op->results[q]);
+                            if (op->name == "buffer.assume.alignment") {
+                                const Attr* a = op->attr("minimum_alignment");
+                                if (a) f.alignment = std::max<uint64_t>(f.alignment, static_cast<uint64_t>(a->i));
+                            }
+                        }
+                } else if (op->name == "buffer.view" && !op->operands.empty() && bufs.count(op->operands[0])) {
+                    f.used = true;
+                    views.insert(op->results[0]);
+                    const Type& t = op->result_types.empty() ? values[static_cast<size_t>(op->results[0])].type : op->result_types[0];
+                    std::string needs;
+                    Range off = std::make_pair(int64_t{0}, int64_t{0});
+                    if (!op->indices.empty())
+                        off = op->indices[0].is_value() ? range_of(&c, op->indices[0].value, constants, lc, &needs, 0)
+                                                        : Range(std::make_pair(op->indices[0].constant, op->indices[0].constant));
+                    bool known = off.has_value() && off->first >= 0;
+                    std::vector<int64_t> extents;
+                    for (const Dim& d : t.dims) {
+                        if (!d.is_dynamic()) {
+                            extents.push_back(d.extent);
+                            continue;
+                        }
+                        const Range e = range_of(&c, d.value, constants, lc, &needs, 0);
+                        if (!e) known = false;
+                        else extents.push_back(std::max<int64_t>(e->second, 0));
+                    }
+                    int64_t elems = 1;
+                    for (int64_t e : extents) elems *= e;
+                    // A strided view spans 1 + sum((dim - 1) * stride) elements (Note [View layouts]).
+                    if (known && t.layout_form != Type::Layout::Dense && elems > 0) {
+                        std::optional<std::vector<int64_t>> st;
+                        if (!c.caller) st = layout_strides(t, constants, needs);
+                        else if (t.layout_form == Type::Layout::Strided) st = t.layout_strides;
+                        if (!st || st->size() != extents.size()) known = false;
+                        else {
+                            elems = 1;
+                            for (size_t d = 0; d < extents.size(); ++d) elems += (extents[d] - 1) * (*st)[d];
                         }
                     }
-            } else if (op->name == "buffer.view" && !op->operands.empty() && bufs.count(op->operands[0])) {
-                f.used = true;
-                views.insert(op->results[0]);
-                const Type& t = op->result_types.empty() ? (*root.values)[static_cast<size_t>(op->results[0])].type : op->result_types[0];
-                std::string needs;
-                std::optional<int64_t> off = 0;
-                if (!op->indices.empty()) off = op->indices[0].is_value() ? eval_value(op->indices[0].value, &constants, &needs) : op->indices[0].constant;
-                int64_t elems = 1;
-                bool known = off.has_value();
-                std::vector<int64_t> extents;
-                for (const Dim& d : t.dims) {
-                    if (!d.is_dynamic()) {
-                        elems *= d.extent;
-                        extents.push_back(d.extent);
+                    if (!known) {
+                        if (!needs.empty() && !c.caller)
+                            fail(ErrorKind::Message, who + ": the extent of binding %" + p.name + " (" + t.spelling + ") needs the device scalar %" + needs +
+                                                         ", which the constants do not hold");
+                        f.bounded = true;
+                        f.layout = t.spelling.empty() ? "view" : t.spelling;
                         continue;
                     }
-                    const auto e = eval_value(d.value, &constants, &needs);
-                    if (!e) known = false;
-                    else elems *= *e, extents.push_back(*e);
-                }
-                // A strided view spans 1 + sum((dim - 1) * stride) elements (Note [View layouts]).
-                if (known && t.layout_form != Type::Layout::Dense && elems > 0) {
-                    std::optional<std::vector<int64_t>> st = layout_strides(t, constants, needs);
-                    if (!st || st->size() != extents.size()) known = false;
-                    else {
-                        elems = 1;
-                        for (size_t d = 0; d < extents.size(); ++d) elems += (extents[d] - 1) * (*st)[d];
+                    const uint64_t bytes = static_cast<uint64_t>(off->second) + static_cast<uint64_t>(elems) * static_cast<uint64_t>(interp::elem_bytes(t.elem, ib));
+                    f.bytes = std::max(f.bytes, bytes);
+                    if (f.layout.empty()) f.layout = t.spelling;
+                } else if (const Op* callee = call_target(spec_, *op); callee && op->name != "pipeline.stage" && op->name != "pipeline.reduce") {
+                    std::set<ValueId> passed;
+                    const Region* cb = has_body(callee) && !callee->regions.empty() ? &callee->regions[0] : nullptr;
+                    for (size_t q = 0; q < op->operands.size(); ++q)
+                        if (bufs.count(op->operands[q])) {
+                            access |= 3;  // passed on: may do anything
+                            f.used = true;
+                            if (cb && q < cb->args.size()) passed.insert(cb->args[q]);
+                            else f.bounded = true;
+                        }
+                    if (!passed.empty() && depth < kMaxNesting) {
+                        FpCtx cc;
+                        cc.fn = callee;
+                        cc.body = cb;
+                        cc.caller = &c;
+                        cc.call = op;
+                        std::vector<const Op*> ignored;
+                        collect_defs(*cb, cc.defs, ignored);
+                        walk(cc, passed, depth + 1);
+                    } else if (!passed.empty()) {
+                        f.bounded = true;
                     }
                 }
-                if (!known) {
-                    if (!needs.empty())
-                        fail(ErrorKind::Message, who + ": the extent of binding %" + p.name + " (" + t.spelling + ") needs the device scalar %" + needs +
-                                                     ", which the constants do not hold");
-                    f.layout = t.spelling.empty() ? "view" : t.spelling;
-                    continue;
-                }
-                const uint64_t bytes = static_cast<uint64_t>(*off) + static_cast<uint64_t>(elems) * static_cast<uint64_t>(interp::elem_bytes(t.elem, ib));
-                f.bytes = std::max(f.bytes, bytes);
-                if (f.layout.empty()) f.layout = t.spelling;
             }
-        }
-        // Subviews and refinements of those views reach the same bytes (ops are in
-        // definition order, so one pass sees each parent before its children).
-        for (const Op* op : all)
-            if ((op->name == "view.subview" || op->name == "view.refine") && !op->operands.empty() && views.count(op->operands[0]))
-                views.insert(op->results[0]);
-        for (const Op* op : all) {
-            bool uses = false;
-            for (ValueId v : op->operands)
-                if (views.count(v)) uses = true;
-            if (!uses) continue;
-            const std::string& n = op->name;
-            if (n == "view.subview" || n == "view.refine") continue;
-            if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask") access |= 1;
-            else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask") access |= 2;
-            else if (n == "view.atomic.rmw" || n == "view.atomic.cmpxchg" || n == "view.atomic.reduce") access |= 3;
-            else access |= 3;  // passed on (calls): may do anything
-        }
-        for (const Op* op : all)
-            if (op->name == "func.call" || op->name == "template.apply" || op->name == "template.call")
+            // Subviews and refinements of those views reach the same bytes (ops are in
+            // definition order, so one pass sees each parent before its children).
+            for (const Op* op : all)
+                if ((op->name == "view.subview" || op->name == "view.refine") && !op->operands.empty() && views.count(op->operands[0]))
+                    views.insert(op->results[0]);
+            for (const Op* op : all) {
+                bool uses = false;
                 for (ValueId v : op->operands)
-                    if (bufs.count(v)) access |= 3, f.used = true;
+                    if (views.count(v)) uses = true;
+                if (!uses) continue;
+                const std::string& n = op->name;
+                if (n == "view.subview" || n == "view.refine") continue;
+                if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask") access |= 1;
+                else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask") access |= 2;
+                else if (n == "view.atomic.rmw" || n == "view.atomic.cmpxchg" || n == "view.atomic.reduce") access |= 3;
+                else access |= 3;  // passed on (calls): may do anything
+            }
+        };
+        walk(rootc, {body.args[k]}, 0);
         f.access = access == 2 ? Access::Write : access == 3 ? Access::ReadWrite : Access::Read;
         out.push_back(f);
     }
