@@ -22,6 +22,8 @@
 //     range      `[%lo to %hi step %s]`                     → operands
 //     str?       an optional string                         → attrs["message"]
 //     indices    a `[...]` index list (static and SSA entries)   → indices
+//     cclauses   check-dialect clauses `word(v[, v | to v]...)` and bare words
+//                (Note [Check cases])                     → attrs[word], operands
 //     kw:WORD    the keyword WORD
 #include <algorithm>
 #include <cmath>
@@ -201,6 +203,27 @@ std::vector<OpRule> build_rules() {
     add("template.call", "callee args types", kAny, kAny);
     add("template.return", "ops? types?", kAny, 0);
     add("low.invoke", "callee args types", kAny, kAny);
+
+    // The check dialect's case-body ops (Note [Check cases]): clause values
+    // land in attrs[clause], SSA ones also in operands.
+    add("check.return", "", 0, 0);
+    add("check.requires", "dict", 0, 0, R::None);
+    add("check.skip_if", "dict cclauses", 0, 0, R::None);
+    for (const char* n : {"check.param.range", "check.param.choice", "check.param.seed", "check.literal",
+                          "check.generate.iota", "check.generate.fill", "check.file.read.npy"})
+        add(n, "cclauses types", 0, 1, R::ResultOnly);
+    add("check.generate.random.uniform", "cclauses types", 1, 1, R::ResultOnly);
+    add("check.file.write.npy", "cclauses types", 1, 0, R::None);
+    add("check.tensor.view", "ops cclauses types", 1, 1, R::None);
+    add("check.oracle.call", "dict cclauses types", kAny, kAny, R::None);
+    for (const char* n : {"check.expect.equal", "check.expect.bitwise", "check.expect.close"})
+        add(n, "cclauses types", 2, 0, R::None);
+    add("check.expect.shape", "cclauses types", kAny, 0, R::None);
+    add("check.expect", "cclauses dict types", 2, 0, R::None);
+    add("check.expect.event", "dict", 0, 0, R::None);
+    // `kernel.launch @k[%w...](%a...) : [W...](A...)`: own routine
+    // (parse_launch); operands {workloads..., args...}, attrs["workload_count"].
+    add("kernel.launch", "", kAny, 0, R::None);
     return r;
 }
 
@@ -219,6 +242,7 @@ const std::unordered_set<std::string_view>& structural_ops() {
         "kernel.def",    "kernel.decl",    "func.def",      "func.decl",     "pipeline.def",
         "template.decl", "template.def",   "config.decl",   "config.def",    "amdgpu.target",
         "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",
+        "check.case",    "check.benchmark",
         "scf.if",        "scf.while",      "scf.switch"};
     return s;
 }
@@ -250,7 +274,8 @@ bool is_function_like(std::string_view op) {
 
 bool is_symbol_op(std::string_view op) {
     return is_function_like(op) || op == "config.decl" || op == "config.def" || op == "amdgpu.target" ||
-           op == "aie2p.target" || op == "target.generic" || op == "target.decl" || op == "low.func.def";
+           op == "aie2p.target" || op == "target.generic" || op == "target.decl" || op == "low.func.def" ||
+           op == "check.case" || op == "check.benchmark";
 }
 
 const char* symbol_kind(std::string_view op) {
@@ -260,6 +285,7 @@ const char* symbol_kind(std::string_view op) {
     if (op.rfind("config.", 0) == 0) return "config";
     if (op.rfind("template.", 0) == 0) return "template";
     if (op == "low.func.def") return "low";
+    if (op.rfind("check.", 0) == 0) return "check";
     return "target";
 }
 
@@ -313,7 +339,7 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw, Indices } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, Indices, CheckClauses } kind;
     std::string word;
 };
 
@@ -326,7 +352,8 @@ const std::vector<Step>& program_of(const OpRule& rule) {
             {"types", Step::Types},   {"types?", Step::OptTypes},   {"callee", Step::Callee},
             {"args", Step::Args},     {"shape", Step::Shape},       {"using-dict", Step::UsingDict},
             {"clauses", Step::Clauses}, {"clauseops", Step::ClauseOps}, {"hash", Step::Hash},
-            {"range", Step::Range},   {"str?", Step::OptStr},       {"indices", Step::Indices}};
+            {"range", Step::Range},   {"str?", Step::OptStr},       {"indices", Step::Indices},
+            {"cclauses", Step::CheckClauses}};
         for (auto& [name, rule] : rule_table()) {
             std::vector<Step> prog;
             std::string_view f = rule.format;
@@ -987,6 +1014,7 @@ private:
                     break;
                 case Step::Kw: expect_word(s.word); break;
                 case Step::Indices: parse_index_list(op.indices); break;
+                case Step::CheckClauses: parse_check_clauses(op); break;
             }
         }
     }
@@ -1031,6 +1059,7 @@ private:
         else if (op.name == "scf.while") parse_while(op);
         else if (op.name == "scf.switch") parse_switch(op);
         else if (op.name == "pipeline.reduce") parse_reduce(op);
+        else if (op.name == "kernel.launch") parse_launch(op);
         else {
             const OpRule* rule = find_rule(op.name);
             if (!rule)
@@ -1121,6 +1150,72 @@ private:
         parse_type_list(op.operand_types);
         expect('A');
         parse_type_list(op.result_types);
+    }
+    // Note [Check cases]
+    //   `check.case [public] @name { ... check.return }` is a test harness: a
+    //   flat SSA program of check.* ops (parameters, generators, expectations),
+    //   index/scalar arithmetic and kernel.launch. The parser keeps it as a
+    //   symbol op with one region; the emulator never plans it (it is not a
+    //   kernel or pipeline), and hrxarray.loom.check() runs it. Clause values
+    //   go to attrs[clause]: one value as itself, several (or `a to b`) as a
+    //   List; SSA values also join the operands in order. A bare word (the
+    //   sampling policy of check.param.range) is attrs[word] = Unit.
+    //   `check.benchmark<@case> [@name] [{attrs}]` names a case to time.
+    void parse_check_clauses(Op& op) {
+        while (peek().kind == Tok::Ident && peek().text.find('.') == std::string::npos) {
+            Token word = take();
+            Attr a;
+            a.loc = word.loc;
+            if (!lex_.adjacent('(')) {
+                op.attrs[word.text] = a;
+                continue;
+            }
+            take();
+            std::vector<Attr> items;
+            if (!accept(')')) {
+                do {
+                    Attr v = parse_attr_value(1);
+                    if (v.kind == Attr::Kind::Value) op.operands.push_back(v.value);
+                    if (v.kind == Attr::Kind::Symbol && word.text == "callee") op.callee = v.s;
+                    items.push_back(std::move(v));
+                } while (accept(',') || accept_word("to"));
+                expect(')');
+            }
+            if (items.size() == 1) {
+                a = items[0];
+            } else {
+                a.kind = Attr::Kind::List;
+                a.list = std::make_shared<AttrList>(std::move(items));
+            }
+            if (op.attrs.count(word.text)) d_.error("PARSE/020", "duplicate clause '" + word.text + "'", word.loc);
+            op.attrs[word.text] = a;
+        }
+    }
+    void parse_launch(Op& op) {
+        op.callee = expect_kind(Tok::Symbol, "symbol").text;
+        expect('[');
+        if (!accept(']')) {
+            parse_operands(op, false);
+            expect(']');
+        }
+        Attr count;
+        count.kind = Attr::Kind::Int;
+        count.i = static_cast<int64_t>(op.operands.size());
+        count.loc = op.loc;
+        op.attrs["workload_count"] = count;
+        expect('(');
+        if (!accept(')')) {
+            parse_operands(op, false);
+            expect(')');
+        }
+        expect(':');
+        expect('[');
+        if (!accept(']')) {
+            do op.operand_types.push_back(parse_type());
+            while (accept(','));
+            expect(']');
+        }
+        parse_type_list(op.operand_types);
     }
     void push_scope() { scopes_.emplace_back(); }
     void pop_scope() { scopes_.pop_back(); }
@@ -1390,6 +1485,16 @@ private:
                 op.operand_types = std::move(arg_types);
             }
             op.regions.push_back(std::move(body));
+        } else if (n == "check.case") {
+            parse_clauses(op);
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            Region body;
+            parse_region(body);
+            op.regions.push_back(std::move(body));
+        } else if (n == "check.benchmark") {
+            // `check.benchmark<@case> [@name] [{attrs}]`: the case is params[0].
+            if (peek().kind == Tok::Symbol) op.symbol = take().text;
+            if (peek().is('{')) parse_dict(op.attrs, 0);
         } else if (n == "low.func.def") {
             parse_clauses(op, {"asm"});
             op.symbol = expect_kind(Tok::Symbol, "symbol").text;

@@ -81,7 +81,7 @@ private:
             const bool is_term = op.name == "kernel.return" || op.name == "func.return" ||
                                  op.name == "pipeline.return" || op.name == "template.return" ||
                                  op.name == "scf.yield" || op.name == "scf.condition" ||
-                                 op.name == "kernel.launch.config";
+                                 op.name == "kernel.launch.config" || op.name == "check.return";
             if (is_term && (!term || op.name != term || !last))
                 err("STRUCTURE/014",
                     "'" + op.name + "' cannot appear here" +
@@ -142,6 +142,13 @@ private:
             const char* term = n == "func.def" ? "func.return" : "template.return";
             if (!op.regions.empty()) region(op.regions[0], op, term, &op.result_types, false);
             if (n == "template.def") template_signature(op);
+        } else if (n == "check.case") {
+            if (!op.regions.empty()) region(op.regions[0], op, "check.return", nullptr, false);
+        } else if (n == "check.benchmark") {
+            const std::string cs = op.params.empty() ? "" : op.params[0].substr(op.params[0].rfind('@', 0) == 0 ? 1 : 0);
+            const Op* c = symbol(cs);
+            if (!c || c->name != "check.case")
+                err("SYMBOL/001", "'check.benchmark' names '@" + cs + "', which is not a check.case in the module", op.loc);
         } else if (n == "pipeline.def") {
             if (!op.regions.empty()) {
                 const Region& body = op.regions[0];
@@ -322,6 +329,22 @@ private:
         if (n == "func.call" || n == "template.call" || n == "low.invoke") call(op);
         if (n == "pipeline.stage") stage(op);
         if (n == "pipeline.reduce") reduce(op);
+        if (n == "kernel.launch") {
+            const Op* k = symbol(op.callee);
+            if (!k || (k->name != "kernel.def" && k->name != "kernel.decl")) {
+                err("SYMBOL/001", "'kernel.launch' names '@" + op.callee + "', which is not a kernel in the module", op.loc);
+            } else if (k->name == "kernel.def" && k->regions.size() == 2) {
+                const Attr* wc = op.attr("workload_count");
+                const size_t w = wc ? static_cast<size_t>(wc->i) : 0;
+                if (w != k->regions[0].args.size() || op.operands.size() - w != k->regions[1].args.size())
+                    err("STRUCTURE/013",
+                        "'kernel.launch @" + op.callee + "' passes " + std::to_string(w) + " workload value(s) and " +
+                            std::to_string(op.operands.size() - w) + " argument(s); the kernel takes " +
+                            std::to_string(k->regions[0].args.size()) + " and " + std::to_string(k->regions[1].args.size()),
+                        op.loc);
+            }
+        }
+        if (n.rfind("check.", 0) == 0 && n != "check.return") check_clauses(op);
         if (n == "pipeline.fold" || n == "pipeline.buffer") {
             operand_flow(op, 0);
             if (n == "pipeline.buffer" && op.operands.size() == 2) {
@@ -441,6 +464,26 @@ private:
             if (g) operand_must(op, 0, g->kind == TypeKind::Group, "group");
         }
     }
+    // The clauses each check op needs (Note [Check cases] in parser.cpp).
+    void check_clauses(const Op& op) {
+        static const std::map<std::string, std::vector<const char*>> need = {
+            {"check.param.range", {"bounds"}},      {"check.param.choice", {"values"}},
+            {"check.param.seed", {"base", "count"}}, {"check.literal", {"value"}},
+            {"check.generate.iota", {"offset", "step"}}, {"check.generate.fill", {"value"}},
+            {"check.generate.random.uniform", {"seed", "range"}}, {"check.file.read.npy", {"path"}},
+            {"check.file.write.npy", {"value", "path"}}, {"check.tensor.view", {"offset"}},
+            {"check.oracle.call", {"callee", "inputs"}}, {"check.expect.equal", {"actual", "expected"}},
+            {"check.expect.bitwise", {"actual", "expected"}},
+            {"check.expect.close", {"actual", "expected", "atol", "rtol", "nan"}},
+            {"check.expect.shape", {"value", "shape"}}, {"check.expect", {"actual", "expected"}}};
+        auto it = need.find(op.name);
+        if (it == need.end()) return;
+        for (const char* c : it->second)
+            if (!op.attr(c)) err("PARSE/015", "'" + op.name + "' needs its " + c + "(...) clause", op.loc);
+        if (op.name == "check.param.range" && !op.attr("linear") && !op.attr("po2"))
+            err("PARSE/015", "'check.param.range' needs a sampling policy, linear or po2", op.loc);
+    }
+
     static bool fold_kind_ok(const std::string& k) {
         for (const char* c : {"addi", "muli", "minsi", "minui", "maxsi", "maxui", "andi", "ori", "xori", "addf", "mulf",
                               "minimumf", "maximumf", "minnumf", "maxnumf"})
