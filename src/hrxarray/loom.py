@@ -34,6 +34,10 @@ Both run asynchronously as one operation on the runtime's lane (the GPU
 compute lane, the NPU lane) under its hazards, exactly like ``hx.add``; the
 results are DeviceArrays whose values are ready once the kernel ran.
 
+``check(source)`` runs the module's ``check.case`` test harnesses (Loom's
+check dialect) on the emulated GPU and returns a :class:`CheckReport` with one
+result per case (see Note [Running check cases] below).
+
 A runtime created with ``checked=True`` (or with the environment variable
 ``HRXARRAY_CHECKED=1``) runs Loom programs in checked mode: false
 assumptions, broken ``nsw``/``nuw`` promises, index domain errors and races
