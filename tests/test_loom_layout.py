@@ -76,6 +76,8 @@ FORMS = {
     "alias": ("", "#tr"),
     "value": ("%c1 = index.constant 1 : index\n  %s8 = index.constant 8 : index\n"
               "  %lay = encoding.layout.strided [%c1, %s8] : encoding<layout>", "%lay"),
+    "assumed value": ("%s8 = index.constant 8 : index\n  %raw = encoding.layout.strided [1, %s8] : encoding<layout>\n"
+                      "  %lay = encoding.layout.assume.strided %raw {rank = 2} : encoding<layout>", "%lay"),
     "mixed value": ("%s8 = index.constant 8 : index\n  %lay = encoding.layout.strided [1, %s8] : encoding<layout>",
                     "%lay"),
 }
@@ -434,3 +436,36 @@ def test_an_unbounded_view_offset_needs_a_hand_written_contract():
     small = hx.KernelContract([hx.BindingContract(8, 4, R)] + list(c.bindings[1:]), b"")
     with pytest.raises(hx.ContractError, match="does not cover"):
         hx.Runtime().load_gpu_kernel(art, 1, 4, small)
+
+
+MASKED_STRIDED = """
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+kernel.def target(@gpu) @evens(%n: index) {
+  %one = index.constant 1 : index
+  %w = index.constant 4 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%n: index, %x: buffer, %y: buffer) {
+  %z = index.constant 0 : offset
+  %i = kernel.workitem.id<x> : index
+  %eight = index.constant 8 : index
+  %lo = index.mul %i, %eight : index
+  %xv = buffer.view %x[%z] : buffer -> view<[%n]xf32, #encoding.layout.strided<strides=[2]>>
+  %yv = buffer.view %y[%z] : buffer -> view<[%n]xf32>
+  %step = index.constant 1 : index
+  %mask = vector.mask.range [%lo to %n step %step] : index -> vector<8xi1>
+  %pass = vector.constant -1.0 : vector<8xf32>
+  %a = vector.load.mask %xv[%lo], %mask, %pass : view<[%n]xf32, #encoding.layout.strided<strides=[2]>>, vector<8xi1>, vector<8xf32> -> vector<8xf32>
+  vector.store.mask %a, %yv[%lo], %mask : vector<8xf32>, view<[%n]xf32>, vector<8xi1>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 13, 32])
+def test_masked_vector_load_through_a_strided_view(n):
+    art = loom.compile(MASKED_STRIDED, "evens", target=GPU)
+    c = art.contract_for(n=n)
+    assert [b.bytes for b in c.bindings] == [4 * (2 * n - 1), 4 * n]  # 1 + (n - 1) * 2 elements
+    x = np.random.default_rng(n).standard_normal(2 * n - 1).astype(np.float32)
+    got = run_public(art, 1, 4, c, [x], 4 * n).view(np.float32)
+    assert np.array_equal(got, x[::2])

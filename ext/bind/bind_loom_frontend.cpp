@@ -216,7 +216,7 @@ void bind_loom_frontend(nb::module_& parent) {
     nb::class_<PyModule>(m, "Module", "A parsed and verified Loom module.")
         .def_prop_ro("symbols", &symbols_of,
                      "dict of every top-level symbol (without '@') to its kind: 'kernel', 'pipeline',\n"
-                     "'func', 'config', 'target', 'template' or 'low'.")
+                     "'func', 'config', 'target', 'template', 'low' or 'check' (check.case/benchmark).")
         .def_prop_ro("digest", [](const PyModule& p) { return p.module->source_digest; },
                      "Hex SHA-256 of the UTF-8 source.")
         .def_prop_ro("warnings", [](const PyModule& p) { return p.warnings; }, "Warning diagnostics (a list).")
