@@ -204,3 +204,25 @@ def test_a_case_must_end_with_check_return_and_a_benchmark_names_a_case():
         loom.check("check.case @open {\n  %x = check.literal value(1) : i32\n}\n")
     with pytest.raises(loom.LoomError, match="'check.benchmark' names '@missing', which is not a check.case"):
         loom.check("check.benchmark<@missing> @b\n")
+
+
+def test_linear_ranges_and_npy_fixtures(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save("x.npy", np.arange(5, dtype=np.float32) * np.float32(0.5))
+    src = KERNELS + """
+check.case @fixture {
+  %n = check.param.range linear bounds(2 to 8) step(3) name("n") : index
+  %alpha = check.param.range linear bounds(0.0 to 1.0) step(0.5) name("alpha") : f32
+  %x = check.file.read.npy path("x.npy") : tensor<5xf32>
+  %want = check.generate.iota offset(0.0) step(0.5) : tensor<5xf32>
+  check.expect.bitwise actual(%x) expected(%want) : tensor<5xf32>
+  check.file.write.npy value(%x) path("out.npy") mode(always) : tensor<5xf32>
+  check.return
+}
+"""
+    r = loom.check(src)[0]
+    assert r.passed and r.samples == 3 * 3  # n in {2, 5, 8}, alpha in {0, 0.5, 1}
+    assert np.array_equal(np.load("out.npy"), np.load("x.npy"))
+    bad = src.replace("tensor<5xf32>\n  %want", "tensor<4xf32>\n  %want")
+    r = loom.check(bad)[0]
+    assert not r.passed and "x.npy holds float32[5], the case reads tensor<4xf32>" in r.message
