@@ -468,7 +468,7 @@ class function:
 # --- check.case / check.benchmark ----------------------------------------------------------------
 #
 # Note [Running check cases]
-#   A check.case is a flat SSA program (loom.md §4.3). check() runs it in
+#   A check.case is a flat SSA program (Loom's check dialect). check() runs it in
 #   Python, one op at a time, over plain values: index values are ints,
 #   scalars NumPy scalars, tensors NumPy arrays (a tensor is storage: a
 #   kernel.launch writes into the tensors it is given, as the device writes its
