@@ -469,3 +469,40 @@ def test_masked_vector_load_through_a_strided_view(n):
     x = np.random.default_rng(n).standard_normal(2 * n - 1).astype(np.float32)
     got = run_public(art, 1, 4, c, [x], 4 * n).view(np.float32)
     assert np.array_equal(got, x[::2])
+
+
+# A callee makes a pitched view of the binding from its arguments: stride and rows come from the call.
+CALLEE_PITCHED = """
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+func.def @copy_rows(%a: buffer, %out: buffer, %pitch: index, %i: index, %j: index) {
+  %z = index.constant 0 : offset
+  %one = index.constant 1 : index
+  %lay = encoding.layout.strided [%pitch, %one] : encoding<layout>
+  %av = buffer.view %a[%z] : buffer -> view<3x4xi32, %lay>
+  %ov = buffer.view %out[%z] : buffer -> view<3x4xi32>
+  %x = view.load %av[%i, %j] : view<3x4xi32, %lay> -> i32
+  view.store %x, %ov[%i, %j] : i32, view<3x4xi32>
+  func.return
+}
+kernel.def target(@gpu) @rows3() {
+  %one = index.constant 1 : index
+  %c4 = index.constant 4 : index
+  %c3 = index.constant 3 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%c4, %c3, %one) : index
+} launch(%pitch: index, %a: buffer, %out: buffer) {
+  %j = kernel.workitem.id<x> : index
+  %i = kernel.workitem.id<y> : index
+  func.call @copy_rows(%a, %out, %pitch, %i, %j) : (buffer, buffer, index, index, index) -> ()
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("pitch", [4, 9])
+def test_strided_view_made_in_a_callee_footprint_and_run(pitch):
+    art = loom.compile(CALLEE_PITCHED, "rows3", target=GPU)
+    c = art.contract_for(pitch=pitch)
+    assert [b.bytes for b in c.bindings] == [4 * (1 + 2 * pitch + 3), 48]
+    a = np.arange(3 * pitch, dtype=np.int32).reshape(3, pitch)
+    got = run_public(art, 1, (4, 3, 1), c, [a.reshape(-1)[: 2 * pitch + 4]], 48).view(np.int32).reshape(3, 4)
+    assert np.array_equal(got, a[:, :4])

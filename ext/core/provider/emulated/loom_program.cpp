@@ -892,8 +892,22 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
                     // A strided view spans 1 + sum((dim - 1) * stride) elements (Note [View layouts]).
                     if (known && t.layout_form != Type::Layout::Dense && elems > 0) {
                         std::optional<std::vector<int64_t>> st;
-                        if (!c.caller) st = layout_strides(t, constants, needs);
-                        else if (t.layout_form == Type::Layout::Strided) st = t.layout_strides;
+                        if (!c.caller) {
+                            st = layout_strides(t, constants, needs);
+                        } else if (t.layout_form == Type::Layout::Strided) {
+                            st = t.layout_strides;
+                        } else if (auto d = c.defs.find(t.layout_value); d != c.defs.end() && d->second.op->name == "encoding.layout.strided") {
+                            // A callee's layout value: its strides evaluated in the call's context.
+                            st.emplace();
+                            for (const IndexEntry& e : d->second.op->indices) {
+                                const Range r = e.is_value() ? range_of(&c, e.value, constants, lc, &needs, 0) : Range(std::make_pair(e.constant, e.constant));
+                                if (!r || r->first != r->second) {
+                                    st.reset();
+                                    break;
+                                }
+                                st->push_back(r->first);
+                            }
+                        }
                         if (!st || st->size() != extents.size()) known = false;
                         else {
                             elems = 1;
