@@ -225,3 +225,16 @@ def test_reduce_names_a_function():
     src = SPLITK.replace("pipeline.reduce @sum", "pipeline.reduce @nosuch")
     with pytest.raises(hx.loom.LoomError, match=r"'pipeline.reduce' names '@nosuch', which is not a function"):
         hx.loom.compile(src, "splitk", target="xdna", config={"splitk.batch": 1})
+
+
+def test_fold_with_fastmath_flags_runs_in_record_order():
+    a = np.random.default_rng(9).standard_normal((2, 7, 16)).astype(np.float32)
+    out = np.zeros((2, 16), np.float32)
+    run(fold_program("addf, reassoc", "f32"), "fold", [a, out], config={"fold.records": 7})
+    want = np.stack([functools.reduce(np.add, list(a[lane])) for lane in range(2)])
+    assert np.array_equal(out, want)  # record order is one order reassoc permits
+
+
+def test_fold_kind_must_match_the_element_type():
+    with pytest.raises(hx.loom.LoomError, match=r"'pipeline.fold<addf>' combines floats, not the i32 records"):
+        hx.loom.compile(fold_program("addf", "i32"), "fold", target="xdna", config={"fold.records": 2})

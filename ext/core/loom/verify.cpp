@@ -355,6 +355,12 @@ private:
             if (src && !op.result_types.empty() && !same_type(*src, op.result_types[0]))
                 err("TYPE/001", "'" + n + "' result has type " + type_str(op.result_types[0]) + " but its source is " + type_str(*src),
                     op.loc);
+            const std::string kind = op.params.empty() ? "" : op.params[0];
+            if (n == "pipeline.fold" && fold_kind_ok(kind) && src && src->kind == TypeKind::Flow && src->inner &&
+                (kind.back() == 'f') != scalar_is_float(src->inner->elem))
+                err("TYPE/003", "'pipeline.fold<" + kind + ">' combines " + (kind.back() == 'f' ? "floats" : "integers") +
+                                    ", not the " + scalar_name(src->inner->elem) + " records of " + type_str(*src),
+                    op.loc);
             if (n == "pipeline.fold" && !fold_kind_ok(op.params.empty() ? "" : op.params[0]))
                 err("PARSE/015",
                     "'pipeline.fold' needs a combining kind (addi, muli, minsi, minui, maxsi, maxui, andi, ori, xori, addf, "
