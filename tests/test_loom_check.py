@@ -3,6 +3,8 @@ before, and ``hx.loom.check(source)`` runs each case (parameters, generators, ke
 expectations) on the emulated GPU and reports it. The cases and kernels are written for these tests;
 expected values come from the cases' own generators and from NumPy."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -226,3 +228,14 @@ check.case @fixture {
     bad = src.replace("tensor<5xf32>\n  %want", "tensor<4xf32>\n  %want")
     r = loom.check(bad)[0]
     assert not r.passed and "x.npy holds float32[5], the case reads tensor<4xf32>" in r.message
+
+
+@pytest.mark.parametrize("bad,what", [
+    ("%p = check.param.range linear bounds(1 to 4) step(0) : index", "step must be positive, got 0"),
+    ("%p = check.param.range po2 bounds(5 to 7) : index", "check.param.range at line 43 gives no samples"),
+    ("%p = check.param.range linear bounds(4) : index", "bounds(lo to hi) takes two values, got 4"),
+])
+def test_a_case_check_cannot_run_as_written_is_a_loom_error(bad, what):
+    src = KERNELS + "check.case @bad {\n  " + bad + "\n  check.return\n}\n"
+    with pytest.raises(loom.LoomError, match=re.escape(what)):
+        loom.check(src)

@@ -634,7 +634,12 @@ class _CaseRun:
             elif handler is None:
                 raise _Skip(f"{at} is not run by hx.loom.check")
             else:
-                handler(op, at)
+                try:
+                    handler(op, at)
+                except (KeyError, TypeError, ValueError, IndexError, OverflowError) as e:
+                    if isinstance(e, (_Skip, _Fail)):
+                        raise
+                    raise _malformed(f"check: @{self.case['name']}: {at}: {e}") from None
 
     def val(self, name):
         return self.env[name]
@@ -816,10 +821,24 @@ def _fail(msg):
     raise _Fail(msg)
 
 
+def _malformed(msg: str):
+    """A LoomError for a case check() cannot run as written (no source diagnostics)."""
+    e = LoomError(msg)
+    e.diagnostics = []
+    return e
+
+
 def _param_samples(op: dict, env_ints: dict) -> list:
     """The samples of one check.param.* op (Note [Running check cases])."""
     a, name = op["attrs"], op["name"]
     elem = op["result_types"][0]["elem"]
+    at = f"{name} at line {op['line']}"
+    if name == "check.param.range":
+        b = a["bounds"]
+        if not isinstance(b, list) or len(b) != 2:
+            raise _malformed(f"check: {at}: bounds(lo to hi) takes two values, got {b!r}")
+        if a.get("step") is not None and not a["step"] > 0:
+            raise _malformed(f"check: {at}: step must be positive, got {a['step']!r}")
     if name == "check.param.choice":
         vals = a["values"] if isinstance(a["values"], list) else [a["values"]]
     elif name == "check.param.seed":
@@ -841,6 +860,8 @@ def _param_samples(op: dict, env_ints: dict) -> list:
                 vals = [lo + i * step for i in range(n)]
         else:
             vals = list(range(int(lo), int(hi) + 1, int(step or 1)))
+    if not vals:
+        raise _malformed(f"check: {at} gives no samples")
     return [_scalar(v, elem) for v in vals]
 
 
