@@ -79,6 +79,100 @@ nb::dict specialize_py(const PyModule& m, const std::string& symbol, const std::
     return out;
 }
 
+// Note [Check cases] (parser.cpp): the module's check.case and
+// check.benchmark ops as plain data for hrxarray.loom.check().
+nb::object attr_py(const loom::Attr& a, const std::vector<loom::Op::ValueInfo>& values) {
+    using K = loom::Attr::Kind;
+    switch (a.kind) {
+        case K::Unit: return nb::none();
+        case K::Int: return nb::int_(a.i);
+        case K::Float: return nb::float_(a.f);
+        case K::String: case K::Ident: return text(a.s);
+        case K::Symbol: return text("@" + a.s);
+        case K::Value: {
+            nb::dict v;
+            v["value"] = a.value >= 0 && static_cast<size_t>(a.value) < values.size() ? text(values[static_cast<size_t>(a.value)].name) : text("?");
+            return v;
+        }
+        case K::Type: return a.type ? nb::object(text(a.type->spelling)) : nb::none();
+        case K::List: {
+            nb::list l;
+            if (a.list)
+                for (const loom::Attr& e : *a.list) l.append(attr_py(e, values));
+            return l;
+        }
+        case K::Dict: {
+            nb::dict d;
+            if (a.dict)
+                for (const auto& [k, v] : *a.dict) d[text(k)] = attr_py(v, values);
+            return d;
+        }
+    }
+    return nb::none();
+}
+
+nb::dict type_py(const loom::Type& t, const std::vector<loom::Op::ValueInfo>& values) {
+    nb::dict d;
+    d["spelling"] = text(t.spelling);
+    d["elem"] = loom::scalar_name(t.elem);
+    const char* kinds[] = {"scalar", "buffer", "view", "vector", "tile", "tensor", "flow", "group", "encoding", "opaque"};
+    d["kind"] = kinds[static_cast<int>(t.kind)];
+    nb::list dims;
+    for (const loom::Dim& dim : t.dims) {
+        if (dim.is_dynamic()) dims.append(text(values[static_cast<size_t>(dim.value)].name));
+        else dims.append(dim.extent);
+    }
+    d["dims"] = dims;
+    return d;
+}
+
+nb::list checks_of(const PyModule& m) {
+    nb::list out;
+    for (const loom::Op& top : m.module->ops) {
+        if (top.name != "check.case" && top.name != "check.benchmark") continue;
+        const auto& values = *top.values;
+        nb::dict c;
+        c["kind"] = top.name == "check.case" ? "case" : "benchmark";
+        c["name"] = text(top.symbol);
+        c["line"] = top.loc.line;
+        c["case"] = top.params.empty() ? nb::none() : nb::object(text(top.params[0]));
+        nb::dict attrs;
+        for (const auto& [k, v] : top.attrs) attrs[text(k)] = attr_py(v, values);
+        c["attrs"] = attrs;
+        nb::list ops;
+        if (!top.regions.empty())
+            for (const loom::Op& op : top.regions[0].ops) {
+                nb::dict o;
+                o["name"] = text(op.name);
+                o["line"] = op.loc.line;
+                o["callee"] = text(op.callee);
+                nb::list params, operands, results, otypes, rtypes;
+                for (const std::string& p : op.params) params.append(text(p));
+                for (loom::ValueId v : op.operands) operands.append(text(values[static_cast<size_t>(v)].name));
+                for (loom::ValueId v : op.results) results.append(text(values[static_cast<size_t>(v)].name));
+                for (const loom::Type& t : op.operand_types) otypes.append(type_py(t, values));
+                for (const loom::Type& t : op.result_types) rtypes.append(type_py(t, values));
+                o["params"] = params;
+                o["operands"] = operands;
+                o["results"] = results;
+                o["operand_types"] = otypes;
+                o["result_types"] = rtypes;
+                nb::dict oattrs;
+                for (const auto& [k, v] : op.attrs) oattrs[text(k)] = attr_py(v, values);
+                o["attrs"] = oattrs;
+                nb::list indices;
+                for (const loom::IndexEntry& e : op.indices)
+                    indices.append(e.is_value() ? nb::object(text(values[static_cast<size_t>(e.value)].name)) : nb::object(nb::int_(e.constant)));
+                o["indices"] = indices;
+                o["has_regions"] = !op.regions.empty();
+                ops.append(o);
+            }
+        c["ops"] = ops;
+        out.append(c);
+    }
+    return out;
+}
+
 PyModule parse_py(std::string source) {
     loom::ParsedModule parsed;
     {
@@ -122,10 +216,15 @@ void bind_loom_frontend(nb::module_& parent) {
     nb::class_<PyModule>(m, "Module", "A parsed and verified Loom module.")
         .def_prop_ro("symbols", &symbols_of,
                      "dict of every top-level symbol (without '@') to its kind: 'kernel', 'pipeline',\n"
-                     "'func', 'config', 'target', 'template' or 'low'.")
+                     "'func', 'config', 'target', 'template', 'low' or 'check' (check.case/benchmark).")
         .def_prop_ro("digest", [](const PyModule& p) { return p.module->source_digest; },
                      "Hex SHA-256 of the UTF-8 source.")
         .def_prop_ro("warnings", [](const PyModule& p) { return p.warnings; }, "Warning diagnostics (a list).")
+        .def_prop_ro("checks", &checks_of,
+                     "The module's check.case and check.benchmark ops as plain data (a list of dicts:\n"
+                     "kind, name, line, case (a benchmark's), attrs, ops (name, line, callee, params,\n"
+                     "operands, results (value names), operand_types, result_types, attrs, indices));\n"
+                     "hrxarray.loom.check() runs them.")
         .def("specialize", &specialize_py, nb::arg("symbol"), nb::arg("target") = std::string(loom::kGpuTarget),
              nb::arg("config") = std::map<std::string, std::string>{},
              "Bind root `symbol` for `target` ('gfx1151' or the NPU target) with `config`\n"

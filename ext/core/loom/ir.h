@@ -179,6 +179,14 @@ struct Type {
     std::string layout;                  // View/Tile: layout or encoding text, "" = dense row-major
     std::string spelling;                // the type as written (diagnostics, Opaque)
     std::shared_ptr<Type> inner;         // Flow: the tile type
+    // View/Tile layout as the parser resolved it (Note [View layouts] in
+    // parser.cpp): Dense (none written, or encoding.layout.dense), Strided
+    // (static element strides in layout_strides), Value (an encoding<layout>
+    // SSA value, layout_value), Other (any other encoding: not honoured).
+    enum class Layout : uint8_t { Dense, Strided, Value, Other };
+    Layout layout_form = Layout::Dense;
+    std::vector<int64_t> layout_strides;
+    ValueId layout_value = kNoValue;
 };
 
 // Attribute values.

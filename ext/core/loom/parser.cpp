@@ -21,6 +21,9 @@
 //     hash       `#family<k = v, ...>`                      → attrs["family"], ["params"]
 //     range      `[%lo to %hi step %s]`                     → operands
 //     str?       an optional string                         → attrs["message"]
+//     indices    a `[...]` index list (static and SSA entries)   → indices
+//     cclauses   check-dialect clauses `word(v[, v | to v]...)` and bare words
+//                (Note [Check cases])                     → attrs[word], operands
 //     kw:WORD    the keyword WORD
 #include <algorithm>
 #include <cmath>
@@ -158,6 +161,11 @@ std::vector<OpRule> build_rules() {
     add("vector.dotf", "ops types", kAny, 1, R::None);
 
     add("encoding.define", "hash dict types", 0, 1, R::None);
+    // Address layouts (Note [View layouts]): strides in `indices`.
+    add("encoding.layout.dense", "types", 0, 1, R::ResultOnly);
+    add("encoding.layout.strided", "indices types", 0, 1, R::ResultOnly);
+    add("encoding.layout.assume.dense", "ops types", 1, 1);
+    add("encoding.layout.assume.strided", "ops dict types", 1, 1);
 
     for (const char* n : {"kernel.workitem.id", "kernel.workgroup.id", "kernel.workgroup.size", "kernel.workgroup.count",
                           "kernel.workitem.dispatch.id", "kernel.subgroup.id", "kernel.subgroup.lane.id",
@@ -181,7 +189,13 @@ std::vector<OpRule> build_rules() {
     add("pipeline.scatter", "ops kw:across ops types", 2, 1);
     add("pipeline.write", "ops kw:to ops types", 2, 0);
     add("pipeline.stage", "callee kw:on ops args types", kAny, kAny);
-    add("pipeline.buffer", "ops dict types", 1, 1, R::None);
+    // `%b = pipeline.buffer %f capacity %n : (flow, index) -> flow`.
+    add("pipeline.buffer", "ops kw:capacity ops types", 2, 1, R::None);
+    // `%r = pipeline.fold<kind[, flags]> %f : flow`: the result has the source's type.
+    add("pipeline.fold", "ops types", 1, 1);
+    // Own routine (parse_reduce): operands {source group, source flows...,
+    // target group, target flows...}, attrs["source_count"].
+    add("pipeline.reduce", "", kAny, kAny, R::None);
     add("pipeline.return", "", 0, 0);
     add("func.call", "clauses callee args types", kAny, kAny);
     add("func.return", "ops? types?", kAny, 0);
@@ -189,6 +203,27 @@ std::vector<OpRule> build_rules() {
     add("template.call", "callee args types", kAny, kAny);
     add("template.return", "ops? types?", kAny, 0);
     add("low.invoke", "callee args types", kAny, kAny);
+
+    // The check dialect's case-body ops (Note [Check cases]): clause values
+    // land in attrs[clause], SSA ones also in operands.
+    add("check.return", "", 0, 0);
+    add("check.requires", "dict", 0, 0, R::None);
+    add("check.skip_if", "dict cclauses", 0, 0, R::None);
+    for (const char* n : {"check.param.range", "check.param.choice", "check.param.seed", "check.literal",
+                          "check.generate.iota", "check.generate.fill", "check.file.read.npy"})
+        add(n, "cclauses types", 0, 1, R::ResultOnly);
+    add("check.generate.random.uniform", "cclauses types", 1, 1, R::ResultOnly);
+    add("check.file.write.npy", "cclauses types", 1, 0, R::None);
+    add("check.tensor.view", "ops cclauses types", 1, 1, R::None);
+    add("check.oracle.call", "dict cclauses types", kAny, kAny, R::None);
+    for (const char* n : {"check.expect.equal", "check.expect.bitwise", "check.expect.close"})
+        add(n, "cclauses types", 2, 0, R::None);
+    add("check.expect.shape", "cclauses types", kAny, 0, R::None);
+    add("check.expect", "cclauses dict types", 2, 0, R::None);
+    add("check.expect.event", "dict", 0, 0, R::None);
+    // `kernel.launch @k[%w...](%a...) : [W...](A...)`: own routine
+    // (parse_launch); operands {workloads..., args...}, attrs["workload_count"].
+    add("kernel.launch", "", kAny, 0, R::None);
     return r;
 }
 
@@ -207,6 +242,7 @@ const std::unordered_set<std::string_view>& structural_ops() {
         "kernel.def",    "kernel.decl",    "func.def",      "func.decl",     "pipeline.def",
         "template.decl", "template.def",   "config.decl",   "config.def",    "amdgpu.target",
         "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",
+        "check.case",    "check.benchmark",
         "scf.if",        "scf.while",      "scf.switch"};
     return s;
 }
@@ -238,7 +274,8 @@ bool is_function_like(std::string_view op) {
 
 bool is_symbol_op(std::string_view op) {
     return is_function_like(op) || op == "config.decl" || op == "config.def" || op == "amdgpu.target" ||
-           op == "aie2p.target" || op == "target.generic" || op == "target.decl" || op == "low.func.def";
+           op == "aie2p.target" || op == "target.generic" || op == "target.decl" || op == "low.func.def" ||
+           op == "check.case" || op == "check.benchmark";
 }
 
 const char* symbol_kind(std::string_view op) {
@@ -248,6 +285,7 @@ const char* symbol_kind(std::string_view op) {
     if (op.rfind("config.", 0) == 0) return "config";
     if (op.rfind("template.", 0) == 0) return "template";
     if (op == "low.func.def") return "low";
+    if (op.rfind("check.", 0) == 0) return "check";
     return "target";
 }
 
@@ -301,7 +339,7 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, Indices, CheckClauses } kind;
     std::string word;
 };
 
@@ -314,7 +352,8 @@ const std::vector<Step>& program_of(const OpRule& rule) {
             {"types", Step::Types},   {"types?", Step::OptTypes},   {"callee", Step::Callee},
             {"args", Step::Args},     {"shape", Step::Shape},       {"using-dict", Step::UsingDict},
             {"clauses", Step::Clauses}, {"clauseops", Step::ClauseOps}, {"hash", Step::Hash},
-            {"range", Step::Range},   {"str?", Step::OptStr}};
+            {"range", Step::Range},   {"str?", Step::OptStr},       {"indices", Step::Indices},
+            {"cclauses", Step::CheckClauses}};
         for (auto& [name, rule] : rule_table()) {
             std::vector<Step> prog;
             std::string_view f = rule.format;
@@ -364,6 +403,7 @@ private:
     bool in_signature_ = false;
     bool eof_reported_ = false;
     int region_depth_ = 0;  // regions open around the one being parsed (Note [Nesting limit])
+    std::unordered_map<std::string, Attr> aliases_;  // `#name = #family<...>` (Note [View layouts])
 
     // ---- tokens
     const Token& peek() { return lex_.peek(); }
@@ -524,6 +564,7 @@ private:
                 ty.layout.assign(lay);
             }
             parse_shape(shape, ty, loc);
+            if (!ty.layout.empty()) resolve_layout(ty, loc);
             return ty;
         }
         if (head == "pipeline.flow") {
@@ -539,6 +580,82 @@ private:
         }
         ty.kind = TypeKind::Opaque;  // reg<...>, low.storage<...>
         return ty;
+    }
+    // Note [View layouts]
+    //   A view's (or tile's) layout follows its shape after a comma: `%l` (an
+    //   encoding<layout> value of encoding.layout.dense/strided), the attribute
+    //   `#encoding.layout.strided<strides=[s0, s1, ...]>` or
+    //   `#encoding.layout.dense`, or `#alias` of one of those. Strides count
+    //   elements; element (i0, i1, ...) of a strided view lives at element
+    //   offset sum(i_d * s_d) from the view's byte offset, so its footprint is
+    //   1 + sum((dim_d - 1) * s_d) elements. Any other encoding is Layout::Other,
+    //   which the planner refuses (EMULATOR/007): the emulator never reads a
+    //   layout it does not understand as dense.
+    void resolve_layout(Type& ty, Location loc) {
+        std::string_view lay = ty.layout;
+        while (!lay.empty() && lay.back() == ' ') lay.remove_suffix(1);
+        if (lay.front() == '%') {
+            Token name;
+            name.text.assign(lay.substr(1));
+            name.loc = loc;
+            ty.layout_value = lookup(name);
+            ty.layout_form = Type::Layout::Value;
+            return;
+        }
+        if (lay.front() != '#') {
+            ty.layout_form = Type::Layout::Other;
+            return;
+        }
+        std::string family(lay.substr(1, lay.find('<') == std::string_view::npos ? std::string_view::npos : lay.find('<') - 1));
+        std::string_view params = lay.find('<') == std::string_view::npos ? std::string_view{} : lay.substr(lay.find('<'));
+        if (auto a = aliases_.find(family); a != aliases_.end() && params.empty()) {
+            // An alias: its record's family and parameters.
+            const Attr& rec = a->second;
+            const Attr* fam = rec.dict && rec.dict->count("family") ? &rec.dict->at("family") : nullptr;
+            const Attr* ps = rec.dict && rec.dict->count("params") ? &rec.dict->at("params") : nullptr;
+            family = fam ? fam->s : "";
+            ty.layout_form = Type::Layout::Other;
+            if (family == "encoding.layout.dense") ty.layout_form = Type::Layout::Dense;
+            if (family == "encoding.layout.strided" && ps && ps->dict && ps->dict->count("strides")) {
+                const Attr& st = ps->dict->at("strides");
+                if (st.kind == Attr::Kind::List && st.list) {
+                    ty.layout_form = Type::Layout::Strided;
+                    for (const Attr& e : *st.list) {
+                        if (e.kind != Attr::Kind::Int) ty.layout_form = Type::Layout::Other;
+                        ty.layout_strides.push_back(e.i);
+                    }
+                }
+            }
+            return;
+        }
+        if (family == "encoding.layout.dense") {
+            ty.layout_form = Type::Layout::Dense;
+            return;
+        }
+        ty.layout_form = Type::Layout::Other;
+        if (family != "encoding.layout.strided") return;
+        const size_t key = params.find("strides");
+        const size_t open = params.find('[', key == std::string_view::npos ? 0 : key);
+        const size_t close = params.find(']', open == std::string_view::npos ? 0 : open);
+        if (key == std::string_view::npos || open == std::string_view::npos || close == std::string_view::npos) {
+            d_.error("PARSE/015", "'#encoding.layout.strided' needs strides = [s0, s1, ...] in '" + ty.spelling + "'", loc);
+            return;
+        }
+        std::string_view list = params.substr(open + 1, close - open - 1);
+        while (!list.empty()) {
+            while (!list.empty() && (list.front() == ' ' || list.front() == ',')) list.remove_prefix(1);
+            if (list.empty()) break;
+            size_t e = 0;
+            if (list[e] == '-') ++e;
+            while (e < list.size() && list[e] >= '0' && list[e] <= '9') ++e;
+            if (e == 0 || (e == 1 && list[0] == '-')) {
+                d_.error("PARSE/015", "'#encoding.layout.strided' strides must be integer literals in '" + ty.spelling + "'", loc);
+                return;
+            }
+            ty.layout_strides.push_back(std::strtoll(std::string(list.substr(0, e)).c_str(), nullptr, 10));
+            list.remove_prefix(e);
+        }
+        ty.layout_form = Type::Layout::Strided;
     }
     void parse_shape(std::string_view s, Type& ty, Location loc) {
         size_t i = 0;
@@ -896,6 +1013,8 @@ private:
                     }
                     break;
                 case Step::Kw: expect_word(s.word); break;
+                case Step::Indices: parse_index_list(op.indices); break;
+                case Step::CheckClauses: parse_check_clauses(op); break;
             }
         }
     }
@@ -939,6 +1058,8 @@ private:
         else if (op.name == "scf.if") parse_if(op);
         else if (op.name == "scf.while") parse_while(op);
         else if (op.name == "scf.switch") parse_switch(op);
+        else if (op.name == "pipeline.reduce") parse_reduce(op);
+        else if (op.name == "kernel.launch") parse_launch(op);
         else {
             const OpRule* rule = find_rule(op.name);
             if (!rule)
@@ -1001,6 +1122,100 @@ private:
                 recover(start, false);
             }
         }
+    }
+    // `pipeline.reduce @fn from %src(%a, ...) to %dst(%b, ...)
+    //    : (group, T...) to (group, U...) -> (R...)`
+    void parse_reduce(Op& op) {
+        op.callee = expect_kind(Tok::Symbol, "symbol").text;
+        auto group_and_flows = [&](const char* kw) -> size_t {
+            expect_word(kw);
+            op.operands.push_back(operand());
+            const size_t before = op.operands.size();
+            expect('(');
+            if (!accept(')')) {
+                parse_operands(op, false);
+                expect(')');
+            }
+            return op.operands.size() - before;
+        };
+        Attr count;
+        count.kind = Attr::Kind::Int;
+        count.loc = op.loc;
+        count.i = static_cast<int64_t>(group_and_flows("from"));
+        op.attrs["source_count"] = count;
+        group_and_flows("to");
+        expect(':');
+        parse_type_list(op.operand_types);
+        expect_word("to");
+        parse_type_list(op.operand_types);
+        expect('A');
+        parse_type_list(op.result_types);
+    }
+    // Note [Check cases]
+    //   `check.case [public] @name { ... check.return }` is a test harness: a
+    //   flat SSA program of check.* ops (parameters, generators, expectations),
+    //   index/scalar arithmetic and kernel.launch. The parser keeps it as a
+    //   symbol op with one region; the emulator never plans it (it is not a
+    //   kernel or pipeline), and hrxarray.loom.check() runs it. Clause values
+    //   go to attrs[clause]: one value as itself, several (or `a to b`) as a
+    //   List; SSA values also join the operands in order. A bare word (the
+    //   sampling policy of check.param.range) is attrs[word] = Unit.
+    //   `check.benchmark<@case> [@name] [{attrs}]` names a case to time.
+    void parse_check_clauses(Op& op) {
+        while (peek().kind == Tok::Ident && peek().text.find('.') == std::string::npos) {
+            Token word = take();
+            Attr a;
+            a.loc = word.loc;
+            if (!lex_.adjacent('(')) {
+                op.attrs[word.text] = a;
+                continue;
+            }
+            take();
+            std::vector<Attr> items;
+            if (!accept(')')) {
+                do {
+                    Attr v = parse_attr_value(1);
+                    if (v.kind == Attr::Kind::Value) op.operands.push_back(v.value);
+                    if (v.kind == Attr::Kind::Symbol && word.text == "callee") op.callee = v.s;
+                    items.push_back(std::move(v));
+                } while (accept(',') || accept_word("to"));
+                expect(')');
+            }
+            if (items.size() == 1) {
+                a = items[0];
+            } else {
+                a.kind = Attr::Kind::List;
+                a.list = std::make_shared<AttrList>(std::move(items));
+            }
+            if (op.attrs.count(word.text)) d_.error("PARSE/020", "duplicate clause '" + word.text + "'", word.loc);
+            op.attrs[word.text] = a;
+        }
+    }
+    void parse_launch(Op& op) {
+        op.callee = expect_kind(Tok::Symbol, "symbol").text;
+        expect('[');
+        if (!accept(']')) {
+            parse_operands(op, false);
+            expect(']');
+        }
+        Attr count;
+        count.kind = Attr::Kind::Int;
+        count.i = static_cast<int64_t>(op.operands.size());
+        count.loc = op.loc;
+        op.attrs["workload_count"] = count;
+        expect('(');
+        if (!accept(')')) {
+            parse_operands(op, false);
+            expect(')');
+        }
+        expect(':');
+        expect('[');
+        if (!accept(']')) {
+            do op.operand_types.push_back(parse_type());
+            while (accept(','));
+            expect(']');
+        }
+        parse_type_list(op.operand_types);
     }
     void push_scope() { scopes_.emplace_back(); }
     void pop_scope() { scopes_.pop_back(); }
@@ -1154,9 +1369,10 @@ private:
         const Token& t = peek();
         if (t.kind == Tok::Hash) {
             // `#alias = #family<...>`: an encoding alias; kept out of the IR.
-            take();
+            Token alias = take();
             expect('=');
-            parse_attr_value(0);
+            Attr rec = parse_attr_value(0);
+            aliases_[alias.text] = std::move(rec);
             return;
         }
         if (t.kind != Tok::Ident || t.text.find('.') == std::string::npos) {
@@ -1269,6 +1485,16 @@ private:
                 op.operand_types = std::move(arg_types);
             }
             op.regions.push_back(std::move(body));
+        } else if (n == "check.case") {
+            parse_clauses(op);
+            op.symbol = expect_kind(Tok::Symbol, "symbol").text;
+            Region body;
+            parse_region(body);
+            op.regions.push_back(std::move(body));
+        } else if (n == "check.benchmark") {
+            // `check.benchmark<@case> [@name] [{attrs}]`: the case is params[0].
+            if (peek().kind == Tok::Symbol) op.symbol = take().text;
+            if (peek().is('{')) parse_dict(op.attrs, 0);
         } else if (n == "low.func.def") {
             parse_clauses(op, {"asm"});
             op.symbol = expect_kind(Tok::Symbol, "symbol").text;

@@ -389,7 +389,8 @@ private:
         std::function<void(const Op&)> visit = [&](const Op& op) {
             for (ValueId r : op.results) defs[r] = &op;
             if (op.name == "config.get") bind(op.callee, op.loc);
-            if (op.name == "func.call" || op.name == "pipeline.stage" || op.name == "template.call")
+            if (op.name == "func.call" || op.name == "pipeline.stage" || op.name == "pipeline.reduce" ||
+                op.name == "template.call")
                 reach(m_.find(op.callee));
             if (op.name == "template.apply") {
                 if (const Op* chosen = select(op, defs)) {

@@ -81,7 +81,7 @@ private:
             const bool is_term = op.name == "kernel.return" || op.name == "func.return" ||
                                  op.name == "pipeline.return" || op.name == "template.return" ||
                                  op.name == "scf.yield" || op.name == "scf.condition" ||
-                                 op.name == "kernel.launch.config";
+                                 op.name == "kernel.launch.config" || op.name == "check.return";
             if (is_term && (!term || op.name != term || !last))
                 err("STRUCTURE/014",
                     "'" + op.name + "' cannot appear here" +
@@ -142,6 +142,13 @@ private:
             const char* term = n == "func.def" ? "func.return" : "template.return";
             if (!op.regions.empty()) region(op.regions[0], op, term, &op.result_types, false);
             if (n == "template.def") template_signature(op);
+        } else if (n == "check.case") {
+            if (!op.regions.empty()) region(op.regions[0], op, "check.return", nullptr, false);
+        } else if (n == "check.benchmark") {
+            const std::string cs = op.params.empty() ? "" : op.params[0].substr(op.params[0].rfind('@', 0) == 0 ? 1 : 0);
+            const Op* c = symbol(cs);
+            if (!c || c->name != "check.case")
+                err("SYMBOL/001", "'check.benchmark' names '@" + cs + "', which is not a check.case in the module", op.loc);
         } else if (n == "pipeline.def") {
             if (!op.regions.empty()) {
                 const Region& body = op.regions[0];
@@ -321,6 +328,45 @@ private:
         }
         if (n == "func.call" || n == "template.call" || n == "low.invoke") call(op);
         if (n == "pipeline.stage") stage(op);
+        if (n == "pipeline.reduce") reduce(op);
+        if (n == "kernel.launch") {
+            const Op* k = symbol(op.callee);
+            if (!k || (k->name != "kernel.def" && k->name != "kernel.decl")) {
+                err("SYMBOL/001", "'kernel.launch' names '@" + op.callee + "', which is not a kernel in the module", op.loc);
+            } else if (k->name == "kernel.def" && k->regions.size() == 2) {
+                const Attr* wc = op.attr("workload_count");
+                const size_t w = wc ? static_cast<size_t>(wc->i) : 0;
+                if (w != k->regions[0].args.size() || op.operands.size() - w != k->regions[1].args.size())
+                    err("STRUCTURE/013",
+                        "'kernel.launch @" + op.callee + "' passes " + std::to_string(w) + " workload value(s) and " +
+                            std::to_string(op.operands.size() - w) + " argument(s); the kernel takes " +
+                            std::to_string(k->regions[0].args.size()) + " and " + std::to_string(k->regions[1].args.size()),
+                        op.loc);
+            }
+        }
+        if (n.rfind("check.", 0) == 0 && n != "check.return") check_clauses(op);
+        if (n == "pipeline.fold" || n == "pipeline.buffer") {
+            operand_flow(op, 0);
+            if (n == "pipeline.buffer" && op.operands.size() == 2) {
+                const Type* c = type_of(op.operands[1]);
+                if (c) operand_must(op, 1, is_index(*c), "index");
+            }
+            const Type* src = op.operands.empty() ? nullptr : type_of(op.operands[0]);
+            if (src && !op.result_types.empty() && !same_type(*src, op.result_types[0]))
+                err("TYPE/001", "'" + n + "' result has type " + type_str(op.result_types[0]) + " but its source is " + type_str(*src),
+                    op.loc);
+            const std::string kind = op.params.empty() ? "" : op.params[0];
+            if (n == "pipeline.fold" && fold_kind_ok(kind) && src && src->kind == TypeKind::Flow && src->inner &&
+                (kind.back() == 'f') != scalar_is_float(src->inner->elem))
+                err("TYPE/003", "'pipeline.fold<" + kind + ">' combines " + (kind.back() == 'f' ? "floats" : "integers") +
+                                    ", not the " + scalar_name(src->inner->elem) + " records of " + type_str(*src),
+                    op.loc);
+            if (n == "pipeline.fold" && !fold_kind_ok(op.params.empty() ? "" : op.params[0]))
+                err("PARSE/015",
+                    "'pipeline.fold' needs a combining kind (addi, muli, minsi, minui, maxsi, maxui, andi, ori, xori, addf, "
+                    "mulf, minimumf, maximumf, minnumf, maxnumf), got '" + (op.params.empty() ? "" : op.params[0]) + "'",
+                    op.loc);
+        }
         if (n == "template.apply") apply(op);
         if (n == "kernel.launch.config" && op.operands.size() != 6 && op.operands.size() != 9)
             err("STRUCTURE/001",
@@ -423,6 +469,66 @@ private:
             const Type* g = type_of(op.operands[0]);
             if (g) operand_must(op, 0, g->kind == TypeKind::Group, "group");
         }
+    }
+    // The clauses each check op needs (Note [Check cases] in parser.cpp).
+    void check_clauses(const Op& op) {
+        static const std::map<std::string, std::vector<const char*>> need = {
+            {"check.param.range", {"bounds"}},      {"check.param.choice", {"values"}},
+            {"check.param.seed", {"base", "count"}}, {"check.literal", {"value"}},
+            {"check.generate.iota", {"offset", "step"}}, {"check.generate.fill", {"value"}},
+            {"check.generate.random.uniform", {"seed", "range"}}, {"check.file.read.npy", {"path"}},
+            {"check.file.write.npy", {"value", "path"}}, {"check.tensor.view", {"offset"}},
+            {"check.oracle.call", {"callee", "inputs"}}, {"check.expect.equal", {"actual", "expected"}},
+            {"check.expect.bitwise", {"actual", "expected"}},
+            {"check.expect.close", {"actual", "expected", "atol", "rtol", "nan"}},
+            {"check.expect.shape", {"value", "shape"}}, {"check.expect", {"actual", "expected"}}};
+        auto it = need.find(op.name);
+        if (it == need.end()) return;
+        for (const char* c : it->second)
+            if (!op.attr(c)) err("PARSE/015", "'" + op.name + "' needs its " + c + "(...) clause", op.loc);
+        if (op.name == "check.param.range" && !op.attr("linear") && !op.attr("po2"))
+            err("PARSE/015", "'check.param.range' needs a sampling policy, linear or po2", op.loc);
+    }
+
+    static bool fold_kind_ok(const std::string& k) {
+        for (const char* c : {"addi", "muli", "minsi", "minui", "maxsi", "maxui", "andi", "ori", "xori", "addf", "mulf",
+                              "minimumf", "maximumf", "minnumf", "maxnumf"})
+            if (k == c) return true;
+        return false;
+    }
+
+    // The callee takes one buffer per source lane per source flow (lane-major
+    // within each flow), then the target flows, then the outputs; the lane
+    // count is a runtime value, so only the shape of the call is checked here
+    // and the count at plan/run time.
+    void reduce(const Op& op) {
+        const Op* f = symbol(op.callee);
+        if (!f || (f->name != "func.def" && f->name != "func.decl")) {
+            err("SYMBOL/001", "'pipeline.reduce' names '@" + op.callee + "', which is not a function in the module", op.loc);
+            return;
+        }
+        const Attr* sc = op.attr("source_count");
+        const size_t src = sc ? static_cast<size_t>(sc->i) : 0;
+        if (op.operands.size() < src + 2) return;
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+            const bool group = k == 0 || k == src + 1;
+            if (group) {
+                const Type* g = type_of(op.operands[k]);
+                if (g) operand_must(op, k, g->kind == TypeKind::Group, "group");
+            } else {
+                operand_flow(op, k);
+            }
+        }
+        std::vector<Type> params =
+            f->name == "func.decl" ? f->operand_types
+                                   : (f->regions.empty() ? std::vector<Type>{} : arg_types(f->regions[0], f->values.get()));
+        bool buffers = true;
+        for (const Type& t : params) buffers = buffers && t.kind == TypeKind::Buffer;
+        if (!buffers || !f->result_types.empty())
+            err("STRUCTURE/013", "reduce function '@" + op.callee + "' must take buffers only and return nothing", op.loc);
+        for (const Type& t : op.result_types)
+            if (t.kind != TypeKind::Flow)
+                err("TYPE/004", "'pipeline.reduce' result has type " + type_str(t) + "; expected a pipeline.flow<...>", op.loc);
     }
     void operand_flow(const Op& op, size_t k) {
         const Type* t = type_of(op.operands[k]);

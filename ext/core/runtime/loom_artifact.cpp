@@ -249,7 +249,13 @@ std::vector<loom::ScalarKind> loom_binding_elements(const Artifact& artifact) {
     return out;
 }
 
-KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uint8_t>& constants) {
+namespace {
+
+// The contract the code needs under `constants`. `for_load`: a binding whose
+// footprint is bounded by its own span (Note [Footprint ranges]) needs only
+// the bytes the planner could derive (at least one), since a hand-written
+// contract states the rest; contract_for cannot, and says so.
+KernelContract contract_needed(const Artifact& artifact, const std::vector<uint8_t>& constants, bool for_load) {
     const loom::Program& p = program_of(artifact, "contract_for");
     if (p.is_gpu() && constants.size() != p.constant_byte_length() && !constants.empty())
         fail(ErrorKind::Message, "contract_for: the constant block of @" + artifact.symbol + " has " +
@@ -267,6 +273,16 @@ KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uin
             fail(ErrorKind::Message, "launch buffer lists must contain only used bindings: " + which +
                                          " is never used by its code (HRX's native image validator rejects the "
                                          "compiler's relocation of an unused binding); remove it from the signature");
+        if (f.bounded && !for_load)
+            fail(ErrorKind::Message, "contract_for: the extent of " + which + " (" + f.layout +
+                                         ") depends on values the planner cannot bound (a loop variable, a loaded "
+                                         "value, or a launch the constants do not fix); pass a hand-written "
+                                         "KernelContract to the loading call (accesses are bounds-checked against "
+                                         "the bound span)");
+        if (f.bounded) {
+            c.bindings.push_back({std::max<uint64_t>(f.bytes, 1), f.alignment, f.access, f.layout});
+            continue;
+        }
         if (f.bytes == 0)
             fail(ErrorKind::Message, "invalid kernel binding extent or alignment: " + which + " spans 0 bytes" +
                                          (f.layout.empty() ? std::string(" (the code only passes it to calls, which "
@@ -278,6 +294,12 @@ KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uin
     if (p.is_gpu()) c.constants = constants;
     c.validate();
     return c;
+}
+
+}  // namespace
+
+KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uint8_t>& constants) {
+    return contract_needed(artifact, constants, false);
 }
 
 std::shared_ptr<GpuKernel> load_gpu_kernel(const GpuDevice& gpu, const Artifact& artifact,
@@ -332,7 +354,7 @@ std::shared_ptr<GpuKernel> load_gpu_kernel(const GpuDevice& gpu, const Artifact&
     launch.workgroup_size = block;
 
     // The code's own footprints under these constants: the contract must cover them.
-    const KernelContract need = loom_contract_for(artifact, contract.constants);
+    const KernelContract need = contract_needed(artifact, contract.constants, true);
     check_contract_covers(need, contract, op);
 
     auto k = std::make_shared<GpuKernel>();

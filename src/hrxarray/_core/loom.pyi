@@ -41,7 +41,7 @@ class Module:
     def symbols(self) -> dict:
         """
         dict of every top-level symbol (without '@') to its kind: 'kernel', 'pipeline',
-        'func', 'config', 'target', 'template' or 'low'.
+        'func', 'config', 'target', 'template', 'low' or 'check' (check.case/benchmark).
         """
 
     @property
@@ -51,6 +51,15 @@ class Module:
     @property
     def warnings(self) -> list[Diagnostic]:
         """Warning diagnostics (a list)."""
+
+    @property
+    def checks(self) -> list:
+        """
+        The module's check.case and check.benchmark ops as plain data (a list of dicts:
+        kind, name, line, case (a benchmark's), attrs, ops (name, line, callee, params,
+        operands, results (value names), operand_types, result_types, attrs, indices));
+        hrxarray.loom.check() runs them.
+        """
 
     def specialize(self, symbol: str, target: str = 'gfx1151', config: Mapping[str, str] = {}) -> dict:
         """

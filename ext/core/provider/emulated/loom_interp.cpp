@@ -1205,6 +1205,60 @@ struct Ops {
         } else {
             r.off = {op.indices.empty() ? 0 : op.indices[0].constant};
         }
+        apply_layout(x, op, fr, t, r);
+    }
+
+    // The element strides of view `v` (Note [View layouts]).
+    static std::vector<int64_t> view_strides(const Reg& v) { return v.strides.empty() ? dense_strides(v.dims) : v.strides; }
+    static std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims) {
+        std::vector<int64_t> strides(dims.size(), 1);
+        for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+        return strides;
+    }
+
+    // Gives view `r` (dims set) the layout of its type `t`; a dense one
+    // keeps `strides` empty so the dense fast paths apply.
+    static void apply_layout(Exec& x, const Op& op, Frame& fr, const Type& t, Reg& r) {
+        std::vector<int64_t> s;
+        if (t.layout_form == Type::Layout::Strided) {
+            s = t.layout_strides;
+        } else if (t.layout_form == Type::Layout::Value) {
+            const Reg& l = val(fr, t.layout_value);
+            if (l.kind != RK::Enc || l.role != "layout") x.fail_at(op, -1, "the view's layout " + t.layout + " is not an encoding.layout value");
+            s = l.strides;
+        } else if (t.layout_form == Type::Layout::Other) {
+            x.fail_at(op, -1, "EMULATOR/007: the view layout " + t.layout + " is not honoured by the emulator");
+        }
+        if (s.empty()) return;
+        if (s.size() != r.dims.size())
+            x.fail_at(op, -1, "a layout of " + std::to_string(s.size()) + " strides for a rank-" + std::to_string(r.dims.size()) + " view");
+        for (int64_t e : s)
+            if (e < 0) x.fail_at(op, -1, "a negative layout stride " + std::to_string(e) + " is not executed by the emulator");
+        r.strides = s;
+        if (r.strides == dense_strides(r.dims)) r.strides.clear();
+    }
+
+    // encoding.layout.dense / .strided: a layout value; the assume forms pass it on.
+    static void layout_value(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        Reg r;
+        r.kind = RK::Enc;
+        r.role = "layout";
+        if (op.name == "encoding.layout.strided")
+            for (const IndexEntry& e : op.indices) {
+                if (e.is_value() && !val(fr, e.value).uni) x.fail_at(op, -1, "a layout stride that varies between lanes is not executed by the emulator");
+                r.strides.push_back(entry(fr, e));
+            }
+        out(fr, op) = std::move(r);
+    }
+    static void layout_assume(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& l = in(fr, op, 0);
+        if (l.kind != RK::Enc || l.role != "layout") x.fail_at(op, -1, "operand is not an encoding.layout value");
+        if (op.name == "encoding.layout.assume.strided") {
+            const Attr* rank = op.attr("rank");
+            if (rank && !l.strides.empty() && static_cast<int64_t>(l.strides.size()) != rank->i)
+                x.fail_at(op, -1, "the layout has rank " + std::to_string(l.strides.size()) + ", not " + std::to_string(rank->i));
+        }
+        out(fr, op) = l;
     }
 
     // Byte offsets (relative to each lane's buffer start) of the element at
@@ -1217,7 +1271,7 @@ struct Ops {
         if (contig) {
             *contig = -1;
             // Rank 1, an affine index of step 1, every lane active: one range check.
-            if (v.dims.size() == 1 && idx.size() == 1 && idx[0].is_value() && m.all && v.off.size() == 1 && trail.empty()) {
+            if (v.dims.size() == 1 && v.strides.empty() && idx.size() == 1 && idx[0].is_value() && m.all && v.off.size() == 1 && trail.empty()) {
                 const Reg& r = fr.regs[static_cast<size_t>(idx[0].value)];
                 if (!r.uni && affine(r, x.L) && r.a1 == 1) {
                     const BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
@@ -1240,8 +1294,7 @@ struct Ops {
                 regs[d] = &val(fr, idx[d].value);
                 if (!regs[d]->uni) uniform = false;
             }
-        std::vector<int64_t> strides(rank, 1);
-        for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+        const std::vector<int64_t> strides = view_strides(v);
         const BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
         std::vector<int64_t> ext(rank, 1);
         for (size_t t = 0; t < trail.size() && t < rank; ++t) ext[rank - trail.size() + t] = trail[t];
@@ -1251,7 +1304,7 @@ struct Ops {
         outv.assign(static_cast<size_t>(lanes), -1);
         // Rank 1, one varying index, a uniform offset, every lane active:
         // check the index range once, then one multiply-add per lane.
-        if (rank == 1 && !uniform && m.all && regs[0] && !regs[0]->uni && v.off.size() == 1) {
+        if (rank == 1 && v.strides.empty() && !uniform && m.all && regs[0] && !regs[0]->uni && v.off.size() == 1) {
             const int64_t* ip = regs[0]->i.data();
             int64_t lo = INT64_MAX, hi = INT64_MIN;
             if (affine(*regs[0], x.L)) {
@@ -1538,8 +1591,7 @@ struct Ops {
         if (vshape.size() > rank) x.fail_at(op, -1, "a rank-" + std::to_string(vshape.size()) + " vector does not fit a rank-" + std::to_string(rank) + " view");
         std::vector<int64_t> rel(static_cast<size_t>(vlen));
         {
-            std::vector<int64_t> strides(rank, 1);
-            for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+            const std::vector<int64_t> strides = view_strides(v);
             const size_t r = vshape.size();
             for (int64_t e = 0; e < vlen; ++e) {
                 int64_t rem = e, off = 0;
@@ -2581,8 +2633,7 @@ struct Ops {
         if (op.indices.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(op.indices.size()) + " entries for a rank-" + std::to_string(rank) + " view");
         if (r > rank) x.fail_at(op, -1, "a rank-" + std::to_string(r) + " vector does not fit a rank-" + std::to_string(rank) + " view");
         if (mk.vlen != data.vlen) x.fail_at(op, -1, "the mask has " + std::to_string(mk.vlen) + " lanes for a vector of " + std::to_string(data.vlen));
-        std::vector<int64_t> strides(rank, 1);
-        for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+        const std::vector<int64_t> strides = view_strides(v);
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
         const bool fl = isf(v.elem);
         Reg o;
@@ -2769,11 +2820,12 @@ struct Ops {
         const size_t rank = v.dims.size(), r = dims.size();
         if (op.indices.size() != rank) x.fail_at(op, -1, "index list has " + std::to_string(op.indices.size()) + " entries for a rank-" + std::to_string(rank) + " view");
         if (r > rank || r == 0) x.fail_at(op, -1, "a rank-" + std::to_string(r) + " subview of a rank-" + std::to_string(rank) + " view");
+        // A subview keeps its parent's element strides on the axes it keeps;
+        // whole rows of a dense parent stay dense (Note [View layouts]).
+        bool whole = v.strides.empty();
         for (size_t d = 1; d < r; ++d)
-            if (dims[d] != v.dims[rank - r + d])
-                x.fail_at(op, -1, "a subview whose rows are not whole rows of its parent is not executed by the emulator (axis " + std::to_string(d) + ")");
-        std::vector<int64_t> strides(rank, 1);
-        for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * v.dims[d];
+            if (dims[d] != v.dims[rank - r + d]) whole = false;
+        const std::vector<int64_t> strides = view_strides(v);
         const int es = elem_bytes(v.elem, x.sh.spec->facts.index_bits);
         bool uni = v.off.size() <= 1;
         for (const IndexEntry& ie : op.indices)
@@ -2781,6 +2833,8 @@ struct Ops {
         Reg o = v;
         o.dims = dims;
         o.uni = uni;
+        if (whole) o.strides.clear();
+        else o.strides.assign(strides.end() - static_cast<std::ptrdiff_t>(r), strides.end());
         o.off.assign(uni ? 1 : static_cast<size_t>(x.L), 0);
         for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
             if (!uni && !m.on(l)) continue;
@@ -2888,6 +2942,10 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         m["scalar.bitfield.extractu"] = m["scalar.bitfield.extracts"] = &Ops::bitfield;
         m["buffer.length"] = &Ops::buffer_length;
         m["view.subview"] = &Ops::subview;
+        m["encoding.layout.dense"] = &Ops::layout_value;
+        m["encoding.layout.strided"] = &Ops::layout_value;
+        m["encoding.layout.assume.dense"] = &Ops::layout_assume;
+        m["encoding.layout.assume.strided"] = &Ops::layout_assume;
         m["view.refine"] = &Ops::buffer_identity;
         m["template.call"] = &Ops::call_;
         return m;

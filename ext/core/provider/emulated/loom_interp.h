@@ -34,6 +34,9 @@ struct Reg {
     int buf = -1;                  // Buf, View: index into Exec::bufs
     std::vector<int64_t> off;      // View: byte offset into the buffer (1 or lanes entries)
     std::vector<int64_t> dims;     // View: extents (uniform)
+    // View: element strides per axis, empty = dense row-major; Enc with role
+    // "layout": the layout's strides (Note [View layouts] in parser.cpp).
+    std::vector<int64_t> strides;
     uint64_t align = 1;            // Buf: promised alignment
     bool even = false;             // Enc, Payload, Frag: bfp16 rounding half to even (else floor)
     std::string role;              // Frag

@@ -5,13 +5,17 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <set>
 
+#include "kernels/bf16.h"
+#include "kernels/elementwise_impl.h"
 #include "kernels/pool.h"
 #include "provider/emulated/loom_interp.h"
 
@@ -132,6 +136,25 @@ bool polls_system_scope(const Region& r) {
     return false;
 }
 
+// Why the emulator cannot honour a layout `op` names (Note [View layouts] in
+// parser.cpp), "" when it can: views take dense and strided layouts; a
+// pipeline moves dense records only.
+std::string layout_problem(const Op& op) {
+    const bool flows = op.name == "pipeline.read" || op.name == "pipeline.scatter" || op.name == "pipeline.write";
+    for (const auto* types : {&op.result_types, &op.operand_types})
+        for (const Type& t0 : *types) {
+            const Type& t = t0.kind == TypeKind::Flow && t0.inner ? *t0.inner : t0;
+            if (t.kind == TypeKind::View && t.layout_form == Type::Layout::Other)
+                return "the view layout '" + t.layout + "' is not honoured by the emulator (it runs dense and encoding.layout.strided views)";
+            const bool address_layout = t.layout_form == Type::Layout::Strided || t.layout_form == Type::Layout::Value;
+            if (t.kind == TypeKind::Tile && address_layout)
+                return "a tile with the address layout '" + t.layout + "' is not executed by the emulator (flows carry dense records)";
+            if (flows && t.kind == TypeKind::View && address_layout)
+                return "a pipeline over the strided view " + t.spelling + " is not executed by the emulator (records are moved dense)";
+        }
+    return {};
+}
+
 void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, bool in_launch, Scan& s) {
     for (const Op& op : r.ops) {
         const std::string& n = op.name;
@@ -144,7 +167,8 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         }
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
-        if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write")) ok = true;
+        if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write" ||
+                            n == "pipeline.fold" || n == "pipeline.reduce" || n == "pipeline.buffer")) ok = true;
         if (n == "buffer.alloca" && !op.params.empty() && op.params[0] == "workgroup") s.workgroup_memory = true;
         else if (n == "buffer.alloca") s.private_scratch = true;
         if (n == "kernel.barrier") s.barrier = true;
@@ -170,6 +194,10 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + n, op.loc));
             continue;
         }
+        if (const std::string bad = layout_problem(op); !bad.empty()) {
+            s.diags.push_back(error_at("EMULATOR/007", n + ": " + bad, op.loc));
+            continue;
+        }
         if (n == "func.call" || n == "template.call") {
             const Op* fn = spec.module->find(op.callee);
             if (!has_body(fn)) {
@@ -184,10 +212,10 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             } else if (it != spec.template_choice.end()) {
                 scan_fn(spec, it->second, s);
             }
-        } else if (n == "pipeline.stage") {
+        } else if (n == "pipeline.stage" || n == "pipeline.reduce") {
             const Op* fn = spec.module->find(op.callee);
             if (!has_body(fn)) {
-                s.diags.push_back(error_at("EMULATOR/002", "pipeline.stage of @" + op.callee + ", which has no body the emulator can run", op.loc));
+                s.diags.push_back(error_at("EMULATOR/002", n + " of @" + op.callee + ", which has no body the emulator can run", op.loc));
             } else {
                 scan_fn(spec, fn, s);
             }
@@ -200,7 +228,7 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
 // callee), nullptr for other ops.
 const Op* call_target(const Specialized& spec, const Op& op) {
     const std::string& n = op.name;
-    if (n == "func.call" || n == "template.call" || n == "pipeline.stage") return spec.module->find(op.callee);
+    if (n == "func.call" || n == "template.call" || n == "pipeline.stage" || n == "pipeline.reduce") return spec.module->find(op.callee);
     if (n == "template.apply") {
         auto it = spec.template_choice.find(&op);
         return it == spec.template_choice.end() ? nullptr : it->second;
@@ -517,6 +545,45 @@ private:
 
     std::optional<int64_t> eval_static(ValueId v) const { return eval_value(v, nullptr, nullptr); }
 
+    // Note [Footprint ranges]: the launch the device scalars give (their
+    // names match the workload's), and a value's range over it in the
+    // function context `ctx` (an FpCtx).
+    std::optional<LaunchConfig> launch_from_constants(const std::vector<uint8_t>& constants) const;
+    std::optional<std::pair<int64_t, int64_t>> range_of(const void* ctx, ValueId v, const std::vector<uint8_t>& constants,
+                                                        const LaunchConfig* lc, std::string* needs, int depth) const;
+
+    // The element strides of view type `t`'s layout when the planner knows
+    // them (static strides, or an encoding.layout.strided value of known
+    // entries); nullopt otherwise.
+    std::optional<std::vector<int64_t>> layout_strides(const Type& t, const std::vector<uint8_t>& constants, std::string& needs) const {
+        if (t.layout_form == Type::Layout::Strided) return t.layout_strides;
+        if (t.layout_form != Type::Layout::Value) return std::nullopt;
+        auto it = defs_.find(t.layout_value);
+        while (it != defs_.end() && it->second.op->name.rfind("encoding.layout.assume.", 0) == 0 && !it->second.op->operands.empty())
+            it = defs_.find(it->second.op->operands[0]);
+        if (it == defs_.end()) return std::nullopt;
+        const Op& op = *it->second.op;
+        if (op.name == "encoding.layout.dense") {
+            std::vector<int64_t> dims;
+            for (const Dim& d : t.dims) {
+                if (!d.is_dynamic()) dims.push_back(d.extent);
+                else if (auto e = eval_value(d.value, &constants, &needs)) dims.push_back(*e);
+                else return std::nullopt;
+            }
+            std::vector<int64_t> st(dims.size(), 1);
+            for (size_t d = dims.size(); d-- > 1;) st[d - 1] = st[d] * dims[d];
+            return st;
+        }
+        if (op.name != "encoding.layout.strided") return std::nullopt;
+        std::vector<int64_t> st;
+        for (const IndexEntry& e : op.indices) {
+            if (!e.is_value()) st.push_back(e.constant);
+            else if (auto v = eval_value(e.value, &constants, &needs)) st.push_back(*v);
+            else return std::nullopt;
+        }
+        return st;
+    }
+
     // A launch geometry known without the workload meets Note [Emulator
     // size limits] when the program is planned.
     void check_static_geometry() const {
@@ -620,6 +687,141 @@ LaunchConfig LoomProgram::launch_config(const std::vector<uint64_t>& bits) const
     return lc;
 }
 
+// Note [Footprint ranges]
+//   A binding's footprint is the furthest byte any view of it reaches over
+//   the whole launch. A view's byte offset and extents are evaluated as
+//   ranges: constants, config values and device scalars are exact; the
+//   coordinates range over the launch the constants give (workgroup ids over
+//   [0, workgroups), work-item ids over [0, workgroup_size), ...); index
+//   arithmetic combines the ranges. Views made in called functions count too:
+//   a callee's argument evaluates as the call's operand in the caller. The
+//   footprint is then max(offset) + the view's span. A view whose offset or
+//   extent has no range here (a loop variable, a loaded value, a launch the
+//   constants do not fix) marks the footprint `bounded`: the binding's own
+//   span bounds the accesses (the interpreter checks every access against
+//   it), so contract_for cannot state the extent, and load_gpu_kernel accepts
+//   a hand-written contract for it.
+
+namespace {
+
+struct FpCtx {
+    const Op* fn = nullptr;         // whose body holds the values
+    std::map<ValueId, Def> defs;
+    const Region* body = nullptr;
+    const FpCtx* caller = nullptr;  // nullptr: the root
+    const Op* call = nullptr;       // the call in the caller
+};
+
+using Range = std::optional<std::pair<int64_t, int64_t>>;
+
+int axis_of(const Op& op) {
+    const std::string a = op.params.empty() ? "x" : op.params[0];
+    return a == "y" ? 1 : a == "z" ? 2 : 0;
+}
+
+}  // namespace
+
+std::optional<LaunchConfig> LoomProgram::launch_from_constants(const std::vector<uint8_t>& constants) const {
+    if (!gpu_) return std::nullopt;
+    std::vector<uint64_t> bits;
+    for (const Param& w : wparams_) {
+        const Param* match = nullptr;
+        for (const Param& d : dparams_)
+            if (!d.is_buffer && d.name == w.name && d.type == w.type) match = &d;
+        if (!match || match->byte_offset + match->byte_length > constants.size() || match->byte_length > 8) return std::nullopt;
+        uint64_t v = 0;
+        std::memcpy(&v, constants.data() + match->byte_offset, match->byte_length);
+        const int nbits = static_cast<int>(match->byte_length * 8);
+        if (nbits < 64 && (w.type == ScalarKind::Index || scalar_is_int(w.type)) && (v >> (nbits - 1)) & 1) v |= ~uint64_t{0} << nbits;
+        bits.push_back(v);
+    }
+    try {
+        return launch_config(bits);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<std::pair<int64_t, int64_t>> LoomProgram::range_of(const void* ctx, ValueId v, const std::vector<uint8_t>& constants,
+                                                                 const LaunchConfig* lc, std::string* needs, int depth) const {
+    const FpCtx& c = *static_cast<const FpCtx*>(ctx);
+    if (depth > 64) return std::nullopt;
+    if (!c.caller) {
+        std::string miss;
+        if (auto x = eval_value(v, &constants, &miss)) return std::make_pair(*x, *x);
+        if (!miss.empty() && needs) *needs = miss;
+    }
+    for (size_t k = 0; k < c.body->args.size(); ++k)
+        if (c.body->args[k] == v) {
+            if (!c.caller || k >= c.call->operands.size()) return std::nullopt;
+            return range_of(c.caller, c.call->operands[k], constants, lc, needs, depth + 1);
+        }
+    auto it = c.defs.find(v);
+    if (it == c.defs.end()) return std::nullopt;
+    const Op& op = *it->second.op;
+    const std::string& n = op.name;
+    auto arg = [&](size_t k) -> Range {
+        if (k >= op.operands.size()) return std::nullopt;
+        return range_of(ctx, op.operands[k], constants, lc, needs, depth + 1);
+    };
+    auto exact = [](int64_t x) { return std::make_pair(x, x); };
+    if (n == "index.constant" || n == "scalar.constant") {
+        const Attr* a = op.attr("value");
+        return exact(a ? a->i : 0);
+    }
+    if (n == "config.get") {
+        auto cf = spec_.config.find(op.callee);
+        if (cf == spec_.config.end()) return std::nullopt;
+        return exact(cf->second.i);
+    }
+    if (n == "index.assume" || n == "scalar.assume") return arg(it->second.result);
+    if (n == "index.cast" || n == "scalar.extsi" || n == "scalar.extui" || n == "scalar.trunci") return arg(0);
+    if (lc && n.rfind("kernel.", 0) == 0) {
+        const int d = axis_of(op);
+        const int64_t wg = lc->workgroups[static_cast<size_t>(d)], ws = lc->workgroup_size[static_cast<size_t>(d)];
+        if (n == "kernel.workgroup.id") return std::make_pair(int64_t{0}, wg - 1);
+        if (n == "kernel.workitem.id") return std::make_pair(int64_t{0}, ws - 1);
+        if (n == "kernel.workgroup.size") return exact(ws);
+        if (n == "kernel.workgroup.count") return exact(wg);
+        if (n == "kernel.workitem.dispatch.id") return std::make_pair(int64_t{0}, wg * ws - 1);
+        return std::nullopt;
+    }
+    const Range a = arg(0), b = arg(1);
+    if (!a || !b) return std::nullopt;
+    const auto [alo, ahi] = *a;
+    const auto [blo, bhi] = *b;
+    int64_t r[4];
+    if (n == "index.add") {
+        if (__builtin_add_overflow(alo, blo, &r[0]) || __builtin_add_overflow(ahi, bhi, &r[1])) return std::nullopt;
+        return std::make_pair(r[0], r[1]);
+    }
+    if (n == "index.sub") {
+        if (__builtin_sub_overflow(alo, bhi, &r[0]) || __builtin_sub_overflow(ahi, blo, &r[1])) return std::nullopt;
+        return std::make_pair(r[0], r[1]);
+    }
+    auto corners = [&](auto f) -> Range {
+        const int64_t xs[2] = {alo, ahi}, ys[2] = {blo, bhi};
+        for (int i = 0; i < 4; ++i)
+            if (!f(xs[i / 2], ys[i % 2], &r[i])) return std::nullopt;
+        return std::make_pair(*std::min_element(r, r + 4), *std::max_element(r, r + 4));
+    };
+    if (n == "index.mul" || n == "index.scale")
+        return corners([](int64_t x, int64_t y, int64_t* o) { return !__builtin_mul_overflow(x, y, o); });
+    if (n == "index.madd") {
+        const Range m = corners([](int64_t x, int64_t y, int64_t* o) { return !__builtin_mul_overflow(x, y, o); });
+        const Range cc = arg(2);
+        if (!m || !cc || __builtin_add_overflow(m->first, cc->first, &r[0]) || __builtin_add_overflow(m->second, cc->second, &r[1])) return std::nullopt;
+        return std::make_pair(r[0], r[1]);
+    }
+    if (n == "index.min") return std::make_pair(std::min(alo, blo), std::min(ahi, bhi));
+    if (n == "index.max") return std::make_pair(std::max(alo, blo), std::max(ahi, bhi));
+    // Division by a positive constant is monotone; a remainder of a
+    // non-negative range stays below the divisor.
+    if (n == "index.div" && blo == bhi && blo > 0) return std::make_pair(alo / blo, ahi / blo);
+    if (n == "index.rem" && blo == bhi && blo > 0 && alo >= 0) return ahi < blo ? std::make_pair(alo, ahi) : std::make_pair(int64_t{0}, blo - 1);
+    return std::nullopt;
+}
+
 std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& constants) const {
     const Op& root = *spec_.root;
     const Region& body = root.regions[gpu_ ? 1 : 0];
@@ -630,78 +832,142 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
         const Attr* sa = root.attr("spec_args");
         skip = sa ? static_cast<size_t>(sa->i) : 0;
     }
-    std::vector<const Op*> all;
-    std::map<ValueId, Def> dummy;
-    collect_defs(body, dummy, all);
+    const std::optional<LaunchConfig> launch = launch_from_constants(constants);
+    const LaunchConfig* lc = launch ? &*launch : nullptr;
     const int ib = spec_.facts.index_bits == 0 ? 32 : spec_.facts.index_bits;
+    FpCtx rootc;
+    rootc.fn = &root;
+    rootc.body = &body;
+    {
+        std::vector<const Op*> ignored;
+        collect_defs(body, rootc.defs, ignored);
+    }
     for (size_t k = skip; k < body.args.size(); ++k) {
         const Param& p = dparams_[k - skip];
         if (!p.is_buffer) continue;
         Footprint f;
         uint8_t access = 0;
-        std::set<ValueId> bufs{body.args[k]}, views;
-        // Buffer aliases (buffer.assume.*) and the views on them.
-        for (const Op* op : all) {
-            if (op->name.rfind("buffer.assume.", 0) == 0) {
-                for (size_t q = 0; q < op->operands.size() && q < op->results.size(); ++q)
-                    if (bufs.count(op->operands[q])) {
-                        bufs.insert(op->results[q]);
-                        if (op->name == "buffer.assume.alignment") {
-                            const Attr* a = op->attr("minimum_alignment");
-                            if (a) f.alignment = std::max<uint64_t>(f.alignment, static_cast<uint64_t>(a->i));
+        // One function's part of the walk (Note [Footprint ranges]): `bufs`
+        // are the binding's buffer values in `c`'s function.
+        std::function<void(const FpCtx&, std::set<ValueId>, int)> walk = [&](const FpCtx& c, std::set<ValueId> bufs, int depth) {
+            std::vector<const Op*> all;
+            {
+                std::map<ValueId, Def> ignored;
+                collect_defs(*c.body, ignored, all);
+            }
+            const auto& values = *c.fn->values;
+            std::set<ValueId> views;
+            for (const Op* op : all) {
+                if (op->name.rfind("buffer.assume.", 0) == 0) {
+                    for (size_t q = 0; q < op->operands.size() && q < op->results.size(); ++q)
+                        if (bufs.count(op->operands[q])) {
+                            bufs.insert(op->results[q]);
+                            if (op->name == "buffer.assume.alignment") {
+                                const Attr* a = op->attr("minimum_alignment");
+                                if (a) f.alignment = std::max<uint64_t>(f.alignment, static_cast<uint64_t>(a->i));
+                            }
+                        }
+                } else if (op->name == "buffer.view" && !op->operands.empty() && bufs.count(op->operands[0])) {
+                    f.used = true;
+                    views.insert(op->results[0]);
+                    const Type& t = op->result_types.empty() ? values[static_cast<size_t>(op->results[0])].type : op->result_types[0];
+                    std::string needs;
+                    Range off = std::make_pair(int64_t{0}, int64_t{0});
+                    if (!op->indices.empty())
+                        off = op->indices[0].is_value() ? range_of(&c, op->indices[0].value, constants, lc, &needs, 0)
+                                                        : Range(std::make_pair(op->indices[0].constant, op->indices[0].constant));
+                    bool known = off.has_value() && off->first >= 0;
+                    std::vector<int64_t> extents;
+                    for (const Dim& d : t.dims) {
+                        if (!d.is_dynamic()) {
+                            extents.push_back(d.extent);
+                            continue;
+                        }
+                        const Range e = range_of(&c, d.value, constants, lc, &needs, 0);
+                        if (!e) known = false;
+                        else extents.push_back(std::max<int64_t>(e->second, 0));
+                    }
+                    int64_t elems = 1;
+                    for (int64_t e : extents) elems *= e;
+                    // A strided view spans 1 + sum((dim - 1) * stride) elements (Note [View layouts]).
+                    if (known && t.layout_form != Type::Layout::Dense && elems > 0) {
+                        std::optional<std::vector<int64_t>> st;
+                        if (!c.caller) {
+                            st = layout_strides(t, constants, needs);
+                        } else if (t.layout_form == Type::Layout::Strided) {
+                            st = t.layout_strides;
+                        } else if (auto d = c.defs.find(t.layout_value); d != c.defs.end() && d->second.op->name == "encoding.layout.strided") {
+                            // A callee's layout value: its strides evaluated in the call's context.
+                            st.emplace();
+                            for (const IndexEntry& e : d->second.op->indices) {
+                                const Range r = e.is_value() ? range_of(&c, e.value, constants, lc, &needs, 0) : Range(std::make_pair(e.constant, e.constant));
+                                if (!r || r->first != r->second) {
+                                    st.reset();
+                                    break;
+                                }
+                                st->push_back(r->first);
+                            }
+                        }
+                        if (!st || st->size() != extents.size()) known = false;
+                        else {
+                            elems = 1;
+                            for (size_t d = 0; d < extents.size(); ++d) elems += (extents[d] - 1) * (*st)[d];
                         }
                     }
-            } else if (op->name == "buffer.view" && !op->operands.empty() && bufs.count(op->operands[0])) {
-                f.used = true;
-                views.insert(op->results[0]);
-                const Type& t = op->result_types.empty() ? (*root.values)[static_cast<size_t>(op->results[0])].type : op->result_types[0];
-                std::string needs;
-                std::optional<int64_t> off = 0;
-                if (!op->indices.empty()) off = op->indices[0].is_value() ? eval_value(op->indices[0].value, &constants, &needs) : op->indices[0].constant;
-                int64_t elems = 1;
-                bool known = off.has_value();
-                for (const Dim& d : t.dims) {
-                    if (!d.is_dynamic()) {
-                        elems *= d.extent;
+                    if (!known) {
+                        if (!needs.empty() && !c.caller)
+                            fail(ErrorKind::Message, who + ": the extent of binding %" + p.name + " (" + t.spelling + ") needs the device scalar %" + needs +
+                                                         ", which the constants do not hold");
+                        f.bounded = true;
+                        f.layout = t.spelling.empty() ? "view" : t.spelling;
                         continue;
                     }
-                    const auto e = eval_value(d.value, &constants, &needs);
-                    if (!e) known = false;
-                    else elems *= *e;
+                    const uint64_t bytes = static_cast<uint64_t>(off->second) + static_cast<uint64_t>(elems) * static_cast<uint64_t>(interp::elem_bytes(t.elem, ib));
+                    f.bytes = std::max(f.bytes, bytes);
+                    if (f.layout.empty()) f.layout = t.spelling;
+                } else if (const Op* callee = call_target(spec_, *op); callee && op->name != "pipeline.stage" && op->name != "pipeline.reduce") {
+                    std::set<ValueId> passed;
+                    const Region* cb = has_body(callee) && !callee->regions.empty() ? &callee->regions[0] : nullptr;
+                    for (size_t q = 0; q < op->operands.size(); ++q)
+                        if (bufs.count(op->operands[q])) {
+                            access |= 3;  // passed on: may do anything
+                            f.used = true;
+                            if (cb && q < cb->args.size()) passed.insert(cb->args[q]);
+                            else f.bounded = true;
+                        }
+                    if (!passed.empty() && depth < kMaxNesting) {
+                        FpCtx cc;
+                        cc.fn = callee;
+                        cc.body = cb;
+                        cc.caller = &c;
+                        cc.call = op;
+                        std::vector<const Op*> ignored;
+                        collect_defs(*cb, cc.defs, ignored);
+                        walk(cc, passed, depth + 1);
+                    } else if (!passed.empty()) {
+                        f.bounded = true;
+                    }
                 }
-                if (!known) {
-                    if (!needs.empty())
-                        fail(ErrorKind::Message, who + ": the extent of binding %" + p.name + " (" + t.spelling + ") needs the device scalar %" + needs +
-                                                     ", which the constants do not hold");
-                    f.layout = t.spelling.empty() ? "view" : t.spelling;
-                    continue;
-                }
-                const uint64_t bytes = static_cast<uint64_t>(*off) + static_cast<uint64_t>(elems) * static_cast<uint64_t>(interp::elem_bytes(t.elem, ib));
-                f.bytes = std::max(f.bytes, bytes);
-                if (f.layout.empty()) f.layout = t.spelling;
             }
-        }
-        // Subviews and refinements of those views reach the same bytes (ops are in
-        // definition order, so one pass sees each parent before its children).
-        for (const Op* op : all)
-            if ((op->name == "view.subview" || op->name == "view.refine") && !op->operands.empty() && views.count(op->operands[0]))
-                views.insert(op->results[0]);
-        for (const Op* op : all) {
-            bool uses = false;
-            for (ValueId v : op->operands)
-                if (views.count(v)) uses = true;
-            if (!uses) continue;
-            const std::string& n = op->name;
-            if (n == "view.subview" || n == "view.refine") continue;
-            if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask") access |= 1;
-            else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask") access |= 2;
-            else if (n == "view.atomic.rmw" || n == "view.atomic.cmpxchg" || n == "view.atomic.reduce") access |= 3;
-            else access |= 3;  // passed on (calls): may do anything
-        }
-        for (const Op* op : all)
-            if (op->name == "func.call" || op->name == "template.apply" || op->name == "template.call")
+            // Subviews and refinements of those views reach the same bytes (ops are in
+            // definition order, so one pass sees each parent before its children).
+            for (const Op* op : all)
+                if ((op->name == "view.subview" || op->name == "view.refine") && !op->operands.empty() && views.count(op->operands[0]))
+                    views.insert(op->results[0]);
+            for (const Op* op : all) {
+                bool uses = false;
                 for (ValueId v : op->operands)
-                    if (bufs.count(v)) access |= 3, f.used = true;
+                    if (views.count(v)) uses = true;
+                if (!uses) continue;
+                const std::string& n = op->name;
+                if (n == "view.subview" || n == "view.refine") continue;
+                if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask") access |= 1;
+                else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask") access |= 2;
+                else if (n == "view.atomic.rmw" || n == "view.atomic.cmpxchg" || n == "view.atomic.reduce") access |= 3;
+                else access |= 3;  // passed on (calls): may do anything
+            }
+        };
+        walk(rootc, {body.args[k]}, 0);
         f.access = access == 2 ? Access::Write : access == 3 ? Access::ReadWrite : Access::Read;
         out.push_back(f);
     }
@@ -852,6 +1118,85 @@ struct Flow {
     }
 };
 
+// Note [Pipeline fold and reduce]
+//   pipeline.fold<kind> combines each lane's R records elementwise, in record
+//   order (r0 kind r1 kind ... ), each step rounded to the tile's element type
+//   as a scalar op of that kind would be; the result flow has one record per
+//   lane. pipeline.reduce gathers record r of every source lane into firing r
+//   of its callee, whose buffers are: source flow 0's lanes 0..S-1, source
+//   flow 1's lanes, ..., then the target flows' records (pointwise), then the
+//   outputs. Firing r's target records are record r of each target flow, so
+//   the target flows must deliver R records, R = records per source lane.
+//   pipeline.buffer only sets a minimum capacity: the emulator runs each
+//   stage over all its records at once, so any capacity >= 1 is met.
+
+// One element of a fold: reads and writes one element of kind k at p as a
+// double (floats) or int64 (integers, sign-extended), rounding as the type does.
+double fold_read_f(ScalarKind k, const uint8_t* p) {
+    switch (k) {
+        case ScalarKind::F32: { float v; std::memcpy(&v, p, 4); return v; }
+        case ScalarKind::F64: { double v; std::memcpy(&v, p, 8); return v; }
+        case ScalarKind::BF16: { uint16_t v; std::memcpy(&v, p, 2); return std::bit_cast<float>(kernels::bf16_to_f32_bits(v)); }
+        case ScalarKind::F16: { uint16_t v; std::memcpy(&v, p, 2); return kernels::ew::half_to_float(v); }
+        default: return 0;
+    }
+}
+void fold_write_f(ScalarKind k, uint8_t* p, double v) {
+    switch (k) {
+        case ScalarKind::F32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+        case ScalarKind::F64: std::memcpy(p, &v, 8); break;
+        case ScalarKind::BF16: {
+            // Round to odd on the way to f32 keeps the one rounding to bf16 correct.
+            const uint16_t h = kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(kernels::ew::round_to_odd_f32(v)));
+            std::memcpy(p, &h, 2);
+            break;
+        }
+        case ScalarKind::F16: {
+            const uint16_t h = kernels::ew::float_to_half(kernels::ew::round_to_odd_f32(v));
+            std::memcpy(p, &h, 2);
+            break;
+        }
+        default: break;
+    }
+}
+int64_t fold_read_i(ScalarKind k, const uint8_t* p, int es) {
+    int64_t v = 0;
+    std::memcpy(&v, p, static_cast<size_t>(es));
+    if (es < 8) v = static_cast<int64_t>(static_cast<uint64_t>(v) << (64 - 8 * es)) >> (64 - 8 * es);
+    return k == ScalarKind::I1 ? (v & 1) : v;
+}
+
+// acc = acc kind x for one element (Note [Pipeline fold and reduce]).
+void fold_step(const std::string& kind, ScalarKind k, int es, uint8_t* acc, const uint8_t* x) {
+    if (scalar_is_float(k)) {
+        const double a = fold_read_f(k, acc), b = fold_read_f(k, x);
+        double r = 0;
+        if (kind == "addf") r = a + b;
+        else if (kind == "mulf") r = a * b;
+        else if (kind == "minimumf" || kind == "maximumf") {
+            if (std::isnan(a) || std::isnan(b)) r = std::numeric_limits<double>::quiet_NaN();
+            else if (a == b) r = kind == "minimumf" ? (std::signbit(a) ? a : b) : (std::signbit(a) ? b : a);
+            else r = kind == "minimumf" ? std::min(a, b) : std::max(a, b);
+        } else r = kind == "minnumf" ? std::fmin(a, b) : std::fmax(a, b);
+        fold_write_f(k, acc, r);
+        return;
+    }
+    const int64_t a = fold_read_i(k, acc, es), b = fold_read_i(k, x, es);
+    const uint64_t mask = es >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * es)) - 1;
+    const uint64_t ua = static_cast<uint64_t>(a) & mask, ub = static_cast<uint64_t>(b) & mask;
+    uint64_t r = 0;
+    if (kind == "addi") r = ua + ub;
+    else if (kind == "muli") r = ua * ub;
+    else if (kind == "andi") r = ua & ub;
+    else if (kind == "ori") r = ua | ub;
+    else if (kind == "xori") r = ua ^ ub;
+    else if (kind == "minsi") r = static_cast<uint64_t>(std::min(a, b));
+    else if (kind == "maxsi") r = static_cast<uint64_t>(std::max(a, b));
+    else if (kind == "minui") r = std::min(ua, ub);
+    else r = std::max(ua, ub);  // maxui
+    std::memcpy(acc, &r, static_cast<size_t>(es));
+}
+
 void LoomProgram::run_npu(const interp::Shared& sh) const {
     const Op& root = *spec_.root;
     const Region& body = root.regions[0];
@@ -930,6 +1275,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             reg(op.results.at(0)) = std::move(r);
         } else if (n == "pipeline.read" || n == "pipeline.scatter") {
             const Reg& view = reg(op.operands.at(0));
+            if (!view.strides.empty()) g.fail_at(op, -1, "a pipeline over a strided view is not executed by the emulator (records are moved dense)");
             const Reg& grp = reg(op.operands.at(1));
             const auto [tile, elem] = tile_of(op.result_types.empty() ? (*root.values)[static_cast<size_t>(op.results[0])].type : op.result_types[0], op);
             Flow f;
@@ -953,17 +1299,86 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
             r.flow = static_cast<int>(flows.size());
             flows.push_back(std::move(f));
             reg(op.results.at(0)) = std::move(r);
-        } else if (n == "pipeline.stage") {
+        } else if (n == "pipeline.buffer") {
+            const int64_t cap = reg(op.operands.at(1)).i.at(0);
+            if (cap < 1) g.fail_at(op, -1, "pipeline.buffer needs a capacity of at least one record, got " + std::to_string(cap));
+            reg(op.results.at(0)) = reg(op.operands.at(0));  // Note [Pipeline fold and reduce]
+        } else if (n == "pipeline.fold") {
+            const Flow src = flows.at(static_cast<size_t>(reg(op.operands.at(0)).flow));
+            const Type& ft = op.operand_types.empty() ? (*root.values)[static_cast<size_t>(op.operands[0])].type : op.operand_types[0];
+            const auto [tile, elem] = tile_of(ft, op);
+            const std::string kind = op.params.empty() ? "" : op.params[0];
+            const int es = interp::elem_bytes(elem, ib);
+            if (src.firings % src.lanes) g.fail_at(op, -1, std::to_string(src.firings) + " records do not split evenly across " + std::to_string(src.lanes) + " lanes");
+            const int64_t R = src.firings / src.lanes;
+            if (R < 1) g.fail_at(op, -1, "pipeline.fold of a flow with no records");
+            Flow f;
+            f.record_bytes = src.record_bytes;
+            f.stride = (static_cast<uint64_t>(f.record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
+            f.firings = src.lanes;
+            f.lanes = src.lanes;
+            f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(f.firings) + kTileAlign);
+            const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
+            f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+            for (int64_t l = 0; l < src.lanes; ++l) {
+                uint8_t* acc = f.arena_base + static_cast<uint64_t>(l) * f.stride;
+                std::memcpy(acc, src.record(l * R), static_cast<size_t>(f.record_bytes));
+                for (int64_t r = 1; r < R; ++r) {
+                    const uint8_t* x = src.record(l * R + r);
+                    for (int64_t e = 0; e < f.record_bytes; e += es) fold_step(kind, elem, es, acc + e, x + e);
+                }
+            }
+            Reg r;
+            r.kind = RK::Flow;
+            r.flow = static_cast<int>(flows.size());
+            flows.push_back(std::move(f));
+            reg(op.results.at(0)) = std::move(r);
+        } else if (n == "pipeline.stage" || n == "pipeline.reduce") {
             const Op* fn = spec_.module->find(op.callee);
-            const int64_t lanes = reg(op.operands.at(0)).group;
+            const bool reduce = n == "pipeline.reduce";
+            const Attr* sca = op.attr("source_count");
+            const size_t nsrc = reduce && sca ? static_cast<size_t>(sca->i) : 0;
+            const size_t group_at = reduce ? nsrc + 1 : 0;  // the group that runs the firings
+            const int64_t lanes = reg(op.operands.at(group_at)).group;
+            // The callee's input flows, as indices into `flows`: a reduce's
+            // gathered per-lane source flows first (Note [Pipeline fold and reduce]).
+            std::vector<size_t> in_ids;
+            int64_t gathered_records = -1;
+            if (reduce) {
+                const int64_t S = reg(op.operands.at(0)).group;
+                for (size_t j = 0; j < nsrc; ++j) {
+                    const Flow src = flows.at(static_cast<size_t>(reg(op.operands[1 + j]).flow));
+                    if (src.lanes != S || src.firings % S)
+                        g.fail_at(op, -1, "source flow " + std::to_string(j) + " does not deliver whole records to each of the source group's " + std::to_string(S) + " lanes");
+                    const int64_t R = src.firings / S;
+                    if (gathered_records >= 0 && R != gathered_records)
+                        g.fail_at(op, -1, "source flows deliver different record counts per lane (" + std::to_string(gathered_records) + " and " + std::to_string(R) + ")");
+                    gathered_records = R;
+                    for (int64_t l = 0; l < S; ++l) {
+                        Flow f;
+                        f.record_bytes = src.record_bytes;
+                        f.stride = (static_cast<uint64_t>(f.record_bytes) + kTileAlign - 1) / kTileAlign * kTileAlign;
+                        f.firings = R;
+                        f.lanes = lanes;
+                        f.arena = std::make_shared<std::vector<uint8_t>>(f.stride * static_cast<uint64_t>(R) + kTileAlign);
+                        const uintptr_t p = reinterpret_cast<uintptr_t>(f.arena->data());
+                        f.arena_base = reinterpret_cast<uint8_t*>((p + kTileAlign - 1) / kTileAlign * kTileAlign);
+                        for (int64_t r = 0; r < R; ++r)
+                            std::memcpy(f.arena_base + static_cast<uint64_t>(r) * f.stride, src.record(l * R + r), static_cast<size_t>(f.record_bytes));
+                        in_ids.push_back(flows.size());
+                        flows.push_back(std::move(f));
+                    }
+                }
+            }
+            for (size_t k = group_at + 1; k < op.operands.size(); ++k) in_ids.push_back(static_cast<size_t>(reg(op.operands[k]).flow));
             flows.reserve(flows.size() + op.results.size());  // `ins` stays valid while outputs are added
             std::vector<const Flow*> ins;
-            for (size_t k = 1; k < op.operands.size(); ++k) ins.push_back(&flows.at(static_cast<size_t>(reg(op.operands[k]).flow)));
-            const int64_t F = ins.empty() ? lanes : ins[0]->firings;
+            for (size_t id : in_ids) ins.push_back(&flows.at(id));
+            const int64_t F = gathered_records >= 0 ? gathered_records : ins.empty() ? lanes : ins[0]->firings;
             for (const Flow* f : ins)
                 if (f->firings != F) g.fail_at(op, -1, "input flows deliver different record counts (" + std::to_string(F) + " and " + std::to_string(f->firings) + ")");
             if (fn->regions[0].args.size() != ins.size() + op.results.size())
-                g.fail_at(op, -1, "@" + op.callee + " takes " + std::to_string(fn->regions[0].args.size()) + " buffers, the stage passes " + std::to_string(ins.size() + op.results.size()));
+                g.fail_at(op, -1, "@" + op.callee + " takes " + std::to_string(fn->regions[0].args.size()) + " buffers, the " + (reduce ? "reduce" : "stage") + " passes " + std::to_string(ins.size() + op.results.size()));
             std::vector<Flow*> outs;
             const size_t first_out = flows.size();
             for (size_t k = 0; k < op.results.size(); ++k) {
@@ -987,7 +1402,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
                 flows.push_back(std::move(f));
             }
             for (size_t k = 0; k < op.results.size(); ++k) outs.push_back(&flows[first_out + k]);
-            for (size_t k = 1; k < op.operands.size(); ++k) ins[k - 1] = &flows.at(static_cast<size_t>(reg(op.operands[k]).flow));
+            for (size_t k = 0; k < in_ids.size(); ++k) ins[k] = &flows.at(in_ids[k]);
             // Registers hold a whole tile per lane (as doubles): about 64 KiB
             // of tiles per batch keeps them in L2 and below malloc's mmap
             // threshold (fresh pages per batch cost more than the ops; the
@@ -1083,6 +1498,7 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
         } else if (n == "pipeline.write") {
             const Flow& f = flows.at(static_cast<size_t>(reg(op.operands.at(0)).flow));
             const Reg& view = reg(op.operands.at(1));
+            if (!view.strides.empty()) g.fail_at(op, -1, "a pipeline over a strided view is not executed by the emulator (records are moved dense)");
             const Type& ft = op.operand_types.empty() ? (*root.values)[static_cast<size_t>(op.operands[0])].type : op.operand_types[0];
             const auto [tile, elem] = tile_of(ft, op);
             const int64_t recs = records_of(op, view, tile);

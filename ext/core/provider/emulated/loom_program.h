@@ -71,6 +71,10 @@ struct Footprint {
     Access access = Access::Read;
     std::string layout;          // diagnostic label, e.g. "view<[%n]xf32>"
     bool used = false;           // the code views it or passes it on (else HRX refuses it at load)
+    // Some view's extent has no range the planner derives (Note [Footprint
+    // ranges] in loom_program.cpp): `bytes` covers the views it could
+    // evaluate; the binding's own span bounds the rest.
+    bool bounded = false;
 };
 
 // Note [The gfx1151 float atomic max caveat]: HRX (hrx-runtime.md §1.3): on
