@@ -274,10 +274,15 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     for (const Input& in : inputs)
         if (in.kind == Input::Kind::Device) note_array(cx, *in.device, who);
     finish_context(cx, env);
-    // Every input takes part in promotion (one loop, no condition operand).
-    const std::unique_ptr<bool[]> every(new bool[nin]);
-    std::fill_n(every.get(), nin, true);
-    resolve_weak(inputs, every.get(), false);
+    // Note [Weak scalars of a one-loop ufunc]: NEP 50 with one loop. A
+    // Python number takes no part in choosing the loop (there is one); it
+    // must reach the loop's type by a same_kind cast from its kind (bool,
+    // int64, float64, complex128: resolve_weak with no typed operand), and
+    // its value is then converted to the loop's type directly, as NumPy
+    // converts a Python scalar operand to the loop's descriptor (never
+    // through the other operands' dtype first).
+    const std::unique_ptr<bool[]> none(new bool[nin]());
+    resolve_weak(inputs, none.get(), false);
     for (size_t i = 0; i < nin; ++i) {
         const DType want = def.dtypes[i];
         if (inputs[i].dtype == DType::BFP16)
@@ -287,6 +292,7 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
             fail(ErrorKind::Type, who + ": cannot cast input " + std::to_string(i) + " from " +
                                       dtype_name(inputs[i].dtype) + " to " + dtype_name(want) +
                                       " with casting rule 'same_kind'");
+        if (inputs[i].kind == Input::Kind::Scalar && inputs[i].scalar.weak) inputs[i].dtype = want;
     }
     // NumPy's rule: the inputs broadcast to out's shape, never out to theirs.
     std::vector<const Dims*> shapes;
