@@ -483,7 +483,18 @@ nb::object loom_call(const PyLoomUfunc& u, nb::args args, nb::kwargs kwargs) {
             if (!nb::isinstance<nb::str>(v) || nb::cast<std::string>(v) != "same_kind")
                 throw nb::type_error((who + ": only casting='same_kind' (the default) is supported").c_str());
         } else {
-            scalars.push_back({key, scalar_arg(v, who + ": device scalar '" + key + "'")});
+            loom_ufunc::NamedScalar& s = scalars.emplace_back();
+            s.name = key;
+            // The common spellings without building scalar_arg's message.
+            int overflow = 0;
+            if (PyFloat_CheckExact(v.ptr())) {
+                s.value.is_float = true;
+                s.value.f = PyFloat_AS_DOUBLE(v.ptr());
+            } else if (PyLong_CheckExact(v.ptr()) &&
+                       (s.value.i = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow), overflow == 0)) {
+            } else {
+                s.value = scalar_arg(v, who + ": device scalar '" + key + "'");
+            }
         }
     }
     std::vector<const Array*> outs;
@@ -501,8 +512,17 @@ nb::object loom_call(const PyLoomUfunc& u, nb::args args, nb::kwargs kwargs) {
     }
     for (const Array* o : outs)
         if (!o) throw nb::type_error((who + ": out must be DeviceArrays, got None").c_str());
-    std::vector<Input> inputs(nin);
-    std::vector<nb::object> keep(nin);
+    // Fixed-size storage for the usual few inputs, as ufunc_apply's.
+    Input small[4];
+    nb::object keep_small[4];
+    std::vector<Input> many;
+    std::vector<nb::object> keep_many;
+    if (nin > 4) {
+        many.resize(nin);
+        keep_many.resize(nin);
+    }
+    const std::span<Input> inputs = nin > 4 ? std::span<Input>(many) : std::span<Input>(small, nin);
+    nb::object* keep = nin > 4 ? keep_many.data() : keep_small;
     for (size_t i = 0; i < nin; ++i) parse_input(args[i], inputs[i], keep[i], who);
     DType dtype{};
     const bool has_dtype = !dtype_obj.is_none();

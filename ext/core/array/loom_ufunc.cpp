@@ -17,6 +17,7 @@ namespace hrx::loom_ufunc {
 // What one (count, constants, checked) needs (Note [Loom ufunc launches]).
 struct Launch {
     std::shared_ptr<const provider::Executable> exe;
+    std::vector<DType> dtypes;  // the definition's, for the task
     uint64_t alignment = 1;  // the strictest binding alignment the footprints ask
 };
 
@@ -35,14 +36,20 @@ std::string names_of(const std::vector<std::string>& names) {
     return s + "";
 }
 
-// The constant block: %count, then the call's scalars (checked by name first).
+// The constant block: %count, then the call's scalars (their names already checked).
 std::vector<uint8_t> pack(const Definition& def, int64_t count, std::span<const NamedScalar> scalars) {
-    std::map<std::string, ScalarArg> values;
+    std::vector<uint8_t> block(def.constant_bytes, 0);
+    const auto put = [&](const loom::Param& p, const ScalarArg& v) {
+        const uint64_t bits = loom_scalar_bits(v, p, def.who);
+        std::memcpy(block.data() + p.byte_offset, &bits, p.byte_length);  // little-endian, as the device ABI
+    };
     ScalarArg c;
     c.i = count;
-    values["count"] = c;
-    for (const NamedScalar& s : scalars) values[s.name] = s.value;
-    return loom_pack_constants(def.artifact, values, def.who);
+    put(*def.slots[0], c);
+    for (size_t k = 1; k < def.slots.size(); ++k)
+        for (const NamedScalar& s : scalars)
+            if (s.name == def.slots[k]->name) put(*def.slots[k], s.value);
+    return block;
 }
 
 std::shared_ptr<const Launch> make_launch(const Definition& def, int64_t count, const std::vector<uint8_t>& constants,
@@ -66,6 +73,7 @@ std::shared_ptr<const Launch> make_launch(const Definition& def, int64_t count, 
         l->alignment = std::max(l->alignment, need.bindings[i].alignment);
     }
     l->exe = loom_run(def.artifact.program, constants, launch, checked);
+    l->dtypes = def.dtypes;
     return l;
 }
 
@@ -102,7 +110,6 @@ struct Plan {
     std::shared_ptr<const Launch> launch;
     Dims shape;
     int64_t count = 0;
-    std::vector<DType> dtypes;
     std::vector<Bound> bound;  // inputs, then outputs
     size_t nin = 0;
 };
@@ -123,23 +130,23 @@ void run(const Plan& p) {
             spans[i] = b.span;
             continue;
         }
-        const size_t bytes = static_cast<size_t>(p.count) * static_cast<size_t>(dtype_itemsize(p.dtypes[i]));
+        const size_t bytes = static_cast<size_t>(p.count) * static_cast<size_t>(dtype_itemsize(p.launch->dtypes[i]));
         temps[i].reset(static_cast<uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align)));
         if (!temps[i]) throw std::bad_alloc();
         spans[i] = provider::Span{temps[i].get(), bytes, false};
         if (i < p.nin) {
-            const Dims dense = contiguous_strides(p.shape, p.dtypes[i]);
+            const Dims dense = contiguous_strides(p.shape, p.launch->dtypes[i]);
             const kernels::StridedArg src{b.scalar ? const_cast<uint8_t*>(b.value) : b.data, b.dtype, b.strides.data()};
-            kernels::copy_cast(nd, p.shape.data(), src, kernels::StridedArg{temps[i].get(), p.dtypes[i], dense.data()});
+            kernels::copy_cast(nd, p.shape.data(), src, kernels::StridedArg{temps[i].get(), p.launch->dtypes[i], dense.data()});
         }
     }
     p.launch->exe->invoke(spans.data(), n);
     for (size_t i = p.nin; i < n; ++i) {
         const Bound& b = p.bound[i];
         if (b.direct) continue;
-        const Dims dense = contiguous_strides(p.shape, p.dtypes[i]);
-        kernels::copy_cast(nd, p.shape.data(), kernels::StridedArg{temps[i].get(), p.dtypes[i], dense.data()},
-                           kernels::StridedArg{b.data, p.dtypes[i], b.strides.data()});
+        const Dims dense = contiguous_strides(p.shape, p.launch->dtypes[i]);
+        kernels::copy_cast(nd, p.shape.data(), kernels::StridedArg{temps[i].get(), p.launch->dtypes[i], dense.data()},
+                           kernels::StridedArg{b.data, p.launch->dtypes[i], b.strides.data()});
     }
 }
 
@@ -192,6 +199,13 @@ std::shared_ptr<Definition> define(const Artifact& artifact, std::optional<int> 
         }
     }
     def->artifact = artifact;
+    def->constant_bytes = p.constant_byte_length();
+    for (const auto& d : params)
+        if (!d.is_buffer) {
+            if (d.byte_offset + d.byte_length > def->constant_bytes || d.byte_length > 8)
+                fail(ErrorKind::Message, who + ": device scalar '" + d.name + "' lies outside the constant block");
+            def->slots.push_back(&d);
+        }
     // The accesses do not depend on the constants: probe with count = 1 and zeros.
     std::map<std::string, ScalarArg> probe;
     ScalarArg one;
@@ -346,7 +360,6 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     plan->launch = launch;
     plan->shape = shape;
     plan->count = count;
-    plan->dtypes = def.dtypes;
     plan->nin = nin;
     plan->bound.resize(nin + nout);
     const uint64_t alignment = launch->alignment;

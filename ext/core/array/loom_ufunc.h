@@ -37,6 +37,10 @@
 #include "array/operands.h"
 #include "runtime/programs.h"
 
+namespace hrx::loom {
+struct Param;
+}
+
 namespace hrx::loom_ufunc {
 
 struct Launch;
@@ -49,6 +53,9 @@ struct Definition {
     int nout = 0;
     std::vector<DType> dtypes;         // per buffer binding, inputs first
     std::vector<std::string> scalars;  // the device scalars after %count, in signature order
+    // The constant block's layout: %count, then `scalars` (parameters of artifact.program).
+    std::vector<const loom::Param*> slots;
+    size_t constant_bytes = 0;
 
     // Note [Loom ufunc launches]; bounded, cleared when full.
     mutable std::mutex mu;
