@@ -72,6 +72,11 @@ EXPLAIN = {
     "bits compared; parse + verify + specialise of a generated 1,000-line module; a cached `hx.loom.compile` "
     "(target < 50 µs); the cost of one call of the Loom add ufunc against `hx.add(out=)` at 8 to 65,536 elements "
     "(1,000 calls, then one wait).",
+    "loom_launch": "One call of `hx.loom.ufunc` (examples/loom/add_f32.loom, an `hx.ufunc` whose loop is the Loom "
+    "program) against one call of `hx.add(x, y, out=z)` on the same DeviceArrays at 8 to 65,536 float32: {calls} "
+    "calls back to back then one wait, divided by the calls, medians of {repeats} alternating rounds (target: "
+    "<= {target_ratio:g}x at every size); also the calls alone (the call path, before the wait). The wait includes "
+    "the program's run on the `{executor}` executor.",
     "array_api": "Array API functions against NumPy on the same data, medians of the repetitions, each hx call "
     "including its wait: sort/argsort/cumsum of 16 M float32, an axis-0 sum of 4096², boolean-mask and "
     "integer-array gathers and take of 16 M, linalg.solve 2048² (both OpenBLAS gesv), fft.fft of 2^20 complex64 "
