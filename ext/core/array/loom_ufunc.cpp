@@ -33,7 +33,7 @@ std::string names_of(const std::vector<std::string>& names) {
     if (names.empty()) return "none";
     std::string s;
     for (const auto& n : names) s += (s.empty() ? "'" : ", '") + n + "'";
-    return s + "";
+    return s;
 }
 
 // The constant block: %count, then the call's scalars (their names already checked).
