@@ -13,9 +13,7 @@ Figures, each against its peer measured in the same run (medians):
 3. parse + verify + specialise of a generated 1,000-line module (``hx.loom.parse(src).specialize(...)``),
    against a plain ``str.splitlines()`` of the same text as the floor;
 4. a cached ``hx.loom.compile`` (target < 50 µs) against a dict lookup of the same key;
-5. the cost of one call at small and middle sizes (8 to 65,536 float32): 1,000 calls of the Loom add
-   ufunc with ``out=`` and then one wait, against the same with ``hx.add(x, y, out=z)``, alternated;
-6. the LLM-inference kernel set of ``examples/loom/*.loom`` (issue 25's speed figures): elementwise add
+5. the LLM-inference kernel set of ``examples/loom/*.loom`` (issue 25's speed figures): elementwise add
    and exp over 16 M float32, a row softmax (512 x 1024), an RMS norm (512 x 4096), a tiled f32 matmul
    with workgroup memory (1024^3), a q8_0-style block-quantised matrix-vector product (4096 x 4096, int8
    blocks of 32 with an f16 scale), and a flash-attention decode step (32 heads, d = 128, KV 4096), each a
@@ -25,16 +23,17 @@ Figures, each against its peer measured in the same run (medians):
    before it is timed. A kernel whose first run takes over 10 s is timed once; the others as often as
    fits in about 20 s (at most ``repeats``), alternating with the peer.
 
+The cost of one call of a Loom ufunc against ``hx.add(out=)`` at small sizes is bench/loom_launch.py's figure.
+
 Writes bench/results/loom.json (+ .png when matplotlib is present).
 
 Run: python bench/loom.py [repeats=15] [--llm-only] [--quick]
-  --llm-only  only figure 6, merged into the existing bench/results/loom.json (the other figures kept);
-  --quick     figure 6 only, at small sizes and 3 repeats, printed and not written (for development).
+  --llm-only  only figure 5, merged into the existing bench/results/loom.json (the other figures kept);
+  --quick     figure 5 only, at small sizes and 3 repeats, printed and not written (for development).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -43,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import RESULTS, blas_env_removed, drop_blas_overrides, pyplot, save_results, sustained, timings_s
+from _common import RESULTS, blas_env_removed, drop_blas_overrides, pyplot, save_results, timings_s
 
 drop_blas_overrides()  # the matmul figure's peer is OpenBLAS
 
@@ -221,33 +220,6 @@ def frontend(repeats):
     return {"lines": lines, "parse_verify_specialise_s": t, "splitlines_s": floor}
 
 
-CALL_SIZES = (8, 1024, 12_288, 65_536)
-
-
-def per_call(repeats):
-    """Seconds per call, sustained (1,000 calls then one wait), of the Loom add ufunc and of hx.add."""
-    add = hx.loom.ufunc(ADD_F32, "add_f32x")
-    out = {}
-    for n in CALL_SIZES:
-        x = hx.asarray(np.arange(n, dtype=np.float32))
-        y = hx.asarray(np.ones(n, dtype=np.float32))
-        z = hx.empty((n,), np.float32)
-        calls = 1000
-        loom_run = sustained(functools.partial(add, x, y, out=z), calls, z.block_until_ready)
-        hx_run = sustained(functools.partial(hx.add, x, y, out=z), calls, z.block_until_ready)
-
-        loom_run()
-        np.testing.assert_array_equal(hx.to_numpy(z), np.arange(n, dtype=np.float32) + 1)
-        loom_t, hx_t = [], []
-        for _ in range(max(3, repeats // 3)):
-            loom_t.append(median(loom_run, 1) / calls)
-            hx_t.append(median(hx_run, 1) / calls)
-        out[n] = {"loom_s": statistics.median(loom_t), "hx_add_s": statistics.median(hx_t)}
-        print(f"  n={n}: loom ufunc {out[n]['loom_s'] * 1e6:.2f} us, hx.add {out[n]['hx_add_s'] * 1e6:.2f} us per call",
-              flush=True)
-    return out
-
-
 def cached_compile(repeats):
     hx.loom.compile(ADD_F32, "add_f32x", target="gfx1151")
     inner = 10_000
@@ -409,7 +381,7 @@ def llm_kernels(repeats: int, quick: bool = False) -> dict:
 
 
 def llm_rows(llm: dict) -> list[dict]:
-    """Table rows of figure 6: one per kernel (Loom ms against NumPy ms), then the geometric mean."""
+    """Table rows of figure 5: one per kernel (Loom ms against NumPy ms), then the geometric mean."""
     rows = []
     for name, r in llm["kernels"].items():
         rows.append({"figure": f"LLM set: Loom {LLM_KERNELS[name][0]}, {r['shape']} ({r['executor']}, median of "
@@ -445,11 +417,6 @@ def table(res):
     rows.append({"figure": "cached hx.loom.compile (best; target < 50 µs)", "value": c["cached_compile_s"] * 1e6,
                  "unit": "µs", "peer": "dict.get of the same key", "peer_value": c["dict_get_s"] * 1e6,
                  "ratio": c["cached_compile_s"] / c["dict_get_s"], "ratio_label": "ours / peer"})
-    for n, v in res.get("per_call", {}).items():
-        rows.append({"figure": f"one call of the Loom add ufunc, {int(n):,} float32 (sustained, median)",
-                     "value": v["loom_s"] * 1e6, "unit": "µs", "peer": "hx.add(x, y, out=z)",
-                     "peer_value": v["hx_add_s"] * 1e6, "ratio": v["loom_s"] / v["hx_add_s"],
-                     "ratio_label": "ours / peer"})
     if "llm_kernels" in res:
         rows += llm_rows(res["llm_kernels"])
     return rows
@@ -459,26 +426,15 @@ def plot(res):
     plt = pyplot()
     if plt is None:
         return
-    rows = [r for r in res["table"] if not r["figure"].startswith("one call") and "llm_kernel" not in r]
-    calls = res.get("per_call", {})
+    rows = [r for r in res["table"] if "llm_kernel" not in r]
     llm = res.get("llm_kernels")
-    panels = len(rows) + bool(calls) + bool(llm)
+    panels = len(rows) + bool(llm)
     fig, axes = plt.subplots(1, panels, figsize=(4 * panels, 4), squeeze=False)
     axes = list(axes[0])
     for ax, row in zip(axes, rows):
         ax.bar(["Loom", "peer"], [row["value"], row["peer_value"]], color=["C0", "C1"])
         ax.set_title(row["figure"].split(" (")[0], fontsize=8)
         ax.set_ylabel(row["unit"])
-    if calls:
-        ax = axes[len(rows)]
-        sizes = [int(n) for n in calls]
-        ax.plot(sizes, [v["loom_s"] * 1e6 for v in calls.values()], "o-", color="C0", label="Loom ufunc")
-        ax.plot(sizes, [v["hx_add_s"] * 1e6 for v in calls.values()], "o-", color="C1", label="hx.add")
-        ax.set_xscale("log")
-        ax.set_xlabel("float32 elements")
-        ax.set_ylabel("µs per call")
-        ax.set_title("one call, sustained", fontsize=8)
-        ax.legend(fontsize=8)
     if llm:
         # The kernel set: each Loom / NumPy time ratio (log scale) with its target as a tick above it.
         ax = axes[-1]
@@ -546,8 +502,6 @@ def main(argv):
         res["frontend"] = frontend(repeats)
         print("cached compile ...", flush=True)
         res["compile"] = cached_compile(repeats)
-        print("per call, 8 to 65,536 elements ...", flush=True)
-        res["per_call"] = per_call(repeats)
         print("LLM kernel set (full sizes) ...", flush=True)
         res["llm_kernels"] = llm_kernels(repeats)
         res["table"] = table(res)

@@ -70,12 +70,16 @@ EXPLAIN = {
     "our Loom source, and the hrx-rs corpus pipeline from `HRX_LOOM_CORPUS`, skipped when unset) against the "
     "C++ matmul kernel the deleted C++ built-in called (`hx.numerics.matmul(compute='bfp16')` on host arrays), "
     "bits compared; parse + verify + specialise of a generated 1,000-line module; a cached `hx.loom.compile` "
-    "(target < 50 µs); the cost of one call of the Loom add ufunc against `hx.add(out=)` at 8 to 65,536 elements "
-    "(1,000 calls, then one wait); and the LLM-inference kernel set of `examples/loom/` (add and exp over 16 M "
+    "(target < 50 µs); and the LLM-inference kernel set of `examples/loom/` (add and exp over 16 M "
     "float32, row softmax 512x1024, RMS norm 512x4096, tiled matmul 1024^3, q8_0 matrix-vector 4096^2, "
     "flash-attention decode with 32 heads, d=128, KV 4096) against NumPy references of the same ops (matvec "
     "including the dequantisation; matmul: NumPy's BLAS), each checked against NumPy first, with the issue's "
     "targets and the geometric mean.",
+    "loom_launch": "One call of `hx.loom.ufunc` (examples/loom/add_f32.loom, an `hx.ufunc` whose loop is the Loom "
+    "program) against one call of `hx.add(x, y, out=z)` on the same DeviceArrays at 8 to 65,536 float32: {calls} "
+    "calls back to back then one wait, divided by the calls, medians of {repeats} alternating rounds (target: "
+    "<= {target_ratio:g}x at every size); also the calls alone (the call path, before the wait). The wait includes "
+    "the program's run on the `{executor}` executor.",
     "array_api": "Array API functions against NumPy on the same data, medians of the repetitions, each hx call "
     "including its wait: sort/argsort/cumsum of 16 M float32, an axis-0 sum of 4096², boolean-mask and "
     "integer-array gathers and take of 16 M, linalg.solve 2048² (both OpenBLAS gesv), fft.fft of 2^20 complex64 "

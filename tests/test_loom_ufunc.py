@@ -230,3 +230,107 @@ def test_launches_of_different_kernels_and_sizes_share_no_values(axpy, scale):
         got_scale = scale(hx.asarray(b), alpha=3.0)
         np.testing.assert_array_equal(hx.to_numpy(got_axpy), np.float32(-2.0) * a + b)
         np.testing.assert_array_equal(hx.to_numpy(got_scale), np.float32(3.0) * b)
+
+
+# out = x + y and x - y: a kernel with two outputs.
+SUMDIFF_F32 = """\
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+kernel.def target(@gpu) export("sumdiff_f32") @sumdiff_f32(%count: index) {
+  %one = index.constant 1 : index
+  %width = index.constant 256 : index
+  %spare = index.constant 255 : index
+  %n = index.assume %count [range(%count, 1, 1073741824)] : index
+  %padded = index.add %n, %spare : index
+  %groups = index.div %padded, %width : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%width, %one, %one) : index
+} launch(%count: index, %x: buffer, %y: buffer, %s: buffer, %d: buffer) {
+  %origin = index.constant 0 : offset
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xs = buffer.view %x[%origin] : buffer -> view<[%count]xf32>
+  %ys = buffer.view %y[%origin] : buffer -> view<[%count]xf32>
+  %ss = buffer.view %s[%origin] : buffer -> view<[%count]xf32>
+  %ds = buffer.view %d[%origin] : buffer -> view<[%count]xf32>
+  %inside = index.cmp ult, %i, %count : index
+  scf.if %inside {
+    %a = view.load %xs[%i] : view<[%count]xf32> -> f32
+    %b = view.load %ys[%i] : view<[%count]xf32> -> f32
+    %p = scalar.addf %a, %b : f32
+    %m = scalar.subf %a, %b : f32
+    view.store %p, %ss[%i] : f32, view<[%count]xf32>
+    view.store %m, %ds[%i] : f32, view<[%count]xf32>
+  }
+  kernel.return
+}
+"""
+
+
+def test_ufunc_is_an_hx_ufunc(axpy):
+    assert isinstance(axpy, hx.ufunc) and isinstance(axpy, loom.ufunc)
+    assert "__call__" not in vars(loom.ufunc)  # no Python layer between the call and the core
+    assert (axpy.ntypes, axpy.identity, axpy.scalars) == (1, None, ["alpha"])
+    with pytest.raises(TypeError, match="no reduce"):
+        axpy.reduce(hx.ones((3,), np.float32))
+
+
+def test_ufunc_weak_python_scalars_convert_to_the_kernels_type(axpy):
+    """NEP 50 with one loop: a Python float goes to float32 directly, not through the array's float16 first."""
+    xs = np.array([1, 2, 3], np.float16)
+    got = hx.to_numpy(axpy(hx.asarray(xs), 0.1, alpha=1.0))
+    np.testing.assert_array_equal(got, xs.astype(np.float32) + np.float32(0.1))
+    assert np.float32(np.float16(0.1)) != np.float32(0.1)  # the two routes differ: the test can fail
+    # A NumPy scalar is strong: its own dtype, then the kernel's.
+    got = hx.to_numpy(axpy(hx.asarray(xs), np.float16(0.1), alpha=1.0))
+    np.testing.assert_array_equal(got, xs.astype(np.float32) + np.float32(np.float16(0.1)))
+    with pytest.raises(TypeError, match="cannot cast input 1 from complex128 to float32"):
+        axpy(hx.asarray(xs), 1j, alpha=1.0)
+
+
+def test_ufunc_identical_in_place_and_positional_out(axpy):
+    xs = np.arange(1000, dtype=np.float32)
+    x = hx.asarray(xs)
+    y = hx.asarray(np.full(1000, 0.5, np.float32))
+    assert axpy(x, y, x, alpha=2.0) is x  # out positionally, identical to an input
+    np.testing.assert_array_equal(hx.to_numpy(x), np.float32(2.0) * xs + np.float32(0.5))
+    with pytest.raises(TypeError, match="out both positionally and as a keyword"):
+        axpy(x, y, x, out=x, alpha=2.0)
+
+
+def test_ufunc_dtype_and_where(axpy):
+    x = hx.asarray(np.ones(4, np.float32))
+    np.testing.assert_array_equal(hx.to_numpy(axpy(x, x, dtype=np.float32, alpha=1.0)), 2)
+    out = hx.zeros((4,), np.float32)
+    before = hx.to_numpy(out)
+    with pytest.raises(TypeError, match="No loop matching"):
+        axpy(x, x, out=out, dtype=np.float64, alpha=1.0)
+    with pytest.raises(TypeError, match="where= is not supported"):
+        axpy(x, x, out=out, where=np.array([True, False, True, False]), alpha=1.0)
+    np.testing.assert_array_equal(hx.to_numpy(out), before)  # refused calls changed nothing
+    np.testing.assert_array_equal(hx.to_numpy(axpy(x, x, where=True, alpha=1.0)), 2)
+
+
+def test_ufunc_with_two_outputs():
+    sd = loom.ufunc(SUMDIFF_F32, "sumdiff_f32")
+    assert (sd.nin, sd.nout, sd.types) == (2, 2, ["ff->ff"])
+    a = np.linspace(-4, 4, 300, dtype=np.float32).reshape(3, 100)
+    b = np.linspace(1, 2, 100, dtype=np.float32)
+    s, d = sd(hx.asarray(a), b)  # broadcast
+    np.testing.assert_array_equal(hx.to_numpy(s), a + b)
+    np.testing.assert_array_equal(hx.to_numpy(d), a - b)
+    # out= a tuple, one of them an input (through a temporary), one strided.
+    x = hx.asarray(a)
+    wide = hx.zeros((3, 200), np.float32)
+    r = sd(x, b, out=(x, wide[:, ::2]))
+    assert r[0] is x
+    np.testing.assert_array_equal(hx.to_numpy(x), a + b)
+    np.testing.assert_array_equal(hx.to_numpy(wide)[:, ::2], a - b)
+    np.testing.assert_array_equal(hx.to_numpy(wide)[:, 1::2], 0)
+    with pytest.raises(ValueError, match="out must hold 2 array"):
+        sd(x, b, out=x)
+
+
+def test_ufunc_repeated_sizes_reuse_their_launch(scale):
+    """Sizes and scalars alternate: each call runs with its own count and constants, cached or not."""
+    rng = np.random.default_rng(3)
+    for n, alpha in [(5, 2.0), (700, 2.0), (5, -1.0), (700, 2.0), (5, 2.0), (1, 0.5)] * 2:
+        xs = rng.standard_normal(n).astype(np.float32)
+        np.testing.assert_array_equal(hx.to_numpy(scale(hx.asarray(xs), alpha=alpha)), np.float32(alpha) * xs)

@@ -79,6 +79,9 @@ nanobind::object host_array(nanobind::handle obj, const DType* dtype, const std:
 host_transfer::HostBlock host_block(nanobind::handle arr, const std::string& op);
 
 void bind_ufuncs(nanobind::module_& m, nanobind::class_<PyArray>& cls);
+// _core.loom.LoomUfunc, the hx.ufunc subclass whose loop is a Loom GPU
+// kernel (bind_ufunc.cpp; bind_loom calls it with the _core.loom module).
+void bind_loom_ufunc(nanobind::module_& lm);
 
 // The binding's side of the core's operations (array/operands.h): the default
 // runtime and placement.

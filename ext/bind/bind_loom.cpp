@@ -30,7 +30,8 @@ namespace {
 
 std::string repr_of(nb::handle h) { return nb::cast<std::string>(nb::repr(h)); }
 
-// A Python bool/int/float (or NumPy scalar) as a ScalarArg; TypeError otherwise.
+}  // namespace
+
 ScalarArg scalar_arg(nb::handle h, const std::string& what) {
     ScalarArg a;
     PyObject* p = h.ptr();
@@ -61,6 +62,8 @@ ScalarArg scalar_arg(nb::handle h, const std::string& what) {
     }
     fail(ErrorKind::Message, what + " = " + repr_of(h) + " does not fit 64 bits");
 }
+
+namespace {
 
 std::map<std::string, ScalarArg> scalar_map(const nb::kwargs& kwargs, const std::string& who) {
     std::map<std::string, ScalarArg> out;
@@ -237,6 +240,8 @@ nb::object artifact_engine(const Artifact& a) {
 void bind_loom(nb::module_& m) {
     nb::module_ lm = nb::hasattr(m, "loom") ? nb::borrow<nb::module_>(m.attr("loom"))
                                            : m.def_submodule("loom", "The Loom language frontend and compiler.");
+
+    bind_loom_ufunc(lm);
 
     nb::class_<loom::LaunchConfig>(lm, "LaunchConfig",
                                    "The result of a GPU kernel's host launch program (loom.md §5.2) for one "

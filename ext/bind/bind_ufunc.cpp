@@ -12,6 +12,7 @@
 // Python code runs between `hx.add(x, y, out=z)` and the submission, and no
 // heap allocation when every operand is a DeviceArray.
 #include <deque>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -20,11 +21,13 @@
 
 #include "array/creation.h"
 #include "array/elementwise.h"
+#include "array/loom_ufunc.h"
 #include "array/matmul.h"
 #include "array/reductions.h"
 #include "array_bind.h"
 #include "bindings.h"
 #include "errors.h"
+#include "loom_bind.h"
 #include "py_types.h"
 
 namespace nb = nanobind;
@@ -440,7 +443,156 @@ nb::object inplace(Ufunc op, nb::handle self, nb::handle b) {
 
 nb::object unary(Ufunc op, nb::handle a) { return apply_operator(op, {a}, Py_None); }
 
+// --- Loom ufuncs ---------------------------------------------------------------------
+
+// A ufunc whose one loop is a Loom GPU kernel (array/loom_ufunc.h). Its calls
+// parse as the built-ins' do (parse_input, parse_out) and go to the core's
+// loom_ufunc::call; keywords other than out/dtype/where/casting are the
+// kernel's device scalars.
+struct PyLoomUfunc : PyUfunc {
+    std::shared_ptr<const loom_ufunc::Definition> def;
+};
+
+nb::object loom_call(const PyLoomUfunc& u, nb::args args, nb::kwargs kwargs) {
+    const loom_ufunc::Definition& d = *u.def;
+    const std::string& who = d.who;
+    const size_t nin = static_cast<size_t>(d.nin);
+    const size_t nout = static_cast<size_t>(d.nout);
+    const size_t n = args.size();
+    if (n != nin && n != nin + nout)
+        throw nb::type_error((who + ": takes " + std::to_string(nin) + " input(s), got " + std::to_string(n)).c_str());
+    nb::object out = nb::none();
+    if (n > nin)
+        out = nout == 1 ? nb::borrow(args[nin])
+                        : nb::steal(PyTuple_GetSlice(args.ptr(), static_cast<Py_ssize_t>(nin), static_cast<Py_ssize_t>(n)));
+    nb::handle dtype_obj = Py_None;
+    std::vector<loom_ufunc::NamedScalar> scalars;
+    scalars.reserve(kwargs.size());
+    for (auto [k, v] : kwargs) {
+        const char* key = PyUnicode_AsUTF8(k.ptr());
+        if (!key) throw nb::python_error();
+        if (std::strcmp(key, "out") == 0) {
+            if (n > nin) throw nb::type_error((who + ": got out both positionally and as a keyword").c_str());
+            out = nb::borrow(v);
+        } else if (std::strcmp(key, "dtype") == 0) {
+            dtype_obj = v;
+        } else if (std::strcmp(key, "where") == 0) {
+            if (v.ptr() != Py_True)
+                throw nb::type_error((who + ": where= is not supported (the Loom kernel writes every element)").c_str());
+        } else if (std::strcmp(key, "casting") == 0) {
+            if (!nb::isinstance<nb::str>(v) || nb::cast<std::string>(v) != "same_kind")
+                throw nb::type_error((who + ": only casting='same_kind' (the default) is supported").c_str());
+        } else {
+            loom_ufunc::NamedScalar& s = scalars.emplace_back();
+            s.name = key;
+            // The common spellings without building scalar_arg's message.
+            int overflow = 0;
+            if (PyFloat_CheckExact(v.ptr())) {
+                s.value.is_float = true;
+                s.value.f = PyFloat_AS_DOUBLE(v.ptr());
+            } else if (PyLong_CheckExact(v.ptr()) &&
+                       (s.value.i = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow), overflow == 0)) {
+            } else {
+                s.value = scalar_arg(v, who + ": device scalar '" + key + "'");
+            }
+        }
+    }
+    std::vector<const Array*> outs;
+    const bool out_tuple = PyTuple_Check(out.ptr());
+    if (out_tuple) {
+        const size_t m = static_cast<size_t>(PyTuple_Size(out.ptr()));
+        if (m != nout)
+            throw nb::value_error((who + ": out must hold " + std::to_string(nout) + " array(s), got " +
+                                   std::to_string(m)).c_str());
+        for (size_t j = 0; j < m; ++j) outs.push_back(parse_out(PyTuple_GET_ITEM(out.ptr(), j), who));
+    } else if (!out.is_none()) {
+        if (nout != 1)
+            throw nb::value_error((who + ": out must hold " + std::to_string(nout) + " array(s), got 1").c_str());
+        outs.push_back(parse_out(out, who));
+    }
+    for (const Array* o : outs)
+        if (!o) throw nb::type_error((who + ": out must be DeviceArrays, got None").c_str());
+    // Fixed-size storage for the usual few inputs, as ufunc_apply's.
+    Input small[4];
+    nb::object keep_small[4];
+    std::vector<Input> many;
+    std::vector<nb::object> keep_many;
+    if (nin > 4) {
+        many.resize(nin);
+        keep_many.resize(nin);
+    }
+    const std::span<Input> inputs = nin > 4 ? std::span<Input>(many) : std::span<Input>(small, nin);
+    nb::object* keep = nin > 4 ? keep_many.data() : keep_small;
+    for (size_t i = 0; i < nin; ++i) parse_input(args[i], inputs[i], keep[i], who);
+    DType dtype{};
+    const bool has_dtype = !dtype_obj.is_none();
+    if (has_dtype) dtype = dtype_from_py(dtype_obj, who);
+    auto results = loom_ufunc::call(g_env, d, inputs, outs, scalars, has_dtype ? &dtype : nullptr);
+    if (!results) return out_tuple && nout == 1 ? nb::borrow(PyTuple_GET_ITEM(out.ptr(), 0)) : out;
+    if (nout == 1) return wrap(std::move((*results)[0]));
+    nb::list l;
+    for (Array& r : *results) l.append(wrap(std::move(r)));
+    return nb::tuple(l);
+}
+
+std::string loom_types(const loom_ufunc::Definition& d) {
+    std::string s;
+    for (int i = 0; i < d.nin + d.nout; ++i) {
+        if (i == d.nin) s += "->";
+        s += dtype_info(d.dtypes[static_cast<size_t>(i)]).code;
+    }
+    return s;
+}
+
 }  // namespace
+
+void bind_loom_ufunc(nb::module_& lm) {
+    nb::class_<PyLoomUfunc, PyUfunc>(
+        lm, "LoomUfunc", nb::dynamic_attr(),
+        "An hx.ufunc whose one loop is a Loom GPU kernel (hrxarray.loom.ufunc compiles one from source). "
+        "LoomUfunc(artifact, nin=None, nout=None): the artifact's workload signature is (%count: index), its "
+        "device signature (%count: index, scalars..., inputs..., outputs...). Calls take nin operands "
+        "(broadcast together, NEP 50, cast same_kind to the kernel's element types), out= (an array or a "
+        "tuple of nout) and every device scalar by name, and run the kernel once over the flattened "
+        "broadcast shape as one operation on the GPU compute lane.")
+        .def(
+            "__init__",
+            [](PyLoomUfunc* self, const Artifact& artifact, std::optional<int> nin, std::optional<int> nout) {
+                auto def = loom_ufunc::define(artifact, nin, nout);
+                PyLoomUfunc* u = new (self) PyLoomUfunc();
+                u->def = std::move(def);
+            },
+            "artifact"_a, "nin"_a.none() = nb::none(), "nout"_a.none() = nb::none(),
+            "Plan `artifact` (a Loom GPU kernel) as a ufunc; nin/nout default to the split at the first "
+            "written buffer. ValueError naming the kernel when it does not follow the convention.")
+        .def("__call__", &loom_call, "args"_a, "kwargs"_a,
+             nb::sig("def __call__(self, *args: object, **kwargs: object) -> DeviceArray"),
+             "Apply elementwise: f(*inputs, out=None, dtype=None, **scalars) -> DeviceArray (out when given; a "
+             "tuple when nout > 1). where= other than True is refused (TypeError).")
+        .def_prop_ro("nin", [](const PyLoomUfunc& u) { return u.def->nin; }, "Number of inputs.")
+        .def_prop_ro("nout", [](const PyLoomUfunc& u) { return u.def->nout; }, "Number of outputs.")
+        .def_prop_ro("nargs", [](const PyLoomUfunc& u) { return u.def->nin + u.def->nout; }, "Inputs plus outputs.")
+        .def_prop_ro("ntypes", [](const PyLoomUfunc&) { return 1; }, "Number of loops (1: the kernel).")
+        .def_prop_ro("types", [](const PyLoomUfunc& u) {
+            nb::list l;
+            l.append(loom_types(*u.def));
+            return l;
+        }, "The kernel's loop as a NumPy-style type string ('ff->f'; bfloat16 is 'E').")
+        .def_prop_ro("identity", [](const PyLoomUfunc&) { return nb::none(); }, "None: a Loom ufunc has no reduction identity.")
+        .def_prop_ro("scalars", [](const PyLoomUfunc& u) { return u.def->scalars; },
+                     "The kernel's device scalars (keyword arguments of a call), in signature order.")
+        .def("_reduce",
+             [](const PyLoomUfunc& u, nb::args, nb::kwargs) -> nb::object {
+                 throw nb::type_error((u.def->who + ": a Loom ufunc has no reduce").c_str());
+             },
+             "args"_a, "kwargs"_a, "Refused (TypeError): a Loom kernel is not a reduction.")
+        .def("__repr__", [](nb::handle self) {
+            const auto& u = nb::cast<const PyLoomUfunc&>(self);
+            nb::object name = nb::getattr(self, "__name__", nb::str(u.def->artifact.symbol.c_str()));
+            return "<hx.loom.ufunc '" + nb::cast<std::string>(nb::str(name)) + "' nin=" + std::to_string(u.def->nin) +
+                   " nout=" + std::to_string(u.def->nout) + " types=['" + loom_types(*u.def) + "']>";
+        });
+}
 
 void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
     nb::class_<PyUfunc>(m, "ufunc", nb::dynamic_attr(),

@@ -10,6 +10,9 @@ struct LaunchConfig;
 }
 
 namespace hrx::bind {
+// A Python bool/int/float (or NumPy scalar) as a device scalar or workload
+// value; TypeError (or ValueError beyond 64 bits) naming `what` otherwise.
+ScalarArg scalar_arg(nanobind::handle h, const std::string& what);
 // The loom.artifact_manifest dict (loom.md §5.3) of a Loom artifact.
 nanobind::dict artifact_manifest(const Artifact& a);
 // The launch program evaluated for `workload` (GPU kernels).

@@ -15,8 +15,8 @@ kernel's launch program); run either in a graph (``g.gpu(k, views)``,
 
 Conventions of the array-level wrappers:
 
-``ufunc(source, symbol)`` turns a GPU kernel into an ``hx.ufunc``-like
-callable. The kernel's workload signature is ``(%count: index)`` and its
+``ufunc(source, symbol)`` turns a GPU kernel into an ``hx.ufunc`` (one,
+``isinstance(f, hx.ufunc)``, called through the same path as ``hx.add``). The kernel's workload signature is ``(%count: index)`` and its
 device signature ``(%count: index, scalars..., inputs..., outputs...)``:
 ``count`` is the number of elements (the inputs broadcast together, flattened
 in C order), each other scalar is a keyword argument of the call
@@ -55,7 +55,6 @@ import numpy as np
 
 from . import _array as A
 from . import _creation as C
-from . import _manipulation as M
 from ._core import Artifact
 from ._core import loom as _l
 
@@ -168,14 +167,6 @@ def _runtime_of(arrays):
     return default_runtime()
 
 
-def _scalar_key(v: Any) -> tuple:
-    # A loaded kernel bakes its scalars into its constants, so the cache key
-    # must tell apart the values that compare equal: -0.0 and 0.0 (and 1 and 1.0).
-    if isinstance(v, (float, np.floating)):
-        return type(v), float(v).hex()
-    return type(v), v
-
-
 def _np_dtype(name: str) -> np.dtype:
     if name == "bfloat16":
         import ml_dtypes
@@ -188,18 +179,27 @@ def _params(art: Artifact) -> list:
     return art.manifest["functions"][0]["parameters"]
 
 
-class ufunc:
-    """A Loom GPU kernel used as an elementwise function over DeviceArrays (see the module docstring).
+class ufunc(_l.LoomUfunc):
+    """A Loom GPU kernel as an :class:`hrxarray.ufunc` (see the module docstring).
 
     ``ufunc(source, symbol, config=None, nin=None, nout=None)``: the kernel's
     workload signature is ``(%count: index)``, its device signature
     ``(%count: index, scalars..., inputs..., outputs...)``. Calling it with
-    ``nin`` arrays (DeviceArrays, host arrays or scalars, broadcast together),
-    optional ``out=`` (an array or a tuple of ``nout``) and every scalar by
-    name runs the kernel once over the flattened broadcast shape and returns
-    the output array (a tuple when ``nout > 1``). Inputs are cast to the
-    kernel's element types under NumPy's ``same_kind`` rule, broadcast and
-    made C-contiguous on the device first.
+    ``nin`` arrays (DeviceArrays, host arrays or scalars, broadcast together
+    under NEP 50 as ``hx.add``'s operands are), optional ``out=`` (an array or
+    a tuple of ``nout``) and every scalar by name runs the kernel once over
+    the flattened broadcast shape and returns the output array (a tuple when
+    ``nout > 1``). Inputs are cast to the kernel's element types under
+    NumPy's ``same_kind`` rule; ``out=`` must have the kernel's output types
+    and may be an input (in place). ``dtype=`` may only name the kernel's
+    output type, and ``where=`` is refused (TypeError): the kernel writes
+    every element.
+
+    It is an ``hx.ufunc``: a call goes through the same C++ call path as
+    ``hx.add`` (argument parsing, NEP 50, broadcasting, ``out=``), and its one
+    loop is the compiled Loom program, run as one operation on the GPU compute
+    lane (Note [Loom ufunc operands] and [Loom ufunc launches] in
+    ext/core/array/loom_ufunc.h).
 
     >>> src = '''...'''  # doctest: +SKIP
     >>> axpb = hx.loom.ufunc(src, "axpb")  # doctest: +SKIP
@@ -208,187 +208,10 @@ class ufunc:
 
     def __init__(self, source: str, symbol: str, *, config: dict | None = None, nin: int | None = None,
                  nout: int | None = None):
-        self.artifact = art = compile(source, symbol, target="gfx1151", config=config)
+        art = compile(source, symbol, target="gfx1151", config=config)
+        super().__init__(art, nin, nout)
+        self.artifact = art
         self.__name__ = symbol
-        who = f"loom.ufunc('{symbol}')"
-        try:
-            art.launch_config(1)
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{who}: the kernel's workload signature must be (%count: index): {e}") from None
-        params = _params(art)
-        if not params or params[0]["kind"] != "constant" or params[0]["name"] != "count" or params[0]["type"] != "index":
-            raise ValueError(f"{who}: the device signature must start with %count: index")
-        self._scalars = [p for p in params[1:] if p["kind"] == "constant"]
-        buffers = [p for p in params if p["kind"] == "pointer"]
-        first_buffer = next((i for i, p in enumerate(params) if p["kind"] == "pointer"), len(params))
-        if any(p["kind"] == "constant" for p in params[first_buffer:]):
-            raise ValueError(f"{who}: every scalar must come before the buffers in the device signature")
-        probe = {p["name"]: (0.0 if p["type"].startswith(("f", "bf")) else 0) for p in self._scalars}
-        accesses = [b.access for b in art.contract_for(count=1, **probe).bindings]
-        writes = [a.name != "READ" for a in accesses]
-        if nin is None and nout is None:
-            nin = next((i for i, w in enumerate(writes) if w), len(writes))
-        if nin is None:
-            nin = len(buffers) - nout
-        if nout is None:
-            nout = len(buffers) - nin
-        if nin < 0 or nout < 1 or nin + nout != len(buffers):
-            raise ValueError(f"{who}: the kernel has {len(buffers)} buffers; nin={nin} and nout={nout} do not "
-                             f"split them into inputs and at least one output")
-        if any(writes[:nin]) or not all(writes[nin:]):
-            raise ValueError(f"{who}: the inputs (the first {nin} buffers) must be read-only and the outputs "
-                             f"written; accesses are {[a.name for a in accesses]}")
-        dtypes = _l._binding_dtypes(art)
-        if any(d is None for d in dtypes):
-            raise ValueError(f"{who}: every buffer must be viewed with an element type, got {dtypes}")
-        self._dtypes = [_np_dtype(d) for d in dtypes]
-        self.nin, self.nout = nin, nout
-        self.nargs = nin + nout
-        self.types = ["".join(d.char for d in self._dtypes[:nin]) + "->" +
-                      "".join(d.char for d in self._dtypes[nin:])]
-        self._who = who
-        self._names = frozenset(p["name"] for p in self._scalars)
-        self._kernels: dict = {}
-        self._kernels_rt = None
-
-    def __repr__(self) -> str:
-        return f"<hx.loom.ufunc '{self.__name__}' nin={self.nin} nout={self.nout} types={self.types}>"
-
-    def _check_scalars(self, scalars: dict) -> None:
-        who, names = self._who, self._names
-        if "count" in scalars:
-            raise TypeError(f"{who}: count is the element count of the operands, not an argument")
-        for name in scalars:
-            if name not in names:
-                raise TypeError(f"{who}: unknown scalar {name!r} (scalars: {sorted(names) or 'none'})")
-        for name in names:
-            if name not in scalars:
-                raise TypeError(f"{who}: missing scalar {name!r}")
-
-    def _kernel(self, rt, count: int, scalars: dict):
-        # Loaded kernels keep their runtime alive: hold those of the last runtime used only.
-        if self._kernels_rt is not rt:
-            self._kernels, self._kernels_rt = {}, rt
-        key = (count, frozenset((k, _scalar_key(v)) for k, v in scalars.items()))
-        k = self._kernels.get(key)
-        if k is not None:
-            return k
-        art = self.artifact
-        launch = art.launch_config(count)
-        contract = art.contract_for(count=count, **scalars)
-        k = rt.load_gpu_kernel(art, launch.workgroups, launch.workgroup_size, contract)
-        if len(self._kernels) >= 64:
-            self._kernels.clear()
-        self._kernels[key] = k
-        return k
-
-    # Note [Loom ufunc calls]: most calls pass DeviceArrays that already have
-    # the kernel's dtypes, one shape and C order. Those go straight to the
-    # kernel (_direct), skipping the general path's NumPy broadcasting, casts,
-    # copies and temporaries, which cost several microseconds of Python per
-    # call and matter at small sizes. Any other call takes the general path,
-    # which gives the same result for these calls too.
-    def _direct(self, args: tuple, out: tuple | None) -> tuple[list, list] | None:
-        """(operands, results) when the call needs no conversion, broadcast, copy or temporary, else None.
-
-        That is: every input a C-contiguous DeviceArray of the kernel's dtype
-        and one shape, and every out= (if given) the same, of its output dtype,
-        sharing no storage with an input. The general path gives the same
-        result for these calls, with more steps.
-        """
-        shape = args[0].shape if args else None
-        bases = set()
-        for x, want in zip(args, self._dtypes):
-            if type(x) is not A.DeviceArray or x.dtype != want or x.shape != shape or not x._c_contiguous:
-                return None
-            bases.add(x._base_id)
-        if out is None:
-            return None if shape is None else (list(args), [C.empty_like(args[0], dtype=want, shape=shape)
-                                                            for want in self._dtypes[self.nin:]])
-        for o, want in zip(out, self._dtypes[self.nin:]):
-            if type(o) is not A.DeviceArray or o.dtype != want or not o._c_contiguous or o._base_id in bases or \
-                    (shape is not None and o.shape != shape):
-                return None
-            shape = o.shape
-            bases.add(o._base_id)
-        return list(args), list(out)
-
-    def __call__(self, *args, out=None, **scalars):
-        """Run the kernel over ``args`` broadcast together; ``out=`` and every scalar by name (see the class)."""
-        who = self._who
-        if len(args) != self.nin:
-            raise TypeError(f"{who}: takes {self.nin} input(s), got {len(args)}")
-        if scalars.keys() != self._names:
-            self._check_scalars(scalars)
-        if out is not None and not isinstance(out, tuple):
-            out = (out,)
-        if out is not None and len(out) != self.nout:
-            raise ValueError(f"{who}: out must hold {self.nout} array(s), got {len(out)}")
-        rt = _runtime_of(list(args) + list(out or ()))
-        direct = self._direct(args, out)
-        if direct is not None:
-            # The common call (Note [Loom ufunc calls]): nothing to convert, broadcast or stage.
-            operands, results = direct
-            count = math.prod(results[0].shape)
-            if count:
-                _l._run_kernel(self._kernel(rt, count, scalars), operands + results, who)
-            return results[0] if self.nout == 1 else tuple(results)
-        like = next((a for a in args if isinstance(a, A.DeviceArray)), None)
-        # Every check runs before any device work (a cast, a copy, the kernel) is queued.
-        for i, (x, want) in enumerate(zip(args, self._dtypes)):
-            if isinstance(x, A.DeviceArray) and x.dtype != want and not np.can_cast(x.dtype, want, "same_kind"):
-                raise TypeError(f"{who}: cannot cast input {i} from {x.dtype} to {want} with casting rule "
-                                f"'same_kind'")
-        shapes = [x.shape if isinstance(x, A.DeviceArray) else np.shape(x) for x in args]
-        shapes += [o.shape for o in out or () if isinstance(o, A.DeviceArray)]
-        try:
-            shape = np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise ValueError(f"{who}: operands could not be broadcast together with shapes "
-                             f"{' '.join(str(s) for s in shapes)}") from None
-        for o, want in zip(out or (), self._dtypes[self.nin:]):
-            if not isinstance(o, A.DeviceArray):
-                raise TypeError(f"{who}: out must be DeviceArrays, got {type(o).__name__}")
-            if o.shape != shape:
-                raise ValueError(f"{who}: out has shape {o.shape}, the operands broadcast to {shape}")
-            if o.dtype != want:
-                raise TypeError(f"{who}: out must be {want}, got {o.dtype}")
-        count = math.prod(shape)
-        kernel = self._kernel(rt, count, scalars) if count else None
-        inputs = []
-        for x, want in zip(args, self._dtypes):
-            if not isinstance(x, A.DeviceArray):
-                x = C.asarray(x, dtype=want, placement=like.placement if like is not None else None)
-            elif x.dtype != want:
-                x = x.astype(want)
-            inputs.append(x)
-        template = like if like is not None else (out[0] if out else inputs[0] if inputs else None)
-        operands = []
-        for x in inputs:
-            if count and x.shape != shape:
-                x = M.broadcast_to(x, shape)
-            if count and not x._c_contiguous:
-                x = x.copy()
-            operands.append(x)
-        # The kernel binds each operand as one buffer view, and a written view may not overlap
-        # another binding (ContractError): an out= sharing memory with an input (in place, as
-        # NumPy allows) gets its values through a temporary.
-        bases = {x._base_id for x in operands}
-        results = []
-        for j, want in enumerate(self._dtypes[self.nin:]):
-            o = out[j] if out else None
-            if o is None or not o._c_contiguous or o._base_id in bases:
-                o = C.empty_like(template, dtype=want, shape=shape) if template is not None else C.empty(shape, want)
-            bases.add(o._base_id)
-            results.append(o)
-        if kernel is not None:
-            _l._run_kernel(kernel, operands + results, who)
-        if out:
-            for o, r in zip(out, results):
-                if o is not r:
-                    o[...] = r
-            results = list(out)
-        return results[0] if self.nout == 1 else tuple(results)
 
 
 class function:

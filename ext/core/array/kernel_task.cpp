@@ -1,5 +1,6 @@
 // A loaded kernel (built-in or Loom) run over arrays as one array-layer
-// task: what hx.loom.ufunc and hx.loom.function submit.
+// task: what hx.loom.function submits (hx.loom.ufunc has its own task,
+// array/loom_ufunc.h).
 #include <memory>
 
 #include "array/ops.h"

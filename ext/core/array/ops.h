@@ -194,7 +194,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
 TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
 // kernel_task submitted, after checking that every array belongs to the
 // kernel's runtime (ValueError naming `name`); the arrays its bindings write
-// get the completion as a writer. What hx.loom.ufunc and hx.loom.function run.
+// get the completion as a writer. What hx.loom.function runs.
 void run_kernel(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
 
 // Host transfers on the calling thread (the caller has released the GIL and

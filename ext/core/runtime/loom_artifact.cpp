@@ -40,11 +40,13 @@ std::string arg_str(const ScalarArg& a) {
 }
 
 // `a` as the raw bits of a value of `type` in `bits` bits (two's complement
-// for integers, the IEEE pattern for floats), or Message naming `what`.
-uint64_t scalar_bits_of(const ScalarArg& a, loom::ScalarKind type, int bits, const std::string& what) {
+// for integers, the IEEE pattern for floats), or Message naming `what()`
+// (made only then: a launch packs its scalars on every call).
+template <class What>
+uint64_t scalar_bits_of(const ScalarArg& a, loom::ScalarKind type, int bits, const What& what) {
     using K = loom::ScalarKind;
     const auto bad = [&](const std::string& why) -> uint64_t {
-        fail(ErrorKind::Message, what + " = " + arg_str(a) + " " + why);
+        fail(ErrorKind::Message, what() + " = " + arg_str(a) + " " + why);
     };
     if (loom::scalar_is_float(type)) {
         const double d = a.is_float ? a.f : a.is_unsigned ? static_cast<double>(a.u) : static_cast<double>(a.i);
@@ -150,6 +152,12 @@ Artifact compile_loom_artifact(std::shared_ptr<const loom::Module> module, const
     return a;
 }
 
+uint64_t loom_scalar_bits(const ScalarArg& value, const loom::Param& param, const std::string& who) {
+    return scalar_bits_of(value, param.type, static_cast<int>(param.byte_length * 8), [&] {
+        return who + ": device scalar '" + param.name + "' (" + loom::scalar_name(param.type) + ")";
+    });
+}
+
 std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::map<std::string, ScalarArg>& scalars,
                                          const std::string& who) {
     const loom::Program& p = program_of(artifact, who);
@@ -169,8 +177,9 @@ std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::ma
                                          ") is required (device scalars of @" + artifact.symbol + ": " +
                                          device_scalar_names(p) + ")");
         const int bits = static_cast<int>(d.byte_length * 8);
-        const uint64_t v = scalar_bits_of(it->second, d.type, bits,
-                                          who + ": device scalar '" + d.name + "' (" + loom::scalar_name(d.type) + ")");
+        const uint64_t v = scalar_bits_of(it->second, d.type, bits, [&] {
+            return who + ": device scalar '" + d.name + "' (" + loom::scalar_name(d.type) + ")";
+        });
         if (d.byte_offset + d.byte_length > block.size() || d.byte_length > 8)
             fail(ErrorKind::Message, who + ": device scalar '" + d.name + "' lies outside the constant block");
         std::memcpy(block.data() + d.byte_offset, &v, d.byte_length);  // little-endian, as the device ABI
@@ -193,9 +202,9 @@ std::vector<uint64_t> loom_workload_bits(const Artifact& artifact, const std::ve
     std::vector<uint64_t> bits;
     for (size_t i = 0; i < params.size(); ++i) {
         const int nbits = loom::scalar_bits(params[i].type);
-        uint64_t v = scalar_bits_of(workload[i], params[i].type, nbits,
-                                    who + ": workload argument %" + params[i].name + " (" +
-                                        loom::scalar_name(params[i].type) + ")");
+        uint64_t v = scalar_bits_of(workload[i], params[i].type, nbits, [&] {
+            return who + ": workload argument %" + params[i].name + " (" + loom::scalar_name(params[i].type) + ")";
+        });
         // Signed values occupy their slot in two's complement (loom.md §5.2).
         if (nbits < 64 && params[i].type != loom::ScalarKind::Offset && !workload[i].is_float && workload[i].i < 0)
             v |= ~uint64_t{0} << nbits;

@@ -70,6 +70,7 @@ namespace loom {
 class Program;
 struct Module;
 struct LaunchConfig;
+struct Param;
 enum class ScalarKind : uint8_t;
 }  // namespace loom
 
@@ -149,6 +150,9 @@ struct ScalarArg {
 // facts). Message for missing, unknown, mistyped or out-of-range values.
 std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::map<std::string, ScalarArg>& scalars,
                                          const std::string& who);
+// One device scalar's bits as loom_pack_constants stores them (its
+// byte_length's worth, little-endian), or Message naming `who` and the scalar.
+uint64_t loom_scalar_bits(const ScalarArg& value, const loom::Param& param, const std::string& who);
 // The workload as raw 64-bit slots (loom.md §5.2), checked per parameter type.
 std::vector<uint64_t> loom_workload_bits(const Artifact& artifact, const std::vector<ScalarArg>& workload,
                                          const std::string& who);

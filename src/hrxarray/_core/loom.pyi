@@ -5,6 +5,8 @@ The Loom frontend: parse and verify Loom modules (private; use hrxarray.loom).
 from collections.abc import Mapping
 from typing import overload
 
+import hrxarray._core
+
 
 class Diagnostic:
     """
@@ -86,6 +88,55 @@ class LoomError(ValueError):
     Invalid Loom source or specialisation (a ValueError). str() is the first error as
     'line:col: message' plus a count of the later ones; .diagnostics lists them all.
     """
+
+class LoomUfunc(hrxarray._core.ufunc):
+    """
+    An hx.ufunc whose one loop is a Loom GPU kernel (hrxarray.loom.ufunc compiles one from source). LoomUfunc(artifact, nin=None, nout=None): the artifact's workload signature is (%count: index), its device signature (%count: index, scalars..., inputs..., outputs...). Calls take nin operands (broadcast together, NEP 50, cast same_kind to the kernel's element types), out= (an array or a tuple of nout) and every device scalar by name, and run the kernel once over the flattened broadcast shape as one operation on the GPU compute lane.
+    """
+
+    def __init__(self, artifact: hrxarray._core.Artifact, nin: int | None = None, nout: int | None = None) -> None:
+        """
+        Plan `artifact` (a Loom GPU kernel) as a ufunc; nin/nout default to the split at the first written buffer. ValueError naming the kernel when it does not follow the convention.
+        """
+
+    def __call__(self, *args: object, **kwargs: object) -> DeviceArray:
+        """
+        Apply elementwise: f(*inputs, out=None, dtype=None, **scalars) -> DeviceArray (out when given; a tuple when nout > 1). where= other than True is refused (TypeError).
+        """
+
+    @property
+    def nin(self) -> int:
+        """Number of inputs."""
+
+    @property
+    def nout(self) -> int:
+        """Number of outputs."""
+
+    @property
+    def nargs(self) -> int:
+        """Inputs plus outputs."""
+
+    @property
+    def ntypes(self) -> int:
+        """Number of loops (1: the kernel)."""
+
+    @property
+    def types(self) -> list:
+        """
+        The kernel's loop as a NumPy-style type string ('ff->f'; bfloat16 is 'E').
+        """
+
+    @property
+    def identity(self) -> None:
+        """None: a Loom ufunc has no reduction identity."""
+
+    @property
+    def scalars(self) -> list[str]:
+        """
+        The kernel's device scalars (keyword arguments of a call), in signature order.
+        """
+
+    def __repr__(self) -> str: ...
 
 class LaunchConfig:
     """

@@ -1,0 +1,410 @@
+#include "array/loom_ufunc.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "errors.h"
+#include "kernels/elementwise.h"
+#include "loom/ir.h"
+#include "provider/emulated/loom_program.h"
+#include "runtime/kernel.h"
+#include "runtime/runtime.h"
+
+namespace hrx::loom_ufunc {
+
+// What one (count, constants, checked) needs (Note [Loom ufunc launches]).
+struct Launch {
+    std::shared_ptr<const provider::Executable> exe;
+    std::vector<DType> dtypes;  // the definition's, for the task
+    uint64_t alignment = 1;  // the strictest binding alignment the footprints ask
+};
+
+namespace {
+
+const loom::Program& program_of(const Artifact& a, const std::string& who) {
+    if (!a.program || !a.program->is_gpu())
+        fail(ErrorKind::Message, who + ": '" + a.name + "' is not a Loom GPU kernel");
+    return *a.program;
+}
+
+std::string names_of(const std::vector<std::string>& names) {
+    if (names.empty()) return "none";
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "'" : ", '") + n + "'";
+    return s;
+}
+
+// The constant block: %count, then the call's scalars (their names already checked).
+std::vector<uint8_t> pack(const Definition& def, int64_t count, std::span<const NamedScalar> scalars) {
+    std::vector<uint8_t> block(def.constant_bytes, 0);
+    const auto put = [&](const loom::Param& p, const ScalarArg& v) {
+        const uint64_t bits = loom_scalar_bits(v, p, def.who);
+        std::memcpy(block.data() + p.byte_offset, &bits, p.byte_length);  // little-endian, as the device ABI
+    };
+    ScalarArg c;
+    c.i = count;
+    put(*def.slots[0], c);
+    for (size_t k = 1; k < def.slots.size(); ++k)
+        for (const NamedScalar& s : scalars)
+            if (s.name == def.slots[k]->name) put(*def.slots[k], s.value);
+    return block;
+}
+
+std::shared_ptr<const Launch> make_launch(const Definition& def, int64_t count, const std::vector<uint8_t>& constants,
+                                          bool checked) {
+    const loom::Program& p = *def.artifact.program;
+    ScalarArg c;
+    c.i = count;
+    const loom::LaunchConfig launch = p.launch_config(loom_workload_bits(def.artifact, {c}, def.who));
+    if (const std::string bad = loom::launch_geometry_problem(launch.workgroups, launch.workgroup_size); !bad.empty())
+        fail(ErrorKind::Message, def.who + ": count=" + std::to_string(count) + ": " + bad);
+    // Each operand is bound as count elements of its dtype: the code may not reach beyond them.
+    const KernelContract need = loom_contract_for(def.artifact, constants);
+    auto l = std::make_shared<Launch>();
+    for (size_t i = 0; i < need.bindings.size(); ++i) {
+        const uint64_t have = static_cast<uint64_t>(count) * static_cast<uint64_t>(dtype_itemsize(def.dtypes[i]));
+        if (need.bindings[i].bytes > have)
+            fail(ErrorKind::Contract, def.who + ": buffer " + std::to_string(i) + " of the kernel spans " +
+                                          std::to_string(need.bindings[i].bytes) + " bytes at count=" +
+                                          std::to_string(count) + ", more than its " + std::to_string(count) +
+                                          " elements (" + std::to_string(have) + " bytes)");
+        l->alignment = std::max(l->alignment, need.bindings[i].alignment);
+    }
+    l->exe = loom_run(def.artifact.program, constants, launch, checked);
+    l->dtypes = def.dtypes;
+    return l;
+}
+
+std::shared_ptr<const Launch> launch_for(const Definition& def, int64_t count, const std::vector<uint8_t>& constants,
+                                         bool checked) {
+    std::string key(sizeof count + 1 + constants.size(), '\0');
+    std::memcpy(key.data(), &count, sizeof count);
+    key[sizeof count] = checked ? 1 : 0;
+    if (!constants.empty()) std::memcpy(key.data() + sizeof count + 1, constants.data(), constants.size());
+    {
+        std::lock_guard<std::mutex> lock(def.mu);
+        if (auto it = def.launches.find(key); it != def.launches.end()) return it->second;
+    }
+    auto l = make_launch(def, count, constants, checked);
+    std::lock_guard<std::mutex> lock(def.mu);
+    if (def.launches.size() >= 64) def.launches.clear();
+    def.launches.emplace(std::move(key), l);
+    return l;
+}
+
+// One operand of the task: bound as it is, or staged (Note [Loom ufunc operands]).
+struct Bound {
+    bool direct = false;
+    provider::Span span;  // direct: the array's bytes
+    kernels::StridedArg src{};  // staged input: its elements (broadcast strides) or scalar
+    Dims strides;               // staged: the source's (input) or destination's (out) strides
+    alignas(16) uint8_t value[16] = {};
+    bool scalar = false;
+    uint8_t* data = nullptr;
+    DType dtype = DType::Float32;  // the source's (input) dtype
+};
+
+struct Plan {
+    std::shared_ptr<const Launch> launch;
+    Dims shape;
+    int64_t count = 0;
+    std::vector<Bound> bound;  // inputs, then outputs
+    size_t nin = 0;
+};
+
+struct FreeDeleter {
+    void operator()(uint8_t* p) const { std::free(p); }
+};
+
+void run(const Plan& p) {
+    const size_t n = p.bound.size();
+    std::vector<provider::Span> spans(n);
+    std::vector<std::unique_ptr<uint8_t, FreeDeleter>> temps(n);
+    const int nd = static_cast<int>(p.shape.size());
+    const size_t align = std::max<size_t>(64, p.launch->alignment);
+    for (size_t i = 0; i < n; ++i) {
+        const Bound& b = p.bound[i];
+        if (b.direct) {
+            spans[i] = b.span;
+            continue;
+        }
+        const size_t bytes = static_cast<size_t>(p.count) * static_cast<size_t>(dtype_itemsize(p.launch->dtypes[i]));
+        temps[i].reset(static_cast<uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align)));
+        if (!temps[i]) throw std::bad_alloc();
+        spans[i] = provider::Span{temps[i].get(), bytes, false};
+        if (i < p.nin) {
+            const Dims dense = contiguous_strides(p.shape, p.launch->dtypes[i]);
+            const kernels::StridedArg src{b.scalar ? const_cast<uint8_t*>(b.value) : b.data, b.dtype, b.strides.data()};
+            kernels::copy_cast(nd, p.shape.data(), src, kernels::StridedArg{temps[i].get(), p.launch->dtypes[i], dense.data()});
+        }
+    }
+    p.launch->exe->invoke(spans.data(), n);
+    for (size_t i = p.nin; i < n; ++i) {
+        const Bound& b = p.bound[i];
+        if (b.direct) continue;
+        const Dims dense = contiguous_strides(p.shape, p.launch->dtypes[i]);
+        kernels::copy_cast(nd, p.shape.data(), kernels::StridedArg{temps[i].get(), p.launch->dtypes[i], dense.data()},
+                           kernels::StridedArg{b.data, p.launch->dtypes[i], b.strides.data()});
+    }
+}
+
+bool aligned(const Array& a, uint64_t alignment) {
+    return reinterpret_cast<uintptr_t>(a.data()) % alignment == 0;
+}
+
+provider::Span span_of_array(const Array& a) {
+    const auto [first, end] = a.extent();
+    return span_of(BufferView{a.buffer(), first, end - first});
+}
+
+}  // namespace
+
+bool dtype_of(loom::ScalarKind kind, DType* out) {
+    using K = loom::ScalarKind;
+    switch (kind) {
+        case K::I1: *out = DType::Bool; return true;
+        case K::I8: *out = DType::Int8; return true;
+        case K::I16: *out = DType::Int16; return true;
+        case K::I32: *out = DType::Int32; return true;
+        case K::I64: *out = DType::Int64; return true;
+        case K::F16: *out = DType::Float16; return true;
+        case K::BF16: *out = DType::BFloat16; return true;
+        case K::F32: *out = DType::Float32; return true;
+        case K::F64: *out = DType::Float64; return true;
+        default: return false;
+    }
+}
+
+std::shared_ptr<Definition> define(const Artifact& artifact, std::optional<int> nin, std::optional<int> nout) {
+    auto def = std::make_shared<Definition>();
+    def->who = "loom.ufunc('" + artifact.symbol + "')";
+    const std::string& who = def->who;
+    const loom::Program& p = program_of(artifact, who);
+    const auto& work = p.workload_params();
+    if (work.size() != 1 || work[0].is_buffer || work[0].type != loom::ScalarKind::Index)
+        fail(ErrorKind::Message, who + ": the kernel's workload signature must be (%count: index)");
+    const auto& params = p.device_params();
+    if (params.empty() || params[0].is_buffer || params[0].name != "count" || params[0].type != loom::ScalarKind::Index)
+        fail(ErrorKind::Message, who + ": the device signature must start with %count: index");
+    size_t buffers = 0;
+    for (size_t i = 1; i < params.size(); ++i) {
+        if (params[i].is_buffer) {
+            ++buffers;
+        } else {
+            if (buffers)
+                fail(ErrorKind::Message, who + ": every scalar must come before the buffers in the device signature");
+            def->scalars.push_back(params[i].name);
+        }
+    }
+    def->artifact = artifact;
+    def->constant_bytes = p.constant_byte_length();
+    for (const auto& d : params)
+        if (!d.is_buffer) {
+            if (d.byte_offset + d.byte_length > def->constant_bytes || d.byte_length > 8)
+                fail(ErrorKind::Message, who + ": device scalar '" + d.name + "' lies outside the constant block");
+            def->slots.push_back(&d);
+        }
+    // The accesses do not depend on the constants: probe with count = 1 and zeros.
+    std::map<std::string, ScalarArg> probe;
+    ScalarArg one;
+    one.i = 1;
+    probe["count"] = one;
+    for (size_t i = 1; i < params.size(); ++i)
+        if (!params[i].is_buffer) {
+            ScalarArg z;
+            z.is_float = loom::scalar_is_float(params[i].type);
+            probe[params[i].name] = z;
+        }
+    const KernelContract c = loom_contract_for(artifact, loom_pack_constants(artifact, probe, who));
+    std::vector<bool> writes;
+    std::string accesses;
+    for (const auto& b : c.bindings) {
+        writes.push_back(access_writes(b.access));
+        accesses += std::string(accesses.empty() ? "" : ", ") + access_name(b.access);
+    }
+    const int n = static_cast<int>(writes.size());
+    if (!nin && !nout) {
+        int first = 0;
+        while (first < n && !writes[static_cast<size_t>(first)]) ++first;
+        nin = first;
+    }
+    if (!nin) nin = n - *nout;
+    if (!nout) nout = n - *nin;
+    if (*nin < 0 || *nout < 1 || *nin + *nout != n)
+        fail(ErrorKind::Message, who + ": the kernel has " + std::to_string(n) + " buffers; nin=" +
+                                     std::to_string(*nin) + " and nout=" + std::to_string(*nout) +
+                                     " do not split them into inputs and at least one output");
+    for (int i = 0; i < n; ++i)
+        if (writes[static_cast<size_t>(i)] != (i >= *nin))
+            fail(ErrorKind::Message, who + ": the inputs (the first " + std::to_string(*nin) +
+                                         " buffers) must be read-only and the outputs written; accesses are [" +
+                                         accesses + "]");
+    for (loom::ScalarKind k : loom_binding_elements(artifact)) {
+        DType t{};
+        if (!dtype_of(k, &t))
+            fail(ErrorKind::Message, who + ": every buffer must be viewed with an element type (array dtypes: "
+                                           "i1, i8-i64, f16, bf16, f32, f64)");
+        def->dtypes.push_back(t);
+    }
+    def->nin = *nin;
+    def->nout = *nout;
+    return def;
+}
+
+std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def, std::span<Input> inputs,
+                                       std::span<const Array* const> outs, std::span<const NamedScalar> scalars,
+                                       const DType* dtype) {
+    const std::string& who = def.who;
+    const size_t nin = static_cast<size_t>(def.nin);
+    const size_t nout = static_cast<size_t>(def.nout);
+    if (inputs.size() != nin)
+        fail(ErrorKind::Type, who + ": takes " + std::to_string(nin) + " input(s), got " + std::to_string(inputs.size()));
+    if (!outs.empty() && outs.size() != nout)
+        fail(ErrorKind::Message, who + ": out must hold " + std::to_string(nout) + " array(s), got " +
+                                     std::to_string(outs.size()));
+    // The scalars by name: the call's own errors before the constant block's.
+    for (const NamedScalar& s : scalars) {
+        if (s.name == "count") fail(ErrorKind::Type, who + ": count is the element count of the operands, not an argument");
+        bool known = false;
+        for (const auto& n : def.scalars) known = known || n == s.name;
+        if (!known) fail(ErrorKind::Type, who + ": unknown scalar '" + s.name + "' (scalars: " + names_of(def.scalars) + ")");
+    }
+    for (const auto& n : def.scalars) {
+        bool given = false;
+        for (const NamedScalar& s : scalars) given = given || s.name == n;
+        if (!given) fail(ErrorKind::Type, who + ": missing scalar '" + n + "'");
+    }
+    if (dtype)
+        for (size_t j = 0; j < nout; ++j)
+            if (*dtype != def.dtypes[nin + j])
+                fail(ErrorKind::Type, "No loop matching the specified signature and casting was found for ufunc " +
+                                          who + " (its one loop gives " + dtype_name(def.dtypes[nin + j]) +
+                                          ", dtype=" + dtype_name(*dtype) + ")");
+
+    Context cx;
+    for (const Array* o : outs) note_array(cx, *o, who);
+    for (const Input& in : inputs)
+        if (in.kind == Input::Kind::Device) note_array(cx, *in.device, who);
+    finish_context(cx, env);
+    // Note [Weak scalars of a one-loop ufunc]: NEP 50 with one loop. A
+    // Python number takes no part in choosing the loop (there is one); it
+    // must reach the loop's type by a same_kind cast from its kind (bool,
+    // int64, float64, complex128: resolve_weak with no typed operand), and
+    // its value is then converted to the loop's type directly, as NumPy
+    // converts a Python scalar operand to the loop's descriptor (never
+    // through the other operands' dtype first).
+    const std::unique_ptr<bool[]> none(new bool[nin]());
+    resolve_weak(inputs, none.get(), false);
+    for (size_t i = 0; i < nin; ++i) {
+        const DType want = def.dtypes[i];
+        if (inputs[i].dtype == DType::BFP16)
+            fail(ErrorKind::Type, who + ": bfp16 arrays are a block storage format without elementwise "
+                                        "arithmetic; convert with x.astype(hx.float32) first");
+        if (inputs[i].dtype != want && !can_cast(inputs[i].dtype, want, Casting::SameKind))
+            fail(ErrorKind::Type, who + ": cannot cast input " + std::to_string(i) + " from " +
+                                      dtype_name(inputs[i].dtype) + " to " + dtype_name(want) +
+                                      " with casting rule 'same_kind'");
+        if (inputs[i].kind == Input::Kind::Scalar && inputs[i].scalar.weak) inputs[i].dtype = want;
+    }
+    // NumPy's rule: the inputs broadcast to out's shape, never out to theirs.
+    std::vector<const Dims*> shapes;
+    for (const Input& in : inputs) shapes.push_back(&in.shape());
+    for (const Array* o : outs) shapes.push_back(&o->shape);
+    const Dims shape = broadcast_shapes(shapes, who);
+    for (size_t j = 0; j < outs.size(); ++j) {
+        const Array& o = *outs[j];
+        if (o.shape != shape)
+            fail(ErrorKind::Message, who + ": out has shape " + shape_str(o.shape) + ", the operands broadcast to " +
+                                         shape_str(shape));
+        if (o.dtype != def.dtypes[nin + j])
+            fail(ErrorKind::Type, who + ": out must be " + dtype_name(def.dtypes[nin + j]) + ", got " +
+                                      dtype_name(o.dtype));
+    }
+    const int64_t count = checked_size(shape, def.dtypes[0], who);
+    const std::vector<uint8_t> constants = pack(def, count, scalars);
+    std::vector<Operand> operands(nin);
+    for (size_t i = 0; i < nin; ++i)
+        if (inputs[i].kind == Input::Kind::Scalar) operands[i] = to_operand(inputs[i], who);
+    std::shared_ptr<const Launch> launch;
+    if (count) launch = launch_for(def, count, constants, cx.rt->options().checked);
+    for (const Input& in : inputs)
+        if (in.kind == Input::Kind::Device) preflight_read(*in.device, Lane::Compute, who);
+    for (const Array* o : outs) {
+        check_writable(*o, who);
+        check_lane_binding(*o, Lane::Compute, who);
+        check_device_use(*o, Access::Write, who);
+    }
+    if (outs.empty())
+        check_lane_placement(cx.placement, "the result's placement " + cx.placement.repr(), Lane::Compute, who);
+
+    upload(inputs, cx, env, who);
+    for (size_t i = 0; i < nin; ++i)
+        if (inputs[i].kind != Input::Kind::Scalar) operands[i] = Operand::borrow(inputs[i].array());
+    std::optional<std::vector<Array>> results;
+    std::vector<const Array*> written(outs.begin(), outs.end());
+    if (outs.empty()) {
+        results.emplace();
+        for (size_t j = 0; j < nout; ++j)
+            results->push_back(make_array(*cx.rt, cx.placement, shape, def.dtypes[nin + j], who));
+        for (const Array& r : *results) written.push_back(&r);
+    }
+    if (!count) return results;
+
+    TaskSpec t;
+    t.op = who;
+    t.label = def.artifact.symbol;
+    t.lane = Lane::Compute;
+    auto plan = std::make_shared<Plan>();
+    plan->launch = launch;
+    plan->shape = shape;
+    plan->count = count;
+    plan->nin = nin;
+    plan->bound.resize(nin + nout);
+    const uint64_t alignment = launch->alignment;
+    for (size_t i = 0; i < nin; ++i) {
+        Bound& b = plan->bound[i];
+        const Operand& o = operands[i];
+        b.dtype = o.dtype;
+        if (o.scalar) {
+            b.scalar = true;
+            std::memcpy(b.value, o.value, sizeof b.value);
+            b.strides.assign(shape.size(), 0);
+            continue;
+        }
+        const Array& a = o.arr();
+        check_lane_binding(a, t.lane, who);
+        t.uses.push_back(a.use(Access::Read));
+        b.direct = a.dtype == def.dtypes[i] && a.shape == shape && a.c_contiguous() && aligned(a, alignment);
+        if (b.direct) {
+            b.span = span_of_array(a);
+        } else {
+            b.data = a.data();
+            b.strides = broadcast_strides(a, shape);
+        }
+    }
+    for (size_t j = 0; j < nout; ++j) {
+        const Array& o = *written[j];
+        Bound& b = plan->bound[nin + j];
+        t.uses.push_back(o.use(Access::Write));
+        bool alone = true;
+        for (size_t i = 0; i < nin; ++i)
+            alone = alone && (operands[i].scalar || !may_overlap(operands[i].arr(), o));
+        for (size_t k = 0; k < j; ++k) alone = alone && !may_overlap(*written[k], o);
+        b.direct = alone && o.c_contiguous() && aligned(o, alignment);
+        if (b.direct) {
+            b.span = span_of_array(o);
+        } else {
+            b.data = o.data();
+            b.strides = o.strides;
+        }
+    }
+    t.written = written[0]->base;
+    t.fn = [plan] { run(*plan); };
+    auto c = submit(*cx.rt, t);
+    for (size_t j = 1; j < nout; ++j) written[j]->base->add_writer(c);
+    return results;
+}
+
+}  // namespace hrx::loom_ufunc
