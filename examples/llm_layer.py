@@ -44,13 +44,13 @@ EPS = 1e-5
 MAX_POSITION = 4095
 
 
-def rope_tables(positions: int, dim: int = HEAD_DIM, base: float = 10000.0):
+def rope_tables(positions: int, dim: int = HEAD_DIM, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of angle[p, i] = p * base^(-2i/dim), as float32 tables (positions x dim/2)."""
     angle = np.arange(positions)[:, None] * base ** (-np.arange(0, dim, 2) / dim)
     return np.cos(angle).astype(np.float32), np.sin(angle).astype(np.float32)
 
 
-def make_layer(rng, position: int) -> dict:
+def make_layer(rng: np.random.Generator, position: int) -> dict[str, np.ndarray]:
     """Random weights, a token's hidden state and a KV cache of `position` earlier tokens."""
     f32 = np.float32
     w_qkv = (rng.standard_normal((HIDDEN, 3 * HIDDEN)) / np.sqrt(HIDDEN)).astype(f32)
@@ -70,7 +70,7 @@ def make_layer(rng, position: int) -> dict:
     }
 
 
-def loom_layer(p: dict, position: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def loom_layer(p: dict[str, np.ndarray], position: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The layer with the Loom kernels: (y, the flash-decode attention, the softmax-path attention)."""
     f32 = np.float32
     kv = position + 1
@@ -102,14 +102,14 @@ def loom_layer(p: dict, position: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return y, attn, attn_long
 
 
-def numpy_layer(p: dict, position: int) -> np.ndarray:
+def numpy_layer(p: dict[str, np.ndarray], position: int) -> np.ndarray:
     """The same layer in NumPy float64 (same float32 inputs, the same quantised output weights)."""
     x = p["x"].astype(np.float64)
     h = x / np.sqrt(np.mean(x * x) + np.float32(EPS)) * p["w_norm"]
     q, k, v = (part.reshape(HEADS, HEAD_DIM) for part in np.split(h @ p["w_qkv"], 3))
     c, s = p["cos"][position], p["sin"][position]
 
-    def rope(t):
+    def rope(t: np.ndarray) -> np.ndarray:
         out = np.empty_like(t)
         out[:, 0::2] = t[:, 0::2] * c - t[:, 1::2] * s
         out[:, 1::2] = t[:, 0::2] * s + t[:, 1::2] * c
@@ -121,7 +121,8 @@ def numpy_layer(p: dict, position: int) -> np.ndarray:
     w = np.exp(scores - scores.max(axis=1, keepdims=True))
     attn = np.einsum("ht,htd->hd", w / w.sum(axis=1, keepdims=True), values)
     w_out = (p["w_out_q"].reshape(HIDDEN, -1, 32) * p["w_out_d"].astype(np.float64)[..., None]).reshape(HIDDEN, HIDDEN)
-    return x + w_out @ attn.reshape(HIDDEN)
+    y: np.ndarray = x + w_out @ attn.reshape(HIDDEN)
+    return y
 
 
 def main(argv: list[str]) -> int:

@@ -17,6 +17,7 @@ the graph once, and ``run()`` submits it again (what a benchmark times); ``resul
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def source(name: str) -> str:
     return (HERE / f"{name}.loom").read_text()
 
 
-def compile_kernel(name: str, config: dict | None = None) -> hx.Artifact:
+def compile_kernel(name: str, config: dict[str, Any] | None = None) -> hx.Artifact:
     """``hx.loom.compile`` of kernel ``name`` for gfx1151 (cached by hrxarray per source and config)."""
     return hx.loom.compile(source(name), name, target="gfx1151", config=config)
 
@@ -54,8 +55,8 @@ class Launch:
     ``scalars`` names every device scalar (the workload takes the values of the same names).
     """
 
-    def __init__(self, name: str, scalars: dict, arrays: list[np.ndarray], runtime: hx.Runtime | None = None,
-                 config: dict | None = None):
+    def __init__(self, name: str, scalars: dict[str, Any], arrays: list[np.ndarray],
+                 runtime: hx.Runtime | None = None, config: dict[str, Any] | None = None):
         workload_names, scalar_names = KERNELS[name]
         if set(scalars) != set(scalar_names):
             raise TypeError(f"{name}: scalars must be {scalar_names}, got {tuple(scalars)}")
@@ -75,7 +76,7 @@ class Launch:
         self.graph = g.prepare()
 
     @staticmethod
-    def write(buf, array: np.ndarray) -> None:
+    def write(buf: hx.Buffer, array: np.ndarray) -> None:
         """Copy ``array``'s bytes to the start of device buffer ``buf``."""
         data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
         with buf.map_write() as m:
@@ -86,8 +87,9 @@ class Launch:
         c = self.graph.submit()
         if not c.wait(3600.0):
             raise RuntimeError(f"{self.name}: the kernel did not finish within an hour")
-        if c.exception() is not None:
-            raise c.exception()
+        error = c.exception()
+        if error is not None:
+            raise error
 
     def result(self, i: int) -> np.ndarray:
         """Buffer ``i``'s contents as an array of the shape and dtype of the array it started from."""
@@ -96,7 +98,8 @@ class Launch:
             return np.array(m[: a.nbytes]).view(a.dtype).reshape(a.shape)
 
 
-def run(name: str, scalars: dict, arrays: list[np.ndarray], outputs: list[int], **kw) -> list[np.ndarray]:
+def run(name: str, scalars: dict[str, Any], arrays: list[np.ndarray], outputs: list[int],
+        **kw: Any) -> list[np.ndarray]:
     """Run kernel ``name`` once on ``arrays`` and return the arrays at positions ``outputs``."""
     launch = Launch(name, scalars, arrays, **kw)
     launch.run()
