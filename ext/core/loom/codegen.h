@@ -1,0 +1,93 @@
+// Loom GPU kernels lowered to LLVM IR text (issue 25, "Native code"): the
+// planned kernel's device body becomes one function that runs whole
+// workgroups, the work-items of a chunk as SIMD lanes (pocl's design:
+// work-items are vector lanes, uniform values stay scalar, varying control
+// flow is masked execution). The Python layer (hrxarray/_loom_native.py)
+// compiles the text with llvmlite and hands the entry address back to the
+// program, which then runs dispatches through it.
+//
+// Note [Native Loom executor]
+//   One semantics, two executors: the native code must give the bytes the
+//   interpreter (provider/emulated/loom_interp.cpp) gives, for every program
+//   it accepts. So it computes what the interpreter computes, the same way:
+//   integers of every width live sign-extended in 64 bits (i1 as 0/1) and
+//   are wrapped to their type after each op, f32 in float, f64 in double,
+//   no fp contraction, library math (exp, log, tanh, pow, fmod, fmin/fmax,
+//   minimum/maximum) through the same C++ functions (native_math_symbols),
+//   every active access bounds-checked in the interpreter's order (index per
+//   axis, then bytes) and a failure reported as an ErrorRecord from which
+//   the program builds the interpreter's ExecutionError text.
+//   What the generator does not know (ops, types, vectors, workgroup memory,
+//   barriers, subgroup collectives, calls, ...) makes it return a reason
+//   instead of IR, and the program keeps the interpreter; that is decided
+//   once, when the program is planned, and checked mode always interprets.
+//
+//   The function generated is
+//     i32 @loom_wg(ptr ctx, ptr err, i64 first_wg, i64 n_wg)
+//   running workgroups [first_wg, first_wg + n_wg) (linear ids); it returns
+//   0, or 1 after filling *err. Inside, each workgroup runs in chunks of
+//   kNativeLanes work-items (linear ids chunk..chunk+N-1, the ones past the
+//   workgroup masked off).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/frontend.h"
+
+namespace hrx::loom {
+
+struct Param;
+
+namespace native {
+
+// Work-items per chunk (SIMD lanes of the generated code).
+inline constexpr int kNativeLanes = 16;
+
+// What the generated code reads (layout fixed: the IR addresses its fields
+// by byte offset).
+struct Ctx {
+    uint8_t* const* bases = nullptr;   // per buffer binding, signature order
+    const uint64_t* sizes = nullptr;   // bytes of each binding
+    const uint8_t* constants = nullptr;
+    int64_t workgroups[3] = {1, 1, 1};
+    int64_t workgroup_size[3] = {1, 1, 1};
+};
+
+enum ErrorKind : int64_t {
+    kNoError = 0,
+    kIndexOutOfBounds = 1,   // a = index, b = axis, c = extent
+    kBytesOutside = 2,       // a = first byte, b = end, c = binding number
+    kDivisionByZero = 3,
+    kIndexDivNegative = 4,
+    kLoopStep = 5,           // a = step (uniform loops), lane < 0
+    kNegativeExtent = 6,     // a = extent
+};
+
+// What a failing access or op reports (filled by the generated code).
+struct ErrorRecord {
+    int64_t op = -1;      // index into Generated::ops
+    int64_t kind = kNoError;
+    int64_t wg = 0;       // linear workgroup id
+    int64_t item = -1;    // linear work-item id in the workgroup; -1: no lane named
+    int64_t a = 0, b = 0, c = 0;
+};
+
+struct Generated {
+    std::string ir;       // LLVM IR text; empty when refused
+    std::string reason;   // why not ("" when ir is set)
+    std::vector<const Op*> ops;  // ErrorRecord::op → the op
+};
+
+// Lowers `spec`'s kernel.def (device signature `params`, in order) to LLVM
+// IR, or says why not. `folded`: the interpreter runs this program in
+// batches spanning workgroups (its uniform values then exclude workgroup
+// ids, which changes which lane an error names).
+Generated generate(const Specialized& spec, const std::vector<Param>& params, bool folded);
+
+// name → address of every helper function the generated code may call.
+std::map<std::string, uint64_t> native_symbols();
+
+}  // namespace native
+}  // namespace hrx::loom
