@@ -1,0 +1,252 @@
+"""The native Loom executor (Note [Native Loom executor]) against the interpreter.
+
+Every Loom GPU kernel of the test suite (tests/loom_programs.py, the Loom sources inside
+tests/test_loom_*.py, src/hrxarray/programs/*.loom, the examples) runs under both executors on
+the same inputs, and the output bytes (or the ExecutionError text) must be equal. Kernels the
+native path does not compile are skipped with the reason it gave (``pytest -rs`` lists them).
+Also: the disk cache (a second process loads instead of compiling), out-of-bounds errors
+through native code, and checked mode staying on the interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hrxarray as hx
+from hrxarray._core import loom as _l
+
+pytest.importorskip("llvmlite")
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+
+
+def _sources_in_python(path: Path) -> list[str]:
+    """The string literals of a Python file that hold a Loom GPU kernel."""
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return []
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and "kernel.def" in n.value and "launch(" in n.value]
+
+
+def _collect() -> list[tuple[str, str, str]]:
+    """(origin, source, symbol) for every kernel.def the suite's Loom sources define."""
+    found: list[tuple[str, str]] = []
+    for p in [HERE / "loom_programs.py", *sorted(HERE.glob("test_loom_*.py")), *sorted((ROOT / "examples").glob("*.py"))]:
+        if p.name == Path(__file__).name:
+            continue
+        found += [(p.name, s) for s in _sources_in_python(p)]
+    found += [(p.name, p.read_text()) for p in sorted((ROOT / "src" / "hrxarray" / "programs").glob("*.loom"))]
+    out, seen = [], set()
+    for origin, src in found:
+        for sym in re.findall(r"kernel\.def\b[^\n{]*?@([A-Za-z_][\w.\-]*)\s*\(", src):
+            if (src, sym) in seen:
+                continue
+            seen.add((src, sym))
+            out.append((origin, src, sym))
+    return out
+
+
+PROGRAMS = _collect()
+OUTCOMES: dict = {}
+CANDIDATES = (1000, 256, 64, 4096, 16, 1)
+
+
+def _setup(art):
+    """Workload slots, scalars and the contract of a small launch, or None when none fits."""
+    params = art.manifest["functions"][0]["parameters"]
+    for count in CANDIDATES:
+        try:
+            lc = art.launch_config(*([count] * _workload_arity(art)))
+            items = np.prod(lc.workgroups) * np.prod(lc.workgroup_size)
+            if items > 1 << 21:
+                continue
+            scalars = {}
+            for p in params:
+                if p["kind"] != "constant":
+                    continue
+                scalars[p["name"]] = 1.25 if p["type"].startswith(("f", "bf")) else count
+            contract = art.contract_for(**scalars)
+            return [count] * _workload_arity(art), scalars, contract
+        except (ValueError, TypeError, hx.HrxError):
+            continue
+    return None
+
+
+def _workload_arity(art) -> int:
+    try:
+        art.launch_config()
+        return 0
+    except (ValueError, TypeError, hx.HrxError) as e:
+        m = re.search(r"takes (\d+) workload", str(e))
+        return int(m.group(1)) if m else 0
+
+
+def _inputs(contract, seed=0):
+    rng = np.random.default_rng(seed)
+    bufs = []
+    for b in contract.bindings:
+        n = max(int(b.bytes), 16)
+        layout = b.layout
+        if "xf32" in layout:
+            a = rng.uniform(-4, 4, size=(n + 3) // 4).astype(np.float32).view(np.uint8)
+        elif "xf64" in layout:
+            a = rng.uniform(-4, 4, size=(n + 7) // 8).view(np.uint8)
+        elif "xi32" in layout or "xindex" in layout:
+            a = rng.integers(0, 64, size=(n + 3) // 4, dtype=np.int32).view(np.uint8)
+        else:
+            a = rng.integers(0, 256, size=n, dtype=np.uint8)
+        bufs.append(np.ascontiguousarray(a[:n]))
+    return bufs
+
+
+def _run(art, bufs, consts, workload, interpret):
+    mine = [b.copy() for b in bufs]
+    try:
+        _l._run_artifact(art, mine, consts, workload, interpret=interpret)
+    except Exception as e:  # compared as text: both executors must fail alike
+        return ("error", type(e).__name__, str(e))
+    return ("ok", [m.tobytes() for m in mine])
+
+
+def _compile(source, symbol):
+    """The artifact, binding 64 to each config key the program lacks (or skip)."""
+    config: dict = {}
+    for _ in range(8):
+        try:
+            return hx.loom.compile(source, symbol, target="gfx1151", config=config)
+        except (hx.loom.LoomError, ValueError, TypeError, hx.HrxError) as e:
+            m = re.search(r"config key '@([\w.\-]+)' has no value", str(e))
+            if not m or m.group(1) in config:
+                pytest.skip(f"does not compile: {str(e).splitlines()[0][:100]}")
+            config[m.group(1)] = 64
+    pytest.skip("does not compile: too many config keys")
+
+
+@pytest.mark.parametrize("origin,source,symbol", PROGRAMS,
+                         ids=[f"{o}:{s}:{i}" for i, (o, _, s) in enumerate(PROGRAMS)])
+def test_native_equals_interpreter(origin, source, symbol):
+    art = _compile(source, symbol)
+    if art.executor != "native":
+        pytest.skip(f"interpreted: {art.executor_reason}")
+    setup = _setup(art)
+    if setup is None:
+        pytest.skip("no small launch found for its workload")
+    workload, scalars, contract = setup
+    bufs = _inputs(contract)
+    consts = art.pack_constants(**scalars)
+    want = _run(art, bufs, consts, workload, interpret=True)
+    got = _run(art, bufs, consts, workload, interpret=False)
+    assert got == want
+    OUTCOMES[f"{origin}:{symbol}"] = want[0] if want[0] == "ok" else want[2]
+
+
+def test_collection_finds_the_suites_kernels():
+    origins = {o for o, _, _ in PROGRAMS}
+    assert "loom_programs.py" in origins and "elementwise.loom" in origins and len(PROGRAMS) >= 10
+
+
+# --- focused programs --------------------------------------------------------------------
+
+COPY = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("copy") @copy(%count: index) {
+  %one = index.constant 1 : index
+  %width = index.constant 64 : index
+  %groups = index.constant 4 : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%width, %one, %one) : index
+} launch(%count: index, %x: buffer, %y: buffer) {
+  %width = index.constant 64 : index
+  %origin = index.constant 0 : offset
+  %item = kernel.workitem.id<x> : index
+  %group = kernel.workgroup.id<x> : index
+  %first = index.mul %group, %width : index
+  %i = index.add %first, %item : index
+  %xs = buffer.view %x[%origin] : buffer -> view<[%count]xf32>
+  %ys = buffer.view %y[%origin] : buffer -> view<[%count]xf32>
+  %v = view.load %xs[%i] : view<[%count]xf32> -> f32
+  view.store %v, %ys[%i] : f32, view<[%count]xf32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("count,size", [(200, 256), (256, 200)])
+def test_out_of_bounds_raises_the_interpreters_error(count, size):
+    art = hx.loom.compile(COPY, "copy", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.arange(size, dtype=np.float32).view(np.uint8)
+    consts = art.pack_constants(count=count)
+    want = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=True)
+    got = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=False)
+    assert want[0] == "error" and want[1] == "ExecutionError"
+    assert "16:8: view.load" in want[2] and "workgroup (3, 0, 0), work-item (8, 0, 0)" in want[2]
+    assert got == want
+
+
+def test_checked_mode_interprets():
+    from loom_programs import SCALE_F32
+
+    art = hx.loom.compile(SCALE_F32, "scale_f32", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.ones(256, np.float32).view(np.uint8)
+    consts = art.pack_constants(count=256, alpha=float("nan"))
+    # The native code runs without checks; checked mode reports the broken assumption.
+    _l._run_artifact(art, [x, np.zeros_like(x)], consts, [256])
+    with pytest.raises(hx.ExecutionError, match="finite"):
+        _l._run_artifact(art, [x, np.zeros_like(x)], consts, [256], checked=True)
+
+
+CACHE_PROBE = """
+import json, sys
+sys.path.insert(0, {tests!r})
+import hrxarray as hx
+from hrxarray import _loom_native
+from loom_programs import AXPY_F32
+art = hx.loom.compile(AXPY_F32, "axpy_f32", target="gfx1151")
+print(json.dumps({{"executor": art.executor, "compiled": _loom_native.stats["compiled"],
+                  "hits": _loom_native.stats["cache_hits"]}}))
+"""
+
+
+def test_second_process_loads_from_the_disk_cache(tmp_path):
+    env = dict(os.environ, HRXARRAY_LOOM_NATIVE_CACHE=str(tmp_path / "cache"))
+    env.pop("HRXARRAY_LOOM_NATIVE", None)
+    code = CACHE_PROBE.format(tests=str(HERE))
+
+    def probe():
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first = probe()
+    assert first == {"executor": "native", "compiled": 1, "hits": 0}
+    assert len(list((tmp_path / "cache").glob("*.o"))) == 1
+    second = probe()
+    assert second == {"executor": "native", "compiled": 0, "hits": 1}
+
+
+def test_disabled_by_environment(tmp_path):
+    env = dict(os.environ, HRXARRAY_LOOM_NATIVE="0", HRXARRAY_LOOM_NATIVE_CACHE=str(tmp_path))
+    code = ("import hrxarray as hx, sys; sys.path.insert(0, %r); from loom_programs import AXPY_F32; "
+            "a = hx.loom.compile(AXPY_F32, 'axpy_f32', target='gfx1151'); print(a.executor, '|', a.executor_reason)") % str(HERE)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "interpreter | disabled by HRXARRAY_LOOM_NATIVE=0"
+
+
+def test_refused_program_names_its_reason():
+    src = COPY.replace("view<[%count]xf32>", "view<[%count]xbf16>").replace("-> f32", "-> bf16").replace("%v, %ys[%i] : f32", "%v, %ys[%i] : bf16")
+    art = hx.loom.compile(src, "copy", target="gfx1151")
+    assert art.executor == "interpreter"
+    assert "bf16" in art.executor_reason
