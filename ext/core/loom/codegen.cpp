@@ -589,17 +589,35 @@ private:
     }
 
     // --- coordinates --------------------------------------------------------
+    // items_ split along axis a of the workgroup shape. Vector integer
+    // division has no instruction: the quotient comes from doubles (exact
+    // to one unit for ids below 2^32) and is corrected by one step.
+    std::string divmod(const std::string& a, const std::string& b, bool want_rem) {
+        const std::string V = vt("i64"), D = vt("double");
+        const std::string bv = splat("i64", b);
+        const std::string q0 = emit("fdiv " + D + " " + emit("sitofp " + V + " " + a + " to " + D) + ", " +
+                                    emit("sitofp " + V + " " + bv + " to " + D));
+        std::string q = emit("fptosi " + D + " " + intrinsic("floor", "double", true, {q0}) + " to " + V);
+        std::string r = emit("sub " + V + " " + a + ", " + emit("mul " + V + " " + q + ", " + bv));
+        const std::string neg = emit("icmp slt " + V + " " + r + ", zeroinitializer");
+        const std::string one = splat("i64", "1");
+        q = emit("select " + vt("i1") + " " + neg + ", " + V + " " + emit("sub " + V + " " + q + ", " + one) + ", " + V + " " + q);
+        r = emit("select " + vt("i1") + " " + neg + ", " + V + " " + emit("add " + V + " " + r + ", " + bv) + ", " + V + " " + r);
+        const std::string big = emit("icmp sge " + V + " " + r + ", " + bv);
+        q = emit("select " + vt("i1") + " " + big + ", " + V + " " + emit("add " + V + " " + q + ", " + one) + ", " + V + " " + q);
+        r = emit("select " + vt("i1") + " " + big + ", " + V + " " + emit("sub " + V + " " + r + ", " + bv) + ", " + V + " " + r);
+        return want_rem ? r : q;
+    }
+
     std::string split_items(int a) {
-        const bool vv = true;
-        (void)vv;
-        const std::string ws0 = splat("i64", wgs_[0]);
-        if (a == 0) return emit("urem " + vt("i64") + " " + items_ + ", " + ws0);
-        if (a == 1) {
-            const std::string q = emit("udiv " + vt("i64") + " " + items_ + ", " + ws0);
-            return emit("urem " + vt("i64") + " " + q + ", " + splat("i64", wgs_[1]));
-        }
-        const std::string xy = emit("mul i64 " + wgs_[0] + ", " + wgs_[1]);
-        return emit("udiv " + vt("i64") + " " + items_ + ", " + splat("i64", xy));
+        // One-dimensional workgroups (the common case): the id itself.
+        const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
+        std::string general;
+        if (a == 0) general = divmod(items_, wgs_[0], true);
+        else if (a == 1) general = divmod(divmod(items_, wgs_[0], false), wgs_[1], true);
+        else general = divmod(items_, emit("mul i64 " + wgs_[0] + ", " + wgs_[1]), false);
+        const std::string first = a == 0 ? items_ : "zeroinitializer";
+        return emit("select i1 " + flat + ", " + vt("i64") + " " + first + ", " + vt("i64") + " " + general);
     }
 
     void emit_coord(const Op& op) {
