@@ -7,13 +7,18 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <algorithm>
+#include <cstring>
 
 #include "provider/emulated/loom_program.h"
 
 namespace hrx::loom::native {
 namespace {
 
-constexpr int N = kNativeLanes;
+// SIMD lanes of the code being generated: kNativeLanes, or the subgroup
+// size when the kernel uses subgroup collectives (a chunk is then one
+// subgroup). Set per generate() call; plans may run on several threads.
+thread_local int N = kNativeLanes;
 
 // Refusal: a reason, caught by generate().
 struct Refuse {
@@ -78,6 +83,12 @@ public:
         bindof_.assign(nv, -1);
         classify_args(body);
         check_region(body);
+        N = kNativeLanes;
+        if (uses_subgroup_) {
+            const int sg = spec_.facts.subgroup_size;
+            if (sg != 8 && sg != 16 && sg != 32 && sg != 64) refuse("subgroup collectives with a subgroup size of " + std::to_string(sg));
+            N = sg;
+        }
         // Uniformity to a fixed point (loops feed values back).
         for (int it = 0; it < 64; ++it) {
             changed_ = false;
@@ -145,6 +156,29 @@ private:
     }
 
     static std::string base(const std::string& n) { return n.substr(n.find('.') + 1); }
+
+    // Subgroup collectives (phase 2): a chunk is one subgroup.
+    static bool is_collective(const std::string& n) {
+        return n == "kernel.subgroup.reduce" || n == "kernel.subgroup.broadcast" || n == "kernel.subgroup.broadcast.first" ||
+               n == "kernel.subgroup.shuffle" || n == "kernel.subgroup.ballot" || n == "kernel.subgroup.vote" ||
+               n == "kernel.subgroup.any" || n == "kernel.subgroup.all";
+    }
+    static std::string red_kind(const Op& op) {
+        if (op.params.empty()) return "";
+        return op.params[0].substr(0, op.params[0].find(','));
+    }
+    static std::string norm_kind(const std::string& k) {
+        if (k == "addi" || k == "addf") return "add";
+        if (k == "muli" || k == "mulf") return "mul";
+        if (k == "andi") return "and";
+        if (k == "ori") return "or";
+        if (k == "xori") return "xor";
+        return k;
+    }
+    static std::string vote_mode(const Op& op) {
+        return !op.params.empty() ? op.params[0] : op.name.substr(op.name.rfind('.') + 1);
+    }
+    bool uses_subgroup_ = false;
 
     static bool known_num_op(const std::string& n) {
         static const std::set<std::string> ops = [] {
@@ -225,7 +259,31 @@ private:
                 for (const Region& sub : op.regions) check_region(sub);
                 continue;
             }
-            if (!is_coord(n) && !known_num_op(n)) refuse("op " + n + " is not compiled yet");
+            if (is_collective(n)) {
+                uses_subgroup_ = true;
+                if (n == "kernel.subgroup.reduce") {
+                    const Attr* cs = op.attr("cluster_size");
+                    const int64_t sg = spec_.facts.subgroup_size;
+                    if (cs && (cs->kind != Attr::Kind::Int || cs->i < 1 || cs->i > sg || sg % cs->i != 0))
+                        refuse("kernel.subgroup.reduce with a cluster_size that does not divide the subgroup");
+                    static const std::set<std::string> kinds = {"add", "mul", "and", "or", "xor", "minsi", "maxsi", "minui", "maxui",
+                                                                "minnumf", "maxnumf", "minimumf", "maximumf"};
+                    if (!kinds.count(norm_kind(red_kind(op)))) refuse("kernel.subgroup.reduce<" + red_kind(op) + ">");
+                }
+                if (n == "kernel.subgroup.shuffle") {
+                    const std::string mode = op.params.empty() ? "index" : op.params[0];
+                    if (mode != "xor" && mode != "up" && mode != "down" && mode != "index") refuse("kernel.subgroup.shuffle<" + mode + ">");
+                    if (op.operands.size() < 2) refuse("kernel.subgroup.shuffle without a lane operand");
+                }
+                if (n == "kernel.subgroup.broadcast" && op.operands.size() < 2) refuse("kernel.subgroup.broadcast without a lane operand");
+                if (n.find("ballot") != std::string::npos || n.find("vote") != std::string::npos || n.find(".any") != std::string::npos ||
+                    n.find(".all") != std::string::npos) {
+                    const std::string mode = vote_mode(op);
+                    if (mode != "ballot" && mode != "count" && mode != "all" && mode != "any") refuse(n + " mode " + mode);
+                }
+            } else if (!is_coord(n) && !known_num_op(n)) {
+                refuse("op " + n + " is not compiled yet");
+            }
             for (ValueId v : op.operands)
                 if (vk_[static_cast<size_t>(v)] != VK::Num) refuse(n + " on a value the generator does not track");
             for (size_t k = 0; k < op.results.size(); ++k) {
@@ -268,6 +326,8 @@ private:
                 set(op.results[0], x);
             } else if (n == "view.load") {
                 set(op.results[0], join(I(op.operands[0]), of_entries(op.indices)));
+            } else if (is_collective(n)) {
+                for (ValueId v : op.results) set(v, Info{true, false});
             } else if (is_coord(n)) {
                 if (n == "kernel.workitem.id" || n == "kernel.subgroup.id" || n == "kernel.subgroup.lane.id") set(op.results[0], Info{true, false});
                 else if (n == "kernel.workitem.dispatch.id") set(op.results[0], Info{true, true});
@@ -478,6 +538,8 @@ private:
                 for (size_t d = 0; d < views_[v].rank; ++d) allocas_ << "  %vd" << v << "_" << d << " = alloca i64\n";
             }
         }
+        allocas_ << "  %sgV = alloca [" << N << " x i64], align 64\n  %sgS = alloca [" << N << " x i64], align 64\n  %sgM = alloca ["
+                 << N << " x i8], align 64\n  %sgO = alloca [" << N << " x i64], align 64\n  %sgK = alloca [" << N << " x i64], align 64\n";
         allocas_ << "  %mathA = alloca [" << N << " x double], align 64\n  %mathB = alloca [" << N
                  << " x double], align 64\n  %mathO = alloca [" << N << " x double], align 64\n";
         const std::string bases = ctx_field(0, "ptr");
@@ -585,6 +647,7 @@ private:
         if (n == "scf.for") return emit_for(op, mask);
         if (n == "scf.while") return emit_while(op, mask);
         if (is_coord(n)) return emit_coord(op);
+        if (is_collective(n)) return emit_collective(op, mask);
         emit_num(op, mask);
     }
 
@@ -1056,6 +1119,65 @@ private:
         block(lx);
     }
 
+    // --- subgroup collectives ------------------------------------------------------
+    // Each through a helper (below) that follows the interpreter's sg_*
+    // handlers lane by lane over the chunk's stack copies.
+    static int64_t elem_code(ScalarKind k) { return static_cast<int64_t>(k); }
+
+    void store_lanes(ValueId v, const std::string& dst) {
+        const std::string x = get_as(v, true);
+        b_ << "  store " << vt(reg_type(kind(v))) << " " << x << ", ptr " << dst << "\n";
+    }
+
+    void emit_collective(const Op& op, const std::string& mask) {
+        const std::string& n = op.name;
+        const std::string m8 = emit("zext " + vt("i1") + " " + mask + " to " + vt("i8"));
+        b_ << "  store " << vt("i8") << " " << m8 << ", ptr %sgM\n";
+        // Work-items of this subgroup that exist (the interpreter's batch ends at the workgroup).
+        const std::string live0 = emit("sub i64 " + W_ + ", %ci");
+        const std::string lt = emit("icmp slt i64 " + live0 + ", " + std::to_string(N));
+        const std::string live = emit("select i1 " + lt + ", i64 " + live0 + ", i64 " + std::to_string(N));
+        const ValueId v = op.operands.at(0);
+        const ValueId r = op.results.at(0);
+        const std::string NN = std::to_string(N);
+        if (n == "kernel.subgroup.reduce") {
+            store_lanes(v, "%sgV");
+            static const std::vector<std::string> kinds = {"add", "mul", "and", "or", "xor", "minsi", "maxsi", "minui", "maxui",
+                                                           "minnumf", "maxnumf", "minimumf", "maximumf"};
+            const std::string k = norm_kind(red_kind(op));
+            int64_t code = 0;
+            while (kinds[static_cast<size_t>(code)] != k) ++code;
+            const Attr* cs = op.attr("cluster_size");
+            const int64_t cluster = cs ? cs->i : spec_.facts.subgroup_size;
+            declare("declare void @hrx_loom_sg_reduce(i64, i64, ptr, ptr, i64, i64, ptr)");
+            b_ << "  call void @hrx_loom_sg_reduce(i64 " << code << ", i64 " << elem_code(kind(v)) << ", ptr %sgV, ptr %sgM, i64 " << NN
+               << ", i64 " << cluster << ", ptr %sgO)\n";
+        } else if (n == "kernel.subgroup.broadcast" || n == "kernel.subgroup.broadcast.first") {
+            store_lanes(v, "%sgV");
+            const bool first = n == "kernel.subgroup.broadcast.first";
+            if (!first) store_lanes(op.operands.at(1), "%sgS");
+            declare("declare void @hrx_loom_sg_broadcast(i64, i64, ptr, ptr, ptr, i64, i64, ptr)");
+            b_ << "  call void @hrx_loom_sg_broadcast(i64 " << (first ? 1 : 0) << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8)
+               << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 " << NN << ", i64 " << live << ", ptr %sgO)\n";
+        } else if (n == "kernel.subgroup.shuffle") {
+            store_lanes(v, "%sgV");
+            store_lanes(op.operands.at(1), "%sgS");
+            const std::string mode = op.params.empty() ? "index" : op.params[0];
+            const int64_t mc = mode == "xor" ? 0 : mode == "up" ? 1 : mode == "down" ? 2 : 3;
+            declare("declare void @hrx_loom_sg_shuffle(i64, i64, ptr, ptr, ptr, i64, i64, ptr, ptr)");
+            b_ << "  call void @hrx_loom_sg_shuffle(i64 " << mc << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8) << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 "
+               << NN << ", i64 " << spec_.facts.subgroup_size << ", ptr %sgO, ptr %sgK)\n";
+            if (op.results.size() > 1) put(op.results[1], emit("load " + vt("i64") + ", ptr %sgK"), true);
+        } else {
+            store_lanes(v, "%sgV");
+            const std::string mode = vote_mode(op);
+            const int64_t mc = mode == "ballot" ? 0 : mode == "count" ? 1 : mode == "all" ? 2 : 3;
+            declare("declare void @hrx_loom_sg_vote(i64, i64, ptr, ptr, i64, ptr)");
+            b_ << "  call void @hrx_loom_sg_vote(i64 " << mc << ", i64 " << elem_code(kind(r)) << ", ptr %sgV, ptr %sgM, i64 " << NN << ", ptr %sgO)\n";
+        }
+        put(r, emit("load " + vt(reg_type(kind(r))) + ", ptr %sgO"), true);
+    }
+
     // --- numbers ----------------------------------------------------------------
     // Calls helper `fn` (Note [Native Loom executor]) on one or two operands
     // of float type `ft`, lane by lane through stack arrays.
@@ -1449,6 +1571,133 @@ HRX_LOOM_MATH(double, f64)
 #undef HRX_LOOM_UNARY
 }
 
+
+namespace {
+
+using hrx::loom::ScalarKind;
+
+int64_t wrap_k(ScalarKind k, int64_t v) {
+    switch (k) {
+        case ScalarKind::I1: return v & 1;
+        case ScalarKind::I8: return static_cast<int8_t>(v);
+        case ScalarKind::I16: return static_cast<int16_t>(v);
+        case ScalarKind::I32: return static_cast<int32_t>(v);
+        default: return v;
+    }
+}
+
+uint64_t uval_k(ScalarKind k, int64_t v) {
+    const int b = k == ScalarKind::I1 ? 1 : hrx::loom::scalar_bits(k);
+    return b >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << b) - 1);
+}
+
+// One step of a reduction (the interpreter's red_step), kinds in the order
+// the generator numbers them.
+void red_step(int64_t kind, ScalarKind k, int64_t& ai, double& af, int64_t bi, double bf) {
+    const bool f32 = k == ScalarKind::F32;
+    auto U = [k](int64_t v) { return uval_k(k, v); };
+    switch (kind) {
+        case 0: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af + bf) : af + bf) : void(ai = wrap_k(k, static_cast<int64_t>(static_cast<uint64_t>(ai) + static_cast<uint64_t>(bi)))); break;
+        case 1: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af * bf) : af * bf) : void(ai = wrap_k(k, static_cast<int64_t>(static_cast<uint64_t>(ai) * static_cast<uint64_t>(bi)))); break;
+        case 2: ai &= bi; break;
+        case 3: ai |= bi; break;
+        case 4: ai ^= bi; break;
+        case 5: ai = std::min(ai, bi); break;
+        case 6: ai = std::max(ai, bi); break;
+        case 7: ai = U(ai) <= U(bi) ? ai : bi; break;
+        case 8: ai = U(ai) >= U(bi) ? ai : bi; break;
+        case 9: af = std::fmin(af, bf); break;
+        case 10: af = std::fmax(af, bf); break;
+        case 11: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? af : bf) : std::fmin(af, bf)); break;
+        default: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? bf : af) : std::fmax(af, bf)); break;
+    }
+}
+
+}  // namespace
+
+// Subgroup collectives over one chunk (= one subgroup) of n lanes, as the
+// interpreter's sg_reduce / sg_broadcast / sg_shuffle / sg_vote do them.
+extern "C" {
+void hrx_loom_sg_reduce(int64_t kind, int64_t elem, const void* vals, const uint8_t* mask, int64_t n, int64_t cluster, void* out) {
+    const ScalarKind k = static_cast<ScalarKind>(elem);
+    auto get = [&](int64_t l, int64_t& i, double& f) {
+        if (k == ScalarKind::F32) f = static_cast<const float*>(vals)[l];
+        else if (k == ScalarKind::F64) f = static_cast<const double*>(vals)[l];
+        else i = static_cast<const int64_t*>(vals)[l];
+    };
+    for (int64_t l0 = 0; l0 < n; l0 += cluster) {
+        int64_t ai = 0;
+        double af = 0;
+        bool first = true;
+        for (int64_t l = l0; l < std::min(n, l0 + cluster); ++l) {
+            if (!mask[l]) continue;
+            int64_t bi = 0;
+            double bf = 0;
+            get(l, bi, bf);
+            if (first) {
+                ai = bi;
+                af = bf;
+                first = false;
+                continue;
+            }
+            red_step(kind, k, ai, af, bi, bf);
+        }
+        for (int64_t l = l0; l < std::min(n, l0 + cluster); ++l) {
+            if (k == ScalarKind::F32) static_cast<float*>(out)[l] = static_cast<float>(af);
+            else if (k == ScalarKind::F64) static_cast<double*>(out)[l] = af;
+            else static_cast<int64_t*>(out)[l] = ai;
+        }
+    }
+}
+
+void hrx_loom_sg_broadcast(int64_t first, int64_t es, const void* vals, const int64_t* src, const uint8_t* mask, int64_t n, int64_t live,
+                           void* out) {
+    const int64_t end = std::min(n, live);
+    int64_t s = -1;
+    if (first) {
+        for (int64_t l = 0; l < end; ++l)
+            if (mask[l]) {
+                s = l;
+                break;
+            }
+    } else {
+        s = src[0];
+    }
+    if (s < 0 || s >= end) s = 0;
+    for (int64_t l = 0; l < n; ++l)
+        std::memcpy(static_cast<uint8_t*>(out) + l * es, static_cast<const uint8_t*>(vals) + s * es, static_cast<size_t>(es));
+}
+
+void hrx_loom_sg_shuffle(int64_t mode, int64_t es, const void* vals, const int64_t* arg, const uint8_t* mask, int64_t n, int64_t sg,
+                         void* out, int64_t* ok) {
+    for (int64_t l = 0; l < n; ++l) {
+        const int64_t a = arg[l];
+        int64_t src = mode == 0 ? (l ^ a) : mode == 1 ? l - a : mode == 2 ? l + a : a;
+        const bool valid = src >= 0 && src < sg && src < n && mask[src];
+        if (!valid) src = l;
+        ok[l] = valid;
+        std::memcpy(static_cast<uint8_t*>(out) + l * es, static_cast<const uint8_t*>(vals) + src * es, static_cast<size_t>(es));
+    }
+}
+
+void hrx_loom_sg_vote(int64_t mode, int64_t rk, const int64_t* c, const uint8_t* mask, int64_t n, int64_t* out) {
+    uint64_t bits = 0;
+    int64_t count = 0;
+    bool all = true, any = false;
+    for (int64_t l = 0; l < n; ++l) {
+        if (!mask[l]) continue;
+        const bool b = c[l] != 0;
+        if (b && l < 64) bits |= uint64_t{1} << l;
+        count += b;
+        all = all && b;
+        any = any || b;
+    }
+    const ScalarKind k = static_cast<ScalarKind>(rk);
+    const int64_t r = mode == 0 ? wrap_k(k, static_cast<int64_t>(bits)) : mode == 1 ? wrap_k(k, count) : mode == 2 ? all : any;
+    for (int64_t l = 0; l < n; ++l) out[l] = r;
+}
+}
+
 namespace hrx::loom::native {
 
 std::map<std::string, uint64_t> native_symbols() {
@@ -1458,6 +1707,10 @@ std::map<std::string, uint64_t> native_symbols() {
     HRX_SYM(fmin_##SFX) HRX_SYM(fmax_##SFX) HRX_SYM(minimum_##SFX) HRX_SYM(maximum_##SFX)
     HRX_SYMS(f32)
     HRX_SYMS(f64)
+    m["hrx_loom_sg_reduce"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_reduce);
+    m["hrx_loom_sg_broadcast"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_broadcast);
+    m["hrx_loom_sg_shuffle"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_shuffle);
+    m["hrx_loom_sg_vote"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_vote);
 #undef HRX_SYMS
 #undef HRX_SYM
     return m;
