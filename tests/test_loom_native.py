@@ -250,3 +250,73 @@ def test_refused_program_names_its_reason():
     art = hx.loom.compile(src, "copy", target="gfx1151")
     assert art.executor == "interpreter"
     assert "bf16" in art.executor_reason
+
+
+# Subgroup collectives over a workgroup of 48 (one full subgroup, one partial), under a
+# varying mask, with an f32 sum whose bits depend on the order of the additions.
+SUBGROUPS = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("sgmix") @sgmix() {
+  %one = index.constant 1 : index
+  %w = index.constant 48 : index
+  %g = index.constant 3 : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %t = kernel.workitem.id<x> : index
+  %wg = kernel.workgroup.id<x> : index
+  %w = index.constant 48 : index
+  %i = index.madd %wg, %w, %t : index
+  %xv = buffer.view %x[%z] : buffer -> view<144xf32>
+  %ov = buffer.view %out[%z] : buffer -> view<144x6xf32>
+  %v = view.load %xv[%i] : view<144xf32> -> f32
+  %t32 = index.cast %t : index to i32
+  %c3 = scalar.constant 3 : i32
+  %r = scalar.remsi %t32, %c3 : i32
+  %zero = scalar.constant 0 : i32
+  %keep = scalar.cmpi ne, %r, %zero : i32
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c2 = index.constant 2 : index
+  %c3i = index.constant 3 : index
+  %c4 = index.constant 4 : index
+  %c5 = index.constant 5 : index
+  scf.if %keep {
+    %s = kernel.subgroup.reduce<add> %v : f32
+    %m = kernel.subgroup.reduce<maxnumf> %v {cluster_size = 8} : f32
+    %two = scalar.constant 2 : i32
+    %d, %dok = kernel.subgroup.shuffle<down> %v, %two : f32, i32 -> f32, i1
+    %f = kernel.subgroup.broadcast.first %v : f32 -> f32
+    %p = scalar.cmpf olt, %v, %f : f32
+    %bal = kernel.subgroup.ballot %p : i1 -> i32
+    %balf = scalar.sitofp %bal : i32 to f32
+    %okf = scalar.uitofp %dok : i1 to f32
+    view.store %s, %ov[%i, %c0] : f32, view<144x6xf32>
+    view.store %m, %ov[%i, %c1] : f32, view<144x6xf32>
+    view.store %d, %ov[%i, %c2] : f32, view<144x6xf32>
+    view.store %f, %ov[%i, %c3i] : f32, view<144x6xf32>
+    view.store %balf, %ov[%i, %c4] : f32, view<144x6xf32>
+    view.store %okf, %ov[%i, %c5] : f32, view<144x6xf32>
+  }
+  kernel.return
+}
+"""
+
+
+def test_subgroup_collectives_match_the_interpreter():
+    art = hx.loom.compile(SUBGROUPS, "sgmix", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(144) * 1e4).astype(np.float32)
+    x[40] = np.nan  # in the second subgroup: its maxima and sums carry it
+    bufs = [x.view(np.uint8), np.zeros(144 * 6 * 4, np.uint8)]
+    want = _run(art, bufs, b"", [], interpret=True)
+    got = _run(art, bufs, b"", [], interpret=False)
+    assert want[0] == "ok" and got == want
+    out = np.frombuffer(want[1][1], np.float32).reshape(144, 6)
+    # An independent check of one value: lanes 1, 2, 4, 5, ... of the first subgroup, summed in order.
+    lanes = [t for t in range(32) if t % 3]
+    acc = np.float32(x[lanes[0]])
+    for t in lanes[1:]:
+        acc = np.float32(acc + x[t])
+    assert np.array_equal(out[1, 0], acc, equal_nan=True)
