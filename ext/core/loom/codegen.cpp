@@ -1539,6 +1539,22 @@ Generated generate(const Specialized& spec, const std::vector<Param>& params, bo
 // Math helpers (Note [Native Loom executor]): the functions the interpreter's
 // float_binary / float_unary apply, over arrays. When kernels/fmath.h's
 // array forms land, these are the one place to repoint.
+//
+// fmin/fmax: C leaves fmin(+0, -0) to the implementation, and the
+// interpreter's std::fmin as GCC compiles it at its call sites returns the
+// first operand on such ties while glibc's fminf returns the second (found
+// by test_every_scalar_op_matches_the_interpreter). The native path spells
+// out the interpreter's observed rule: a NaN yields the other operand, a tie
+// the first.
+template <class T>
+static T hrx_tie_first_fmin(T p, T q) {
+    return std::isnan(p) ? q : std::isnan(q) ? p : (q < p ? q : p);
+}
+template <class T>
+static T hrx_tie_first_fmax(T p, T q) {
+    return std::isnan(p) ? q : std::isnan(q) ? p : (p < q ? q : p);
+}
+
 extern "C" {
 #define HRX_LOOM_UNARY(NAME, T, EXPR)                                      \
     void hrx_loom_##NAME(const T* a, T* o, int64_t n) {                   \
@@ -1560,8 +1576,8 @@ extern "C" {
     HRX_LOOM_UNARY(tanh_##SFX, T, std::tanh(p))                                                                    \
     HRX_LOOM_BINARY(pow_##SFX, T, std::pow(p, q))                                                                  \
     HRX_LOOM_BINARY(fmod_##SFX, T, std::fmod(p, q))                                                                \
-    HRX_LOOM_BINARY(fmin_##SFX, T, std::fmin(p, q))                                                                \
-    HRX_LOOM_BINARY(fmax_##SFX, T, std::fmax(p, q))                                                                \
+    HRX_LOOM_BINARY(fmin_##SFX, T, hrx_tie_first_fmin(p, q))                                                       \
+    HRX_LOOM_BINARY(fmax_##SFX, T, hrx_tie_first_fmax(p, q))                                                       \
     HRX_LOOM_BINARY(minimum_##SFX, T, std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? p : q) : std::fmin(p, q))) \
     HRX_LOOM_BINARY(maximum_##SFX, T, std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? q : p) : std::fmax(p, q)))
 HRX_LOOM_MATH(float, f32)
@@ -1606,8 +1622,8 @@ void red_step(int64_t kind, ScalarKind k, int64_t& ai, double& af, int64_t bi, d
         case 6: ai = std::max(ai, bi); break;
         case 7: ai = U(ai) <= U(bi) ? ai : bi; break;
         case 8: ai = U(ai) >= U(bi) ? ai : bi; break;
-        case 9: af = std::fmin(af, bf); break;
-        case 10: af = std::fmax(af, bf); break;
+        case 9: af = hrx_tie_first_fmin(af, bf); break;
+        case 10: af = hrx_tie_first_fmax(af, bf); break;
         case 11: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? af : bf) : std::fmin(af, bf)); break;
         default: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? bf : af) : std::fmax(af, bf)); break;
     }
