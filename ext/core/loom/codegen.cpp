@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "provider/emulated/loom_interp.h"
 #include "provider/emulated/loom_program.h"
 
 namespace hrx::loom::native {
@@ -75,6 +76,7 @@ public:
     Generated run() {
         Generated g;
         if (root_.name != "kernel.def" || root_.regions.size() < 2 || !root_.values) refuse("not a GPU kernel.def");
+        split_ = has_barrier(root_.regions[1]);
         const Region& body = root_.regions[1];
         const size_t nv = root_.values->size();
         info_.assign(nv, Info{});
@@ -95,7 +97,22 @@ public:
             analyse(body);
             if (!changed_) break;
         }
+        if (split_) {
+            check_barriers(body);
+            // Per-chunk arrays for every varying value, after the workgroup memory.
+            int64_t off = static_cast<int64_t>((wg_bytes_ + 63) / 64 * 64);
+            for (size_t v = 0; v < vk_.size(); ++v)
+                if (vk_[v] == VK::Num && info_[v].vary) {
+                    chunk_slot_[static_cast<ValueId>(v)] = off;
+                    off += lane_bytes(static_cast<ValueId>(v)) * (kMaxSplitItems / N);
+                }
+            g.scratch_bytes = static_cast<uint64_t>(off);
+            g.max_items = kMaxSplitItems;
+        } else {
+            g.scratch_bytes = wg_bytes_;
+        }
         emit_function(body);
+        g.buffer_names = buffer_names_;
         g.ir = out_.str();
         g.ops = ops_;
         return g;
@@ -119,6 +136,14 @@ private:
     std::vector<const Op*> ops_;
     int tmp_ = 0, lbl_ = 0;
     std::string items_;        // <N x i64> linear work-item ids of the chunk
+    std::string ci_ = "0";     // i64 first work-item of the chunk
+    std::string mask_;         // <N x i1> the chunk's work-items that exist
+    bool split_ = false;       // barriers: per-chunk value storage, region splitting
+    std::map<ValueId, int64_t> chunk_slot_;  // scratch offset of a varying value's per-chunk array
+    std::map<ValueId, std::pair<int64_t, int64_t>> wg_alloca_;  // workgroup alloca → (scratch offset, bytes)
+    uint64_t wg_bytes_ = 0;
+    int nbind_ = 0;
+    std::vector<std::string> buffer_names_;
     std::string wg_;           // i64 linear workgroup id
     std::string wgc_[3], wgs_[3], wgid_[3], W_;
 
@@ -136,6 +161,7 @@ private:
             if (params_[k].is_buffer) {
                 vk_[static_cast<size_t>(v)] = VK::Buf;
                 bindof_[static_cast<size_t>(v)] = bi++;
+                nbind_ = bi;
             } else {
                 if (!supported_scalar(params_[k].type)) refuse(std::string("a device scalar of type ") + scalar_name(params_[k].type));
                 vk_[static_cast<size_t>(v)] = VK::Num;
@@ -243,7 +269,26 @@ private:
                 }
                 continue;
             }
-            if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch") continue;
+            if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch" || n == "kernel.barrier") continue;
+            if (n == "buffer.alloca") {
+                if (op.params.empty() || op.params[0] != "workgroup") refuse("buffer.alloca<private>");
+                if (&r != &root_.regions[1]) refuse("buffer.alloca<workgroup> inside control flow");
+                if (op.operands.empty() || op.results.size() != 1) refuse("buffer.alloca without a size");
+                const std::optional<int64_t> bytes = constant_of(op.operands[0]);
+                if (!bytes || *bytes < 0 || static_cast<uint64_t>(*bytes) > kMaxAllocaBytes) refuse("buffer.alloca<workgroup> of a size the generator cannot see");
+                const Attr* al = op.attr("align");
+                const int64_t align = al ? al->i : 16;
+                if (align <= 0 || align > 64 || (align & (align - 1))) refuse("buffer.alloca<workgroup> with align(" + std::to_string(align) + ")");
+                const uint64_t at = (wg_bytes_ + static_cast<uint64_t>(align) - 1) / static_cast<uint64_t>(align) * static_cast<uint64_t>(align);
+                wg_bytes_ = at + static_cast<uint64_t>(*bytes);
+                if (wg_bytes_ > kMaxAllocaBytes) refuse("workgroup memory over the emulator's limit");
+                const int number = nbind_ + static_cast<int>(buffer_names_.size());
+                buffer_names_.push_back("buffer.alloca<workgroup> at " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column));
+                vk_[static_cast<size_t>(op.results[0])] = VK::Buf;
+                bindof_[static_cast<size_t>(op.results[0])] = number;
+                wg_alloca_[op.results[0]] = {static_cast<int64_t>(at), *bytes};
+                continue;
+            }
             if (n == "scf.if" || n == "scf.for" || n == "scf.while") {
                 if (n == "scf.for" && op.operands.size() < 3) refuse("scf.for without bounds");
                 if (n == "scf.while" && op.regions.size() != 2) refuse("scf.while without two regions");
@@ -294,6 +339,25 @@ private:
             }
             if (!op.preds.empty() && n != "index.assume" && n != "scalar.assume") refuse(n + " with predicates");
         }
+    }
+
+    // A value defined by index/scalar.constant or config.get at the top of the body.
+    std::optional<int64_t> constant_of(ValueId v) const {
+        for (const Op& op : root_.regions[1].ops) {
+            if (op.results.empty() || op.results[0] != v) continue;
+            if (op.name == "index.constant" || op.name == "scalar.constant") {
+                const Attr* a = op.attr("value");
+                if (!a || a->kind != Attr::Kind::Int) return std::nullopt;
+                return a->i;
+            }
+            if (op.name == "config.get") {
+                auto it = spec_.config.find(op.callee);
+                if (it == spec_.config.end() || scalar_is_float(it->second.type)) return std::nullopt;
+                return it->second.i;
+            }
+            return std::nullopt;
+        }
+        return std::nullopt;
     }
 
     // --- uniformity ---------------------------------------------------------
@@ -419,7 +483,131 @@ private:
     std::string all(const std::string& m) { return emit("icmp eq i" + std::to_string(N) + " " + mask_bits(m) + ", -1"); }
     void declare(const std::string& d) { decls_.insert(d); }
 
-    std::string slot(ValueId v) { return "%v" + std::to_string(v); }
+    // A value's storage: an entry-block alloca, or (kernels split at
+    // barriers) the current chunk's entry of its per-chunk array in scratch.
+    std::string slot(ValueId v) {
+        auto it = chunk_slot_.find(v);
+        if (it == chunk_slot_.end()) return "%v" + std::to_string(v);
+        // ci_ counts work-items: chunk ci_ / N starts lane_bytes(v) * ci_ / N bytes in.
+        const std::string o = emit("mul i64 " + ci_ + ", " + std::to_string(lane_bytes(v) / N));
+        const std::string a = emit("add i64 " + o + ", " + std::to_string(it->second));
+        return emit("getelementptr i8, ptr %scratch, i64 " + a);
+    }
+    int64_t lane_bytes(ValueId v) const { return static_cast<int64_t>(N) * (kind(v) == ScalarKind::F32 ? 4 : 8); }
+
+    // for ci in [0, W) step N: body() with ci_, items_ and mask_ set.
+    void chunk_loop(const std::function<void()>& body) {
+        const std::string id = std::to_string(lbl_++);
+        const std::string cs = "%cslot" + id, head = "chunk" + id, b = "chunkbody" + id, done = "chunkdone" + id;
+        allocas_ << "  " << cs << " = alloca i64\n";
+        b_ << "  store i64 0, ptr " << cs << "\n";
+        br(head);
+        block(head);
+        ci_ = emit("load i64, ptr " + cs);
+        cbr(emit("icmp slt i64 " + ci_ + ", " + W_), b, done);
+        block(b);
+        items_ = emit("add " + vt("i64") + " " + splat("i64", ci_) + ", " + iota());
+        mask_ = emit("icmp slt " + vt("i64") + " " + items_ + ", " + splat("i64", W_));
+        body();
+        const std::string c2 = emit("load i64, ptr " + cs);
+        const std::string c3 = emit("add i64 " + c2 + ", " + std::to_string(N));
+        b_ << "  store i64 " << c3 << ", ptr " << cs << "\n";
+        br(head);
+        block(done);
+    }
+
+    // --- barriers (phase 3): pocl's region splitting ---------------------------
+    // Between barriers, the ops run as one chunk loop; uniform scf.if / scf.for
+    // holding barriers run once per workgroup around their own chunk loops.
+    static bool has_barrier(const Region& r) {
+        for (const Op& op : r.ops) {
+            if (op.name == "kernel.barrier") return true;
+            for (const Region& sub : op.regions)
+                if (has_barrier(sub)) return true;
+        }
+        return false;
+    }
+    static bool has_barrier(const Op& op) {
+        for (const Region& sub : op.regions)
+            if (has_barrier(sub)) return true;
+        return false;
+    }
+
+    // Refuses barriers the splitting does not handle (under varying control
+    // flow, in loops or ifs with results, under scf.while).
+    void check_barriers(const Region& r) {
+        for (const Op& op : r.ops) {
+            if (!has_barrier(op)) continue;
+            if (op.name == "scf.if" && !vary(op.operands[0]) && op.results.empty()) {
+            } else if (op.name == "scf.for" && !vary(op.operands[0]) && !vary(op.operands[1]) && !vary(op.operands[2]) &&
+                       op.results.empty() && op.regions[0].args.size() == 1) {
+            } else {
+                refuse("a barrier inside " + op.name + " (only uniform scf.if / scf.for without results hold barriers natively)");
+            }
+            for (const Region& sub : op.regions) check_barriers(sub);
+        }
+    }
+
+    void emit_wg_region(const Region& r) {
+        std::vector<const Op*> seg;
+        auto flush = [&] {
+            if (seg.empty()) return;
+            chunk_loop([&] {
+                for (const Op* o : seg) emit_op(*o, mask_);
+            });
+            seg.clear();
+        };
+        for (const Op& op : r.ops) {
+            if (op.name == "scf.yield" || op.name == "kernel.return") break;
+            if (op.name == "kernel.barrier") {
+                flush();
+                continue;
+            }
+            if (!has_barrier(op)) {
+                seg.push_back(&op);
+                continue;
+            }
+            flush();
+            if (op.name == "scf.if") {
+                const std::string c = emit("icmp ne i64 " + get(op.operands[0]) + ", 0");
+                const std::string lt = label("wthen"), le = label("welse"), lj = label("wendif");
+                cbr(c, lt, le);
+                block(lt);
+                emit_wg_region(op.regions[0]);
+                br(lj);
+                block(le);
+                if (op.regions.size() > 1) emit_wg_region(op.regions[1]);
+                br(lj);
+                block(lj);
+            } else {
+                const Region& body = op.regions[0];
+                const ValueId iv = body.args[0];
+                const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
+                const std::string e = label("err"), ok = label("ok");
+                cbr(emit("icmp sle i64 " + st + ", 0"), e, ok);
+                block(e);
+                store_err(0, std::to_string(op_id(op)));
+                store_err(1, std::to_string(kLoopStep));
+                store_err(2, wg_);
+                store_err(3, "-1");
+                store_err(4, st);
+                b_ << "  ret i32 1\n";
+                block(ok);
+                put(iv, lo, false);
+                const std::string lh = label("wfor"), lb = label("wforbody"), lx = label("wforexit");
+                br(lh);
+                block(lh);
+                cbr(emit("icmp slt i64 " + get(iv) + ", " + hi), lb, lx);
+                block(lb);
+                emit_wg_region(body);
+                put(iv, emit("add i64 " + get(iv) + ", " + st), false);
+                br(lh);
+                block(lx);
+            }
+        }
+        flush();
+    }
+
     bool vary(ValueId v) const { return info_[static_cast<size_t>(v)].vary; }
     std::string rty(ValueId v) const { return ty(reg_type(kind(v)), vary(v)); }
 
@@ -435,7 +623,8 @@ private:
     // Stores `x` (varying when `xv`) into v's slot, widening if needed.
     void put(ValueId v, std::string x, bool xv) {
         if (vary(v) && !xv) x = splat(reg_type(kind(v)), x);
-        b_ << "  store " << rty(v) << " " << x << ", ptr " << slot(v) << "\n";
+        const std::string at = slot(v);
+        b_ << "  store " << rty(v) << " " << x << ", ptr " << at << "\n";
     }
     // Lane-masked update of a varying slot (scalar slots are written whole).
     void put_masked(ValueId v, std::string x, bool xv, const std::string& m) {
@@ -446,7 +635,8 @@ private:
         if (!xv) x = splat(reg_type(kind(v)), x);
         const std::string old = get(v);
         const std::string s = emit("select " + vt("i1") + " " + m + ", " + rty(v) + " " + x + ", " + rty(v) + " " + old);
-        b_ << "  store " << rty(v) << " " << s << ", ptr " << slot(v) << "\n";
+        const std::string at = slot(v);
+        b_ << "  store " << rty(v) << " " << s << ", ptr " << at << "\n";
     }
 
     // Wraps an i64 (vector) to kind k's width, sign-extended (i1: 0/1).
@@ -577,6 +767,11 @@ private:
             }
             put(v, x, false);
         }
+        for (const auto& [v, at] : wg_alloca_) {
+            const int number = bindof_[static_cast<size_t>(v)];
+            base_[number] = emit("getelementptr i8, ptr %scratch, i64 " + std::to_string(at.first));
+            size_[number] = std::to_string(at.second);
+        }
         // for wg in [first, first + n): for chunk in [0, W) step N.
         const std::string wl = label("wg"), wb = label("wgbody"), wdone = label("done");
         const std::string pre = label("pre");
@@ -595,21 +790,14 @@ private:
         wgid_[1] = emit("udiv i64 %wgi, " + wgc_[0]);
         wgid_[1] = emit("urem i64 " + wgid_[1] + ", " + wgc_[1]);
         wgid_[2] = emit("udiv i64 %wgi, " + gxy);
-        const std::string cl = label("chunk"), cb = label("chunkbody"), cdone = label("chunkdone");
-        br(cl);
-        block(cl);
-        b_ << "  %ci = phi i64 [ 0, %" << wb << " ], [ %cnext, %chunklatch ]\n";
-        const std::string cm = emit("icmp slt i64 %ci, " + W_);
-        cbr(cm, cb, cdone);
-        block(cb);
-        items_ = emit("add " + vt("i64") + " " + splat("i64", "%ci") + ", " + iota());
-        const std::string mask = emit("icmp slt " + vt("i64") + " " + items_ + ", " + splat("i64", W_));
-        emit_region(body, mask);
-        br("chunklatch");
-        block("chunklatch");
-        b_ << "  %cnext = add i64 %ci, " << N << "\n";
-        br(cl);
-        block(cdone);
+        if (wg_bytes_) {
+            // Fresh workgroup memory reads as Note [Uninitialised device memory] says.
+            declare("declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)");
+            b_ << "  call void @llvm.memset.p0.i64(ptr %scratch, i8 " << static_cast<int>(static_cast<int8_t>(interp::kUninitByte)) << ", i64 "
+               << wg_bytes_ << ", i1 false)\n";
+        }
+        if (split_) emit_wg_region(body);
+        else chunk_loop([&] { emit_region(body, mask_); });
         br("wglatch");
         block("wglatch");
         b_ << "  %wgnext = add i64 %wgi, 1\n";
@@ -618,7 +806,7 @@ private:
         b_ << "  ret i32 0\n";
 
         out_ << "; Loom kernel @" << spec_.symbol << " (hrxarray native executor, " << N << " lanes)\n";
-        out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, i64 %first, i64 %n) {\nentry:\n";
+        out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, ptr noalias %scratch, i64 %first, i64 %n) {\nentry:\n";
         out_ << allocas_.str() << b_.str() << "}\n\n";
         for (const std::string& d : decls_) out_ << d << "\n";
     }
@@ -638,7 +826,8 @@ private:
 
     void emit_op(const Op& op, const std::string& mask) {
         const std::string& n = op.name;
-        if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch") return;
+        if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch" || n == "kernel.barrier") return;
+        if (n == "buffer.alloca") return;  // laid out in scratch, filled when the workgroup starts
         if (n.rfind("buffer.assume.", 0) == 0) return;  // bindings are tracked at plan time
         if (n == "buffer.view") return emit_view(op);
         if (n == "view.load") return emit_load(op, mask);
@@ -799,6 +988,7 @@ private:
         const std::string bbytes = emit("or " + ty("i1", varying) + " " + bneg + ", " + bbig);
         anybad = anybad.empty() ? bbytes : emit("or " + ty("i1", varying) + " " + anybad + ", " + bbytes);
         check(op, anybad, varying, mask, wgdep, [&](const std::string& lane) {
+            store_err(7, size);
             std::array<std::string, 4> f = {std::to_string(kBytesOutside), lane_of(byte, lane, "i64", varying),
                                             lane_of(endb, lane, "i64", varying), std::to_string(m.binding)};
             for (size_t d = rank; d-- > 0;) {
@@ -918,7 +1108,8 @@ private:
                 cbr(a, s, j);
                 block(s);
                 const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + byte);
-                b_ << "  store " << mt << " " << to_mem(m.elem, x, false) << ", ptr " << p << ", align 1\n";
+                const std::string xm = to_mem(m.elem, x, false);
+                b_ << "  store " << mt << " " << xm << ", ptr " << p << ", align 1\n";
                 br(j);
                 block(j);
                 return;
@@ -928,7 +1119,8 @@ private:
             cbr(a, s, j);
             block(s);
             const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + byte);
-            b_ << "  store " << mt << " " << to_mem(m.elem, x, false) << ", ptr " << p << ", align 1\n";
+            const std::string xm = to_mem(m.elem, x, false);
+            b_ << "  store " << mt << " " << xm << ", ptr " << p << ", align 1\n";
             br(j);
             block(j);
             return;
@@ -1134,7 +1326,7 @@ private:
         const std::string m8 = emit("zext " + vt("i1") + " " + mask + " to " + vt("i8"));
         b_ << "  store " << vt("i8") << " " << m8 << ", ptr %sgM\n";
         // Work-items of this subgroup that exist (the interpreter's batch ends at the workgroup).
-        const std::string live0 = emit("sub i64 " + W_ + ", %ci");
+        const std::string live0 = emit("sub i64 " + W_ + ", " + ci_);
         const std::string lt = emit("icmp slt i64 " + live0 + ", " + std::to_string(N));
         const std::string live = emit("select i1 " + lt + ", i64 " + live0 + ", i64 " + std::to_string(N));
         const ValueId v = op.operands.at(0);

@@ -23,7 +23,7 @@
 //   once, when the program is planned, and checked mode always interprets.
 //
 //   The function generated is
-//     i32 @loom_wg(ptr ctx, ptr err, i64 first_wg, i64 n_wg)
+//     i32 @loom_wg(ptr ctx, ptr err, ptr scratch, i64 first_wg, i64 n_wg)
 //   running workgroups [first_wg, first_wg + n_wg) (linear ids); it returns
 //   0, or 1 after filling *err. Inside, each workgroup runs in chunks of
 //   kNativeLanes work-items (linear ids chunk..chunk+N-1, the ones past the
@@ -44,6 +44,9 @@ namespace native {
 
 // Work-items per chunk (SIMD lanes of the generated code).
 inline constexpr int kNativeLanes = 16;
+// Kernels split at barriers keep each varying value per work-item, for
+// workgroups of at most this many work-items (larger ones are interpreted).
+inline constexpr int64_t kMaxSplitItems = 1024;
 
 // What the generated code reads (layout fixed: the IR addresses its fields
 // by byte offset).
@@ -72,12 +75,21 @@ struct ErrorRecord {
     int64_t wg = 0;       // linear workgroup id
     int64_t item = -1;    // linear work-item id in the workgroup; -1: no lane named
     int64_t a = 0, b = 0, c = 0;
+    int64_t d = 0;        // kBytesOutside: the buffer's size
 };
 
 struct Generated {
     std::string ir;       // LLVM IR text; empty when refused
     std::string reason;   // why not ("" when ir is set)
     std::vector<const Op*> ops;  // ErrorRecord::op → the op
+    // Bytes of per-call scratch the code needs (workgroup memory, then the
+    // per-chunk values of kernels split at barriers), 64-byte aligned.
+    uint64_t scratch_bytes = 0;
+    // Largest workgroup (work-items) the code runs; 0: any.
+    int64_t max_items = 0;
+    // Names of workgroup allocas, buffer numbers after the bindings (the
+    // interpreter's BufObj::name, for out-of-bounds messages).
+    std::vector<std::string> buffer_names;
 };
 
 // Lowers `spec`'s kernel.def (device signature `params`, in order) to LLVM

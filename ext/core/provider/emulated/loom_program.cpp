@@ -1158,7 +1158,9 @@ void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector
             fail(ErrorKind::Execution, who + ": " + (cfg ? loc_of(*cfg) + ": kernel.launch.config: " : std::string()) + bad);
         }
         const uint64_t entry = native_entry_.load(std::memory_order_acquire);
-        if (entry && !options.checked && !options.interpret) run_native(bindings, constants, launch, entry);
+        const int64_t items = launch.workgroup_size[0] * launch.workgroup_size[1] * launch.workgroup_size[2];
+        if (entry && !options.checked && !options.interpret && (native_.max_items == 0 || items <= native_.max_items))
+            run_native(bindings, constants, launch, entry);
         else run_gpu(sh);
     } else {
         run_npu(sh);
@@ -1186,7 +1188,7 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
         c.workgroups[d] = launch.workgroups[d];
         c.workgroup_size[d] = launch.workgroup_size[d];
     }
-    using Entry = int32_t (*)(const native::Ctx*, native::ErrorRecord*, int64_t, int64_t);
+    using Entry = int32_t (*)(const native::Ctx*, native::ErrorRecord*, uint8_t*, int64_t, int64_t);
     const Entry fn = reinterpret_cast<Entry>(static_cast<uintptr_t>(entry));
     // Enough items to balance the pool, each a few thousand work-items at least.
     const int64_t threads = static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads()));
@@ -1195,7 +1197,10 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
     run_items(static_cast<size_t>(items), true, [&](size_t it) {
         const int64_t g0 = static_cast<int64_t>(it) * G / items, g1 = static_cast<int64_t>(it + 1) * G / items;
         native::ErrorRecord& e = errs[it];
-        if (fn(&c, &e, g0, g1 - g0) != 0) native_failure(e, launch, bindings);
+        // Workgroup memory and per-chunk values (codegen.h), 64-byte aligned.
+        std::unique_ptr<uint8_t[]> scratch(native_.scratch_bytes ? new uint8_t[native_.scratch_bytes + 64] : nullptr);
+        uint8_t* s = scratch ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch.get()) + 63) / 64 * 64) : nullptr;
+        if (fn(&c, &e, s, g0, g1 - g0) != 0) native_failure(e, launch, bindings);
     });
 }
 
@@ -1213,9 +1218,15 @@ void LoomProgram::native_failure(const native::ErrorRecord& e, const LaunchConfi
             std::string name;
             int64_t k = 0;
             for (const Param& p : dparams_)
-                if (p.is_buffer && k++ == e.c) name = p.name;
-            const uint64_t size = static_cast<size_t>(e.c) < bindings.size() ? bindings[static_cast<size_t>(e.c)].size : 0;
-            msg = "bytes [" + std::to_string(e.a) + ", " + std::to_string(e.b) + ") outside binding %" + name + " of " + std::to_string(size) + " bytes";
+                if (p.is_buffer && k++ == e.c) name = "binding %" + p.name;
+            uint64_t size = static_cast<size_t>(e.c) < bindings.size() ? bindings[static_cast<size_t>(e.c)].size : 0;
+            const size_t wg = static_cast<size_t>(e.c) - bindings.size();
+            if (static_cast<size_t>(e.c) >= bindings.size() && wg < native_.buffer_names.size()) {
+                // A workgroup alloca: its size is in the code; the name says where it is.
+                name = native_.buffer_names[wg];
+                size = static_cast<uint64_t>(e.d);
+            }
+            msg = "bytes [" + std::to_string(e.a) + ", " + std::to_string(e.b) + ") outside " + name + " of " + std::to_string(size) + " bytes";
             break;
         }
         case native::kDivisionByZero: msg = "division by zero"; break;
