@@ -13,21 +13,41 @@
 //   integers of every width live sign-extended in 64 bits (i1 as 0/1) and
 //   are wrapped to their type after each op, f32 in float, f64 in double,
 //   no fp contraction, library math (exp, log, tanh, pow, fmod, fmin/fmax,
-//   minimum/maximum) through the same C++ functions (native_math_symbols),
+//   minimum/maximum) through the same C++ functions (native_symbols),
 //   every active access bounds-checked in the interpreter's order (index per
 //   axis, then bytes) and a failure reported as an ErrorRecord from which
 //   the program builds the interpreter's ExecutionError text.
-//   What the generator does not know (ops, types, vectors, workgroup memory,
-//   barriers, subgroup collectives, calls, ...) makes it return a reason
+//   The one difference allowed is a NaN's payload: LLVM may commute the
+//   operands of a float op, and which operand's payload a NaN result carries
+//   follows their order (every NaN stays a NaN, every other bit is equal).
+//   And a program racing on workgroup memory (a work-item reading what
+//   another wrote with no barrier between) has no defined result: the
+//   interpreter runs the workgroup in lockstep, the native code chunk by
+//   chunk; checked mode (always interpreted) reports such races.
+//
+//   What the generator lowers: index/scalar integer and float arithmetic,
+//   compares, casts, selects, constants and config values, coordinates,
+//   view.load/view.store through views of bindings and of workgroup memory,
+//   scf.if/for/while (varying conditions and trip counts as masks), subgroup
+//   collectives (a chunk is then one subgroup: N = the subgroup size), and
+//   kernel.barrier by pocl's region splitting: the body is cut at barriers
+//   (at its top or inside uniform scf.if / scf.for without results), each
+//   barrier-free stretch runs as a loop over the workgroup's chunks, and
+//   varying values live per chunk in scratch across the cuts.
+//   What it does not know (vectors, tiles, private allocas, atomics, calls,
+//   kernel.exit, scf.switch, bf16/f16 values, ...) makes it return a reason
 //   instead of IR, and the program keeps the interpreter; that is decided
 //   once, when the program is planned, and checked mode always interprets.
 //
 //   The function generated is
 //     i32 @loom_wg(ptr ctx, ptr err, ptr scratch, i64 first_wg, i64 n_wg)
 //   running workgroups [first_wg, first_wg + n_wg) (linear ids); it returns
-//   0, or 1 after filling *err. Inside, each workgroup runs in chunks of
-//   kNativeLanes work-items (linear ids chunk..chunk+N-1, the ones past the
-//   workgroup masked off).
+//   0, or 1 after filling *err; `scratch` holds Generated::scratch_bytes.
+//   Inside, each workgroup runs in chunks of N work-items (linear ids
+//   chunk..chunk+N-1, the ones past the workgroup masked off). Errors name
+//   the lowest failing lane of the first chunk that fails; the interpreter
+//   runs a whole batch op by op, so where two different ops fail in
+//   different chunks the two executors can name different failures.
 #pragma once
 #include <cstdint>
 #include <map>
