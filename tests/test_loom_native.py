@@ -553,3 +553,19 @@ def test_barriers_and_workgroup_memory_match_the_interpreter(spill):
             half = (1 << (7 - k)) // 2
             a[:half] = a[:half] + np.where(np.arange(half) + half < 96, a[half:2 * half], np.float32(0))
         assert out[g] == a[0]
+
+
+def test_builtin_gpu_kernels_start_native_once_compiled():
+    # hx.kernels.gpu plans the built-in in C++ on every load; the registry of compiled IR
+    # makes those plans native once the built-in sources were compiled in this process.
+    from importlib import resources
+
+    from hrxarray import _loom_native, kernels
+
+    text = resources.files("hrxarray").joinpath("programs", "elementwise.loom").read_text()
+    kernels.gpu("add_f32", elements=16, delta=1.0)
+    assert _l._plan_executor(text, "add_f32", "gfx1151") == "native"
+    assert _l._plan_executor(text, "transform_i32", "gfx1151") == "native"
+    # euler_bf16 computes in bf16, which the generator refuses.
+    assert _l._plan_executor(text, "euler_bf16", "gfx1151") == "interpreter"
+    assert "bf16" in hx.loom.compile(text, "euler_bf16", target="gfx1151").executor_reason

@@ -48,6 +48,18 @@ nb::object run_artifact(const Artifact& a, std::vector<Bytes> bindings, nb::byte
     return nb::none();
 }
 
+// Which executor a fresh plan of (source, symbol, target, config) starts with.
+std::string plan_executor(const std::string& source, const std::string& symbol, const std::string& target,
+                          const std::map<std::string, std::string>& config) {
+    loom::ParsedModule parsed = loom::parse_module(source);
+    loom::Specialization s;
+    s.symbol = symbol;
+    s.target = target;
+    s.config = config;
+    auto program = loom::Program::plan(loom::specialize(parsed.module, s));
+    return program->native_attached() ? "native" : "interpreter";
+}
+
 }  // namespace
 
 std::string artifact_executor(const Artifact& a) {
@@ -83,6 +95,9 @@ void bind_loom_native(nb::module_& m) {
     lm.def("_native_symbols", &loom::native::native_symbols,
            "The helper functions native Loom code calls: name -> address (for llvmlite.binding.add_symbol).");
     lm.attr("_native_lanes") = loom::native::kNativeLanes;
+    lm.def("_plan_executor", &plan_executor, nb::arg("source"), nb::arg("symbol"), nb::arg("target"),
+           nb::arg("config") = std::map<std::string, std::string>{},
+           "Test-only: the executor a fresh plan starts with ('native' when its IR was compiled before in this process).");
     lm.def("_run_artifact", &run_artifact, nb::arg("artifact"), nb::arg("bindings"), nb::arg("constants"),
            nb::arg("workload") = nb::none(), nb::arg("checked") = false, nb::arg("interpret") = false,
            "Test-only: run a compiled Loom artifact's program on the calling thread (GIL released) over writable "

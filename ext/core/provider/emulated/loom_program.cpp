@@ -336,6 +336,13 @@ void collect_defs(const Region& r, std::map<ValueId, Def>& defs, std::vector<con
     }
 }
 
+// Native entries by IR text, for the process (Note [Native Loom executor]):
+// a program planned again (a built-in loaded once more, a test's fresh plan)
+// whose generated IR was compiled before starts native at once. Python fills
+// it through attach_native; entries live as long as the process's engine.
+std::mutex g_native_mu;
+std::unordered_map<std::string, uint64_t> g_native_entries;
+
 class LoomProgram final : public Program {
 public:
     explicit LoomProgram(const Specialized& spec) : spec_(spec) {
@@ -393,6 +400,10 @@ public:
                     max_vlen_ = std::max(max_vlen_, n);
                 }
             native_ = native::generate(spec_, dparams_, folded_);
+            if (!native_.ir.empty()) {
+                std::lock_guard<std::mutex> g(g_native_mu);
+                if (auto it = g_native_entries.find(native_.ir); it != g_native_entries.end()) native_entry_.store(it->second);
+            }
         } else {
             const Attr* sa = root.attr("spec_args");
             const size_t skip = sa ? static_cast<size_t>(sa->i) : 0;
@@ -429,6 +440,8 @@ public:
         if (native_.ir.empty() || entry == 0)
             fail(ErrorKind::Message, "attach_native(@" + spec_.symbol + "): the program has no native code (" + native_reason() + ")");
         native_entry_.store(entry, std::memory_order_release);
+        std::lock_guard<std::mutex> g(g_native_mu);
+        g_native_entries[native_.ir] = entry;
     }
     bool native_attached() const override { return native_entry_.load(std::memory_order_acquire) != 0; }
 
