@@ -569,3 +569,20 @@ def test_builtin_gpu_kernels_start_native_once_compiled():
     # euler_bf16 computes in bf16, which the generator refuses.
     assert _l._plan_executor(text, "euler_bf16", "gfx1151") == "interpreter"
     assert "bf16" in hx.loom.compile(text, "euler_bf16", target="gfx1151").executor_reason
+
+
+@pytest.mark.parametrize("width,groups", [(1, 256), (3, 86), (5, 52)])
+def test_folded_chunks_across_workgroups_name_the_same_lane(width, groups):
+    # Workgroups narrower than a chunk share one; the failing lane's workgroup and work-item
+    # must still be named as the interpreter names them.
+    src = COPY.replace("%width = index.constant 64", f"%width = index.constant {width}").replace(
+        "%groups = index.constant 4", f"%groups = index.constant {groups}")
+    art = hx.loom.compile(src, "copy", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.arange(256, dtype=np.float32).view(np.uint8)
+    for count in (256 if width * groups <= 256 else 200, 200):
+        consts = art.pack_constants(count=count)
+        want = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=True)
+        got = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=False)
+        assert got == want
+    assert want[0] == "error" and f"workgroup ({200 // width}, 0, 0), work-item ({200 % width}, 0, 0)" in want[2]

@@ -86,6 +86,10 @@ public:
         classify_args(body);
         check_region(body);
         N = kNativeLanes;
+        // Kernels the interpreter folds (no workgroup memory, barriers,
+        // subgroups) fill every chunk: work-items of consecutive workgroups
+        // share one, and workgroup ids vary between its lanes, as there.
+        fold_ = folded_ && !split_ && !uses_subgroup_ && wg_bytes_ == 0;
         if (uses_subgroup_) {
             const int sg = spec_.facts.subgroup_size;
             if (sg != 8 && sg != 16 && sg != 32 && sg != 64) refuse("subgroup collectives with a subgroup size of " + std::to_string(sg));
@@ -139,6 +143,9 @@ private:
     std::string ci_ = "0";     // i64 first work-item of the chunk
     std::string mask_;         // <N x i1> the chunk's work-items that exist
     bool split_ = false;       // barriers: per-chunk value storage, region splitting
+    bool fold_ = false;        // chunks span workgroups (codegen.h's `folded`)
+    std::string wgl_;          // fold_: <N x i64> linear workgroup ids of the chunk
+    std::string fold_item_[3], fold_wg_[3];  // fold_: slots of the lanes' work-item and workgroup coordinates
     std::map<ValueId, int64_t> chunk_slot_;  // scratch offset of a varying value's per-chunk array
     std::map<ValueId, std::pair<int64_t, int64_t>> wg_alloca_;  // workgroup alloca → (scratch offset, bytes)
     uint64_t wg_bytes_ = 0;
@@ -395,7 +402,7 @@ private:
             } else if (is_coord(n)) {
                 if (n == "kernel.workitem.id" || n == "kernel.subgroup.id" || n == "kernel.subgroup.lane.id") set(op.results[0], Info{true, false});
                 else if (n == "kernel.workitem.dispatch.id") set(op.results[0], Info{true, true});
-                else if (n == "kernel.workgroup.id") set(op.results[0], Info{false, true});
+                else if (n == "kernel.workgroup.id") set(op.results[0], Info{fold_, true});
             } else if (n == "scf.if") {
                 for (const Region& sub : op.regions) analyse(sub);
                 for (size_t k = 0; k < op.results.size(); ++k) {
@@ -697,10 +704,11 @@ private:
             lane = N == 64 ? tz : emit("zext i" + std::to_string(N) + " " + tz + " to i64");
             item = emit("extractelement " + vt("i64") + " " + items_ + ", i64 " + lane);
         }
+        const std::string wgv = fold_ && lane != "-1" ? emit("extractelement " + vt("i64") + " " + wgl_ + ", i64 " + lane) : wg_;
         const auto f = fields(varying ? lane : "-1");
         store_err(0, std::to_string(op_id(op)));
         store_err(1, f[0]);
-        store_err(2, wg_);
+        store_err(2, wgv);
         store_err(3, item);
         store_err(4, f[1]);
         store_err(5, f[2]);
@@ -772,43 +780,133 @@ private:
             base_[number] = emit("getelementptr i8, ptr %scratch, i64 " + std::to_string(at.first));
             size_[number] = std::to_string(at.second);
         }
-        // for wg in [first, first + n): for chunk in [0, W) step N.
-        const std::string wl = label("wg"), wb = label("wgbody"), wdone = label("done");
-        const std::string pre = label("pre");
-        br(pre);
-        block(pre);
-        const std::string end = emit("add i64 %first, %n");
-        br(wl);
-        block(wl);
-        wg_ = "%wgi";
-        b_ << "  %wgi = phi i64 [ %first, %" << pre << " ], [ %wgnext, %wglatch ]\n";
-        const std::string more = emit("icmp slt i64 %wgi, " + end);
-        cbr(more, wb, wdone);
-        block(wb);
-        const std::string gxy = emit("mul i64 " + wgc_[0] + ", " + wgc_[1]);
-        wgid_[0] = emit("urem i64 %wgi, " + wgc_[0]);
-        wgid_[1] = emit("udiv i64 %wgi, " + wgc_[0]);
-        wgid_[1] = emit("urem i64 " + wgid_[1] + ", " + wgc_[1]);
-        wgid_[2] = emit("udiv i64 %wgi, " + gxy);
-        if (wg_bytes_) {
-            // Fresh workgroup memory reads as Note [Uninitialised device memory] says.
-            declare("declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)");
-            b_ << "  call void @llvm.memset.p0.i64(ptr %scratch, i8 " << static_cast<int>(static_cast<int8_t>(interp::kUninitByte)) << ", i64 "
-               << wg_bytes_ << ", i1 false)\n";
+        if (fold_) {
+            emit_folded(body);
+        } else {
+            // for wg in [first, first + n): for chunk in [0, W) step N.
+            const std::string wl = label("wg"), wb = label("wgbody"), wdone = label("done");
+            const std::string pre = label("pre");
+            br(pre);
+            block(pre);
+            const std::string end = emit("add i64 %first, %n");
+            br(wl);
+            block(wl);
+            wg_ = "%wgi";
+            b_ << "  %wgi = phi i64 [ %first, %" << pre << " ], [ %wgnext, %wglatch ]\n";
+            const std::string more = emit("icmp slt i64 %wgi, " + end);
+            cbr(more, wb, wdone);
+            block(wb);
+            const std::string gxy = emit("mul i64 " + wgc_[0] + ", " + wgc_[1]);
+            wgid_[0] = emit("urem i64 %wgi, " + wgc_[0]);
+            wgid_[1] = emit("udiv i64 %wgi, " + wgc_[0]);
+            wgid_[1] = emit("urem i64 " + wgid_[1] + ", " + wgc_[1]);
+            wgid_[2] = emit("udiv i64 %wgi, " + gxy);
+            if (wg_bytes_) {
+                // Fresh workgroup memory reads as Note [Uninitialised device memory] says.
+                declare("declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)");
+                b_ << "  call void @llvm.memset.p0.i64(ptr %scratch, i8 " << static_cast<int>(static_cast<int8_t>(interp::kUninitByte)) << ", i64 "
+                   << wg_bytes_ << ", i1 false)\n";
+            }
+            if (split_) emit_wg_region(body);
+            else chunk_loop([&] { emit_region(body, mask_); });
+            br("wglatch");
+            block("wglatch");
+            b_ << "  %wgnext = add i64 %wgi, 1\n";
+            br(wl);
+            block(wdone);
+            b_ << "  ret i32 0\n";
         }
-        if (split_) emit_wg_region(body);
-        else chunk_loop([&] { emit_region(body, mask_); });
-        br("wglatch");
-        block("wglatch");
-        b_ << "  %wgnext = add i64 %wgi, 1\n";
-        br(wl);
-        block(wdone);
-        b_ << "  ret i32 0\n";
-
         out_ << "; Loom kernel @" << spec_.symbol << " (hrxarray native executor, " << N << " lanes)\n";
         out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, ptr noalias %scratch, i64 %first, i64 %n) {\nentry:\n";
         out_ << allocas_.str() << b_.str() << "}\n\n";
         for (const std::string& d : decls_) out_ << d << "\n";
+    }
+
+    // Folded kernels: for g in [first * W, (first + n) * W) step N, the
+    // lanes' workgroup and work-item ids from g's (exact scalar division,
+    // then small per-lane offsets).
+    void emit_folded(const Region& body) {
+        wg_ = "0";
+        const std::string g0 = emit("mul i64 %first, " + W_);
+        const std::string g1 = emit("mul i64 " + emit("add i64 %first, %n") + ", " + W_);
+        const std::string id = std::to_string(lbl_++);
+        const std::string cs = "%gslot" + id, head = "fold" + id, b = "foldbody" + id, done = "folddone" + id;
+        allocas_ << "  " << cs << " = alloca i64\n";
+        b_ << "  store i64 " << g0 << ", ptr " << cs << "\n";
+        br(head);
+        block(head);
+        const std::string g = emit("load i64, ptr " + cs);
+        cbr(emit("icmp slt i64 " + g + ", " + g1), b, done);
+        block(b);
+        ci_ = g;
+        mask_ = emit("icmp slt " + vt("i64") + " " + emit("add " + vt("i64") + " " + splat("i64", g) + ", " + iota()) + ", " + splat("i64", g1));
+        const std::string w0 = emit("udiv i64 " + g + ", " + W_);
+        const std::string i0 = emit("urem i64 " + g + ", " + W_);
+        // Coordinates into slots: a chunk inside one workgroup (the common
+        // case) takes them from scalars; one spanning workgroups divides.
+        const std::string V = vt("i64");
+        static const char* names[] = {"items", "wgl", "ix", "iy", "iz", "gx", "gy", "gz"};
+        std::map<std::string, std::string> sl;
+        for (const char* nm : names) {
+            sl[nm] = "%f" + std::string(nm) + id;
+            allocas_ << "  " << sl[nm] << " = alloca " << V << "\n";
+        }
+        auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl[nm] << "\n"; };
+        const std::string inside = emit("icmp ule i64 " + emit("add i64 " + i0 + ", " + std::to_string(N)) + ", " + W_);
+        const std::string lf = label("foldfast"), ls = label("foldslow"), lj = label("foldjoin");
+        cbr(inside, lf, ls);
+        block(lf);
+        {
+            items_ = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
+            keep("items", items_);
+            keep("wgl", splat("i64", w0));
+            for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
+            const std::string gxy = emit("mul i64 " + wgc_[0] + ", " + wgc_[1]);
+            const std::string wx = emit("urem i64 " + w0 + ", " + wgc_[0]);
+            const std::string wy = emit("urem i64 " + emit("udiv i64 " + w0 + ", " + wgc_[0]) + ", " + wgc_[1]);
+            const std::string wz = emit("udiv i64 " + w0 + ", " + gxy);
+            keep("gx", splat("i64", wx));
+            keep("gy", splat("i64", wy));
+            keep("gz", splat("i64", wz));
+            br(lj);
+        }
+        block(ls);
+        {
+            const std::string off = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
+            items_ = divmod(off, W_, true);
+            wgl_ = emit("add " + V + " " + splat("i64", w0) + ", " + divmod(off, W_, false));
+            keep("items", items_);
+            keep("wgl", wgl_);
+            for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
+            for (int a = 0; a < 3; ++a) keep(names[5 + a], split_wg(a));
+            br(lj);
+        }
+        block(lj);
+        items_ = emit("load " + V + ", ptr " + sl["items"]);
+        wgl_ = emit("load " + V + ", ptr " + sl["wgl"]);
+        for (int a = 0; a < 3; ++a) {
+            fold_item_[a] = sl[names[2 + a]];
+            fold_wg_[a] = sl[names[5 + a]];
+        }
+        emit_region(body, mask_);
+        const std::string g2 = emit("load i64, ptr " + cs);
+        const std::string g3 = emit("add i64 " + g2 + ", " + std::to_string(N));
+        b_ << "  store i64 " << g3 << ", ptr " << cs << "\n";
+        br(head);
+        block(done);
+        b_ << "  ret i32 0\n";
+    }
+
+    // Folded kernels: the lanes' workgroup ids along axis a.
+    std::string split_wg(int a) {
+        // A one-dimensional grid (the common case): the linear id itself.
+        const std::string flat = emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
+        const std::string wgl = wgl_;
+        return choose(flat, [&] { return a == 0 ? wgl : std::string("zeroinitializer"); }, [&] {
+            if (a == 0) return divmod(wgl, wgc_[0], true);
+            if (a == 1) return divmod(divmod(wgl, wgc_[0], false), wgc_[1], true);
+            return divmod(wgl, emit("mul i64 " + wgc_[0] + ", " + wgc_[1]), false);
+        });
     }
 
     std::map<int, std::string> base_, size_;
@@ -861,15 +959,34 @@ private:
         return want_rem ? r : q;
     }
 
+    // `cond ? fast() : slow()` for <N x i64> values, with a branch, so that
+    // only the side taken is computed.
+    std::string choose(const std::string& cond, const std::function<std::string()>& fast, const std::function<std::string()>& slow) {
+        const std::string id = std::to_string(lbl_++);
+        const std::string sl = "%pick" + id, lf = "pickf" + id, ls = "picks" + id, lj = "pickj" + id;
+        allocas_ << "  " << sl << " = alloca " << vt("i64") << "\n";
+        cbr(cond, lf, ls);
+        block(lf);
+        const std::string f = fast();
+        b_ << "  store " << vt("i64") << " " << f << ", ptr " << sl << "\n";
+        br(lj);
+        block(ls);
+        const std::string g = slow();
+        b_ << "  store " << vt("i64") << " " << g << ", ptr " << sl << "\n";
+        br(lj);
+        block(lj);
+        return emit("load " + vt("i64") + ", ptr " + sl);
+    }
+
     std::string split_items(int a) {
         // One-dimensional workgroups (the common case): the id itself.
         const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
-        std::string general;
-        if (a == 0) general = divmod(items_, wgs_[0], true);
-        else if (a == 1) general = divmod(divmod(items_, wgs_[0], false), wgs_[1], true);
-        else general = divmod(items_, emit("mul i64 " + wgs_[0] + ", " + wgs_[1]), false);
-        const std::string first = a == 0 ? items_ : "zeroinitializer";
-        return emit("select i1 " + flat + ", " + vt("i64") + " " + first + ", " + vt("i64") + " " + general);
+        const std::string items = items_;
+        return choose(flat, [&] { return a == 0 ? items : std::string("zeroinitializer"); }, [&] {
+            if (a == 0) return divmod(items, wgs_[0], true);
+            if (a == 1) return divmod(divmod(items, wgs_[0], false), wgs_[1], true);
+            return divmod(items, emit("mul i64 " + wgs_[0] + ", " + wgs_[1]), false);
+        });
     }
 
     void emit_coord(const Op& op) {
@@ -888,11 +1005,19 @@ private:
             const std::string s = emit("add i64 " + W_ + ", " + std::to_string(sg - 1));
             return put(v, emit("sdiv i64 " + s + ", " + std::to_string(sg)), false);
         }
+        if (fold_ && n == "kernel.workgroup.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_wg_[a]), true);
+        if (fold_ && n == "kernel.workitem.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_item_[a]), true);
         if (n == "kernel.workgroup.id") return put(v, wgid_[a], false);
         if (n == "kernel.workitem.id") return put(v, split_items(a), true);
         if (n == "kernel.subgroup.id") return put(v, emit("sdiv " + vt("i64") + " " + items_ + ", " + splat("i64", std::to_string(sg))), true);
         if (n == "kernel.subgroup.lane.id") return put(v, emit("srem " + vt("i64") + " " + items_ + ", " + splat("i64", std::to_string(sg))), true);
         if (n == "kernel.workitem.dispatch.id") {
+            if (fold_) {
+                const std::string gw = emit("load " + vt("i64") + ", ptr " + fold_wg_[a]);
+                const std::string it = emit("load " + vt("i64") + ", ptr " + fold_item_[a]);
+                const std::string g = emit("mul " + vt("i64") + " " + gw + ", " + splat("i64", wgs_[a]));
+                return put(v, emit("add " + vt("i64") + " " + g + ", " + it), true);
+            }
             const std::string g = emit("mul i64 " + wgid_[a] + ", " + wgs_[a]);
             return put(v, emit("add " + vt("i64") + " " + splat("i64", g) + ", " + split_items(a)), true);
         }
