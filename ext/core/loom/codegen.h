@@ -44,7 +44,11 @@
 //   running workgroups [first_wg, first_wg + n_wg) (linear ids); it returns
 //   0, or 1 after filling *err; `scratch` holds Generated::scratch_bytes.
 //   Inside, each workgroup runs in chunks of N work-items (linear ids
-//   chunk..chunk+N-1, the ones past the workgroup masked off). Errors name
+//   chunk..chunk+N-1, the ones past the workgroup masked off); kernels the
+//   interpreter folds (no workgroup memory, barriers or subgroups) fill each
+//   chunk with consecutive work-items of the whole range instead, so that
+//   narrow workgroups do not leave lanes idle, and their workgroup ids vary
+//   between lanes as in the interpreter's batches. Errors name
 //   the lowest failing lane of the first chunk that fails; the interpreter
 //   runs a whole batch op by op, so where two different ops fail in
 //   different chunks the two executors can name different failures.
