@@ -190,6 +190,16 @@ void bind_kernels(nb::module_& m) {
                      "The contract the program's code needs: pass it (or a wider one) to load_artifact. Loom GPU "
                      "kernels whose extents depend on device scalars raise ValueError: use contract_for.")
         .def_prop_ro("engine", &artifact_engine, "'gpu' (a Loom kernel.def) or 'npu'.")
+        .def_prop_ro("executor", &artifact_executor,
+                     "Loom artifacts: 'native' (compiled with LLVM, Note [Native Loom executor]) or 'interpreter'. "
+                     "Checked mode always interprets.")
+        .def_prop_ro("executor_reason", &artifact_executor_reason,
+                     "Loom artifacts: why the program is interpreted ('' when native).")
+        .def_prop_ro("_native_ir", &artifact_native_ir, "Loom GPU artifacts: the generated LLVM IR text ('' when refused).")
+        .def("_attach_native", &artifact_attach_native, "entry"_a,
+             "Internal (hrxarray._loom_native): run dispatches through the compiled entry at address `entry`.")
+        .def("_refuse_native", &artifact_refuse_native, "reason"_a,
+             "Internal (hrxarray._loom_native): record why the IR was not compiled.")
         .def_prop_ro("is_loom", [](const Artifact& a) { return a.program != nullptr; },
                      "True for artifacts compiled from Loom source (hx.loom.compile).")
         .def_prop_ro("canonical_config", [](const Artifact& a) { return a.canonical_config; },

@@ -23,6 +23,13 @@ nanobind::bytes artifact_pack_constants(const Artifact& a, nanobind::kwargs scal
 KernelContract artifact_contract_for(const Artifact& a, nanobind::kwargs scalars);
 // 'gpu' or 'npu'.
 nanobind::object artifact_engine(const Artifact& a);
+// The native executor (bind_loom_native.cpp, Note [Native Loom executor]).
+std::string artifact_executor(const Artifact& a);
+std::string artifact_executor_reason(const Artifact& a);
+std::string artifact_native_ir(const Artifact& a);
+void artifact_attach_native(const Artifact& a, uint64_t entry);
+void artifact_refuse_native(const Artifact& a, const std::string& reason);
+void bind_loom_native(nanobind::module_& m);
 // _core.loom's compile/load bindings and Runtime.load_gpu_kernel.
 void bind_loom(nanobind::module_& m);
 }  // namespace hrx::bind

@@ -27,4 +27,5 @@ NB_MODULE(_core, m) {
     hrx::bind::bind_loom_frontend(m);
     hrx::bind::bind_loom_exec(m);
     hrx::bind::bind_loom(m);
+    hrx::bind::bind_loom_native(m);
 }

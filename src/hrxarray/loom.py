@@ -149,6 +149,13 @@ def compile(source: str, symbol: str, *, target: str, config: dict | None = None
     spelled = {str(k): _spelling(k, v) for k, v in (config or {}).items()}
     art = _l._compile(source, symbol, exact, spelled)
     ident = (hashlib.sha256(source.encode()).hexdigest(), symbol, exact, art.canonical_config)
+    known = _canonical.get(ident)
+    if known is None:
+        # A new GPU program: compile its native code, if it has any (Artifact.executor says
+        # which executor runs it, Artifact.executor_reason why not native).
+        from . import _loom_native
+
+        _loom_native.prepare(art)
     art = _canonical.setdefault(ident, art)
     if key is not None:
         if len(_cache) >= _MAX_CACHE:

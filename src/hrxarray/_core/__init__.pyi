@@ -1306,6 +1306,16 @@ class Artifact:
         """'gpu' (a Loom kernel.def) or 'npu'."""
 
     @property
+    def executor(self) -> str:
+        """
+        Loom artifacts: 'native' (compiled with LLVM, Note [Native Loom executor]) or 'interpreter'. Checked mode always interprets.
+        """
+
+    @property
+    def executor_reason(self) -> str:
+        """Loom artifacts: why the program is interpreted ('' when native)."""
+
+    @property
     def is_loom(self) -> bool:
         """True for artifacts compiled from Loom source (hx.loom.compile)."""
 

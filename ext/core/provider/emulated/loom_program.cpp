@@ -4,6 +4,7 @@
 #include "provider/emulated/loom_program.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "kernels/bf16.h"
 #include "kernels/elementwise_impl.h"
 #include "kernels/pool.h"
+#include "loom/codegen.h"
 #include "provider/emulated/loom_interp.h"
 
 namespace hrx::loom {
@@ -362,6 +364,13 @@ void collect_defs(const Region& r, std::map<ValueId, Def>& defs, std::vector<con
     }
 }
 
+// Native entries by IR text, for the process (Note [Native Loom executor]):
+// a program planned again (a built-in loaded once more, a test's fresh plan)
+// whose generated IR was compiled before starts native at once. Python fills
+// it through attach_native; entries live as long as the process's engine.
+std::mutex g_native_mu;
+std::unordered_map<std::string, uint64_t> g_native_entries;
+
 class LoomProgram final : public Program {
 public:
     explicit LoomProgram(const Specialized& spec) : spec_(spec) {
@@ -418,6 +427,11 @@ public:
                     for (const Dim& d : t.dims) n *= d.is_dynamic() ? 64 : std::max<int64_t>(d.extent, 1);
                     max_vlen_ = std::max(max_vlen_, n);
                 }
+            native_ = native::generate(spec_, dparams_, folded_);
+            if (!native_.ir.empty()) {
+                std::lock_guard<std::mutex> g(g_native_mu);
+                if (auto it = g_native_entries.find(native_.ir); it != g_native_entries.end()) native_entry_.store(it->second);
+            }
         } else {
             const Attr* sa = root.attr("spec_args");
             const size_t skip = sa ? static_cast<size_t>(sa->i) : 0;
@@ -439,7 +453,37 @@ public:
     void run(const std::vector<MemorySpan>& bindings, const std::vector<uint8_t>& constants, const LaunchConfig& launch,
              const ExecOptions& options) const override;
 
+    const std::string& native_ir() const override { return native_.ir; }
+    const std::string& native_reason() const override {
+        static const std::string npu = "NPU pipelines are interpreted";
+        if (!gpu_) return npu;
+        std::lock_guard<std::mutex> g(native_mu_);
+        return native_refusal_.empty() ? native_.reason : native_refusal_;
+    }
+    void refuse_native(const std::string& why) const override {
+        std::lock_guard<std::mutex> g(native_mu_);
+        native_refusal_ = why;
+    }
+    void attach_native(uint64_t entry) const override {
+        if (native_.ir.empty() || entry == 0)
+            fail(ErrorKind::Message, "attach_native(@" + spec_.symbol + "): the program has no native code (" + native_reason() + ")");
+        native_entry_.store(entry, std::memory_order_release);
+        std::lock_guard<std::mutex> g(g_native_mu);
+        g_native_entries[native_.ir] = entry;
+    }
+    bool native_attached() const override { return native_entry_.load(std::memory_order_acquire) != 0; }
+
 private:
+    void run_native(const std::vector<MemorySpan>& bindings, const std::vector<uint8_t>& constants, const LaunchConfig& launch,
+                    uint64_t entry) const;
+    [[noreturn]] void native_failure(const native::ErrorRecord& e, const LaunchConfig& launch,
+                                     const std::vector<MemorySpan>& bindings) const;
+
+    native::Generated native_;
+    mutable std::atomic<uint64_t> native_entry_{0};
+    mutable std::mutex native_mu_;
+    mutable std::string native_refusal_;  // set once, before any reader (refuse_native)
+
     Param param(const Op& fn, ValueId v) const {
         Param p;
         p.name = (*fn.values)[static_cast<size_t>(v)].name;
@@ -1542,10 +1586,92 @@ void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector
                 if (op.name == "kernel.launch.config") cfg = &op;
             fail(ErrorKind::Execution, who + ": " + (cfg ? loc_of(*cfg) + ": kernel.launch.config: " : std::string()) + bad);
         }
-        run_gpu(sh);
+        const uint64_t entry = native_entry_.load(std::memory_order_acquire);
+        const int64_t items = launch.workgroup_size[0] * launch.workgroup_size[1] * launch.workgroup_size[2];
+        if (entry && !options.checked && !options.interpret && (native_.max_items == 0 || items <= native_.max_items))
+            run_native(bindings, constants, launch, entry);
+        else run_gpu(sh);
     } else {
         run_npu(sh);
     }
+}
+
+// Whole workgroups per pool item, through the compiled entry (Note [Native
+// Loom executor]); the failure of the lowest workgroup range is reported.
+void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std::vector<uint8_t>& constants, const LaunchConfig& launch,
+                             uint64_t entry) const {
+    const int64_t W = launch.workgroup_size[0] * launch.workgroup_size[1] * launch.workgroup_size[2];
+    const int64_t G = launch.workgroups[0] * launch.workgroups[1] * launch.workgroups[2];
+    if (W <= 0 || G <= 0) return;
+    std::vector<uint8_t*> bases;
+    std::vector<uint64_t> sizes;
+    for (const MemorySpan& s : bindings) {
+        bases.push_back(s.data);
+        sizes.push_back(s.size);
+    }
+    native::Ctx c;
+    c.bases = bases.data();
+    c.sizes = sizes.data();
+    c.constants = constants.data();
+    for (size_t d = 0; d < 3; ++d) {
+        c.workgroups[d] = launch.workgroups[d];
+        c.workgroup_size[d] = launch.workgroup_size[d];
+    }
+    using Entry = int32_t (*)(const native::Ctx*, native::ErrorRecord*, uint8_t*, int64_t, int64_t);
+    const Entry fn = reinterpret_cast<Entry>(static_cast<uintptr_t>(entry));
+    // Enough items to balance the pool, each a few thousand work-items at least.
+    const int64_t threads = static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads()));
+    const int64_t items = std::max<int64_t>(1, std::min<int64_t>(G, std::min<int64_t>(threads * 4, (G * W + 4095) / 4096)));
+    std::vector<native::ErrorRecord> errs(static_cast<size_t>(items));
+    run_items(static_cast<size_t>(items), true, [&](size_t it) {
+        const int64_t g0 = static_cast<int64_t>(it) * G / items, g1 = static_cast<int64_t>(it + 1) * G / items;
+        native::ErrorRecord& e = errs[it];
+        // Workgroup memory and per-chunk values (codegen.h), 64-byte aligned.
+        std::unique_ptr<uint8_t[]> scratch(native_.scratch_bytes ? new uint8_t[native_.scratch_bytes + 64] : nullptr);
+        uint8_t* s = scratch ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch.get()) + 63) / 64 * 64) : nullptr;
+        if (fn(&c, &e, s, g0, g1 - g0) != 0) native_failure(e, launch, bindings);
+    });
+}
+
+// The interpreter's ExecutionError text (Exec::fail_at, Exec::where) for a
+// native failure record.
+void LoomProgram::native_failure(const native::ErrorRecord& e, const LaunchConfig& launch, const std::vector<MemorySpan>& bindings) const {
+    const Op* op = e.op >= 0 && static_cast<size_t>(e.op) < native_.ops.size() ? native_.ops[static_cast<size_t>(e.op)] : nullptr;
+    if (!op) fail(ErrorKind::Execution, "run(@" + spec_.symbol + "): native code reported an unknown failure");
+    std::string msg;
+    switch (e.kind) {
+        case native::kIndexOutOfBounds:
+            msg = "index " + std::to_string(e.a) + " out of bounds for axis " + std::to_string(e.b) + " of extent " + std::to_string(e.c);
+            break;
+        case native::kBytesOutside: {
+            std::string name;
+            int64_t k = 0;
+            for (const Param& p : dparams_)
+                if (p.is_buffer && k++ == e.c) name = "binding %" + p.name;
+            uint64_t size = static_cast<size_t>(e.c) < bindings.size() ? bindings[static_cast<size_t>(e.c)].size : 0;
+            const size_t wg = static_cast<size_t>(e.c) - bindings.size();
+            if (static_cast<size_t>(e.c) >= bindings.size() && wg < native_.buffer_names.size()) {
+                // A workgroup alloca: its size is in the code; the name says where it is.
+                name = native_.buffer_names[wg];
+                size = static_cast<uint64_t>(e.d);
+            }
+            msg = "bytes [" + std::to_string(e.a) + ", " + std::to_string(e.b) + ") outside " + name + " of " + std::to_string(size) + " bytes";
+            break;
+        }
+        case native::kDivisionByZero: msg = "division by zero"; break;
+        case native::kIndexDivNegative: msg = "index div/rem needs a non-negative dividend and a positive divisor"; break;
+        case native::kLoopStep: msg = e.item < 0 ? "loop step must be positive, got " + std::to_string(e.a) : "loop step must be positive"; break;
+        case native::kNegativeExtent: msg = "negative view extent " + std::to_string(e.a); break;
+        default: msg = "native code reported failure kind " + std::to_string(e.kind); break;
+    }
+    std::string s = loc_of(*op) + ": " + op->name + ": " + msg;
+    if (e.item >= 0) {
+        auto tri = [](int64_t v, const std::array<int64_t, 3>& d) {
+            return "(" + std::to_string(v % d[0]) + ", " + std::to_string(v / d[0] % d[1]) + ", " + std::to_string(v / (d[0] * d[1])) + ")";
+        };
+        s += " (workgroup " + tri(e.wg, launch.workgroups) + ", work-item " + tri(e.item, launch.workgroup_size) + ")";
+    }
+    fail(ErrorKind::Execution, s);
 }
 
 }  // namespace

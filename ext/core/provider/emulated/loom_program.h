@@ -117,6 +117,7 @@ struct MemorySpan {
 
 struct ExecOptions {
     bool checked = false;        // loom.md §4.4 checked mode
+    bool interpret = false;      // run the interpreter even where native code is attached (tests, benches)
 };
 
 class Program {
@@ -145,6 +146,21 @@ public:
     // (Execution) naming the source line and the lane/workgroup.
     virtual void run(const std::vector<MemorySpan>& bindings, const std::vector<uint8_t>& constants,
                      const LaunchConfig& launch, const ExecOptions& options) const = 0;
+
+    // The native executor (Note [Native Loom executor], loom/codegen.h):
+    // the LLVM IR text generated when the program was planned ("" when the
+    // generator refused it, and for pipelines), and why not.
+    virtual const std::string& native_ir() const = 0;
+    virtual const std::string& native_reason() const = 0;
+    // Runs later dispatches (checked mode aside) through the compiled entry
+    // `i32 loom_wg(ctx*, err*, i64 first_wg, i64 n_wg)` at `entry`, which
+    // the caller keeps alive for as long as the program lives. Refused
+    // (Message) when the program has no native IR.
+    virtual void attach_native(uint64_t entry) const = 0;
+    virtual bool native_attached() const = 0;
+    // Records why the IR did not become native code (the compiler failed or
+    // is missing): native_reason() says so from then on.
+    virtual void refuse_native(const std::string& why) const = 0;
 };
 
 }  // namespace hrx::loom

@@ -1,0 +1,2052 @@
+// Loom kernel.def → LLVM IR text (Note [Native Loom executor], codegen.h).
+#include "loom/codegen.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <algorithm>
+#include <cstring>
+
+#include "provider/emulated/loom_interp.h"
+#include "provider/emulated/loom_program.h"
+
+namespace hrx::loom::native {
+namespace {
+
+// SIMD lanes of the code being generated: kNativeLanes, or the subgroup
+// size when the kernel uses subgroup collectives (a chunk is then one
+// subgroup). Set per generate() call; plans may run on several threads.
+thread_local int N = kNativeLanes;
+
+// Refusal: a reason, caught by generate().
+struct Refuse {
+    std::string why;
+};
+
+[[noreturn]] void refuse(const std::string& why) { throw Refuse{why}; }
+
+int bits_of(ScalarKind k) { return k == ScalarKind::I1 ? 1 : scalar_bits(k); }
+
+bool supported_scalar(ScalarKind k) {
+    return (scalar_is_int(k) || scalar_is_address(k) || k == ScalarKind::F32 || k == ScalarKind::F64);
+}
+
+// The register type of a scalar kind: integers in i64, f32 float, f64 double.
+const char* reg_type(ScalarKind k) {
+    if (k == ScalarKind::F32) return "float";
+    if (k == ScalarKind::F64) return "double";
+    return "i64";
+}
+
+std::string hex_double(double d) {
+    char s[32];
+    std::snprintf(s, sizeof s, "0x%016llX", static_cast<unsigned long long>(std::bit_cast<uint64_t>(d)));
+    return s;
+}
+
+// A float literal of kind k (f32 values as their exact double).
+std::string float_lit(ScalarKind k, double v) {
+    if (k == ScalarKind::F32) return hex_double(static_cast<double>(static_cast<float>(v)));
+    return hex_double(v);
+}
+
+struct Info {
+    bool vary = false;
+    bool wgdep = false;   // depends on a workgroup id (Generated's `folded`)
+};
+
+enum class VK : uint8_t { None, Num, Buf, View };
+
+struct ViewMeta {
+    int binding = -1;
+    ScalarKind elem = ScalarKind::None;
+    size_t rank = 0;
+};
+
+class Gen {
+public:
+    Gen(const Specialized& spec, const std::vector<Param>& params, bool folded)
+        : spec_(spec), params_(params), folded_(folded), root_(*spec.root) {
+        ib_ = spec.facts.index_bits == 0 ? 32 : spec.facts.index_bits;
+    }
+
+    Generated run() {
+        Generated g;
+        if (root_.name != "kernel.def" || root_.regions.size() < 2 || !root_.values) refuse("not a GPU kernel.def");
+        split_ = has_barrier(root_.regions[1]);
+        const Region& body = root_.regions[1];
+        const size_t nv = root_.values->size();
+        info_.assign(nv, Info{});
+        vk_.assign(nv, VK::None);
+        views_.assign(nv, ViewMeta{});
+        bindof_.assign(nv, -1);
+        classify_args(body);
+        check_region(body);
+        N = kNativeLanes;
+        // Kernels the interpreter folds (no workgroup memory, barriers,
+        // subgroups) fill every chunk: work-items of consecutive workgroups
+        // share one, and workgroup ids vary between its lanes, as there.
+        fold_ = folded_ && !split_ && !uses_subgroup_ && wg_bytes_ == 0;
+        if (uses_subgroup_) {
+            const int sg = spec_.facts.subgroup_size;
+            if (sg != 8 && sg != 16 && sg != 32 && sg != 64) refuse("subgroup collectives with a subgroup size of " + std::to_string(sg));
+            N = sg;
+        }
+        // Uniformity to a fixed point (loops feed values back).
+        for (int it = 0; it < 64; ++it) {
+            changed_ = false;
+            analyse(body);
+            if (!changed_) break;
+        }
+        if (split_) {
+            check_barriers(body);
+            // Per-chunk arrays for every varying value, after the workgroup memory.
+            int64_t off = static_cast<int64_t>((wg_bytes_ + 63) / 64 * 64);
+            for (size_t v = 0; v < vk_.size(); ++v)
+                if (vk_[v] == VK::Num && info_[v].vary) {
+                    chunk_slot_[static_cast<ValueId>(v)] = off;
+                    off += lane_bytes(static_cast<ValueId>(v)) * (kMaxSplitItems / N);
+                }
+            g.scratch_bytes = static_cast<uint64_t>(off);
+            g.max_items = kMaxSplitItems;
+        } else {
+            g.scratch_bytes = wg_bytes_;
+        }
+        emit_function(body);
+        g.buffer_names = buffer_names_;
+        g.ir = out_.str();
+        g.ops = ops_;
+        return g;
+    }
+
+private:
+    const Specialized& spec_;
+    const std::vector<Param>& params_;
+    bool folded_;
+    const Op& root_;
+    int ib_ = 32;
+    std::vector<Info> info_;
+    std::vector<VK> vk_;
+    std::vector<ViewMeta> views_;
+    std::vector<int> bindof_;
+    bool changed_ = false;
+    std::ostringstream out_;   // the whole module
+    std::ostringstream b_;     // the function body
+    std::ostringstream allocas_;
+    std::set<std::string> decls_;
+    std::vector<const Op*> ops_;
+    int tmp_ = 0, lbl_ = 0;
+    std::string items_;        // <N x i64> linear work-item ids of the chunk
+    std::string ci_ = "0";     // i64 first work-item of the chunk
+    std::string mask_;         // <N x i1> the chunk's work-items that exist
+    bool split_ = false;       // barriers: per-chunk value storage, region splitting
+    bool fold_ = false;        // chunks span workgroups (codegen.h's `folded`)
+    std::string wgl_;          // fold_: <N x i64> linear workgroup ids of the chunk
+    std::string fold_item_[3], fold_wg_[3];  // fold_: slots of the lanes' work-item and workgroup coordinates
+    std::map<ValueId, int64_t> chunk_slot_;  // scratch offset of a varying value's per-chunk array
+    std::map<ValueId, std::pair<int64_t, int64_t>> wg_alloca_;  // workgroup alloca → (scratch offset, bytes)
+    uint64_t wg_bytes_ = 0;
+    int nbind_ = 0;
+    std::vector<std::string> buffer_names_;
+    std::string wg_;           // i64 linear workgroup id
+    std::string wgc_[3], wgs_[3], wgid_[3], W_;
+
+    const Op::ValueInfo& vinfo(ValueId v) const { return (*root_.values)[static_cast<size_t>(v)]; }
+    const Type& vtype(ValueId v) const { return vinfo(v).type; }
+    ScalarKind kind(ValueId v) const { return vtype(v).elem; }
+    std::string name(ValueId v) const { return "%" + vinfo(v).name; }
+
+    // --- checks ------------------------------------------------------------
+    void classify_args(const Region& body) {
+        const size_t skip = body.args.size() - params_.size();
+        int bi = 0;
+        for (size_t k = 0; k < params_.size(); ++k) {
+            const ValueId v = body.args[skip + k];
+            if (params_[k].is_buffer) {
+                vk_[static_cast<size_t>(v)] = VK::Buf;
+                bindof_[static_cast<size_t>(v)] = bi++;
+                nbind_ = bi;
+            } else {
+                if (!supported_scalar(params_[k].type)) refuse(std::string("a device scalar of type ") + scalar_name(params_[k].type));
+                vk_[static_cast<size_t>(v)] = VK::Num;
+            }
+        }
+        for (size_t k = 0; k < skip; ++k) refuse("a device signature with arguments the planner does not bind");
+    }
+
+    void need_num_type(const Type& t, const Op& op) {
+        if (t.kind != TypeKind::Scalar) refuse(op.name + " with a value of type " + t.spelling + " (vectors and tiles are not compiled yet)");
+        if (!supported_scalar(t.elem)) refuse(op.name + " with a value of type " + std::string(scalar_name(t.elem)));
+    }
+
+    static bool is_coord(const std::string& n) {
+        return n == "kernel.workitem.id" || n == "kernel.workgroup.id" || n == "kernel.workgroup.size" || n == "kernel.workgroup.count" ||
+               n == "kernel.workitem.dispatch.id" || n == "kernel.subgroup.id" || n == "kernel.subgroup.lane.id" ||
+               n == "kernel.subgroup.size" || n == "kernel.subgroup.count" || n == "kernel.cluster.size" || n == "kernel.cluster.count";
+    }
+
+    static std::string base(const std::string& n) { return n.substr(n.find('.') + 1); }
+
+    // Subgroup collectives (phase 2): a chunk is one subgroup.
+    static bool is_collective(const std::string& n) {
+        return n == "kernel.subgroup.reduce" || n == "kernel.subgroup.broadcast" || n == "kernel.subgroup.broadcast.first" ||
+               n == "kernel.subgroup.shuffle" || n == "kernel.subgroup.ballot" || n == "kernel.subgroup.vote" ||
+               n == "kernel.subgroup.any" || n == "kernel.subgroup.all";
+    }
+    static std::string red_kind(const Op& op) {
+        if (op.params.empty()) return "";
+        return op.params[0].substr(0, op.params[0].find(','));
+    }
+    static std::string norm_kind(const std::string& k) {
+        if (k == "addi" || k == "addf") return "add";
+        if (k == "muli" || k == "mulf") return "mul";
+        if (k == "andi") return "and";
+        if (k == "ori") return "or";
+        if (k == "xori") return "xor";
+        return k;
+    }
+    static std::string vote_mode(const Op& op) {
+        return !op.params.empty() ? op.params[0] : op.name.substr(op.name.rfind('.') + 1);
+    }
+    bool uses_subgroup_ = false;
+
+    static bool known_num_op(const std::string& n) {
+        static const std::set<std::string> ops = [] {
+            std::set<std::string> s = {"index.constant", "scalar.constant", "config.get", "target.subgroup.size", "index.madd",
+                                       "index.scale", "index.cmp", "scalar.cmpi", "scalar.cmpf", "index.cast", "index.assume",
+                                       "scalar.assume", "scf.select", "scalar.fmaf", "index.ctpopi", "index.ctlzi",
+                                       "index.cttzi"};
+            for (const char* b : {"add", "sub", "mul", "div", "rem", "min", "max", "andi", "ori", "xori", "shli", "shrsi", "shrui"})
+                s.insert(std::string("index.") + b);
+            for (const char* b : {"addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "minsi", "maxsi", "minui", "maxui", "andi",
+                                  "ori", "xori", "shli", "shrsi", "shrui", "negi", "absi", "ctpopi", "ctlzi", "cttzi", "addf", "subf",
+                                  "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf", "negf",
+                                  "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf", "isnanf",
+                                  "isinff", "isfinitef", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf",
+                                  "fptrunc", "bitcast"})
+                s.insert(std::string("scalar.") + b);
+            return s;
+        }();
+        return ops.count(n) != 0;
+    }
+
+    // Refuses what the generator does not lower, before emitting anything.
+    void check_region(const Region& r) {
+        for (const Op& op : r.ops) {
+            const std::string& n = op.name;
+            if (n == "scf.yield" || n == "kernel.return" || n == "scf.condition") continue;
+            if (n == "buffer.assume.alignment" || n == "buffer.assume.memory_space" || n == "buffer.assume.noalias" ||
+                n == "buffer.assume.same_root") {
+                for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) {
+                    const ValueId src = op.operands[k];
+                    if (vk_[static_cast<size_t>(src)] != VK::Buf) refuse(n + " of something other than a buffer binding");
+                    vk_[static_cast<size_t>(op.results[k])] = VK::Buf;
+                    bindof_[static_cast<size_t>(op.results[k])] = bindof_[static_cast<size_t>(src)];
+                }
+                continue;
+            }
+            if (n == "buffer.view") {
+                if (op.operands.empty() || op.results.size() != 1 || vk_[static_cast<size_t>(op.operands[0])] != VK::Buf)
+                    refuse("buffer.view of something other than a buffer binding");
+                const Type& t = vtype(op.results[0]);
+                if (t.kind != TypeKind::View || !t.layout.empty()) refuse("buffer.view to a view with a layout");
+                if (!supported_scalar(t.elem)) refuse(std::string("a view of ") + scalar_name(t.elem));
+                if (op.indices.size() > 1) refuse("buffer.view with several offsets");
+                ViewMeta m;
+                m.binding = bindof_[static_cast<size_t>(op.operands[0])];
+                m.elem = t.elem;
+                m.rank = t.dims.size();
+                vk_[static_cast<size_t>(op.results[0])] = VK::View;
+                views_[static_cast<size_t>(op.results[0])] = m;
+                continue;
+            }
+            if (n == "view.load" || n == "view.store") {
+                const size_t vi = n == "view.load" ? 0 : 1;
+                if (op.operands.size() <= vi || vk_[static_cast<size_t>(op.operands[vi])] != VK::View) refuse(n + " through a view the generator does not track");
+                if (op.indices.size() != views_[static_cast<size_t>(op.operands[vi])].rank) refuse(n + " with an index list of the wrong rank");
+                if (n == "view.load") {
+                    if (op.results.size() != 1) refuse("view.load without one result");
+                    need_num_type(vtype(op.results[0]), op);
+                    vk_[static_cast<size_t>(op.results[0])] = VK::Num;
+                } else if (vk_[static_cast<size_t>(op.operands[0])] != VK::Num) {
+                    refuse("view.store of a non-scalar value");
+                }
+                continue;
+            }
+            if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch" || n == "kernel.barrier") continue;
+            if (n == "buffer.alloca") {
+                if (op.params.empty() || op.params[0] != "workgroup") refuse("buffer.alloca<private>");
+                if (&r != &root_.regions[1]) refuse("buffer.alloca<workgroup> inside control flow");
+                if (op.operands.empty() || op.results.size() != 1) refuse("buffer.alloca without a size");
+                const std::optional<int64_t> bytes = constant_of(op.operands[0]);
+                if (!bytes || *bytes < 0 || static_cast<uint64_t>(*bytes) > kMaxAllocaBytes) refuse("buffer.alloca<workgroup> of a size the generator cannot see");
+                const Attr* al = op.attr("align");
+                const int64_t align = al ? al->i : 16;
+                if (align <= 0 || align > 64 || (align & (align - 1))) refuse("buffer.alloca<workgroup> with align(" + std::to_string(align) + ")");
+                const uint64_t at = (wg_bytes_ + static_cast<uint64_t>(align) - 1) / static_cast<uint64_t>(align) * static_cast<uint64_t>(align);
+                wg_bytes_ = at + static_cast<uint64_t>(*bytes);
+                if (wg_bytes_ > kMaxAllocaBytes) refuse("workgroup memory over the emulator's limit");
+                const int number = nbind_ + static_cast<int>(buffer_names_.size());
+                buffer_names_.push_back("buffer.alloca<workgroup> at " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column));
+                vk_[static_cast<size_t>(op.results[0])] = VK::Buf;
+                bindof_[static_cast<size_t>(op.results[0])] = number;
+                wg_alloca_[op.results[0]] = {static_cast<int64_t>(at), *bytes};
+                continue;
+            }
+            if (n == "scf.if" || n == "scf.for" || n == "scf.while") {
+                if (n == "scf.for" && op.operands.size() < 3) refuse("scf.for without bounds");
+                if (n == "scf.while" && op.regions.size() != 2) refuse("scf.while without two regions");
+                for (const Region& sub : op.regions)
+                    for (ValueId a : sub.args) {
+                        need_num_type(vtype(a), op);
+                        vk_[static_cast<size_t>(a)] = VK::Num;
+                    }
+                for (ValueId v : op.results) {
+                    need_num_type(vtype(v), op);
+                    vk_[static_cast<size_t>(v)] = VK::Num;
+                }
+                for (const Region& sub : op.regions) check_region(sub);
+                continue;
+            }
+            if (is_collective(n)) {
+                uses_subgroup_ = true;
+                if (n == "kernel.subgroup.reduce") {
+                    const Attr* cs = op.attr("cluster_size");
+                    const int64_t sg = spec_.facts.subgroup_size;
+                    if (cs && (cs->kind != Attr::Kind::Int || cs->i < 1 || cs->i > sg || sg % cs->i != 0))
+                        refuse("kernel.subgroup.reduce with a cluster_size that does not divide the subgroup");
+                    static const std::set<std::string> kinds = {"add", "mul", "and", "or", "xor", "minsi", "maxsi", "minui", "maxui",
+                                                                "minnumf", "maxnumf", "minimumf", "maximumf"};
+                    if (!kinds.count(norm_kind(red_kind(op)))) refuse("kernel.subgroup.reduce<" + red_kind(op) + ">");
+                }
+                if (n == "kernel.subgroup.shuffle") {
+                    const std::string mode = op.params.empty() ? "index" : op.params[0];
+                    if (mode != "xor" && mode != "up" && mode != "down" && mode != "index") refuse("kernel.subgroup.shuffle<" + mode + ">");
+                    if (op.operands.size() < 2) refuse("kernel.subgroup.shuffle without a lane operand");
+                }
+                if (n == "kernel.subgroup.broadcast" && op.operands.size() < 2) refuse("kernel.subgroup.broadcast without a lane operand");
+                if (n.find("ballot") != std::string::npos || n.find("vote") != std::string::npos || n.find(".any") != std::string::npos ||
+                    n.find(".all") != std::string::npos) {
+                    const std::string mode = vote_mode(op);
+                    if (mode != "ballot" && mode != "count" && mode != "all" && mode != "any") refuse(n + " mode " + mode);
+                }
+            } else if (!is_coord(n) && !known_num_op(n)) {
+                refuse("op " + n + " is not compiled yet");
+            }
+            for (ValueId v : op.operands)
+                if (vk_[static_cast<size_t>(v)] != VK::Num) refuse(n + " on a value the generator does not track");
+            for (size_t k = 0; k < op.results.size(); ++k) {
+                const Type& t = k < op.result_types.size() ? op.result_types[k] : vtype(op.results[k]);
+                need_num_type(t, op);
+                need_num_type(vtype(op.results[k]), op);
+                vk_[static_cast<size_t>(op.results[k])] = VK::Num;
+            }
+            if (!op.preds.empty() && n != "index.assume" && n != "scalar.assume") refuse(n + " with predicates");
+        }
+    }
+
+    // A value defined by index/scalar.constant or config.get at the top of the body.
+    std::optional<int64_t> constant_of(ValueId v) const {
+        for (const Op& op : root_.regions[1].ops) {
+            if (op.results.empty() || op.results[0] != v) continue;
+            if (op.name == "index.constant" || op.name == "scalar.constant") {
+                const Attr* a = op.attr("value");
+                if (!a || a->kind != Attr::Kind::Int) return std::nullopt;
+                return a->i;
+            }
+            if (op.name == "config.get") {
+                auto it = spec_.config.find(op.callee);
+                if (it == spec_.config.end() || scalar_is_float(it->second.type)) return std::nullopt;
+                return it->second.i;
+            }
+            return std::nullopt;
+        }
+        return std::nullopt;
+    }
+
+    // --- uniformity ---------------------------------------------------------
+    Info& I(ValueId v) { return info_[static_cast<size_t>(v)]; }
+    void set(ValueId v, Info x) {
+        Info& o = I(v);
+        const Info n{o.vary || x.vary, o.wgdep || x.wgdep};
+        if (n.vary != o.vary || n.wgdep != o.wgdep) {
+            o = n;
+            changed_ = true;
+        }
+    }
+    static Info join(Info a, Info b) { return Info{a.vary || b.vary, a.wgdep || b.wgdep}; }
+    Info of_entries(const std::vector<IndexEntry>& e) {
+        Info x;
+        for (const IndexEntry& i : e)
+            if (i.is_value()) x = join(x, I(i.value));
+        return x;
+    }
+
+    void analyse(const Region& r) {
+        for (const Op& op : r.ops) {
+            const std::string& n = op.name;
+            Info in;
+            for (ValueId v : op.operands) in = join(in, I(v));
+            if (n == "buffer.view") {
+                Info x = of_entries(op.indices);
+                for (const Dim& d : vtype(op.results[0]).dims)
+                    if (d.is_dynamic()) x = join(x, I(d.value));
+                set(op.results[0], x);
+            } else if (n == "view.load") {
+                set(op.results[0], join(I(op.operands[0]), of_entries(op.indices)));
+            } else if (is_collective(n)) {
+                for (ValueId v : op.results) set(v, Info{true, false});
+            } else if (is_coord(n)) {
+                if (n == "kernel.workitem.id" || n == "kernel.subgroup.id" || n == "kernel.subgroup.lane.id") set(op.results[0], Info{true, false});
+                else if (n == "kernel.workitem.dispatch.id") set(op.results[0], Info{true, true});
+                else if (n == "kernel.workgroup.id") set(op.results[0], Info{fold_, true});
+            } else if (n == "scf.if") {
+                for (const Region& sub : op.regions) analyse(sub);
+                for (size_t k = 0; k < op.results.size(); ++k) {
+                    Info x = I(op.operands[0]);
+                    for (const Region& sub : op.regions)
+                        if (const Op* t = term(sub); t && k < t->operands.size()) x = join(x, I(t->operands[k]));
+                    set(op.results[k], x);
+                }
+            } else if (n == "scf.for") {
+                const Region& body = op.regions[0];
+                const Info bounds = join(join(I(op.operands[0]), I(op.operands[1])), I(op.operands[2]));
+                set(body.args[0], bounds);
+                const Op* t = term(body);
+                for (size_t k = 1; k < body.args.size(); ++k) {
+                    Info x = bounds;
+                    if (k + 2 < op.operands.size()) x = join(x, I(op.operands[k + 2]));
+                    if (t && k - 1 < t->operands.size()) x = join(x, I(t->operands[k - 1]));
+                    set(body.args[k], x);
+                    if (k - 1 < op.results.size()) set(op.results[k - 1], I(body.args[k]));
+                }
+                analyse(body);
+            } else if (n == "scf.while") {
+                const Region& before = op.regions[0];
+                const Region& after = op.regions[1];
+                const Op* c = term(before);
+                const Op* y = term(after);
+                Info cond = c && !c->operands.empty() ? I(c->operands[0]) : Info{};
+                for (size_t k = 0; k < before.args.size(); ++k) {
+                    Info x = cond;
+                    if (k < op.operands.size()) x = join(x, I(op.operands[k]));
+                    if (y && k < y->operands.size()) x = join(x, I(y->operands[k]));
+                    set(before.args[k], x);
+                }
+                analyse(before);
+                cond = c && !c->operands.empty() ? I(c->operands[0]) : Info{};
+                for (size_t k = 0; k < after.args.size(); ++k) {
+                    Info x = cond;
+                    if (c && k + 1 < c->operands.size()) x = join(x, I(c->operands[k + 1]));
+                    set(after.args[k], x);
+                }
+                for (size_t k = 0; k < op.results.size(); ++k) {
+                    Info x = cond;
+                    if (c && k + 1 < c->operands.size()) x = join(x, I(c->operands[k + 1]));
+                    set(op.results[k], x);
+                }
+                analyse(after);
+            } else {
+                for (ValueId v : op.results) set(v, in);
+            }
+        }
+    }
+
+    static const Op* term(const Region& r) {
+        if (r.ops.empty()) return nullptr;
+        const Op& t = r.ops.back();
+        return (t.name == "scf.yield" || t.name == "scf.condition" || t.name == "kernel.return") ? &t : nullptr;
+    }
+
+    // --- emission helpers ---------------------------------------------------
+    std::string t() { return "%t" + std::to_string(tmp_++); }
+    std::string label(const char* p) { return std::string(p) + std::to_string(lbl_++); }
+    void block(const std::string& l) { b_ << l << ":\n"; }
+    void br(const std::string& l) { b_ << "  br label %" << l << "\n"; }
+    void cbr(const std::string& c, const std::string& a, const std::string& z) {
+        b_ << "  br i1 " << c << ", label %" << a << ", label %" << z << "\n";
+    }
+    std::string emit(const std::string& rhs) {
+        const std::string r = t();
+        b_ << "  " << r << " = " << rhs << "\n";
+        return r;
+    }
+    static std::string vt(const std::string& s) { return "<" + std::to_string(N) + " x " + s + ">"; }
+    static std::string ty(const std::string& s, bool vary) { return vary ? vt(s) : s; }
+    std::string iota() {
+        std::string s = "<";
+        for (int l = 0; l < N; ++l) s += (l ? ", i64 " : "i64 ") + std::to_string(l);
+        return s + ">";
+    }
+    std::string splat(const std::string& scalar_ty, const std::string& v) {
+        const std::string a = emit("insertelement " + vt(scalar_ty) + " poison, " + scalar_ty + " " + v + ", i64 0");
+        return emit("shufflevector " + vt(scalar_ty) + " " + a + ", " + vt(scalar_ty) + " poison, <" + std::to_string(N) + " x i32> zeroinitializer");
+    }
+    std::string mask_bits(const std::string& m) { return emit("bitcast " + vt("i1") + " " + m + " to i" + std::to_string(N)); }
+    std::string any(const std::string& m) { return emit("icmp ne i" + std::to_string(N) + " " + mask_bits(m) + ", 0"); }
+    std::string all(const std::string& m) { return emit("icmp eq i" + std::to_string(N) + " " + mask_bits(m) + ", -1"); }
+    void declare(const std::string& d) { decls_.insert(d); }
+
+    // A value's storage: an entry-block alloca, or (kernels split at
+    // barriers) the current chunk's entry of its per-chunk array in scratch.
+    std::string slot(ValueId v) {
+        auto it = chunk_slot_.find(v);
+        if (it == chunk_slot_.end()) return "%v" + std::to_string(v);
+        // ci_ counts work-items: chunk ci_ / N starts lane_bytes(v) * ci_ / N bytes in.
+        const std::string o = emit("mul i64 " + ci_ + ", " + std::to_string(lane_bytes(v) / N));
+        const std::string a = emit("add i64 " + o + ", " + std::to_string(it->second));
+        return emit("getelementptr i8, ptr %scratch, i64 " + a);
+    }
+    int64_t lane_bytes(ValueId v) const { return static_cast<int64_t>(N) * (kind(v) == ScalarKind::F32 ? 4 : 8); }
+
+    // for ci in [0, W) step N: body() with ci_, items_ and mask_ set.
+    void chunk_loop(const std::function<void()>& body) {
+        const std::string id = std::to_string(lbl_++);
+        const std::string cs = "%cslot" + id, head = "chunk" + id, b = "chunkbody" + id, done = "chunkdone" + id;
+        allocas_ << "  " << cs << " = alloca i64\n";
+        b_ << "  store i64 0, ptr " << cs << "\n";
+        br(head);
+        block(head);
+        ci_ = emit("load i64, ptr " + cs);
+        cbr(emit("icmp slt i64 " + ci_ + ", " + W_), b, done);
+        block(b);
+        items_ = emit("add " + vt("i64") + " " + splat("i64", ci_) + ", " + iota());
+        mask_ = emit("icmp slt " + vt("i64") + " " + items_ + ", " + splat("i64", W_));
+        body();
+        const std::string c2 = emit("load i64, ptr " + cs);
+        const std::string c3 = emit("add i64 " + c2 + ", " + std::to_string(N));
+        b_ << "  store i64 " << c3 << ", ptr " << cs << "\n";
+        br(head);
+        block(done);
+    }
+
+    // --- barriers (phase 3): pocl's region splitting ---------------------------
+    // Between barriers, the ops run as one chunk loop; uniform scf.if / scf.for
+    // holding barriers run once per workgroup around their own chunk loops.
+    static bool has_barrier(const Region& r) {
+        for (const Op& op : r.ops) {
+            if (op.name == "kernel.barrier") return true;
+            for (const Region& sub : op.regions)
+                if (has_barrier(sub)) return true;
+        }
+        return false;
+    }
+    static bool has_barrier(const Op& op) {
+        for (const Region& sub : op.regions)
+            if (has_barrier(sub)) return true;
+        return false;
+    }
+
+    // Refuses barriers the splitting does not handle (under varying control
+    // flow, in loops or ifs with results, under scf.while).
+    void check_barriers(const Region& r) {
+        for (const Op& op : r.ops) {
+            if (!has_barrier(op)) continue;
+            if (op.name == "scf.if" && !vary(op.operands[0]) && op.results.empty()) {
+            } else if (op.name == "scf.for" && !vary(op.operands[0]) && !vary(op.operands[1]) && !vary(op.operands[2]) &&
+                       op.results.empty() && op.regions[0].args.size() == 1) {
+            } else {
+                refuse("a barrier inside " + op.name + " (only uniform scf.if / scf.for without results hold barriers natively)");
+            }
+            for (const Region& sub : op.regions) check_barriers(sub);
+        }
+    }
+
+    void emit_wg_region(const Region& r) {
+        std::vector<const Op*> seg;
+        auto flush = [&] {
+            if (seg.empty()) return;
+            chunk_loop([&] {
+                for (const Op* o : seg) emit_op(*o, mask_);
+            });
+            seg.clear();
+        };
+        for (const Op& op : r.ops) {
+            if (op.name == "scf.yield" || op.name == "kernel.return") break;
+            if (op.name == "kernel.barrier") {
+                flush();
+                continue;
+            }
+            if (!has_barrier(op)) {
+                seg.push_back(&op);
+                continue;
+            }
+            flush();
+            if (op.name == "scf.if") {
+                const std::string c = emit("icmp ne i64 " + get(op.operands[0]) + ", 0");
+                const std::string lt = label("wthen"), le = label("welse"), lj = label("wendif");
+                cbr(c, lt, le);
+                block(lt);
+                emit_wg_region(op.regions[0]);
+                br(lj);
+                block(le);
+                if (op.regions.size() > 1) emit_wg_region(op.regions[1]);
+                br(lj);
+                block(lj);
+            } else {
+                const Region& body = op.regions[0];
+                const ValueId iv = body.args[0];
+                const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
+                const std::string e = label("err"), ok = label("ok");
+                cbr(emit("icmp sle i64 " + st + ", 0"), e, ok);
+                block(e);
+                store_err(0, std::to_string(op_id(op)));
+                store_err(1, std::to_string(kLoopStep));
+                store_err(2, wg_);
+                store_err(3, "-1");
+                store_err(4, st);
+                b_ << "  ret i32 1\n";
+                block(ok);
+                put(iv, lo, false);
+                const std::string lh = label("wfor"), lb = label("wforbody"), lx = label("wforexit");
+                br(lh);
+                block(lh);
+                cbr(emit("icmp slt i64 " + get(iv) + ", " + hi), lb, lx);
+                block(lb);
+                emit_wg_region(body);
+                put(iv, emit("add i64 " + get(iv) + ", " + st), false);
+                br(lh);
+                block(lx);
+            }
+        }
+        flush();
+    }
+
+    bool vary(ValueId v) const { return info_[static_cast<size_t>(v)].vary; }
+    std::string rty(ValueId v) const { return ty(reg_type(kind(v)), vary(v)); }
+
+    std::string get(ValueId v) {
+        return emit("load " + rty(v) + ", ptr " + slot(v));
+    }
+    // v's value as varying (`want`) or scalar.
+    std::string get_as(ValueId v, bool want) {
+        const std::string x = get(v);
+        if (!want || vary(v)) return x;
+        return splat(reg_type(kind(v)), x);
+    }
+    // Stores `x` (varying when `xv`) into v's slot, widening if needed.
+    void put(ValueId v, std::string x, bool xv) {
+        if (vary(v) && !xv) x = splat(reg_type(kind(v)), x);
+        const std::string at = slot(v);
+        b_ << "  store " << rty(v) << " " << x << ", ptr " << at << "\n";
+    }
+    // Lane-masked update of a varying slot (scalar slots are written whole).
+    void put_masked(ValueId v, std::string x, bool xv, const std::string& m) {
+        if (!vary(v)) {
+            put(v, x, xv);
+            return;
+        }
+        if (!xv) x = splat(reg_type(kind(v)), x);
+        const std::string old = get(v);
+        const std::string s = emit("select " + vt("i1") + " " + m + ", " + rty(v) + " " + x + ", " + rty(v) + " " + old);
+        const std::string at = slot(v);
+        b_ << "  store " << rty(v) << " " << s << ", ptr " << at << "\n";
+    }
+
+    // Wraps an i64 (vector) to kind k's width, sign-extended (i1: 0/1).
+    std::string wrap(ScalarKind k, const std::string& x, bool v) {
+        const std::string T = ty("i64", v);
+        switch (k) {
+            case ScalarKind::I1: return emit("and " + T + " " + x + ", " + (v ? splat("i64", "1") : "1"));
+            case ScalarKind::I8: case ScalarKind::I16: case ScalarKind::I32: {
+                const std::string nt = ty("i" + std::to_string(bits_of(k)), v);
+                const std::string tr = emit("trunc " + T + " " + x + " to " + nt);
+                return emit("sext " + nt + " " + tr + " to " + T);
+            }
+            default: return x;
+        }
+    }
+    // The unsigned reading of a sign-extended payload.
+    std::string uval(ScalarKind k, const std::string& x, bool v) {
+        const int b = bits_of(k);
+        if (b >= 64) return x;
+        const std::string T = ty("i64", v);
+        const std::string m = std::to_string((uint64_t{1} << b) - 1);
+        return emit("and " + T + " " + x + ", " + (v ? splat("i64", m) : m));
+    }
+    std::string cst(const std::string& scalar_ty, const std::string& lit, bool v) { return v ? splat(scalar_ty, lit) : lit; }
+
+    // --- errors ------------------------------------------------------------
+    int op_id(const Op& op) {
+        for (size_t k = 0; k < ops_.size(); ++k)
+            if (ops_[k] == &op) return static_cast<int>(k);
+        ops_.push_back(&op);
+        return static_cast<int>(ops_.size() - 1);
+    }
+    void store_err(int field, const std::string& v) {
+        const std::string p = emit("getelementptr i64, ptr %err, i64 " + std::to_string(field));
+        b_ << "  store i64 " << v << ", ptr " << p << "\n";
+    }
+    // Reports when some active lane of varying condition `bad` (or, uniform,
+    // when `bad` and some lane is active) holds; `fields(lane)` gives (kind,
+    // a, b, c) for the lane (an i64, or "-1" for a uniform failure).
+    void check(const Op& op, const std::string& bad, bool varying, const std::string& mask, bool wgdep,
+               const std::function<std::array<std::string, 4>(const std::string&)>& fields) {
+        std::string cond, bits;
+        if (varying) {
+            const std::string m = emit("and " + vt("i1") + " " + bad + ", " + mask);
+            bits = mask_bits(m);
+            cond = emit("icmp ne i" + std::to_string(N) + " " + bits + ", 0");
+        } else {
+            cond = emit("and i1 " + bad + ", " + any(mask));
+        }
+        const std::string e = label("err"), ok = label("ok");
+        cbr(cond, e, ok);
+        block(e);
+        std::string lane = "-1", item = "-1";
+        if (varying || (folded_ && wgdep)) {
+            if (!varying) bits = mask_bits(mask);
+            const std::string tz = emit("call i" + std::to_string(N) + " @llvm.cttz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 true)");
+            declare("declare i" + std::to_string(N) + " @llvm.cttz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
+            lane = N == 64 ? tz : emit("zext i" + std::to_string(N) + " " + tz + " to i64");
+            item = emit("extractelement " + vt("i64") + " " + items_ + ", i64 " + lane);
+        }
+        const std::string wgv = fold_ && lane != "-1" ? emit("extractelement " + vt("i64") + " " + wgl_ + ", i64 " + lane) : wg_;
+        const auto f = fields(varying ? lane : "-1");
+        store_err(0, std::to_string(op_id(op)));
+        store_err(1, f[0]);
+        store_err(2, wgv);
+        store_err(3, item);
+        store_err(4, f[1]);
+        store_err(5, f[2]);
+        store_err(6, f[3]);
+        b_ << "  ret i32 1\n";
+        block(ok);
+    }
+    std::string lane_of(const std::string& v, const std::string& lane, const std::string& sty, bool varying) {
+        return varying ? emit("extractelement " + vt(sty) + " " + v + ", i64 " + lane) : v;
+    }
+
+    // --- the function -------------------------------------------------------
+    std::string ctx_field(int byte, const std::string& type) {
+        const std::string p = emit("getelementptr i8, ptr %ctx, i64 " + std::to_string(byte));
+        return emit("load " + type + ", ptr " + p);
+    }
+
+    void emit_function(const Region& body) {
+        // Slots for every numeric value; views keep offset and extents.
+        for (size_t v = 0; v < vk_.size(); ++v) {
+            if (vk_[v] == VK::Num)
+                allocas_ << "  %v" << v << " = alloca " << rty(static_cast<ValueId>(v)) << ", align 64\n";
+            else if (vk_[v] == VK::View) {
+                allocas_ << "  %vo" << v << " = alloca i64\n";
+                for (size_t d = 0; d < views_[v].rank; ++d) allocas_ << "  %vd" << v << "_" << d << " = alloca i64\n";
+            }
+        }
+        allocas_ << "  %sgV = alloca [" << N << " x i64], align 64\n  %sgS = alloca [" << N << " x i64], align 64\n  %sgM = alloca ["
+                 << N << " x i8], align 64\n  %sgO = alloca [" << N << " x i64], align 64\n  %sgK = alloca [" << N << " x i64], align 64\n";
+        allocas_ << "  %mathA = alloca [" << N << " x double], align 64\n  %mathB = alloca [" << N
+                 << " x double], align 64\n  %mathO = alloca [" << N << " x double], align 64\n";
+        const std::string bases = ctx_field(0, "ptr");
+        const std::string sizes = ctx_field(8, "ptr");
+        const std::string consts = ctx_field(16, "ptr");
+        for (int d = 0; d < 3; ++d) {
+            wgc_[d] = ctx_field(24 + 8 * d, "i64");
+            wgs_[d] = ctx_field(48 + 8 * d, "i64");
+        }
+        W_ = emit("mul i64 " + wgs_[0] + ", " + wgs_[1]);
+        W_ = emit("mul i64 " + W_ + ", " + wgs_[2]);
+        // Bindings and device scalars.
+        const size_t skip = body.args.size() - params_.size();
+        int bi = 0;
+        for (size_t k = 0; k < params_.size(); ++k) {
+            const Param& p = params_[k];
+            const ValueId v = body.args[skip + k];
+            if (p.is_buffer) {
+                const std::string bp = emit("getelementptr ptr, ptr " + bases + ", i64 " + std::to_string(bi));
+                base_[bi] = emit("load ptr, ptr " + bp);
+                const std::string sp = emit("getelementptr i64, ptr " + sizes + ", i64 " + std::to_string(bi));
+                size_[bi] = emit("load i64, ptr " + sp);
+                ++bi;
+                continue;
+            }
+            const std::string at = emit("getelementptr i8, ptr " + consts + ", i64 " + std::to_string(p.byte_offset));
+            std::string x;
+            if (p.type == ScalarKind::F32) x = emit("load float, ptr " + at + ", align 1");
+            else if (p.type == ScalarKind::F64) x = emit("load double, ptr " + at + ", align 1");
+            else {
+                const std::string it = "i" + std::to_string(8 * p.byte_length);
+                x = emit("load " + it + ", ptr " + at + ", align 1");
+                if (p.byte_length < 8) x = emit(std::string(p.type == ScalarKind::Offset ? "zext " : "sext ") + it + " " + x + " to i64");
+                x = wrap(p.type, x, false);
+            }
+            put(v, x, false);
+        }
+        for (const auto& [v, at] : wg_alloca_) {
+            const int number = bindof_[static_cast<size_t>(v)];
+            base_[number] = emit("getelementptr i8, ptr %scratch, i64 " + std::to_string(at.first));
+            size_[number] = std::to_string(at.second);
+        }
+        if (fold_) {
+            emit_folded(body);
+        } else {
+            // for wg in [first, first + n): for chunk in [0, W) step N.
+            const std::string wl = label("wg"), wb = label("wgbody"), wdone = label("done");
+            const std::string pre = label("pre");
+            br(pre);
+            block(pre);
+            const std::string end = emit("add i64 %first, %n");
+            br(wl);
+            block(wl);
+            wg_ = "%wgi";
+            b_ << "  %wgi = phi i64 [ %first, %" << pre << " ], [ %wgnext, %wglatch ]\n";
+            const std::string more = emit("icmp slt i64 %wgi, " + end);
+            cbr(more, wb, wdone);
+            block(wb);
+            const std::string gxy = emit("mul i64 " + wgc_[0] + ", " + wgc_[1]);
+            wgid_[0] = emit("urem i64 %wgi, " + wgc_[0]);
+            wgid_[1] = emit("udiv i64 %wgi, " + wgc_[0]);
+            wgid_[1] = emit("urem i64 " + wgid_[1] + ", " + wgc_[1]);
+            wgid_[2] = emit("udiv i64 %wgi, " + gxy);
+            if (wg_bytes_) {
+                // Fresh workgroup memory reads as Note [Uninitialised device memory] says.
+                declare("declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)");
+                b_ << "  call void @llvm.memset.p0.i64(ptr %scratch, i8 " << static_cast<int>(static_cast<int8_t>(interp::kUninitByte)) << ", i64 "
+                   << wg_bytes_ << ", i1 false)\n";
+            }
+            if (split_) emit_wg_region(body);
+            else chunk_loop([&] { emit_region(body, mask_); });
+            br("wglatch");
+            block("wglatch");
+            b_ << "  %wgnext = add i64 %wgi, 1\n";
+            br(wl);
+            block(wdone);
+            b_ << "  ret i32 0\n";
+        }
+        out_ << "; Loom kernel @" << spec_.symbol << " (hrxarray native executor, " << N << " lanes)\n";
+        out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, ptr noalias %scratch, i64 %first, i64 %n) {\nentry:\n";
+        out_ << allocas_.str() << b_.str() << "}\n\n";
+        for (const std::string& d : decls_) out_ << d << "\n";
+    }
+
+    // Folded kernels: for g in [first * W, (first + n) * W) step N, the
+    // lanes' workgroup and work-item ids from g's (exact scalar division,
+    // then small per-lane offsets).
+    void emit_folded(const Region& body) {
+        wg_ = "0";
+        const std::string g0 = emit("mul i64 %first, " + W_);
+        const std::string g1 = emit("mul i64 " + emit("add i64 %first, %n") + ", " + W_);
+        const std::string id = std::to_string(lbl_++);
+        const std::string cs = "%gslot" + id, head = "fold" + id, b = "foldbody" + id, done = "folddone" + id;
+        allocas_ << "  " << cs << " = alloca i64\n";
+        b_ << "  store i64 " << g0 << ", ptr " << cs << "\n";
+        br(head);
+        block(head);
+        const std::string g = emit("load i64, ptr " + cs);
+        cbr(emit("icmp slt i64 " + g + ", " + g1), b, done);
+        block(b);
+        ci_ = g;
+        mask_ = emit("icmp slt " + vt("i64") + " " + emit("add " + vt("i64") + " " + splat("i64", g) + ", " + iota()) + ", " + splat("i64", g1));
+        const std::string w0 = emit("udiv i64 " + g + ", " + W_);
+        const std::string i0 = emit("urem i64 " + g + ", " + W_);
+        // Coordinates into slots: a chunk inside one workgroup (the common
+        // case) takes them from scalars; one spanning workgroups divides.
+        const std::string V = vt("i64");
+        static const char* names[] = {"items", "wgl", "ix", "iy", "iz", "gx", "gy", "gz"};
+        std::map<std::string, std::string> sl;
+        for (const char* nm : names) {
+            sl[nm] = "%f" + std::string(nm) + id;
+            allocas_ << "  " << sl[nm] << " = alloca " << V << "\n";
+        }
+        auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl[nm] << "\n"; };
+        const std::string inside = emit("icmp ule i64 " + emit("add i64 " + i0 + ", " + std::to_string(N)) + ", " + W_);
+        const std::string lf = label("foldfast"), ls = label("foldslow"), lj = label("foldjoin");
+        cbr(inside, lf, ls);
+        block(lf);
+        {
+            items_ = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
+            keep("items", items_);
+            keep("wgl", splat("i64", w0));
+            for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
+            const std::string gxy = emit("mul i64 " + wgc_[0] + ", " + wgc_[1]);
+            const std::string wx = emit("urem i64 " + w0 + ", " + wgc_[0]);
+            const std::string wy = emit("urem i64 " + emit("udiv i64 " + w0 + ", " + wgc_[0]) + ", " + wgc_[1]);
+            const std::string wz = emit("udiv i64 " + w0 + ", " + gxy);
+            keep("gx", splat("i64", wx));
+            keep("gy", splat("i64", wy));
+            keep("gz", splat("i64", wz));
+            br(lj);
+        }
+        block(ls);
+        {
+            const std::string off = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
+            items_ = divmod(off, W_, true);
+            wgl_ = emit("add " + V + " " + splat("i64", w0) + ", " + divmod(off, W_, false));
+            keep("items", items_);
+            keep("wgl", wgl_);
+            for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
+            for (int a = 0; a < 3; ++a) keep(names[5 + a], split_wg(a));
+            br(lj);
+        }
+        block(lj);
+        items_ = emit("load " + V + ", ptr " + sl["items"]);
+        wgl_ = emit("load " + V + ", ptr " + sl["wgl"]);
+        for (int a = 0; a < 3; ++a) {
+            fold_item_[a] = sl[names[2 + a]];
+            fold_wg_[a] = sl[names[5 + a]];
+        }
+        emit_region(body, mask_);
+        const std::string g2 = emit("load i64, ptr " + cs);
+        const std::string g3 = emit("add i64 " + g2 + ", " + std::to_string(N));
+        b_ << "  store i64 " << g3 << ", ptr " << cs << "\n";
+        br(head);
+        block(done);
+        b_ << "  ret i32 0\n";
+    }
+
+    // Folded kernels: the lanes' workgroup ids along axis a.
+    std::string split_wg(int a) {
+        // A one-dimensional grid (the common case): the linear id itself.
+        const std::string flat = emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
+        const std::string wgl = wgl_;
+        return choose(flat, [&] { return a == 0 ? wgl : std::string("zeroinitializer"); }, [&] {
+            if (a == 0) return divmod(wgl, wgc_[0], true);
+            if (a == 1) return divmod(divmod(wgl, wgc_[0], false), wgc_[1], true);
+            return divmod(wgl, emit("mul i64 " + wgc_[0] + ", " + wgc_[1]), false);
+        });
+    }
+
+    std::map<int, std::string> base_, size_;
+    std::string last_bad_;  // address(): whether a uniform access is out of bounds
+
+    // Emits r's ops under `mask`; returns the terminator (or nullptr).
+    const Op* emit_region(const Region& r, const std::string& mask) {
+        for (const Op& op : r.ops) {
+            const std::string& n = op.name;
+            if (n == "scf.yield" || n == "kernel.return" || n == "scf.condition") return &op;
+            emit_op(op, mask);
+        }
+        return nullptr;
+    }
+
+    void emit_op(const Op& op, const std::string& mask) {
+        const std::string& n = op.name;
+        if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch" || n == "kernel.barrier") return;
+        if (n == "buffer.alloca") return;  // laid out in scratch, filled when the workgroup starts
+        if (n.rfind("buffer.assume.", 0) == 0) return;  // bindings are tracked at plan time
+        if (n == "buffer.view") return emit_view(op);
+        if (n == "view.load") return emit_load(op, mask);
+        if (n == "view.store") return emit_store(op, mask);
+        if (n == "scf.if") return emit_if(op, mask);
+        if (n == "scf.for") return emit_for(op, mask);
+        if (n == "scf.while") return emit_while(op, mask);
+        if (is_coord(n)) return emit_coord(op);
+        if (is_collective(n)) return emit_collective(op, mask);
+        emit_num(op, mask);
+    }
+
+    // --- coordinates --------------------------------------------------------
+    // items_ split along axis a of the workgroup shape. Vector integer
+    // division has no instruction: the quotient comes from doubles (exact
+    // to one unit for ids below 2^32) and is corrected by one step.
+    std::string divmod(const std::string& a, const std::string& b, bool want_rem) {
+        const std::string V = vt("i64"), D = vt("double");
+        const std::string bv = splat("i64", b);
+        const std::string q0 = emit("fdiv " + D + " " + emit("sitofp " + V + " " + a + " to " + D) + ", " +
+                                    emit("sitofp " + V + " " + bv + " to " + D));
+        std::string q = emit("fptosi " + D + " " + intrinsic("floor", "double", true, {q0}) + " to " + V);
+        std::string r = emit("sub " + V + " " + a + ", " + emit("mul " + V + " " + q + ", " + bv));
+        const std::string neg = emit("icmp slt " + V + " " + r + ", zeroinitializer");
+        const std::string one = splat("i64", "1");
+        q = emit("select " + vt("i1") + " " + neg + ", " + V + " " + emit("sub " + V + " " + q + ", " + one) + ", " + V + " " + q);
+        r = emit("select " + vt("i1") + " " + neg + ", " + V + " " + emit("add " + V + " " + r + ", " + bv) + ", " + V + " " + r);
+        const std::string big = emit("icmp sge " + V + " " + r + ", " + bv);
+        q = emit("select " + vt("i1") + " " + big + ", " + V + " " + emit("add " + V + " " + q + ", " + one) + ", " + V + " " + q);
+        r = emit("select " + vt("i1") + " " + big + ", " + V + " " + emit("sub " + V + " " + r + ", " + bv) + ", " + V + " " + r);
+        return want_rem ? r : q;
+    }
+
+    // `cond ? fast() : slow()` for <N x i64> values, with a branch, so that
+    // only the side taken is computed.
+    std::string choose(const std::string& cond, const std::function<std::string()>& fast, const std::function<std::string()>& slow) {
+        const std::string id = std::to_string(lbl_++);
+        const std::string sl = "%pick" + id, lf = "pickf" + id, ls = "picks" + id, lj = "pickj" + id;
+        allocas_ << "  " << sl << " = alloca " << vt("i64") << "\n";
+        cbr(cond, lf, ls);
+        block(lf);
+        const std::string f = fast();
+        b_ << "  store " << vt("i64") << " " << f << ", ptr " << sl << "\n";
+        br(lj);
+        block(ls);
+        const std::string g = slow();
+        b_ << "  store " << vt("i64") << " " << g << ", ptr " << sl << "\n";
+        br(lj);
+        block(lj);
+        return emit("load " + vt("i64") + ", ptr " + sl);
+    }
+
+    std::string split_items(int a) {
+        // One-dimensional workgroups (the common case): the id itself.
+        const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
+        const std::string items = items_;
+        return choose(flat, [&] { return a == 0 ? items : std::string("zeroinitializer"); }, [&] {
+            if (a == 0) return divmod(items, wgs_[0], true);
+            if (a == 1) return divmod(divmod(items, wgs_[0], false), wgs_[1], true);
+            return divmod(items, emit("mul i64 " + wgs_[0] + ", " + wgs_[1]), false);
+        });
+    }
+
+    void emit_coord(const Op& op) {
+        const std::string& n = op.name;
+        const int a = op.params.empty() ? 0 : op.params[0] == "y" ? 1 : op.params[0] == "z" ? 2 : 0;
+        const ValueId v = op.results.at(0);
+        const int64_t sg = spec_.facts.subgroup_size > 0 ? spec_.facts.subgroup_size : 1;
+        if (n == "kernel.workgroup.size") return put(v, wgs_[a], false);
+        if (n == "kernel.workgroup.count") return put(v, wgc_[a], false);
+        if (n == "kernel.cluster.size" || n == "kernel.cluster.count") return put(v, "1", false);
+        if (n == "kernel.subgroup.size") {
+            const std::string lt = emit("icmp slt i64 " + std::to_string(sg) + ", " + W_);
+            return put(v, emit("select i1 " + lt + ", i64 " + std::to_string(sg) + ", i64 " + W_), false);
+        }
+        if (n == "kernel.subgroup.count") {
+            const std::string s = emit("add i64 " + W_ + ", " + std::to_string(sg - 1));
+            return put(v, emit("sdiv i64 " + s + ", " + std::to_string(sg)), false);
+        }
+        if (fold_ && n == "kernel.workgroup.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_wg_[a]), true);
+        if (fold_ && n == "kernel.workitem.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_item_[a]), true);
+        if (n == "kernel.workgroup.id") return put(v, wgid_[a], false);
+        if (n == "kernel.workitem.id") return put(v, split_items(a), true);
+        if (n == "kernel.subgroup.id") return put(v, emit("sdiv " + vt("i64") + " " + items_ + ", " + splat("i64", std::to_string(sg))), true);
+        if (n == "kernel.subgroup.lane.id") return put(v, emit("srem " + vt("i64") + " " + items_ + ", " + splat("i64", std::to_string(sg))), true);
+        if (n == "kernel.workitem.dispatch.id") {
+            if (fold_) {
+                const std::string gw = emit("load " + vt("i64") + ", ptr " + fold_wg_[a]);
+                const std::string it = emit("load " + vt("i64") + ", ptr " + fold_item_[a]);
+                const std::string g = emit("mul " + vt("i64") + " " + gw + ", " + splat("i64", wgs_[a]));
+                return put(v, emit("add " + vt("i64") + " " + g + ", " + it), true);
+            }
+            const std::string g = emit("mul i64 " + wgid_[a] + ", " + wgs_[a]);
+            return put(v, emit("add " + vt("i64") + " " + splat("i64", g) + ", " + split_items(a)), true);
+        }
+        refuse("coordinate " + n);
+    }
+
+    // --- views, loads, stores -----------------------------------------------
+    void emit_view(const Op& op) {
+        const ValueId v = op.results[0];
+        if (vary(v)) refuse("a view whose offset or extents vary between work-items");
+        std::string off = "0";
+        if (!op.indices.empty()) off = op.indices[0].is_value() ? get(op.indices[0].value) : std::to_string(op.indices[0].constant);
+        b_ << "  store i64 " << off << ", ptr %vo" << v << "\n";
+        const Type& t = vtype(v);
+        for (size_t d = 0; d < t.dims.size(); ++d) {
+            std::string e = std::to_string(t.dims[d].extent);
+            if (t.dims[d].is_dynamic()) {
+                e = get(t.dims[d].value);
+                const std::string neg = emit("icmp slt i64 " + e + ", 0");
+                // The interpreter names no lane here, whatever the mask.
+                const std::string bad = label("err"), ok = label("ok");
+                cbr(neg, bad, ok);
+                block(bad);
+                store_err(0, std::to_string(op_id(op)));
+                store_err(1, std::to_string(kNegativeExtent));
+                store_err(2, wg_);
+                store_err(3, "-1");
+                store_err(4, e);
+                b_ << "  ret i32 1\n";
+                block(ok);
+            }
+            b_ << "  store i64 " << e << ", ptr %vd" << v << "_" << d << "\n";
+        }
+    }
+
+    std::string mem_type(ScalarKind k) const {
+        switch (k) {
+            case ScalarKind::I1: case ScalarKind::I8: return "i8";
+            case ScalarKind::I16: return "i16";
+            case ScalarKind::I32: return "i32";
+            case ScalarKind::Index: return ib_ == 32 ? "i32" : "i64";
+            case ScalarKind::F32: return "float";
+            case ScalarKind::F64: return "double";
+            default: return "i64";
+        }
+    }
+    int elem_size(ScalarKind k) const {
+        const std::string m = mem_type(k);
+        return m == "i8" ? 1 : m == "i16" ? 2 : (m == "i32" || m == "float") ? 4 : 8;
+    }
+
+    // The byte offsets of op's element for every lane (or one), after the
+    // bounds checks of every active lane, in the interpreter's order.
+    std::string address(const Op& op, ValueId view, const std::string& mask, bool& varying) {
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const size_t rank = m.rank;
+        const int es = elem_size(m.elem);
+        varying = false;
+        bool wgdep = I(view).wgdep;
+        for (const IndexEntry& e : op.indices)
+            if (e.is_value()) {
+                varying = varying || vary(e.value);
+                wgdep = wgdep || I(e.value).wgdep;
+            }
+        const std::string T = ty("i64", varying);
+        std::vector<std::string> idx(rank), dim(rank);
+        for (size_t d = 0; d < rank; ++d) {
+            idx[d] = op.indices[d].is_value() ? get_as(op.indices[d].value, varying) : cst("i64", std::to_string(op.indices[d].constant), varying);
+            dim[d] = emit("load i64, ptr %vd" + std::to_string(view) + "_" + std::to_string(d));
+        }
+        std::vector<std::string> badd(rank);
+        std::string lin = cst("i64", "0", varying);
+        std::string anybad;
+        for (size_t d = 0; d < rank; ++d) {
+            const std::string D = cst("i64", dim[d], varying);
+            const std::string lo = emit("icmp slt " + T + " " + idx[d] + ", " + cst("i64", "0", varying));
+            const std::string hi = emit("icmp sge " + T + " " + idx[d] + ", " + D);
+            badd[d] = emit("or " + ty("i1", varying) + " " + lo + ", " + hi);
+            anybad = anybad.empty() ? badd[d] : emit("or " + ty("i1", varying) + " " + anybad + ", " + badd[d]);
+            // stride of axis d: product of the later extents
+            std::string stride = "1";
+            for (size_t e = d + 1; e < rank; ++e) stride = stride == "1" ? dim[e] : emit("mul i64 " + stride + ", " + dim[e]);
+            const std::string term = emit("mul " + T + " " + idx[d] + ", " + cst("i64", stride, varying));
+            lin = emit("add " + T + " " + lin + ", " + term);
+        }
+        const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
+        const std::string byte = emit("add " + T + " " + cst("i64", off, varying) + ", " +
+                                      emit("mul " + T + " " + lin + ", " + cst("i64", std::to_string(es), varying)));
+        const std::string endb = emit("add " + T + " " + byte + ", " + cst("i64", std::to_string(es), varying));
+        const std::string size = size_.at(m.binding);
+        const std::string bneg = emit("icmp slt " + T + " " + byte + ", " + cst("i64", "0", varying));
+        const std::string bbig = emit("icmp ugt " + T + " " + endb + ", " + cst("i64", size, varying));
+        const std::string bbytes = emit("or " + ty("i1", varying) + " " + bneg + ", " + bbig);
+        anybad = anybad.empty() ? bbytes : emit("or " + ty("i1", varying) + " " + anybad + ", " + bbytes);
+        check(op, anybad, varying, mask, wgdep, [&](const std::string& lane) {
+            store_err(7, size);
+            std::array<std::string, 4> f = {std::to_string(kBytesOutside), lane_of(byte, lane, "i64", varying),
+                                            lane_of(endb, lane, "i64", varying), std::to_string(m.binding)};
+            for (size_t d = rank; d-- > 0;) {
+                const std::string bd = lane_of(badd[d], lane, "i1", varying);
+                const std::string id = lane_of(idx[d], lane, "i64", varying);
+                f[0] = emit("select i1 " + bd + ", i64 " + std::to_string(kIndexOutOfBounds) + ", i64 " + f[0]);
+                f[1] = emit("select i1 " + bd + ", i64 " + id + ", i64 " + f[1]);
+                f[2] = emit("select i1 " + bd + ", i64 " + std::to_string(d) + ", i64 " + f[2]);
+                f[3] = emit("select i1 " + bd + ", i64 " + dim[d] + ", i64 " + f[3]);
+            }
+            return f;
+        });
+        // Inactive lanes may hold any offset: keep their pointers harmless.
+        if (!varying) {
+            // A uniform access with no active lane is skipped by the interpreter;
+            // an out-of-bounds one then must not touch memory.
+            last_bad_ = anybad;
+            return byte;
+        }
+        return byte;
+    }
+
+    std::string to_reg(ScalarKind k, const std::string& x, bool v) {
+        const std::string mt = mem_type(k);
+        if (mt == "float" || mt == "double") return x;
+        if (k == ScalarKind::I1) {
+            const std::string a = emit("and " + ty("i8", v) + " " + x + ", " + cst("i8", "1", v));
+            return emit("zext " + ty("i8", v) + " " + a + " to " + ty("i64", v));
+        }
+        if (mt == "i64") return x;
+        return emit("sext " + ty(mt, v) + " " + x + " to " + ty("i64", v));
+    }
+    std::string to_mem(ScalarKind k, const std::string& x, bool v) {
+        const std::string mt = mem_type(k);
+        if (mt == "float" || mt == "double" || mt == "i64") return x;
+        return emit("trunc " + ty("i64", v) + " " + x + " to " + ty(mt, v));
+    }
+    static std::string suffix(const std::string& mt) {
+        return mt == "float" ? "f32" : mt == "double" ? "f64" : mt;
+    }
+
+    // Whether the lane offsets are one contiguous run of elements.
+    std::string contiguous(const std::string& byte, int es) {
+        const std::string b0 = emit("extractelement " + vt("i64") + " " + byte + ", i64 0");
+        const std::string want = emit("add " + vt("i64") + " " + splat("i64", b0) + ", " +
+                                      emit("mul " + vt("i64") + " " + iota() + ", " + splat("i64", std::to_string(es))));
+        return all(emit("icmp eq " + vt("i64") + " " + byte + ", " + want));
+    }
+
+    void emit_load(const Op& op, const std::string& mask) {
+        const ValueId view = op.operands[0];
+        const ValueId res = op.results[0];
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        bool v = false;
+        const std::string byte = address(op, view, mask, v);
+        const std::string base = base_.at(m.binding);
+        const std::string mt = mem_type(m.elem);
+        const int es = elem_size(m.elem);
+        if (!v) {
+            // Out of bounds with no active lane: no error, and no access.
+            const std::string ld = label("ldu"), lj = label("ldj");
+            cbr(last_bad_, lj, ld);
+            block(ld);
+            const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + byte);
+            put(res, to_reg(m.elem, emit("load " + mt + ", ptr " + p + ", align 1"), false), false);
+            br(lj);
+            block(lj);
+            return;
+        }
+        if (!vary(res)) refuse("internal: a varying load into a uniform value");
+        const std::string c = contiguous(byte, es);
+        const std::string lc = label("ldc"), lg = label("ldg"), lj = label("ldj");
+        cbr(c, lc, lg);
+        block(lc);
+        {
+            const std::string b0 = emit("extractelement " + vt("i64") + " " + byte + ", i64 0");
+            const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + b0);
+            const std::string fn = "@llvm.masked.load.v" + std::to_string(N) + suffix(mt) + ".p0";
+            declare("declare " + vt(mt) + " " + fn + "(ptr, i32, " + vt("i1") + ", " + vt(mt) + ")");
+            const std::string x = emit("call " + vt(mt) + " " + fn + "(ptr " + p + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
+            put(res, to_reg(m.elem, x, true), true);
+            br(lj);
+        }
+        block(lg);
+        {
+            const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + byte);
+            const std::string fn = "@llvm.masked.gather.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
+            declare("declare " + vt(mt) + " " + fn + "(" + vt("ptr") + ", i32, " + vt("i1") + ", " + vt(mt) + ")");
+            const std::string x = emit("call " + vt(mt) + " " + fn + "(" + vt("ptr") + " " + ps + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
+            put(res, to_reg(m.elem, x, true), true);
+            br(lj);
+        }
+        block(lj);
+    }
+
+    void emit_store(const Op& op, const std::string& mask) {
+        const ValueId val = op.operands[0];
+        const ValueId view = op.operands[1];
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        if (std::string(reg_type(kind(val))) != reg_type(m.elem)) refuse("view.store of a value whose type differs from the view's element");
+        bool v = false;
+        const std::string byte = address(op, view, mask, v);
+        const std::string base = base_.at(m.binding);
+        const std::string mt = mem_type(m.elem);
+        const int es = elem_size(m.elem);
+        if (!v) {
+            if (vary(val)) {
+                // One address, several values: the last active lane wins, as
+                // in the interpreter's lane loop.
+                const std::string bits = mask_bits(mask);
+                const std::string lz = emit("call i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 false)");
+                declare("declare i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
+                const std::string last = emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz);
+                const std::string l64 = emit("zext i" + std::to_string(N) + " " + last + " to i64");
+                const std::string x = emit("extractelement " + rty(val) + " " + get(val) + ", i64 " + l64);
+                const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("st"), j = label("stj");
+                cbr(a, s, j);
+                block(s);
+                const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + byte);
+                const std::string xm = to_mem(m.elem, x, false);
+                b_ << "  store " << mt << " " << xm << ", ptr " << p << ", align 1\n";
+                br(j);
+                block(j);
+                return;
+            }
+            const std::string x = get(val);
+            const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("st"), j = label("stj");
+            cbr(a, s, j);
+            block(s);
+            const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + byte);
+            const std::string xm = to_mem(m.elem, x, false);
+            b_ << "  store " << mt << " " << xm << ", ptr " << p << ", align 1\n";
+            br(j);
+            block(j);
+            return;
+        }
+        const std::string x = to_mem(m.elem, get_as(val, true), true);
+        const std::string c = contiguous(byte, es);
+        const std::string lc = label("stc"), lg = label("stg"), lj = label("stj");
+        cbr(c, lc, lg);
+        block(lc);
+        {
+            const std::string b0 = emit("extractelement " + vt("i64") + " " + byte + ", i64 0");
+            const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + b0);
+            const std::string fn = "@llvm.masked.store.v" + std::to_string(N) + suffix(mt) + ".p0";
+            declare("declare void " + fn + "(" + vt(mt) + ", ptr, i32, " + vt("i1") + ")");
+            b_ << "  call void " << fn << "(" << vt(mt) << " " << x << ", ptr " << p << ", i32 1, " << vt("i1") << " " << mask << ")\n";
+            br(lj);
+        }
+        block(lg);
+        {
+            // Lanes in order: where two active lanes share an address the
+            // higher one's value stays, as in the interpreter.
+            const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + byte);
+            const std::string fn = "@llvm.masked.scatter.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
+            declare("declare void " + fn + "(" + vt(mt) + ", " + vt("ptr") + ", i32, " + vt("i1") + ")");
+            b_ << "  call void " << fn << "(" << vt(mt) << " " << x << ", " << vt("ptr") << " " << ps << ", i32 1, " << vt("i1") << " " << mask << ")\n";
+            br(lj);
+        }
+        block(lj);
+    }
+
+    // --- control flow -----------------------------------------------------------
+    void emit_if(const Op& op, const std::string& mask) {
+        const ValueId c = op.operands.at(0);
+        const bool has_else = op.regions.size() > 1;
+        auto results = [&](const Op* tm, const std::string& m, bool masked) {
+            if (!tm) return;
+            std::vector<std::pair<std::string, bool>> ys;
+            for (size_t k = 0; k < op.results.size() && k < tm->operands.size(); ++k) ys.push_back({get(tm->operands[k]), vary(tm->operands[k])});
+            for (size_t k = 0; k < ys.size(); ++k) masked ? put_masked(op.results[k], ys[k].first, ys[k].second, m) : put(op.results[k], ys[k].first, ys[k].second);
+        };
+        const std::string lt = label("then"), le = label("else"), lj = label("endif");
+        if (!vary(c)) {
+            const std::string cv = get(c);
+            const std::string b = emit("icmp ne i64 " + cv + ", 0");
+            cbr(b, lt, le);
+            block(lt);
+            results(emit_region(op.regions[0], mask), mask, false);
+            br(lj);
+            block(le);
+            if (has_else) results(emit_region(op.regions[1], mask), mask, false);
+            br(lj);
+            block(lj);
+            return;
+        }
+        const std::string cv = get(c);
+        const std::string cb = emit("icmp ne " + vt("i64") + " " + cv + ", zeroinitializer");
+        const std::string tm = emit("and " + vt("i1") + " " + mask + ", " + cb);
+        const std::string ncb = emit("xor " + vt("i1") + " " + cb + ", " + splat("i1", "true"));
+        const std::string em = emit("and " + vt("i1") + " " + mask + ", " + ncb);
+        const std::string lt2 = label("thenskip");
+        cbr(any(tm), lt, lt2);
+        block(lt);
+        results(emit_region(op.regions[0], tm), tm, true);
+        br(lt2);
+        block(lt2);
+        if (has_else) {
+            cbr(any(em), le, lj);
+            block(le);
+            results(emit_region(op.regions[1], em), em, true);
+            br(lj);
+        } else {
+            br(lj);
+        }
+        block(lj);
+    }
+
+    void emit_for(const Op& op, const std::string& mask) {
+        const Region& body = op.regions.at(0);
+        const ValueId iv = body.args.at(0);
+        const size_t nc = body.args.size() - 1;
+        if (op.operands.size() != 3 + nc) refuse("scf.for whose carried values do not match its body");
+        for (size_t k = 0; k < nc; ++k) put(body.args[k + 1], get(op.operands[3 + k]), vary(op.operands[3 + k]));
+        const bool v = vary(iv);
+        const std::string lh = label("for"), lb = label("forbody"), lx = label("forexit");
+        auto yield = [&](const Op* tm, const std::string& m, bool masked) {
+            if (!tm) return;
+            std::vector<std::pair<std::string, bool>> ys;
+            for (size_t k = 0; k < nc && k < tm->operands.size(); ++k) ys.push_back({get(tm->operands[k]), vary(tm->operands[k])});
+            for (size_t k = 0; k < ys.size(); ++k) masked ? put_masked(body.args[k + 1], ys[k].first, ys[k].second, m) : put(body.args[k + 1], ys[k].first, ys[k].second);
+        };
+        if (!v) {
+            const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
+            const std::string bad = emit("icmp sle i64 " + st + ", 0");
+            const std::string e = label("err"), ok = label("ok");
+            cbr(bad, e, ok);
+            block(e);
+            store_err(0, std::to_string(op_id(op)));
+            store_err(1, std::to_string(kLoopStep));
+            store_err(2, wg_);
+            store_err(3, "-1");
+            store_err(4, st);
+            b_ << "  ret i32 1\n";
+            block(ok);
+            put(iv, lo, false);
+            const std::string la = label("foractive");
+            cbr(any(mask), lh, lx);
+            block(lh);
+            const std::string cur = get(iv);
+            cbr(emit("icmp slt i64 " + cur + ", " + hi), lb, lx);
+            block(lb);
+            yield(emit_region(body, mask), mask, false);
+            const std::string nx = emit("add i64 " + get(iv) + ", " + st);
+            put(iv, nx, false);
+            br(lh);
+            (void)la;
+            block(lx);
+        } else {
+            const std::string lo = get_as(op.operands[0], true), hi = get_as(op.operands[1], true), st = get_as(op.operands[2], true);
+            const std::string bad = emit("icmp sle " + vt("i64") + " " + st + ", zeroinitializer");
+            check(op, bad, true, mask, false, [&](const std::string&) {
+                return std::array<std::string, 4>{std::to_string(kLoopStep), "0", "0", "0"};
+            });
+            put(iv, lo, true);
+            br(lh);
+            block(lh);
+            const std::string cur = get(iv);
+            const std::string in = emit("icmp slt " + vt("i64") + " " + cur + ", " + hi);
+            const std::string run = emit("and " + vt("i1") + " " + mask + ", " + in);
+            cbr(any(run), lb, lx);
+            block(lb);
+            yield(emit_region(body, run), run, true);
+            const std::string now = get(iv);
+            const std::string nx = emit("add " + vt("i64") + " " + now + ", " + st);
+            put(iv, emit("select " + vt("i1") + " " + run + ", " + vt("i64") + " " + nx + ", " + vt("i64") + " " + now), true);
+            br(lh);
+            block(lx);
+        }
+        for (size_t k = 0; k < op.results.size() && k < nc; ++k) put(op.results[k], get(body.args[k + 1]), vary(body.args[k + 1]));
+    }
+
+    void emit_while(const Op& op, const std::string& mask) {
+        const Region& before = op.regions[0];
+        const Region& after = op.regions[1];
+        if (op.operands.size() != before.args.size()) refuse("scf.while whose carried values do not match its before-region");
+        for (size_t k = 0; k < before.args.size(); ++k) put(before.args[k], get(op.operands[k]), vary(op.operands[k]));
+        const std::string runslot = "%run" + std::to_string(lbl_++);
+        allocas_ << "  " << runslot << " = alloca " << vt("i1") << "\n";
+        b_ << "  store " << vt("i1") << " " << mask << ", ptr " << runslot << "\n";
+        const std::string lh = label("while"), lb = label("whilebefore"), la = label("whileafter"), lx = label("whileexit");
+        br(lh);
+        block(lh);
+        const std::string run = emit("load " + vt("i1") + ", ptr " + runslot);
+        cbr(any(run), lb, lx);
+        block(lb);
+        const Op* c = emit_region(before, run);
+        if (!c || c->name != "scf.condition" || c->operands.empty()) refuse("scf.while whose before-region does not end in scf.condition");
+        const ValueId cv = c->operands[0];
+        std::vector<std::pair<std::string, bool>> fwd;
+        for (size_t k = 1; k < c->operands.size(); ++k) fwd.push_back({get(c->operands[k]), vary(c->operands[k])});
+        std::string stay, leave;
+        if (vary(cv)) {
+            const std::string cb = emit("icmp ne " + vt("i64") + " " + get(cv) + ", zeroinitializer");
+            stay = emit("and " + vt("i1") + " " + run + ", " + cb);
+            leave = emit("and " + vt("i1") + " " + run + ", " + emit("xor " + vt("i1") + " " + cb + ", " + splat("i1", "true")));
+        } else {
+            const std::string cb = emit("icmp ne i64 " + get(cv) + ", 0");
+            stay = emit("select i1 " + cb + ", " + vt("i1") + " " + run + ", " + vt("i1") + " zeroinitializer");
+            leave = emit("select i1 " + cb + ", " + vt("i1") + " zeroinitializer, " + vt("i1") + " " + run);
+        }
+        // Leaving lanes take the forwarded values as results.
+        const std::string lr = label("whileleave"), lr2 = label("whileleft");
+        cbr(any(leave), lr, lr2);
+        block(lr);
+        for (size_t k = 0; k < op.results.size() && k < fwd.size(); ++k) put_masked(op.results[k], fwd[k].first, fwd[k].second, leave);
+        br(lr2);
+        block(lr2);
+        cbr(any(stay), la, lx);
+        block(la);
+        for (size_t k = 0; k < after.args.size() && k < fwd.size(); ++k) put(after.args[k], fwd[k].first, fwd[k].second);
+        const Op* y = emit_region(after, stay);
+        if (y && y->operands.size() == before.args.size()) {
+            std::vector<std::pair<std::string, bool>> ys;
+            for (ValueId w : y->operands) ys.push_back({get(w), vary(w)});
+            for (size_t k = 0; k < ys.size(); ++k) put_masked(before.args[k], ys[k].first, ys[k].second, stay);
+        }
+        b_ << "  store " << vt("i1") << " " << stay << ", ptr " << runslot << "\n";
+        br(lh);
+        block(lx);
+    }
+
+    // --- subgroup collectives ------------------------------------------------------
+    // Each through a helper (below) that follows the interpreter's sg_*
+    // handlers lane by lane over the chunk's stack copies.
+    static int64_t elem_code(ScalarKind k) { return static_cast<int64_t>(k); }
+
+    void store_lanes(ValueId v, const std::string& dst) {
+        const std::string x = get_as(v, true);
+        b_ << "  store " << vt(reg_type(kind(v))) << " " << x << ", ptr " << dst << "\n";
+    }
+
+    void emit_collective(const Op& op, const std::string& mask) {
+        const std::string& n = op.name;
+        const std::string m8 = emit("zext " + vt("i1") + " " + mask + " to " + vt("i8"));
+        b_ << "  store " << vt("i8") << " " << m8 << ", ptr %sgM\n";
+        // Work-items of this subgroup that exist (the interpreter's batch ends at the workgroup).
+        const std::string live0 = emit("sub i64 " + W_ + ", " + ci_);
+        const std::string lt = emit("icmp slt i64 " + live0 + ", " + std::to_string(N));
+        const std::string live = emit("select i1 " + lt + ", i64 " + live0 + ", i64 " + std::to_string(N));
+        const ValueId v = op.operands.at(0);
+        const ValueId r = op.results.at(0);
+        const std::string NN = std::to_string(N);
+        if (n == "kernel.subgroup.reduce") {
+            store_lanes(v, "%sgV");
+            static const std::vector<std::string> kinds = {"add", "mul", "and", "or", "xor", "minsi", "maxsi", "minui", "maxui",
+                                                           "minnumf", "maxnumf", "minimumf", "maximumf"};
+            const std::string k = norm_kind(red_kind(op));
+            int64_t code = 0;
+            while (kinds[static_cast<size_t>(code)] != k) ++code;
+            const Attr* cs = op.attr("cluster_size");
+            const int64_t cluster = cs ? cs->i : spec_.facts.subgroup_size;
+            declare("declare void @hrx_loom_sg_reduce(i64, i64, ptr, ptr, i64, i64, ptr)");
+            b_ << "  call void @hrx_loom_sg_reduce(i64 " << code << ", i64 " << elem_code(kind(v)) << ", ptr %sgV, ptr %sgM, i64 " << NN
+               << ", i64 " << cluster << ", ptr %sgO)\n";
+        } else if (n == "kernel.subgroup.broadcast" || n == "kernel.subgroup.broadcast.first") {
+            store_lanes(v, "%sgV");
+            const bool first = n == "kernel.subgroup.broadcast.first";
+            if (!first) store_lanes(op.operands.at(1), "%sgS");
+            declare("declare void @hrx_loom_sg_broadcast(i64, i64, ptr, ptr, ptr, i64, i64, ptr)");
+            b_ << "  call void @hrx_loom_sg_broadcast(i64 " << (first ? 1 : 0) << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8)
+               << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 " << NN << ", i64 " << live << ", ptr %sgO)\n";
+        } else if (n == "kernel.subgroup.shuffle") {
+            store_lanes(v, "%sgV");
+            store_lanes(op.operands.at(1), "%sgS");
+            const std::string mode = op.params.empty() ? "index" : op.params[0];
+            const int64_t mc = mode == "xor" ? 0 : mode == "up" ? 1 : mode == "down" ? 2 : 3;
+            declare("declare void @hrx_loom_sg_shuffle(i64, i64, ptr, ptr, ptr, i64, i64, ptr, ptr)");
+            b_ << "  call void @hrx_loom_sg_shuffle(i64 " << mc << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8) << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 "
+               << NN << ", i64 " << spec_.facts.subgroup_size << ", ptr %sgO, ptr %sgK)\n";
+            if (op.results.size() > 1) put(op.results[1], emit("load " + vt("i64") + ", ptr %sgK"), true);
+        } else {
+            store_lanes(v, "%sgV");
+            const std::string mode = vote_mode(op);
+            const int64_t mc = mode == "ballot" ? 0 : mode == "count" ? 1 : mode == "all" ? 2 : 3;
+            declare("declare void @hrx_loom_sg_vote(i64, i64, ptr, ptr, i64, ptr)");
+            b_ << "  call void @hrx_loom_sg_vote(i64 " << mc << ", i64 " << elem_code(kind(r)) << ", ptr %sgV, ptr %sgM, i64 " << NN << ", ptr %sgO)\n";
+        }
+        put(r, emit("load " + vt(reg_type(kind(r))) + ", ptr %sgO"), true);
+    }
+
+    // --- numbers ----------------------------------------------------------------
+    // Calls helper `fn` (Note [Native Loom executor]) on one or two operands
+    // of float type `ft`, lane by lane through stack arrays.
+    std::string math(const std::string& fn, const std::string& ft, const std::vector<std::string>& args, bool v) {
+        const int n = v ? N : 1;
+        const std::string T = ty(ft, v);
+        const char* bufs[] = {"%mathA", "%mathB"};
+        std::string sig = "declare void @" + fn + "(";
+        std::string call = "  call void @" + fn + "(";
+        for (size_t k = 0; k < args.size(); ++k) {
+            b_ << "  store " << T << " " << args[k] << ", ptr " << bufs[k] << "\n";
+            sig += "ptr, ";
+            call += std::string("ptr ") + bufs[k] + ", ";
+        }
+        declare(sig + "ptr, i64)");
+        b_ << call << "ptr %mathO, i64 " << n << ")\n";
+        return emit("load " + T + ", ptr %mathO");
+    }
+
+    std::string fcmp_pred(const std::string& p) {
+        static const std::set<std::string> ok = {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno",
+                                                 "ueq", "une", "ult", "ule", "ugt", "uge"};
+        if (!ok.count(p)) refuse("scalar.cmpf predicate " + p);
+        return p;
+    }
+    std::string icmp_pred(const std::string& p) {
+        static const std::set<std::string> ok = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"};
+        if (!ok.count(p)) refuse("comparison predicate " + p);
+        return p;
+    }
+
+    std::string intrinsic(const std::string& base, const std::string& ft, bool v, const std::vector<std::string>& args) {
+        const std::string T = ty(ft, v);
+        const std::string sfx = (v ? "v" + std::to_string(N) : std::string()) + (ft == "float" ? "f32" : ft == "double" ? "f64" : ft);
+        const std::string fn = "@llvm." + base + "." + sfx;
+        std::string sig = "declare " + T + " " + fn + "(", call = "call " + T + " " + fn + "(";
+        for (size_t k = 0; k < args.size(); ++k) {
+            sig += (k ? ", " : "") + T;
+            call += (k ? ", " : "") + T + " " + args[k];
+        }
+        declare(sig + ")");
+        return emit(call + ")");
+    }
+
+    void emit_num(const Op& op, const std::string& mask) {
+        (void)mask;
+        const std::string& n = op.name;
+        const ValueId r = op.results.empty() ? kNoValue : op.results[0];
+        if (r == kNoValue) refuse(n + " without a result");
+        const ScalarKind rk = kind(r);
+        const bool v = vary(r);
+        if (n == "index.constant" || n == "scalar.constant") {
+            const Attr* a = op.attr("value");
+            double fv = 0;
+            int64_t iv = 0;
+            if (a) {
+                if (a->kind == Attr::Kind::Float) {
+                    fv = a->f;
+                    if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) iv = static_cast<int64_t>(a->f);
+                } else if (a->kind == Attr::Kind::Ident) {
+                    if (a->s == "true") iv = 1, fv = 1;
+                    else if (a->s == "inf") fv = INFINITY;
+                    else if (a->s == "nan") fv = NAN;
+                    else if (a->s == "-inf") fv = -INFINITY;
+                } else {
+                    iv = a->i;
+                    fv = static_cast<double>(a->i);
+                }
+            }
+            if (scalar_is_float(rk)) return put(r, float_lit(rk, fv), false);
+            return put(r, std::to_string(interp_wrap(rk, iv)), false);
+        }
+        if (n == "config.get") {
+            auto it = spec_.config.find(op.callee);
+            if (it == spec_.config.end()) refuse("config.get of a key without a value");
+            if (scalar_is_float(rk)) return put(r, float_lit(rk, it->second.f), false);
+            return put(r, std::to_string(interp_wrap(rk, it->second.i)), false);
+        }
+        if (n == "target.subgroup.size") return put(r, std::to_string(spec_.facts.subgroup_size), false);
+        if (n == "index.assume" || n == "scalar.assume") {
+            for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) put(op.results[k], get(op.operands[k]), vary(op.operands[k]));
+            return;
+        }
+        auto A = [&](size_t k) { return get_as(op.operands.at(k), v); };
+        const std::string IT = ty("i64", v);
+        const std::string b = base(n);
+        if (n == "scf.select") {
+            const ValueId c = op.operands.at(0);
+            const std::string x = A(1), y = A(2);
+            const std::string RT = rty(r);
+            if (vary(c)) {
+                const std::string cb = emit("icmp ne " + vt("i64") + " " + get(c) + ", zeroinitializer");
+                return put(r, emit("select " + vt("i1") + " " + cb + ", " + RT + " " + x + ", " + RT + " " + y), true);
+            }
+            const std::string cb = emit("icmp ne i64 " + get(c) + ", 0");
+            return put(r, emit("select i1 " + cb + ", " + RT + " " + x + ", " + RT + " " + y), v);
+        }
+        if (n == "index.cmp" || n == "scalar.cmpi" || n == "scalar.cmpf") {
+            const Attr* pa = op.attr("pred");
+            const std::string p = pa ? pa->s : "";
+            const ValueId a0 = op.operands.at(0);
+            const ScalarKind k = kind(a0);
+            std::string x = A(0), y = A(1), c;
+            if (n == "scalar.cmpf") {
+                c = emit("fcmp " + fcmp_pred(p) + " " + ty(reg_type(k), v) + " " + x + ", " + y);
+            } else {
+                const std::string pp = icmp_pred(p);
+                if (pp[0] == 'u') {
+                    x = uval(k, x, v);
+                    y = uval(k, y, v);
+                }
+                c = emit("icmp " + pp + " " + IT + " " + x + ", " + y);
+            }
+            return put(r, emit("zext " + ty("i1", v) + " " + c + " to " + IT), v);
+        }
+        if (n == "index.madd") {
+            const std::string m = emit("mul " + IT + " " + A(0) + ", " + A(1));
+            return put(r, emit("add " + IT + " " + m + ", " + A(2)), v);
+        }
+        if (n == "index.scale") return put(r, emit("mul " + IT + " " + A(0) + ", " + A(1)), v);
+        // Float ops.
+        if (scalar_is_float(kind(op.operands.at(0))) && (n.rfind("scalar.", 0) == 0) &&
+            b != "fptosi" && b != "fptoui" && b != "extf" && b != "fptrunc" && b != "bitcast")
+            return emit_float(op, b, v);
+        if (b == "sitofp" || b == "uitofp" || b == "fptosi" || b == "fptoui" || b == "extf" || b == "fptrunc" || b == "bitcast" ||
+            b == "extsi" || b == "extui" || b == "trunci" || n == "index.cast")
+            return emit_cast(op, b, v);
+        // Integer ops: kind from the result type (int_binary's rule).
+        const ScalarKind k = rk;
+        const int bits = bits_of(k);
+        const bool addr = scalar_is_address(k);
+        auto W = [&](const std::string& x) { return wrap(k, x, v); };
+        auto U = [&](const std::string& x) { return uval(k, x, v); };
+        auto C = [&](int64_t c) { return cst("i64", std::to_string(c), v); };
+        auto sel = [&](const std::string& c, const std::string& x, const std::string& y) {
+            return emit("select " + ty("i1", v) + " " + c + ", " + IT + " " + x + ", " + IT + " " + y);
+        };
+        if (op.operands.size() == 1 || b == "negi" || b == "absi" || b == "ctpopi" || b == "ctlzi" || b == "cttzi") {
+            const std::string x = A(0);
+            if (b == "negi") return put(r, W(emit("sub " + IT + " " + C(0) + ", " + x)), v);
+            if (b == "absi") {
+                const std::string neg = emit("icmp slt " + IT + " " + x + ", " + C(0));
+                return put(r, W(sel(neg, emit("sub " + IT + " " + C(0) + ", " + x), x)), v);
+            }
+            const ScalarKind ak = kind(op.operands[0]);
+            const int ab = bits_of(ak);
+            const std::string u = uval(ak, x, v);
+            if (b == "ctpopi") return put(r, intrinsic("ctpop", "i64", v, {u}), v);
+            if (b == "ctlzi") {
+                declare_bitcount("ctlz", v);
+                const std::string c = emit("call " + IT + " @llvm.ctlz." + (v ? "v" + std::to_string(N) : std::string()) + "i64(" + IT + " " + u + ", i1 false)");
+                return put(r, emit("sub " + IT + " " + c + ", " + C(64 - ab)), v);
+            }
+            if (b == "cttzi") {
+                declare_bitcount("cttz", v);
+                const std::string c = emit("call " + IT + " @llvm.cttz." + (v ? "v" + std::to_string(N) : std::string()) + "i64(" + IT + " " + u + ", i1 false)");
+                const std::string z = emit("icmp eq " + IT + " " + u + ", " + C(0));
+                return put(r, sel(z, C(ab), c), v);
+            }
+            refuse(n + " with one operand");
+        }
+        const std::string x = A(0), y = A(1);
+        if (b == "add" || b == "addi") return put(r, W(emit("add " + IT + " " + x + ", " + y)), v);
+        if (b == "sub" || b == "subi") return put(r, W(emit("sub " + IT + " " + x + ", " + y)), v);
+        if (b == "mul" || b == "muli") return put(r, W(emit("mul " + IT + " " + x + ", " + y)), v);
+        if (b == "andi") return put(r, emit("and " + IT + " " + x + ", " + y), v);
+        if (b == "ori") return put(r, emit("or " + IT + " " + x + ", " + y), v);
+        if (b == "xori") return put(r, emit("xor " + IT + " " + x + ", " + y), v);
+        if (b == "div" || b == "divsi" || b == "rem" || b == "remsi") {
+            const bool div = b == "div" || b == "divsi";
+            if (addr) div_checks(op, x, y, v, mask, true);
+            const std::string z = emit("icmp eq " + IT + " " + y + ", " + C(0));
+            const std::string m1 = emit("icmp eq " + IT + " " + y + ", " + C(-1));
+            std::string zero_out;
+            if (div) {
+                const std::string mn = emit("icmp eq " + IT + " " + x + ", " + C(INT64_MIN));
+                zero_out = emit("or " + ty("i1", v) + " " + z + ", " + emit("and " + ty("i1", v) + " " + m1 + ", " + mn));
+            } else {
+                zero_out = emit("or " + ty("i1", v) + " " + z + ", " + m1);
+            }
+            const std::string safe = sel(zero_out, C(1), y);
+            const std::string q = emit(std::string(div ? "sdiv " : "srem ") + IT + " " + x + ", " + safe);
+            return put(r, sel(zero_out, C(0), W(q)), v);
+        }
+        if (b == "divui" || b == "remui") {
+            const std::string ux = U(x), uy = U(y);
+            const std::string z = emit("icmp eq " + IT + " " + uy + ", " + C(0));
+            const std::string q = emit(std::string(b == "divui" ? "udiv " : "urem ") + IT + " " + ux + ", " + sel(z, C(1), uy));
+            return put(r, sel(z, C(0), W(q)), v);
+        }
+        if (b == "min" || b == "minsi") return put(r, sel(emit("icmp slt " + IT + " " + y + ", " + x), y, x), v);   // std::min(p, q)
+        if (b == "max" || b == "maxsi") return put(r, sel(emit("icmp slt " + IT + " " + x + ", " + y), y, x), v);   // std::max(p, q)
+        if (b == "minui") return put(r, sel(emit("icmp ult " + IT + " " + U(x) + ", " + U(y)), x, y), v);
+        if (b == "maxui") return put(r, sel(emit("icmp ugt " + IT + " " + U(x) + ", " + U(y)), x, y), v);
+        if (b == "shli" || b == "shrsi" || b == "shrui") {
+            const std::string uy = U(y);
+            const std::string big = emit("icmp uge " + IT + " " + uy + ", " + C(bits));
+            const std::string amt = sel(big, C(0), uy);
+            if (b == "shli") return put(r, sel(big, C(0), W(emit("shl " + IT + " " + x + ", " + amt))), v);
+            if (b == "shrsi") {
+                const std::string neg = emit("icmp slt " + IT + " " + x + ", " + C(0));
+                return put(r, sel(big, sel(neg, C(-1), C(0)), emit("ashr " + IT + " " + x + ", " + amt)), v);
+            }
+            return put(r, sel(big, C(0), W(emit("lshr " + IT + " " + U(x) + ", " + amt))), v);
+        }
+        refuse("integer op " + n);
+    }
+
+    void declare_bitcount(const std::string& f, bool v) {
+        const std::string IT = ty("i64", v);
+        declare("declare " + IT + " @llvm." + f + "." + (v ? "v" + std::to_string(N) : std::string()) + "i64(" + IT + ", i1)");
+    }
+
+    // index div/rem: the interpreter's check_div, every mode.
+    void div_checks(const Op& op, const std::string& x, const std::string& y, bool v, const std::string& mask, bool) {
+        const std::string IT = ty("i64", v);
+        const std::string z = emit("icmp eq " + IT + " " + y + ", " + cst("i64", "0", v));
+        bool wgdep = false;
+        for (ValueId o : op.operands) wgdep = wgdep || I(o).wgdep;
+        check(op, z, v, mask, wgdep, [&](const std::string&) { return std::array<std::string, 4>{std::to_string(kDivisionByZero), "0", "0", "0"}; });
+        const std::string nx = emit("icmp slt " + IT + " " + x + ", " + cst("i64", "0", v));
+        const std::string ny = emit("icmp slt " + IT + " " + y + ", " + cst("i64", "0", v));
+        const std::string neg = emit("or " + ty("i1", v) + " " + nx + ", " + ny);
+        check(op, neg, v, mask, wgdep, [&](const std::string&) { return std::array<std::string, 4>{std::to_string(kIndexDivNegative), "0", "0", "0"}; });
+    }
+
+    static int64_t interp_wrap(ScalarKind k, int64_t v) {
+        switch (k) {
+            case ScalarKind::I1: return v & 1;
+            case ScalarKind::I8: return static_cast<int8_t>(v);
+            case ScalarKind::I16: return static_cast<int16_t>(v);
+            case ScalarKind::I32: return static_cast<int32_t>(v);
+            default: return v;
+        }
+    }
+
+    void emit_float(const Op& op, const std::string& b, bool v) {
+        const ValueId r = op.results[0];
+        const ScalarKind k = kind(op.operands.at(0));
+        const std::string ft = reg_type(k);
+        const std::string T = ty(ft, v);
+        const std::string sf = k == ScalarKind::F32 ? "f32" : "f64";
+        auto A = [&](size_t i) { return get_as(op.operands.at(i), v); };
+        const std::string IT = ty("i64", v);
+        auto to_i = [&](const std::string& c) { return emit("zext " + ty("i1", v) + " " + c + " to " + IT); };
+        if (b == "addf") return put(r, emit("fadd " + T + " " + A(0) + ", " + A(1)), v);
+        if (b == "subf") return put(r, emit("fsub " + T + " " + A(0) + ", " + A(1)), v);
+        if (b == "mulf") return put(r, emit("fmul " + T + " " + A(0) + ", " + A(1)), v);
+        if (b == "divf") return put(r, emit("fdiv " + T + " " + A(0) + ", " + A(1)), v);
+        if (b == "negf") return put(r, emit("fneg " + T + " " + A(0)), v);
+        if (b == "absf") return put(r, intrinsic("fabs", ft, v, {A(0)}), v);
+        if (b == "sqrtf") return put(r, intrinsic("sqrt", ft, v, {A(0)}), v);
+        if (b == "floorf") return put(r, intrinsic("floor", ft, v, {A(0)}), v);
+        if (b == "ceilf") return put(r, intrinsic("ceil", ft, v, {A(0)}), v);
+        if (b == "roundf") return put(r, intrinsic("round", ft, v, {A(0)}), v);
+        if (b == "roundevenf") return put(r, intrinsic("roundeven", ft, v, {A(0)}), v);
+        if (b == "copysignf") return put(r, intrinsic("copysign", ft, v, {A(0), A(1)}), v);
+        if (b == "fmaf") return put(r, intrinsic("fma", ft, v, {A(0), A(1), A(2)}), v);
+        if (b == "isnanf") {
+            const std::string x = A(0);
+            return put(r, to_i(emit("fcmp uno " + T + " " + x + ", " + x)), v);
+        }
+        if (b == "isinff" || b == "isfinitef") {
+            const std::string a = intrinsic("fabs", ft, v, {A(0)});
+            const std::string inf = cst(ft, float_lit(k, INFINITY), v);
+            return put(r, to_i(emit(std::string("fcmp ") + (b == "isinff" ? "oeq " : "olt ") + T + " " + a + ", " + inf)), v);
+        }
+        static const std::map<std::string, std::string> lib = {{"expf", "exp"}, {"logf", "log"}, {"tanhf", "tanh"}, {"powf", "pow"},
+                                                                {"remf", "fmod"}, {"minnumf", "fmin"}, {"maxnumf", "fmax"},
+                                                                {"minimumf", "minimum"}, {"maximumf", "maximum"}};
+        auto it = lib.find(b);
+        if (it == lib.end()) refuse("float op scalar." + b);
+        std::vector<std::string> args;
+        for (size_t i = 0; i < op.operands.size(); ++i) args.push_back(A(i));
+        return put(r, math("hrx_loom_" + it->second + "_" + sf, ft, args, v), v);
+    }
+
+    void emit_cast(const Op& op, const std::string& b, bool v) {
+        const ValueId r = op.results[0];
+        const ValueId a = op.operands.at(0);
+        const ScalarKind from = kind(a), to = kind(r);
+        const std::string x = get_as(a, v);
+        const std::string IT = ty("i64", v);
+        if (op.name == "index.cast") {
+            if (to == ScalarKind::Offset && !scalar_is_address(from)) return put(r, uval(from, x, v), v);
+            if (scalar_is_address(to)) return put(r, x, v);
+            return put(r, wrap(to, x, v), v);
+        }
+        if (b == "extsi" || b == "trunci") return put(r, wrap(to, x, v), v);
+        if (b == "extui") return put(r, wrap(to, uval(from, x, v), v), v);
+        if (b == "sitofp" || b == "uitofp") {
+            const std::string src = b[0] == 'u' ? uval(from, x, v) : x;
+            return put(r, emit(std::string(b[0] == 'u' ? "uitofp " : "sitofp ") + IT + " " + src + " to " + ty(reg_type(to), v)), v);
+        }
+        if (b == "fptosi" || b == "fptoui") {
+            const bool u = b[3] == 'u';
+            const int bits = bits_of(to);
+            const double hi = u ? std::ldexp(1.0, bits) : std::ldexp(1.0, bits - 1);
+            const double lo = u ? 0.0 : -std::ldexp(1.0, bits - 1);
+            const std::string DT = ty("double", v);
+            std::string d = from == ScalarKind::F64 ? x : emit("fpext " + ty("float", v) + " " + x + " to " + DT);
+            const std::string tr = intrinsic("trunc", "double", v, {d});
+            const std::string nan = emit("fcmp uno " + DT + " " + tr + ", " + tr);
+            const std::string lov = cst("double", hex_double(lo), v), hiv = cst("double", hex_double(std::nextafter(hi, 0.0)), v);
+            const std::string m1 = emit("select " + ty("i1", v) + " " + emit("fcmp olt " + DT + " " + tr + ", " + lov) + ", " + DT + " " + lov + ", " + DT + " " + tr);
+            const std::string m2 = emit("select " + ty("i1", v) + " " + emit("fcmp olt " + DT + " " + hiv + ", " + m1) + ", " + DT + " " + hiv + ", " + DT + " " + m1);
+            const std::string i = emit(std::string(u ? "fptoui " : "fptosi ") + DT + " " + m2 + " to " + IT);
+            return put(r, emit("select " + ty("i1", v) + " " + nan + ", " + IT + " " + cst("i64", "0", v) + ", " + IT + " " + wrap(to, i, v)), v);
+        }
+        if (b == "extf" || b == "fptrunc") {
+            if (from == to) return put(r, x, v);
+            if (from == ScalarKind::F32 && to == ScalarKind::F64) return put(r, emit("fpext " + ty("float", v) + " " + x + " to " + ty("double", v)), v);
+            if (from == ScalarKind::F64 && to == ScalarKind::F32) return put(r, emit("fptrunc " + ty("double", v) + " " + x + " to " + ty("float", v)), v);
+            refuse("float conversion");
+        }
+        if (b == "bitcast") {
+            const bool ff = scalar_is_float(from), tf = scalar_is_float(to);
+            if (ff && tf) {
+                if (from != to) refuse("bitcast between float types of different widths");
+                return put(r, x, v);
+            }
+            if (ff) {
+                const std::string w = from == ScalarKind::F32 ? "i32" : "i64";
+                const std::string c = emit("bitcast " + ty(reg_type(from), v) + " " + x + " to " + ty(w, v));
+                const std::string e = w == "i32" ? emit("zext " + ty("i32", v) + " " + c + " to " + IT) : c;
+                return put(r, wrap(to, e, v), v);
+            }
+            if (tf) {
+                const std::string w = to == ScalarKind::F32 ? "i32" : "i64";
+                std::string u = uval(from, x, v);
+                if (w == "i32") u = emit("trunc " + IT + " " + u + " to " + ty("i32", v));
+                return put(r, emit("bitcast " + ty(w, v) + " " + u + " to " + ty(reg_type(to), v)), v);
+            }
+            return put(r, wrap(to, x, v), v);
+        }
+        refuse("cast " + op.name);
+    }
+};
+
+}  // namespace
+
+Generated generate(const Specialized& spec, const std::vector<Param>& params, bool folded) {
+    try {
+        Gen g(spec, params, folded);
+        return g.run();
+    } catch (const Refuse& r) {
+        Generated out;
+        out.reason = r.why;
+        return out;
+    } catch (const std::out_of_range&) {
+        Generated out;
+        out.reason = "an op lacks an operand, result or index the generator needs";
+        return out;
+    }
+}
+
+}  // namespace hrx::loom::native
+
+// Math helpers (Note [Native Loom executor]): the functions the interpreter's
+// float_binary / float_unary apply, over arrays. When kernels/fmath.h's
+// array forms land, these are the one place to repoint.
+//
+// fmin/fmax: C leaves fmin(+0, -0) to the implementation, and the
+// interpreter's std::fmin as GCC compiles it at its call sites returns the
+// first operand on such ties while glibc's fminf returns the second (found
+// by test_every_scalar_op_matches_the_interpreter). The native path spells
+// out the interpreter's observed rule: a NaN yields the other operand, a tie
+// the first.
+template <class T>
+static T hrx_tie_first_fmin(T p, T q) {
+    return std::isnan(p) ? q : std::isnan(q) ? p : (q < p ? q : p);
+}
+template <class T>
+static T hrx_tie_first_fmax(T p, T q) {
+    return std::isnan(p) ? q : std::isnan(q) ? p : (p < q ? q : p);
+}
+
+extern "C" {
+#define HRX_LOOM_UNARY(NAME, T, EXPR)                                      \
+    void hrx_loom_##NAME(const T* a, T* o, int64_t n) {                   \
+        for (int64_t i = 0; i < n; ++i) {                                  \
+            const T p = a[i];                                              \
+            o[i] = (EXPR);                                                 \
+        }                                                                  \
+    }
+#define HRX_LOOM_BINARY(NAME, T, EXPR)                                     \
+    void hrx_loom_##NAME(const T* a, const T* b, T* o, int64_t n) {       \
+        for (int64_t i = 0; i < n; ++i) {                                  \
+            const T p = a[i], q = b[i];                                    \
+            o[i] = (EXPR);                                                 \
+        }                                                                  \
+    }
+#define HRX_LOOM_MATH(T, SFX)                                                                                      \
+    HRX_LOOM_UNARY(exp_##SFX, T, std::exp(p))                                                                      \
+    HRX_LOOM_UNARY(log_##SFX, T, std::log(p))                                                                      \
+    HRX_LOOM_UNARY(tanh_##SFX, T, std::tanh(p))                                                                    \
+    HRX_LOOM_BINARY(pow_##SFX, T, std::pow(p, q))                                                                  \
+    HRX_LOOM_BINARY(fmod_##SFX, T, std::fmod(p, q))                                                                \
+    HRX_LOOM_BINARY(fmin_##SFX, T, hrx_tie_first_fmin(p, q))                                                       \
+    HRX_LOOM_BINARY(fmax_##SFX, T, hrx_tie_first_fmax(p, q))                                                       \
+    HRX_LOOM_BINARY(minimum_##SFX, T, std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? p : q) : std::fmin(p, q))) \
+    HRX_LOOM_BINARY(maximum_##SFX, T, std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? q : p) : std::fmax(p, q)))
+HRX_LOOM_MATH(float, f32)
+HRX_LOOM_MATH(double, f64)
+#undef HRX_LOOM_MATH
+#undef HRX_LOOM_BINARY
+#undef HRX_LOOM_UNARY
+}
+
+
+namespace {
+
+using hrx::loom::ScalarKind;
+
+int64_t wrap_k(ScalarKind k, int64_t v) {
+    switch (k) {
+        case ScalarKind::I1: return v & 1;
+        case ScalarKind::I8: return static_cast<int8_t>(v);
+        case ScalarKind::I16: return static_cast<int16_t>(v);
+        case ScalarKind::I32: return static_cast<int32_t>(v);
+        default: return v;
+    }
+}
+
+uint64_t uval_k(ScalarKind k, int64_t v) {
+    const int b = k == ScalarKind::I1 ? 1 : hrx::loom::scalar_bits(k);
+    return b >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << b) - 1);
+}
+
+// One step of a reduction (the interpreter's red_step), kinds in the order
+// the generator numbers them.
+void red_step(int64_t kind, ScalarKind k, int64_t& ai, double& af, int64_t bi, double bf) {
+    const bool f32 = k == ScalarKind::F32;
+    auto U = [k](int64_t v) { return uval_k(k, v); };
+    switch (kind) {
+        case 0: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af + bf) : af + bf) : void(ai = wrap_k(k, static_cast<int64_t>(static_cast<uint64_t>(ai) + static_cast<uint64_t>(bi)))); break;
+        case 1: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af * bf) : af * bf) : void(ai = wrap_k(k, static_cast<int64_t>(static_cast<uint64_t>(ai) * static_cast<uint64_t>(bi)))); break;
+        case 2: ai &= bi; break;
+        case 3: ai |= bi; break;
+        case 4: ai ^= bi; break;
+        case 5: ai = std::min(ai, bi); break;
+        case 6: ai = std::max(ai, bi); break;
+        case 7: ai = U(ai) <= U(bi) ? ai : bi; break;
+        case 8: ai = U(ai) >= U(bi) ? ai : bi; break;
+        case 9: af = hrx_tie_first_fmin(af, bf); break;
+        case 10: af = hrx_tie_first_fmax(af, bf); break;
+        case 11: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? af : bf) : std::fmin(af, bf)); break;
+        default: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? bf : af) : std::fmax(af, bf)); break;
+    }
+}
+
+}  // namespace
+
+// Subgroup collectives over one chunk (= one subgroup) of n lanes, as the
+// interpreter's sg_reduce / sg_broadcast / sg_shuffle / sg_vote do them.
+extern "C" {
+void hrx_loom_sg_reduce(int64_t kind, int64_t elem, const void* vals, const uint8_t* mask, int64_t n, int64_t cluster, void* out) {
+    const ScalarKind k = static_cast<ScalarKind>(elem);
+    auto get = [&](int64_t l, int64_t& i, double& f) {
+        if (k == ScalarKind::F32) f = static_cast<const float*>(vals)[l];
+        else if (k == ScalarKind::F64) f = static_cast<const double*>(vals)[l];
+        else i = static_cast<const int64_t*>(vals)[l];
+    };
+    for (int64_t l0 = 0; l0 < n; l0 += cluster) {
+        int64_t ai = 0;
+        double af = 0;
+        bool first = true;
+        for (int64_t l = l0; l < std::min(n, l0 + cluster); ++l) {
+            if (!mask[l]) continue;
+            int64_t bi = 0;
+            double bf = 0;
+            get(l, bi, bf);
+            if (first) {
+                ai = bi;
+                af = bf;
+                first = false;
+                continue;
+            }
+            red_step(kind, k, ai, af, bi, bf);
+        }
+        for (int64_t l = l0; l < std::min(n, l0 + cluster); ++l) {
+            if (k == ScalarKind::F32) static_cast<float*>(out)[l] = static_cast<float>(af);
+            else if (k == ScalarKind::F64) static_cast<double*>(out)[l] = af;
+            else static_cast<int64_t*>(out)[l] = ai;
+        }
+    }
+}
+
+void hrx_loom_sg_broadcast(int64_t first, int64_t es, const void* vals, const int64_t* src, const uint8_t* mask, int64_t n, int64_t live,
+                           void* out) {
+    const int64_t end = std::min(n, live);
+    int64_t s = -1;
+    if (first) {
+        for (int64_t l = 0; l < end; ++l)
+            if (mask[l]) {
+                s = l;
+                break;
+            }
+    } else {
+        s = src[0];
+    }
+    if (s < 0 || s >= end) s = 0;
+    for (int64_t l = 0; l < n; ++l)
+        std::memcpy(static_cast<uint8_t*>(out) + l * es, static_cast<const uint8_t*>(vals) + s * es, static_cast<size_t>(es));
+}
+
+void hrx_loom_sg_shuffle(int64_t mode, int64_t es, const void* vals, const int64_t* arg, const uint8_t* mask, int64_t n, int64_t sg,
+                         void* out, int64_t* ok) {
+    for (int64_t l = 0; l < n; ++l) {
+        const int64_t a = arg[l];
+        int64_t src = mode == 0 ? (l ^ a) : mode == 1 ? l - a : mode == 2 ? l + a : a;
+        const bool valid = src >= 0 && src < sg && src < n && mask[src];
+        if (!valid) src = l;
+        ok[l] = valid;
+        std::memcpy(static_cast<uint8_t*>(out) + l * es, static_cast<const uint8_t*>(vals) + src * es, static_cast<size_t>(es));
+    }
+}
+
+void hrx_loom_sg_vote(int64_t mode, int64_t rk, const int64_t* c, const uint8_t* mask, int64_t n, int64_t* out) {
+    uint64_t bits = 0;
+    int64_t count = 0;
+    bool all = true, any = false;
+    for (int64_t l = 0; l < n; ++l) {
+        if (!mask[l]) continue;
+        const bool b = c[l] != 0;
+        if (b && l < 64) bits |= uint64_t{1} << l;
+        count += b;
+        all = all && b;
+        any = any || b;
+    }
+    const ScalarKind k = static_cast<ScalarKind>(rk);
+    const int64_t r = mode == 0 ? wrap_k(k, static_cast<int64_t>(bits)) : mode == 1 ? wrap_k(k, count) : mode == 2 ? all : any;
+    for (int64_t l = 0; l < n; ++l) out[l] = r;
+}
+}
+
+namespace hrx::loom::native {
+
+std::map<std::string, uint64_t> native_symbols() {
+    std::map<std::string, uint64_t> m;
+#define HRX_SYM(NAME) m["hrx_loom_" #NAME] = reinterpret_cast<uint64_t>(&hrx_loom_##NAME);
+#define HRX_SYMS(SFX) HRX_SYM(exp_##SFX) HRX_SYM(log_##SFX) HRX_SYM(tanh_##SFX) HRX_SYM(pow_##SFX) HRX_SYM(fmod_##SFX) \
+    HRX_SYM(fmin_##SFX) HRX_SYM(fmax_##SFX) HRX_SYM(minimum_##SFX) HRX_SYM(maximum_##SFX)
+    HRX_SYMS(f32)
+    HRX_SYMS(f64)
+    m["hrx_loom_sg_reduce"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_reduce);
+    m["hrx_loom_sg_broadcast"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_broadcast);
+    m["hrx_loom_sg_shuffle"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_shuffle);
+    m["hrx_loom_sg_vote"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_vote);
+#undef HRX_SYMS
+#undef HRX_SYM
+    return m;
+}
+
+}  // namespace hrx::loom::native

@@ -1,0 +1,588 @@
+"""The native Loom executor (Note [Native Loom executor]) against the interpreter.
+
+Every Loom GPU kernel of the test suite (tests/loom_programs.py, the Loom sources inside
+tests/test_loom_*.py, src/hrxarray/programs/*.loom, the examples) runs under both executors on
+the same inputs, and the output bytes (or the ExecutionError text) must be equal. Kernels the
+native path does not compile are skipped with the reason it gave (``pytest -rs`` lists them).
+Also: the disk cache (a second process loads instead of compiling), out-of-bounds errors
+through native code, and checked mode staying on the interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hrxarray as hx
+from hrxarray._core import loom as _l
+
+pytest.importorskip("llvmlite")
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+
+
+def _sources_in_python(path: Path) -> list[str]:
+    """The string literals of a Python file that hold a Loom GPU kernel."""
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return []
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and "kernel.def" in n.value and "launch(" in n.value]
+
+
+def _collect() -> list[tuple[str, str, str]]:
+    """(origin, source, symbol) for every kernel.def the suite's Loom sources define."""
+    found: list[tuple[str, str]] = []
+    for p in [HERE / "loom_programs.py", *sorted(HERE.glob("test_loom_*.py")), *sorted((ROOT / "examples").glob("*.py"))]:
+        if p.name == Path(__file__).name:
+            continue
+        found += [(p.name, s) for s in _sources_in_python(p)]
+    found += [(p.name, p.read_text()) for p in sorted((ROOT / "src" / "hrxarray" / "programs").glob("*.loom"))]
+    out, seen = [], set()
+    for origin, src in found:
+        for sym in re.findall(r"kernel\.def\b[^\n{]*?@([A-Za-z_][\w.\-]*)\s*\(", src):
+            if (src, sym) in seen:
+                continue
+            seen.add((src, sym))
+            out.append((origin, src, sym))
+    return out
+
+
+PROGRAMS = _collect()
+OUTCOMES: dict = {}
+CANDIDATES = (1000, 256, 64, 4096, 16, 1)
+
+
+def _setup(art):
+    """Workload slots, scalars and the contract of a small launch, or None when none fits."""
+    params = art.manifest["functions"][0]["parameters"]
+    for count in CANDIDATES:
+        try:
+            lc = art.launch_config(*([count] * _workload_arity(art)))
+            items = np.prod(lc.workgroups) * np.prod(lc.workgroup_size)
+            if items > 1 << 21:
+                continue
+            scalars = {}
+            for p in params:
+                if p["kind"] != "constant":
+                    continue
+                scalars[p["name"]] = 1.25 if p["type"].startswith(("f", "bf")) else count
+            contract = art.contract_for(**scalars)
+            return [count] * _workload_arity(art), scalars, contract
+        except (ValueError, TypeError, hx.HrxError):
+            continue
+    return None
+
+
+def _workload_arity(art) -> int:
+    try:
+        art.launch_config()
+        return 0
+    except (ValueError, TypeError, hx.HrxError) as e:
+        m = re.search(r"takes (\d+) workload", str(e))
+        return int(m.group(1)) if m else 0
+
+
+def _inputs(contract, seed=0):
+    rng = np.random.default_rng(seed)
+    bufs = []
+    for b in contract.bindings:
+        n = max(int(b.bytes), 16)
+        layout = b.layout
+        if "xf32" in layout:
+            a = rng.uniform(-4, 4, size=(n + 3) // 4).astype(np.float32).view(np.uint8)
+        elif "xf64" in layout:
+            a = rng.uniform(-4, 4, size=(n + 7) // 8).view(np.uint8)
+        elif "xi32" in layout or "xindex" in layout:
+            a = rng.integers(0, 64, size=(n + 3) // 4, dtype=np.int32).view(np.uint8)
+        else:
+            a = rng.integers(0, 256, size=n, dtype=np.uint8)
+        bufs.append(np.ascontiguousarray(a[:n]))
+    return bufs
+
+
+def _run(art, bufs, consts, workload, interpret):
+    mine = [b.copy() for b in bufs]
+    try:
+        _l._run_artifact(art, mine, consts, workload, interpret=interpret)
+    except Exception as e:  # compared as text: both executors must fail alike
+        return ("error", type(e).__name__, str(e))
+    return ("ok", [m.tobytes() for m in mine])
+
+
+def _compile(source, symbol):
+    """The artifact, binding 64 to each config key the program lacks (or skip)."""
+    config: dict = {}
+    for _ in range(8):
+        try:
+            return hx.loom.compile(source, symbol, target="gfx1151", config=config)
+        except (hx.loom.LoomError, ValueError, TypeError, hx.HrxError) as e:
+            m = re.search(r"config key '@([\w.\-]+)' has no value", str(e))
+            if not m or m.group(1) in config:
+                pytest.skip(f"does not compile: {str(e).splitlines()[0][:100]}")
+            config[m.group(1)] = 64
+    pytest.skip("does not compile: too many config keys")
+
+
+@pytest.mark.parametrize("origin,source,symbol", PROGRAMS,
+                         ids=[f"{o}:{s}:{i}" for i, (o, _, s) in enumerate(PROGRAMS)])
+def test_native_equals_interpreter(origin, source, symbol):
+    art = _compile(source, symbol)
+    # The generator's IR must always compile: a failure there is a bug, not a refusal.
+    assert "native compilation failed" not in art.executor_reason
+    if art.executor != "native":
+        pytest.skip(f"interpreted: {art.executor_reason}")
+    setup = _setup(art)
+    if setup is None:
+        pytest.skip("no small launch found for its workload")
+    workload, scalars, contract = setup
+    bufs = _inputs(contract)
+    consts = art.pack_constants(**scalars)
+    want = _run(art, bufs, consts, workload, interpret=True)
+    got = _run(art, bufs, consts, workload, interpret=False)
+    assert got == want
+    OUTCOMES[f"{origin}:{symbol}"] = want[0] if want[0] == "ok" else want[2]
+
+
+def test_collection_finds_the_suites_kernels():
+    origins = {o for o, _, _ in PROGRAMS}
+    assert "loom_programs.py" in origins and "elementwise.loom" in origins and len(PROGRAMS) >= 10
+
+
+# --- focused programs --------------------------------------------------------------------
+
+COPY = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("copy") @copy(%count: index) {
+  %one = index.constant 1 : index
+  %width = index.constant 64 : index
+  %groups = index.constant 4 : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%width, %one, %one) : index
+} launch(%count: index, %x: buffer, %y: buffer) {
+  %width = index.constant 64 : index
+  %origin = index.constant 0 : offset
+  %item = kernel.workitem.id<x> : index
+  %group = kernel.workgroup.id<x> : index
+  %first = index.mul %group, %width : index
+  %i = index.add %first, %item : index
+  %xs = buffer.view %x[%origin] : buffer -> view<[%count]xf32>
+  %ys = buffer.view %y[%origin] : buffer -> view<[%count]xf32>
+  %v = view.load %xs[%i] : view<[%count]xf32> -> f32
+  view.store %v, %ys[%i] : f32, view<[%count]xf32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("count,size", [(200, 256), (256, 200)])
+def test_out_of_bounds_raises_the_interpreters_error(count, size):
+    art = hx.loom.compile(COPY, "copy", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.arange(size, dtype=np.float32).view(np.uint8)
+    consts = art.pack_constants(count=count)
+    want = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=True)
+    got = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=False)
+    assert want[0] == "error" and want[1] == "ExecutionError"
+    assert "16:8: view.load" in want[2] and "workgroup (3, 0, 0), work-item (8, 0, 0)" in want[2], want[2]
+    assert got == want
+
+
+def test_checked_mode_interprets():
+    from loom_programs import SCALE_F32
+
+    art = hx.loom.compile(SCALE_F32, "scale_f32", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.ones(256, np.float32).view(np.uint8)
+    consts = art.pack_constants(count=256, alpha=float("nan"))
+    # The native code runs without checks; checked mode reports the broken assumption.
+    _l._run_artifact(art, [x, np.zeros_like(x)], consts, [256])
+    with pytest.raises(hx.ExecutionError, match="finite"):
+        _l._run_artifact(art, [x, np.zeros_like(x)], consts, [256], checked=True)
+
+
+CACHE_PROBE = """
+import json, sys
+sys.path.insert(0, {tests!r})
+import hrxarray as hx
+from hrxarray import _loom_native
+from loom_programs import AXPY_F32
+art = hx.loom.compile(AXPY_F32, "axpy_f32", target="gfx1151")
+print(json.dumps({{"executor": art.executor, "compiled": _loom_native.stats["compiled"],
+                  "hits": _loom_native.stats["cache_hits"]}}))
+"""
+
+
+def test_second_process_loads_from_the_disk_cache(tmp_path):
+    env = dict(os.environ, HRXARRAY_LOOM_NATIVE_CACHE=str(tmp_path / "cache"))
+    env.pop("HRXARRAY_LOOM_NATIVE", None)
+    code = CACHE_PROBE.format(tests=str(HERE))
+
+    def probe():
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first = probe()
+    assert first == {"executor": "native", "compiled": 1, "hits": 0}
+    assert len(list((tmp_path / "cache").glob("*.o"))) == 1
+    second = probe()
+    assert second == {"executor": "native", "compiled": 0, "hits": 1}
+
+
+def test_disabled_by_environment(tmp_path):
+    env = dict(os.environ, HRXARRAY_LOOM_NATIVE="0", HRXARRAY_LOOM_NATIVE_CACHE=str(tmp_path))
+    code = ("import hrxarray as hx, sys; sys.path.insert(0, %r); from loom_programs import AXPY_F32; "
+            "a = hx.loom.compile(AXPY_F32, 'axpy_f32', target='gfx1151'); print(a.executor, '|', a.executor_reason)") % str(HERE)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "interpreter | disabled by HRXARRAY_LOOM_NATIVE=0"
+
+
+def test_refused_program_names_its_reason():
+    src = COPY.replace("view<[%count]xf32>", "view<[%count]xbf16>").replace("-> f32", "-> bf16").replace("%v, %ys[%i] : f32", "%v, %ys[%i] : bf16")
+    art = hx.loom.compile(src, "copy", target="gfx1151")
+    assert art.executor == "interpreter"
+    assert "bf16" in art.executor_reason
+
+
+# Subgroup collectives over a workgroup of 48 (one full subgroup, one partial), under a
+# varying mask, with an f32 sum whose bits depend on the order of the additions.
+SUBGROUPS = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("sgmix") @sgmix() {
+  %one = index.constant 1 : index
+  %w = index.constant 48 : index
+  %g = index.constant 3 : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %t = kernel.workitem.id<x> : index
+  %wg = kernel.workgroup.id<x> : index
+  %w = index.constant 48 : index
+  %i = index.madd %wg, %w, %t : index
+  %xv = buffer.view %x[%z] : buffer -> view<144xf32>
+  %ov = buffer.view %out[%z] : buffer -> view<144x6xf32>
+  %v = view.load %xv[%i] : view<144xf32> -> f32
+  %t32 = index.cast %t : index to i32
+  %c3 = scalar.constant 3 : i32
+  %r = scalar.remsi %t32, %c3 : i32
+  %zero = scalar.constant 0 : i32
+  %keep = scalar.cmpi ne, %r, %zero : i32
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c2 = index.constant 2 : index
+  %c3i = index.constant 3 : index
+  %c4 = index.constant 4 : index
+  %c5 = index.constant 5 : index
+  scf.if %keep {
+    %s = kernel.subgroup.reduce<add> %v : f32
+    %m = kernel.subgroup.reduce<maxnumf> %v {cluster_size = 8} : f32
+    %two = scalar.constant 2 : i32
+    %d, %dok = kernel.subgroup.shuffle<down> %v, %two : f32, i32 -> f32, i1
+    %f = kernel.subgroup.broadcast.first %v : f32 -> f32
+    %p = scalar.cmpf olt, %v, %f : f32
+    %bal = kernel.subgroup.ballot %p : i1 -> i32
+    %balf = scalar.sitofp %bal : i32 to f32
+    %okf = scalar.uitofp %dok : i1 to f32
+    view.store %s, %ov[%i, %c0] : f32, view<144x6xf32>
+    view.store %m, %ov[%i, %c1] : f32, view<144x6xf32>
+    view.store %d, %ov[%i, %c2] : f32, view<144x6xf32>
+    view.store %f, %ov[%i, %c3i] : f32, view<144x6xf32>
+    view.store %balf, %ov[%i, %c4] : f32, view<144x6xf32>
+    view.store %okf, %ov[%i, %c5] : f32, view<144x6xf32>
+  }
+  kernel.return
+}
+"""
+
+
+def test_subgroup_collectives_match_the_interpreter():
+    art = hx.loom.compile(SUBGROUPS, "sgmix", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(144) * 1e4).astype(np.float32)
+    x[40] = np.nan  # in the second subgroup: its maxima and sums carry it
+    bufs = [x.view(np.uint8), np.zeros(144 * 6 * 4, np.uint8)]
+    want = _run(art, bufs, b"", [], interpret=True)
+    got = _run(art, bufs, b"", [], interpret=False)
+    assert want[0] == "ok" and got == want
+    out = np.frombuffer(want[1][1], np.float32).reshape(144, 6)
+    # An independent check of one value: lanes 1, 2, 4, 5, ... of the first subgroup, summed in order.
+    lanes = [t for t in range(32) if t % 3]
+    acc = np.float32(x[lanes[0]])
+    for t in lanes[1:]:
+        acc = np.float32(acc + x[t])
+    assert np.array_equal(out[1, 0], acc, equal_nan=True)
+
+
+# --- every scalar op the generator lowers, on Hypothesis-chosen values -------------------
+
+INT_BIN = ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "minsi", "maxsi", "minui", "maxui",
+           "andi", "ori", "xori", "shli", "shrsi", "shrui"]
+INT_UN = ["negi", "absi", "ctpopi", "ctlzi", "cttzi"]
+ICMP = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+FLT_BIN = ["addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf"]
+FLT_UN = ["negf", "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf"]
+FCMP = ["oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une", "ult", "ule", "ugt", "uge"]
+ITEMS = 256
+
+
+def _ops_kernel(t: str) -> tuple[str, int]:
+    """A kernel applying every op to lane i's inputs a[i], b[i]; results as i64 columns (and t columns)."""
+    flt = t.startswith("f")
+    lines, icol, fcol = [], 0, 0
+
+    def store_i(v, ty):
+        nonlocal icol
+        if ty != "i64":
+            ext = "extui" if ty == "i1" else "extsi"
+            lines.append(f"  %w{icol} = scalar.{ext} {v} : {ty} to i64")
+            v = f"%w{icol}"
+        lines.append(f"  %ci{icol} = index.constant {icol} : index")
+        lines.append(f"  view.store {v}, %oi[%i, %ci{icol}] : i64, view<{ITEMS}x64xi64>")
+        icol += 1
+
+    def store_f(v):
+        nonlocal fcol
+        lines.append(f"  %cf{fcol} = index.constant {fcol} : index")
+        lines.append(f"  view.store {v}, %of[%i, %cf{fcol}] : {t}, view<{ITEMS}x64x{t}>")
+        fcol += 1
+
+    n = 0
+
+    def new():
+        nonlocal n
+        n += 1
+        return f"%r{n}"
+
+    if not flt:
+        src = "i64"
+        lines.append(f"  %a64 = view.load %av[%i] : view<{ITEMS}xi64> -> i64")
+        lines.append(f"  %b64 = view.load %bv[%i] : view<{ITEMS}xi64> -> i64")
+        if t == "i64":
+            lines += ["  %a = scalar.addi %a64, %zero64 : i64", "  %b = scalar.addi %b64, %zero64 : i64"]
+        else:
+            lines += [f"  %a = scalar.trunci %a64 : i64 to {t}", f"  %b = scalar.trunci %b64 : i64 to {t}"]
+        for op in INT_BIN:
+            r = new(); lines.append(f"  {r} = scalar.{op} %a, %b : {t}"); store_i(r, t)
+        for op in INT_UN:
+            r = new(); lines.append(f"  {r} = scalar.{op} %a : {t}"); store_i(r, t)
+        for p in ICMP:
+            r = new(); lines.append(f"  {r} = scalar.cmpi {p}, %a, %b : {t}"); store_i(r, "i1")
+        for conv, to in (("sitofp", "f32"), ("uitofp", "f32"), ("sitofp", "f64"), ("uitofp", "f64")):
+            r = new(); lines.append(f"  {r} = scalar.{conv} %a : {t} to {to}")
+            bits = "i32" if to == "f32" else "i64"
+            q = new(); lines.append(f"  {q} = scalar.bitcast {r} : {to} to {bits}"); store_i(q, bits)
+        if t != "i64":
+            r = new(); lines.append(f"  {r} = scalar.extui %a : {t} to i64"); store_i(r, "i64")
+    else:
+        src = t
+        lines.append(f"  %a = view.load %av[%i] : view<{ITEMS}x{t}> -> {t}")
+        lines.append(f"  %b = view.load %bv[%i] : view<{ITEMS}x{t}> -> {t}")
+        for op in FLT_BIN:
+            r = new(); lines.append(f"  {r} = scalar.{op} %a, %b : {t}"); store_f(r)
+        for op in FLT_UN:
+            r = new(); lines.append(f"  {r} = scalar.{op} %a : {t}"); store_f(r)
+        r = new(); lines.append(f"  {r} = scalar.fmaf %a, %b, %a : {t}"); store_f(r)
+        for p in FCMP:
+            r = new(); lines.append(f"  {r} = scalar.cmpf {p}, %a, %b : {t}"); store_i(r, "i1")
+        for op in ("isnanf", "isinff", "isfinitef"):
+            r = new(); lines.append(f"  {r} = scalar.{op} %a : {t}"); store_i(r, "i1")
+        for conv, to in (("fptosi", "i32"), ("fptosi", "i8"), ("fptosi", "i64"), ("fptoui", "i32"), ("fptoui", "i16"), ("fptoui", "i64")):
+            r = new(); lines.append(f"  {r} = scalar.{conv} %a : {t} to {to}"); store_i(r, to)
+        other = "f64" if t == "f32" else "f32"
+        r = new(); lines.append(f"  {r} = scalar.{'extf' if t == 'f32' else 'fptrunc'} %a : {t} to {other}")
+        bits = "i32" if other == "f32" else "i64"
+        q = new(); lines.append(f"  {q} = scalar.bitcast {r} : {other} to {bits}"); store_i(q, bits)
+    head = f"""\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("ops_{t}") @ops_{t}() {{
+  %one = index.constant 1 : index
+  %w = index.constant 64 : index
+  %g = index.constant 4 : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+}} launch(%x: buffer, %y: buffer, %oib: buffer, %ofb: buffer) {{
+  %z = index.constant 0 : offset
+  %zero64 = scalar.constant 0 : i64
+  %i = kernel.workitem.dispatch.id<x> : index
+  %av = buffer.view %x[%z] : buffer -> view<{ITEMS}x{src}>
+  %bv = buffer.view %y[%z] : buffer -> view<{ITEMS}x{src}>
+  %oi = buffer.view %oib[%z] : buffer -> view<{ITEMS}x64xi64>
+  %of = buffer.view %ofb[%z] : buffer -> view<{ITEMS}x64x{'f32' if not flt else t}>
+"""
+    return head + "\n".join(lines) + "\n  kernel.return\n}\n", icol
+
+
+from hypothesis import given, settings, HealthCheck, strategies as st  # noqa: E402
+
+_INTS = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from([0, 1, -1, 2**31, -(2**31), 2**63 - 1, -(2**63), 7, 64, 255]))
+
+
+@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64", "f32", "f64"])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_scalar_op_matches_the_interpreter(t, data):
+    src, _ = _ops_kernel(t)
+    art = hx.loom.compile(src, f"ops_{t}", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    if t.startswith("f"):
+        dt = np.float32 if t == "f32" else np.float64
+        fl = st.floats(width=32 if t == "f32" else 64, allow_nan=True, allow_infinity=True, allow_subnormal=True)
+        a = np.array(data.draw(st.lists(fl, min_size=32, max_size=32)), dtype=dt)
+        b = np.array(data.draw(st.lists(fl, min_size=32, max_size=32)), dtype=dt)
+        a = np.resize(a, ITEMS)
+        b = np.concatenate([np.roll(b, k) for k in range(ITEMS // 32)])
+    else:
+        dt = np.int64
+        a = np.array(data.draw(st.lists(_INTS, min_size=32, max_size=32)), dtype=dt)
+        b = np.array(data.draw(st.lists(_INTS, min_size=32, max_size=32)), dtype=dt)
+        a = np.resize(a, ITEMS)
+        b = np.concatenate([np.roll(b, k) for k in range(ITEMS // 32)])
+    fsize = 8 if t == "f64" else 4
+    bufs = [a.view(np.uint8), b.view(np.uint8), np.zeros(ITEMS * 64 * 8, np.uint8), np.zeros(ITEMS * 64 * fsize, np.uint8)]
+    want = _run(art, bufs, b"", [], interpret=True)
+    got = _run(art, bufs, b"", [], interpret=False)
+    assert want[0] == "ok" and got[0] == "ok"
+    # NaN payloads are the one difference allowed (Note [Native Loom executor]): LLVM may
+    # commute a float op's operands, and the payload of a NaN result follows the operand order.
+    def canonical(raw, k):
+        if k != 3:
+            return raw
+        v = np.frombuffer(raw, np.float64 if t == "f64" else np.float32).copy()
+        v[np.isnan(v)] = np.nan
+        return v.tobytes()
+    want = ("ok", [canonical(w, k) for k, w in enumerate(want[1])])
+    got = ("ok", [canonical(g, k) for k, g in enumerate(got[1])])
+    for k, (w, g) in enumerate(zip(want[1], got[1])):
+        if w != g:
+            width = 8 if k == 2 else fsize
+            wv, gv = np.frombuffer(w, f"u{width}").reshape(ITEMS, 64), np.frombuffer(g, f"u{width}").reshape(ITEMS, 64)
+            bad = np.argwhere(wv != gv)[0]
+            pytest.fail(f"binding {k}: lane {bad[0]} column {bad[1]}: interpreter {wv[tuple(bad)]:#x}, native {gv[tuple(bad)]:#x}; "
+                        f"inputs {a[bad[0]]!r}, {b[bad[0]]!r}")
+
+
+# Workgroup memory and barriers (phase 3): a tree reduction whose barrier sits in a uniform
+# scf.for, over workgroups of 96 (six chunks of 16 lanes);
+# %spill indexes one past the workgroup array when set, to check the out-of-bounds text.
+TREE = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("tree") @tree(%groups: index) {
+  %one = index.constant 1 : index
+  %w = index.constant 96 : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%spill: index, %x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c2 = index.constant 2 : index
+  %c7 = index.constant 7 : index
+  %w = index.constant 96 : index
+  %bytes = index.constant 512 : offset
+  %t = kernel.workitem.id<x> : index
+  %g = kernel.workgroup.id<x> : index
+  %i = index.madd %g, %w, %t : index
+  %xv = buffer.view %x[%z] : buffer -> view<1024xf32>
+  %ov = buffer.view %out[%z] : buffer -> view<16xf32>
+  %lds = buffer.alloca<workgroup> align(16) %bytes : buffer
+  %lv = buffer.view %lds[%z] : buffer -> view<160xf32>
+  %v = view.load %xv[%i] : view<1024xf32> -> f32
+  %at = index.add %t, %spill : index
+  view.store %v, %lv[%at] : f32, view<160xf32>
+  %zero = scalar.constant 0.0 : f32
+  kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)
+  scf.for %k = [%c0 to %c7 step %c1] {
+    %s = index.sub %c7, %k : index
+    %span = index.shli %c1, %s : index
+    %half = index.div %span, %c2 : index
+    %lo = index.cmp ult, %t, %half : index
+    %partner = index.add %t, %half : index
+    %real = index.cmp ult, %partner, %w : index
+    kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)
+    scf.if %lo {
+      %a = view.load %lv[%t] : view<160xf32> -> f32
+      %b = scf.if %real -> (f32) {
+        %p = view.load %lv[%partner] : view<160xf32> -> f32
+        scf.yield %p : f32
+      } else {
+        scf.yield %zero : f32
+      }
+      %sum = scalar.addf %a, %b : f32
+      view.store %sum, %lv[%t] : f32, view<160xf32>
+    }
+  }
+  kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)
+  %first = index.cmp eq, %t, %c0 : index
+  scf.if %first {
+    %r = view.load %lv[%c0] : view<160xf32> -> f32
+    view.store %r, %ov[%g] : f32, view<16xf32>
+  }
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("spill", [0, 40])
+def test_barriers_and_workgroup_memory_match_the_interpreter(spill):
+    art = hx.loom.compile(TREE, "tree", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(1024).astype(np.float32)
+    bufs = [x.view(np.uint8), np.zeros(64, np.uint8)]
+    consts = art.pack_constants(spill=spill)
+    want = _run(art, bufs, consts, [10], interpret=True)
+    got = _run(art, bufs, consts, [10], interpret=False)
+    assert got == want
+    if spill:
+        assert want[0] == "error" and "outside buffer.alloca<workgroup> at 19:10 of 512 bytes" in want[2], want[2]
+        return
+    # Independent: the same pairwise tree in NumPy float32.
+    out = np.frombuffer(want[1][1], np.float32)
+    for g in range(10):
+        a = np.concatenate([x[96 * g:96 * g + 96], np.zeros(32, np.float32)])
+        for k in range(7):
+            half = (1 << (7 - k)) // 2
+            a[:half] = a[:half] + np.where(np.arange(half) + half < 96, a[half:2 * half], np.float32(0))
+        assert out[g] == a[0]
+
+
+def test_builtin_gpu_kernels_start_native_once_compiled():
+    # hx.kernels.gpu plans the built-in in C++ on every load; the registry of compiled IR
+    # makes those plans native once the built-in sources were compiled in this process.
+    from importlib import resources
+
+    from hrxarray import _loom_native, kernels
+
+    text = resources.files("hrxarray").joinpath("programs", "elementwise.loom").read_text()
+    kernels.gpu("add_f32", elements=16, delta=1.0)
+    assert _l._plan_executor(text, "add_f32", "gfx1151") == "native"
+    assert _l._plan_executor(text, "transform_i32", "gfx1151") == "native"
+    # euler_bf16 computes in bf16, which the generator refuses.
+    assert _l._plan_executor(text, "euler_bf16", "gfx1151") == "interpreter"
+    assert "bf16" in hx.loom.compile(text, "euler_bf16", target="gfx1151").executor_reason
+
+
+@pytest.mark.parametrize("width,groups", [(1, 256), (3, 86), (5, 52)])
+def test_folded_chunks_across_workgroups_name_the_same_lane(width, groups):
+    # Workgroups narrower than a chunk share one; the failing lane's workgroup and work-item
+    # must still be named as the interpreter names them.
+    src = COPY.replace("%width = index.constant 64", f"%width = index.constant {width}").replace(
+        "%groups = index.constant 4", f"%groups = index.constant {groups}")
+    art = hx.loom.compile(src, "copy", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.arange(256, dtype=np.float32).view(np.uint8)
+    for count in (256 if width * groups <= 256 else 200, 200):
+        consts = art.pack_constants(count=count)
+        want = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=True)
+        got = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=False)
+        assert got == want
+    assert want[0] == "error" and f"workgroup ({200 // width}, 0, 0), work-item ({200 % width}, 0, 0)" in want[2]
