@@ -369,12 +369,12 @@ def test_geluf_variants_and_scale():
     assert 0 < np.abs(erf[:7] - tanh[:7]).max() < 1e-3
     # logistic: x * logistic(scale * x), scale 1.702 unless given.
     got = run_op("geluf<logistic>", "f32", x)
-    assert np.allclose(got[:7], (d / (1 + np.exp(-1.702 * d)))[:7], rtol=1e-6, atol=0)
+    assert np.allclose(got[:7], d[:7] / (1 + np.exp(-1.702 * d[:7])), rtol=1e-6, atol=0)
     assert got[7] == 0 and np.signbit(got[7]) and got[8] == np.inf
     src = kernel_source("geluf<logistic>", "f32", 1, False).replace(
         "scalar.geluf<logistic> %a0 : f32", "scalar.geluf<logistic> %a0 {scale = 2.5} : f32")
     got = hx.to_numpy(hx.loom.ufunc(src, "k")(x))
-    assert np.allclose(got[:7], (d / (1 + np.exp(-2.5 * d)))[:7], rtol=1e-6, atol=0)
+    assert np.allclose(got[:7], d[:7] / (1 + np.exp(-2.5 * d[:7])), rtol=1e-6, atol=0)
 
 
 def test_rounding_ties_and_remf_and_signf():
