@@ -224,7 +224,7 @@ def inputs(ty, lo, hi, n, rng, edges=True):
 
 
 def ulp_diff(got, want, ty):
-    """Distance in ulps of ty between two arrays of ty (NaN = NaN; signed zeros differ by one step)."""
+    """Distance in ulps of ty between two arrays of ty (NaN = NaN; a zero of the other sign is far)."""
     it = INT_OF[ty]
     bits = 8 * np.dtype(it).itemsize
 
@@ -233,8 +233,10 @@ def ulp_diff(got, want, ty):
         return np.where(i < 0, -(i & ((1 << (bits - 1)) - 1)) - 1, i)
 
     d = np.abs(ordered(got) - ordered(want))
-    both_nan = np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
-    return np.where(both_nan, 0, d)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    # A zero of the wrong sign is wrong however close: count it as far away.
+    d = np.where((g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w)), 1 << 20, d)
+    return np.where(np.isnan(g) & np.isnan(w), 0, d)
 
 
 def check(op, ty, got, want, exact, args):

@@ -306,7 +306,8 @@ inline float sin(float x) {
     const unsigned q = detail::quadrant(kd);
     const double s = detail::sin_poly(r), c = detail::cos_poly(r);
     const double v = (q & 1) ? c : s;
-    return static_cast<float>((q & 2) ? -v : v);
+    const float r2 = static_cast<float>((q & 2) ? -v : v);
+    return x == 0 ? x : r2;  // sin(-0) is -0, which the polynomial's r + r z p turns into +0
 }
 inline float cos(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::cos_big(x);
