@@ -385,8 +385,9 @@ double hypot(double x, double y) {
 }
 
 // ---------------------------------------------------------------- array forms
-// Each loop is compiled twice on x86-64: for the baseline and for AVX2 (no
-// FMA: the bits stay those of the scalar functions), chosen once per process.
+// Each loop is compiled three times on x86-64: for the baseline, AVX2 and
+// AVX-512 (no FMA, and -ffp-contract=off: the bits stay those of the scalar
+// functions), the widest the host has chosen once per process.
 // sin and cos run the fast reduction over every element, then redo the few
 // beyond it (and inf/NaN) with the exact one.
 
@@ -396,6 +397,10 @@ namespace {
 #define HRX_FMATH_AVX2 1
 bool has_avx2() {
     static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+bool has_avx512() {
+    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
     return yes;
 }
 #endif
@@ -429,9 +434,14 @@ inline float cos_fast(float x) {
     __attribute__((target("avx2"))) void fname##_avx2(const T* x, T* y, std::size_t n) noexcept {     \
         for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
     }                                                                                                  \
+    __attribute__((target("avx512f,avx512dq"))) void fname##_avx512(const T* x, T* y,                \
+                                                                   std::size_t n) noexcept {           \
+        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
+    }                                                                                                  \
     }                                                                                                  \
     [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept {                \
-        if (has_avx2()) fname##_avx2(x, y, n);                                                         \
+        if (has_avx512()) fname##_avx512(x, y, n);                                                     \
+        else if (has_avx2()) fname##_avx2(x, y, n);                                                    \
         else fname##_base(x, y, n);                                                                    \
     }
 #else
