@@ -221,6 +221,7 @@ inline double copysign(double a, double b) { return std::copysign(a, b); }
 inline float fma(float a, float b, float c) { return std::fma(a, b, c); }
 inline double fma(double a, double b, double c) { return std::fma(a, b, c); }
 
+namespace detail {
 // min/max with -0 < +0 (C's fmin/fmax leave the zero to the host).
 template <class T> inline T min_num_(T a, T b) {
     if (a != a) return b;
@@ -232,14 +233,15 @@ template <class T> inline T max_num_(T a, T b) {
     if (b != b) return a;
     return (a > b || (a == b && !std::signbit(a))) ? a : b;
 }
-inline float minnum(float a, float b) { return min_num_(a, b); }
-inline double minnum(double a, double b) { return min_num_(a, b); }
-inline float maxnum(float a, float b) { return max_num_(a, b); }
-inline double maxnum(double a, double b) { return max_num_(a, b); }
-inline float minimum(float a, float b) { return a != a || b != b ? a + b : min_num_(a, b); }
-inline double minimum(double a, double b) { return a != a || b != b ? a + b : min_num_(a, b); }
-inline float maximum(float a, float b) { return a != a || b != b ? a + b : max_num_(a, b); }
-inline double maximum(double a, double b) { return a != a || b != b ? a + b : max_num_(a, b); }
+}  // namespace detail
+inline float minnum(float a, float b) { return detail::min_num_(a, b); }
+inline double minnum(double a, double b) { return detail::min_num_(a, b); }
+inline float maxnum(float a, float b) { return detail::max_num_(a, b); }
+inline double maxnum(double a, double b) { return detail::max_num_(a, b); }
+inline float minimum(float a, float b) { return a != a || b != b ? a + b : detail::min_num_(a, b); }
+inline double minimum(double a, double b) { return a != a || b != b ? a + b : detail::min_num_(a, b); }
+inline float maximum(float a, float b) { return a != a || b != b ? a + b : detail::max_num_(a, b); }
+inline double maximum(double a, double b) { return a != a || b != b ? a + b : detail::max_num_(a, b); }
 // clampf<ordered>: compare-and-select, a NaN comparison is false (so a NaN
 // value stays, NaN bounds are ignored); <number>: minnum(maxnum(x, lo), hi);
 // <ieee>: minimum(maximum(x, lo), hi), NaN propagates.
@@ -262,6 +264,7 @@ inline float exp2(float x) {
 }
 // log, log2, log10: one log_d of the positive finite argument (floats widen
 // to normal doubles, subnormals included), then the special values.
+namespace detail {
 inline double log_arg(float x) {
     const double d = x;
     return d > 0 && d < std::numeric_limits<double>::infinity() ? d : 1.0;
@@ -272,9 +275,10 @@ inline float log_finish(float x, double v) {
     r = x == std::numeric_limits<float>::infinity() || x != x ? static_cast<double>(x) : r;
     return static_cast<float>(r);
 }
-inline float log(float x) { return log_finish(x, detail::log_d(log_arg(x))); }
-inline float log2(float x) { return log_finish(x, detail::log_d(log_arg(x)) * detail::kLog2e); }
-inline float log10(float x) { return log_finish(x, detail::log_d(log_arg(x)) * 0x1.bcb7b1526e50ep-2); }
+}  // namespace detail
+inline float log(float x) { return detail::log_finish(x, detail::log_d(detail::log_arg(x))); }
+inline float log2(float x) { return detail::log_finish(x, detail::log_d(detail::log_arg(x)) * detail::kLog2e); }
+inline float log10(float x) { return detail::log_finish(x, detail::log_d(detail::log_arg(x)) * 0x1.bcb7b1526e50ep-2); }
 inline float rsqrt(float x) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x))); }
 inline float logistic(float x) {
     const float r = static_cast<float>(1.0 / (1.0 + detail::exp_d(-static_cast<double>(x))));
