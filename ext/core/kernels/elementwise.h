@@ -19,12 +19,15 @@
 // -1 // inf). nextafter of float16/bfloat16 steps in the 16-bit format.
 // Transcendental functions (exp, log, log1p, expm1, log2, log10, logaddexp,
 // sin, cos, tan, tanh, sinh, cosh, the inverse trigonometric and hyperbolic
-// functions, arctan2, float power) use the C library (hypot does not: it is
-// written out in elementwise_math.cpp, since glibc's double hypot differs
-// between x86-64 and arm64), so they differ from NumPy's own SIMD
-// implementations by a few units in the last place (measured: at most 4
-// ULP for float32, 3 for float64, 1 for float16, none for bfloat16, whose
-// ml_dtypes loops use the C library too); everything else is bit-exact,
+// functions, arctan2, hypot) are hrx::fmath's (kernels/fmath.h), the
+// implementation Loom kernels use: float32 within 1 ulp of the correctly
+// rounded result on every host (Note [Loom math accuracy] in fmath.cpp),
+// float64 the C library's (hypot excepted: glibc's double hypot differs
+// between x86-64 and arm64). They differ from NumPy's own SIMD
+// implementations, which are not correctly rounded either, by a few units in
+// the last place (measured: at most 2 ULP for float32, 3 for float64, 1 for
+// float16 and bfloat16; tests/test_elementwise_kernels.py); float power
+// still uses the C library's pow; everything else is bit-exact,
 // except that NaN payloads and NaN signs are not reproduced. Complex loops:
 // Note [Complex numerics] in elementwise_complex.cpp.
 #pragma once

@@ -1,10 +1,11 @@
 // Inner loops of sqrt, the transcendental ufuncs and the array API's other
-// float functions (arctan2, copysign, hypot, logaddexp, nextafter, signbit). These call the C
-// library's float and double functions (expf for float32, exp for float64,
-// and expf for float16/bfloat16, computed in float32), so results can differ
-// from NumPy's own SIMD implementations by a few units in the last place
-// (tests/test_elementwise_kernels.py measures by how much); sqrt is correctly
-// rounded everywhere and so bit-exact.
+// float functions (arctan2, copysign, hypot, logaddexp, nextafter, signbit).
+// The transcendentals are hrx::fmath's (kernels/fmath.h), the implementation
+// Loom kernels use too: float32 (and float16/bfloat16, computed in float32)
+// within 1 ulp of the correctly rounded result and the same on every host,
+// float64 the C library's (Note [Elementwise numerics]). Contiguous float32
+// loops call fmath's vectorised array forms. sqrt is correctly rounded
+// everywhere and so bit-exact.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -18,6 +19,7 @@
 #endif
 
 #include "kernels/elementwise_impl.h"
+#include "kernels/fmath.h"
 
 namespace hrx::kernels::ew {
 
@@ -28,7 +30,7 @@ namespace {
         using A = T;                                           \
         using R = T;                                           \
         static constexpr bool kScalar = true;                  \
-        static T f(T a) noexcept { return std::fn(a); }        \
+        static T f(T a) noexcept { return fmath::fn(a); }      \
     };
 HRX_MATH_OP(ExpOp, exp)
 HRX_MATH_OP(LogOp, log)
@@ -50,14 +52,27 @@ HRX_MATH_OP(Log2Op, log2)
 HRX_MATH_OP(Log10Op, log10)
 #undef HRX_MATH_OP
 
+// A contiguous float32 loop goes to fmath's array form (vectorised, the
+// same bits as the per-element function the other layouts use).
+template <template <class> class Op, void (*Array)(const float*, float*, std::size_t) noexcept>
+void f32_array_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float) && aligned_for<float>(args[0]) && aligned_for<float>(args[1]))
+        return Array(reinterpret_cast<const float*>(args[0]), reinterpret_cast<float*>(args[1]), static_cast<std::size_t>(n));
+    unary_loop<Op<float>>(args, s, n);
+}
+template <template <class> class Op, void (*Array)(const float*, float*, std::size_t) noexcept>
+InnerLoop fmath1(DType t) noexcept {
+    return t == DType::Float32 ? &f32_array_loop<Op, Array> : pick1<Op, kFloats>(t);
+}
+
 // nextafter is exact; glibc's is plain bit stepping on every host.
 #define HRX_MATH_OP2(Name, fn)                                  \
     template <class T> struct Name : Sig2<T, T, T> {            \
         static constexpr bool kScalar = true;                   \
-        static T f(T a, T b) noexcept { return std::fn(a, b); } \
+        static T f(T a, T b) noexcept { return fn(a, b); }      \
     };
-HRX_MATH_OP2(Atan2Op, atan2)
-HRX_MATH_OP2(NextafterOp, nextafter)
+HRX_MATH_OP2(Atan2Op, fmath::atan2)
+HRX_MATH_OP2(NextafterOp, std::nextafter)
 #undef HRX_MATH_OP2
 
 // NumPy's npy_logaddexp: equal arguments (infinities of one sign included)
@@ -68,8 +83,8 @@ template <class T> struct LogaddexpOp : Sig2<T, T, T> {
     static T f(T x, T y) noexcept {
         if (x == y) return x + T(0.693147180559945309417232121458176568);
         const T d = x - y;
-        if (d > 0) return x + std::log1p(std::exp(-d));
-        if (d <= 0) return y + std::log1p(std::exp(d));
+        if (d > 0) return x + fmath::log1p(fmath::exp(-d));
+        if (d <= 0) return y + fmath::log1p(fmath::exp(d));
         return d;
     }
 };
@@ -82,62 +97,12 @@ template <class T> struct SignbitOp : Sig1<T, bool> {
     static bool f(T a) noexcept { return std::signbit(a); }
 };
 
-// hypot without the C library: glibc's double hypot has an FMA variant on
-// x86-64 and so differs from arm64's by an ULP (Note [Elementwise
-// numerics]: same bits on every host). float: the squares are exact in
-// double, so one double sum and sqrt rounded to float (the way glibc's hypotf
-// does it). double: sqrt of the scaled sum of squares, then one Newton step
-// whose residual h*h - x*x - y*y is computed exactly with Dekker's products
-// (Veltkamp splitting, no FMA). Measured against Python's math.hypot over
-// 600k inputs of every magnitude: the same bits, but for an ULP on some
-// subnormal results (the rescaling rounds them twice).
-inline void two_prod(double a, double b, double& p, double& e) noexcept {
-    constexpr double kSplit = 134217729.0;  // 2^27 + 1
-    p = a * b;
-    const double ca = kSplit * a, cb = kSplit * b;
-    const double ah = ca - (ca - a), al = a - ah;
-    const double bh = cb - (cb - b), bl = b - bh;
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-}
-
-inline double hypot_exact(double x, double y) noexcept {
-    x = std::fabs(x);
-    y = std::fabs(y);
-    if (std::isinf(x) || std::isinf(y)) return std::numeric_limits<double>::infinity();
-    if (x != x || y != y) return x + y;
-    if (x < y) std::swap(x, y);
-    if (y == 0 || y < x * 0x1p-60) return x;
-    double scale = 1.0;
-    if (x > 0x1p+500) {
-        scale = 0x1p+600;
-        x *= 0x1p-600;
-        y *= 0x1p-600;
-    } else if (x < 0x1p-500) {
-        scale = 0x1p-600;
-        x *= 0x1p+600;
-        y *= 0x1p+600;
-    }
-    double h = std::sqrt(x * x + y * y);
-    double hh, hl, xx, xl, yy, yl;
-    two_prod(h, h, hh, hl);
-    two_prod(x, x, xx, xl);
-    two_prod(y, y, yy, yl);
-    const double resid = ((hh - xx) - yy) + ((hl - xl) - yl);
-    h -= resid / (2.0 * h);
-    return h * scale;
-}
-
+// hypot is fmath's: float from the exact double sum of squares, double
+// without the C library (glibc's double hypot differs between x86-64 and
+// arm64 by an ulp).
 template <class T> struct HypotOp : Sig2<T, T, T> {
     static constexpr bool kScalar = true;
-    static T f(T a, T b) noexcept {
-        if constexpr (std::is_same_v<T, float>) {
-            if (std::isinf(a) || std::isinf(b)) return std::numeric_limits<float>::infinity();
-            const double da = a, db = b;
-            return static_cast<float>(std::sqrt(da * da + db * db));
-        } else {
-            return hypot_exact(a, b);
-        }
-    }
+    static T f(T a, T b) noexcept { return fmath::hypot(a, b); }
 };
 
 // float16/bfloat16 loops compute in float32 (Note [Compute types]), but the
@@ -233,26 +198,26 @@ void sqrt_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
 InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept {
     const DType t = compute_dtype(loop.in[0]);
     switch (op) {
-        case Ufunc::Exp: return pick1<ExpOp, kFloats>(t);
-        case Ufunc::Log: return pick1<LogOp, kFloats>(t);
-        case Ufunc::Log1p: return pick1<Log1pOp, kFloats>(t);
-        case Ufunc::Expm1: return pick1<Expm1Op, kFloats>(t);
+        case Ufunc::Exp: return fmath1<ExpOp, fmath::exp_f32>(t);
+        case Ufunc::Log: return fmath1<LogOp, fmath::log_f32>(t);
+        case Ufunc::Log1p: return fmath1<Log1pOp, fmath::log1p_f32>(t);
+        case Ufunc::Expm1: return fmath1<Expm1Op, fmath::expm1_f32>(t);
         case Ufunc::Sqrt:
             return t == DType::Float32 ? &sqrt_loop<float> : (t == DType::Float64 ? &sqrt_loop<double> : nullptr);
-        case Ufunc::Sin: return pick1<SinOp, kFloats>(t);
-        case Ufunc::Cos: return pick1<CosOp, kFloats>(t);
-        case Ufunc::Tan: return pick1<TanOp, kFloats>(t);
-        case Ufunc::Tanh: return pick1<TanhOp, kFloats>(t);
-        case Ufunc::Sinh: return pick1<SinhOp, kFloats>(t);
-        case Ufunc::Cosh: return pick1<CoshOp, kFloats>(t);
-        case Ufunc::Arcsin: return pick1<AsinOp, kFloats>(t);
-        case Ufunc::Arccos: return pick1<AcosOp, kFloats>(t);
-        case Ufunc::Arctan: return pick1<AtanOp, kFloats>(t);
-        case Ufunc::Arcsinh: return pick1<AsinhOp, kFloats>(t);
-        case Ufunc::Arccosh: return pick1<AcoshOp, kFloats>(t);
-        case Ufunc::Arctanh: return pick1<AtanhOp, kFloats>(t);
-        case Ufunc::Log2: return pick1<Log2Op, kFloats>(t);
-        case Ufunc::Log10: return pick1<Log10Op, kFloats>(t);
+        case Ufunc::Sin: return fmath1<SinOp, fmath::sin_f32>(t);
+        case Ufunc::Cos: return fmath1<CosOp, fmath::cos_f32>(t);
+        case Ufunc::Tan: return fmath1<TanOp, fmath::tan_f32>(t);
+        case Ufunc::Tanh: return fmath1<TanhOp, fmath::tanh_f32>(t);
+        case Ufunc::Sinh: return fmath1<SinhOp, fmath::sinh_f32>(t);
+        case Ufunc::Cosh: return fmath1<CoshOp, fmath::cosh_f32>(t);
+        case Ufunc::Arcsin: return fmath1<AsinOp, fmath::asin_f32>(t);
+        case Ufunc::Arccos: return fmath1<AcosOp, fmath::acos_f32>(t);
+        case Ufunc::Arctan: return fmath1<AtanOp, fmath::atan_f32>(t);
+        case Ufunc::Arcsinh: return fmath1<AsinhOp, fmath::asinh_f32>(t);
+        case Ufunc::Arccosh: return fmath1<AcoshOp, fmath::acosh_f32>(t);
+        case Ufunc::Arctanh: return fmath1<AtanhOp, fmath::atanh_f32>(t);
+        case Ufunc::Log2: return fmath1<Log2Op, fmath::log2_f32>(t);
+        case Ufunc::Log10: return fmath1<Log10Op, fmath::log10_f32>(t);
         case Ufunc::Arctan2: return pick2<Atan2Op, kFloats>(t);
         case Ufunc::Logaddexp: return pick2<LogaddexpOp, kFloats>(t);
         case Ufunc::Copysign: return pick2<CopysignOp, kFloats>(t);

@@ -1074,6 +1074,15 @@ private:
         if (results.empty()) return;
         if (op.result_types.empty()) {
             if (result_is_i1(op.name)) op.result_types.assign(results.size(), scalar_type(ScalarKind::I1));
+            else if ((op.name == "vector.isnanf" || op.name == "vector.isinff" || op.name == "vector.isfinitef") &&
+                     op.operand_types.size() == 1 && op.operand_types[0].kind == TypeKind::Vector) {
+                // A lanewise class test: the operand's lanes as i1 (`: vector<4xf32>` gives vector<4xi1>).
+                Type t = op.operand_types[0];
+                t.elem = ScalarKind::I1;
+                const size_t x = t.spelling.rfind('x');
+                if (x != std::string::npos) t.spelling = t.spelling.substr(0, x) + "xi1>";
+                op.result_types.assign(results.size(), t);
+            }
             else if (op.operand_types.size() == results.size()) op.result_types = op.operand_types;
             else if (!op.operand_types.empty()) op.result_types.assign(results.size(), op.operand_types.back());
         }

@@ -3,6 +3,7 @@
 // loom.md §6.2). The parser already enforced scoping (PARSE/001/002/022), so
 // every value used here dominates its use. Values the parser could not
 // resolve (kNoValue) are skipped rather than reported twice.
+#include <algorithm>
 #include <unordered_map>
 
 #include "loom/internal.h"
@@ -272,6 +273,44 @@ private:
         }
     }
 
+    // The `<...>` of a float op: clampf's mode and geluf's variant first
+    // (required), then at most one fast-math flag set (scalar defs.py:
+    // FastMathFlags, ClampFMode, GeluVariant).
+    void float_params(const Op& op) {
+        const std::string& n = op.name;
+        const bool clamp = n.ends_with(".clampf"), gelu = n.ends_with(".geluf");
+        size_t first_flag = 0;
+        if (clamp || gelu) {
+            const char* what = clamp ? "mode (ordered, number or ieee)" : "variant (erf, tanh or logistic)";
+            const std::string v = op.params.empty() ? "" : op.params[0];
+            const bool ok = clamp ? (v == "ordered" || v == "number" || v == "ieee")
+                                  : (v == "erf" || v == "tanh" || v == "logistic");
+            if (!ok) {
+                err("PARSE/016", v.empty() ? "'" + n + "' needs a " + what + " in its <...>"
+                                           : "'" + n + "': unknown " + std::string(clamp ? "mode" : "variant") + " '" + v + "'; expected a " + what,
+                    op.loc);
+                return;
+            }
+            first_flag = 1;
+        }
+        for (size_t i = first_flag; i < op.params.size(); ++i) {
+            const std::string& set = op.params[i];
+            size_t b = 0;
+            while (b <= set.size()) {
+                const size_t e = std::min(set.find('|', b), set.size());
+                const std::string f = set.substr(b, e - b);
+                if (i > first_flag || !(f == "reassoc" || f == "nnan" || f == "ninf" || f == "nsz" || f == "arcp" ||
+                                        f == "contract" || f == "afn" || f == "fast")) {
+                    err("PARSE/017", "'" + n + "': unknown fast-math flag '" + f +
+                                         "'; expected reassoc, nnan, ninf, nsz, arcp, contract, afn or fast joined by '|'",
+                        op.loc);
+                    return;
+                }
+                b = e + 1;
+            }
+        }
+    }
+
     void verify(const Op& op) {
         preds(op.preds);
         const std::string& n = op.name;
@@ -299,6 +338,9 @@ private:
                         type_str(*written),
                     op.loc);
         }
+        if (const OpRule* rule = find_rule(n); (rule && rule->domain == 'f') || n == "scalar.fmaf" ||
+                                               n == "vector.fmaf" || n == "scalar.clampf" || n == "vector.clampf")
+            float_params(op);
         if (n == "scf.if" || n == "scf.condition" || n == "scf.select") {
             const Type* c = op.operands.empty() ? nullptr : type_of(op.operands[0]);
             if (c) operand_must(op, 0, is_i1(*c), "i1");

@@ -16,6 +16,7 @@
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
 #include "kernels/elementwise_impl.h"
+#include "kernels/fmath.h"
 #include "kernels/matmul.h"
 
 namespace hrx::loom::interp {
@@ -824,35 +825,100 @@ struct Ops {
         else if (b == "subf") fbin(x, o, A, B, k, [](auto p, auto q) { return p - q; });
         else if (b == "mulf") fbin(x, o, A, B, k, [](auto p, auto q) { return p * q; });
         else if (b == "divf") fbin(x, o, A, B, k, [](auto p, auto q) { return p / q; });
-        else if (b == "remf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::fmod(p, q); });
-        else if (b == "minnumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::fmin(p, q); });
-        else if (b == "maxnumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::fmax(p, q); });
-        else if (b == "minimumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? p : q) : std::fmin(p, q)); });
-        else if (b == "maximumf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? q : p) : std::fmax(p, q)); });
-        else if (b == "copysignf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::copysign(p, q); });
-        else if (b == "powf") fbin(x, o, A, B, k, [](auto p, auto q) { return std::pow(p, q); });
+        else if (b == "remf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::fmod(p, q); });
+        else if (b == "minnumf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::minnum(p, q); });
+        else if (b == "maxnumf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::maxnum(p, q); });
+        else if (b == "minimumf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::minimum(p, q); });
+        else if (b == "maximumf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::maximum(p, q); });
+        else if (b == "copysignf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::copysign(p, q); });
+        else if (b == "powf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::pow(p, q); });
+        else if (b == "atan2f") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::atan2(p, q); });
+        else if (b == "hypotf") fbin(x, o, A, B, k, [](auto p, auto q) { return fmath::hypot(p, q); });
         else x.fail_at(op, -1, "unsupported float operation");
     }
 
+    // Loom's float math (loom.md §3.2) is hrx::fmath's, the implementation
+    // the ufuncs and native code share (Note [Loom math accuracy] in
+    // kernels/fmath.cpp); fast-math flags are permissions, so the strict
+    // result is always a valid one.
     static void float_unary(Exec& x, const Op& op, Frame& fr, const Mask&) {
         const std::string b = base_name(op.name);
         const Reg& A = in(fr, op, 0);
         const ScalarKind k = A.elem;
         Reg& o = out(fr, op);
+#define HRX_FM1(fn) fun(x, o, A, k, [](auto p) { return fmath::fn(p); })
         if (b == "negf") fun(x, o, A, k, [](auto p) { return -p; });
         else if (b == "absf") fun(x, o, A, k, [](auto p) { return std::fabs(p); });
-        else if (b == "sqrtf") fun(x, o, A, k, [](auto p) { return std::sqrt(p); });
-        else if (b == "expf") fun(x, o, A, k, [](auto p) { return std::exp(p); });
-        else if (b == "logf") fun(x, o, A, k, [](auto p) { return std::log(p); });
-        else if (b == "tanhf") fun(x, o, A, k, [](auto p) { return std::tanh(p); });
-        else if (b == "floorf") fun(x, o, A, k, [](auto p) { return std::floor(p); });
-        else if (b == "ceilf") fun(x, o, A, k, [](auto p) { return std::ceil(p); });
-        else if (b == "roundf") fun(x, o, A, k, [](auto p) { return std::round(p); });
-        else if (b == "roundevenf") fun(x, o, A, k, [](auto p) { return std::nearbyint(p); });
+        else if (b == "signf") HRX_FM1(sign);
+        else if (b == "sqrtf") HRX_FM1(sqrt);
+        else if (b == "rsqrtf") HRX_FM1(rsqrt);
+        else if (b == "cbrtf") HRX_FM1(cbrt);
+        else if (b == "expf") HRX_FM1(exp);
+        else if (b == "exp2f") HRX_FM1(exp2);
+        else if (b == "expm1f") HRX_FM1(expm1);
+        else if (b == "logf") HRX_FM1(log);
+        else if (b == "log2f") HRX_FM1(log2);
+        else if (b == "log10f") HRX_FM1(log10);
+        else if (b == "log1pf") HRX_FM1(log1p);
+        else if (b == "sinf") HRX_FM1(sin);
+        else if (b == "cosf") HRX_FM1(cos);
+        else if (b == "tanf") HRX_FM1(tan);
+        else if (b == "sinturnsf") HRX_FM1(sinturns);
+        else if (b == "costurnsf") HRX_FM1(costurns);
+        else if (b == "asinf") HRX_FM1(asin);
+        else if (b == "acosf") HRX_FM1(acos);
+        else if (b == "atanf") HRX_FM1(atan);
+        else if (b == "sinhf") HRX_FM1(sinh);
+        else if (b == "coshf") HRX_FM1(cosh);
+        else if (b == "tanhf") HRX_FM1(tanh);
+        else if (b == "asinhf") HRX_FM1(asinh);
+        else if (b == "acoshf") HRX_FM1(acosh);
+        else if (b == "atanhf") HRX_FM1(atanh);
+        else if (b == "erff") HRX_FM1(erf);
+        else if (b == "erfcf") HRX_FM1(erfc);
+        else if (b == "logisticf") HRX_FM1(logistic);
+        else if (b == "siluf") HRX_FM1(silu);
+        else if (b == "softplusf") HRX_FM1(softplus);
+        else if (b == "geluf") {
+            // The variant is checked at verification (loom/verify.cpp).
+            const std::string v = op.params.empty() ? "" : op.params[0];
+            if (v == "erf") HRX_FM1(gelu_erf);
+            else if (v == "tanh") HRX_FM1(gelu_tanh);
+            else if (v == "logistic") {
+                const double s = gelu_scale(op);
+                fun(x, o, A, k, [s](auto p) { return fmath::gelu_logistic(p, s); });
+            } else x.fail_at(op, -1, "unknown GELU variant '" + v + "'");
+        }
+        else if (b == "floorf") HRX_FM1(floor);
+        else if (b == "ceilf") HRX_FM1(ceil);
+        else if (b == "roundf") HRX_FM1(round);
+        else if (b == "roundevenf") HRX_FM1(roundeven);
+        else if (b == "truncf") HRX_FM1(trunc);
         else if (b == "isnanf") un<int64_t, double>(x, o, A, ScalarKind::I1, [](double p) -> int64_t { return std::isnan(p); });
         else if (b == "isinff") un<int64_t, double>(x, o, A, ScalarKind::I1, [](double p) -> int64_t { return std::isinf(p); });
         else if (b == "isfinitef") un<int64_t, double>(x, o, A, ScalarKind::I1, [](double p) -> int64_t { return std::isfinite(p); });
         else x.fail_at(op, -1, "unsupported float operation");
+#undef HRX_FM1
+    }
+
+    // geluf<logistic>'s `scale` attribute: x * logistic(scale * x), 1.702
+    // (the usual sigmoid fit of GELU) when the attribute is absent.
+    static double gelu_scale(const Op& op) {
+        const Attr* a = op.attr("scale");
+        if (!a) return 1.702;
+        return a->kind == Attr::Kind::Float ? a->f : static_cast<double>(a->i);
+    }
+
+    // clampf<ordered|number|ieee> %value, %lower, %upper (fmath.h says how
+    // each mode treats NaN); the result is one of the operands, so exact.
+    static void clampf(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const ScalarKind k = in(fr, op, 0).elem;
+        const std::string mode = op.params.empty() ? "" : op.params[0];
+        auto go = [&](auto f) { tern<double>(x, out(fr, op), in(fr, op, 0), in(fr, op, 1), in(fr, op, 2), k, f); };
+        if (mode == "ordered") go([](double v, double lo, double hi) { return fmath::clamp_ordered(v, lo, hi); });
+        else if (mode == "number") go([](double v, double lo, double hi) { return fmath::clamp_number(v, lo, hi); });
+        else if (mode == "ieee") go([](double v, double lo, double hi) { return fmath::clamp_ieee(v, lo, hi); });
+        else x.fail_at(op, -1, "unknown clampf mode '" + mode + "'");
     }
 
     static void fmaf(Exec& x, const Op& op, Frame& fr, const Mask&) {
@@ -2872,15 +2938,20 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
             m[std::string("vector.") + b] = &Ops::int_unary;
         }
         m["index.ctpopi"] = m["index.ctlzi"] = m["index.cttzi"] = &Ops::int_unary;
-        for (const char* b : {"addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf"}) {
+        for (const char* b : {"addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf",
+                              "atan2f", "hypotf"}) {
             m[std::string("scalar.") + b] = &Ops::float_binary;
             m[std::string("vector.") + b] = &Ops::float_binary;
         }
-        for (const char* b : {"negf", "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf", "isnanf", "isinff", "isfinitef"}) {
+        for (const char* b : {"negf", "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf", "isnanf", "isinff", "isfinitef",
+                              "signf", "rsqrtf", "cbrtf", "exp2f", "expm1f", "log2f", "log10f", "log1pf", "sinf", "cosf", "tanf",
+                              "sinturnsf", "costurnsf", "asinf", "acosf", "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf",
+                              "erff", "erfcf", "logisticf", "siluf", "softplusf", "geluf", "truncf"}) {
             m[std::string("scalar.") + b] = &Ops::float_unary;
             m[std::string("vector.") + b] = &Ops::float_unary;
         }
         m["scalar.fmaf"] = m["vector.fmaf"] = &Ops::fmaf;
+        m["scalar.clampf"] = m["vector.clampf"] = &Ops::clampf;
         m["index.madd"] = &Ops::index_madd;
         m["index.scale"] = &Ops::index_scale;
         m["index.cmp"] = m["scalar.cmpi"] = m["vector.cmpi"] = &Ops::int_cmp;

@@ -1,0 +1,457 @@
+"""Loom's float math ops (scalar.* and lanewise vector.*, loom.md §3.2) on f16, bf16, f32 and f64,
+run as GPU kernels through hx.loom.ufunc and compared with float64 NumPy / Python math references
+rounded to the kernel's type, within the bounds of Note [Loom math accuracy] (kernels/fmath.cpp):
+1 ulp for f32 (and for f16/bf16, computed in f32 and rounded once more), a few ulp for f64 (glibc
+against NumPy), bit-exact for the exact ops. Also: the edge cases of clampf's modes, geluf's
+variants, rounding, remf, signf and min/max; plan-time refusals; and that hx's ufuncs give the
+same bits as the Loom ops (one implementation)."""
+
+import math
+import zlib
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hrxarray as hx
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+DTYPES = {"f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32), "f64": np.dtype(np.float64)}
+INT_OF = {"f16": np.int16, "bf16": np.int16, "f32": np.int32, "f64": np.int64}
+
+HEADER = """amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("k") @k(%count: index) {
+  %one = index.constant 1 : index
+  %width = index.constant 256 : index
+  %spare = index.constant 255 : index
+  %n = index.assume %count [range(%count, 1, 1073741824)] : index
+  %padded = index.add %n, %spare : index
+  %groups = index.div %padded, %width : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%width, %one, %one) : index
+}"""
+
+
+def kernel_source(op, ty, nin, vector, out_ty=None):
+    """A kernel applying `scalar.<op>` (or `vector.<op>` on vector<4x ty>) to nin inputs of type ty.
+
+    Each work-item handles one element (scalar) or four (vector; count must be a multiple of 4).
+    With out_ty (an integer type) the i1 result is widened to it with extui.
+    """
+    args = ", ".join(f"%x{j}: buffer" for j in range(nin))
+    store_ty = out_ty or ty
+    vt = f"vector<4x{ty}>"
+    lines = [
+        f" launch(%count: index, {args}, %y: buffer) {{",
+        "  %width = index.constant 256 : index",
+        "  %origin = index.constant 0 : offset",
+        "  %item = kernel.workitem.id<x> : index",
+        "  %group = kernel.workgroup.id<x> : index",
+        "  %first = index.mul %group, %width : index",
+        "  %i = index.add %first, %item : index",
+    ]
+    lines += [f"  %v{j} = buffer.view %x{j}[%origin] : buffer -> view<[%count]x{ty}>" for j in range(nin)]
+    lines.append(f"  %yv = buffer.view %y[%origin] : buffer -> view<[%count]x{store_ty}>")
+    operands = ", ".join(f"%a{j}" for j in range(nin))
+    if vector:
+        lines += ["  %four = index.constant 4 : index", "  %o = index.mul %i, %four : index",
+                  "  %inside = index.cmp ult, %o, %count : index", "  scf.if %inside {"]
+        lines += [f"    %a{j} = vector.load %v{j}[%o] : view<[%count]x{ty}> -> {vt}" for j in range(nin)]
+        lines.append(f"    %r = vector.{op} {operands} : {vt}")
+        if out_ty:
+            lines.append(f"    %w = vector.extui %r : vector<4xi1> to vector<4x{out_ty}>")
+        res = "%w" if out_ty else "%r"
+        lines.append(f"    vector.store {res}, %yv[%o] : vector<4x{store_ty}>, view<[%count]x{store_ty}>")
+    else:
+        lines += ["  %inside = index.cmp ult, %i, %count : index", "  scf.if %inside {"]
+        lines += [f"    %a{j} = view.load %v{j}[%i] : view<[%count]x{ty}> -> {ty}" for j in range(nin)]
+        lines.append(f"    %r = scalar.{op} {operands} : {ty}")
+        if out_ty:
+            lines.append(f"    %w = scalar.extui %r : i1 to {out_ty}")
+        res = "%w" if out_ty else "%r"
+        lines.append(f"    view.store {res}, %yv[%i] : {store_ty}, view<[%count]x{store_ty}>")
+    lines += ["  }", "  kernel.return", "}", ""]
+    return HEADER + "\n".join(lines)
+
+
+_KERNELS = {}
+
+
+def run_op(op, ty, *inputs, vector=False, out_ty=None):
+    """The op applied by a Loom kernel to same-length 1-D arrays of ty (a NumPy array)."""
+    key = (op, ty, len(inputs), vector, out_ty)
+    if key not in _KERNELS:
+        _KERNELS[key] = hx.loom.ufunc(kernel_source(op, ty, len(inputs), vector, out_ty), "k")
+    n = len(inputs[0])
+    pad = (-n) % 4 if vector else 0
+    xs = [np.concatenate([np.asarray(a, DTYPES[ty]), np.ones(pad, DTYPES[ty])]) for a in inputs]
+    return hx.to_numpy(_KERNELS[key](*xs))[:n]
+
+
+# --------------------------------------------------------------------------- references (float64)
+
+def _vec(f):
+    return np.vectorize(f, otypes=[np.float64])
+
+
+def _logistic(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def _turns(x, sine):
+    # sin/cos(2 pi x) from the nearest quarter turn k/4: r = x - k/4 is exact, so the angle 2 pi r
+    # (within pi/4) carries one rounding, and quarter turns give exact zeros and ones.
+    finite = np.isfinite(x)
+    k = np.round(4 * np.where(finite, x, 0))
+    a = 2 * np.pi * (np.where(finite, x, np.nan) - k / 4)
+    q = np.mod(k, 4).astype(int)
+    s, c = np.sin(a), np.cos(a)
+    if sine:
+        v = np.choose(q, [s, c, -s, -c])
+        return np.where(v == 0, np.copysign(0.0, x), v)
+    return np.choose(q, [c, -s, -c, s]) + 0.0
+
+
+def _at_neg_inf_zero(f):
+    # x * (something that vanishes faster) at -inf: the limit -0, not NumPy's -inf * 0 = NaN.
+    return lambda x: np.where(x == -np.inf, -0.0, f(x))
+
+
+def _round_away(x):
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+def _min_signed(a, b):
+    # -0 below +0 (C's fmin leaves the zero to the host; fmath orders them).
+    return np.where((a == b) & (a == 0), np.where(np.signbit(a), a, b), np.fmin(a, b))
+
+
+def _max_signed(a, b):
+    return np.where((a == b) & (a == 0), np.where(np.signbit(a), b, a), np.fmax(a, b))
+
+
+def _nan_either(a, b, r):
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, r)
+
+
+SQRT1_2 = math.sqrt(0.5)
+# op -> (reference on float64, input range (lo, hi), exact op?)
+UNARY = {
+    "negf": (np.negative, (-1e30, 1e30), True),
+    "absf": (np.abs, (-1e30, 1e30), True),
+    "signf": (lambda x: np.where(x == 0, x, np.sign(x)), (-10, 10), True),
+    "sqrtf": (np.sqrt, (0, 1e30), False),
+    "rsqrtf": (lambda x: 1.0 / np.sqrt(x), (0, 1e30), False),
+    "cbrtf": (np.cbrt, (-1e30, 1e30), False),
+    "expf": (np.exp, (-110, 90), False),
+    "exp2f": (np.exp2, (-155, 130), False),
+    "expm1f": (np.expm1, (-20, 90), False),
+    "logf": (np.log, (0, 1e30), False),
+    "log2f": (np.log2, (0, 1e30), False),
+    "log10f": (np.log10, (0, 1e30), False),
+    "log1pf": (np.log1p, (-1, 100), False),
+    "sinf": (np.sin, (-1e4, 1e4), False),
+    "cosf": (np.cos, (-1e4, 1e4), False),
+    "tanf": (np.tan, (-1e4, 1e4), False),
+    "sinturnsf": (lambda x: _turns(x, True), (-50, 50), False),
+    "costurnsf": (lambda x: _turns(x, False), (-50, 50), False),
+    "asinf": (np.arcsin, (-1, 1), False),
+    "acosf": (np.arccos, (-1, 1), False),
+    "atanf": (np.arctan, (-1e6, 1e6), False),
+    "sinhf": (np.sinh, (-90, 90), False),
+    "coshf": (np.cosh, (-90, 90), False),
+    "tanhf": (np.tanh, (-12, 12), False),
+    "asinhf": (np.arcsinh, (-1e6, 1e6), False),
+    "acoshf": (np.arccosh, (1, 1e6), False),
+    "atanhf": (np.arctanh, (-1, 1), False),
+    "erff": (_vec(math.erf), (-5, 5), False),
+    "erfcf": (_vec(math.erfc), (-4, 11), False),
+    "logisticf": (_logistic, (-110, 110), False),
+    "siluf": (_at_neg_inf_zero(lambda x: x * _logistic(x)), (-110, 100), False),
+    "softplusf": (lambda x: np.logaddexp(0.0, x), (-110, 100), False),
+    "geluf<erf>": (_at_neg_inf_zero(lambda x: 0.5 * x * _vec(math.erfc)(-x * SQRT1_2)), (-15, 15), False),
+    "geluf<tanh>": (_at_neg_inf_zero(lambda x: x * _logistic(2 * math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x)))),
+                    (-12, 12), False),
+    "geluf<logistic>": (_at_neg_inf_zero(lambda x: x * _logistic(1.702 * x)), (-70, 70), False),
+    "roundf": (_round_away, (-100, 100), True),
+    "roundevenf": (np.rint, (-100, 100), True),
+    "floorf": (np.floor, (-100, 100), True),
+    "ceilf": (np.ceil, (-100, 100), True),
+    "truncf": (np.trunc, (-100, 100), True),
+}
+BINARY = {
+    "addf": (np.add, (-1e4, 1e4), True),
+    "subf": (np.subtract, (-1e4, 1e4), True),
+    "mulf": (np.multiply, (-1e4, 1e4), True),
+    "divf": (np.divide, (-1e4, 1e4), True),
+    "remf": (np.fmod, (-100, 100), True),
+    "copysignf": (np.copysign, (-100, 100), True),
+    "minnumf": (_min_signed, (-100, 100), True),
+    "maxnumf": (_max_signed, (-100, 100), True),
+    "minimumf": (lambda a, b: _nan_either(a, b, _min_signed(a, b)), (-100, 100), True),
+    "maximumf": (lambda a, b: _nan_either(a, b, _max_signed(a, b)), (-100, 100), True),
+    "powf": (np.power, (0, 10), False),
+    "atan2f": (np.arctan2, (-100, 100), False),
+    "hypotf": (np.hypot, (-1e20, 1e20), False),
+}
+CLAMP = {
+    "clampf<ordered>": lambda x, lo, hi: (lambda r: np.where(r > hi, hi, r))(np.where(x < lo, lo, x)),
+    "clampf<number>": lambda x, lo, hi: _min_signed(_max_signed(x, lo), hi),
+    "clampf<ieee>": lambda x, lo, hi: np.where(np.isnan(x) | np.isnan(lo) | np.isnan(hi), np.nan,
+                                               _min_signed(_max_signed(x, lo), hi)),
+}
+TESTS = {"isnanf": np.isnan, "isinff": np.isinf, "isfinitef": np.isfinite}
+
+# Within 1 ulp (f32; f16/bf16 round the f32 result once more); f64 is glibc against NumPy's SIMD code
+# and Python's math.
+ULP = {"f16": 1, "bf16": 1, "f32": 1, "f64": 4}
+
+EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 2.5, 3.0, 1e-30, -1e-30, 1e-40, -1e-40, 1e30, -1e30,
+         np.inf, -np.inf, np.nan]
+
+
+def inputs(ty, lo, hi, n, rng, edges=True):
+    """n values of ty: uniform over [lo, hi], log-uniform magnitudes inside it, and the edge cases."""
+    m = max(abs(lo), abs(hi))
+    u = rng.uniform(lo, hi, n // 2)
+    mag = np.exp(rng.uniform(math.log(1e-30), math.log(m), n - n // 2))
+    s = rng.choice([-1.0, 1.0], n - n // 2) if lo < 0 else 1.0
+    x = np.concatenate([u, s * mag] + ([np.array(EDGES)] if edges else []))
+    with np.errstate(over="ignore"):
+        return x.astype(DTYPES[ty])
+
+
+def ulp_diff(got, want, ty):
+    """Distance in ulps of ty between two arrays of ty (NaN = NaN; a zero of the other sign is far)."""
+    it = INT_OF[ty]
+    bits = 8 * np.dtype(it).itemsize
+
+    def ordered(a):
+        i = a.view(it).astype(np.int64)
+        return np.where(i < 0, -(i & ((1 << (bits - 1)) - 1)) - 1, i)
+
+    d = np.abs(ordered(got) - ordered(want))
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    # A zero of the wrong sign is wrong however close: count it as far away.
+    d = np.where((g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w)), 1 << 20, d)
+    return np.where(np.isnan(g) & np.isnan(w), 0, d)
+
+
+def check(op, ty, got, want, exact, args):
+    with np.errstate(over="ignore"):
+        want = want.astype(DTYPES[ty])
+    d = ulp_diff(got, want, ty)
+    bound = 0 if exact else ULP[ty]
+    if d.max() > bound:
+        i = int(d.argmax())
+        raise AssertionError(f"{op} {ty}: {d.max()} ulp at {[a[i] for a in args]}: got {got[i]!r}, want {want[i]!r}")
+
+
+def reference(f, *args):
+    with np.errstate(all="ignore"):
+        return np.asarray(f(*[a.astype(np.float64) for a in args]), np.float64)
+
+
+# --------------------------------------------------------------------------- every op, type and form
+
+@pytest.mark.parametrize("vector", [False, True], ids=["scalar", "vector"])
+@pytest.mark.parametrize("ty", list(DTYPES))
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary_op_matches_reference(op, ty, vector):
+    f, (lo, hi), exact = UNARY[op]
+    x = inputs(ty, lo, hi, 200, np.random.default_rng(zlib.crc32(f"{op} {ty}".encode())))
+    check(op, ty, run_op(op, ty, x, vector=vector), reference(f, x), exact, [x])
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["scalar", "vector"])
+@pytest.mark.parametrize("ty", list(DTYPES))
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_op_matches_reference(op, ty, vector):
+    f, (lo, hi), exact = BINARY[op]
+    rng = np.random.default_rng(zlib.crc32(f"{op} {ty}".encode()))
+    a = inputs(ty, lo, hi, 200, rng)
+    b = rng.permutation(inputs(ty, lo, hi, 200, rng))
+    check(op, ty, run_op(op, ty, a, b, vector=vector), reference(f, a, b), exact, [a, b])
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["scalar", "vector"])
+@pytest.mark.parametrize("ty", list(DTYPES))
+@pytest.mark.parametrize("op", list(CLAMP))
+def test_clampf_matches_reference(op, ty, vector):
+    rng = np.random.default_rng(7)
+    x = inputs(ty, -10, 10, 120, rng)
+    lo = rng.permutation(inputs(ty, -5, 0, 120, rng))
+    hi = rng.permutation(inputs(ty, 0, 5, 120, rng))
+    check(op, ty, run_op(op, ty, x, lo, hi, vector=vector), reference(CLAMP[op], x, lo, hi), True, [x, lo, hi])
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["scalar", "vector"])
+@pytest.mark.parametrize("ty", list(DTYPES))
+@pytest.mark.parametrize("op", list(TESTS))
+def test_float_classification(op, ty, vector):
+    x = inputs(ty, -1e30, 1e30, 40, np.random.default_rng(3))
+    got = run_op(op, ty, x, vector=vector, out_ty="i32")
+    assert np.array_equal(got, TESTS[op](x.astype(np.float64)).astype(np.int32))
+
+
+@given(op=st.sampled_from(sorted(UNARY)), ty=st.sampled_from(list(DTYPES)), vector=st.booleans(),
+       xs=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=1, max_size=24))
+@settings(max_examples=25, deadline=None)
+def test_unary_ops_on_any_floats(op, ty, vector, xs):
+    f, _, exact = UNARY[op]
+    with np.errstate(over="ignore"):
+        x = np.array(xs).astype(DTYPES[ty])
+    check(op, ty, run_op(op, ty, x, vector=vector), reference(f, x), exact, [x])
+
+
+# --------------------------------------------------------------------------- accuracy (f32)
+
+# The f32 bound of Note [Loom math accuracy], over 2^15 inputs per op spanning each op's range
+# (plus subnormals, zeros, infinities, NaN and, for sin/cos/tan, arguments up to 3.4e38).
+ACCURACY_RANGES = {"sinf": (-3.4e38, 3.4e38), "cosf": (-3.4e38, 3.4e38), "tanf": (-3.4e38, 3.4e38),
+                   "logf": (0, 3.4e38), "log2f": (0, 3.4e38), "log10f": (0, 3.4e38), "rsqrtf": (0, 3.4e38)}
+
+
+@pytest.mark.parametrize("op", [op for op, (_, _, exact) in UNARY.items() if not exact])
+def test_f32_accuracy_bound(op):
+    f, rng_, _ = UNARY[op]
+    lo, hi = ACCURACY_RANGES.get(op, rng_)
+    rng = np.random.default_rng(2026)
+    x = inputs("f32", lo, hi, 1 << 15, rng)
+    x = np.concatenate([x, (rng.integers(1, 1 << 23, 64) * 2.0**-149).astype(np.float32)])  # subnormals
+    if lo < 0:
+        x = np.concatenate([x, -x[-64:]])
+    got = run_op(op, "f32", x)
+    with np.errstate(over="ignore"):
+        want = reference(f, x).astype(np.float32)
+    d = ulp_diff(got, want, "f32")
+    assert d.max() <= 1, (op, int(d.max()), x[int(d.argmax())])
+
+
+# --------------------------------------------------------------------------- edge cases
+
+def f32(*v):
+    return np.array(v, np.float32)
+
+
+def bits_equal(a, b):
+    return np.array_equal(np.asarray(a, np.float32).view(np.int32), np.asarray(b, np.float32).view(np.int32))
+
+
+def test_clampf_modes_treat_nan_and_zero_signs_as_documented():
+    nan = np.nan
+    x = f32(nan, 5, -5, 0.5, nan, 0.5, -0.0, 0.0)
+    lo = f32(0, nan, 0, 0, 0, 1, 0.0, -0.0)
+    hi = f32(1, 1, nan, nan, 1, 0, 1, 1)
+    # ordered: compare-and-select, NaN comparisons false: a NaN value stays, NaN bounds do nothing;
+    # lo > hi gives hi (the upper compare is last).
+    got = run_op("clampf<ordered>", "f32", x, lo, hi)
+    assert np.isnan(got[0]) and np.isnan(got[4])
+    assert bits_equal(got[1:4], f32(1, 0, 0.5)) and bits_equal(got[5:], f32(0, -0.0, 0.0))
+    # number: minnum(maxnum(x, lo), hi): NaNs select the numeric peer; -0 orders below +0.
+    got = run_op("clampf<number>", "f32", x, lo, hi)
+    assert bits_equal(got, f32(0, 1, 0, 0.5, 0, 0, 0.0, 0.0))
+    # ieee: minimum(maximum(x, lo), hi): any NaN propagates.
+    got = run_op("clampf<ieee>", "f32", x, lo, hi)
+    assert np.isnan(got[:5]).all() and bits_equal(got[5:], f32(0, 0.0, 0.0))
+
+
+def test_geluf_variants_and_scale():
+    x = f32(-3, -1, -0.25, 0, 0.25, 1, 3, -np.inf, np.inf)
+    d = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        erf = 0.5 * d * (1 + np.array([math.erf(v / math.sqrt(2)) if np.isfinite(v) else np.sign(v) for v in d]))
+        tanh = 0.5 * d * (1 + np.tanh(math.sqrt(2 / math.pi) * (d + 0.044715 * d**3)))
+    erf[7], tanh[7] = -0.0, -0.0  # the limit at -inf
+    np.testing.assert_allclose(run_op("geluf<erf>", "f32", x), erf, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(run_op("geluf<tanh>", "f32", x), tanh, rtol=1e-6, atol=0)
+    # The tanh form is an approximation of the erf one: close, not equal.
+    assert 0 < np.abs(erf[:7] - tanh[:7]).max() < 1e-3
+    # logistic: x * logistic(scale * x), scale 1.702 unless given.
+    got = run_op("geluf<logistic>", "f32", x)
+    assert np.allclose(got[:7], d[:7] / (1 + np.exp(-1.702 * d[:7])), rtol=1e-6, atol=0)
+    assert got[7] == 0 and np.signbit(got[7]) and got[8] == np.inf
+    src = kernel_source("geluf<logistic>", "f32", 1, False).replace(
+        "scalar.geluf<logistic> %a0 : f32", "scalar.geluf<logistic> %a0 {scale = 2.5} : f32")
+    got = hx.to_numpy(hx.loom.ufunc(src, "k")(x))
+    assert np.allclose(got[:7], d[:7] / (1 + np.exp(-2.5 * d[:7])), rtol=1e-6, atol=0)
+
+
+def test_rounding_ties_and_remf_and_signf():
+    x = f32(0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.0, 8388609.0)
+    assert bits_equal(run_op("roundf", "f32", x), f32(1, 2, 3, -1, -2, -3, 0, -0.0, 8388609.0))  # ties away
+    assert bits_equal(run_op("roundevenf", "f32", x), f32(0, 2, 2, -0.0, -2, -2, 0, -0.0, 8388609.0))  # ties even
+    assert bits_equal(run_op("truncf", "f32", f32(-1.7, 1.7, -0.3)), f32(-1, 1, -0.0))
+    # remf is C fmod: the sign of the dividend, |r| < |divisor|; x % 0 and inf % y are NaN.
+    got = run_op("remf", "f32", f32(7, -7, 7, -7, 5.5, 1, np.inf, -0.0), f32(3, 3, -3, -3, 2, 0, 2, 3))
+    assert bits_equal(got[[0, 1, 2, 3, 4, 7]], f32(1, -1, 1, -1, 1.5, -0.0))
+    assert np.isnan(got[5]) and np.isnan(got[6])
+    got = run_op("signf", "f32", f32(-0.0, 0.0, np.nan, -3, 1e-45, -np.inf))
+    assert bits_equal(got[[0, 1, 3, 4, 5]], f32(-0.0, 0.0, -1, 1, -1)) and np.isnan(got[2])
+
+
+def test_min_max_nan_and_zero_rules():
+    nan = np.nan
+    a = f32(nan, 1, nan, -0.0, 0.0, 2)
+    b = f32(1, nan, nan, 0.0, -0.0, -3)
+    mn, mx = run_op("minnumf", "f32", a, b), run_op("maxnumf", "f32", a, b)
+    assert bits_equal(mn[[0, 1, 3, 4, 5]], f32(1, 1, -0.0, -0.0, -3)) and np.isnan(mn[2])
+    assert bits_equal(mx[[0, 1, 3, 4, 5]], f32(1, 1, 0.0, 0.0, 2)) and np.isnan(mx[2])
+    mn, mx = run_op("minimumf", "f32", a, b), run_op("maximumf", "f32", a, b)
+    assert np.isnan(mn[:3]).all() and bits_equal(mn[3:], f32(-0.0, -0.0, -3))
+    assert np.isnan(mx[:3]).all() and bits_equal(mx[3:], f32(0.0, 0.0, 2))
+
+
+def test_turns_are_exact_at_quarter_turns():
+    x = f32(0, 0.25, 0.5, 0.75, 1, -0.25, -0.5, -1, 1e30, -1e30, 4194304.5)
+    assert bits_equal(run_op("sinturnsf", "f32", x), f32(0, 1, 0, -1, 0, -1, -0.0, -0.0, 0, -0.0, 0))
+    assert bits_equal(run_op("costurnsf", "f32", x), f32(1, 0, -1, 0, 1, 0, -1, 1, 1, 1, -1))
+
+
+def test_fast_math_flags_are_permissions_with_strict_results():
+    x = f32(-2, 0.5, np.inf, np.nan, 1e-40)
+    strict = run_op("expf", "f32", x)
+    for flags in ("fast", "nnan|ninf", "afn|contract|reassoc|nsz|arcp"):
+        assert np.array_equal(run_op(f"expf<{flags}>", "f32", x), strict, equal_nan=True)
+    lo, hi = f32(0, 0, 0, 0, 0), f32(1, 1, 1, 1, 1)
+    assert np.array_equal(run_op("clampf<number, nnan|nsz>", "f32", x, lo, hi),
+                          run_op("clampf<number>", "f32", x, lo, hi))
+
+
+def test_ufuncs_and_loom_ops_give_the_same_bits():
+    # One implementation (hrx::fmath) behind hx's float32 ufuncs and the Loom ops, huge
+    # sin/cos arguments included.
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(-100, 100, 300), rng.uniform(-3e38, 3e38, 100)]).astype(np.float32)
+    pos = np.abs(x) + np.float32(1e-3)
+    with np.errstate(all="ignore"):
+        for name, op, arg in [("exp", "expf", x / 2), ("log", "logf", pos), ("sin", "sinf", x), ("cos", "cosf", x),
+                              ("tan", "tanf", x), ("tanh", "tanhf", x), ("expm1", "expm1f", x / 2),
+                              ("log1p", "log1pf", pos), ("arctan", "atanf", x), ("log2", "log2f", pos)]:
+            arg = arg.astype(np.float32)
+            assert bits_equal(hx.to_numpy(getattr(hx, name)(hx.asarray(arg))), run_op(op, "f32", arg)), name
+
+
+# --------------------------------------------------------------------------- refusals
+
+def _plan(src):
+    return hx.loom.ufunc(src, "k")
+
+
+def test_bad_modes_variants_and_flags_are_reported_at_compile_time():
+    for op, code, word in [("clampf<bogus>", "PARSE/016", "bogus"), ("clampf", "PARSE/016", "mode"),
+                           ("geluf<gelu>", "PARSE/016", "gelu"), ("geluf", "PARSE/016", "variant"),
+                           ("expf<fastest>", "PARSE/017", "fastest"), ("expf<fast, nnan>", "PARSE/017", "nnan")]:
+        nin = 3 if op.startswith("clampf") else 1
+        with pytest.raises(hx.loom.LoomError, match=word) as e:
+            _plan(kernel_source(op, "f32", nin, False))
+        assert code in [d.code for d in e.value.diagnostics], op
+
+
+def test_f8_math_is_refused_at_plan_time_naming_the_op():
+    # The emulator holds no f8 arithmetic: refused when the kernel is compiled, not run wrongly.
+    with pytest.raises(hx.loom.LoomError, match="not executed by the emulator") as e:
+        _plan(kernel_source("expf", "f8E4M3", 1, False))
+    assert any(d.code == "EMULATOR/001" and "scalar.expf" in d.message for d in e.value.diagnostics)
