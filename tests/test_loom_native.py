@@ -330,8 +330,13 @@ INT_BIN = ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "minsi", 
            "andi", "ori", "xori", "shli", "shrsi", "shrui"]
 INT_UN = ["negi", "absi", "ctpopi", "ctlzi", "cttzi"]
 ICMP = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
-FLT_BIN = ["addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf"]
-FLT_UN = ["negf", "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf"]
+FLT_BIN = ["addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf",
+           "atan2f", "hypotf"]
+# Every float math op native code computes through hrx::fmath (Note [Native Loom math]), like the interpreter.
+FLT_UN = ["negf", "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf", "truncf", "signf",
+          "rsqrtf", "cbrtf", "exp2f", "expm1f", "log2f", "log10f", "log1pf", "sinf", "cosf", "tanf", "sinturnsf",
+          "costurnsf", "asinf", "acosf", "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf", "erff", "erfcf",
+          "logisticf", "siluf", "softplusf", "geluf<erf>", "geluf<tanh>"]
 FCMP = ["oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une", "ult", "ule", "ugt", "uge"]
 ITEMS = 256
 

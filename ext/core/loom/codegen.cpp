@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/fmath.h"
 #include "provider/emulated/loom_interp.h"
 #include "provider/emulated/loom_program.h"
 
@@ -226,8 +227,12 @@ private:
                                   "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf", "negf",
                                   "absf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf", "roundf", "roundevenf", "isnanf",
                                   "isinff", "isfinitef", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf",
-                                  "fptrunc", "bitcast"})
+                                  "fptrunc", "bitcast", "truncf", "signf", "atan2f", "hypotf", "geluf"})
                 s.insert(std::string("scalar.") + b);
+            // The math functions of hrx::fmath, called through its array forms (Note [Native Loom math]).
+#define HRX_LOOM_OP_NAME(NAME) s.insert("scalar." #NAME "f");
+            HRX_FMATH_UNARY_LIST(HRX_LOOM_OP_NAME)
+#undef HRX_LOOM_OP_NAME
             return s;
         }();
         return ops.count(n) != 0;
@@ -1751,6 +1756,7 @@ private:
         if (b == "ceilf") return put(r, intrinsic("ceil", ft, v, {A(0)}), v);
         if (b == "roundf") return put(r, intrinsic("round", ft, v, {A(0)}), v);
         if (b == "roundevenf") return put(r, intrinsic("roundeven", ft, v, {A(0)}), v);
+        if (b == "truncf") return put(r, intrinsic("trunc", ft, v, {A(0)}), v);
         if (b == "copysignf") return put(r, intrinsic("copysign", ft, v, {A(0), A(1)}), v);
         if (b == "fmaf") return put(r, intrinsic("fma", ft, v, {A(0), A(1), A(2)}), v);
         if (b == "isnanf") {
@@ -1762,10 +1768,23 @@ private:
             const std::string inf = cst(ft, float_lit(k, INFINITY), v);
             return put(r, to_i(emit(std::string("fcmp ") + (b == "isinff" ? "oeq " : "olt ") + T + " " + a + ", " + inf)), v);
         }
-        static const std::map<std::string, std::string> lib = {{"expf", "exp"}, {"logf", "log"}, {"tanhf", "tanh"}, {"powf", "pow"},
-                                                                {"remf", "fmod"}, {"minnumf", "fmin"}, {"maxnumf", "fmax"},
-                                                                {"minimumf", "minimum"}, {"maximumf", "maximum"}};
-        auto it = lib.find(b);
+        static const std::map<std::string, std::string> lib = [] {
+            std::map<std::string, std::string> m = {{"powf", "pow"}, {"atan2f", "atan2"}, {"hypotf", "hypot"}, {"remf", "fmod"},
+                                                    {"minnumf", "fmin"}, {"maxnumf", "fmax"}, {"minimumf", "minimum"},
+                                                    {"maximumf", "maximum"}, {"signf", "sign"}};
+#define HRX_LOOM_LIB(NAME) m[#NAME "f"] = #NAME;
+            HRX_FMATH_UNARY_LIST(HRX_LOOM_LIB)
+#undef HRX_LOOM_LIB
+            return m;
+        }();
+        std::string fn = b;
+        if (b == "geluf") {
+            // geluf<logistic> takes a scale the array forms do not: the interpreter runs it.
+            const std::string variant = op.params.empty() ? "" : op.params[0];
+            if (variant != "erf" && variant != "tanh") refuse("float op scalar.geluf<" + variant + ">");
+            fn = "gelu_" + variant + "f";
+        }
+        auto it = lib.find(fn);
         if (it == lib.end()) refuse("float op scalar." + b);
         std::vector<std::string> args;
         for (size_t i = 0; i < op.operands.size(); ++i) args.push_back(A(i));
@@ -1853,25 +1872,6 @@ Generated generate(const Specialized& spec, const std::vector<Param>& params, bo
 
 }  // namespace hrx::loom::native
 
-// Math helpers (Note [Native Loom executor]): the functions the interpreter's
-// float_binary / float_unary apply, over arrays. When kernels/fmath.h's
-// array forms land, these are the one place to repoint.
-//
-// fmin/fmax: C leaves fmin(+0, -0) to the implementation, and the
-// interpreter's std::fmin as GCC compiles it at its call sites returns the
-// first operand on such ties while glibc's fminf returns the second (found
-// by test_every_scalar_op_matches_the_interpreter). The native path spells
-// out the interpreter's observed rule: a NaN yields the other operand, a tie
-// the first.
-template <class T>
-static T hrx_tie_first_fmin(T p, T q) {
-    return std::isnan(p) ? q : std::isnan(q) ? p : (q < p ? q : p);
-}
-template <class T>
-static T hrx_tie_first_fmax(T p, T q) {
-    return std::isnan(p) ? q : std::isnan(q) ? p : (p < q ? q : p);
-}
-
 extern "C" {
 #define HRX_LOOM_UNARY(NAME, T, EXPR)                                      \
     void hrx_loom_##NAME(const T* a, T* o, int64_t n) {                   \
@@ -1887,19 +1887,35 @@ extern "C" {
             o[i] = (EXPR);                                                 \
         }                                                                  \
     }
-#define HRX_LOOM_MATH(T, SFX)                                                                                      \
-    HRX_LOOM_UNARY(exp_##SFX, T, std::exp(p))                                                                      \
-    HRX_LOOM_UNARY(log_##SFX, T, std::log(p))                                                                      \
-    HRX_LOOM_UNARY(tanh_##SFX, T, std::tanh(p))                                                                    \
-    HRX_LOOM_BINARY(pow_##SFX, T, std::pow(p, q))                                                                  \
-    HRX_LOOM_BINARY(fmod_##SFX, T, std::fmod(p, q))                                                                \
-    HRX_LOOM_BINARY(fmin_##SFX, T, hrx_tie_first_fmin(p, q))                                                       \
-    HRX_LOOM_BINARY(fmax_##SFX, T, hrx_tie_first_fmax(p, q))                                                       \
-    HRX_LOOM_BINARY(minimum_##SFX, T, std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? p : q) : std::fmin(p, q))) \
-    HRX_LOOM_BINARY(maximum_##SFX, T, std::isnan(p) || std::isnan(q) ? p + q : (p == q ? (std::signbit(p) ? q : p) : std::fmax(p, q)))
-HRX_LOOM_MATH(float, f32)
-HRX_LOOM_MATH(double, f64)
-#undef HRX_LOOM_MATH
+// Note [Native Loom math]: native code computes every math function through
+// hrx::fmath, the implementation the interpreter and the hx ufuncs use, so the
+// executors give the same bits: the transcendental functions through its array
+// forms (one call per chunk of lanes, vectorised), the min/max family, fmod and
+// sign through its scalar functions lane by lane.
+#define HRX_LOOM_FM1(NAME)                                                                                            \
+    void hrx_loom_##NAME##_f32(const float* a, float* o, int64_t n) { hrx::fmath::NAME##_f32(a, o, static_cast<size_t>(n)); } \
+    void hrx_loom_##NAME##_f64(const double* a, double* o, int64_t n) { hrx::fmath::NAME##_f64(a, o, static_cast<size_t>(n)); }
+#define HRX_LOOM_FM2(NAME)                                                                                            \
+    void hrx_loom_##NAME##_f32(const float* a, const float* b, float* o, int64_t n) {                                 \
+        hrx::fmath::NAME##_f32(a, b, o, static_cast<size_t>(n));                                                      \
+    }                                                                                                                 \
+    void hrx_loom_##NAME##_f64(const double* a, const double* b, double* o, int64_t n) {                              \
+        hrx::fmath::NAME##_f64(a, b, o, static_cast<size_t>(n));                                                      \
+    }
+HRX_FMATH_UNARY_LIST(HRX_LOOM_FM1)
+HRX_FMATH_BINARY_LIST(HRX_LOOM_FM2)
+#define HRX_LOOM_SCALAR(T, SFX)                                                  \
+    HRX_LOOM_UNARY(sign_##SFX, T, hrx::fmath::sign(p))                           \
+    HRX_LOOM_BINARY(fmod_##SFX, T, hrx::fmath::fmod(p, q))                       \
+    HRX_LOOM_BINARY(fmin_##SFX, T, hrx::fmath::minnum(p, q))                     \
+    HRX_LOOM_BINARY(fmax_##SFX, T, hrx::fmath::maxnum(p, q))                     \
+    HRX_LOOM_BINARY(minimum_##SFX, T, hrx::fmath::minimum(p, q))                 \
+    HRX_LOOM_BINARY(maximum_##SFX, T, hrx::fmath::maximum(p, q))
+HRX_LOOM_SCALAR(float, f32)
+HRX_LOOM_SCALAR(double, f64)
+#undef HRX_LOOM_SCALAR
+#undef HRX_LOOM_FM2
+#undef HRX_LOOM_FM1
 #undef HRX_LOOM_BINARY
 #undef HRX_LOOM_UNARY
 }
@@ -1939,10 +1955,10 @@ void red_step(int64_t kind, ScalarKind k, int64_t& ai, double& af, int64_t bi, d
         case 6: ai = std::max(ai, bi); break;
         case 7: ai = U(ai) <= U(bi) ? ai : bi; break;
         case 8: ai = U(ai) >= U(bi) ? ai : bi; break;
-        case 9: af = hrx_tie_first_fmin(af, bf); break;
-        case 10: af = hrx_tie_first_fmax(af, bf); break;
-        case 11: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? af : bf) : std::fmin(af, bf)); break;
-        default: af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? bf : af) : std::fmax(af, bf)); break;
+        case 9: af = hrx::fmath::minnum(af, bf); break;
+        case 10: af = hrx::fmath::maxnum(af, bf); break;
+        case 11: af = hrx::fmath::minimum(af, bf); break;
+        default: af = hrx::fmath::maximum(af, bf); break;
     }
 }
 
@@ -2036,10 +2052,14 @@ namespace hrx::loom::native {
 std::map<std::string, uint64_t> native_symbols() {
     std::map<std::string, uint64_t> m;
 #define HRX_SYM(NAME) m["hrx_loom_" #NAME] = reinterpret_cast<uint64_t>(&hrx_loom_##NAME);
-#define HRX_SYMS(SFX) HRX_SYM(exp_##SFX) HRX_SYM(log_##SFX) HRX_SYM(tanh_##SFX) HRX_SYM(pow_##SFX) HRX_SYM(fmod_##SFX) \
-    HRX_SYM(fmin_##SFX) HRX_SYM(fmax_##SFX) HRX_SYM(minimum_##SFX) HRX_SYM(maximum_##SFX)
+#define HRX_SYMS(SFX) HRX_SYM(sign_##SFX) HRX_SYM(fmod_##SFX) HRX_SYM(fmin_##SFX) HRX_SYM(fmax_##SFX) HRX_SYM(minimum_##SFX) \
+    HRX_SYM(maximum_##SFX)
     HRX_SYMS(f32)
     HRX_SYMS(f64)
+#define HRX_SYM_FM(NAME) HRX_SYM(NAME##_f32) HRX_SYM(NAME##_f64)
+    HRX_FMATH_UNARY_LIST(HRX_SYM_FM)
+    HRX_FMATH_BINARY_LIST(HRX_SYM_FM)
+#undef HRX_SYM_FM
     m["hrx_loom_sg_reduce"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_reduce);
     m["hrx_loom_sg_broadcast"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_broadcast);
     m["hrx_loom_sg_shuffle"] = reinterpret_cast<uint64_t>(&hrx_loom_sg_shuffle);

@@ -1801,10 +1801,10 @@ struct Ops {
             else if (kind == "minsi" || kind == "min") ni = std::min(oi, ai);
             else if (kind == "maxui" || kind == "umax") ni = uval(k, oi) >= uval(k, ai) ? oi : ai;
             else if (kind == "minui" || kind == "umin") ni = uval(k, oi) <= uval(k, ai) ? oi : ai;
-            else if (kind == "maxnumf") nf = std::fmax(of, af);
-            else if (kind == "minnumf") nf = std::fmin(of, af);
-            else if (kind == "maximumf") nf = std::isnan(of) || std::isnan(af) ? of + af : std::fmax(of, af);
-            else if (kind == "minimumf") nf = std::isnan(of) || std::isnan(af) ? of + af : std::fmin(of, af);
+            else if (kind == "maxnumf") nf = fmath::maxnum(of, af);
+            else if (kind == "minnumf") nf = fmath::minnum(of, af);
+            else if (kind == "maximumf") nf = fmath::maximum(of, af);
+            else if (kind == "minimumf") nf = fmath::minimum(of, af);
             else x.fail_at(op, l, "unknown atomic kind '" + kind + "'");
             wr(k, p, ni, nf, ib);
         }
@@ -1983,10 +1983,10 @@ struct Ops {
         else if (kind == "maxsi") ai = std::max(ai, bi);
         else if (kind == "minui") ai = U(ai) <= U(bi) ? ai : bi;
         else if (kind == "maxui") ai = U(ai) >= U(bi) ? ai : bi;
-        else if (kind == "minnumf") af = std::fmin(af, bf);
-        else if (kind == "maxnumf") af = std::fmax(af, bf);
-        else if (kind == "minimumf") af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? af : bf) : std::fmin(af, bf));
-        else if (kind == "maximumf") af = std::isnan(af) || std::isnan(bf) ? af + bf : (af == bf ? (std::signbit(af) ? bf : af) : std::fmax(af, bf));
+        else if (kind == "minnumf") af = fmath::minnum(af, bf);
+        else if (kind == "maxnumf") af = fmath::maxnum(af, bf);
+        else if (kind == "minimumf") af = fmath::minimum(af, bf);
+        else if (kind == "maximumf") af = fmath::maximum(af, bf);
         else ok = false;
     }
 

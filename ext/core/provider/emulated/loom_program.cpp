@@ -17,6 +17,7 @@
 
 #include "kernels/bf16.h"
 #include "kernels/elementwise_impl.h"
+#include "kernels/fmath.h"
 #include "kernels/pool.h"
 #include "loom/codegen.h"
 #include "provider/emulated/loom_interp.h"
@@ -1217,11 +1218,9 @@ void fold_step(const std::string& kind, ScalarKind k, int es, uint8_t* acc, cons
         double r = 0;
         if (kind == "addf") r = a + b;
         else if (kind == "mulf") r = a * b;
-        else if (kind == "minimumf" || kind == "maximumf") {
-            if (std::isnan(a) || std::isnan(b)) r = std::numeric_limits<double>::quiet_NaN();
-            else if (a == b) r = kind == "minimumf" ? (std::signbit(a) ? a : b) : (std::signbit(a) ? b : a);
-            else r = kind == "minimumf" ? std::min(a, b) : std::max(a, b);
-        } else r = kind == "minnumf" ? std::fmin(a, b) : std::fmax(a, b);
+        else if (kind == "minimumf") r = fmath::minimum(a, b);
+        else if (kind == "maximumf") r = fmath::maximum(a, b);
+        else r = kind == "minnumf" ? fmath::minnum(a, b) : fmath::maxnum(a, b);
         fold_write_f(k, acc, r);
         return;
     }
