@@ -591,3 +591,51 @@ def test_folded_chunks_across_workgroups_name_the_same_lane(width, groups):
         got = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=False)
         assert got == want
     assert want[0] == "error" and f"workgroup ({200 // width}, 0, 0), work-item ({200 % width}, 0, 0)" in want[2]
+
+
+# --- i1 read signed ------------------------------------------------------------------------
+
+I1_SIGNED = """
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) @i1s() {
+  %one = index.constant 1 : index
+  %n = index.constant 16 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%n, %one, %one) : index
+} launch(%o: buffer, %f: buffer) {
+  %z = index.constant 0 : offset
+  %i = kernel.workitem.id<x> : index
+  %two = index.constant 2 : index
+  %r = index.rem %i, %two : index
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c2 = index.constant 2 : index
+  %odd = index.cmp eq, %r, %c1 : index
+  %ov = buffer.view %o[%z] : buffer -> view<16x3xi32>
+  %fv = buffer.view %f[%z] : buffer -> view<16xf32>
+  %s = scalar.extsi %odd : i1 to i32
+  %u = scalar.extui %odd : i1 to i32
+  %s8 = scalar.extsi %odd : i1 to i8
+  %s8w = scalar.extsi %s8 : i8 to i32
+  view.store %s, %ov[%i, %c0] : i32, view<16x3xi32>
+  view.store %u, %ov[%i, %c1] : i32, view<16x3xi32>
+  view.store %s8w, %ov[%i, %c2] : i32, view<16x3xi32>
+  %fl = scalar.sitofp %odd : i1 to f32
+  view.store %fl, %fv[%i] : f32, view<16xf32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("interpret", [True, False])
+def test_i1_true_reads_as_minus_one_when_signed(interpret):
+    # Two's complement i1: its one bit is the sign bit, so extsi/sitofp of true give -1
+    # (LLVM's sext/sitofp of i1), extui gives 1.
+    art = hx.loom.compile(I1_SIGNED, "i1s", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    status, (ints, floats) = _run(art, [np.zeros(16 * 3 * 4, np.uint8), np.zeros(16 * 4, np.uint8)], b"", [], interpret)
+    odd = np.arange(16) % 2 == 1
+    got = np.frombuffer(ints, np.int32).reshape(16, 3)
+    assert np.array_equal(got[:, 0], np.where(odd, -1, 0))
+    assert np.array_equal(got[:, 1], np.where(odd, 1, 0))
+    assert np.array_equal(got[:, 2], np.where(odd, -1, 0))
+    assert np.array_equal(np.frombuffer(floats, np.float32), np.where(odd, -1.0, 0.0).astype(np.float32))

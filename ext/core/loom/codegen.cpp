@@ -1802,10 +1802,13 @@ private:
             if (scalar_is_address(to)) return put(r, x, v);
             return put(r, wrap(to, x, v), v);
         }
-        if (b == "extsi" || b == "trunci") return put(r, wrap(to, x, v), v);
+        // An i1 lives as 0 or 1; read signed (extsi, sitofp), true is -1.
+        const std::string sx = from == ScalarKind::I1 ? emit("sub " + IT + " " + cst("i64", "0", v) + ", " + x) : x;
+        if (b == "extsi") return put(r, wrap(to, sx, v), v);
+        if (b == "trunci") return put(r, wrap(to, x, v), v);
         if (b == "extui") return put(r, wrap(to, uval(from, x, v), v), v);
         if (b == "sitofp" || b == "uitofp") {
-            const std::string src = b[0] == 'u' ? uval(from, x, v) : x;
+            const std::string src = b[0] == 'u' ? uval(from, x, v) : sx;
             return put(r, emit(std::string(b[0] == 'u' ? "uitofp " : "sitofp ") + IT + " " + src + " to " + ty(reg_type(to), v)), v);
         }
         if (b == "fptosi" || b == "fptoui") {

@@ -992,12 +992,14 @@ struct Ops {
                 un<int64_t, int64_t>(x, o, A, to, [to](int64_t p) { return wrap_int(to, p); });
             }
         } else if (b == "extsi" || b == "trunci") {
-            un<int64_t, int64_t>(x, o, A, to, [to](int64_t p) { return wrap_int(to, p); });
+            // An i1 lives as 0 or 1; read signed, true is -1 (its one bit is the sign bit).
+            un<int64_t, int64_t>(x, o, A, to, [from, to](int64_t p) { return wrap_int(to, from == ScalarKind::I1 ? -(p & 1) : p); });
         } else if (b == "extui") {
             un<int64_t, int64_t>(x, o, A, to, [from, to](int64_t p) { return wrap_int(to, static_cast<int64_t>(uval(from, p))); });
         } else if (b == "sitofp" || b == "uitofp") {
             const bool u = b[0] == 'u';
             un<double, int64_t>(x, o, A, to, [=](int64_t p) {
+                if (!u && from == ScalarKind::I1) p = -(p & 1);  // signed i1: true is -1
                 if (to == ScalarKind::F64) return u ? static_cast<double>(uval(from, p)) : static_cast<double>(p);
                 const float f = u ? static_cast<float>(uval(from, p)) : static_cast<float>(p);
                 return fround(to, f);
