@@ -22,6 +22,7 @@
 //     range      `[%lo to %hi step %s]`                     → operands
 //     str?       an optional string                         → attrs["message"]
 //     kw:WORD    the keyword WORD
+//     attr:NAME  one attribute value (`[0, 1]`, `7`, `word`)     → attrs[NAME]
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -156,6 +157,23 @@ std::vector<OpRule> build_rules() {
     add("vector.empty", "types", 0, 1, R::ResultOnly);
     add("vector.poison", "types", 0, 1, R::ResultOnly);
     add("vector.dotf", "ops types", kAny, 1, R::None);
+    // Register layout, bit packing, grouped dots and tables (defs.py vector
+    // "aggregate", "bitpack", "contraction", "table" categories).
+    add("vector.slice", "ops types", 1, 1, R::None);
+    add("vector.concat", "ops types", kAny, 1, R::None);
+    add("vector.transpose", "ops types", 1, 1, R::None);
+    add("vector.shuffle", "ops types", 1, 1);
+    add("vector.interleave", "ops types", 2, 1, R::None);
+    add("vector.deinterleave", "ops types", 1, 2, R::None);
+    add("vector.reduce.axes", "ops kw:axes attr:axes types", 2, 1, R::None);
+    add("vector.bitfield.extractu", "ops dict types", 1, 1, R::None);
+    add("vector.bitfield.extracts", "ops dict types", 1, 1, R::None);
+    add("vector.bitfield.insert", "ops kw:into ops dict types", 2, 1, R::None);
+    for (const char* n : {"vector.bitpack", "vector.bitunpacku", "vector.bitunpacks"}) add(n, "ops types", 1, 1, R::None);
+    for (const char* n : {"vector.dot2f", "vector.dot4i", "vector.dot8i4", "vector.dot4f8"}) add(n, "ops types", 3, 1, R::None);
+    add("vector.table.lookup", "ops types", 1, 1, R::None);
+    add("vector.table.quantize", "ops dict types", 2, 1, R::None);
+    add("vector.fragment.repack", "ops shape types", 1, 1, R::None);
 
     add("encoding.define", "hash dict types", 0, 1, R::None);
 
@@ -301,7 +319,7 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, AttrValue } kind;
     std::string word;
 };
 
@@ -324,6 +342,10 @@ const std::vector<Step>& program_of(const OpRule& rule) {
                 f = sp == std::string_view::npos ? std::string_view{} : f.substr(sp + 1);
                 if (w.rfind("kw:", 0) == 0) {
                     prog.push_back({Step::Kw, std::string(w.substr(3))});
+                    continue;
+                }
+                if (w.rfind("attr:", 0) == 0) {
+                    prog.push_back({Step::AttrValue, std::string(w.substr(5))});
                     continue;
                 }
                 for (auto& [n, k] : words)
@@ -788,7 +810,8 @@ private:
         if (optional && peek().kind != Tok::Value) return;
         do {
             op.operands.push_back(operand());
-            if (lex_.adjacent('[')) parse_index_list(op.indices);
+            // `%view[%i, %j][%offsets]` (vector.gather and friends) appends both lists.
+            while (lex_.adjacent('[')) parse_index_list(op.indices);
         } while (accept(','));
     }
     Attr parse_literal() {
@@ -896,6 +919,7 @@ private:
                     }
                     break;
                 case Step::Kw: expect_word(s.word); break;
+                case Step::AttrValue: op.attrs[s.word] = parse_attr_value(0); break;
             }
         }
     }
@@ -911,6 +935,14 @@ private:
             else if (t.kind == Tok::Ident || t.kind == Tok::Int) {
                 p = take().text;
                 while (accept('|')) p += "|" + expect_kind(Tok::Ident, "flag").text;
+            } else if (accept('[')) {  // a lane or axis list: vector.shuffle<[3, 2, 1, 0]>
+                p = "[";
+                if (!accept(']')) {
+                    do p += (p.size() > 1 ? "," : "") + expect_kind(Tok::Int, "integer").text;
+                    while (accept(','));
+                    expect(']');
+                }
+                p += "]";
             } else unexpected("parameter");
             op.params.push_back(std::move(p));
         } while (accept(','));

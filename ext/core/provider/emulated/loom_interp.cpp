@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
@@ -955,6 +956,9 @@ struct Ops {
             else if (to == ScalarKind::F32) un<double, double>(x, o, A, to, [](double p) { return static_cast<double>(static_cast<float>(p)); });
             else if (to == ScalarKind::BF16 && from != ScalarKind::F64) un<double, double>(x, o, A, to, [](double p) { return bf16_of(static_cast<float>(p)); });
             else un<double, double>(x, o, A, to, [to](double p) { return fround(to, p); });
+        } else if (b == "bitcast" && op.name == "vector.bitcast" && vlen_of(result_type(op, fr, 0), fr, nullptr) != A.vlen) {
+            vbitcast_reshape(x, op, fr, A);
+            return;
         } else if (b == "bitcast") {
             if (isf(from) && isf(to)) un<double, double>(x, o, A, to, [=](double p) { return float_from_bits(to, float_bits(from, p)); });
             else if (isf(from)) un<int64_t, double>(x, o, A, to, [=](double p) { return wrap_int(to, static_cast<int64_t>(float_bits(from, p))); });
@@ -964,6 +968,33 @@ struct Ops {
             x.fail_at(op, -1, "unsupported cast");
         }
         if (A.vlen > 1) o.vshape = A.vshape;
+        if (op.name == "vector.bitcast") vlen_of(result_type(op, fr, 0), fr, &o.vshape);  // vector<16xi32> to vector<4x4xi32>
+    }
+
+    // vector.bitcast between lane counts (vector<16xi8> to vector<4xi32>): the
+    // lanes as one little-endian bit string, cut into the result's lanes.
+    static void vbitcast_reshape(Exec& x, const Op& op, Frame& fr, const Reg& A) {
+        const Type& rt = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(rt, fr, &shape);
+        const int fb = bits_of(A.elem), tb = bits_of(rt.elem);
+        if (A.vlen * fb != vlen * tb || fb > 64 || tb > 64)
+            x.fail_at(op, -1, "vector.bitcast of " + std::to_string(A.vlen * fb) + " bits to " + rt.spelling + " (" + std::to_string(vlen * tb) + " bits)");
+        Reg o;
+        size_num(o, rt.elem, vlen, shape, A.uni, x.L);
+        auto src_bits = [&](size_t q) { return isf(A.elem) ? float_bits(A.elem, A.f[q]) : uval(A.elem, A.i[q]); };
+        for (int64_t l = 0; l < (A.uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < vlen; ++e) {
+                uint64_t v = 0;
+                for (int b = 0; b < tb; ++b) {
+                    const int64_t j = e * tb + b;
+                    v |= ((src_bits(static_cast<size_t>((A.uni ? 0 : l * A.vlen) + j / fb)) >> (j % fb)) & 1) << b;
+                }
+                const size_t d = static_cast<size_t>(l * vlen + e);
+                if (isf(rt.elem)) o.f[d] = float_from_bits(rt.elem, v);
+                else o.i[d] = wrap_int(rt.elem, static_cast<int64_t>(v));
+            }
+        out(fr, op) = std::move(o);
     }
 
     // --- assumptions ----------------------------------------------------------
@@ -2737,6 +2768,443 @@ struct Ops {
         });
     }
 
+    // --- vector register layout, bit packing, grouped dots (Note [Vector layout ops]) ---------
+    //
+    // Note [Vector layout ops]
+    //   vector.slice/concat/transpose/shuffle/interleave/deinterleave move
+    //   elements without computing: each result element is one element of
+    //   one source, found from its row-major coordinates (gather_elems).
+    //   The bit ops read integer lanes as their unsigned N-bit payloads
+    //   (uval) and write results wrapped to the result type. bitpack and
+    //   bitunpacku/s see the lanes as one little-endian bitstream: bit j of
+    //   the stream is bit j % w of lane j / w. The grouped dots (dot2f,
+    //   dot4i, dot8i4) sum G adjacent products of the last axis into one
+    //   accumulator lane; dot2f rounds after each fma as its defs spell it
+    //   (two scalar.fmaf in f32), the integer dots wrap to i32.
+    static std::vector<int64_t> shape_of(const Reg& r) { return r.vshape.empty() ? std::vector<int64_t>{r.vlen} : r.vshape; }
+
+    static int64_t ravel(const std::vector<int64_t>& c, const std::vector<int64_t>& shape) {
+        int64_t q = 0;
+        for (size_t d = 0; d < shape.size(); ++d) q = q * shape[d] + c[d];
+        return q;
+    }
+
+    static void unravel(int64_t e, const std::vector<int64_t>& shape, std::vector<int64_t>& c) {
+        c.assign(shape.size(), 0);
+        for (size_t d = shape.size(); d-- > 0;) {
+            c[d] = e % shape[d];
+            e /= shape[d];
+        }
+    }
+
+    // `<[a, b, ...]>` or `<a>` template parameter k as integers.
+    static std::vector<int64_t> int_param(Exec& x, const Op& op, size_t k) {
+        if (k >= op.params.size()) x.fail_at(op, -1, op.name + " needs a template parameter <...>");
+        std::vector<int64_t> v;
+        std::string s = op.params[k];
+        for (char& ch : s)
+            if (ch == '[' || ch == ']' || ch == ',') ch = ' ';
+        size_t p = 0;
+        while (p < s.size()) {
+            while (p < s.size() && s[p] == ' ') ++p;
+            if (p >= s.size()) break;
+            size_t used = 0;
+            try {
+                v.push_back(std::stoll(s.substr(p), &used));
+            } catch (const std::exception&) {
+                x.fail_at(op, -1, op.name + ": template parameter '" + op.params[k] + "' is not an integer list");
+            }
+            p += used;
+        }
+        return v;
+    }
+
+    // A result of `vlen` elements whose element e in lane l is element
+    // map(l, e).second of source map(l, e).first.
+    template <class M>
+    static Reg gather_elems(Exec& x, const std::vector<const Reg*>& ins, bool uni, int64_t vlen, const std::vector<int64_t>& shape, M map) {
+        Reg o;
+        const ScalarKind k = ins[0]->elem;
+        size_num(o, k, vlen, shape, uni, x.L);
+        const bool fl = isf(k);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < vlen; ++e) {
+                const auto [s, q] = map(l, e);
+                const Reg& r = *ins[static_cast<size_t>(s)];
+                const size_t p = static_cast<size_t>((r.uni ? 0 : l * r.vlen) + q), d = static_cast<size_t>(l * vlen + e);
+                if (fl) o.f[d] = r.f[p];
+                else o.i[d] = r.i[p];
+            }
+        return o;
+    }
+
+    static int64_t axis_param(Exec& x, const Op& op, size_t rank) {
+        const std::vector<int64_t> a = int_param(x, op, 0);
+        if (a.size() != 1 || a[0] < 0 || a[0] >= static_cast<int64_t>(rank))
+            x.fail_at(op, -1, op.name + ": axis <" + op.params[0] + "> is not an axis of a rank-" + std::to_string(rank) + " vector");
+        return a[0];
+    }
+
+    // vector.slice %v[offsets]: the result-shaped block at the offsets.
+    static void vslice(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> ss = shape_of(v);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(result_type(op, fr, 0), fr, &shape);
+        if (shape.size() != ss.size() || op.indices.size() != ss.size())
+            x.fail_at(op, -1, "vector.slice keeps the source's rank " + std::to_string(ss.size()) + " and takes one offset per axis");
+        const bool uni = v.uni && indices_uniform(fr, op);
+        std::vector<std::vector<int64_t>> offs(static_cast<size_t>(uni ? 1 : x.L), std::vector<int64_t>(ss.size()));
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (size_t d = 0; d < ss.size(); ++d) {
+                const IndexEntry& ie = op.indices[d];
+                int64_t o = ie.constant;
+                if (ie.is_value()) {
+                    const Reg& r = val(fr, ie.value);
+                    o = r.i[r.uni ? 0 : static_cast<size_t>(l)];
+                }
+                if ((uni || m.on(l)) && (o < 0 || o + shape[d] > ss[d]))
+                    x.fail_at(op, uni ? -1 : l, "vector.slice of " + std::to_string(shape[d]) + " lanes at offset " + std::to_string(o) +
+                                                    " on axis " + std::to_string(d) + " leaves the source extent " + std::to_string(ss[d]));
+                offs[static_cast<size_t>(l)][d] = std::clamp<int64_t>(o, 0, ss[d] - shape[d]);
+            }
+        std::vector<int64_t> c;
+        out(fr, op) = gather_elems(x, {&v}, uni, vlen, shape, [&](int64_t l, int64_t e) {
+            unravel(e, shape, c);
+            for (size_t d = 0; d < c.size(); ++d) c[d] += offs[static_cast<size_t>(l)][d];
+            return std::pair<int, int64_t>{0, ravel(c, ss)};
+        });
+    }
+
+    // vector.concat<axis> %a, %b, ...: the sources one after another along the axis.
+    static void vconcat(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        std::vector<const Reg*> ins;
+        bool uni = true;
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+            ins.push_back(&in(fr, op, k));
+            uni = uni && ins.back()->uni;
+        }
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(result_type(op, fr, 0), fr, &shape);
+        const int64_t ax = axis_param(x, op, shape.size());
+        std::vector<std::vector<int64_t>> ss;
+        int64_t total = 0;
+        for (const Reg* r : ins) {
+            ss.push_back(shape_of(*r));
+            bool fits = ss.back().size() == shape.size();
+            for (size_t d = 0; fits && d < shape.size(); ++d) fits = static_cast<int64_t>(d) == ax || ss.back()[d] == shape[d];
+            if (!fits || r->elem != ins[0]->elem) x.fail_at(op, -1, "vector.concat sources must match the result on every axis but " + std::to_string(ax));
+            total += ss.back()[static_cast<size_t>(ax)];
+        }
+        if (total != shape[static_cast<size_t>(ax)]) x.fail_at(op, -1, "vector.concat sources give " + std::to_string(total) + " lanes on axis " + std::to_string(ax) + ", the result has " + std::to_string(shape[static_cast<size_t>(ax)]));
+        std::vector<int64_t> c;
+        out(fr, op) = gather_elems(x, ins, uni, vlen, shape, [&](int64_t, int64_t e) {
+            unravel(e, shape, c);
+            int s = 0;
+            while (c[static_cast<size_t>(ax)] >= ss[static_cast<size_t>(s)][static_cast<size_t>(ax)]) c[static_cast<size_t>(ax)] -= ss[static_cast<size_t>(s++)][static_cast<size_t>(ax)];
+            return std::pair<int, int64_t>{s, ravel(c, ss[static_cast<size_t>(s)])};
+        });
+    }
+
+    // vector.transpose<[p...]>: result axis i is source axis p[i].
+    static void vtranspose(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> ss = shape_of(v);
+        const std::vector<int64_t> p = int_param(x, op, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(result_type(op, fr, 0), fr, &shape);
+        std::vector<int> seen(ss.size(), 0);
+        bool ok = p.size() == ss.size() && shape.size() == ss.size();
+        for (size_t i = 0; ok && i < p.size(); ++i) ok = p[i] >= 0 && p[i] < static_cast<int64_t>(ss.size()) && !seen[static_cast<size_t>(p[i])]++ && shape[i] == ss[static_cast<size_t>(p[i])];
+        if (!ok) x.fail_at(op, -1, "vector.transpose<" + op.params[0] + "> is not a permutation of the source axes giving the result shape");
+        std::vector<int64_t> c, sc(ss.size());
+        out(fr, op) = gather_elems(x, {&v}, v.uni, vlen, shape, [&](int64_t, int64_t e) {
+            unravel(e, shape, c);
+            for (size_t i = 0; i < p.size(); ++i) sc[static_cast<size_t>(p[i])] = c[i];
+            return std::pair<int, int64_t>{0, ravel(sc, ss)};
+        });
+    }
+
+    // vector.shuffle<[s...]> %v: result lane i is source lane s[i].
+    static void vshuffle(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> s = int_param(x, op, 0);
+        if (static_cast<int64_t>(s.size()) != v.vlen) x.fail_at(op, -1, "vector.shuffle lists " + std::to_string(s.size()) + " lanes for a vector of " + std::to_string(v.vlen));
+        for (int64_t q : s)
+            if (q < 0 || q >= v.vlen) x.fail_at(op, -1, "vector.shuffle source lane " + std::to_string(q) + " outside a vector of " + std::to_string(v.vlen));
+        out(fr, op) = gather_elems(x, {&v}, v.uni, v.vlen, v.vshape, [&](int64_t, int64_t e) { return std::pair<int, int64_t>{0, s[static_cast<size_t>(e)]}; });
+    }
+
+    // vector.interleave<axis> %even, %odd: even coordinates along the axis from %even.
+    static void vinterleave(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const Reg& b = in(fr, op, 1);
+        const std::vector<int64_t> ss = shape_of(a);
+        if (shape_of(b) != ss || a.elem != b.elem) x.fail_at(op, -1, "vector.interleave takes two vectors of one type");
+        const int64_t ax = axis_param(x, op, ss.size());
+        std::vector<int64_t> shape = ss;
+        shape[static_cast<size_t>(ax)] *= 2;
+        std::vector<int64_t> c;
+        out(fr, op) = gather_elems(x, {&a, &b}, a.uni && b.uni, a.vlen * 2, shape, [&](int64_t, int64_t e) {
+            unravel(e, shape, c);
+            const int s = static_cast<int>(c[static_cast<size_t>(ax)] % 2);
+            c[static_cast<size_t>(ax)] /= 2;
+            return std::pair<int, int64_t>{s, ravel(c, ss)};
+        });
+    }
+
+    // %even, %odd = vector.deinterleave<axis> %v.
+    static void vdeinterleave(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> ss = shape_of(v);
+        const int64_t ax = axis_param(x, op, ss.size());
+        if (ss[static_cast<size_t>(ax)] % 2) x.fail_at(op, -1, "vector.deinterleave of an odd extent " + std::to_string(ss[static_cast<size_t>(ax)]));
+        std::vector<int64_t> shape = ss;
+        shape[static_cast<size_t>(ax)] /= 2;
+        std::vector<int64_t> c;
+        for (size_t j = 0; j < op.results.size() && j < 2; ++j) {
+            Reg o = gather_elems(x, {&v}, v.uni, v.vlen / 2, shape, [&](int64_t, int64_t e) {
+                unravel(e, shape, c);
+                c[static_cast<size_t>(ax)] = 2 * c[static_cast<size_t>(ax)] + static_cast<int64_t>(j);
+                return std::pair<int, int64_t>{0, ravel(c, ss)};
+            });
+            out(fr, op, j) = std::move(o);
+        }
+    }
+
+    // vector.reduce.axes<kind> %v, %init axes [a...]: the listed axes folded
+    // in row-major order onto %init, the other axes kept in order.
+    static void vreduce_axes(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const Reg& init = in(fr, op, 1);
+        const std::vector<int64_t> ss = shape_of(v);
+        const Attr* aa = op.attr("axes");
+        if (!aa || aa->kind != Attr::Kind::List) x.fail_at(op, -1, "vector.reduce.axes needs 'axes [..]'");
+        std::vector<uint8_t> red(ss.size(), 0);
+        for (const Attr& a : *aa->list) {
+            if (a.kind != Attr::Kind::Int || a.i < 0 || a.i >= static_cast<int64_t>(ss.size()) || red[static_cast<size_t>(a.i)]++)
+                x.fail_at(op, -1, "vector.reduce.axes: axes must be distinct axes of a rank-" + std::to_string(ss.size()) + " vector");
+        }
+        std::vector<int64_t> keep_shape, red_shape;
+        for (size_t d = 0; d < ss.size(); ++d) (red[d] ? red_shape : keep_shape).push_back(ss[d]);
+        int64_t nk = 1, nr = 1;
+        for (int64_t e : keep_shape) nk *= e;
+        for (int64_t e : red_shape) nr *= e;
+        if (init.vlen != nk) x.fail_at(op, -1, "vector.reduce.axes: the init has " + std::to_string(init.vlen) + " lanes, the kept axes " + std::to_string(nk));
+        const std::string kind = red_kind(op);
+        const bool uni = v.uni && init.uni;
+        Reg o;
+        size_num(o, v.elem, nk, keep_shape.empty() ? std::vector<int64_t>{} : keep_shape, uni, x.L);
+        if (keep_shape.empty()) o.vshape.clear();
+        std::vector<int64_t> kc, rc, c(ss.size());
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t k = 0; k < nk; ++k) {
+                unravel(k, keep_shape, kc);
+                const size_t ip = static_cast<size_t>((init.uni ? 0 : l * init.vlen) + k);
+                int64_t ai = isf(v.elem) ? 0 : init.i[ip];
+                double af = isf(v.elem) ? init.f[ip] : 0;
+                for (int64_t r = 0; r < nr; ++r) {
+                    unravel(r, red_shape, rc);
+                    size_t ki = 0, ri = 0;
+                    for (size_t d = 0; d < ss.size(); ++d) c[d] = red[d] ? rc[ri++] : kc[ki++];
+                    const size_t p = static_cast<size_t>((v.uni ? 0 : l * v.vlen) + ravel(c, ss));
+                    bool ok;
+                    red_step(kind, v.elem, ai, af, isf(v.elem) ? 0 : v.i[p], isf(v.elem) ? v.f[p] : 0, ok);
+                    if (!ok) x.fail_at(op, -1, "unknown reduction kind '" + kind + "'");
+                }
+                const size_t d = static_cast<size_t>(l * nk + k);
+                if (isf(v.elem)) o.f[d] = af;
+                else o.i[d] = ai;
+            }
+        out(fr, op) = std::move(o);
+    }
+
+    static int64_t bit_attr(Exec& x, const Op& op, const char* name) {
+        const Attr* a = op.attr(name);
+        if (!a || a->kind != Attr::Kind::Int) x.fail_at(op, -1, op.name + " needs {" + name + " = N}");
+        return a->i;
+    }
+
+    // vector.bitfield.extractu/extracts %v {offset, width}: each lane's field,
+    // zero- or sign-extended to the result's element type.
+    static void vbitfield(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const int64_t off = bit_attr(x, op, "offset"), width = bit_attr(x, op, "width");
+        const ScalarKind rk = result_type(op, fr, 0).elem;
+        if (off < 0 || width < 1 || off + width > bits_of(a.elem) || width > bits_of(rk))
+            x.fail_at(op, -1, "bitfield [" + std::to_string(off) + ", " + std::to_string(off + width) + ") does not fit " + scalar_name(a.elem) + " lanes and " + scalar_name(rk) + " results");
+        const bool sign = op.name == "vector.bitfield.extracts";
+        Reg o;
+        size_num(o, rk, a.vlen, a.vshape, a.uni, x.L);
+        for (size_t q = 0; q < a.i.size(); ++q) {
+            uint64_t f = uval(a.elem, a.i[q]) >> off;
+            if (width < 64) f &= (uint64_t{1} << width) - 1;
+            int64_t r = static_cast<int64_t>(f);
+            if (sign && width < 64 && (f >> (width - 1)) & 1) r = static_cast<int64_t>(f | ~((uint64_t{1} << width) - 1));
+            o.i[q] = wrap_int(rk, r);
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.bitfield.insert %field into %base {offset, width}.
+    static void vbitfield_insert(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& f = in(fr, op, 0);
+        const Reg& b = in(fr, op, 1);
+        const int64_t off = bit_attr(x, op, "offset"), width = bit_attr(x, op, "width");
+        if (off < 0 || width < 1 || off + width > bits_of(b.elem) || width > bits_of(f.elem) || f.vlen != b.vlen)
+            x.fail_at(op, -1, "bitfield [" + std::to_string(off) + ", " + std::to_string(off + width) + ") does not fit the operands");
+        const bool uni = f.uni && b.uni;
+        Reg o;
+        size_num(o, b.elem, b.vlen, b.vshape, uni, x.L);
+        const uint64_t low = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < b.vlen; ++e) {
+                const uint64_t fv = uval(f.elem, f.i[static_cast<size_t>((f.uni ? 0 : l * f.vlen) + e)]) & low;
+                const uint64_t bv = uval(b.elem, b.i[static_cast<size_t>((b.uni ? 0 : l * b.vlen) + e)]);
+                o.i[static_cast<size_t>(l * b.vlen + e)] = wrap_int(b.elem, static_cast<int64_t>((bv & ~(low << off)) | (fv << off)));
+            }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.bitpack<w> / bitunpacku<w> / bitunpacks<w>: lanes to and from a
+    // little-endian bitstream (Note [Vector layout ops]).
+    static void vbitpack(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const std::vector<int64_t> wp = int_param(x, op, 0);
+        std::vector<int64_t> shape;
+        const Type& rt = result_type(op, fr, 0);
+        const int64_t vlen = vlen_of(rt, fr, &shape);
+        const ScalarKind rk = rt.elem;
+        const bool pack = op.name == "vector.bitpack";
+        const bool sign = op.name == "vector.bitunpacks";
+        const int64_t w = wp.size() == 1 ? wp[0] : 0;
+        const int sb = bits_of(a.elem), rb = bits_of(rk);
+        const int64_t field_lanes = pack ? a.vlen : vlen, store_lanes = pack ? vlen : a.vlen, store_bits = pack ? rb : sb;
+        if (w < 1 || w > (pack ? sb : rb) || w > 64 || field_lanes * w != store_lanes * store_bits)
+            x.fail_at(op, -1, op.name + "<" + (op.params.empty() ? "" : op.params[0]) + ">: " + std::to_string(field_lanes) + " fields of " + std::to_string(w) +
+                                  " bits do not fill " + std::to_string(store_lanes) + " " + std::to_string(store_bits) + "-bit lanes");
+        Reg o;
+        size_num(o, rk, vlen, shape, a.uni, x.L);
+        for (int64_t l = 0; l < (a.uni ? 1 : x.L); ++l) {
+            const int64_t* src = a.i.data() + (a.uni ? 0 : l * a.vlen);
+            int64_t* dst = o.i.data() + l * vlen;
+            auto bit = [&](int64_t lane_bits, int64_t j) { return (uval(a.elem, src[j / lane_bits]) >> (j % lane_bits)) & 1; };
+            for (int64_t e = 0; e < vlen; ++e) {
+                uint64_t v = 0;
+                const int64_t n = pack ? rb : w;
+                for (int64_t b = 0; b < n; ++b) {
+                    const int64_t j = e * n + b;  // stream bit
+                    v |= static_cast<uint64_t>(pack ? (((uval(a.elem, src[j / w]) >> (j % w)) & 1)) : bit(sb, j)) << b;
+                }
+                int64_t r = static_cast<int64_t>(v);
+                if (sign && n < 64 && (v >> (n - 1)) & 1) r = static_cast<int64_t>(v | ~((uint64_t{1} << n) - 1));
+                dst[e] = wrap_int(rk, r);
+            }
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // Signedness of a dot kind's operand: "s8u8" → lhs signed, rhs unsigned.
+    static bool dot_signed(const std::string& kind, int which) {
+        const size_t half = kind.size() / 2;
+        return (which == 0 ? kind.substr(0, half) : kind.substr(half))[0] == 's';
+    }
+
+    // vector.dot4i<kind> / dot8i4<kind> / dot2f %lhs, %rhs, %acc (Note [Vector layout ops]).
+    static void vdot_grouped(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const Reg& b = in(fr, op, 1);
+        const Reg& c = in(fr, op, 2);
+        const bool f2 = op.name == "vector.dot2f", i4 = op.name == "vector.dot8i4";
+        const std::string kind = op.params.empty() ? "" : op.params[0];
+        static const std::set<std::string> k4 = {"s8s8", "u8s8", "s8u8", "u8u8"}, k8 = {"s4s4", "u4s4", "s4u4", "u4u4"};
+        if (!f2 && !(i4 ? k8 : k4).count(kind)) x.fail_at(op, -1, op.name + ": unknown signedness kind <" + kind + ">");
+        const int64_t G = f2 ? 2 : i4 ? 1 : 4;
+        if (a.vlen != b.vlen || a.vlen != c.vlen * G || a.elem != b.elem)
+            x.fail_at(op, -1, op.name + ": " + std::to_string(a.vlen) + " and " + std::to_string(b.vlen) + " source lanes for " + std::to_string(c.vlen) + " accumulator lanes");
+        const bool sa = !f2 && dot_signed(kind, 0), sb = !f2 && dot_signed(kind, 1);
+        const bool uni = a.uni && b.uni && c.uni;
+        Reg o;
+        size_num(o, c.elem, c.vlen, c.vshape, uni, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t r = 0; r < c.vlen; ++r) {
+                const size_t pa = static_cast<size_t>((a.uni ? 0 : l * a.vlen) + r * G), pb = static_cast<size_t>((b.uni ? 0 : l * b.vlen) + r * G);
+                const size_t pc = static_cast<size_t>((c.uni ? 0 : l * c.vlen) + r), d = static_cast<size_t>(l * c.vlen + r);
+                if (f2) {
+                    float acc = static_cast<float>(c.f[pc]);
+                    for (int64_t g = 0; g < G; ++g) acc = std::fmaf(static_cast<float>(a.f[pa + static_cast<size_t>(g)]), static_cast<float>(b.f[pb + static_cast<size_t>(g)]), acc);
+                    o.f[d] = acc;
+                    continue;
+                }
+                int64_t acc = c.i[pc];
+                if (i4) {
+                    const uint64_t wa = uval(a.elem, a.i[pa]), wb = uval(b.elem, b.i[pb]);
+                    for (int k = 0; k < 8; ++k) {
+                        int64_t p = static_cast<int64_t>((wa >> (4 * k)) & 15), q = static_cast<int64_t>((wb >> (4 * k)) & 15);
+                        if (sa && p >= 8) p -= 16;
+                        if (sb && q >= 8) q -= 16;
+                        acc += p * q;
+                    }
+                } else {
+                    for (int64_t g = 0; g < G; ++g) {
+                        const int64_t p = sa ? a.i[pa + static_cast<size_t>(g)] : static_cast<int64_t>(uval(a.elem, a.i[pa + static_cast<size_t>(g)]));
+                        const int64_t q = sb ? b.i[pb + static_cast<size_t>(g)] : static_cast<int64_t>(uval(b.elem, b.i[pb + static_cast<size_t>(g)]));
+                        acc += p * q;
+                    }
+                }
+                o.i[d] = wrap_int(c.elem, acc);
+            }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.table.lookup %table[%indices]: lane e is table[indices[e]].
+    static void table_lookup(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& t = in(fr, op, 0);
+        if (op.indices.size() != 1 || !op.indices[0].is_value()) x.fail_at(op, -1, "vector.table.lookup takes one index vector: %table[%indices]");
+        const Reg& ix = val(fr, op.indices[0].value);
+        const bool uni = t.uni && ix.uni;
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+            if (!uni && !m.on(l)) continue;
+            for (int64_t e = 0; e < ix.vlen; ++e) {
+                const int64_t q = ix.i[static_cast<size_t>((ix.uni ? 0 : l * ix.vlen) + e)];
+                if (q < 0 || q >= t.vlen) x.fail_at(op, uni ? -1 : l, "vector.table.lookup index " + std::to_string(q) + " outside a table of " + std::to_string(t.vlen));
+            }
+        }
+        out(fr, op) = gather_elems(x, {&t, &ix}, uni, ix.vlen, ix.vshape, [&](int64_t l, int64_t e) {
+            const int64_t q = ix.i[static_cast<size_t>((ix.uni ? 0 : l * ix.vlen) + e)];
+            return std::pair<int, int64_t>{0, std::clamp<int64_t>(q, 0, t.vlen - 1)};
+        });
+    }
+
+    // vector.table.quantize %x, %thresholds {nan, tie}: each lane's bin, the
+    // count of thresholds it passes (equal passes with tie = upper).
+    static void table_quantize(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const Reg& th = in(fr, op, 1);
+        const Attr* na = op.attr("nan");
+        const Attr* ta = op.attr("tie");
+        if (!na || !ta || (na->s != "zero" && na->s != "max") || (ta->s != "lower" && ta->s != "upper"))
+            x.fail_at(op, -1, "vector.table.quantize needs {nan = zero|max, tie = lower|upper}");
+        const bool upper = ta->s == "upper", nan_max = na->s == "max";
+        const Type& rt = result_type(op, fr, 0);
+        const bool uni = v.uni && th.uni;
+        Reg o;
+        size_num(o, rt.elem, v.vlen, v.vshape, uni, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < v.vlen; ++e) {
+                const double xv = v.f[static_cast<size_t>((v.uni ? 0 : l * v.vlen) + e)];
+                int64_t code = 0;
+                if (std::isnan(xv)) code = nan_max ? th.vlen : 0;
+                else
+                    for (int64_t k = 0; k < th.vlen; ++k) {
+                        const double t = th.f[static_cast<size_t>((th.uni ? 0 : l * th.vlen) + k)];
+                        if (xv > t || (upper && xv == t)) code = k + 1;
+                    }
+                o.i[static_cast<size_t>(l * v.vlen + e)] = wrap_int(rt.elem, code);
+            }
+        out(fr, op) = std::move(o);
+    }
+
     // buffer.length %b: the buffer's bytes (each lane's own, for per-lane memory).
     static void buffer_length(Exec& x, const Op& op, Frame& fr, const Mask&) {
         const Reg& b = in(fr, op, 0);
@@ -2884,6 +3352,19 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         m["vector.empty"] = m["vector.poison"] = m["scalar.poison"] = &Ops::undefined;
         m["vector.dotf"] = &Ops::dotf;
         m["scalar.bitfield.extractu"] = m["scalar.bitfield.extracts"] = &Ops::bitfield;
+        m["vector.bitfield.extractu"] = m["vector.bitfield.extracts"] = &Ops::vbitfield;
+        m["vector.bitfield.insert"] = &Ops::vbitfield_insert;
+        m["vector.bitpack"] = m["vector.bitunpacku"] = m["vector.bitunpacks"] = &Ops::vbitpack;
+        m["vector.slice"] = &Ops::vslice;
+        m["vector.concat"] = &Ops::vconcat;
+        m["vector.transpose"] = &Ops::vtranspose;
+        m["vector.shuffle"] = &Ops::vshuffle;
+        m["vector.interleave"] = &Ops::vinterleave;
+        m["vector.deinterleave"] = &Ops::vdeinterleave;
+        m["vector.reduce.axes"] = &Ops::vreduce_axes;
+        m["vector.dot2f"] = m["vector.dot4i"] = m["vector.dot8i4"] = &Ops::vdot_grouped;
+        m["vector.table.lookup"] = &Ops::table_lookup;
+        m["vector.table.quantize"] = &Ops::table_quantize;
         m["buffer.length"] = &Ops::buffer_length;
         m["view.subview"] = &Ops::subview;
         m["view.refine"] = &Ops::buffer_identity;
