@@ -22,6 +22,7 @@
 //     range      `[%lo to %hi step %s]`                     → operands
 //     str?       an optional string                         → attrs["message"]
 //     kw:WORD    the keyword WORD
+//     optkw:WORD the keyword WORD if present
 //     attr:NAME  one attribute value (`[0, 1]`, `7`, `word`)     → attrs[NAME]
 #include <algorithm>
 #include <cmath>
@@ -186,7 +187,9 @@ std::vector<OpRule> build_rules() {
     add("kernel.exit", "ops dict types", 1, 0);
     add("kernel.assert", "ops str? types", 1, 0);
     add("kernel.launch.config", "clauseops types", kAny, 0, R::None);
-    for (const char* n : {"kernel.subgroup.reduce", "kernel.subgroup.broadcast", "kernel.subgroup.broadcast.first",
+    // `%v from %lane` (kernel defs) or `%v, %lane`.
+    add("kernel.subgroup.broadcast", "ops optkw:from ops? dict types", 2, 1);
+    for (const char* n : {"kernel.subgroup.reduce", "kernel.subgroup.broadcast.first",
                           "kernel.subgroup.scan", "kernel.workgroup.reduce", "kernel.workgroup.scan"})
         add(n, "ops dict types", kAny, 1);
     add("kernel.subgroup.shuffle", "ops dict types", kAny, kAny, R::None);
@@ -204,6 +207,7 @@ std::vector<OpRule> build_rules() {
     add("func.call", "clauses callee args types", kAny, kAny);
     add("func.return", "ops? types?", kAny, 0);
     add("template.apply", "args types", kAny, kAny);
+    add("func.apply", "args types", kAny, kAny);  // the newer spelling of template.apply (Note [func.template])
     add("template.call", "callee args types", kAny, kAny);
     add("template.return", "ops? types?", kAny, 0);
     add("low.invoke", "callee args types", kAny, kAny);
@@ -224,7 +228,7 @@ const std::unordered_set<std::string_view>& structural_ops() {
     static const std::unordered_set<std::string_view> s = {
         "kernel.def",    "kernel.decl",    "func.def",      "func.decl",     "pipeline.def",
         "template.decl", "template.def",   "config.decl",   "config.def",    "amdgpu.target",
-        "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",
+        "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",  "func.template",
         "scf.if",        "scf.while",      "scf.switch"};
     return s;
 }
@@ -251,7 +255,7 @@ const OpRule* find_rule(std::string_view name) {
 
 bool is_function_like(std::string_view op) {
     return op == "kernel.def" || op == "kernel.decl" || op == "func.def" || op == "func.decl" ||
-           op == "pipeline.def" || op == "template.decl" || op == "template.def";
+           op == "pipeline.def" || op == "template.decl" || op == "template.def" || op == "func.template";
 }
 
 bool is_symbol_op(std::string_view op) {
@@ -319,7 +323,7 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw, AttrValue } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, AttrValue, OptKw } kind;
     std::string word;
 };
 
@@ -342,6 +346,10 @@ const std::vector<Step>& program_of(const OpRule& rule) {
                 f = sp == std::string_view::npos ? std::string_view{} : f.substr(sp + 1);
                 if (w.rfind("kw:", 0) == 0) {
                     prog.push_back({Step::Kw, std::string(w.substr(3))});
+                    continue;
+                }
+                if (w.rfind("optkw:", 0) == 0) {
+                    prog.push_back({Step::OptKw, std::string(w.substr(6))});
                     continue;
                 }
                 if (w.rfind("attr:", 0) == 0) {
@@ -611,8 +619,9 @@ private:
         expect(':');
         if (peek().is('(')) {
             parse_type_list(op.operand_types);
-            expect('A');
-            parse_type_list(op.result_types);
+            // `-> (...)` is optional: a call or template.apply with no
+            // results may stop after its operand types.
+            if (accept('A')) parse_type_list(op.result_types);
             return;
         }
         do op.operand_types.push_back(parse_type());
@@ -920,6 +929,7 @@ private:
                     break;
                 case Step::Kw: expect_word(s.word); break;
                 case Step::AttrValue: op.attrs[s.word] = parse_attr_value(0); break;
+                case Step::OptKw: accept_word(s.word); break;
             }
         }
     }
@@ -978,11 +988,19 @@ private:
                      name.loc);
             run_format(op, *rule);
         }
+        if (op.name == "func.apply") newer_template_spelling(op);
         finish_results(op, results);
         ops.push_back(std::move(op));
     }
     void finish_results(Op& op, const std::vector<Token>& results) {
         if (results.empty()) return;
+        if (op.result_types.empty() && op.name == "kernel.subgroup.shuffle" && !op.operand_types.empty()) {
+            // `: T, i32, i32` types the operands; the results are the moved value and its validity.
+            op.result_types = {op.operand_types[0], scalar_type(ScalarKind::I1)};
+            op.result_types.resize(std::min<size_t>(results.size(), 2), op.operand_types[0]);
+        }
+        if (op.result_types.empty() && op.name == "kernel.subgroup.broadcast" && !op.operand_types.empty())
+            op.result_types = {op.operand_types[0]};  // `: T, i32`: the value's type, not the lane's
         if (op.result_types.empty()) {
             if (result_is_i1(op.name)) op.result_types.assign(results.size(), scalar_type(ScalarKind::I1));
             else if (op.operand_types.size() == results.size()) op.result_types = op.operand_types;
@@ -1283,7 +1301,7 @@ private:
             if (accept_word("where")) parse_preds(op.preds);
             parse_region(body);
             op.regions.push_back(std::move(body));
-        } else if (n == "func.def" || n == "func.decl" || n == "template.decl" || n == "template.def") {
+        } else if (n == "func.def" || n == "func.decl" || n == "template.decl" || n == "template.def" || n == "func.template") {
             parse_clauses(op, {"requires"});
             if (accept_word("requires")) op.attrs["requires"] = parse_attr_value(0);
             parse_clauses(op);
@@ -1294,7 +1312,7 @@ private:
             if (accept('A')) parse_type_list(op.result_types);
             parse_clauses(op, {"where"});
             if (accept_word("where")) parse_preds(op.preds);
-            if (n == "func.def" || n == "template.def") {
+            if (n == "func.def" || n == "template.def" || n == "func.template") {
                 parse_region(body);
             } else {
                 // Declarations keep their argument types on the op.
@@ -1316,8 +1334,53 @@ private:
             op.attrs["asm"] = body;
         }
         op.values = values_;
+        if (op.name == "func.template") newer_template_spelling(op);
         m_.ops.push_back(std::move(op));
     }
+
+    // Note [func.template]
+    //   The newer func dialect spells a template family without a
+    //   declaration: `func.template<contract> target(@t) priority(n) @impl(...)
+    //   -> (...) where [...] { ... func.return }` provides, `func.apply<contract>`
+    //   demands. hrx-rs 0.10.x (the normative profile) writes template.decl /
+    //   template.def<@family> / template.apply<@family> / template.return. The
+    //   parser rewrites the newer spelling into the older one (an EMULATOR/100
+    //   portability warning each) and declares each family once from its first
+    //   provider's signature, so the verifier, specialiser and executors see
+    //   one form.
+    void newer_template_spelling(Op& op) {
+        const std::string contract = op.params.empty() ? std::string() : op.params[0];
+        if (contract.empty() || contract[0] == '@')
+            fail("PARSE/003", "'" + op.name + "' names its contract without '@': " + op.name + "<contract>", op.loc);
+        d_.warning("EMULATOR/100",
+                   "portability: " + op.name + "<" + contract + "> is the newer func dialect's spelling; hrx-rs 0.10.x writes " +
+                       (op.name == "func.apply" ? "template.apply<@family>" : "template.decl/template.def<@family>"),
+                   op.loc);
+        op.params[0] = "@" + contract;
+        if (op.name == "func.apply") {
+            op.name = "template.apply";
+            return;
+        }
+        op.name = "template.def";
+        for (Region& r : op.regions) returns_to_template(r);
+        if (!families_.insert(contract).second) return;
+        Op decl;
+        decl.name = "template.decl";
+        decl.loc = op.loc;
+        decl.symbol = contract;
+        decl.result_types = op.result_types;
+        for (ValueId a : op.regions.at(0).args) decl.operand_types.push_back((*values_)[static_cast<size_t>(a)].type);
+        decl.values = values_;
+        decl.regions.emplace_back();
+        m_.ops.push_back(std::move(decl));
+    }
+    static void returns_to_template(Region& r) {
+        for (Op& o : r.ops) {
+            if (o.name == "func.return") o.name = "template.return";
+            for (Region& sub : o.regions) returns_to_template(sub);
+        }
+    }
+    std::unordered_set<std::string> families_;  // contracts declared from a func.template
 };
 
 }  // namespace

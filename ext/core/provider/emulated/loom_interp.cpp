@@ -2013,14 +2013,21 @@ struct Ops {
         const Reg& s = in(fr, op, 1);
         const std::string mode = op.params.empty() ? "index" : op.params[0];
         const int64_t sg = sg_size(x);
+        // The optional third operand narrows the exchange to segments of
+        // `width` lanes (kernel defs: "active subgroup width"); the source
+        // lane is found inside the segment, as CUDA's __shfl_*(.., width).
+        const Reg* wr = op.operands.size() > 2 ? &in(fr, op, 2) : nullptr;
         Reg o, ok;
         size_num(o, v.elem, v.vlen, v.vshape, false, x.L);
         size_num(ok, ScalarKind::I1, 1, {}, false, x.L);
         for (int64_t l = 0; l < x.L; ++l) {
-            const int64_t base = l / sg * sg, lane = l % sg;
+            int64_t w = wr ? wr->i[wr->uni ? 0 : static_cast<size_t>(l)] : sg;
+            if (m.on(l) && (w < 1 || w > sg)) x.fail_at(op, l, "kernel.subgroup.shuffle width " + std::to_string(w) + " outside 1.." + std::to_string(sg));
+            w = std::clamp<int64_t>(w, 1, sg);
+            const int64_t base = l / sg * sg + (l % sg) / w * w, lane = (l % sg) % w;
             const int64_t arg = s.i[s.uni ? 0 : static_cast<size_t>(l)];
             int64_t src = mode == "xor" ? (lane ^ arg) : mode == "up" ? lane - arg : mode == "down" ? lane + arg : arg;
-            const bool valid = src >= 0 && src < sg && base + src < x.L && m.on(base + src);
+            const bool valid = src >= 0 && src < w && base + src < x.L && m.on(base + src);
             if (!valid) src = lane;
             ok.i[static_cast<size_t>(l)] = valid;
             for (int64_t e = 0; e < v.vlen; ++e) {
