@@ -23,6 +23,8 @@
 //     str?       an optional string                         → attrs["message"]
 //     kw:WORD    the keyword WORD
 //     optkw:WORD the keyword WORD if present
+//     rest       operands, `{...}` attributes and `: types [to T] [-> R]` up to
+//                the end of the line (catalogue ops without a rule of their own)
 //     attr:NAME  one attribute value (`[0, 1]`, `7`, `word`)     → attrs[NAME]
 #include <algorithm>
 #include <cmath>
@@ -31,6 +33,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "loom/catalogue.h"
 #include "loom/frontend.h"
 #include "loom/internal.h"
 
@@ -211,6 +214,17 @@ std::vector<OpRule> build_rules() {
     add("template.call", "callee args types", kAny, kAny);
     add("template.return", "ops? types?", kAny, 0);
     add("low.invoke", "callee args types", kAny, kAny);
+    // Every other op of the catalogue parses generically (Note [Op
+    // catalogue]) so valid Loom reaches the planner's refusal, not PARSE/006.
+    std::unordered_set<std::string_view> have;
+    for (const OpRule& rule : r) have.insert(rule.name);
+    static const char* kStructural[] = {"kernel.def", "kernel.decl", "func.def", "func.decl", "func.template", "pipeline.def",
+                                        "template.decl", "template.def", "config.decl", "config.def", "amdgpu.target",
+                                        "aie2p.target", "target.generic", "target.decl", "low.func.def", "scf.for",
+                                        "scf.if", "scf.while", "scf.switch"};
+    for (const char* n : kStructural) have.insert(n);
+    for (const OpEntry& e : op_catalogue())
+        if (!have.count(e.name)) add(e.name, e.format.empty() ? std::string_view("rest") : e.format, kAny, kAny, R::None);
     return r;
 }
 
@@ -323,7 +337,7 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw, AttrValue, OptKw } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, AttrValue, OptKw, Rest } kind;
     std::string word;
 };
 
@@ -336,7 +350,7 @@ const std::vector<Step>& program_of(const OpRule& rule) {
             {"types", Step::Types},   {"types?", Step::OptTypes},   {"callee", Step::Callee},
             {"args", Step::Args},     {"shape", Step::Shape},       {"using-dict", Step::UsingDict},
             {"clauses", Step::Clauses}, {"clauseops", Step::ClauseOps}, {"hash", Step::Hash},
-            {"range", Step::Range},   {"str?", Step::OptStr}};
+            {"range", Step::Range},   {"str?", Step::OptStr},       {"rest", Step::Rest}};
         for (auto& [name, rule] : rule_table()) {
             std::vector<Step> prog;
             std::string_view f = rule.format;
@@ -930,7 +944,41 @@ private:
                 case Step::Kw: expect_word(s.word); break;
                 case Step::AttrValue: op.attrs[s.word] = parse_attr_value(0); break;
                 case Step::OptKw: accept_word(s.word); break;
+                case Step::Rest: parse_rest(op); break;
             }
+        }
+    }
+
+    // The `rest` format step: whatever the line holds, kept as operands,
+    // attributes and types (enough for the planner to refuse the op).
+    void parse_rest(Op& op) {
+        const uint32_t line = op.loc.line;
+        auto here = [&] { return peek().kind != Tok::Eof && peek().loc.line == line; };
+        while (here() && !peek().is(':') && !peek().is('}')) {
+            if (peek().kind == Tok::Value) {
+                op.operands.push_back(operand());
+                while (lex_.adjacent('[')) parse_index_list(op.indices);
+            } else if (peek().is('{')) {
+                parse_dict(op.attrs, 0);
+            } else if (peek().is('[')) {
+                parse_index_list(op.shape);
+            } else {
+                take();  // keywords, punctuation, literals
+            }
+        }
+        if (!here() || !accept(':')) return;
+        if (peek().is('(')) {
+            parse_type_list(op.operand_types);
+            if (accept('A')) parse_type_list(op.result_types);
+            return;
+        }
+        do op.operand_types.push_back(parse_type());
+        while (accept(',') || accept_word("to"));
+        if (accept('A')) {
+            if (peek().is('(')) parse_type_list(op.result_types);
+            else
+                do op.result_types.push_back(parse_type());
+                while (accept(','));
         }
     }
 

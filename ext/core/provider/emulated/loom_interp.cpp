@@ -878,6 +878,59 @@ struct Ops {
         else x.fail_at(op, -1, "unsupported integer operation");
     }
 
+    // The rest of the integer family (scalar., vector., index. forms): rotli,
+    // rotri (amount taken modulo the width), ceildivsi/ceildivui/floordivsi
+    // (0 for a zero divisor or INT_MIN / -1, as divsi; checked mode reports
+    // them), signi, and fmai (a * b + c, wrapped).
+    static void int_more(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const std::string b = base_name(op.name);
+        const Reg& A = in(fr, op, 0);
+        const ScalarKind k = A.elem;
+        const int bits = bits_of(k);
+        auto W = [k](int64_t v) { return wrap_int(k, v); };
+        auto U = [k](int64_t v) { return uval(k, v); };
+        Reg& o = out(fr, op);
+        if (b == "signi") {
+            un<int64_t, int64_t>(x, o, A, k, [](int64_t p) -> int64_t { return (p > 0) - (p < 0); });
+            return;
+        }
+        if (b == "fmai") {
+            const Reg& B = in(fr, op, 1);
+            const Reg& C = in(fr, op, 2);
+            tern<int64_t>(x, o, A, B, C, k, [=](int64_t p, int64_t q, int64_t r) {
+                return W(static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q) + static_cast<uint64_t>(r)));
+            });
+            return;
+        }
+        const Reg& B = in(fr, op, 1);
+        auto rot = [=](int64_t p, int64_t q, bool left) {
+            const uint64_t u = U(p), n = U(q) % static_cast<uint64_t>(bits);
+            if (n == 0) return p;
+            const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+            const uint64_t r = left ? (u << n) | (u >> (bits - n)) : (u >> n) | (u << (bits - n));
+            return W(static_cast<int64_t>(r & mask));
+        };
+        if (b == "rotli" || b == "rotri") {
+            const bool left = b == "rotli";
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return rot(p, q, left); });
+            return;
+        }
+        if (b != "ceildivsi" && b != "ceildivui" && b != "floordivsi") x.fail_at(op, -1, "unsupported integer operation");
+        if (x.sh.options.checked) check_div(x, op, m, A, B, false);
+        const int64_t smin = bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+        if (b == "ceildivui") {
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(q) == 0 ? 0 : W(static_cast<int64_t>(U(p) / U(q) + (U(p) % U(q) != 0))); });
+        } else {
+            const bool ceil = b == "ceildivsi";
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) -> int64_t {
+                if (q == 0 || (q == -1 && p == smin)) return 0;
+                const int64_t d = p / q, r = p % q;
+                if (r != 0 && ((r < 0) != (q < 0)) != ceil) return W(ceil ? d + 1 : d - 1);  // truncation went the wrong way
+                return W(d);
+            });
+        }
+    }
+
     static void select(Exec& x, const Op& op, Frame& fr, const Mask&) {
         const Reg& c = in(fr, op, 0);
         const Reg& a = in(fr, op, 1);
@@ -3291,6 +3344,11 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
             m[std::string("vector.") + b] = &Ops::int_unary;
         }
         m["index.ctpopi"] = m["index.ctlzi"] = m["index.cttzi"] = &Ops::int_unary;
+        for (const char* b : {"rotli", "rotri", "ceildivsi", "ceildivui", "floordivsi", "signi", "fmai"}) {
+            m[std::string("scalar.") + b] = &Ops::int_more;
+            m[std::string("vector.") + b] = &Ops::int_more;
+        }
+        m["index.rotli"] = m["index.rotri"] = &Ops::int_more;
         for (const char* b : {"addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf"}) {
             m[std::string("scalar.") + b] = &Ops::float_binary;
             m[std::string("vector.") + b] = &Ops::float_binary;

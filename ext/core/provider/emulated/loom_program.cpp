@@ -13,6 +13,7 @@
 #include <set>
 
 #include "kernels/pool.h"
+#include "loom/catalogue.h"
 #include "provider/emulated/loom_interp.h"
 
 namespace hrx::loom {
@@ -105,6 +106,11 @@ Diagnostic error_at(std::string code, std::string message, const Location& loc) 
     return d;
 }
 
+// Ops the pipeline driver (not the interpreter's handler table) runs.
+bool pipeline_only_op(const std::string& n) {
+    return n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write";
+}
+
 // Op facts the planner gathers from everything reachable from the root.
 struct Scan {
     std::vector<Diagnostic> diags;
@@ -144,7 +150,7 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         }
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
-        if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write")) ok = true;
+        if (in_pipeline && pipeline_only_op(n)) ok = true;
         if (n == "buffer.alloca" && !op.params.empty() && op.params[0] == "workgroup") s.workgroup_memory = true;
         else if (n == "buffer.alloca") s.private_scratch = true;
         if (n == "kernel.barrier") s.barrier = true;
@@ -167,7 +173,17 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
                 reported = true;
             }
         if (!ok) {
-            s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + n, op.loc));
+            // The catalogue says why (Note [Op catalogue]); an op it does not
+            // know is refused the same way.
+            const OpEntry* e = catalogue_find(n);
+            std::string code = e ? std::string(e->refusal) : "EMULATOR/001";
+            std::string why = e && !e->reason.empty() ? " (" + std::string(e->reason) + ")" : "";
+            if (code == "EMULATOR/001" && why.empty())
+                for (const auto* types : {&op.result_types, &op.operand_types})
+                    for (const Type& t : *types)
+                        if (why.empty() && (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2))
+                            why = " (fp8 types are not emulated: " + t.spelling + ")";
+            s.diags.push_back(error_at(code, "valid Loom, not executed by the emulator: " + n + why, op.loc));
             continue;
         }
         if (n == "func.call" || n == "template.call") {
@@ -1151,6 +1167,15 @@ std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, co
             return shape + ": the work-item count overflows a 64-bit integer";
     }
     return {};
+}
+
+bool op_executed(const std::string& name) {
+    // Definitions and regions the planner and executors walk themselves.
+    static const std::set<std::string> structural = {"kernel.def", "kernel.decl", "func.def", "func.decl", "func.template",
+                                                     "template.decl", "template.def", "pipeline.def", "config.decl",
+                                                     "config.def", "amdgpu.target", "aie2p.target", "target.generic",
+                                                     "target.decl", "kernel.launch.config", "func.apply"};
+    return interp::is_terminator(name) || interp::op_supported(name) || pipeline_only_op(name) || structural.count(name);
 }
 
 std::shared_ptr<const Program> Program::plan(const Specialized& spec) {

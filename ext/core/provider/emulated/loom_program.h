@@ -53,6 +53,11 @@ inline constexpr int64_t kMaxVectorElems = 4096;
 // dimension than kMaxGridDimItems or more in all than an int64 holds.
 std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, const std::array<int64_t, 3>& workgroup_size);
 
+// Whether the emulator runs op `name` (its handler table, the pipeline driver,
+// or a definition the planner walks); the op catalogue's "executed" column
+// (loom/catalogue.h, Note [Op catalogue]).
+bool op_executed(const std::string& name);
+
 // One argument of a signature.
 struct Param {
     std::string name;            // without '%'
