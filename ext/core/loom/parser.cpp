@@ -100,12 +100,21 @@ std::vector<OpRule> build_rules() {
         family(float_binary, 2, 'f');
         family(float_unary, 1, 'f');
         family(float_tests, 1, 'f');
-        for (const char* n : casts) add(name(d + n), "ops types", 1, 1);
+        for (const char* n : casts) {
+            add(name(d + n), "ops types", 1, 1);
+            const std::string_view c = n;
+            r.back().domain = c == "bitcast" ? 0 : (c == "fptosi" || c == "fptoui" || c == "extf" || c == "fptrunc") ? 'f' : 'i';
+        }
         add(name(d + "fmaf"), "ops dict types", 3, 1);
+        r.back().domain = 'f';
         add(name(d + "fmai"), "ops dict types", 3, 1);
+        r.back().domain = 'i';
         add(name(d + "clampf"), "ops dict types", 3, 1);
+        r.back().domain = 'f';
         add(name(d + "cmpi"), "pred ops dict types", 2, 1);
+        r.back().domain = 'i';  // the handlers read integer or float payloads: a mismatch crashed them
         add(name(d + "cmpf"), "pred ops dict types", 2, 1);
+        r.back().domain = 'f';
     }
     add("scalar.constant", "lit types", 0, 1, R::ResultOnly);
     add("scalar.poison", "types", 0, 1, R::ResultOnly);
@@ -161,6 +170,7 @@ std::vector<OpRule> build_rules() {
     add("vector.empty", "types", 0, 1, R::ResultOnly);
     add("vector.poison", "types", 0, 1, R::ResultOnly);
     add("vector.dotf", "ops types", kAny, 1, R::None);
+    r.back().domain = 'f';
     // Register layout, bit packing, grouped dots and tables (defs.py vector
     // "aggregate", "bitpack", "contraction", "table" categories).
     add("vector.slice", "ops types", 1, 1, R::None);
@@ -170,11 +180,22 @@ std::vector<OpRule> build_rules() {
     add("vector.interleave", "ops types", 2, 1, R::None);
     add("vector.deinterleave", "ops types", 1, 2, R::None);
     add("vector.reduce.axes", "ops kw:axes attr:axes types", 2, 1, R::None);
-    add("vector.bitfield.extractu", "ops dict types", 1, 1, R::None);
-    add("vector.bitfield.extracts", "ops dict types", 1, 1, R::None);
+    // Integer-only ops carry domain 'i' (dot2f 'f'): the verifier reports a
+    // float operand instead of the interpreter reading a payload it lacks.
+    for (const char* n : {"vector.bitfield.extractu", "vector.bitfield.extracts"}) {
+        add(n, "ops dict types", 1, 1, R::None);
+        r.back().domain = 'i';
+    }
     add("vector.bitfield.insert", "ops kw:into ops dict types", 2, 1, R::None);
-    for (const char* n : {"vector.bitpack", "vector.bitunpacku", "vector.bitunpacks"}) add(n, "ops types", 1, 1, R::None);
-    for (const char* n : {"vector.dot2f", "vector.dot4i", "vector.dot8i4", "vector.dot4f8"}) add(n, "ops types", 3, 1, R::None);
+    r.back().domain = 'i';
+    for (const char* n : {"vector.bitpack", "vector.bitunpacku", "vector.bitunpacks"}) {
+        add(n, "ops types", 1, 1, R::None);
+        r.back().domain = 'i';
+    }
+    for (const char* n : {"vector.dot2f", "vector.dot4i", "vector.dot8i4", "vector.dot4f8"}) {
+        add(n, "ops types", 3, 1, R::None);
+        r.back().domain = std::string_view(n) == "vector.dot2f" ? 'f' : 'i';
+    }
     add("vector.table.lookup", "ops types", 1, 1, R::None);
     add("vector.table.quantize", "ops dict types", 2, 1, R::None);
     add("vector.fragment.repack", "ops shape types", 1, 1, R::None);

@@ -889,6 +889,8 @@ struct Ops {
         const int bits = bits_of(k);
         auto W = [k](int64_t v) { return wrap_int(k, v); };
         auto U = [k](int64_t v) { return uval(k, v); };
+        for (size_t j = 0; j < op.operands.size(); ++j)
+            if (isf(in(fr, op, j).elem)) x.fail_at(op, -1, op.name + " works on integers");
         Reg& o = out(fr, op);
         if (b == "signi") {
             un<int64_t, int64_t>(x, o, A, k, [](int64_t p) -> int64_t { return (p > 0) - (p < 0); });
@@ -964,6 +966,12 @@ struct Ops {
         const ScalarKind to = result_type(op, fr, 0).elem;
         Reg& o = out(fr, op);
         const bool checked = x.sh.options.checked;
+        // Each cast reads one payload kind and writes one; a mismatched
+        // spelling (trunci of a float) would read or write storage it lacks.
+        const bool int_in = b == "cast" || b == "extsi" || b == "extui" || b == "trunci" || b == "sitofp" || b == "uitofp";
+        const bool int_out = b == "cast" || b == "extsi" || b == "extui" || b == "trunci" || b == "fptosi" || b == "fptoui";
+        if (b != "bitcast" && (isf(from) == int_in || isf(to) == int_out || from == ScalarKind::None || to == ScalarKind::None))
+            x.fail_at(op, -1, op.name + " does not convert " + scalar_name(from) + " to " + scalar_name(to));
         if (b == "cast") {  // index.cast
             if (to == ScalarKind::Offset && from != ScalarKind::Index && from != ScalarKind::Offset) {
                 if (checked && from == ScalarKind::I64) check_lanes(x, op, m, A, [&](size_t e) { return A.i[e] < 0; }, "an i64 payload entering offset must be non-negative");
@@ -1168,7 +1176,10 @@ struct Ops {
         else if (n == "kernel.workgroup.count") uniform(gs[static_cast<size_t>(a)]);
         else if (n == "kernel.subgroup.size") uniform(std::min<int64_t>(sg, W));
         else if (n == "kernel.subgroup.count") uniform((W + sg - 1) / sg);
-        else if (n == "kernel.cluster.size" || n == "kernel.cluster.count") uniform(1);
+        // Clusters of one workgroup: cluster.count is the workgroup count
+        // (the kernel defs: workgroup.count / cluster.size), not 1.
+        else if (n == "kernel.cluster.size") uniform(1);
+        else if (n == "kernel.cluster.count") uniform(gs[static_cast<size_t>(a)]);
         else if (n == "kernel.workgroup.id") {
             if (x.uniform_wg_) uniform(split(x.wg_lin_.empty() ? 0 : x.wg_lin_[0], gs, a));
             else lanes([&](int64_t l) { return split(x.wg_lin_[static_cast<size_t>(l)], gs, a); });
@@ -2095,6 +2106,7 @@ struct Ops {
 
     static void sg_vote(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         Reg tv;
+        if (in(fr, op, 0).elem != ScalarKind::I1 || in(fr, op, 0).vlen != 1) x.fail_at(op, -1, "the vote's predicate must be an i1 value");
         const Reg& c = varying(in(fr, op, 0), tv, x.L);
         const std::string n = op.name;
         const std::string mode = !op.params.empty() ? op.params[0] : n.substr(n.rfind('.') + 1);
@@ -3052,6 +3064,7 @@ struct Ops {
         for (int64_t e : red_shape) nr *= e;
         if (init.vlen != nk) x.fail_at(op, -1, "vector.reduce.axes: the init has " + std::to_string(init.vlen) + " lanes, the kept axes " + std::to_string(nk));
         const std::string kind = red_kind(op);
+        if (isf(v.elem) != isf(init.elem)) x.fail_at(op, -1, "vector.reduce.axes: the init's element type differs from the source's");
         const bool uni = v.uni && init.uni;
         Reg o;
         size_num(o, v.elem, nk, keep_shape.empty() ? std::vector<int64_t>{} : keep_shape, uni, x.L);
@@ -3093,6 +3106,7 @@ struct Ops {
         const ScalarKind rk = result_type(op, fr, 0).elem;
         if (off < 0 || width < 1 || off + width > bits_of(a.elem) || width > bits_of(rk))
             x.fail_at(op, -1, "bitfield [" + std::to_string(off) + ", " + std::to_string(off + width) + ") does not fit " + scalar_name(a.elem) + " lanes and " + scalar_name(rk) + " results");
+        if (isf(a.elem) || isf(rk)) x.fail_at(op, -1, op.name + " works on integer lanes");
         const bool sign = op.name == "vector.bitfield.extracts";
         Reg o;
         size_num(o, rk, a.vlen, a.vshape, a.uni, x.L);
@@ -3111,7 +3125,7 @@ struct Ops {
         const Reg& f = in(fr, op, 0);
         const Reg& b = in(fr, op, 1);
         const int64_t off = bit_attr(x, op, "offset"), width = bit_attr(x, op, "width");
-        if (off < 0 || width < 1 || off + width > bits_of(b.elem) || width > bits_of(f.elem) || f.vlen != b.vlen)
+        if (isf(f.elem) || isf(b.elem) || off < 0 || width < 1 || off + width > bits_of(b.elem) || width > bits_of(f.elem) || f.vlen != b.vlen)
             x.fail_at(op, -1, "bitfield [" + std::to_string(off) + ", " + std::to_string(off + width) + ") does not fit the operands");
         const bool uni = f.uni && b.uni;
         Reg o;
@@ -3139,6 +3153,7 @@ struct Ops {
         const bool sign = op.name == "vector.bitunpacks";
         const int64_t w = wp.size() == 1 ? wp[0] : 0;
         const int sb = bits_of(a.elem), rb = bits_of(rk);
+        if (isf(a.elem) || isf(rk)) x.fail_at(op, -1, op.name + " works on integer lanes");
         const int64_t field_lanes = pack ? a.vlen : vlen, store_lanes = pack ? vlen : a.vlen, store_bits = pack ? rb : sb;
         if (w < 1 || w > (pack ? sb : rb) || w > 64 || field_lanes * w != store_lanes * store_bits)
             x.fail_at(op, -1, op.name + "<" + (op.params.empty() ? "" : op.params[0]) + ">: " + std::to_string(field_lanes) + " fields of " + std::to_string(w) +
@@ -3180,6 +3195,8 @@ struct Ops {
         static const std::set<std::string> k4 = {"s8s8", "u8s8", "s8u8", "u8u8"}, k8 = {"s4s4", "u4s4", "s4u4", "u4u4"};
         if (!f2 && !(i4 ? k8 : k4).count(kind)) x.fail_at(op, -1, op.name + ": unknown signedness kind <" + kind + ">");
         const int64_t G = f2 ? 2 : i4 ? 1 : 4;
+        if (isf(a.elem) != f2 || isf(b.elem) != f2 || isf(c.elem) != f2)
+            x.fail_at(op, -1, op.name + (f2 ? " takes float sources and accumulator" : " takes integer sources and accumulator"));
         if (a.vlen != b.vlen || a.vlen != c.vlen * G || a.elem != b.elem)
             x.fail_at(op, -1, op.name + ": " + std::to_string(a.vlen) + " and " + std::to_string(b.vlen) + " source lanes for " + std::to_string(c.vlen) + " accumulator lanes");
         const bool sa = !f2 && dot_signed(kind, 0), sb = !f2 && dot_signed(kind, 1);
@@ -3222,6 +3239,7 @@ struct Ops {
         const Reg& t = in(fr, op, 0);
         if (op.indices.size() != 1 || !op.indices[0].is_value()) x.fail_at(op, -1, "vector.table.lookup takes one index vector: %table[%indices]");
         const Reg& ix = val(fr, op.indices[0].value);
+        if (isf(ix.elem)) x.fail_at(op, -1, "vector.table.lookup indices must be integers");
         const bool uni = t.uni && ix.uni;
         for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
             if (!uni && !m.on(l)) continue;
@@ -3247,6 +3265,7 @@ struct Ops {
             x.fail_at(op, -1, "vector.table.quantize needs {nan = zero|max, tie = lower|upper}");
         const bool upper = ta->s == "upper", nan_max = na->s == "max";
         const Type& rt = result_type(op, fr, 0);
+        if (!isf(v.elem) || !isf(th.elem) || isf(rt.elem)) x.fail_at(op, -1, "vector.table.quantize maps float lanes to integer codes");
         const bool uni = v.uni && th.uni;
         Reg o;
         size_num(o, rt.elem, v.vlen, v.vshape, uni, x.L);
@@ -3409,6 +3428,9 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         m["kernel.subgroup.scan"] = m["kernel.workgroup.scan"] = &Ops::scan;
         m["kernel.workgroup.reduce"] = &Ops::sg_reduce;
         m["kernel.workgroup.vote"] = &Ops::sg_vote;
+        // The newer kernel dialect's names; the mode is the last word.
+        m["kernel.subgroup.vote.any"] = m["kernel.subgroup.vote.all"] = m["kernel.subgroup.vote.ballot"] = &Ops::sg_vote;
+        m["kernel.workgroup.vote.any"] = m["kernel.workgroup.vote.all"] = m["kernel.workgroup.vote.count"] = &Ops::sg_vote;
         m["kernel.exit"] = &Ops::exit_;
         m["view.atomic.reduce"] = &Ops::atomic;
         m["vector.load.mask"] = m["vector.store.mask"] = &Ops::vector_masked;

@@ -116,13 +116,88 @@ struct Scan {
     std::vector<Diagnostic> diags;
     bool workgroup_memory = false, barrier = false, subgroup = false, atomics = false, private_scratch = false;
     std::set<const Op*> seen_fns;
+    std::map<ValueId, int64_t> consts;  // index.constant values of the function being scanned
 };
 
 void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, bool in_launch, Scan& s);
 
 void scan_fn(const Specialized& spec, const Op* fn, Scan& s) {
     if (!fn || !s.seen_fns.insert(fn).second) return;
+    std::map<ValueId, int64_t> outer;  // value ids are per function
+    std::swap(outer, s.consts);
     for (const Region& r : fn->regions) scan_region(spec, r, false, false, s);
+    std::swap(outer, s.consts);
+}
+
+// Note [Plan-time limits of the matrix ops]
+//   The interpreter runs encodings, fragments and mma in one form: bfp16ebs8
+//   schemas without auxiliary operands (scales, tables), a fragment as one
+//   work-item's whole [rows x cols] matrix (rows * cols lanes), no block
+//   count, and mma over bf16 or bfp16ebs8 operands into f32. Valid Loom
+//   outside that form (target-distributed fragments, f16 or integer mma,
+//   other element formats) is refused here, at plan time, with EMULATOR/001
+//   naming the op and the reason, instead of failing when it runs or, for
+//   mma, silently rounding f16 operands to bf16.
+void check_matrix_op(const Op& op, Scan& s) {
+    const std::string& n = op.name;
+    auto refuse = [&](const std::string& why) {
+        s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + n + " (" + why + ")", op.loc));
+    };
+    if (n == "encoding.define") {
+        const Attr* p = op.attr("params");
+        const Attr* fam = op.attr("family");
+        std::string fmt;
+        if (p && p->dict) {
+            auto f = p->dict->find("element_format");
+            if (f != p->dict->end()) fmt = f->second.s;
+        }
+        if (fmt != "bfp16ebs8")
+            refuse("element_format " + (fmt.empty() ? std::string("(none)") : fmt) + (fam ? " of #" + fam->s : std::string()) +
+                   ": the emulator runs bfp16ebs8 encodings only");
+    } else if (n == "vector.encode" || n == "vector.decode") {
+        for (const auto& [k, a] : op.attrs)
+            if (a.kind == Attr::Kind::Value) {
+                refuse("auxiliary operand '" + k + "': scales, tables and metadata are not emulated (bfp16ebs8 carries its own exponents)");
+                break;
+            }
+    } else if (n == "vector.fragment" || n == "vector.fragment.store") {
+        if (op.shape.size() == 3) {
+            refuse("a block count: batched fragments are not emulated");
+            return;
+        }
+        auto known = [&](const IndexEntry& e, int64_t& v) {
+            if (!e.is_value()) return v = e.constant, true;
+            auto it = s.consts.find(e.value);
+            return it != s.consts.end() && (v = it->second, true);
+        };
+        int64_t rows = 0, cols = 0;
+        const std::vector<Type>& types = n == "vector.fragment" ? op.result_types : op.operand_types;
+        if (op.shape.size() != 2 || types.empty() || !known(op.shape[0], rows) || !known(op.shape[1], cols)) return;
+        const Type& t = types[0];
+        int64_t lanes = 1;
+        for (const Dim& d : t.dims) {
+            if (d.is_dynamic()) return;
+            lanes *= d.extent;
+        }
+        // A bfp16ebs8 payload holds 8 values in 9 bytes.
+        if (rows < 1 || cols < 1) return;  // the interpreter reports bad extents
+        const bool fits = rows <= lanes && cols <= lanes;  // rows * cols cannot overflow then
+        const bool payload = fits && t.elem == ScalarKind::I8 && rows * cols % 8 == 0 && rows * cols / 8 * 9 == lanes;
+        if ((!fits || rows * cols != lanes) && !payload)
+            refuse("shape [" + std::to_string(rows) + ", " + std::to_string(cols) + "] over " + t.spelling +
+                   ": the emulator holds a fragment as one work-item's whole matrix (rows x cols lanes); target-distributed "
+                   "fragment payloads are not emulated");
+    } else if (n == "vector.mma") {
+        const std::vector<Type>& t = op.operand_types;
+        const Type* res = !op.result_types.empty() ? &op.result_types[0] : t.size() >= 3 ? &t[2] : nullptr;
+        for (size_t k = 0; k < 2 && k < t.size(); ++k)
+            if (t[k].elem != ScalarKind::BF16 && t[k].elem != ScalarKind::I8) {
+                refuse(std::string(k == 0 ? "lhs " : "rhs ") + t[k].spelling + ": the emulator multiplies bf16 or bfp16ebs8-encoded operands only");
+                return;
+            }
+        if (res && res->elem != ScalarKind::F32) refuse("accumulator " + res->spelling + ": the emulator accumulates in f32 only");
+        if (!op.params.empty()) refuse("flags <" + op.params[0] + ">: saturating integer mma is not emulated");
+    }
 }
 
 // Whether `r` (nested regions included) loads a system-scope atomic.
@@ -148,6 +223,9 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             s.diags.push_back(error_at("EMULATOR/004", "valid Loom, not executed by the emulator: scf.while polling a system-scope view.atomic.load "
                         "(it waits for another engine or the host, which the emulator does not run alongside)", op.loc));
         }
+        if (n == "index.constant" && !op.results.empty())
+            if (const Attr* v = op.attr("value"); v && v->kind == Attr::Kind::Int) s.consts[op.results[0]] = v->i;
+        check_matrix_op(op, s);
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
         if (in_pipeline && pipeline_only_op(n)) ok = true;
@@ -156,7 +234,7 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
         if (n == "kernel.barrier") s.barrier = true;
         if (n.rfind("kernel.subgroup.", 0) == 0 && n != "kernel.subgroup.size" && n != "kernel.subgroup.count") s.subgroup = true;
         // Workgroup collectives need the whole workgroup in one lockstep batch, as subgroup ones do.
-        if (n == "kernel.workgroup.reduce" || n == "kernel.workgroup.scan" || n == "kernel.workgroup.vote") s.subgroup = true;
+        if (n == "kernel.workgroup.reduce" || n == "kernel.workgroup.scan" || n.rfind("kernel.workgroup.vote", 0) == 0) s.subgroup = true;
         if (n.rfind("view.atomic.", 0) == 0) s.atomics = true;
         for (const Type& t : op.result_types)
             if (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2) ok = false;
