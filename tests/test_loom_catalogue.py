@@ -451,3 +451,41 @@ def test_func_template_selection_falls_back_without_a_target_match():
     o = np.zeros(4, np.int32)
     run(src, [o])
     assert np.array_equal(o, np.arange(4) + 1)
+
+
+# --- view-typed kernel parameters ----------------------------------------------------------------
+
+VIEW_PARAMS = """
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+kernel.def target(@gpu) export("vp") @vp(%n: index) {
+  %one = index.constant 1 : index
+  %w = index.constant 64 : index
+  %g = index.div %n, %w : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%n: index, %x: view<[%n]x2xf32>, %y: view<[%n]xf32>) {
+  %i = kernel.workitem.dispatch.id<x> : index
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %a = view.load %x[%i, %c0] : view<[%n]x2xf32> -> f32
+  %b = view.load %x[%i, %c1] : view<[%n]x2xf32> -> f32
+  %s = scalar.addf %a, %b : f32
+  view.store %s, %y[%i] : f32, view<[%n]xf32>
+  kernel.return
+}
+"""
+
+
+def test_view_parameters_are_view_bindings():
+    art = hx.loom.compile(VIEW_PARAMS, "vp", target=GPU)
+    params = art.manifest["functions"][0]["parameters"]
+    assert [(p["name"], p["kind"]) for p in params] == [("n", "constant"), ("x", "pointer"), ("y", "pointer")]
+    assert art.manifest["functions"][0]["interface"]["binding_count"] == 2
+    c = art.contract_for(n=128)
+    assert [(b.bytes, b.access) for b in c.bindings] == [(128 * 8, hx.Access.READ), (128 * 4, hx.Access.WRITE)]
+    assert c.constants == np.uint32(128).tobytes()  # only %n: the views are bindings, not f32 scalars
+    hx.Runtime().load_gpu_kernel(art, 2, 64, c)  # the contract from the footprints loads
+    x = np.random.default_rng(1).standard_normal((128, 2)).astype(np.float32)
+    y = np.zeros(128, np.float32)
+    _core.loom._run_program(VIEW_PARAMS, "vp", GPU, {}, [x.view(np.uint8).reshape(-1), y.view(np.uint8)],
+                            c.constants, [128], False, [])
+    assert np.array_equal(y, x[:, 0] + x[:, 1])

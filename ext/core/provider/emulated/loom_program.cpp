@@ -510,7 +510,9 @@ private:
         Param p;
         p.name = (*fn.values)[static_cast<size_t>(v)].name;
         p.is_buffer = value_is_buffer(fn, v);
-        p.type = p.is_buffer ? ScalarKind::None : value_kind(fn, v);
+        p.is_view = (*fn.values)[static_cast<size_t>(v)].type.kind == TypeKind::View;
+        p.is_buffer = p.is_buffer || p.is_view;
+        p.type = p.is_buffer && !p.is_view ? ScalarKind::None : value_kind(fn, v);
         return p;
     }
 
@@ -775,6 +777,24 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
                 if (f.layout.empty()) f.layout = t.spelling;
             }
         }
+        if (p.is_view) {  // the parameter is itself a view from byte 0 of its binding
+            f.used = true;
+            views.insert(body.args[k]);
+            const Type& t = (*root.values)[static_cast<size_t>(body.args[k])].type;
+            std::string needs;
+            int64_t elems = 1;
+            bool known = true;
+            for (const Dim& d : t.dims) {
+                const std::optional<int64_t> e = d.is_dynamic() ? eval_value(d.value, &constants, &needs) : std::optional<int64_t>(d.extent);
+                if (!e) known = false;
+                else elems *= *e;
+            }
+            if (!known && !needs.empty())
+                fail(ErrorKind::Message, who + ": the extent of view parameter %" + p.name + " (" + t.spelling + ") needs the device scalar %" + needs +
+                                             ", which the constants do not hold");
+            if (known) f.bytes = std::max(f.bytes, static_cast<uint64_t>(elems) * static_cast<uint64_t>(interp::elem_bytes(t.elem, ib)));
+            f.layout = t.spelling;
+        }
         // Subviews and refinements of those views reach the same bytes (ops are in
         // definition order, so one pass sees each parent before its children).
         for (const Op* op : all)
@@ -820,6 +840,11 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
             b.name = "binding %" + p.name;
             r.kind = RK::Buf;
             r.buf = x.add_buffer(std::move(b));
+            if (p.is_view) {  // its extents may name other parameters: made once all are bound
+                r.kind = RK::View;
+                r.elem = p.type;
+                r.off = {0};
+            }
         } else {
             r.kind = RK::Num;
             r.elem = p.type;
@@ -841,6 +866,17 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
             }
         }
         fr.regs[static_cast<size_t>(body.args[skip + k])] = std::move(r);
+    }
+    for (size_t k = 0; k < dparams_.size(); ++k) {
+        if (!dparams_[k].is_view) continue;
+        const ValueId v = body.args[skip + k];
+        Reg& r = fr.regs[static_cast<size_t>(v)];
+        const Type& t = (*spec_.root->values)[static_cast<size_t>(v)].type;
+        for (const Dim& d : t.dims) {
+            const int64_t e = d.is_dynamic() ? fr.regs[static_cast<size_t>(d.value)].i.at(0) : d.extent;
+            if (e < 0) fail(ErrorKind::Execution, "view parameter %" + dparams_[k].name + " (" + t.spelling + ") has a negative extent " + std::to_string(e));
+            r.dims.push_back(e);
+        }
     }
 }
 

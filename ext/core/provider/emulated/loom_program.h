@@ -62,6 +62,10 @@ bool op_executed(const std::string& name);
 struct Param {
     std::string name;            // without '%'
     bool is_buffer = false;
+    // A view-typed device parameter (`%x: view<...>`): bound like a buffer
+    // (one binding), seen by the body as a view over it from byte 0, its
+    // footprint the view type's extent. `type` is then its element type.
+    bool is_view = false;
     ScalarKind type = ScalarKind::None;
     // Scalars of a GPU device signature: their place in the constant block.
     uint64_t byte_offset = 0;
