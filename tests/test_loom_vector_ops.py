@@ -380,3 +380,50 @@ def test_block_quantised_matvec_matches_numpy(q4):
     assert np.array_equal(y, want)
     # and it is the matrix-vector product, within the quantisation error (|w @ x| is about 16 here)
     assert np.abs(y - w @ x).max() < (6.0 if q4 else 1.0)
+
+
+# --- gather and scatter --------------------------------------------------------------------------
+
+GATHER = kernel("%src: buffer, %offs: buffer, %g: buffer, %gm: buffer, %dst: buffer", """
+  %sv = buffer.view %src[%z] : buffer -> view<8x64xf32>
+  %ov = buffer.view %offs[%z] : buffer -> view<8x8xi32>
+  %gv = buffer.view %g[%z] : buffer -> view<8x8xf32>
+  %gmv = buffer.view %gm[%z] : buffer -> view<8x8xf32>
+  %dv = buffer.view %dst[%z] : buffer -> view<8x64xf32>
+  %c32 = index.constant 32 : index
+  %off = vector.load %ov[%t, %c0] : view<8x8xi32> -> vector<8xi32>
+  %x = vector.gather %sv[%t, %c32][%off] : view<8x64xf32>, vector<8xi32> -> vector<8xf32>
+  vector.store %x, %gv[%t, %c0] : vector<8xf32>, view<8x8xf32>
+  %zero = vector.constant 0 : vector<8xi32>
+  %pos = vector.cmpi sge, %off, %zero : vector<8xi32> -> vector<8xi1>
+  %old = vector.constant -1.0 : vector<8xf32>
+  %y = vector.gather.mask %sv[%t, %c32][%off], %pos, %old : view<8x64xf32>, vector<8xi32>, vector<8xi1>, vector<8xf32>
+  vector.store %y, %gmv[%t, %c0] : vector<8xf32>, view<8x8xf32>
+  vector.scatter %x, %dv[%t, %c32][%off] : vector<8xf32>, view<8x64xf32>, vector<8xi32>
+  %twice = vector.addf %x, %x : vector<8xf32>
+  vector.scatter.mask %twice, %dv[%t, %c32][%off], %pos : vector<8xf32>, view<8x64xf32>, vector<8xi32>, vector<8xi1>""")
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_gather_and_scatter_match_numpy(seed):
+    rng = np.random.default_rng(seed)
+    src = rng.standard_normal((L, 64)).astype(np.float32)
+    offs = np.stack([rng.permutation(np.arange(-32, 32))[:8] for _ in range(L)]).astype(np.int32)  # distinct per row
+    g, gm, dst = np.zeros((L, 8), np.float32), np.zeros((L, 8), np.float32), np.zeros((L, 64), np.float32)
+    run(GATHER, [src, offs, g, gm, dst])
+    cols = 32 + offs
+    want = np.take_along_axis(src, cols, axis=1)
+    assert np.array_equal(g, want)
+    assert np.array_equal(gm, np.where(offs >= 0, want, -1.0))
+    expect = np.zeros((L, 64), np.float32)
+    np.put_along_axis(expect, cols, want, axis=1)
+    np.put_along_axis(expect, np.where(offs >= 0, cols, 0), np.where(offs >= 0, 2 * want, expect[:, :1]), axis=1)
+    assert np.array_equal(dst, expect)
+
+
+def test_gather_outside_the_last_axis_names_the_lane():
+    offs = np.zeros((L, 8), np.int32)
+    offs[3, 5] = 32  # 32 + 32 is past the 64 columns
+    with pytest.raises(hx.HrxError, match=r"element 5: coordinate 64 outside the last axis of extent 64 .*work-item \(3, 0, 0\)"):
+        run(GATHER, [np.zeros((L, 64), np.float32), offs, *[np.zeros((L, 8), np.float32)] * 2, np.zeros((L, 64), np.float32)])

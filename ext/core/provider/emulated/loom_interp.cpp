@@ -2666,6 +2666,75 @@ struct Ops {
         if (any) ++x.exit_epoch_;
     }
 
+    // vector.gather %view[origin][%offsets] (.mask: , %mask, %passthrough) and
+    // vector.scatter %value, %view[origin][%offsets] (.mask: , %mask): element
+    // e of each lane touches the origin with its last coordinate moved by
+    // offsets[e]. The origin must lie in the view; each moved coordinate must
+    // stay inside the last axis (an error names the lane otherwise). Views are
+    // dense here, so the move is offsets[e] elements from the origin's byte.
+    static void gather_scatter(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const bool scatter = op.name.rfind("vector.scatter", 0) == 0;
+        const bool masked = op.name.size() > 5 && op.name.compare(op.name.size() - 5, 5, ".mask") == 0;
+        const Reg& v = in(fr, op, scatter ? 1 : 0);
+        if (v.kind != RK::View) x.fail_at(op, -1, op.name + " needs a view operand");
+        const size_t rank = v.dims.size();
+        if (op.indices.size() != rank + 1 || !op.indices[rank].is_value())
+            x.fail_at(op, -1, op.name + " takes %view[origin][%offsets]: " + std::to_string(rank) + " origin indices and one offset vector");
+        const Reg& offs = val(fr, op.indices[rank].value);
+        if (isf(offs.elem)) x.fail_at(op, -1, op.name + ": offsets must be integers");
+        const Reg* mk = masked ? &in(fr, op, scatter ? 2 : 1) : nullptr;
+        const Reg* pass = masked && !scatter ? &in(fr, op, 2) : nullptr;
+        const Reg* value = scatter ? &in(fr, op, 0) : nullptr;
+        const int64_t n = offs.vlen;
+        if ((mk && mk->vlen != n) || (pass && pass->vlen != n) || (value && value->vlen != n))
+            x.fail_at(op, -1, op.name + ": the offsets, mask and values differ in length");
+        const int ib = x.sh.spec->facts.index_bits;
+        const int es = elem_bytes(v.elem, ib);
+        std::vector<IndexEntry> origin(op.indices.begin(), op.indices.begin() + static_cast<std::ptrdiff_t>(rank));
+        std::vector<int64_t> a;
+        bool uni = false;
+        addresses(x, op, fr, m, v, origin, {}, es, a, uni, nullptr);
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const IndexEntry& le = op.indices[rank - 1];
+        const Reg* lr = le.is_value() ? &val(fr, le.value) : nullptr;
+        const bool fl = isf(v.elem);
+        Reg o;
+        if (!scatter) {
+            size_num(o, v.elem, n, offs.vshape, false, x.L);
+            if (pass) {
+                Reg tp;
+                const Reg& P = varying(*pass, tp, x.L);
+                if (fl) o.f = P.f;
+                else o.i = P.i;
+            }
+        }
+        for (int64_t l = 0; l < x.L; ++l) {
+            if (!m.on(l)) continue;
+            const int64_t base = a[static_cast<size_t>(uni ? 0 : l)];
+            const int64_t last = lr ? lr->i[lr->uni ? 0 : static_cast<size_t>(l)] : le.constant;
+            for (int64_t e = 0; e < n; ++e) {
+                if (mk && !mk->i[static_cast<size_t>((mk->uni ? 0 : l * n) + e)]) continue;
+                const int64_t d = offs.i[static_cast<size_t>((offs.uni ? 0 : l * n) + e)];
+                if (last + d < 0 || last + d >= v.dims[rank - 1])
+                    x.fail_at(op, l, op.name + " element " + std::to_string(e) + ": coordinate " + std::to_string(last + d) + " outside the last axis of extent " +
+                                         std::to_string(v.dims[rank - 1]));
+                const int64_t byte = base + d * es;
+                if (byte < 0 || static_cast<uint64_t>(byte + es) > B.size)
+                    x.fail_at(op, l, "bytes [" + std::to_string(byte) + ", " + std::to_string(byte + es) + ") outside " + B.name);
+                track(x, op, B, l, byte, es, scatter);
+                uint8_t* p = B.base + l * static_cast<int64_t>(B.stride) + byte;
+                if (scatter) {
+                    const size_t q = static_cast<size_t>((value->uni ? 0 : l * n) + e);
+                    wr(v.elem, p, fl ? 0 : value->i[q], fl ? value->f[q] : 0.0, ib);
+                } else {
+                    const size_t q = static_cast<size_t>(l * n + e);
+                    rd(v.elem, p, fl ? nullptr : &o.i[q], fl ? &o.f[q] : nullptr, ib);
+                }
+            }
+        }
+        if (!scatter) out(fr, op) = std::move(o);
+    }
+
     // vector.load.mask %view[o], %mask, %passthru / vector.store.mask %x,
     // %view[o], %mask: the vector's axes on the view's trailing axes; only
     // the elements whose mask bit is set touch memory (and must be in
@@ -3434,6 +3503,7 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         m["kernel.exit"] = &Ops::exit_;
         m["view.atomic.reduce"] = &Ops::atomic;
         m["vector.load.mask"] = m["vector.store.mask"] = &Ops::vector_masked;
+        m["vector.gather"] = m["vector.gather.mask"] = m["vector.scatter"] = m["vector.scatter.mask"] = &Ops::gather_scatter;
         m["vector.broadcast"] = &Ops::vbroadcast;
         m["vector.from_elements"] = &Ops::from_elements;
         m["vector.empty"] = m["vector.poison"] = m["scalar.poison"] = &Ops::undefined;

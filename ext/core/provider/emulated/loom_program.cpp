@@ -807,8 +807,10 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
             if (!uses) continue;
             const std::string& n = op->name;
             if (n == "view.subview" || n == "view.refine") continue;
-            if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask") access |= 1;
-            else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask") access |= 2;
+            if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask" ||
+                n == "vector.gather" || n == "vector.gather.mask") access |= 1;
+            else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask" ||
+                     n == "vector.scatter" || n == "vector.scatter.mask") access |= 2;
             else if (n == "view.atomic.rmw" || n == "view.atomic.cmpxchg" || n == "view.atomic.reduce") access |= 3;
             else access |= 3;  // passed on (calls): may do anything
         }
