@@ -305,6 +305,10 @@ private:
             const Type* c = type_of(op.operands[0]);
             if (c) operand_must(op, 0, is_i1(*c), "i1");
         }
+        if (n == "vector.select" && !op.operands.empty()) {  // a float mask crashed the interpreter
+            const Type* c = type_of(op.operands[0]);
+            if (c) operand_must(op, 0, c->elem == ScalarKind::I1, "a vector of i1");
+        }
         if (n == "buffer.alloca" && !op.operands.empty()) {
             // The byte count: a float or vector here crashed the interpreter, which reads its integer payload.
             const Type* b = type_of(op.operands[0]);

@@ -937,6 +937,7 @@ struct Ops {
         const Reg& c = in(fr, op, 0);
         const Reg& a = in(fr, op, 1);
         const Reg& b = in(fr, op, 2);
+        if (isf(c.elem) || isf(a.elem) != isf(b.elem)) x.fail_at(op, -1, op.name + " needs an i1 condition and two values of one kind");
         Reg& o = out(fr, op);
         if (c.uni && c.vlen == 1) {
             o = c.i[0] ? a : b;
