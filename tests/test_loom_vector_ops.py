@@ -427,3 +427,29 @@ def test_gather_outside_the_last_axis_names_the_lane():
     offs[3, 5] = 32  # 32 + 32 is past the 64 columns
     with pytest.raises(hx.HrxError, match=r"element 5: coordinate 64 outside the last axis of extent 64 .*work-item \(3, 0, 0\)"):
         run(GATHER, [np.zeros((L, 64), np.float32), offs, *[np.zeros((L, 8), np.float32)] * 2, np.zeros((L, 64), np.float32)])
+
+
+@settings(max_examples=8, deadline=None)
+@given(width=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
+def test_bitpack_round_trip_at_every_width(width, seed):
+    nbytes = 4 * width  # 32 fields of `width` bits
+    src = kernel("%c: buffer, %p: buffer, %u: buffer, %s: buffer", f"""
+  %cv = buffer.view %c[%z] : buffer -> view<8x32xi8>
+  %codes = vector.load %cv[%t, %c0] : view<8x32xi8> -> vector<32xi8>
+  %packed = vector.bitpack<{width}> %codes : vector<32xi8> -> vector<{nbytes}xi8>
+  %un = vector.bitunpacku<{width}> %packed : vector<{nbytes}xi8> -> vector<32xi8>
+  %sn = vector.bitunpacks<{width}> %packed : vector<{nbytes}xi8> -> vector<32xi8>
+  %pv = buffer.view %p[%z] : buffer -> view<8x{nbytes}xi8>
+  %uv = buffer.view %u[%z] : buffer -> view<8x32xi8>
+  %sv = buffer.view %s[%z] : buffer -> view<8x32xi8>
+  vector.store %packed, %pv[%t, %c0] : vector<{nbytes}xi8>, view<8x{nbytes}xi8>
+  vector.store %un, %uv[%t, %c0] : vector<32xi8>, view<8x32xi8>
+  vector.store %sn, %sv[%t, %c0] : vector<32xi8>, view<8x32xi8>""")
+    codes = np.random.default_rng(seed).integers(-128, 128, (L, 32)).astype(np.int8)
+    p, u, s = np.zeros((L, nbytes), np.int8), np.zeros((L, 32), np.int8), np.zeros((L, 32), np.int8)
+    run(src, [codes, p, u, s])
+    low = codes.view(np.uint8).astype(np.int64) & ((1 << width) - 1)  # the bits bitpack keeps
+    stream = ((low[..., None] >> np.arange(width)) & 1).reshape(L, -1).astype(np.uint8)
+    assert np.array_equal(p.view(np.uint8), np.packbits(stream, axis=1, bitorder="little"))
+    assert np.array_equal(u.view(np.uint8), low)  # zero-extended (at width 8 that is every bit of the lane)
+    assert np.array_equal(s, np.where(low >= 1 << (width - 1), low - (1 << width), low))
