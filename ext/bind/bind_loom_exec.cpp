@@ -12,6 +12,7 @@
 #include "bindings.h"
 #include "errors.h"
 #include "gil.h"
+#include "loom/catalogue.h"
 #include "loom/frontend.h"
 #include "provider/emulated/loom_program.h"
 
@@ -93,6 +94,23 @@ nb::dict plan_info(const std::string& source, const std::string& symbol, const s
     return d;
 }
 
+nb::list catalogue() {
+    nb::list out;
+    for (const loom::OpEntry& e : loom::op_catalogue()) {
+        const bool run = loom::op_executed(std::string(e.name));
+        nb::dict d;
+        d["name"] = std::string(e.name);
+        d["dialect"] = std::string(e.dialect);
+        d["operands"] = e.operands < 0 ? nb::object(nb::none()) : nb::object(nb::int_(e.operands));
+        d["results"] = e.results < 0 ? nb::object(nb::none()) : nb::object(nb::int_(e.results));
+        d["executed"] = run;
+        d["code"] = run ? nb::object(nb::none()) : nb::object(nb::str(std::string(e.refusal).c_str()));
+        d["reason"] = run ? std::string() : std::string(e.reason);
+        out.append(d);
+    }
+    return out;
+}
+
 }  // namespace
 
 void bind_loom_exec(nb::module_& m) {
@@ -105,6 +123,10 @@ void bind_loom_exec(nb::module_& m) {
            "runs) over writable uint8 arrays, one per buffer binding; `constants` is the GPU constant block and "
            "`workload` the launch program's raw 64-bit slots; `coherent` lists the bindings (by position) on coherent "
            "backing (Note [The gfx1151 float atomic max caveat]). Returns the launch config as a dict (GPU) or None.");
+    lm.def("_catalogue", &catalogue,
+           "The op catalogue: one dict per op of Loom's dialect definitions (name, dialect, operands and results "
+           "where fixed, whether the emulator executes it, else the EMULATOR code and reason it is refused with at "
+           "plan time).");
     lm.def("_plan_info", &plan_info, nb::arg("source"), nb::arg("symbol"), nb::arg("target"), nb::arg("config"),
            nb::arg("constants") = nb::bytes(""),
            "Test-only: the planned program's parameters, constant block length and binding footprints, as a dict.");

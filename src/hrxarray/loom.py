@@ -68,7 +68,7 @@ LaunchConfig = _l.LaunchConfig
 __all__ = [
     "compile", "parse", "ufunc", "function", "check", "CheckReport", "CheckResult", "Artifact", "LaunchConfig",
     "LoomError", "Diagnostic",
-    "GPU_TARGET", "NPU_TARGET",
+    "GPU_TARGET", "NPU_TARGET", "op_catalogue",
 ]
 
 #: The emulated GPU's exact target.
@@ -89,6 +89,13 @@ _MAX_CACHE = 1024
 def parse(source: str):
     """Tokenise, parse and verify a Loom module; raises :class:`LoomError` with every diagnostic."""
     return _l.parse(source)
+
+
+def op_catalogue() -> list[dict]:
+    """Every op of Loom's dialect definitions and what the emulator does with it: a list of dicts with
+    ``name``, ``dialect``, ``operands`` and ``results`` (None where variadic), ``executed`` (bool), and for
+    the ops it does not run, the ``code`` (``EMULATOR/0xx``) and ``reason`` of the plan-time refusal."""
+    return _l._catalogue()
 
 
 def _spelling(key: str, value: Any) -> str:

@@ -25,6 +25,10 @@
 //     cclauses   check-dialect clauses `word(v[, v | to v]...)` and bare words
 //                (Note [Check cases])                     → attrs[word], operands
 //     kw:WORD    the keyword WORD
+//     optkw:WORD the keyword WORD if present
+//     rest       operands, `{...}` attributes and `: types [to T] [-> R]` up to
+//                the end of the line (catalogue ops without a rule of their own)
+//     attr:NAME  one attribute value (`[0, 1]`, `7`, `word`)     → attrs[NAME]
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -32,6 +36,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "loom/catalogue.h"
 #include "loom/frontend.h"
 #include "loom/internal.h"
 
@@ -98,12 +103,21 @@ std::vector<OpRule> build_rules() {
         family(float_binary, 2, 'f');
         family(float_unary, 1, 'f');
         family(float_tests, 1, 'f');
-        for (const char* n : casts) add(name(d + n), "ops types", 1, 1);
+        for (const char* n : casts) {
+            add(name(d + n), "ops types", 1, 1);
+            const std::string_view c = n;
+            r.back().domain = c == "bitcast" ? 0 : (c == "fptosi" || c == "fptoui" || c == "extf" || c == "fptrunc") ? 'f' : 'i';
+        }
         add(name(d + "fmaf"), "ops dict types", 3, 1);
+        r.back().domain = 'f';
         add(name(d + "fmai"), "ops dict types", 3, 1);
+        r.back().domain = 'i';
         add(name(d + "clampf"), "ops dict types", 3, 1);
+        r.back().domain = 'f';
         add(name(d + "cmpi"), "pred ops dict types", 2, 1);
+        r.back().domain = 'i';  // the handlers read integer or float payloads: a mismatch crashed them
         add(name(d + "cmpf"), "pred ops dict types", 2, 1);
+        r.back().domain = 'f';
     }
     add("scalar.constant", "lit types", 0, 1, R::ResultOnly);
     add("scalar.poison", "types", 0, 1, R::ResultOnly);
@@ -159,6 +173,35 @@ std::vector<OpRule> build_rules() {
     add("vector.empty", "types", 0, 1, R::ResultOnly);
     add("vector.poison", "types", 0, 1, R::ResultOnly);
     add("vector.dotf", "ops types", kAny, 1, R::None);
+    r.back().domain = 'f';
+    // Register layout, bit packing, grouped dots and tables (defs.py vector
+    // "aggregate", "bitpack", "contraction", "table" categories).
+    add("vector.slice", "ops types", 1, 1, R::None);
+    add("vector.concat", "ops types", kAny, 1, R::None);
+    add("vector.transpose", "ops types", 1, 1, R::None);
+    add("vector.shuffle", "ops types", 1, 1);
+    add("vector.interleave", "ops types", 2, 1, R::None);
+    add("vector.deinterleave", "ops types", 1, 2, R::None);
+    add("vector.reduce.axes", "ops kw:axes attr:axes types", 2, 1, R::None);
+    // Integer-only ops carry domain 'i' (dot2f 'f'): the verifier reports a
+    // float operand instead of the interpreter reading a payload it lacks.
+    for (const char* n : {"vector.bitfield.extractu", "vector.bitfield.extracts"}) {
+        add(n, "ops dict types", 1, 1, R::None);
+        r.back().domain = 'i';
+    }
+    add("vector.bitfield.insert", "ops kw:into ops dict types", 2, 1, R::None);
+    r.back().domain = 'i';
+    for (const char* n : {"vector.bitpack", "vector.bitunpacku", "vector.bitunpacks"}) {
+        add(n, "ops types", 1, 1, R::None);
+        r.back().domain = 'i';
+    }
+    for (const char* n : {"vector.dot2f", "vector.dot4i", "vector.dot8i4", "vector.dot4f8"}) {
+        add(n, "ops types", 3, 1, R::None);
+        r.back().domain = std::string_view(n) == "vector.dot2f" ? 'f' : 'i';
+    }
+    add("vector.table.lookup", "ops types", 1, 1, R::None);
+    add("vector.table.quantize", "ops dict types", 2, 1, R::None);
+    add("vector.fragment.repack", "ops shape types", 1, 1, R::None);
 
     add("encoding.define", "hash dict types", 0, 1, R::None);
     // Address layouts (Note [View layouts]): strides in `indices`.
@@ -176,7 +219,9 @@ std::vector<OpRule> build_rules() {
     add("kernel.exit", "ops dict types", 1, 0);
     add("kernel.assert", "ops str? types", 1, 0);
     add("kernel.launch.config", "clauseops types", kAny, 0, R::None);
-    for (const char* n : {"kernel.subgroup.reduce", "kernel.subgroup.broadcast", "kernel.subgroup.broadcast.first",
+    // `%v from %lane` (kernel defs) or `%v, %lane`.
+    add("kernel.subgroup.broadcast", "ops optkw:from ops? dict types", 2, 1);
+    for (const char* n : {"kernel.subgroup.reduce", "kernel.subgroup.broadcast.first",
                           "kernel.subgroup.scan", "kernel.workgroup.reduce", "kernel.workgroup.scan"})
         add(n, "ops dict types", kAny, 1);
     add("kernel.subgroup.shuffle", "ops dict types", kAny, kAny, R::None);
@@ -200,6 +245,7 @@ std::vector<OpRule> build_rules() {
     add("func.call", "clauses callee args types", kAny, kAny);
     add("func.return", "ops? types?", kAny, 0);
     add("template.apply", "args types", kAny, kAny);
+    add("func.apply", "args types", kAny, kAny);  // the newer spelling of template.apply (Note [func.template])
     add("template.call", "callee args types", kAny, kAny);
     add("template.return", "ops? types?", kAny, 0);
     add("low.invoke", "callee args types", kAny, kAny);
@@ -224,6 +270,18 @@ std::vector<OpRule> build_rules() {
     // `kernel.launch @k[%w...](%a...) : [W...](A...)`: own routine
     // (parse_launch); operands {workloads..., args...}, attrs["workload_count"].
     add("kernel.launch", "", kAny, 0, R::None);
+    // Every other op of the catalogue parses generically (Note [Op
+    // catalogue]) so valid Loom reaches the planner's refusal, not PARSE/006.
+    std::unordered_set<std::string_view> have;
+    for (const OpRule& rule : r) have.insert(rule.name);
+    static const char* kStructural[] = {"kernel.def", "kernel.decl", "func.def", "func.decl", "func.template", "pipeline.def",
+                                        "template.decl", "template.def", "config.decl", "config.def", "amdgpu.target",
+                                        "aie2p.target", "target.generic", "target.decl", "low.func.def", "scf.for",
+                                        "scf.if", "scf.while", "scf.switch", "check.case",
+                                        "check.benchmark"};
+    for (const char* n : kStructural) have.insert(n);
+    for (const OpEntry& e : op_catalogue())
+        if (!have.count(e.name)) add(e.name, e.format.empty() ? std::string_view("rest") : e.format, kAny, kAny, R::None);
     return r;
 }
 
@@ -241,7 +299,7 @@ const std::unordered_set<std::string_view>& structural_ops() {
     static const std::unordered_set<std::string_view> s = {
         "kernel.def",    "kernel.decl",    "func.def",      "func.decl",     "pipeline.def",
         "template.decl", "template.def",   "config.decl",   "config.def",    "amdgpu.target",
-        "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",
+        "aie2p.target",  "target.generic", "target.decl",   "low.func.def",  "scf.for",  "func.template",
         "check.case",    "check.benchmark",
         "scf.if",        "scf.while",      "scf.switch"};
     return s;
@@ -269,7 +327,7 @@ const OpRule* find_rule(std::string_view name) {
 
 bool is_function_like(std::string_view op) {
     return op == "kernel.def" || op == "kernel.decl" || op == "func.def" || op == "func.decl" ||
-           op == "pipeline.def" || op == "template.decl" || op == "template.def";
+           op == "pipeline.def" || op == "template.decl" || op == "template.def" || op == "func.template";
 }
 
 bool is_symbol_op(std::string_view op) {
@@ -339,7 +397,7 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw, Indices, CheckClauses } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, Indices, CheckClauses, AttrValue, OptKw, Rest } kind;
     std::string word;
 };
 
@@ -353,7 +411,7 @@ const std::vector<Step>& program_of(const OpRule& rule) {
             {"args", Step::Args},     {"shape", Step::Shape},       {"using-dict", Step::UsingDict},
             {"clauses", Step::Clauses}, {"clauseops", Step::ClauseOps}, {"hash", Step::Hash},
             {"range", Step::Range},   {"str?", Step::OptStr},       {"indices", Step::Indices},
-            {"cclauses", Step::CheckClauses}};
+            {"cclauses", Step::CheckClauses}, {"rest", Step::Rest}};
         for (auto& [name, rule] : rule_table()) {
             std::vector<Step> prog;
             std::string_view f = rule.format;
@@ -363,6 +421,14 @@ const std::vector<Step>& program_of(const OpRule& rule) {
                 f = sp == std::string_view::npos ? std::string_view{} : f.substr(sp + 1);
                 if (w.rfind("kw:", 0) == 0) {
                     prog.push_back({Step::Kw, std::string(w.substr(3))});
+                    continue;
+                }
+                if (w.rfind("optkw:", 0) == 0) {
+                    prog.push_back({Step::OptKw, std::string(w.substr(6))});
+                    continue;
+                }
+                if (w.rfind("attr:", 0) == 0) {
+                    prog.push_back({Step::AttrValue, std::string(w.substr(5))});
                     continue;
                 }
                 for (auto& [n, k] : words)
@@ -706,8 +772,9 @@ private:
         expect(':');
         if (peek().is('(')) {
             parse_type_list(op.operand_types);
-            expect('A');
-            parse_type_list(op.result_types);
+            // `-> (...)` is optional: a call or template.apply with no
+            // results may stop after its operand types.
+            if (accept('A')) parse_type_list(op.result_types);
             return;
         }
         do op.operand_types.push_back(parse_type());
@@ -905,7 +972,8 @@ private:
         if (optional && peek().kind != Tok::Value) return;
         do {
             op.operands.push_back(operand());
-            if (lex_.adjacent('[')) parse_index_list(op.indices);
+            // `%view[%i, %j][%offsets]` (vector.gather and friends) appends both lists.
+            while (lex_.adjacent('[')) parse_index_list(op.indices);
         } while (accept(','));
     }
     Attr parse_literal() {
@@ -1015,7 +1083,43 @@ private:
                 case Step::Kw: expect_word(s.word); break;
                 case Step::Indices: parse_index_list(op.indices); break;
                 case Step::CheckClauses: parse_check_clauses(op); break;
+                case Step::AttrValue: op.attrs[s.word] = parse_attr_value(0); break;
+                case Step::OptKw: accept_word(s.word); break;
+                case Step::Rest: parse_rest(op); break;
             }
+        }
+    }
+
+    // The `rest` format step: whatever the line holds, kept as operands,
+    // attributes and types (enough for the planner to refuse the op).
+    void parse_rest(Op& op) {
+        const uint32_t line = op.loc.line;
+        auto here = [&] { return peek().kind != Tok::Eof && peek().loc.line == line; };
+        while (here() && !peek().is(':') && !peek().is('}')) {
+            if (peek().kind == Tok::Value) {
+                op.operands.push_back(operand());
+                while (lex_.adjacent('[')) parse_index_list(op.indices);
+            } else if (peek().is('{')) {
+                parse_dict(op.attrs, 0);
+            } else if (peek().is('[')) {
+                parse_index_list(op.shape);
+            } else {
+                take();  // keywords, punctuation, literals
+            }
+        }
+        if (!here() || !accept(':')) return;
+        if (peek().is('(')) {
+            parse_type_list(op.operand_types);
+            if (accept('A')) parse_type_list(op.result_types);
+            return;
+        }
+        do op.operand_types.push_back(parse_type());
+        while (accept(',') || accept_word("to"));
+        if (accept('A')) {
+            if (peek().is('(')) parse_type_list(op.result_types);
+            else
+                do op.result_types.push_back(parse_type());
+                while (accept(','));
         }
     }
 
@@ -1030,6 +1134,14 @@ private:
             else if (t.kind == Tok::Ident || t.kind == Tok::Int) {
                 p = take().text;
                 while (accept('|')) p += "|" + expect_kind(Tok::Ident, "flag").text;
+            } else if (accept('[')) {  // a lane or axis list: vector.shuffle<[3, 2, 1, 0]>
+                p = "[";
+                if (!accept(']')) {
+                    do p += (p.size() > 1 ? "," : "") + expect_kind(Tok::Int, "integer").text;
+                    while (accept(','));
+                    expect(']');
+                }
+                p += "]";
             } else unexpected("parameter");
             op.params.push_back(std::move(p));
         } while (accept(','));
@@ -1067,11 +1179,19 @@ private:
                      name.loc);
             run_format(op, *rule);
         }
+        if (op.name == "func.apply") newer_template_spelling(op);
         finish_results(op, results);
         ops.push_back(std::move(op));
     }
     void finish_results(Op& op, const std::vector<Token>& results) {
         if (results.empty()) return;
+        if (op.result_types.empty() && op.name == "kernel.subgroup.shuffle" && !op.operand_types.empty()) {
+            // `: T, i32, i32` types the operands; the results are the moved value and its validity.
+            op.result_types = {op.operand_types[0], scalar_type(ScalarKind::I1)};
+            op.result_types.resize(std::min<size_t>(results.size(), 2), op.operand_types[0]);
+        }
+        if (op.result_types.empty() && op.name == "kernel.subgroup.broadcast" && !op.operand_types.empty())
+            op.result_types = {op.operand_types[0]};  // `: T, i32`: the value's type, not the lane's
         if (op.result_types.empty()) {
             if (result_is_i1(op.name)) op.result_types.assign(results.size(), scalar_type(ScalarKind::I1));
             else if ((op.name == "vector.isnanf" || op.name == "vector.isinff" || op.name == "vector.isfinitef") &&
@@ -1476,7 +1596,7 @@ private:
             if (accept_word("where")) parse_preds(op.preds);
             parse_region(body);
             op.regions.push_back(std::move(body));
-        } else if (n == "func.def" || n == "func.decl" || n == "template.decl" || n == "template.def") {
+        } else if (n == "func.def" || n == "func.decl" || n == "template.decl" || n == "template.def" || n == "func.template") {
             parse_clauses(op, {"requires"});
             if (accept_word("requires")) op.attrs["requires"] = parse_attr_value(0);
             parse_clauses(op);
@@ -1487,7 +1607,7 @@ private:
             if (accept('A')) parse_type_list(op.result_types);
             parse_clauses(op, {"where"});
             if (accept_word("where")) parse_preds(op.preds);
-            if (n == "func.def" || n == "template.def") {
+            if (n == "func.def" || n == "template.def" || n == "func.template") {
                 parse_region(body);
             } else {
                 // Declarations keep their argument types on the op.
@@ -1519,8 +1639,53 @@ private:
             op.attrs["asm"] = body;
         }
         op.values = values_;
+        if (op.name == "func.template") newer_template_spelling(op);
         m_.ops.push_back(std::move(op));
     }
+
+    // Note [func.template]
+    //   The newer func dialect spells a template family without a
+    //   declaration: `func.template<contract> target(@t) priority(n) @impl(...)
+    //   -> (...) where [...] { ... func.return }` provides, `func.apply<contract>`
+    //   demands. hrx-rs 0.10.x (the normative profile) writes template.decl /
+    //   template.def<@family> / template.apply<@family> / template.return. The
+    //   parser rewrites the newer spelling into the older one (an EMULATOR/100
+    //   portability warning each) and declares each family once from its first
+    //   provider's signature, so the verifier, specialiser and executors see
+    //   one form.
+    void newer_template_spelling(Op& op) {
+        const std::string contract = op.params.empty() ? std::string() : op.params[0];
+        if (contract.empty() || contract[0] == '@')
+            fail("PARSE/003", "'" + op.name + "' names its contract without '@': " + op.name + "<contract>", op.loc);
+        d_.warning("EMULATOR/100",
+                   "portability: " + op.name + "<" + contract + "> is the newer func dialect's spelling; hrx-rs 0.10.x writes " +
+                       (op.name == "func.apply" ? "template.apply<@family>" : "template.decl/template.def<@family>"),
+                   op.loc);
+        op.params[0] = "@" + contract;
+        if (op.name == "func.apply") {
+            op.name = "template.apply";
+            return;
+        }
+        op.name = "template.def";
+        for (Region& r : op.regions) returns_to_template(r);
+        if (!families_.insert(contract).second) return;
+        Op decl;
+        decl.name = "template.decl";
+        decl.loc = op.loc;
+        decl.symbol = contract;
+        decl.result_types = op.result_types;
+        for (ValueId a : op.regions.at(0).args) decl.operand_types.push_back((*values_)[static_cast<size_t>(a)].type);
+        decl.values = values_;
+        decl.regions.emplace_back();
+        m_.ops.push_back(std::move(decl));
+    }
+    static void returns_to_template(Region& r) {
+        for (Op& o : r.ops) {
+            if (o.name == "func.return") o.name = "template.return";
+            for (Region& sub : o.regions) returns_to_template(sub);
+        }
+    }
+    std::unordered_set<std::string> families_;  // contracts declared from a func.template
 };
 
 }  // namespace

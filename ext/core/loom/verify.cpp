@@ -349,6 +349,25 @@ private:
         if (n == "vector.load" || n == "vector.load.mask") access(op, 0, true);
         if (n == "view.store" || n == "view.atomic.store" || n == "vector.store" || n == "vector.store.mask")
             access(op, 1, false);
+        if ((starts(n, "kernel.subgroup.vote") || starts(n, "kernel.workgroup.vote") || n == "kernel.subgroup.ballot" ||
+             n == "kernel.subgroup.any" || n == "kernel.subgroup.all") && !op.operands.empty()) {
+            const Type* c = type_of(op.operands[0]);
+            if (c) operand_must(op, 0, is_i1(*c), "i1");
+        }
+        if (n == "vector.select" && !op.operands.empty()) {  // a float mask crashed the interpreter
+            const Type* c = type_of(op.operands[0]);
+            if (c) operand_must(op, 0, c->elem == ScalarKind::I1, "a vector of i1");
+        }
+        if (n == "buffer.alloca" && !op.operands.empty()) {
+            // The byte count: a float or vector here crashed the interpreter, which reads its integer payload.
+            const Type* b = type_of(op.operands[0]);
+            if (b) operand_must(op, 0, b->kind == TypeKind::Scalar && (scalar_is_int(b->elem) || scalar_is_address(b->elem)),
+                                "an integer, index or offset byte count");
+        }
+        if (n == "buffer.length" && !op.operands.empty()) {  // a non-buffer operand crashed the interpreter
+            const Type* b = type_of(op.operands[0]);
+            if (b) operand_must(op, 0, b->kind == TypeKind::Buffer, "buffer");
+        }
         if (n == "buffer.view") {
             const Type* b = op.operands.empty() ? nullptr : type_of(op.operands[0]);
             if (b) operand_must(op, 0, b->kind == TypeKind::Buffer, "buffer");

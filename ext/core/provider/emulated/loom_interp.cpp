@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
@@ -943,10 +944,66 @@ struct Ops {
         else x.fail_at(op, -1, "unsupported integer operation");
     }
 
+    // The rest of the integer family (scalar., vector., index. forms): rotli,
+    // rotri (amount taken modulo the width), ceildivsi/ceildivui/floordivsi
+    // (0 for a zero divisor or INT_MIN / -1, as divsi; checked mode reports
+    // them), signi, and fmai (a * b + c, wrapped).
+    static void int_more(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const std::string b = base_name(op.name);
+        const Reg& A = in(fr, op, 0);
+        const ScalarKind k = A.elem;
+        const int bits = bits_of(k);
+        auto W = [k](int64_t v) { return wrap_int(k, v); };
+        auto U = [k](int64_t v) { return uval(k, v); };
+        for (size_t j = 0; j < op.operands.size(); ++j)
+            if (isf(in(fr, op, j).elem)) x.fail_at(op, -1, op.name + " works on integers");
+        Reg& o = out(fr, op);
+        if (b == "signi") {
+            un<int64_t, int64_t>(x, o, A, k, [](int64_t p) -> int64_t { return (p > 0) - (p < 0); });
+            return;
+        }
+        if (b == "fmai") {
+            const Reg& B = in(fr, op, 1);
+            const Reg& C = in(fr, op, 2);
+            tern<int64_t>(x, o, A, B, C, k, [=](int64_t p, int64_t q, int64_t r) {
+                return W(static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q) + static_cast<uint64_t>(r)));
+            });
+            return;
+        }
+        const Reg& B = in(fr, op, 1);
+        auto rot = [=](int64_t p, int64_t q, bool left) {
+            const uint64_t u = U(p), n = U(q) % static_cast<uint64_t>(bits);
+            if (n == 0) return p;
+            const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+            const uint64_t r = left ? (u << n) | (u >> (bits - n)) : (u >> n) | (u << (bits - n));
+            return W(static_cast<int64_t>(r & mask));
+        };
+        if (b == "rotli" || b == "rotri") {
+            const bool left = b == "rotli";
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return rot(p, q, left); });
+            return;
+        }
+        if (b != "ceildivsi" && b != "ceildivui" && b != "floordivsi") x.fail_at(op, -1, "unsupported integer operation");
+        if (x.sh.options.checked) check_div(x, op, m, A, B, false);
+        const int64_t smin = bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+        if (b == "ceildivui") {
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) { return U(q) == 0 ? 0 : W(static_cast<int64_t>(U(p) / U(q) + (U(p) % U(q) != 0))); });
+        } else {
+            const bool ceil = b == "ceildivsi";
+            bin<int64_t, int64_t, int64_t>(x, o, A, B, k, [=](int64_t p, int64_t q) -> int64_t {
+                if (q == 0 || (q == -1 && p == smin)) return 0;
+                const int64_t d = p / q, r = p % q;
+                if (r != 0 && ((r < 0) != (q < 0)) != ceil) return W(ceil ? d + 1 : d - 1);  // truncation went the wrong way
+                return W(d);
+            });
+        }
+    }
+
     static void select(Exec& x, const Op& op, Frame& fr, const Mask&) {
         const Reg& c = in(fr, op, 0);
         const Reg& a = in(fr, op, 1);
         const Reg& b = in(fr, op, 2);
+        if (isf(c.elem) || isf(a.elem) != isf(b.elem)) x.fail_at(op, -1, op.name + " needs an i1 condition and two values of one kind");
         Reg& o = out(fr, op);
         if (c.uni && c.vlen == 1) {
             o = c.i[0] ? a : b;
@@ -976,6 +1033,12 @@ struct Ops {
         const ScalarKind to = result_type(op, fr, 0).elem;
         Reg& o = out(fr, op);
         const bool checked = x.sh.options.checked;
+        // Each cast reads one payload kind and writes one; a mismatched
+        // spelling (trunci of a float) would read or write storage it lacks.
+        const bool int_in = b == "cast" || b == "extsi" || b == "extui" || b == "trunci" || b == "sitofp" || b == "uitofp";
+        const bool int_out = b == "cast" || b == "extsi" || b == "extui" || b == "trunci" || b == "fptosi" || b == "fptoui";
+        if (b != "bitcast" && (isf(from) == int_in || isf(to) == int_out || from == ScalarKind::None || to == ScalarKind::None))
+            x.fail_at(op, -1, op.name + " does not convert " + scalar_name(from) + " to " + scalar_name(to));
         if (b == "cast") {  // index.cast
             if (to == ScalarKind::Offset && from != ScalarKind::Index && from != ScalarKind::Offset) {
                 if (checked && from == ScalarKind::I64) check_lanes(x, op, m, A, [&](size_t e) { return A.i[e] < 0; }, "an i64 payload entering offset must be non-negative");
@@ -1023,6 +1086,9 @@ struct Ops {
             else if (to == ScalarKind::F32) un<double, double>(x, o, A, to, [](double p) { return static_cast<double>(static_cast<float>(p)); });
             else if (to == ScalarKind::BF16 && from != ScalarKind::F64) un<double, double>(x, o, A, to, [](double p) { return bf16_of(static_cast<float>(p)); });
             else un<double, double>(x, o, A, to, [to](double p) { return fround(to, p); });
+        } else if (b == "bitcast" && op.name == "vector.bitcast" && vlen_of(result_type(op, fr, 0), fr, nullptr) != A.vlen) {
+            vbitcast_reshape(x, op, fr, A);
+            return;
         } else if (b == "bitcast") {
             if (isf(from) && isf(to)) un<double, double>(x, o, A, to, [=](double p) { return float_from_bits(to, float_bits(from, p)); });
             else if (isf(from)) un<int64_t, double>(x, o, A, to, [=](double p) { return wrap_int(to, static_cast<int64_t>(float_bits(from, p))); });
@@ -1032,6 +1098,33 @@ struct Ops {
             x.fail_at(op, -1, "unsupported cast");
         }
         if (A.vlen > 1) o.vshape = A.vshape;
+        if (op.name == "vector.bitcast") vlen_of(result_type(op, fr, 0), fr, &o.vshape);  // vector<16xi32> to vector<4x4xi32>
+    }
+
+    // vector.bitcast between lane counts (vector<16xi8> to vector<4xi32>): the
+    // lanes as one little-endian bit string, cut into the result's lanes.
+    static void vbitcast_reshape(Exec& x, const Op& op, Frame& fr, const Reg& A) {
+        const Type& rt = result_type(op, fr, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(rt, fr, &shape);
+        const int fb = bits_of(A.elem), tb = bits_of(rt.elem);
+        if (A.vlen * fb != vlen * tb || fb > 64 || tb > 64)
+            x.fail_at(op, -1, "vector.bitcast of " + std::to_string(A.vlen * fb) + " bits to " + rt.spelling + " (" + std::to_string(vlen * tb) + " bits)");
+        Reg o;
+        size_num(o, rt.elem, vlen, shape, A.uni, x.L);
+        auto src_bits = [&](size_t q) { return isf(A.elem) ? float_bits(A.elem, A.f[q]) : uval(A.elem, A.i[q]); };
+        for (int64_t l = 0; l < (A.uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < vlen; ++e) {
+                uint64_t v = 0;
+                for (int b = 0; b < tb; ++b) {
+                    const int64_t j = e * tb + b;
+                    v |= ((src_bits(static_cast<size_t>((A.uni ? 0 : l * A.vlen) + j / fb)) >> (j % fb)) & 1) << b;
+                }
+                const size_t d = static_cast<size_t>(l * vlen + e);
+                if (isf(rt.elem)) o.f[d] = float_from_bits(rt.elem, v);
+                else o.i[d] = wrap_int(rt.elem, static_cast<int64_t>(v));
+            }
+        out(fr, op) = std::move(o);
     }
 
     // --- assumptions ----------------------------------------------------------
@@ -1152,7 +1245,10 @@ struct Ops {
         else if (n == "kernel.workgroup.count") uniform(gs[static_cast<size_t>(a)]);
         else if (n == "kernel.subgroup.size") uniform(std::min<int64_t>(sg, W));
         else if (n == "kernel.subgroup.count") uniform((W + sg - 1) / sg);
-        else if (n == "kernel.cluster.size" || n == "kernel.cluster.count") uniform(1);
+        // Clusters of one workgroup: cluster.count is the workgroup count
+        // (the kernel defs: workgroup.count / cluster.size), not 1.
+        else if (n == "kernel.cluster.size") uniform(1);
+        else if (n == "kernel.cluster.count") uniform(gs[static_cast<size_t>(a)]);
         else if (n == "kernel.workgroup.id") {
             if (x.uniform_wg_) uniform(split(x.wg_lin_.empty() ? 0 : x.wg_lin_[0], gs, a));
             else lanes([&](int64_t l) { return split(x.wg_lin_[static_cast<size_t>(l)], gs, a); });
@@ -2104,14 +2200,21 @@ struct Ops {
         const Reg& s = in(fr, op, 1);
         const std::string mode = op.params.empty() ? "index" : op.params[0];
         const int64_t sg = sg_size(x);
+        // The optional third operand narrows the exchange to segments of
+        // `width` lanes (kernel defs: "active subgroup width"); the source
+        // lane is found inside the segment, as CUDA's __shfl_*(.., width).
+        const Reg* wr = op.operands.size() > 2 ? &in(fr, op, 2) : nullptr;
         Reg o, ok;
         size_num(o, v.elem, v.vlen, v.vshape, false, x.L);
         size_num(ok, ScalarKind::I1, 1, {}, false, x.L);
         for (int64_t l = 0; l < x.L; ++l) {
-            const int64_t base = l / sg * sg, lane = l % sg;
+            int64_t w = wr ? wr->i[wr->uni ? 0 : static_cast<size_t>(l)] : sg;
+            if (m.on(l) && (w < 1 || w > sg)) x.fail_at(op, l, "kernel.subgroup.shuffle width " + std::to_string(w) + " outside 1.." + std::to_string(sg));
+            w = std::clamp<int64_t>(w, 1, sg);
+            const int64_t base = l / sg * sg + (l % sg) / w * w, lane = (l % sg) % w;
             const int64_t arg = s.i[s.uni ? 0 : static_cast<size_t>(l)];
             int64_t src = mode == "xor" ? (lane ^ arg) : mode == "up" ? lane - arg : mode == "down" ? lane + arg : arg;
-            const bool valid = src >= 0 && src < sg && base + src < x.L && m.on(base + src);
+            const bool valid = src >= 0 && src < w && base + src < x.L && m.on(base + src);
             if (!valid) src = lane;
             ok.i[static_cast<size_t>(l)] = valid;
             for (int64_t e = 0; e < v.vlen; ++e) {
@@ -2126,6 +2229,7 @@ struct Ops {
 
     static void sg_vote(Exec& x, const Op& op, Frame& fr, const Mask& m) {
         Reg tv;
+        if (in(fr, op, 0).elem != ScalarKind::I1 || in(fr, op, 0).vlen != 1) x.fail_at(op, -1, "the vote's predicate must be an i1 value");
         const Reg& c = varying(in(fr, op, 0), tv, x.L);
         const std::string n = op.name;
         const std::string mode = !op.params.empty() ? op.params[0] : n.substr(n.rfind('.') + 1);
@@ -2685,6 +2789,75 @@ struct Ops {
         if (any) ++x.exit_epoch_;
     }
 
+    // vector.gather %view[origin][%offsets] (.mask: , %mask, %passthrough) and
+    // vector.scatter %value, %view[origin][%offsets] (.mask: , %mask): element
+    // e of each lane touches the origin with its last coordinate moved by
+    // offsets[e]. The origin must lie in the view; each moved coordinate must
+    // stay inside the last axis (an error names the lane otherwise). Views are
+    // dense here, so the move is offsets[e] elements from the origin's byte.
+    static void gather_scatter(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const bool scatter = op.name.rfind("vector.scatter", 0) == 0;
+        const bool masked = op.name.size() > 5 && op.name.compare(op.name.size() - 5, 5, ".mask") == 0;
+        const Reg& v = in(fr, op, scatter ? 1 : 0);
+        if (v.kind != RK::View) x.fail_at(op, -1, op.name + " needs a view operand");
+        const size_t rank = v.dims.size();
+        if (op.indices.size() != rank + 1 || !op.indices[rank].is_value())
+            x.fail_at(op, -1, op.name + " takes %view[origin][%offsets]: " + std::to_string(rank) + " origin indices and one offset vector");
+        const Reg& offs = val(fr, op.indices[rank].value);
+        if (isf(offs.elem)) x.fail_at(op, -1, op.name + ": offsets must be integers");
+        const Reg* mk = masked ? &in(fr, op, scatter ? 2 : 1) : nullptr;
+        const Reg* pass = masked && !scatter ? &in(fr, op, 2) : nullptr;
+        const Reg* value = scatter ? &in(fr, op, 0) : nullptr;
+        const int64_t n = offs.vlen;
+        if ((mk && mk->vlen != n) || (pass && pass->vlen != n) || (value && value->vlen != n))
+            x.fail_at(op, -1, op.name + ": the offsets, mask and values differ in length");
+        const int ib = x.sh.spec->facts.index_bits;
+        const int es = elem_bytes(v.elem, ib);
+        std::vector<IndexEntry> origin(op.indices.begin(), op.indices.begin() + static_cast<std::ptrdiff_t>(rank));
+        std::vector<int64_t> a;
+        bool uni = false;
+        addresses(x, op, fr, m, v, origin, {}, es, a, uni, nullptr);
+        BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
+        const IndexEntry& le = op.indices[rank - 1];
+        const Reg* lr = le.is_value() ? &val(fr, le.value) : nullptr;
+        const bool fl = isf(v.elem);
+        Reg o;
+        if (!scatter) {
+            size_num(o, v.elem, n, offs.vshape, false, x.L);
+            if (pass) {
+                Reg tp;
+                const Reg& P = varying(*pass, tp, x.L);
+                if (fl) o.f = P.f;
+                else o.i = P.i;
+            }
+        }
+        for (int64_t l = 0; l < x.L; ++l) {
+            if (!m.on(l)) continue;
+            const int64_t base = a[static_cast<size_t>(uni ? 0 : l)];
+            const int64_t last = lr ? lr->i[lr->uni ? 0 : static_cast<size_t>(l)] : le.constant;
+            for (int64_t e = 0; e < n; ++e) {
+                if (mk && !mk->i[static_cast<size_t>((mk->uni ? 0 : l * n) + e)]) continue;
+                const int64_t d = offs.i[static_cast<size_t>((offs.uni ? 0 : l * n) + e)];
+                if (last + d < 0 || last + d >= v.dims[rank - 1])
+                    x.fail_at(op, l, op.name + " element " + std::to_string(e) + ": coordinate " + std::to_string(last + d) + " outside the last axis of extent " +
+                                         std::to_string(v.dims[rank - 1]));
+                const int64_t byte = base + d * es;
+                if (byte < 0 || static_cast<uint64_t>(byte + es) > B.size)
+                    x.fail_at(op, l, "bytes [" + std::to_string(byte) + ", " + std::to_string(byte + es) + ") outside " + B.name);
+                track(x, op, B, l, byte, es, scatter);
+                uint8_t* p = B.base + l * static_cast<int64_t>(B.stride) + byte;
+                if (scatter) {
+                    const size_t q = static_cast<size_t>((value->uni ? 0 : l * n) + e);
+                    wr(v.elem, p, fl ? 0 : value->i[q], fl ? value->f[q] : 0.0, ib);
+                } else {
+                    const size_t q = static_cast<size_t>(l * n + e);
+                    rd(v.elem, p, fl ? nullptr : &o.i[q], fl ? &o.f[q] : nullptr, ib);
+                }
+            }
+        }
+        if (!scatter) out(fr, op) = std::move(o);
+    }
+
     // vector.load.mask %view[o], %mask, %passthru / vector.store.mask %x,
     // %view[o], %mask: the vector's axes on the view's trailing axes; only
     // the elements whose mask bit is set touch memory (and must be in
@@ -2858,6 +3031,450 @@ struct Ops {
         });
     }
 
+    // --- vector register layout, bit packing, grouped dots (Note [Vector layout ops]) ---------
+    //
+    // Note [Vector layout ops]
+    //   vector.slice/concat/transpose/shuffle/interleave/deinterleave move
+    //   elements without computing: each result element is one element of
+    //   one source, found from its row-major coordinates (gather_elems).
+    //   The bit ops read integer lanes as their unsigned N-bit payloads
+    //   (uval) and write results wrapped to the result type. bitpack and
+    //   bitunpacku/s see the lanes as one little-endian bitstream: bit j of
+    //   the stream is bit j % w of lane j / w. The grouped dots (dot2f,
+    //   dot4i, dot8i4) sum G adjacent products of the last axis into one
+    //   accumulator lane; dot2f rounds after each fma as its defs spell it
+    //   (two scalar.fmaf in f32), the integer dots wrap to i32.
+    static std::vector<int64_t> shape_of(const Reg& r) { return r.vshape.empty() ? std::vector<int64_t>{r.vlen} : r.vshape; }
+
+    static int64_t ravel(const std::vector<int64_t>& c, const std::vector<int64_t>& shape) {
+        int64_t q = 0;
+        for (size_t d = 0; d < shape.size(); ++d) q = q * shape[d] + c[d];
+        return q;
+    }
+
+    static void unravel(int64_t e, const std::vector<int64_t>& shape, std::vector<int64_t>& c) {
+        c.assign(shape.size(), 0);
+        for (size_t d = shape.size(); d-- > 0;) {
+            c[d] = e % shape[d];
+            e /= shape[d];
+        }
+    }
+
+    // `<[a, b, ...]>` or `<a>` template parameter k as integers.
+    static std::vector<int64_t> int_param(Exec& x, const Op& op, size_t k) {
+        if (k >= op.params.size()) x.fail_at(op, -1, op.name + " needs a template parameter <...>");
+        std::vector<int64_t> v;
+        std::string s = op.params[k];
+        for (char& ch : s)
+            if (ch == '[' || ch == ']' || ch == ',') ch = ' ';
+        size_t p = 0;
+        while (p < s.size()) {
+            while (p < s.size() && s[p] == ' ') ++p;
+            if (p >= s.size()) break;
+            size_t used = 0;
+            try {
+                v.push_back(std::stoll(s.substr(p), &used));
+            } catch (const std::exception&) {
+                x.fail_at(op, -1, op.name + ": template parameter '" + op.params[k] + "' is not an integer list");
+            }
+            p += used;
+        }
+        return v;
+    }
+
+    // A result of `vlen` elements whose element e in lane l is element
+    // map(l, e).second of source map(l, e).first.
+    template <class M>
+    static Reg gather_elems(Exec& x, const std::vector<const Reg*>& ins, bool uni, int64_t vlen, const std::vector<int64_t>& shape, M map) {
+        Reg o;
+        const ScalarKind k = ins[0]->elem;
+        size_num(o, k, vlen, shape, uni, x.L);
+        const bool fl = isf(k);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < vlen; ++e) {
+                const auto [s, q] = map(l, e);
+                const Reg& r = *ins[static_cast<size_t>(s)];
+                const size_t p = static_cast<size_t>((r.uni ? 0 : l * r.vlen) + q), d = static_cast<size_t>(l * vlen + e);
+                if (fl) o.f[d] = r.f[p];
+                else o.i[d] = r.i[p];
+            }
+        return o;
+    }
+
+    static int64_t axis_param(Exec& x, const Op& op, size_t rank) {
+        const std::vector<int64_t> a = int_param(x, op, 0);
+        if (a.size() != 1 || a[0] < 0 || a[0] >= static_cast<int64_t>(rank))
+            x.fail_at(op, -1, op.name + ": axis <" + op.params[0] + "> is not an axis of a rank-" + std::to_string(rank) + " vector");
+        return a[0];
+    }
+
+    // vector.slice %v[offsets]: the result-shaped block at the offsets.
+    static void vslice(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> ss = shape_of(v);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(result_type(op, fr, 0), fr, &shape);
+        if (shape.size() != ss.size() || op.indices.size() != ss.size())
+            x.fail_at(op, -1, "vector.slice keeps the source's rank " + std::to_string(ss.size()) + " and takes one offset per axis");
+        const bool uni = v.uni && indices_uniform(fr, op);
+        std::vector<std::vector<int64_t>> offs(static_cast<size_t>(uni ? 1 : x.L), std::vector<int64_t>(ss.size()));
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (size_t d = 0; d < ss.size(); ++d) {
+                const IndexEntry& ie = op.indices[d];
+                int64_t o = ie.constant;
+                if (ie.is_value()) {
+                    const Reg& r = val(fr, ie.value);
+                    o = r.i[r.uni ? 0 : static_cast<size_t>(l)];
+                }
+                if ((uni || m.on(l)) && (o < 0 || o + shape[d] > ss[d]))
+                    x.fail_at(op, uni ? -1 : l, "vector.slice of " + std::to_string(shape[d]) + " lanes at offset " + std::to_string(o) +
+                                                    " on axis " + std::to_string(d) + " leaves the source extent " + std::to_string(ss[d]));
+                offs[static_cast<size_t>(l)][d] = std::clamp<int64_t>(o, 0, ss[d] - shape[d]);
+            }
+        std::vector<int64_t> c;
+        out(fr, op) = gather_elems(x, {&v}, uni, vlen, shape, [&](int64_t l, int64_t e) {
+            unravel(e, shape, c);
+            for (size_t d = 0; d < c.size(); ++d) c[d] += offs[static_cast<size_t>(l)][d];
+            return std::pair<int, int64_t>{0, ravel(c, ss)};
+        });
+    }
+
+    // vector.concat<axis> %a, %b, ...: the sources one after another along the axis.
+    static void vconcat(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        std::vector<const Reg*> ins;
+        bool uni = true;
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+            ins.push_back(&in(fr, op, k));
+            uni = uni && ins.back()->uni;
+        }
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(result_type(op, fr, 0), fr, &shape);
+        const int64_t ax = axis_param(x, op, shape.size());
+        std::vector<std::vector<int64_t>> ss;
+        int64_t total = 0;
+        for (const Reg* r : ins) {
+            ss.push_back(shape_of(*r));
+            bool fits = ss.back().size() == shape.size();
+            for (size_t d = 0; fits && d < shape.size(); ++d) fits = static_cast<int64_t>(d) == ax || ss.back()[d] == shape[d];
+            if (!fits || r->elem != ins[0]->elem) x.fail_at(op, -1, "vector.concat sources must match the result on every axis but " + std::to_string(ax));
+            total += ss.back()[static_cast<size_t>(ax)];
+        }
+        if (total != shape[static_cast<size_t>(ax)]) x.fail_at(op, -1, "vector.concat sources give " + std::to_string(total) + " lanes on axis " + std::to_string(ax) + ", the result has " + std::to_string(shape[static_cast<size_t>(ax)]));
+        std::vector<int64_t> c;
+        out(fr, op) = gather_elems(x, ins, uni, vlen, shape, [&](int64_t, int64_t e) {
+            unravel(e, shape, c);
+            int s = 0;
+            while (c[static_cast<size_t>(ax)] >= ss[static_cast<size_t>(s)][static_cast<size_t>(ax)]) c[static_cast<size_t>(ax)] -= ss[static_cast<size_t>(s++)][static_cast<size_t>(ax)];
+            return std::pair<int, int64_t>{s, ravel(c, ss[static_cast<size_t>(s)])};
+        });
+    }
+
+    // vector.transpose<[p...]>: result axis i is source axis p[i].
+    static void vtranspose(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> ss = shape_of(v);
+        const std::vector<int64_t> p = int_param(x, op, 0);
+        std::vector<int64_t> shape;
+        const int64_t vlen = vlen_of(result_type(op, fr, 0), fr, &shape);
+        std::vector<int> seen(ss.size(), 0);
+        bool ok = p.size() == ss.size() && shape.size() == ss.size();
+        for (size_t i = 0; ok && i < p.size(); ++i) ok = p[i] >= 0 && p[i] < static_cast<int64_t>(ss.size()) && !seen[static_cast<size_t>(p[i])]++ && shape[i] == ss[static_cast<size_t>(p[i])];
+        if (!ok) x.fail_at(op, -1, "vector.transpose<" + op.params[0] + "> is not a permutation of the source axes giving the result shape");
+        std::vector<int64_t> c, sc(ss.size());
+        out(fr, op) = gather_elems(x, {&v}, v.uni, vlen, shape, [&](int64_t, int64_t e) {
+            unravel(e, shape, c);
+            for (size_t i = 0; i < p.size(); ++i) sc[static_cast<size_t>(p[i])] = c[i];
+            return std::pair<int, int64_t>{0, ravel(sc, ss)};
+        });
+    }
+
+    // vector.shuffle<[s...]> %v: result lane i is source lane s[i].
+    static void vshuffle(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> s = int_param(x, op, 0);
+        if (static_cast<int64_t>(s.size()) != v.vlen) x.fail_at(op, -1, "vector.shuffle lists " + std::to_string(s.size()) + " lanes for a vector of " + std::to_string(v.vlen));
+        for (int64_t q : s)
+            if (q < 0 || q >= v.vlen) x.fail_at(op, -1, "vector.shuffle source lane " + std::to_string(q) + " outside a vector of " + std::to_string(v.vlen));
+        out(fr, op) = gather_elems(x, {&v}, v.uni, v.vlen, v.vshape, [&](int64_t, int64_t e) { return std::pair<int, int64_t>{0, s[static_cast<size_t>(e)]}; });
+    }
+
+    // vector.interleave<axis> %even, %odd: even coordinates along the axis from %even.
+    static void vinterleave(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const Reg& b = in(fr, op, 1);
+        const std::vector<int64_t> ss = shape_of(a);
+        if (shape_of(b) != ss || a.elem != b.elem) x.fail_at(op, -1, "vector.interleave takes two vectors of one type");
+        const int64_t ax = axis_param(x, op, ss.size());
+        std::vector<int64_t> shape = ss;
+        shape[static_cast<size_t>(ax)] *= 2;
+        std::vector<int64_t> c;
+        out(fr, op) = gather_elems(x, {&a, &b}, a.uni && b.uni, a.vlen * 2, shape, [&](int64_t, int64_t e) {
+            unravel(e, shape, c);
+            const int s = static_cast<int>(c[static_cast<size_t>(ax)] % 2);
+            c[static_cast<size_t>(ax)] /= 2;
+            return std::pair<int, int64_t>{s, ravel(c, ss)};
+        });
+    }
+
+    // %even, %odd = vector.deinterleave<axis> %v.
+    static void vdeinterleave(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const std::vector<int64_t> ss = shape_of(v);
+        const int64_t ax = axis_param(x, op, ss.size());
+        if (ss[static_cast<size_t>(ax)] % 2) x.fail_at(op, -1, "vector.deinterleave of an odd extent " + std::to_string(ss[static_cast<size_t>(ax)]));
+        std::vector<int64_t> shape = ss;
+        shape[static_cast<size_t>(ax)] /= 2;
+        std::vector<int64_t> c;
+        for (size_t j = 0; j < op.results.size() && j < 2; ++j) {
+            Reg o = gather_elems(x, {&v}, v.uni, v.vlen / 2, shape, [&](int64_t, int64_t e) {
+                unravel(e, shape, c);
+                c[static_cast<size_t>(ax)] = 2 * c[static_cast<size_t>(ax)] + static_cast<int64_t>(j);
+                return std::pair<int, int64_t>{0, ravel(c, ss)};
+            });
+            out(fr, op, j) = std::move(o);
+        }
+    }
+
+    // vector.reduce.axes<kind> %v, %init axes [a...]: the listed axes folded
+    // in row-major order onto %init, the other axes kept in order.
+    static void vreduce_axes(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const Reg& init = in(fr, op, 1);
+        const std::vector<int64_t> ss = shape_of(v);
+        const Attr* aa = op.attr("axes");
+        if (!aa || aa->kind != Attr::Kind::List) x.fail_at(op, -1, "vector.reduce.axes needs 'axes [..]'");
+        std::vector<uint8_t> red(ss.size(), 0);
+        for (const Attr& a : *aa->list) {
+            if (a.kind != Attr::Kind::Int || a.i < 0 || a.i >= static_cast<int64_t>(ss.size()) || red[static_cast<size_t>(a.i)]++)
+                x.fail_at(op, -1, "vector.reduce.axes: axes must be distinct axes of a rank-" + std::to_string(ss.size()) + " vector");
+        }
+        std::vector<int64_t> keep_shape, red_shape;
+        for (size_t d = 0; d < ss.size(); ++d) (red[d] ? red_shape : keep_shape).push_back(ss[d]);
+        int64_t nk = 1, nr = 1;
+        for (int64_t e : keep_shape) nk *= e;
+        for (int64_t e : red_shape) nr *= e;
+        if (init.vlen != nk) x.fail_at(op, -1, "vector.reduce.axes: the init has " + std::to_string(init.vlen) + " lanes, the kept axes " + std::to_string(nk));
+        const std::string kind = red_kind(op);
+        if (isf(v.elem) != isf(init.elem)) x.fail_at(op, -1, "vector.reduce.axes: the init's element type differs from the source's");
+        const bool uni = v.uni && init.uni;
+        Reg o;
+        size_num(o, v.elem, nk, keep_shape.empty() ? std::vector<int64_t>{} : keep_shape, uni, x.L);
+        if (keep_shape.empty()) o.vshape.clear();
+        std::vector<int64_t> kc, rc, c(ss.size());
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t k = 0; k < nk; ++k) {
+                unravel(k, keep_shape, kc);
+                const size_t ip = static_cast<size_t>((init.uni ? 0 : l * init.vlen) + k);
+                int64_t ai = isf(v.elem) ? 0 : init.i[ip];
+                double af = isf(v.elem) ? init.f[ip] : 0;
+                for (int64_t r = 0; r < nr; ++r) {
+                    unravel(r, red_shape, rc);
+                    size_t ki = 0, ri = 0;
+                    for (size_t d = 0; d < ss.size(); ++d) c[d] = red[d] ? rc[ri++] : kc[ki++];
+                    const size_t p = static_cast<size_t>((v.uni ? 0 : l * v.vlen) + ravel(c, ss));
+                    bool ok;
+                    red_step(kind, v.elem, ai, af, isf(v.elem) ? 0 : v.i[p], isf(v.elem) ? v.f[p] : 0, ok);
+                    if (!ok) x.fail_at(op, -1, "unknown reduction kind '" + kind + "'");
+                }
+                const size_t d = static_cast<size_t>(l * nk + k);
+                if (isf(v.elem)) o.f[d] = af;
+                else o.i[d] = ai;
+            }
+        out(fr, op) = std::move(o);
+    }
+
+    static int64_t bit_attr(Exec& x, const Op& op, const char* name) {
+        const Attr* a = op.attr(name);
+        if (!a || a->kind != Attr::Kind::Int) x.fail_at(op, -1, op.name + " needs {" + name + " = N}");
+        return a->i;
+    }
+
+    // vector.bitfield.extractu/extracts %v {offset, width}: each lane's field,
+    // zero- or sign-extended to the result's element type.
+    static void vbitfield(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const int64_t off = bit_attr(x, op, "offset"), width = bit_attr(x, op, "width");
+        const ScalarKind rk = result_type(op, fr, 0).elem;
+        if (off < 0 || width < 1 || off + width > bits_of(a.elem) || width > bits_of(rk))
+            x.fail_at(op, -1, "bitfield [" + std::to_string(off) + ", " + std::to_string(off + width) + ") does not fit " + scalar_name(a.elem) + " lanes and " + scalar_name(rk) + " results");
+        if (isf(a.elem) || isf(rk)) x.fail_at(op, -1, op.name + " works on integer lanes");
+        const bool sign = op.name == "vector.bitfield.extracts";
+        Reg o;
+        size_num(o, rk, a.vlen, a.vshape, a.uni, x.L);
+        for (size_t q = 0; q < a.i.size(); ++q) {
+            uint64_t f = uval(a.elem, a.i[q]) >> off;
+            if (width < 64) f &= (uint64_t{1} << width) - 1;
+            int64_t r = static_cast<int64_t>(f);
+            if (sign && width < 64 && (f >> (width - 1)) & 1) r = static_cast<int64_t>(f | ~((uint64_t{1} << width) - 1));
+            o.i[q] = wrap_int(rk, r);
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.bitfield.insert %field into %base {offset, width}.
+    static void vbitfield_insert(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& f = in(fr, op, 0);
+        const Reg& b = in(fr, op, 1);
+        const int64_t off = bit_attr(x, op, "offset"), width = bit_attr(x, op, "width");
+        if (isf(f.elem) || isf(b.elem) || off < 0 || width < 1 || off + width > bits_of(b.elem) || width > bits_of(f.elem) || f.vlen != b.vlen)
+            x.fail_at(op, -1, "bitfield [" + std::to_string(off) + ", " + std::to_string(off + width) + ") does not fit the operands");
+        const bool uni = f.uni && b.uni;
+        Reg o;
+        size_num(o, b.elem, b.vlen, b.vshape, uni, x.L);
+        const uint64_t low = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < b.vlen; ++e) {
+                const uint64_t fv = uval(f.elem, f.i[static_cast<size_t>((f.uni ? 0 : l * f.vlen) + e)]) & low;
+                const uint64_t bv = uval(b.elem, b.i[static_cast<size_t>((b.uni ? 0 : l * b.vlen) + e)]);
+                o.i[static_cast<size_t>(l * b.vlen + e)] = wrap_int(b.elem, static_cast<int64_t>((bv & ~(low << off)) | (fv << off)));
+            }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.bitpack<w> / bitunpacku<w> / bitunpacks<w>: lanes to and from a
+    // little-endian bitstream (Note [Vector layout ops]).
+    static void vbitpack(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const std::vector<int64_t> wp = int_param(x, op, 0);
+        std::vector<int64_t> shape;
+        const Type& rt = result_type(op, fr, 0);
+        const int64_t vlen = vlen_of(rt, fr, &shape);
+        const ScalarKind rk = rt.elem;
+        const bool pack = op.name == "vector.bitpack";
+        const bool sign = op.name == "vector.bitunpacks";
+        const int64_t w = wp.size() == 1 ? wp[0] : 0;
+        const int sb = bits_of(a.elem), rb = bits_of(rk);
+        if (isf(a.elem) || isf(rk)) x.fail_at(op, -1, op.name + " works on integer lanes");
+        const int64_t field_lanes = pack ? a.vlen : vlen, store_lanes = pack ? vlen : a.vlen, store_bits = pack ? rb : sb;
+        if (w < 1 || w > (pack ? sb : rb) || w > 64 || field_lanes * w != store_lanes * store_bits)
+            x.fail_at(op, -1, op.name + "<" + (op.params.empty() ? "" : op.params[0]) + ">: " + std::to_string(field_lanes) + " fields of " + std::to_string(w) +
+                                  " bits do not fill " + std::to_string(store_lanes) + " " + std::to_string(store_bits) + "-bit lanes");
+        Reg o;
+        size_num(o, rk, vlen, shape, a.uni, x.L);
+        for (int64_t l = 0; l < (a.uni ? 1 : x.L); ++l) {
+            const int64_t* src = a.i.data() + (a.uni ? 0 : l * a.vlen);
+            int64_t* dst = o.i.data() + l * vlen;
+            auto bit = [&](int64_t lane_bits, int64_t j) { return (uval(a.elem, src[j / lane_bits]) >> (j % lane_bits)) & 1; };
+            for (int64_t e = 0; e < vlen; ++e) {
+                uint64_t v = 0;
+                const int64_t n = pack ? rb : w;
+                for (int64_t b = 0; b < n; ++b) {
+                    const int64_t j = e * n + b;  // stream bit
+                    v |= static_cast<uint64_t>(pack ? (((uval(a.elem, src[j / w]) >> (j % w)) & 1)) : bit(sb, j)) << b;
+                }
+                int64_t r = static_cast<int64_t>(v);
+                if (sign && n < 64 && (v >> (n - 1)) & 1) r = static_cast<int64_t>(v | ~((uint64_t{1} << n) - 1));
+                dst[e] = wrap_int(rk, r);
+            }
+        }
+        out(fr, op) = std::move(o);
+    }
+
+    // Signedness of a dot kind's operand: "s8u8" → lhs signed, rhs unsigned.
+    static bool dot_signed(const std::string& kind, int which) {
+        const size_t half = kind.size() / 2;
+        return (which == 0 ? kind.substr(0, half) : kind.substr(half))[0] == 's';
+    }
+
+    // vector.dot4i<kind> / dot8i4<kind> / dot2f %lhs, %rhs, %acc (Note [Vector layout ops]).
+    static void vdot_grouped(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& a = in(fr, op, 0);
+        const Reg& b = in(fr, op, 1);
+        const Reg& c = in(fr, op, 2);
+        const bool f2 = op.name == "vector.dot2f", i4 = op.name == "vector.dot8i4";
+        const std::string kind = op.params.empty() ? "" : op.params[0];
+        static const std::set<std::string> k4 = {"s8s8", "u8s8", "s8u8", "u8u8"}, k8 = {"s4s4", "u4s4", "s4u4", "u4u4"};
+        if (!f2 && !(i4 ? k8 : k4).count(kind)) x.fail_at(op, -1, op.name + ": unknown signedness kind <" + kind + ">");
+        const int64_t G = f2 ? 2 : i4 ? 1 : 4;
+        if (isf(a.elem) != f2 || isf(b.elem) != f2 || isf(c.elem) != f2)
+            x.fail_at(op, -1, op.name + (f2 ? " takes float sources and accumulator" : " takes integer sources and accumulator"));
+        if (a.vlen != b.vlen || a.vlen != c.vlen * G || a.elem != b.elem)
+            x.fail_at(op, -1, op.name + ": " + std::to_string(a.vlen) + " and " + std::to_string(b.vlen) + " source lanes for " + std::to_string(c.vlen) + " accumulator lanes");
+        const bool sa = !f2 && dot_signed(kind, 0), sb = !f2 && dot_signed(kind, 1);
+        const bool uni = a.uni && b.uni && c.uni;
+        Reg o;
+        size_num(o, c.elem, c.vlen, c.vshape, uni, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t r = 0; r < c.vlen; ++r) {
+                const size_t pa = static_cast<size_t>((a.uni ? 0 : l * a.vlen) + r * G), pb = static_cast<size_t>((b.uni ? 0 : l * b.vlen) + r * G);
+                const size_t pc = static_cast<size_t>((c.uni ? 0 : l * c.vlen) + r), d = static_cast<size_t>(l * c.vlen + r);
+                if (f2) {
+                    float acc = static_cast<float>(c.f[pc]);
+                    for (int64_t g = 0; g < G; ++g) acc = std::fmaf(static_cast<float>(a.f[pa + static_cast<size_t>(g)]), static_cast<float>(b.f[pb + static_cast<size_t>(g)]), acc);
+                    o.f[d] = acc;
+                    continue;
+                }
+                int64_t acc = c.i[pc];
+                if (i4) {
+                    const uint64_t wa = uval(a.elem, a.i[pa]), wb = uval(b.elem, b.i[pb]);
+                    for (int k = 0; k < 8; ++k) {
+                        int64_t p = static_cast<int64_t>((wa >> (4 * k)) & 15), q = static_cast<int64_t>((wb >> (4 * k)) & 15);
+                        if (sa && p >= 8) p -= 16;
+                        if (sb && q >= 8) q -= 16;
+                        acc += p * q;
+                    }
+                } else {
+                    for (int64_t g = 0; g < G; ++g) {
+                        const int64_t p = sa ? a.i[pa + static_cast<size_t>(g)] : static_cast<int64_t>(uval(a.elem, a.i[pa + static_cast<size_t>(g)]));
+                        const int64_t q = sb ? b.i[pb + static_cast<size_t>(g)] : static_cast<int64_t>(uval(b.elem, b.i[pb + static_cast<size_t>(g)]));
+                        acc += p * q;
+                    }
+                }
+                o.i[d] = wrap_int(c.elem, acc);
+            }
+        out(fr, op) = std::move(o);
+    }
+
+    // vector.table.lookup %table[%indices]: lane e is table[indices[e]].
+    static void table_lookup(Exec& x, const Op& op, Frame& fr, const Mask& m) {
+        const Reg& t = in(fr, op, 0);
+        if (op.indices.size() != 1 || !op.indices[0].is_value()) x.fail_at(op, -1, "vector.table.lookup takes one index vector: %table[%indices]");
+        const Reg& ix = val(fr, op.indices[0].value);
+        if (isf(ix.elem)) x.fail_at(op, -1, "vector.table.lookup indices must be integers");
+        const bool uni = t.uni && ix.uni;
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l) {
+            if (!uni && !m.on(l)) continue;
+            for (int64_t e = 0; e < ix.vlen; ++e) {
+                const int64_t q = ix.i[static_cast<size_t>((ix.uni ? 0 : l * ix.vlen) + e)];
+                if (q < 0 || q >= t.vlen) x.fail_at(op, uni ? -1 : l, "vector.table.lookup index " + std::to_string(q) + " outside a table of " + std::to_string(t.vlen));
+            }
+        }
+        out(fr, op) = gather_elems(x, {&t, &ix}, uni, ix.vlen, ix.vshape, [&](int64_t l, int64_t e) {
+            const int64_t q = ix.i[static_cast<size_t>((ix.uni ? 0 : l * ix.vlen) + e)];
+            return std::pair<int, int64_t>{0, std::clamp<int64_t>(q, 0, t.vlen - 1)};
+        });
+    }
+
+    // vector.table.quantize %x, %thresholds {nan, tie}: each lane's bin, the
+    // count of thresholds it passes (equal passes with tie = upper).
+    static void table_quantize(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& v = in(fr, op, 0);
+        const Reg& th = in(fr, op, 1);
+        const Attr* na = op.attr("nan");
+        const Attr* ta = op.attr("tie");
+        if (!na || !ta || (na->s != "zero" && na->s != "max") || (ta->s != "lower" && ta->s != "upper"))
+            x.fail_at(op, -1, "vector.table.quantize needs {nan = zero|max, tie = lower|upper}");
+        const bool upper = ta->s == "upper", nan_max = na->s == "max";
+        const Type& rt = result_type(op, fr, 0);
+        if (!isf(v.elem) || !isf(th.elem) || isf(rt.elem)) x.fail_at(op, -1, "vector.table.quantize maps float lanes to integer codes");
+        const bool uni = v.uni && th.uni;
+        Reg o;
+        size_num(o, rt.elem, v.vlen, v.vshape, uni, x.L);
+        for (int64_t l = 0; l < (uni ? 1 : x.L); ++l)
+            for (int64_t e = 0; e < v.vlen; ++e) {
+                const double xv = v.f[static_cast<size_t>((v.uni ? 0 : l * v.vlen) + e)];
+                int64_t code = 0;
+                if (std::isnan(xv)) code = nan_max ? th.vlen : 0;
+                else
+                    for (int64_t k = 0; k < th.vlen; ++k) {
+                        const double t = th.f[static_cast<size_t>((th.uni ? 0 : l * th.vlen) + k)];
+                        if (xv > t || (upper && xv == t)) code = k + 1;
+                    }
+                o.i[static_cast<size_t>(l * v.vlen + e)] = wrap_int(rt.elem, code);
+            }
+        out(fr, op) = std::move(o);
+    }
+
     // buffer.length %b: the buffer's bytes (each lane's own, for per-lane memory).
     static void buffer_length(Exec& x, const Op& op, Frame& fr, const Mask&) {
         const Reg& b = in(fr, op, 0);
@@ -2940,6 +3557,11 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
             m[std::string("vector.") + b] = &Ops::int_unary;
         }
         m["index.ctpopi"] = m["index.ctlzi"] = m["index.cttzi"] = &Ops::int_unary;
+        for (const char* b : {"rotli", "rotri", "ceildivsi", "ceildivui", "floordivsi", "signi", "fmai"}) {
+            m[std::string("scalar.") + b] = &Ops::int_more;
+            m[std::string("vector.") + b] = &Ops::int_more;
+        }
+        m["index.rotli"] = m["index.rotri"] = &Ops::int_more;
         for (const char* b : {"addf", "subf", "mulf", "divf", "remf", "minnumf", "maxnumf", "minimumf", "maximumf", "copysignf", "powf",
                               "atan2f", "hypotf"}) {
             m[std::string("scalar.") + b] = &Ops::float_binary;
@@ -3005,14 +3627,31 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         m["kernel.subgroup.scan"] = m["kernel.workgroup.scan"] = &Ops::scan;
         m["kernel.workgroup.reduce"] = &Ops::sg_reduce;
         m["kernel.workgroup.vote"] = &Ops::sg_vote;
+        // The newer kernel dialect's names; the mode is the last word.
+        m["kernel.subgroup.vote.any"] = m["kernel.subgroup.vote.all"] = m["kernel.subgroup.vote.ballot"] = &Ops::sg_vote;
+        m["kernel.workgroup.vote.any"] = m["kernel.workgroup.vote.all"] = m["kernel.workgroup.vote.count"] = &Ops::sg_vote;
         m["kernel.exit"] = &Ops::exit_;
         m["view.atomic.reduce"] = &Ops::atomic;
         m["vector.load.mask"] = m["vector.store.mask"] = &Ops::vector_masked;
+        m["vector.gather"] = m["vector.gather.mask"] = m["vector.scatter"] = m["vector.scatter.mask"] = &Ops::gather_scatter;
         m["vector.broadcast"] = &Ops::vbroadcast;
         m["vector.from_elements"] = &Ops::from_elements;
         m["vector.empty"] = m["vector.poison"] = m["scalar.poison"] = &Ops::undefined;
         m["vector.dotf"] = &Ops::dotf;
         m["scalar.bitfield.extractu"] = m["scalar.bitfield.extracts"] = &Ops::bitfield;
+        m["vector.bitfield.extractu"] = m["vector.bitfield.extracts"] = &Ops::vbitfield;
+        m["vector.bitfield.insert"] = &Ops::vbitfield_insert;
+        m["vector.bitpack"] = m["vector.bitunpacku"] = m["vector.bitunpacks"] = &Ops::vbitpack;
+        m["vector.slice"] = &Ops::vslice;
+        m["vector.concat"] = &Ops::vconcat;
+        m["vector.transpose"] = &Ops::vtranspose;
+        m["vector.shuffle"] = &Ops::vshuffle;
+        m["vector.interleave"] = &Ops::vinterleave;
+        m["vector.deinterleave"] = &Ops::vdeinterleave;
+        m["vector.reduce.axes"] = &Ops::vreduce_axes;
+        m["vector.dot2f"] = m["vector.dot4i"] = m["vector.dot8i4"] = &Ops::vdot_grouped;
+        m["vector.table.lookup"] = &Ops::table_lookup;
+        m["vector.table.quantize"] = &Ops::table_quantize;
         m["buffer.length"] = &Ops::buffer_length;
         m["view.subview"] = &Ops::subview;
         m["encoding.layout.dense"] = &Ops::layout_value;

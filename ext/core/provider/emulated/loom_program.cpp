@@ -20,6 +20,7 @@
 #include "kernels/fmath.h"
 #include "kernels/pool.h"
 #include "loom/codegen.h"
+#include "loom/catalogue.h"
 #include "provider/emulated/loom_interp.h"
 
 namespace hrx::loom {
@@ -112,18 +113,99 @@ Diagnostic error_at(std::string code, std::string message, const Location& loc) 
     return d;
 }
 
+// Ops the pipeline driver (not the interpreter's handler table) runs.
+bool pipeline_only_op(const std::string& n) {
+    return n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write" ||
+           n == "pipeline.fold" || n == "pipeline.reduce" || n == "pipeline.buffer";
+}
+
 // Op facts the planner gathers from everything reachable from the root.
 struct Scan {
     std::vector<Diagnostic> diags;
     bool workgroup_memory = false, barrier = false, subgroup = false, atomics = false, private_scratch = false;
     std::set<const Op*> seen_fns;
+    std::map<ValueId, int64_t> consts;  // index.constant values of the function being scanned
 };
 
 void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, bool in_launch, Scan& s);
 
 void scan_fn(const Specialized& spec, const Op* fn, Scan& s) {
     if (!fn || !s.seen_fns.insert(fn).second) return;
+    std::map<ValueId, int64_t> outer;  // value ids are per function
+    std::swap(outer, s.consts);
     for (const Region& r : fn->regions) scan_region(spec, r, false, false, s);
+    std::swap(outer, s.consts);
+}
+
+// Note [Plan-time limits of the matrix ops]
+//   The interpreter runs encodings, fragments and mma in one form: bfp16ebs8
+//   schemas without auxiliary operands (scales, tables), a fragment as one
+//   work-item's whole [rows x cols] matrix (rows * cols lanes), no block
+//   count, and mma over bf16 or bfp16ebs8 operands into f32. Valid Loom
+//   outside that form (target-distributed fragments, f16 or integer mma,
+//   other element formats) is refused here, at plan time, with EMULATOR/001
+//   naming the op and the reason, instead of failing when it runs or, for
+//   mma, silently rounding f16 operands to bf16.
+void check_matrix_op(const Op& op, Scan& s) {
+    const std::string& n = op.name;
+    auto refuse = [&](const std::string& why) {
+        s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + n + " (" + why + ")", op.loc));
+    };
+    if (n == "encoding.define") {
+        const Attr* p = op.attr("params");
+        const Attr* fam = op.attr("family");
+        std::string fmt;
+        if (p && p->dict) {
+            auto f = p->dict->find("element_format");
+            if (f != p->dict->end()) fmt = f->second.s;
+        }
+        if (fmt != "bfp16ebs8")
+            refuse("element_format " + (fmt.empty() ? std::string("(none)") : fmt) + (fam ? " of #" + fam->s : std::string()) +
+                   ": the emulator runs bfp16ebs8 encodings only");
+    } else if (n == "vector.encode" || n == "vector.decode") {
+        for (const auto& [k, a] : op.attrs)
+            if (a.kind == Attr::Kind::Value) {
+                refuse("auxiliary operand '" + k + "': scales, tables and metadata are not emulated (bfp16ebs8 carries its own exponents)");
+                break;
+            }
+    } else if (n == "vector.fragment" || n == "vector.fragment.store") {
+        if (op.shape.size() == 3) {
+            refuse("a block count: batched fragments are not emulated");
+            return;
+        }
+        auto known = [&](const IndexEntry& e, int64_t& v) {
+            if (!e.is_value()) return v = e.constant, true;
+            auto it = s.consts.find(e.value);
+            return it != s.consts.end() && (v = it->second, true);
+        };
+        int64_t rows = 0, cols = 0;
+        const std::vector<Type>& types = n == "vector.fragment" ? op.result_types : op.operand_types;
+        if (op.shape.size() != 2 || types.empty() || !known(op.shape[0], rows) || !known(op.shape[1], cols)) return;
+        const Type& t = types[0];
+        int64_t lanes = 1;
+        for (const Dim& d : t.dims) {
+            if (d.is_dynamic()) return;
+            lanes *= d.extent;
+        }
+        // A bfp16ebs8 payload holds 8 values in 9 bytes.
+        if (rows < 1 || cols < 1) return;  // the interpreter reports bad extents
+        const bool fits = rows <= lanes && cols <= lanes;  // rows * cols cannot overflow then
+        const bool payload = fits && t.elem == ScalarKind::I8 && rows * cols % 8 == 0 && rows * cols / 8 * 9 == lanes;
+        if ((!fits || rows * cols != lanes) && !payload)
+            refuse("shape [" + std::to_string(rows) + ", " + std::to_string(cols) + "] over " + t.spelling +
+                   ": the emulator holds a fragment as one work-item's whole matrix (rows x cols lanes); target-distributed "
+                   "fragment payloads are not emulated");
+    } else if (n == "vector.mma") {
+        const std::vector<Type>& t = op.operand_types;
+        const Type* res = !op.result_types.empty() ? &op.result_types[0] : t.size() >= 3 ? &t[2] : nullptr;
+        for (size_t k = 0; k < 2 && k < t.size(); ++k)
+            if (t[k].elem != ScalarKind::BF16 && t[k].elem != ScalarKind::I8) {
+                refuse(std::string(k == 0 ? "lhs " : "rhs ") + t[k].spelling + ": the emulator multiplies bf16 or bfp16ebs8-encoded operands only");
+                return;
+            }
+        if (res && res->elem != ScalarKind::F32) refuse("accumulator " + res->spelling + ": the emulator accumulates in f32 only");
+        if (!op.params.empty()) refuse("flags <" + op.params[0] + ">: saturating integer mma is not emulated");
+    }
 }
 
 // Whether `r` (nested regions included) loads a system-scope atomic.
@@ -168,16 +250,18 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
             s.diags.push_back(error_at("EMULATOR/004", "valid Loom, not executed by the emulator: scf.while polling a system-scope view.atomic.load "
                         "(it waits for another engine or the host, which the emulator does not run alongside)", op.loc));
         }
+        if (n == "index.constant" && !op.results.empty())
+            if (const Attr* v = op.attr("value"); v && v->kind == Attr::Kind::Int) s.consts[op.results[0]] = v->i;
+        check_matrix_op(op, s);
         bool ok = is_terminator(n) || interp::op_supported(n);
         if (in_launch && n == "kernel.launch.config") ok = true;
-        if (in_pipeline && (n == "group.create" || n == "pipeline.read" || n == "pipeline.scatter" || n == "pipeline.stage" || n == "pipeline.write" ||
-                            n == "pipeline.fold" || n == "pipeline.reduce" || n == "pipeline.buffer")) ok = true;
+        if (in_pipeline && pipeline_only_op(n)) ok = true;
         if (n == "buffer.alloca" && !op.params.empty() && op.params[0] == "workgroup") s.workgroup_memory = true;
         else if (n == "buffer.alloca") s.private_scratch = true;
         if (n == "kernel.barrier") s.barrier = true;
         if (n.rfind("kernel.subgroup.", 0) == 0 && n != "kernel.subgroup.size" && n != "kernel.subgroup.count") s.subgroup = true;
         // Workgroup collectives need the whole workgroup in one lockstep batch, as subgroup ones do.
-        if (n == "kernel.workgroup.reduce" || n == "kernel.workgroup.scan" || n == "kernel.workgroup.vote") s.subgroup = true;
+        if (n == "kernel.workgroup.reduce" || n == "kernel.workgroup.scan" || n.rfind("kernel.workgroup.vote", 0) == 0) s.subgroup = true;
         if (n.rfind("view.atomic.", 0) == 0) s.atomics = true;
         for (const Type& t : op.result_types)
             if (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2) ok = false;
@@ -194,7 +278,17 @@ void scan_region(const Specialized& spec, const Region& r, bool in_pipeline, boo
                 reported = true;
             }
         if (!ok) {
-            s.diags.push_back(error_at("EMULATOR/001", "valid Loom, not executed by the emulator: " + n, op.loc));
+            // The catalogue says why (Note [Op catalogue]); an op it does not
+            // know is refused the same way.
+            const OpEntry* e = catalogue_find(n);
+            std::string code = e ? std::string(e->refusal) : "EMULATOR/001";
+            std::string why = e && !e->reason.empty() ? " (" + std::string(e->reason) + ")" : "";
+            if (code == "EMULATOR/001" && why.empty())
+                for (const auto* types : {&op.result_types, &op.operand_types})
+                    for (const Type& t : *types)
+                        if (why.empty() && (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2))
+                            why = " (fp8 types are not emulated: " + t.spelling + ")";
+            s.diags.push_back(error_at(code, "valid Loom, not executed by the emulator: " + n + why, op.loc));
             continue;
         }
         if (const std::string bad = layout_problem(op); !bad.empty()) {
@@ -489,7 +583,9 @@ private:
         Param p;
         p.name = (*fn.values)[static_cast<size_t>(v)].name;
         p.is_buffer = value_is_buffer(fn, v);
-        p.type = p.is_buffer ? ScalarKind::None : value_kind(fn, v);
+        p.is_view = (*fn.values)[static_cast<size_t>(v)].type.kind == TypeKind::View;
+        p.is_buffer = p.is_buffer || p.is_view;
+        p.type = p.is_buffer && !p.is_view ? ScalarKind::None : value_kind(fn, v);
         return p;
     }
 
@@ -902,6 +998,25 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
             }
             const auto& values = *c.fn->values;
             std::set<ValueId> views;
+            if (!c.caller && p.is_view) {  // the parameter is itself a view from byte 0 of its binding
+                f.used = true;
+                views.insert(body.args[k]);
+                const Type& t = values[static_cast<size_t>(body.args[k])].type;
+                std::string needs;
+                int64_t elems = 1;
+                bool known = true;
+                for (const Dim& d : t.dims) {
+                    const std::optional<int64_t> e = d.is_dynamic() ? eval_value(d.value, &constants, &needs) : std::optional<int64_t>(d.extent);
+                    if (!e) known = false;
+                    else elems *= *e;
+                }
+                if (!known && !needs.empty())
+                    fail(ErrorKind::Message, who + ": the extent of view parameter %" + p.name + " (" + t.spelling + ") needs the device scalar %" +
+                                                 needs + ", which the constants do not hold");
+                if (known) f.bytes = std::max(f.bytes, static_cast<uint64_t>(elems) * static_cast<uint64_t>(interp::elem_bytes(t.elem, ib)));
+                else f.bounded = true;
+                f.layout = t.spelling;
+            }
             for (const Op* op : all) {
                 if (op->name.rfind("buffer.assume.", 0) == 0) {
                     for (size_t q = 0; q < op->operands.size() && q < op->results.size(); ++q)
@@ -1006,8 +1121,10 @@ std::vector<Footprint> LoomProgram::footprints(const std::vector<uint8_t>& const
                 if (!uses) continue;
                 const std::string& n = op->name;
                 if (n == "view.subview" || n == "view.refine") continue;
-                if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask") access |= 1;
-                else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask") access |= 2;
+                if (n == "view.load" || n == "vector.load" || n == "view.atomic.load" || n == "pipeline.read" || n == "pipeline.scatter" || n == "vector.load.mask" ||
+                    n == "vector.gather" || n == "vector.gather.mask") access |= 1;
+                else if (n == "view.store" || n == "vector.store" || n == "vector.fragment.store" || n == "view.atomic.store" || n == "pipeline.write" || n == "vector.store.mask" ||
+                         n == "vector.scatter" || n == "vector.scatter.mask") access |= 2;
                 else if (n == "view.atomic.rmw" || n == "view.atomic.cmpxchg" || n == "view.atomic.reduce") access |= 3;
                 else access |= 3;  // passed on (calls): may do anything
             }
@@ -1037,6 +1154,11 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
             b.name = "binding %" + p.name;
             r.kind = RK::Buf;
             r.buf = x.add_buffer(std::move(b));
+            if (p.is_view) {  // its extents may name other parameters: made once all are bound
+                r.kind = RK::View;
+                r.elem = p.type;
+                r.off = {0};
+            }
         } else {
             r.kind = RK::Num;
             r.elem = p.type;
@@ -1058,6 +1180,17 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
             }
         }
         fr.regs[static_cast<size_t>(body.args[skip + k])] = std::move(r);
+    }
+    for (size_t k = 0; k < dparams_.size(); ++k) {
+        if (!dparams_[k].is_view) continue;
+        const ValueId v = body.args[skip + k];
+        Reg& r = fr.regs[static_cast<size_t>(v)];
+        const Type& t = (*spec_.root->values)[static_cast<size_t>(v)].type;
+        for (const Dim& d : t.dims) {
+            const int64_t e = d.is_dynamic() ? fr.regs[static_cast<size_t>(d.value)].i.at(0) : d.extent;
+            if (e < 0) fail(ErrorKind::Execution, "view parameter %" + dparams_[k].name + " (" + t.spelling + ") has a negative extent " + std::to_string(e));
+            r.dims.push_back(e);
+        }
     }
 }
 
@@ -1692,6 +1825,15 @@ std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, co
             return shape + ": the work-item count overflows a 64-bit integer";
     }
     return {};
+}
+
+bool op_executed(const std::string& name) {
+    // Definitions and regions the planner and executors walk themselves.
+    static const std::set<std::string> structural = {"kernel.def", "kernel.decl", "func.def", "func.decl", "func.template",
+                                                     "template.decl", "template.def", "pipeline.def", "config.decl",
+                                                     "config.def", "amdgpu.target", "aie2p.target", "target.generic",
+                                                     "target.decl", "kernel.launch.config", "func.apply"};
+    return interp::is_terminator(name) || interp::op_supported(name) || pipeline_only_op(name) || structural.count(name);
 }
 
 std::shared_ptr<const Program> Program::plan(const Specialized& spec) {

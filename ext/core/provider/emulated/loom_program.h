@@ -53,10 +53,19 @@ inline constexpr int64_t kMaxVectorElems = 4096;
 // dimension than kMaxGridDimItems or more in all than an int64 holds.
 std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, const std::array<int64_t, 3>& workgroup_size);
 
+// Whether the emulator runs op `name` (its handler table, the pipeline driver,
+// or a definition the planner walks); the op catalogue's "executed" column
+// (loom/catalogue.h, Note [Op catalogue]).
+bool op_executed(const std::string& name);
+
 // One argument of a signature.
 struct Param {
     std::string name;            // without '%'
     bool is_buffer = false;
+    // A view-typed device parameter (`%x: view<...>`): bound like a buffer
+    // (one binding), seen by the body as a view over it from byte 0, its
+    // footprint the view type's extent. `type` is then its element type.
+    bool is_view = false;
     ScalarKind type = ScalarKind::None;
     // Scalars of a GPU device signature: their place in the constant block.
     uint64_t byte_offset = 0;
