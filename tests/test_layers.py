@@ -36,7 +36,7 @@ def test_memory_includes_and_names_nothing_of_the_runtime():
 # interface (launch program, footprints, signatures) that artifacts and contracts read,
 # and the scalar conversions that pack a constant block. Running any code goes through
 # provider::Executable (provider/loom_executable.h for Loom plans).
-RUNTIME_MAY_INCLUDE = {"provider/emulated/loom_program.h", "kernels/elementwise.h"}
+RUNTIME_MAY_INCLUDE = {"loom/plan.h", "kernels/elementwise.h"}
 
 
 def test_runtime_reaches_device_code_only_through_the_provider_interface():
@@ -50,6 +50,11 @@ def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
     assert not (CORE / "provider" / "emulated.cpp").exists()
     queue = (emulated / "queue.cpp").read_text()
     assert "Dispatch::Kind::Fill" in queue and "Dispatch::Kind::Copy" in queue and "Dispatch::Kind::Invoke" in queue
+    # The Loom executor (planner, interpreter, native code generator) is the Loom layer's: the
+    # provider receives dispatches and invokes a plan, it holds no Loom semantics of its own.
+    assert not list(emulated.glob("loom_*")), "Loom executor files belong in ext/core/loom/"
+    for name in ("plan.cpp", "interp.cpp", "codegen.cpp"):
+        assert (CORE / "loom" / name).exists()
     # One owner of the built-ins' device code: their Loom sources; no hand-written bodies left.
     assert not (emulated / "builtins.cpp").exists()
     assert "load_loom" in (emulated / "provider.cpp").read_text()

@@ -10,7 +10,7 @@
 #include "array_bind.h"
 #include "bindings.h"
 #include "loom_bind.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 #include "errors.h"
 #include "py_types.h"
 #include "runtime/builtin_sources.h"

@@ -19,7 +19,7 @@
 #include "gil.h"
 #include "loom/frontend.h"
 #include "loom_bind.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 #include "runtime/programs.h"
 
 namespace nb = nanobind;

@@ -14,7 +14,7 @@
 #include "gil.h"
 #include "loom/catalogue.h"
 #include "loom/frontend.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 
 namespace nb = nanobind;
 

@@ -14,7 +14,7 @@
 #include "gil.h"
 #include "loom/codegen.h"
 #include "loom_bind.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 
 namespace nb = nanobind;
 

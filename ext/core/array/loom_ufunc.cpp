@@ -8,7 +8,7 @@
 #include "errors.h"
 #include "kernels/elementwise.h"
 #include "loom/ir.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
 

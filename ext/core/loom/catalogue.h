@@ -12,7 +12,7 @@ namespace hrx::loom {
 // Note [Op catalogue]
 //   Whether an op is *executed* is not written here: it follows from the
 //   interpreter's handler table (interp::op_supported, Ops::table() in
-//   loom_interp.cpp), so an op gains "executed" by gaining a handler, and a
+//   loom/interp.cpp), so an op gains "executed" by gaining a handler, and a
 //   branch that adds handlers needs no edit here. What the catalogue keeps
 //   is the op's name and dialect, its operand/result counts where fixed (-1:
 //   variadic), and, for ops without a handler, the EMULATOR code and reason

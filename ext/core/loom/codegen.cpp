@@ -11,8 +11,8 @@
 #include <cstring>
 
 #include "kernels/fmath.h"
-#include "provider/emulated/loom_interp.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/interp.h"
+#include "loom/plan.h"
 
 namespace hrx::loom::native {
 namespace {

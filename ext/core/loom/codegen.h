@@ -8,7 +8,7 @@
 //
 // Note [Native Loom executor]
 //   One semantics, two executors: the native code must give the bytes the
-//   interpreter (provider/emulated/loom_interp.cpp) gives, for every program
+//   interpreter (loom/interp.cpp) gives, for every program
 //   it accepts. So it computes what the interpreter computes, the same way:
 //   integers of every width live sign-extended in 64 bits (i1 as 0/1) and
 //   are wrapped to their type after each op, f32 in float, f64 in double,

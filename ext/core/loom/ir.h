@@ -1,7 +1,8 @@
 // The in-memory form of a parsed Loom module (hrx-rs 0.10.x spelling,
 // reference loom.md). The parser (loom/parser.*) builds it, the verifier
-// (loom/verify.*) checks it, the specialiser binds config values, and the
-// emulated provider (provider/emulated/loom_*) plans and runs it. No Python
+// (loom/verify.*) checks it, the specialiser binds config values, the
+// planner (loom/plan.*) plans it, and the interpreter (loom/interp.*) or
+// native code (loom/codegen.*) runs it when a provider invokes the plan. No Python
 // headers, no runtime headers: this is plain data.
 //
 // Note [Loom op fields]

@@ -1,5 +1,5 @@
 // Loom plans as loaded code: the one wrapper that turns a planned Loom
-// program (provider/emulated/loom_program.h) bound to a launch and a constant
+// program (loom/plan.h) bound to a launch and a constant
 // block into a provider::Executable, so that Loom kernels run through the
 // lanes' provider queues like every other dispatch. Implemented by the
 // emulated provider (provider/emulated/program_image.cpp).

@@ -49,7 +49,7 @@ struct Span {
     uint8_t* data = nullptr;
     uint64_t length = 0;
     // On backing the GPU reaches coherently (HRX's allocate_shared), where
-    // Note [The gfx1151 float atomic max caveat] (provider/emulated/loom_program.h)
+    // Note [The gfx1151 float atomic max caveat] (loom/plan.h)
     // applies.
     bool coherent = false;
 };

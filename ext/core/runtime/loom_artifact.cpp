@@ -13,7 +13,7 @@
 #include "errors.h"
 #include "kernels/elementwise.h"
 #include "loom/frontend.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 #include "provider/loom_executable.h"
 #include "runtime/programs.h"
 

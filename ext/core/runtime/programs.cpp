@@ -15,7 +15,7 @@
 
 #include "errors.h"
 #include "runtime/builtin_sources.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 #include "provider/loom_executable.h"
 
 namespace hrx {

@@ -17,7 +17,7 @@ std::unique_ptr<Queue> make_queue(Engine engine);
 // for image.target with image.config), planned and, for a GPU kernel, bound
 // to its launch (image.workload) and constant block (image.arguments):
 // loom::CompileError for Loom's refusals, Message for a missing or
-// malformed argument. Invocations run the plan (loom_program.h).
+// malformed argument. Invocations run the plan (loom/plan.h).
 std::shared_ptr<const Executable> load_loom(const ProgramImage& image);
 
 }  // namespace hrx::provider::emulated

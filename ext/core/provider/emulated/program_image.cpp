@@ -1,5 +1,5 @@
 // Loom program images on the emulated devices: compiled by the frontend,
-// planned once by the executor (loom_program.h) and bound, for a GPU
+// planned once by the executor (loom/plan.h) and bound, for a GPU
 // kernel, to the launch it was loaded for.
 #include <charconv>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 #include "errors.h"
 #include "loom/frontend.h"
 #include "provider/emulated/emulated.h"
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 #include "provider/loom_executable.h"
 
 namespace hrx::provider::emulated {

@@ -81,7 +81,7 @@ struct Footprint {
     std::string layout;          // diagnostic label, e.g. "view<[%n]xf32>"
     bool used = false;           // the code views it or passes it on (else HRX refuses it at load)
     // Some view's extent has no range the planner derives (Note [Footprint
-    // ranges] in loom_program.cpp): `bytes` covers the views it could
+    // ranges] in loom/plan.cpp): `bytes` covers the views it could
     // evaluate; the binding's own span bounds the rest.
     bool bounded = false;
 };

@@ -1,4 +1,4 @@
-// The vectorised Loom interpreter behind Program (loom_program.cpp): one
+// The vectorised Loom interpreter behind Program (loom/plan.cpp): one
 // interpretation of a region runs a whole batch of lanes at once (loom.md
 // §4.1). A batch is a GPU workgroup (lockstep: barriers are epoch
 // boundaries), a chunk of a folded grid (kernels without workgroup memory,
@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "provider/emulated/loom_program.h"
+#include "loom/plan.h"
 
 namespace hrx::loom::interp {
 

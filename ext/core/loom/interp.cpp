@@ -1,7 +1,7 @@
-// The vectorised Loom interpreter (loom_interp.h). Each handler runs one op
+// The vectorised Loom interpreter (loom/interp.h). Each handler runs one op
 // for every lane of the batch with tight loops over the lanes; control flow
 // narrows an active-lane mask instead of branching per lane (loom.md §4.1).
-#include "provider/emulated/loom_interp.h"
+#include "loom/interp.h"
 
 #include <algorithm>
 #include <bit>
@@ -273,7 +273,7 @@ void Exec::set_gpu_batch(int64_t first_global, bool one_workgroup) {
 }
 
 // Linear coordinates per lane, written out only when an op needs them (the
-// lazy coordinates of loom_interp.h cover the common 1-D cases).
+// lazy coordinates of loom/interp.h cover the common 1-D cases).
 void Exec::ensure_coords() const {
     if (coords_ready_) return;
     auto& self = const_cast<Exec&>(*this);
@@ -1836,7 +1836,7 @@ struct Ops {
         const int es = elem_bytes(v.elem, ib);
         const std::string kind = op.params.empty() ? "" : op.params[0];
         BufObj& B = x.bufs[static_cast<size_t>(v.buf)];
-        // Note [The gfx1151 float atomic max caveat] (loom_program.h).
+        // Note [The gfx1151 float atomic max caveat] (loom/plan.h).
         const bool unapplied = x.sh.gpu && B.kind == BufKind::Binding && B.coherent && (kind == "maxnumf" || kind == "maximumf") &&
                                (n == "view.atomic.rmw" || n == "view.atomic.reduce");
         if (unapplied && x.sh.options.checked)

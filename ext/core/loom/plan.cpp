@@ -1,7 +1,7 @@
 // Program::plan and the Program queries (launch_config, footprints,
 // constant layout) and runs, for GPU kernels and NPU pipelines, on the
-// vectorised interpreter of loom_interp.cpp (reference loom.md §4, §5).
-#include "provider/emulated/loom_program.h"
+// vectorised interpreter of loom/interp.cpp (reference loom.md §4, §5).
+#include "loom/plan.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,7 +21,7 @@
 #include "kernels/pool.h"
 #include "loom/codegen.h"
 #include "loom/catalogue.h"
-#include "provider/emulated/loom_interp.h"
+#include "loom/interp.h"
 
 namespace hrx::loom {
 
