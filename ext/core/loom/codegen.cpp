@@ -29,7 +29,7 @@ struct Refuse {
 
 [[noreturn]] void refuse(const std::string& why) { throw Refuse{why}; }
 
-int bits_of(ScalarKind k) { return k == ScalarKind::I1 ? 1 : scalar_bits(k); }
+using interp::bits_of;
 
 bool supported_scalar(ScalarKind k) {
     return (scalar_is_int(k) || scalar_is_address(k) || k == ScalarKind::F32 || k == ScalarKind::F64);
@@ -595,16 +595,7 @@ private:
                 const Region& body = op.regions[0];
                 const ValueId iv = body.args[0];
                 const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
-                const std::string e = label("err"), ok = label("ok");
-                cbr(emit("icmp sle i64 " + st + ", 0"), e, ok);
-                block(e);
-                store_err(0, std::to_string(op_id(op)));
-                store_err(1, std::to_string(kLoopStep));
-                store_err(2, wg_);
-                store_err(3, "-1");
-                store_err(4, st);
-                b_ << "  ret i32 1\n";
-                block(ok);
+                fail_uniform_if(op, emit("icmp sle i64 " + st + ", 0"), kLoopStep, st);
                 put(iv, lo, false);
                 const std::string lh = label("wfor"), lb = label("wforbody"), lx = label("wforexit");
                 br(lh);
@@ -684,6 +675,21 @@ private:
     void store_err(int field, const std::string& v) {
         const std::string p = emit("getelementptr i64, ptr %err, i64 " + std::to_string(field));
         b_ << "  store i64 " << v << ", ptr " << p << "\n";
+    }
+    // Returns from the function with `op`'s failure `kind` (value `a`) when
+    // uniform condition `cond` holds, naming no lane (the interpreter's
+    // failures of uniform operands: a loop step, a view extent).
+    void fail_uniform_if(const Op& op, const std::string& cond, int64_t kind, const std::string& a) {
+        const std::string e = label("err"), ok = label("ok");
+        cbr(cond, e, ok);
+        block(e);
+        store_err(0, std::to_string(op_id(op)));
+        store_err(1, std::to_string(kind));
+        store_err(2, wg_);
+        store_err(3, "-1");
+        store_err(4, a);
+        b_ << "  ret i32 1\n";
+        block(ok);
     }
     // Reports when some active lane of varying condition `bad` (or, uniform,
     // when `bad` and some lane is active) holds; `fields(lane)` gives (kind,
@@ -1041,18 +1047,8 @@ private:
             std::string e = std::to_string(t.dims[d].extent);
             if (t.dims[d].is_dynamic()) {
                 e = get(t.dims[d].value);
-                const std::string neg = emit("icmp slt i64 " + e + ", 0");
                 // The interpreter names no lane here, whatever the mask.
-                const std::string bad = label("err"), ok = label("ok");
-                cbr(neg, bad, ok);
-                block(bad);
-                store_err(0, std::to_string(op_id(op)));
-                store_err(1, std::to_string(kNegativeExtent));
-                store_err(2, wg_);
-                store_err(3, "-1");
-                store_err(4, e);
-                b_ << "  ret i32 1\n";
-                block(ok);
+                fail_uniform_if(op, emit("icmp slt i64 " + e + ", 0"), kNegativeExtent, e);
             }
             b_ << "  store i64 " << e << ", ptr %vd" << v << "_" << d << "\n";
         }
@@ -1343,17 +1339,7 @@ private:
         };
         if (!v) {
             const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
-            const std::string bad = emit("icmp sle i64 " + st + ", 0");
-            const std::string e = label("err"), ok = label("ok");
-            cbr(bad, e, ok);
-            block(e);
-            store_err(0, std::to_string(op_id(op)));
-            store_err(1, std::to_string(kLoopStep));
-            store_err(2, wg_);
-            store_err(3, "-1");
-            store_err(4, st);
-            b_ << "  ret i32 1\n";
-            block(ok);
+            fail_uniform_if(op, emit("icmp sle i64 " + st + ", 0"), kLoopStep, st);
             put(iv, lo, false);
             const std::string la = label("foractive");
             cbr(any(mask), lh, lx);
@@ -1927,30 +1913,17 @@ HRX_LOOM_SCALAR(double, f64)
 namespace {
 
 using hrx::loom::ScalarKind;
-
-int64_t wrap_k(ScalarKind k, int64_t v) {
-    switch (k) {
-        case ScalarKind::I1: return v & 1;
-        case ScalarKind::I8: return static_cast<int8_t>(v);
-        case ScalarKind::I16: return static_cast<int16_t>(v);
-        case ScalarKind::I32: return static_cast<int32_t>(v);
-        default: return v;
-    }
-}
-
-uint64_t uval_k(ScalarKind k, int64_t v) {
-    const int b = k == ScalarKind::I1 ? 1 : hrx::loom::scalar_bits(k);
-    return b >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << b) - 1);
-}
+using hrx::loom::interp::uval;
+using hrx::loom::interp::wrap_int;
 
 // One step of a reduction (the interpreter's red_step), kinds in the order
 // the generator numbers them.
 void red_step(int64_t kind, ScalarKind k, int64_t& ai, double& af, int64_t bi, double bf) {
     const bool f32 = k == ScalarKind::F32;
-    auto U = [k](int64_t v) { return uval_k(k, v); };
+    auto U = [k](int64_t v) { return uval(k, v); };
     switch (kind) {
-        case 0: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af + bf) : af + bf) : void(ai = wrap_k(k, static_cast<int64_t>(static_cast<uint64_t>(ai) + static_cast<uint64_t>(bi)))); break;
-        case 1: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af * bf) : af * bf) : void(ai = wrap_k(k, static_cast<int64_t>(static_cast<uint64_t>(ai) * static_cast<uint64_t>(bi)))); break;
+        case 0: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af + bf) : af + bf) : void(ai = wrap_int(k, static_cast<int64_t>(static_cast<uint64_t>(ai) + static_cast<uint64_t>(bi)))); break;
+        case 1: hrx::loom::scalar_is_float(k) ? void(af = f32 ? static_cast<float>(af * bf) : af * bf) : void(ai = wrap_int(k, static_cast<int64_t>(static_cast<uint64_t>(ai) * static_cast<uint64_t>(bi)))); break;
         case 2: ai &= bi; break;
         case 3: ai |= bi; break;
         case 4: ai ^= bi; break;
@@ -2045,7 +2018,7 @@ void hrx_loom_sg_vote(int64_t mode, int64_t rk, const int64_t* c, const uint8_t*
         any = any || b;
     }
     const ScalarKind k = static_cast<ScalarKind>(rk);
-    const int64_t r = mode == 0 ? wrap_k(k, static_cast<int64_t>(bits)) : mode == 1 ? wrap_k(k, count) : mode == 2 ? all : any;
+    const int64_t r = mode == 0 ? wrap_int(k, static_cast<int64_t>(bits)) : mode == 1 ? wrap_int(k, count) : mode == 2 ? all : any;
     for (int64_t l = 0; l < n; ++l) out[l] = r;
 }
 }

@@ -44,14 +44,6 @@ int elem_bytes(ScalarKind k, int index_bits) {
 
 namespace {
 
-int bits_of(ScalarKind k) { return k == ScalarKind::I1 ? 1 : scalar_bits(k); }
-
-// The unsigned reading of a sign-extended N-bit payload.
-inline uint64_t uval(ScalarKind k, int64_t v) {
-    const int b = bits_of(k);
-    return b >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << b) - 1);
-}
-
 inline double bf16_of(float f) {
     return std::bit_cast<float>(kernels::bf16_to_f32_bits(kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f))));
 }

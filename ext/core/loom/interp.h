@@ -201,6 +201,13 @@ private:
 
 // Helpers shared with the planner.
 int elem_bytes(ScalarKind k, int index_bits);
+// The width in bits of integer kind k (1 for i1).
+inline int bits_of(ScalarKind k) { return k == ScalarKind::I1 ? 1 : scalar_bits(k); }
+// The unsigned reading of a sign-extended N-bit payload.
+inline uint64_t uval(ScalarKind k, int64_t v) {
+    const int b = bits_of(k);
+    return b >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << b) - 1);
+}
 // An int64 wrapped to kind k's width, sign-extended (iN values live so).
 inline int64_t wrap_int(ScalarKind k, int64_t v) {
     switch (k) {
