@@ -104,8 +104,11 @@ def _turns(x, sine):
     # sin/cos(2 pi x) from the nearest quarter turn k/4: r = x - k/4 is exact, so the angle 2 pi r
     # (within pi/4) carries one rounding, and quarter turns give exact zeros and ones.
     finite = np.isfinite(x)
-    k = np.round(4 * np.where(finite, x, 0))
-    a = 2 * np.pi * (np.where(finite, x, np.nan) - k / 4)
+    # From 2^53 on every double is a whole number of turns (angle 0); reducing those to 0 first
+    # also keeps 4 * x from overflowing to inf near the top of the range.
+    x0 = np.where(finite & (np.abs(x) < 2.0 ** 53), x, 0.0)
+    k = np.round(4 * x0)
+    a = 2 * np.pi * (np.where(finite, x0, np.nan) - k / 4)
     q = np.mod(k, 4).astype(int)
     s, c = np.sin(a), np.cos(a)
     if sine:
