@@ -2,7 +2,8 @@
 
 Every Loom GPU kernel of the test suite (tests/loom_programs.py, the Loom sources inside
 tests/test_loom_*.py, src/hrxarray/programs/*.loom, the examples) runs under both executors on
-the same inputs, and the output bytes (or the ExecutionError text) must be equal. Kernels the
+the same inputs, and the output bytes (or the ExecutionError text) must be equal (the LLM kernel
+set of examples/loom/*.loom included). Kernels the
 native path does not compile are skipped with the reason it gave (``pytest -rs`` lists them).
 Also: the disk cache (a second process loads instead of compiling), out-of-bounds errors
 through native code, and checked mode staying on the interpreter.
@@ -49,6 +50,7 @@ def _collect() -> list[tuple[str, str, str]]:
             continue
         found += [(p.name, s) for s in _sources_in_python(p)]
     found += [(p.name, p.read_text()) for p in sorted((ROOT / "src" / "hrxarray" / "programs").glob("*.loom"))]
+    found += [(p.name, p.read_text()) for p in sorted((ROOT / "examples" / "loom").glob("*.loom"))]
     out, seen = [], set()
     for origin, src in found:
         for sym in re.findall(r"kernel\.def\b[^\n{]*?@([A-Za-z_][\w.\-]*)\s*\(", src):
@@ -62,12 +64,15 @@ def _collect() -> list[tuple[str, str, str]]:
 PROGRAMS = _collect()
 OUTCOMES: dict = {}
 CANDIDATES = (1000, 256, 64, 4096, 16, 1)
+# The LLM set's kernels loop over their sizes (matmul_tiled at 1000 is 10^9 interpreted fmas):
+# small sizes, one not a multiple of their tiles first.
+LLM_CANDIDATES = (100, 64, 16, 1)
 
 
-def _setup(art):
+def _setup(art, candidates=CANDIDATES):
     """Workload slots, scalars and the contract of a small launch, or None when none fits."""
     params = art.manifest["functions"][0]["parameters"]
-    for count in CANDIDATES:
+    for count in candidates:
         try:
             lc = art.launch_config(*([count] * _workload_arity(art)))
             items = np.prod(lc.workgroups) * np.prod(lc.workgroup_size)
@@ -143,7 +148,8 @@ def test_native_equals_interpreter(origin, source, symbol):
     assert "native compilation failed" not in art.executor_reason
     if art.executor != "native":
         pytest.skip(f"interpreted: {art.executor_reason}")
-    setup = _setup(art)
+    llm = (ROOT / "examples" / "loom" / origin).exists()
+    setup = _setup(art, LLM_CANDIDATES if llm else CANDIDATES)
     if setup is None:
         pytest.skip("no small launch found for its workload")
     workload, scalars, contract = setup
@@ -591,3 +597,76 @@ def test_folded_chunks_across_workgroups_name_the_same_lane(width, groups):
         got = _run(art, [x, np.zeros_like(x)], consts, [count], interpret=False)
         assert got == want
     assert want[0] == "error" and f"workgroup ({200 // width}, 0, 0), work-item ({200 % width}, 0, 0)" in want[2]
+
+
+# Barriers inside a uniform scf.for that carries values (Note [Barriers in loops with results]):
+# each work-item keeps a running sum %acc (varying), a pair (%p, %q) the yield swaps, and a
+# uniform counter %n, across two barriers per iteration over workgroups of 48 (three chunks).
+CARRIED = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("carried") @carried(%groups: index) {
+  %one = index.constant 1 : index
+  %w = index.constant 48 : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%steps: index, %x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %w = index.constant 48 : index
+  %bytes = index.constant 192 : offset
+  %t = kernel.workitem.id<x> : index
+  %g = kernel.workgroup.id<x> : index
+  %i = index.madd %g, %w, %t : index
+  %xv = buffer.view %x[%z] : buffer -> view<1024xf32>
+  %ov = buffer.view %out[%z] : buffer -> view<1024xf32>
+  %lds = buffer.alloca<workgroup> align(16) %bytes : buffer
+  %lv = buffer.view %lds[%z] : buffer -> view<48xf32>
+  %mine = view.load %xv[%i] : view<1024xf32> -> f32
+  %zero = scalar.constant 0.0 : f32
+  %two = scalar.constant 2.0 : f32
+  %acc, %p, %q, %n = scf.for %k = [%c0 to %steps step %c1](%a = %zero : f32, %u = %mine : f32, %v = %two : f32, %m = %c0 : index) -> (f32, f32, f32, index) {
+    %put = scalar.mulf %u, %v : f32
+    view.store %put, %lv[%t] : f32, view<48xf32>
+    kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)
+    %nb0 = index.add %t, %k : index
+    %nb1 = index.add %nb0, %c1 : index
+    %nb = index.rem %nb1, %w : index
+    %got = view.load %lv[%nb] : view<48xf32> -> f32
+    %a2 = scalar.addf %a, %got : f32
+    kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)
+    %m2 = index.add %m, %k : index
+    scf.yield %a2, %v, %u, %m2 : f32, f32, f32, index
+  }
+  %n32 = index.cast %n : index to i32
+  %nf = scalar.sitofp %n32 : i32 to f32
+  %r0 = scalar.addf %acc, %p : f32
+  %r1 = scalar.mulf %r0, %q : f32
+  %r = scalar.addf %r1, %nf : f32
+  view.store %r, %ov[%i] : f32, view<1024xf32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("steps", [0, 1, 5])
+def test_barriers_in_loops_with_results_match_the_interpreter(steps):
+    art = hx.loom.compile(CARRIED, "carried", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(1024).astype(np.float32)
+    bufs = [x.view(np.uint8), np.zeros(4096, np.uint8)]
+    consts = art.pack_constants(steps=steps)
+    want = _run(art, bufs, consts, [4], interpret=True)
+    got = _run(art, bufs, consts, [4], interpret=False)
+    assert got == want and want[0] == "ok", want[:2] if want[0] == "error" else ""
+    # Independent: the same recurrence in NumPy float32, one workgroup at a time.
+    out = np.frombuffer(want[1][1], np.float32)[:192]
+    f32 = np.float32
+    for g in range(4):
+        u, v = x[48 * g:48 * g + 48].copy(), np.full(48, f32(2.0))
+        acc, n = np.zeros(48, f32), 0
+        for k in range(steps):
+            lds = u * v
+            acc = acc + lds[(np.arange(48) + k + 1) % 48]
+            u, v, n = v, u, n + k
+        np.testing.assert_array_equal(out[48 * g:48 * g + 48], (acc + u) * v + f32(n))

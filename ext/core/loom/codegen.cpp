@@ -529,6 +529,17 @@ private:
     }
 
     // --- barriers (phase 3): pocl's region splitting ---------------------------
+    // Note [Barriers in loops with results]
+    //   A uniform scf.for holding a barrier runs once per workgroup, its body
+    //   cut into chunk loops at the barriers. Its carried values (iteration
+    //   arguments) are per-work-item values like any other varying value of a
+    //   split kernel, so they live in the per-chunk scratch arrays; the three
+    //   transfers the interpreter does per work-item (inits into the
+    //   arguments, the yield into the arguments at the end of each
+    //   iteration, the arguments into the results after the last) run here as
+    //   chunk loops of their own at those points. Each chunk reads all its
+    //   sources before writing any destination, so a yield that swaps two
+    //   arguments sees the old values, as there.
     // Between barriers, the ops run as one chunk loop; uniform scf.if / scf.for
     // holding barriers run once per workgroup around their own chunk loops.
     static bool has_barrier(const Region& r) {
@@ -552,9 +563,10 @@ private:
             if (!has_barrier(op)) continue;
             if (op.name == "scf.if" && !vary(op.operands[0]) && op.results.empty()) {
             } else if (op.name == "scf.for" && !vary(op.operands[0]) && !vary(op.operands[1]) && !vary(op.operands[2]) &&
-                       op.results.empty() && op.regions[0].args.size() == 1) {
+                       op.operands.size() == 2 + op.regions[0].args.size() &&
+                       op.results.size() + 1 <= op.regions[0].args.size()) {
             } else {
-                refuse("a barrier inside " + op.name + " (only uniform scf.if / scf.for without results hold barriers natively)");
+                refuse("a barrier inside " + op.name + " (only uniform scf.if without results and uniform scf.for hold barriers natively)");
             }
             for (const Region& sub : op.regions) check_barriers(sub);
         }
@@ -605,6 +617,19 @@ private:
                 store_err(4, st);
                 b_ << "  ret i32 1\n";
                 block(ok);
+                // Carried values (Note [Barriers in loops with results]): each
+                // copy runs per work-item, as a chunk loop of its own.
+                const size_t nc = body.args.size() - 1;
+                auto copy = [&](const std::vector<ValueId>& from, const std::vector<ValueId>& to) {
+                    if (to.empty()) return;
+                    chunk_loop([&] {
+                        std::vector<std::string> xs;
+                        for (size_t k = 0; k < to.size(); ++k) xs.push_back(get(from[k]));
+                        for (size_t k = 0; k < to.size(); ++k) put(to[k], xs[k], vary(from[k]));
+                    });
+                };
+                std::vector<ValueId> carried(body.args.begin() + 1, body.args.end());
+                copy(std::vector<ValueId>(op.operands.begin() + 3, op.operands.end()), carried);
                 put(iv, lo, false);
                 const std::string lh = label("wfor"), lb = label("wforbody"), lx = label("wforexit");
                 br(lh);
@@ -612,9 +637,15 @@ private:
                 cbr(emit("icmp slt i64 " + get(iv) + ", " + hi), lb, lx);
                 block(lb);
                 emit_wg_region(body);
+                if (nc) {
+                    const Op* y = term(body);
+                    if (!y || y->name != "scf.yield" || y->operands.size() != nc) refuse("scf.for whose yield does not match its carried values");
+                    copy(y->operands, carried);
+                }
                 put(iv, emit("add i64 " + get(iv) + ", " + st), false);
                 br(lh);
                 block(lx);
+                copy(std::vector<ValueId>(carried.begin(), carried.begin() + static_cast<long>(op.results.size())), op.results);
             }
         }
         flush();

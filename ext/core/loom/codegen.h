@@ -31,7 +31,8 @@
 //   scf.if/for/while (varying conditions and trip counts as masks), subgroup
 //   collectives (a chunk is then one subgroup: N = the subgroup size), and
 //   kernel.barrier by pocl's region splitting: the body is cut at barriers
-//   (at its top or inside uniform scf.if / scf.for without results), each
+//   (at its top or inside uniform scf.if without results and uniform
+//   scf.for, Note [Barriers in loops with results]), each
 //   barrier-free stretch runs as a loop over the workgroup's chunks, and
 //   varying values live per chunk in scratch across the cuts.
 //   What it does not know (vectors, tiles, private allocas, atomics, calls,
