@@ -254,10 +254,32 @@ def test_disabled_by_environment(tmp_path):
 
 
 def test_refused_program_names_its_reason():
-    src = COPY.replace("view<[%count]xf32>", "view<[%count]xbf16>").replace("-> f32", "-> bf16").replace("%v, %ys[%i] : f32", "%v, %ys[%i] : bf16")
+    # f64 to bf16 would round twice natively (Note [Native f16 and bf16]): refused, with the reason.
+    src = COPY.replace("%ys = buffer.view %y[%origin] : buffer -> view<[%count]xf32>",
+                       "%ys = buffer.view %y[%origin] : buffer -> view<[%count]xbf16>").replace(
+        "view<[%count]xf32> -> f32", "view<[%count]xf32> -> f32\n  %d = scalar.extf %v : f32 to f64\n"
+        "  %h = scalar.fptrunc %d : f64 to bf16").replace("view.store %v, %ys[%i] : f32, view<[%count]xf32>",
+                                                          "view.store %h, %ys[%i] : bf16, view<[%count]xbf16>")
     art = hx.loom.compile(src, "copy", target="gfx1151")
     assert art.executor == "interpreter"
-    assert "bf16" in art.executor_reason
+    assert "f64 to bf16" in art.executor_reason
+
+
+def test_bf16_copy_is_native_and_exact():
+    # Loads and stores of bf16 move bits (a signalling NaN comes out quiet, as in the interpreter).
+    src = COPY.replace("view<[%count]xf32>", "view<[%count]xbf16>").replace("-> f32", "-> bf16").replace("%v, %ys[%i] : f32", "%v, %ys[%i] : bf16")
+    art = hx.loom.compile(src, "copy", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.arange(0, 65536, 256, dtype=np.uint16) | np.uint16(0x81)  # 0x7F81, 0xFF81: signalling NaNs
+    consts = art.pack_constants(count=256)
+    want = _run(art, [x.view(np.uint8), np.zeros(512, np.uint8)], consts, [256], interpret=True)
+    got = _run(art, [x.view(np.uint8), np.zeros(512, np.uint8)], consts, [256], interpret=False)
+    assert got == want and want[0] == "ok"
+    out = np.frombuffer(want[1][1], np.uint16)
+    nan = (x & 0x7FFF) > 0x7F80
+    np.testing.assert_array_equal(out[~nan], x[~nan])
+    assert nan.sum() == 2
+    np.testing.assert_array_equal(out[nan], x[nan] | 0x40)
 
 
 # Subgroup collectives over a workgroup of 48 (one full subgroup, one partial), under a
@@ -349,7 +371,7 @@ ITEMS = 256
 
 def _ops_kernel(t: str) -> tuple[str, int]:
     """A kernel applying every op to lane i's inputs a[i], b[i]; results as i64 columns (and t columns)."""
-    flt = t.startswith("f")
+    flt = t.startswith("f") or t == "bf16"
     lines, icol, fcol = [], 0, 0
 
     def store_i(v, ty):
@@ -411,9 +433,22 @@ def _ops_kernel(t: str) -> tuple[str, int]:
         for conv, to in (("fptosi", "i32"), ("fptosi", "i8"), ("fptosi", "i64"), ("fptoui", "i32"), ("fptoui", "i16"), ("fptoui", "i64")):
             r = new(); lines.append(f"  {r} = scalar.{conv} %a : {t} to {to}"); store_i(r, to)
         other = "f64" if t == "f32" else "f32"
-        r = new(); lines.append(f"  {r} = scalar.{'extf' if t == 'f32' else 'fptrunc'} %a : {t} to {other}")
+        r = new(); lines.append(f"  {r} = scalar.{'fptrunc' if t == 'f64' else 'extf'} %a : {t} to {other}")
         bits = "i32" if other == "f32" else "i64"
         q = new(); lines.append(f"  {q} = scalar.bitcast {r} : {other} to {bits}"); store_i(q, bits)
+        if t in ("f16", "bf16"):
+            # Rounding from f32 and f64 (Note [Native f16 and bf16]), and from integers.
+            w = new(); lines.append(f"  {w} = scalar.extf %a : {t} to f32")
+            w2 = new(); lines.append(f"  {w2} = scalar.extf %b : {t} to f32")
+            p = new(); lines.append(f"  {p} = scalar.mulf {w}, {w2} : f32")
+            r = new(); lines.append(f"  {r} = scalar.fptrunc {p} : f32 to {t}"); store_f(r)
+            r = new(); lines.append(f"  {r} = scalar.fptosi %a : {t} to i32")
+            r2 = new(); lines.append(f"  {r2} = scalar.muli {r}, {r} : i32")
+            r3 = new(); lines.append(f"  {r3} = scalar.sitofp {r2} : i32 to {t}"); store_f(r3)
+            other = "bf16" if t == "f16" else "f16"
+            r = new(); lines.append(f"  {r} = scalar.fptrunc {w} : f32 to {other}")
+            r2 = new(); lines.append(f"  {r2} = scalar.extf {r} : {other} to f32")
+            r3 = new(); lines.append(f"  {r3} = scalar.fptrunc {r2} : f32 to {t}"); store_f(r3)
     head = f"""\
 amdgpu.target<gfx1151> @gpu
 kernel.def target(@gpu) export("ops_{t}") @ops_{t}() {{
@@ -438,14 +473,21 @@ from hypothesis import given, settings, HealthCheck, strategies as st  # noqa: E
 _INTS = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from([0, 1, -1, 2**31, -(2**31), 2**63 - 1, -(2**63), 7, 64, 255]))
 
 
-@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64", "f32", "f64"])
+@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64", "f32", "f64", "f16", "bf16"])
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_scalar_op_matches_the_interpreter(t, data):
     src, _ = _ops_kernel(t)
     art = hx.loom.compile(src, f"ops_{t}", target="gfx1151")
     assert art.executor == "native", art.executor_reason
-    if t.startswith("f"):
+    if t in ("f16", "bf16"):
+        # Bit patterns: every class (subnormals, infinities, NaNs) of the narrow type.
+        bits = st.one_of(st.integers(0, 0xFFFF), st.sampled_from([0x7C00, 0xFC00, 0x7E01, 0x7F80, 0x7F81, 0x0001, 0x8001, 0x3C00, 0x7BFF]))
+        a = np.array(data.draw(st.lists(bits, min_size=32, max_size=32)), dtype=np.uint16)
+        b = np.array(data.draw(st.lists(bits, min_size=32, max_size=32)), dtype=np.uint16)
+        a = np.resize(a, ITEMS)
+        b = np.concatenate([np.roll(b, k) for k in range(ITEMS // 32)])
+    elif t.startswith("f"):
         dt = np.float32 if t == "f32" else np.float64
         fl = st.floats(width=32 if t == "f32" else 64, allow_nan=True, allow_infinity=True, allow_subnormal=True)
         a = np.array(data.draw(st.lists(fl, min_size=32, max_size=32)), dtype=dt)
@@ -458,7 +500,7 @@ def test_every_scalar_op_matches_the_interpreter(t, data):
         b = np.array(data.draw(st.lists(_INTS, min_size=32, max_size=32)), dtype=dt)
         a = np.resize(a, ITEMS)
         b = np.concatenate([np.roll(b, k) for k in range(ITEMS // 32)])
-    fsize = 8 if t == "f64" else 4
+    fsize = 8 if t == "f64" else 2 if t in ("f16", "bf16") else 4
     bufs = [a.view(np.uint8), b.view(np.uint8), np.zeros(ITEMS * 64 * 8, np.uint8), np.zeros(ITEMS * 64 * fsize, np.uint8)]
     want = _run(art, bufs, b"", [], interpret=True)
     got = _run(art, bufs, b"", [], interpret=False)
@@ -468,7 +510,11 @@ def test_every_scalar_op_matches_the_interpreter(t, data):
     def canonical(raw, k):
         if k != 3:
             return raw
-        v = np.frombuffer(raw, np.float64 if t == "f64" else np.float32).copy()
+        if t == "bf16":
+            v = np.frombuffer(raw, np.uint16).copy()
+            v[(v & 0x7FFF) > 0x7F80] = 0x7FC0
+            return v.tobytes()
+        v = np.frombuffer(raw, {"f64": np.float64, "f16": np.float16}.get(t, np.float32)).copy()
         v[np.isnan(v)] = np.nan
         return v.tobytes()
     want = ("ok", [canonical(w, k) for k, w in enumerate(want[1])])
@@ -577,9 +623,8 @@ def test_builtin_gpu_kernels_start_native_once_compiled():
     kernels.gpu("add_f32", elements=16, delta=1.0)
     assert _l._plan_executor(text, "add_f32", "gfx1151") == "native"
     assert _l._plan_executor(text, "transform_i32", "gfx1151") == "native"
-    # euler_bf16 computes in bf16, which the generator refuses.
-    assert _l._plan_executor(text, "euler_bf16", "gfx1151") == "interpreter"
-    assert "bf16" in hx.loom.compile(text, "euler_bf16", target="gfx1151").executor_reason
+    # euler_bf16 computes in bf16 (Note [Native f16 and bf16]).
+    assert _l._plan_executor(text, "euler_bf16", "gfx1151") == "native"
 
 
 @pytest.mark.parametrize("width,groups", [(1, 256), (3, 86), (5, 52)])

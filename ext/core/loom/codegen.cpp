@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/bf16.h"
+#include "kernels/elementwise_impl.h"
 #include "kernels/fmath.h"
 #include "provider/emulated/loom_interp.h"
 #include "provider/emulated/loom_program.h"
@@ -32,12 +34,16 @@ struct Refuse {
 int bits_of(ScalarKind k) { return k == ScalarKind::I1 ? 1 : scalar_bits(k); }
 
 bool supported_scalar(ScalarKind k) {
-    return (scalar_is_int(k) || scalar_is_address(k) || k == ScalarKind::F32 || k == ScalarKind::F64);
+    return (scalar_is_int(k) || scalar_is_address(k) || k == ScalarKind::F32 || k == ScalarKind::F64 || k == ScalarKind::F16 ||
+            k == ScalarKind::BF16);
 }
 
-// The register type of a scalar kind: integers in i64, f32 float, f64 double.
+bool is_half(ScalarKind k) { return k == ScalarKind::F16 || k == ScalarKind::BF16; }
+
+// The register type of a scalar kind: integers in i64, f32 (and f16, bf16:
+// Note [Native f16 and bf16]) float, f64 double.
 const char* reg_type(ScalarKind k) {
-    if (k == ScalarKind::F32) return "float";
+    if (k == ScalarKind::F32 || is_half(k)) return "float";
     if (k == ScalarKind::F64) return "double";
     return "i64";
 }
@@ -51,6 +57,13 @@ std::string hex_double(double d) {
 // A float literal of kind k (f32 values as their exact double).
 std::string float_lit(ScalarKind k, double v) {
     if (k == ScalarKind::F32) return hex_double(static_cast<double>(static_cast<float>(v)));
+    // The interpreter's fround: through float rounded to odd, then to the narrow type.
+    if (k == ScalarKind::F16)
+        return hex_double(kernels::ew::half_to_float(kernels::ew::float_to_half(kernels::ew::round_to_odd_f32(v))));
+    if (k == ScalarKind::BF16) {
+        const float f = kernels::ew::round_to_odd_f32(v);
+        return hex_double(std::bit_cast<float>(kernels::bf16_to_f32_bits(kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f)))));
+    }
     return hex_double(v);
 }
 
@@ -318,6 +331,9 @@ private:
             }
             if (is_collective(n)) {
                 uses_subgroup_ = true;
+                // The interpreter rounds each step of an f16/bf16 reduction; the helper does not.
+                if (n == "kernel.subgroup.reduce" && !op.operands.empty() && is_half(kind(op.operands[0])))
+                    refuse("kernel.subgroup.reduce of " + std::string(scalar_name(kind(op.operands[0]))));
                 if (n == "kernel.subgroup.reduce") {
                     const Attr* cs = op.attr("cluster_size");
                     const int64_t sg = spec_.facts.subgroup_size;
@@ -505,7 +521,8 @@ private:
         const std::string a = emit("add i64 " + o + ", " + std::to_string(it->second));
         return emit("getelementptr i8, ptr %scratch, i64 " + a);
     }
-    int64_t lane_bytes(ValueId v) const { return static_cast<int64_t>(N) * (kind(v) == ScalarKind::F32 ? 4 : 8); }
+    int64_t lane_bytes(ValueId v) const { return static_cast<int64_t>(N) * reg_bytes(kind(v)); }
+    static int reg_bytes(ScalarKind k) { return std::string(reg_type(k)) == "float" ? 4 : 8; }
 
     // for ci in [0, W) step N: body() with ci_, items_ and mask_ set.
     void chunk_loop(const std::function<void()>& body) {
@@ -801,6 +818,7 @@ private:
             }
             const std::string at = emit("getelementptr i8, ptr " + consts + ", i64 " + std::to_string(p.byte_offset));
             std::string x;
+            if (is_half(p.type)) refuse(std::string("a device scalar of type ") + scalar_name(p.type));
             if (p.type == ScalarKind::F32) x = emit("load float, ptr " + at + ", align 1");
             else if (p.type == ScalarKind::F64) x = emit("load double, ptr " + at + ", align 1");
             else {
@@ -959,6 +977,17 @@ private:
     }
 
     void emit_op(const Op& op, const std::string& mask) {
+        emit_op_unrounded(op, mask);
+        // Note [Native f16 and bf16]: every op but a move rounds its narrow results.
+        static const std::set<std::string> moves = {"view.load", "scf.if", "scf.for", "scf.while", "scf.yield", "scf.condition",
+                                                    "scalar.select", "scf.select", "kernel.subgroup.shuffle",
+                                                    "kernel.subgroup.broadcast", "kernel.subgroup.broadcast.first",
+                                                    "scalar.assume", "index.assume"};
+        if (moves.count(op.name)) return;
+        for (ValueId r : op.results)
+            if (vk_[static_cast<size_t>(r)] == VK::Num && is_half(kind(r))) put(r, round_half(kind(r), get(r), vary(r)), vary(r));
+    }
+    void emit_op_unrounded(const Op& op, const std::string& mask) {
         const std::string& n = op.name;
         if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch" || n == "kernel.barrier") return;
         if (n == "buffer.alloca") return;  // laid out in scratch, filled when the workgroup starts
@@ -1092,7 +1121,7 @@ private:
     std::string mem_type(ScalarKind k) const {
         switch (k) {
             case ScalarKind::I1: case ScalarKind::I8: return "i8";
-            case ScalarKind::I16: return "i16";
+            case ScalarKind::I16: case ScalarKind::F16: case ScalarKind::BF16: return "i16";
             case ScalarKind::I32: return "i32";
             case ScalarKind::Index: return ib_ == 32 ? "i32" : "i64";
             case ScalarKind::F32: return "float";
@@ -1172,8 +1201,82 @@ private:
         return byte;
     }
 
+    // Note [Native f16 and bf16]
+    //   The interpreter keeps f16 and bf16 values as doubles holding the
+    //   exact narrow value, computes each op in float and rounds its result
+    //   with fround (through float rounded to odd, then round-to-nearest-even
+    //   to the narrow type; the odd step does nothing to a float). Native code
+    //   keeps them in float registers (every f16/bf16 value is a float) and
+    //   rounds the results of every op but a move (loads, selects, control
+    //   flow's carried values, shuffles and broadcasts copy bits, as in the
+    //   interpreter) right after it, in emit_op, so every op the generator
+    //   lowers for float gets the interpreter's rounding for free:
+    //   f16 by LLVM's fptrunc to half (round-to-nearest-even, overflow to
+    //   infinity, subnormals kept) and back, bf16 by the integer rounding of
+    //   kernels/bf16.h. Rounding is idempotent on a narrow value.
+    //   NaNs follow kernels' conversions bit for bit (f16: quiet bit set,
+    //   payload kept in the top 10 bits, which fptrunc alone does not
+    //   promise; bf16: 0x7FC0 with the sign).
+    //   Loads widen exactly (f16 through fpext, NaNs rebuilt from the bits;
+    //   bf16 by a shift, a NaN quieted as the interpreter's double does), stores narrow exactly (the value is already
+    //   narrow). What would round twice is refused: f64 to f16/bf16, and the
+    //   subgroup reduce helper (the interpreter rounds each of its steps).
+    std::string round_half(ScalarKind k, const std::string& x, bool v) {
+        const std::string F = ty("float", v), I = ty("i32", v), B = ty("i1", v);
+        const std::string bits = emit("bitcast " + F + " " + x + " to " + I);
+        const std::string nan = emit("fcmp uno " + F + " " + x + ", " + x);
+        std::string r;
+        if (k == ScalarKind::F16) {
+            const std::string h = emit("fptrunc " + F + " " + x + " to " + ty("half", v));
+            r = emit("bitcast " + F + " " + emit("fpext " + ty("half", v) + " " + h + " to " + F) + " to " + I);
+            // f32_bits_to_f16 then f16_to_f32_bits of a NaN: sign, quiet, the payload's top 10 bits.
+            const std::string q = emit("or " + I + " " + emit("and " + I + " " + bits + ", " + cst("i32", "-2139103232", v)) + ", " + cst("i32", "2143289344", v));
+            r = emit("select " + B + " " + nan + ", " + I + " " + q + ", " + I + " " + r);
+        } else {
+            const std::string odd = emit("and " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "16", v)) + ", " + cst("i32", "1", v));
+            const std::string up = emit("add " + I + " " + bits + ", " + emit("add " + I + " " + odd + ", " + cst("i32", "32767", v)));
+            const std::string rn = emit("and " + I + " " + up + ", " + cst("i32", "-65536", v));
+            const std::string q = emit("or " + I + " " + emit("and " + I + " " + bits + ", " + cst("i32", "-2147483648", v)) + ", " + cst("i32", "2143289344", v));
+            r = emit("select " + B + " " + nan + ", " + I + " " + q + ", " + I + " " + rn);
+        }
+        return emit("bitcast " + I + " " + r + " to " + F);
+    }
+    // Memory i16 → float register (exact).
+    std::string half_to_reg(ScalarKind k, const std::string& x, bool v) {
+        const std::string F = ty("float", v), I = ty("i32", v), H = ty("i16", v);
+        const std::string w = emit("zext " + H + " " + x + " to " + I);
+        if (k == ScalarKind::BF16) {
+            // Widened as the interpreter widens (through double): a NaN comes out quiet.
+            const std::string b = emit("shl " + I + " " + w + ", " + cst("i32", "16", v));
+            const std::string nan = emit("icmp ugt " + I + " " + emit("and " + I + " " + b + ", " + cst("i32", "2147483647", v)) + ", " + cst("i32", "2139095040", v));
+            const std::string q = emit("or " + I + " " + b + ", " + cst("i32", "4194304", v));
+            return emit("bitcast " + I + " " + emit("select " + ty("i1", v) + " " + nan + ", " + I + " " + q + ", " + I + " " + b) + " to " + F);
+        }
+        const std::string f = emit("fpext " + ty("half", v) + " " + emit("bitcast " + H + " " + x + " to " + ty("half", v)) + " to " + F);
+        // f16_to_f32_bits of a NaN: sign, all-ones exponent, quiet bit, payload << 13.
+        const std::string sign = emit("shl " + I + " " + emit("and " + I + " " + w + ", " + cst("i32", "32768", v)) + ", " + cst("i32", "16", v));
+        const std::string pay = emit("shl " + I + " " + emit("and " + I + " " + w + ", " + cst("i32", "1023", v)) + ", " + cst("i32", "13", v));
+        const std::string q = emit("or " + I + " " + emit("or " + I + " " + sign + ", " + pay) + ", " + cst("i32", "2143289344", v));
+        const std::string nan = emit("icmp ugt " + I + " " + emit("and " + I + " " + w + ", " + cst("i32", "32767", v)) + ", " + cst("i32", "31744", v));
+        return emit("select " + ty("i1", v) + " " + nan + ", " + F + " " + emit("bitcast " + I + " " + q + " to " + F) + ", " + F + " " + f);
+    }
+    // Float register holding a narrow value → memory i16 (exact).
+    std::string half_to_mem(ScalarKind k, const std::string& x, bool v) {
+        const std::string F = ty("float", v), I = ty("i32", v), H = ty("i16", v);
+        const std::string bits = emit("bitcast " + F + " " + x + " to " + I);
+        if (k == ScalarKind::BF16) return emit("trunc " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "16", v)) + " to " + H);
+        const std::string h = emit("bitcast " + ty("half", v) + " " + emit("fptrunc " + F + " " + x + " to " + ty("half", v)) + " to " + H);
+        // f32_bits_to_f16 of a NaN: sign, 0x7E00, the payload's top 10 bits.
+        const std::string sign = emit("and " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "16", v)) + ", " + cst("i32", "32768", v));
+        const std::string pay = emit("and " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "13", v)) + ", " + cst("i32", "1023", v));
+        const std::string q = emit("trunc " + I + " " + emit("or " + I + " " + emit("or " + I + " " + sign + ", " + pay) + ", " + cst("i32", "32256", v)) + " to " + H);
+        const std::string nan = emit("fcmp uno " + F + " " + x + ", " + x);
+        return emit("select " + ty("i1", v) + " " + nan + ", " + H + " " + q + ", " + H + " " + h);
+    }
+
     std::string to_reg(ScalarKind k, const std::string& x, bool v) {
         const std::string mt = mem_type(k);
+        if (is_half(k)) return half_to_reg(k, x, v);
         if (mt == "float" || mt == "double") return x;
         if (k == ScalarKind::I1) {
             const std::string a = emit("and " + ty("i8", v) + " " + x + ", " + cst("i8", "1", v));
@@ -1184,6 +1287,7 @@ private:
     }
     std::string to_mem(ScalarKind k, const std::string& x, bool v) {
         const std::string mt = mem_type(k);
+        if (is_half(k)) return half_to_mem(k, x, v);
         if (mt == "float" || mt == "double" || mt == "i64") return x;
         return emit("trunc " + ty("i64", v) + " " + x + " to " + ty(mt, v));
     }
@@ -1510,7 +1614,7 @@ private:
             const bool first = n == "kernel.subgroup.broadcast.first";
             if (!first) store_lanes(op.operands.at(1), "%sgS");
             declare("declare void @hrx_loom_sg_broadcast(i64, i64, ptr, ptr, ptr, i64, i64, ptr)");
-            b_ << "  call void @hrx_loom_sg_broadcast(i64 " << (first ? 1 : 0) << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8)
+            b_ << "  call void @hrx_loom_sg_broadcast(i64 " << (first ? 1 : 0) << ", i64 " << reg_bytes(kind(v))
                << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 " << NN << ", i64 " << live << ", ptr %sgO)\n";
         } else if (n == "kernel.subgroup.shuffle") {
             store_lanes(v, "%sgV");
@@ -1518,7 +1622,7 @@ private:
             const std::string mode = op.params.empty() ? "index" : op.params[0];
             const int64_t mc = mode == "xor" ? 0 : mode == "up" ? 1 : mode == "down" ? 2 : 3;
             declare("declare void @hrx_loom_sg_shuffle(i64, i64, ptr, ptr, ptr, i64, i64, ptr, ptr)");
-            b_ << "  call void @hrx_loom_sg_shuffle(i64 " << mc << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8) << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 "
+            b_ << "  call void @hrx_loom_sg_shuffle(i64 " << mc << ", i64 " << reg_bytes(kind(v)) << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 "
                << NN << ", i64 " << spec_.facts.subgroup_size << ", ptr %sgO, ptr %sgK)\n";
             if (op.results.size() > 1) put(op.results[1], emit("load " + vt("i64") + ", ptr %sgK"), true);
         } else {
@@ -1772,7 +1876,7 @@ private:
         const ScalarKind k = kind(op.operands.at(0));
         const std::string ft = reg_type(k);
         const std::string T = ty(ft, v);
-        const std::string sf = k == ScalarKind::F32 ? "f32" : "f64";
+        const std::string sf = k == ScalarKind::F64 ? "f64" : "f32";
         auto A = [&](size_t i) { return get_as(op.operands.at(i), v); };
         const std::string IT = ty("i64", v);
         auto to_i = [&](const std::string& c) { return emit("zext " + ty("i1", v) + " " + c + " to " + IT); };
@@ -1856,12 +1960,20 @@ private:
         }
         if (b == "extf" || b == "fptrunc") {
             if (from == to) return put(r, x, v);
+            // f16/bf16 registers hold floats; put() rounds to the narrow type, from a float as the
+            // interpreter does (a double would be rounded twice: refused).
+            if (is_half(to) && from == ScalarKind::F64) refuse("f64 to " + std::string(scalar_name(to)));
+            if (is_half(from) || is_half(to)) {
+                if (to == ScalarKind::F64) return put(r, emit("fpext " + ty("float", v) + " " + x + " to " + ty("double", v)), v);
+                return put(r, x, v);
+            }
             if (from == ScalarKind::F32 && to == ScalarKind::F64) return put(r, emit("fpext " + ty("float", v) + " " + x + " to " + ty("double", v)), v);
             if (from == ScalarKind::F64 && to == ScalarKind::F32) return put(r, emit("fptrunc " + ty("double", v) + " " + x + " to " + ty("float", v)), v);
             refuse("float conversion");
         }
         if (b == "bitcast") {
             const bool ff = scalar_is_float(from), tf = scalar_is_float(to);
+            if (is_half(from) || is_half(to)) refuse("bitcast of f16/bf16");
             if (ff && tf) {
                 if (from != to) refuse("bitcast between float types of different widths");
                 return put(r, x, v);
