@@ -715,3 +715,72 @@ def test_barriers_in_loops_with_results_match_the_interpreter(steps):
             acc = acc + lds[(np.arange(48) + k + 1) % 48]
             u, v, n = v, u, n + k
         np.testing.assert_array_equal(out[48 * g:48 * g + 48], (acc + u) * v + f32(n))
+
+
+# Vectors (Note [Native Loom vectors]): matvec_q8_0's shape at a small size, with varying and
+# uniform vector loads, lanewise conversions, vector.dotf with and without an accumulator and
+# vector.splat; %shift moves the varying load's footprint past the end of its axis when set.
+VECTORS = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("vecs") @vecs() {
+  %one = index.constant 1 : index
+  %w = index.constant 40 : index
+  %g = index.constant 2 : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%shift: index, %q: buffer, %x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c4 = index.constant 4 : index
+  %i = kernel.workitem.dispatch.id<x> : index
+  %qs = buffer.view %q[%z] : buffer -> view<20x16xi8>
+  %xs = buffer.view %x[%z] : buffer -> view<16xf32>
+  %os = buffer.view %out[%z] : buffer -> view<80x3xf32>
+  %row = index.div %i, %c4 : index
+  %part = index.rem %i, %c4 : index
+  %col0 = index.mul %part, %c4 : index
+  %col = index.add %col0, %shift : index
+  %q4 = vector.load %qs[%row, %col] : view<20x16xi8> -> vector<4xi8>
+  %qi = vector.extsi %q4 : vector<4xi8> to vector<4xi32>
+  %qf = vector.sitofp %qi : vector<4xi32> to vector<4xf32>
+  %x4 = vector.load %xs[%col0] : view<16xf32> -> vector<4xf32>
+  %u4 = vector.load %xs[%c4] : view<16xf32> -> vector<4xf32>
+  %half = scalar.constant 0.5 : f32
+  %dot = vector.dotf %qf, %x4, %half : vector<4xf32>, vector<4xf32>, f32 -> f32
+  %raw = vector.dotf %qf, %u4 : vector<4xf32>, vector<4xf32> -> f32
+  %s = vector.splat %dot : vector<4xf32>
+  %both = vector.dotf %s, %x4 : vector<4xf32>, vector<4xf32> -> f32
+  view.store %dot, %os[%i, %c0] : f32, view<80x3xf32>
+  view.store %raw, %os[%i, %c1] : f32, view<80x3xf32>
+  %c2 = index.constant 2 : index
+  view.store %both, %os[%i, %c2] : f32, view<80x3xf32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("shift", [0, 1, 13])
+def test_vectors_match_the_interpreter(shift):
+    art = hx.loom.compile(VECTORS, "vecs", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(9)
+    q = rng.integers(-128, 128, (20, 16), dtype=np.int8)
+    x = rng.standard_normal(16).astype(np.float32)
+    bufs = [q.view(np.uint8).reshape(-1), x.view(np.uint8), np.zeros(80 * 3 * 4, np.uint8)]
+    consts = art.pack_constants(shift=shift)
+    want = _run(art, bufs, consts, [], interpret=True)
+    got = _run(art, bufs, consts, [], interpret=False)
+    assert got == want
+    if shift:
+        assert want[0] == "error" and "footprint [" in want[2] and "out of bounds for axis 1 of extent 16" in want[2], want
+        return
+    assert want[0] == "ok"
+    # Independent: the same dot products in float64 (the fma chain rounds in float32: a tolerance).
+    out = np.frombuffer(want[1][2], np.float32).reshape(80, 3)
+    i = np.arange(80)
+    qv = np.stack([q[k // 4, 4 * (k % 4):4 * (k % 4) + 4] for k in i]).astype(np.float64)
+    xv = np.stack([x[4 * (k % 4):4 * (k % 4) + 4] for k in i]).astype(np.float64)
+    dot = 0.5 + (qv * xv).sum(1)
+    np.testing.assert_allclose(out[:, 0], dot, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(out[:, 1], qv @ x[4:8].astype(np.float64), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(out[:, 2], out[:, 0].astype(np.float64) * xv.sum(1), rtol=1e-5, atol=1e-4)

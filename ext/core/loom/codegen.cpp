@@ -72,7 +72,7 @@ struct Info {
     bool wgdep = false;   // depends on a workgroup id (Generated's `folded`)
 };
 
-enum class VK : uint8_t { None, Num, Buf, View };
+enum class VK : uint8_t { None, Num, Buf, View, Vec };
 
 struct ViewMeta {
     int binding = -1;
@@ -93,6 +93,9 @@ public:
         split_ = has_barrier(root_.regions[1]);
         const Region& body = root_.regions[1];
         const size_t nv = root_.values->size();
+        nv_ = nv;
+        parent_.resize(nv);
+        for (size_t v = 0; v < nv; ++v) parent_[v] = static_cast<ValueId>(v);
         info_.assign(nv, Info{});
         vk_.assign(nv, VK::None);
         views_.assign(nv, ViewMeta{});
@@ -120,7 +123,7 @@ public:
             // Per-chunk arrays for every varying value, after the workgroup memory.
             int64_t off = static_cast<int64_t>((wg_bytes_ + 63) / 64 * 64);
             for (size_t v = 0; v < vk_.size(); ++v)
-                if (vk_[v] == VK::Num && info_[v].vary) {
+                if (vk_[v] == VK::Num && vary(static_cast<ValueId>(v))) {
                     chunk_slot_[static_cast<ValueId>(v)] = off;
                     off += lane_bytes(static_cast<ValueId>(v)) * (kMaxSplitItems / N);
                 }
@@ -146,6 +149,12 @@ private:
     std::vector<VK> vk_;
     std::vector<ViewMeta> views_;
     std::vector<int> bindof_;
+    // Vectors (Note [Native Loom vectors]): a vector value's elements are
+    // values of their own, ids from nv_ up, each with the vector's uniformity.
+    size_t nv_ = 0;
+    std::vector<ValueId> parent_;
+    std::map<ValueId, std::vector<ValueId>> comps_;
+    std::map<ValueId, ScalarKind> pkind_;
     bool changed_ = false;
     std::ostringstream out_;   // the whole module
     std::ostringstream b_;     // the function body
@@ -170,7 +179,10 @@ private:
 
     const Op::ValueInfo& vinfo(ValueId v) const { return (*root_.values)[static_cast<size_t>(v)]; }
     const Type& vtype(ValueId v) const { return vinfo(v).type; }
-    ScalarKind kind(ValueId v) const { return vtype(v).elem; }
+    ScalarKind kind(ValueId v) const {
+        if (static_cast<size_t>(v) >= nv_) return pkind_.at(v);
+        return vtype(v).elem;
+    }
     std::string name(ValueId v) const { return "%" + vinfo(v).name; }
 
     // --- checks ------------------------------------------------------------
@@ -255,7 +267,15 @@ private:
     void check_region(const Region& r) {
         for (const Op& op : r.ops) {
             const std::string& n = op.name;
-            if (n == "scf.yield" || n == "kernel.return" || n == "scf.condition") continue;
+            if (n == "scf.yield" || n == "kernel.return" || n == "scf.condition") {
+                for (ValueId v : op.operands)
+                    if (vk_[static_cast<size_t>(v)] == VK::Vec) refuse("a vector carried through control flow");
+                continue;
+            }
+            if (n.rfind("vector.", 0) == 0) {
+                check_vector(op);
+                continue;
+            }
             if (n == "buffer.assume.alignment" || n == "buffer.assume.memory_space" || n == "buffer.assume.noalias" ||
                 n == "buffer.assume.same_root") {
                 for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) {
@@ -389,7 +409,7 @@ private:
     }
 
     // --- uniformity ---------------------------------------------------------
-    Info& I(ValueId v) { return info_[static_cast<size_t>(v)]; }
+    Info& I(ValueId v) { return info_[static_cast<size_t>(parent_[static_cast<size_t>(v)])]; }
     void set(ValueId v, Info x) {
         Info& o = I(v);
         const Info n{o.vary || x.vary, o.wgdep || x.wgdep};
@@ -416,7 +436,7 @@ private:
                 for (const Dim& d : vtype(op.results[0]).dims)
                     if (d.is_dynamic()) x = join(x, I(d.value));
                 set(op.results[0], x);
-            } else if (n == "view.load") {
+            } else if (n == "view.load" || n == "vector.load") {
                 set(op.results[0], join(I(op.operands[0]), of_entries(op.indices)));
             } else if (is_collective(n)) {
                 for (ValueId v : op.results) set(v, Info{true, false});
@@ -668,7 +688,7 @@ private:
         flush();
     }
 
-    bool vary(ValueId v) const { return info_[static_cast<size_t>(v)].vary; }
+    bool vary(ValueId v) const { return info_[static_cast<size_t>(parent_[static_cast<size_t>(v)])].vary; }
     std::string rty(ValueId v) const { return ty(reg_type(kind(v)), vary(v)); }
 
     std::string get(ValueId v) {
@@ -994,6 +1014,7 @@ private:
         if (n.rfind("buffer.assume.", 0) == 0) return;  // bindings are tracked at plan time
         if (n == "buffer.view") return emit_view(op);
         if (n == "view.load") return emit_load(op, mask);
+        if (n.rfind("vector.", 0) == 0) return emit_vector(op, mask);
         if (n == "view.store") return emit_store(op, mask);
         if (n == "scf.if") return emit_if(op, mask);
         if (n == "scf.for") return emit_for(op, mask);
@@ -1136,7 +1157,8 @@ private:
 
     // The byte offsets of op's element for every lane (or one), after the
     // bounds checks of every active lane, in the interpreter's order.
-    std::string address(const Op& op, ValueId view, const std::string& mask, bool& varying) {
+    // `ext` > 1: a vector's footprint along the last axis (the interpreter's addresses() trail).
+    std::string address(const Op& op, ValueId view, const std::string& mask, bool& varying, int64_t ext = 1) {
         const ViewMeta& m = views_[static_cast<size_t>(view)];
         const size_t rank = m.rank;
         const int es = elem_size(m.elem);
@@ -1159,7 +1181,9 @@ private:
         for (size_t d = 0; d < rank; ++d) {
             const std::string D = cst("i64", dim[d], varying);
             const std::string lo = emit("icmp slt " + T + " " + idx[d] + ", " + cst("i64", "0", varying));
-            const std::string hi = emit("icmp sge " + T + " " + idx[d] + ", " + D);
+            const int64_t xd = d + 1 == rank ? ext : 1;
+            const std::string hi = xd == 1 ? emit("icmp sge " + T + " " + idx[d] + ", " + D)
+                                           : emit("icmp sgt " + T + " " + emit("add " + T + " " + idx[d] + ", " + cst("i64", std::to_string(xd), varying)) + ", " + D);
             badd[d] = emit("or " + ty("i1", varying) + " " + lo + ", " + hi);
             anybad = anybad.empty() ? badd[d] : emit("or " + ty("i1", varying) + " " + anybad + ", " + badd[d]);
             // stride of axis d: product of the later extents
@@ -1171,20 +1195,29 @@ private:
         const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
         const std::string byte = emit("add " + T + " " + cst("i64", off, varying) + ", " +
                                       emit("mul " + T + " " + lin + ", " + cst("i64", std::to_string(es), varying)));
-        const std::string endb = emit("add " + T + " " + byte + ", " + cst("i64", std::to_string(es), varying));
+        const std::string endb = emit("add " + T + " " + byte + ", " + cst("i64", std::to_string(es * ext), varying));
         const std::string size = size_.at(m.binding);
         const std::string bneg = emit("icmp slt " + T + " " + byte + ", " + cst("i64", "0", varying));
         const std::string bbig = emit("icmp ugt " + T + " " + endb + ", " + cst("i64", size, varying));
         const std::string bbytes = emit("or " + ty("i1", varying) + " " + bneg + ", " + bbig);
         anybad = anybad.empty() ? bbytes : emit("or " + ty("i1", varying) + " " + anybad + ", " + bbytes);
         check(op, anybad, varying, mask, wgdep, [&](const std::string& lane) {
-            store_err(7, size);
+            if (ext > 1 && rank > 0) {
+                const std::string bl = lane_of(badd[rank - 1], lane, "i1", varying);
+                std::string first = bl;  // the last axis is the first failure only when no earlier axis fails
+                for (size_t d = 0; d + 1 < rank; ++d)
+                    first = emit("and i1 " + first + ", " + emit("xor i1 " + lane_of(badd[d], lane, "i1", varying) + ", true"));
+                store_err(7, emit("select i1 " + first + ", i64 " + std::to_string(ext) + ", i64 " + size));
+            } else {
+                store_err(7, size);
+            }
             std::array<std::string, 4> f = {std::to_string(kBytesOutside), lane_of(byte, lane, "i64", varying),
                                             lane_of(endb, lane, "i64", varying), std::to_string(m.binding)};
             for (size_t d = rank; d-- > 0;) {
                 const std::string bd = lane_of(badd[d], lane, "i1", varying);
                 const std::string id = lane_of(idx[d], lane, "i64", varying);
-                f[0] = emit("select i1 " + bd + ", i64 " + std::to_string(kIndexOutOfBounds) + ", i64 " + f[0]);
+                const int64_t kd = d + 1 == rank && ext > 1 ? kFootprintOutOfBounds : kIndexOutOfBounds;
+                f[0] = emit("select i1 " + bd + ", i64 " + std::to_string(kd) + ", i64 " + f[0]);
                 f[1] = emit("select i1 " + bd + ", i64 " + id + ", i64 " + f[1]);
                 f[2] = emit("select i1 " + bd + ", i64 " + std::to_string(d) + ", i64 " + f[2]);
                 f[3] = emit("select i1 " + bd + ", i64 " + dim[d] + ", i64 " + f[3]);
@@ -1635,6 +1668,144 @@ private:
         put(r, emit("load " + vt(reg_type(kind(r))) + ", ptr %sgO"), true);
     }
 
+    // --- vectors ----------------------------------------------------------------
+    // Note [Native Loom vectors]
+    //   A vector<K x T> value of a work-item is K values of type T, one per
+    //   element: check_vector gives each element an id of its own (after the
+    //   program's values), with the vector's uniformity, so an element lives
+    //   where a scalar would (a register slot, or per work-item scratch in
+    //   split kernels) and every lanewise op is the scalar op on each element.
+    //   The interpreter's order is kept: vector.dotf is the chain of fmas in
+    //   element order from the accumulator (+0 without one), vector.load checks
+    //   its whole footprint (the trailing axis [i, i + K)) and the bytes it
+    //   covers before it reads, and reads element by element. What it lowers:
+    //   1-D vectors of up to 64 integer, f32 or f64 elements, made by
+    //   vector.load or vector.splat, converted lanewise (extsi, extui, trunci,
+    //   sitofp, uitofp, fptosi, fptoui, extf, fptrunc) and consumed by
+    //   vector.dotf; vectors do not cross control flow (a yield of one is
+    //   refused), so matvec_q8_0's shape is native and flash_decode's (a
+    //   vector carried by scf.for, vector.store, lanewise arithmetic) is not
+    //   yet.
+    static bool vector_cast(const std::string& b) {
+        return b == "extsi" || b == "extui" || b == "trunci" || b == "sitofp" || b == "uitofp" || b == "fptosi" || b == "fptoui" ||
+               b == "extf" || b == "fptrunc";
+    }
+    void check_vector(const Op& op) {
+        const std::string& n = op.name;
+        const std::string b = n.substr(7);
+        if (n != "vector.load" && n != "vector.splat" && n != "vector.dotf" && !vector_cast(b)) refuse("op " + n + " is not compiled yet");
+        if (!op.preds.empty()) refuse(n + " with predicates");
+        auto need_vec = [&](ValueId v) {
+            if (vk_[static_cast<size_t>(v)] != VK::Vec) refuse(n + " on a value the generator does not track");
+        };
+        auto need_num = [&](ValueId v) {
+            if (vk_[static_cast<size_t>(v)] != VK::Num) refuse(n + " on a value the generator does not track");
+        };
+        if (n == "vector.load") {
+            if (op.operands.size() != 1 || vk_[static_cast<size_t>(op.operands[0])] != VK::View) refuse("vector.load through a view the generator does not track");
+            const ViewMeta& m = views_[static_cast<size_t>(op.operands[0])];
+            if (op.indices.size() != m.rank) refuse("vector.load with an index list of the wrong rank");
+            if (is_half(m.elem)) refuse("vector.load of " + std::string(scalar_name(m.elem)));
+        } else if (n == "vector.splat") {
+            if (op.operands.size() != 1) refuse("vector.splat without one operand");
+            need_num(op.operands[0]);
+        } else if (n == "vector.dotf") {
+            if (op.operands.size() < 2 || op.operands.size() > 3) refuse("vector.dotf with " + std::to_string(op.operands.size()) + " operands");
+            need_vec(op.operands[0]);
+            need_vec(op.operands[1]);
+            if (op.operands.size() == 3) need_num(op.operands[2]);
+            if (comps_.at(op.operands[0]).size() != comps_.at(op.operands[1]).size()) refuse("vector.dotf of vectors of different lengths");
+            const ScalarKind k = vtype(op.results.at(0)).elem;
+            if (k != ScalarKind::F32 && k != ScalarKind::F64) refuse("vector.dotf to " + std::string(scalar_name(k)));
+            for (size_t i = 0; i < op.operands.size(); ++i)
+                if (kind(op.operands[i]) != k) refuse("vector.dotf over mixed element types");
+            if (op.results.size() != 1) refuse("vector.dotf without one result");
+            need_num_type(vtype(op.results[0]), op);
+            vk_[static_cast<size_t>(op.results[0])] = VK::Num;
+            return;
+        } else {
+            if (op.operands.size() != 1) refuse(n + " without one operand");
+            need_vec(op.operands[0]);
+        }
+        if (op.results.size() != 1) refuse(n + " without one result");
+        const ValueId r = op.results[0];
+        const Type& t = vtype(r);
+        if (t.kind != TypeKind::Vector || t.dims.size() != 1 || t.dims[0].is_dynamic()) refuse(n + " to a value of type " + t.spelling);
+        const int64_t K = t.dims[0].extent;
+        if (K < 1 || K > 64) refuse(n + " to a vector of " + std::to_string(K) + " elements");
+        if (!supported_scalar(t.elem) || is_half(t.elem)) refuse(std::string("a vector of ") + scalar_name(t.elem));
+        if (vector_cast(b) && static_cast<int64_t>(comps_.at(op.operands[0]).size()) != K) refuse(n + " changing the vector's length");
+        vk_[static_cast<size_t>(r)] = VK::Vec;
+        std::vector<ValueId> cs;
+        for (int64_t c = 0; c < K; ++c) {
+            const ValueId id = static_cast<ValueId>(info_.size());
+            info_.push_back(Info{});
+            vk_.push_back(VK::Num);
+            views_.push_back(ViewMeta{});
+            bindof_.push_back(-1);
+            parent_.push_back(r);
+            pkind_[id] = t.elem;
+            cs.push_back(id);
+        }
+        comps_[r] = cs;
+    }
+
+    void emit_vector(const Op& op, const std::string& mask) {
+        const std::string& n = op.name;
+        const std::string b = n.substr(7);
+        const ValueId r = op.results[0];
+        const bool v = vary(r);
+        if (n == "vector.dotf") {
+            const ScalarKind k = kind(r);
+            const std::string ft = reg_type(k);
+            const std::vector<ValueId>& a = comps_.at(op.operands[0]);
+            const std::vector<ValueId>& c = comps_.at(op.operands[1]);
+            std::string acc = op.operands.size() == 3 ? get_as(op.operands[2], v) : cst(ft, float_lit(k, 0.0), v);
+            for (size_t e = 0; e < a.size(); ++e) acc = intrinsic("fma", ft, v, {get_as(a[e], v), get_as(c[e], v), acc});
+            return put(r, acc, v);
+        }
+        const std::vector<ValueId>& out = comps_.at(r);
+        if (n == "vector.splat") {
+            const std::string x = get_as(op.operands[0], v);
+            for (ValueId e : out) put(e, x, v);
+            return;
+        }
+        if (n == "vector.load") {
+            const ValueId view = op.operands[0];
+            const ViewMeta& m = views_[static_cast<size_t>(view)];
+            bool va = false;
+            const std::string byte = address(op, view, mask, va, static_cast<int64_t>(out.size()));
+            const std::string base = base_.at(m.binding);
+            const std::string mt = mem_type(m.elem);
+            const int es = elem_size(m.elem);
+            if (!va) {
+                const std::string ld = label("vldu"), lj = label("vldj");
+                cbr(last_bad_, lj, ld);
+                block(ld);
+                for (size_t e = 0; e < out.size(); ++e) {
+                    const std::string at = emit("add i64 " + byte + ", " + std::to_string(static_cast<int64_t>(e) * es));
+                    const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + at);
+                    put(out[e], to_reg(m.elem, emit("load " + mt + ", ptr " + p + ", align 1"), false), false);
+                }
+                br(lj);
+                block(lj);
+                return;
+            }
+            const std::string fn = "@llvm.masked.gather.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
+            declare("declare " + vt(mt) + " " + fn + "(" + vt("ptr") + ", i32, " + vt("i1") + ", " + vt(mt) + ")");
+            for (size_t e = 0; e < out.size(); ++e) {
+                const std::string at = emit("add " + vt("i64") + " " + byte + ", " + splat("i64", std::to_string(static_cast<int64_t>(e) * es)));
+                const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + at);
+                const std::string x = emit("call " + vt(mt) + " " + fn + "(" + vt("ptr") + " " + ps + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
+                put(out[e], to_reg(m.elem, x, true), true);
+            }
+            return;
+        }
+        // Lanewise conversions: the scalar cast on each element.
+        const std::vector<ValueId>& in = comps_.at(op.operands[0]);
+        for (size_t e = 0; e < out.size(); ++e) emit_cast_ids(in[e], out[e], n, b, v);
+    }
+
     // --- numbers ----------------------------------------------------------------
     // Calls helper `fn` (Note [Native Loom executor]) on one or two operands
     // of float type `ft`, lane by lane through stack arrays.
@@ -1926,13 +2097,12 @@ private:
         return put(r, math("hrx_loom_" + it->second + "_" + sf, ft, args, v), v);
     }
 
-    void emit_cast(const Op& op, const std::string& b, bool v) {
-        const ValueId r = op.results[0];
-        const ValueId a = op.operands.at(0);
+    void emit_cast(const Op& op, const std::string& b, bool v) { emit_cast_ids(op.operands.at(0), op.results[0], op.name, b, v); }
+    void emit_cast_ids(ValueId a, ValueId r, const std::string& name, const std::string& b, bool v) {
         const ScalarKind from = kind(a), to = kind(r);
         const std::string x = get_as(a, v);
         const std::string IT = ty("i64", v);
-        if (op.name == "index.cast") {
+        if (name == "index.cast") {
             if (to == ScalarKind::Offset && !scalar_is_address(from)) return put(r, uval(from, x, v), v);
             if (scalar_is_address(to)) return put(r, x, v);
             return put(r, wrap(to, x, v), v);
@@ -1992,7 +2162,7 @@ private:
             }
             return put(r, wrap(to, x, v), v);
         }
-        refuse("cast " + op.name);
+        refuse("cast " + name);
     }
 };
 

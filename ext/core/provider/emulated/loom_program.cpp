@@ -1642,6 +1642,10 @@ void LoomProgram::native_failure(const native::ErrorRecord& e, const LaunchConfi
         case native::kIndexOutOfBounds:
             msg = "index " + std::to_string(e.a) + " out of bounds for axis " + std::to_string(e.b) + " of extent " + std::to_string(e.c);
             break;
+        case native::kFootprintOutOfBounds:
+            msg = "footprint [" + std::to_string(e.a) + ", " + std::to_string(e.a + e.d) + ") out of bounds for axis " + std::to_string(e.b) +
+                  " of extent " + std::to_string(e.c);
+            break;
         case native::kBytesOutside: {
             std::string name;
             int64_t k = 0;
