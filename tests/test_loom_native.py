@@ -784,3 +784,82 @@ def test_vectors_match_the_interpreter(shift):
     np.testing.assert_allclose(out[:, 0], dot, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(out[:, 1], qv @ x[4:8].astype(np.float64), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(out[:, 2], out[:, 0].astype(np.float64) * xv.sum(1), rtol=1e-5, atol=1e-4)
+
+
+# Vectors carried by scf.for and scf.if, vector.constant, lanewise arithmetic and vector.store
+# (flash_decode's shape): each work-item accumulates acc = acc * 0.5 + x4 * s over %steps rows,
+# stores it through a varying address and, work-item 0, through a uniform one.
+CARRIED_VECTORS = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("cvecs") @cvecs() {
+  %one = index.constant 1 : index
+  %w = index.constant 24 : index
+  %g = index.constant 2 : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%steps: index, %shift: index, %x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c4 = index.constant 4 : index
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xs = buffer.view %x[%z] : buffer -> view<8x192xf32>
+  %os = buffer.view %out[%z] : buffer -> view<49x4xf32>
+  %col = index.mul %i, %c4 : index
+  %acc0 = vector.constant 0.0 : vector<4xf32>
+  %half = scalar.constant 0.5 : f32
+  %h4 = vector.splat %half : vector<4xf32>
+  %acc = scf.for %r = [%c0 to %steps step %c1](%a = %acc0 : vector<4xf32>) -> (vector<4xf32>) {
+    %x4 = vector.load %xs[%r, %col] : view<8x192xf32> -> vector<4xf32>
+    %rf0 = index.cast %r : index to i32
+    %rf = scalar.sitofp %rf0 : i32 to f32
+    %s4 = vector.splat %rf : vector<4xf32>
+    %kept = vector.mulf %a, %h4 : vector<4xf32>
+    %next = vector.fmaf %x4, %s4, %kept : vector<4xf32>
+    %odd = index.rem %r, %c4 : index
+    %skip = index.cmp eq, %odd, %c1 : index
+    %y = scf.if %skip -> (vector<4xf32>) {
+      scf.yield %a : vector<4xf32>
+    } else {
+      %d = vector.subf %next, %h4 : vector<4xf32>
+      %q = vector.divf %d, %h4 : vector<4xf32>
+      %e = vector.addf %q, %x4 : vector<4xf32>
+      scf.yield %e : vector<4xf32>
+    }
+    scf.yield %y : vector<4xf32>
+  }
+  %row = index.add %i, %shift : index
+  vector.store %acc, %os[%row, %c0] : vector<4xf32>, view<49x4xf32>
+  %first = index.cmp eq, %i, %c0 : index
+  scf.if %first {
+    %c48 = index.constant 48 : index
+    vector.store %acc, %os[%c48, %c0] : vector<4xf32>, view<49x4xf32>
+  }
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("steps,shift", [(0, 0), (6, 0), (6, 2)])
+def test_carried_vectors_and_vector_stores_match_the_interpreter(steps, shift):
+    art = hx.loom.compile(CARRIED_VECTORS, "cvecs", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.random.default_rng(11).standard_normal((8, 192)).astype(np.float32)
+    bufs = [x.view(np.uint8).reshape(-1), np.zeros(49 * 16, np.uint8)]
+    consts = art.pack_constants(steps=steps, shift=shift)
+    want = _run(art, bufs, consts, [], interpret=True)
+    got = _run(art, bufs, consts, [], interpret=False)
+    assert got == want
+    if shift:
+        assert want[0] == "error" and "out of bounds for axis 0 of extent 49" in want[2], want
+        return
+    # Independent: the same recurrence in NumPy float32 (fma rounded once: float64 then float32).
+    f32 = np.float32
+    acc = np.zeros((48, 4), f32)
+    for r in range(steps):
+        x4 = x[r].reshape(48, 4)
+        nxt = (x4.astype(np.float64) * r + (acc * f32(0.5)).astype(np.float64)).astype(f32)
+        if r % 4 != 1:
+            acc = (nxt - f32(0.5)) / f32(0.5) + x4
+    out = np.frombuffer(want[1][1], np.float32).reshape(49, 4)
+    np.testing.assert_array_equal(out[:48], acc)
+    np.testing.assert_array_equal(out[48], acc[0])

@@ -269,7 +269,7 @@ private:
             const std::string& n = op.name;
             if (n == "scf.yield" || n == "kernel.return" || n == "scf.condition") {
                 for (ValueId v : op.operands)
-                    if (vk_[static_cast<size_t>(v)] == VK::Vec) refuse("a vector carried through control flow");
+                    if (n == "scf.condition" && vk_[static_cast<size_t>(v)] == VK::Vec) refuse("a vector carried by scf.while");
                 continue;
             }
             if (n.rfind("vector.", 0) == 0) {
@@ -337,15 +337,15 @@ private:
             if (n == "scf.if" || n == "scf.for" || n == "scf.while") {
                 if (n == "scf.for" && op.operands.size() < 3) refuse("scf.for without bounds");
                 if (n == "scf.while" && op.regions.size() != 2) refuse("scf.while without two regions");
+                // Vectors carried by scf.if / scf.for (Note [Native Loom vectors]).
+                auto value = [&](ValueId a) {
+                    if (vtype(a).kind == TypeKind::Vector && n != "scf.while") return make_vec(a, op);
+                    need_num_type(vtype(a), op);
+                    vk_[static_cast<size_t>(a)] = VK::Num;
+                };
                 for (const Region& sub : op.regions)
-                    for (ValueId a : sub.args) {
-                        need_num_type(vtype(a), op);
-                        vk_[static_cast<size_t>(a)] = VK::Num;
-                    }
-                for (ValueId v : op.results) {
-                    need_num_type(vtype(v), op);
-                    vk_[static_cast<size_t>(v)] = VK::Num;
-                }
+                    for (ValueId a : sub.args) value(a);
+                for (ValueId v : op.results) value(v);
                 for (const Region& sub : op.regions) check_region(sub);
                 continue;
             }
@@ -659,11 +659,7 @@ private:
                 const size_t nc = body.args.size() - 1;
                 auto copy = [&](const std::vector<ValueId>& from, const std::vector<ValueId>& to) {
                     if (to.empty()) return;
-                    chunk_loop([&] {
-                        std::vector<std::string> xs;
-                        for (size_t k = 0; k < to.size(); ++k) xs.push_back(get(from[k]));
-                        for (size_t k = 0; k < to.size(); ++k) put(to[k], xs[k], vary(from[k]));
-                    });
+                    chunk_loop([&] { transfer(to, from, to.size(), "", false); });
                 };
                 std::vector<ValueId> carried(body.args.begin() + 1, body.args.end());
                 copy(std::vector<ValueId>(op.operands.begin() + 3, op.operands.end()), carried);
@@ -1450,14 +1446,32 @@ private:
     }
 
     // --- control flow -----------------------------------------------------------
+    // A vector's elements, or the value itself.
+    std::vector<ValueId> flat(ValueId v) const {
+        auto it = comps_.find(v);
+        return it == comps_.end() ? std::vector<ValueId>{v} : it->second;
+    }
+    // dst[k] = src[k] for k < n (all read before any is written, element by
+    // element for vectors), under `m` when `masked`.
+    void transfer(const std::vector<ValueId>& dst, const std::vector<ValueId>& src, size_t n, const std::string& m, bool masked) {
+        std::vector<ValueId> d, s;
+        for (size_t k = 0; k < n; ++k) {
+            const std::vector<ValueId> a = flat(dst[k]), b = flat(src[k]);
+            if (a.size() != b.size()) refuse("a carried vector whose length changes");
+            d.insert(d.end(), a.begin(), a.end());
+            s.insert(s.end(), b.begin(), b.end());
+        }
+        std::vector<std::string> xs;
+        for (ValueId w : s) xs.push_back(get(w));
+        for (size_t k = 0; k < d.size(); ++k) masked ? put_masked(d[k], xs[k], vary(s[k]), m) : put(d[k], xs[k], vary(s[k]));
+    }
+
     void emit_if(const Op& op, const std::string& mask) {
         const ValueId c = op.operands.at(0);
         const bool has_else = op.regions.size() > 1;
         auto results = [&](const Op* tm, const std::string& m, bool masked) {
             if (!tm) return;
-            std::vector<std::pair<std::string, bool>> ys;
-            for (size_t k = 0; k < op.results.size() && k < tm->operands.size(); ++k) ys.push_back({get(tm->operands[k]), vary(tm->operands[k])});
-            for (size_t k = 0; k < ys.size(); ++k) masked ? put_masked(op.results[k], ys[k].first, ys[k].second, m) : put(op.results[k], ys[k].first, ys[k].second);
+            transfer(op.results, tm->operands, std::min(op.results.size(), tm->operands.size()), m, masked);
         };
         const std::string lt = label("then"), le = label("else"), lj = label("endif");
         if (!vary(c)) {
@@ -1500,14 +1514,13 @@ private:
         const ValueId iv = body.args.at(0);
         const size_t nc = body.args.size() - 1;
         if (op.operands.size() != 3 + nc) refuse("scf.for whose carried values do not match its body");
-        for (size_t k = 0; k < nc; ++k) put(body.args[k + 1], get(op.operands[3 + k]), vary(op.operands[3 + k]));
+        const std::vector<ValueId> carried(body.args.begin() + 1, body.args.end());
+        transfer(carried, std::vector<ValueId>(op.operands.begin() + 3, op.operands.end()), nc, "", false);
         const bool v = vary(iv);
         const std::string lh = label("for"), lb = label("forbody"), lx = label("forexit");
         auto yield = [&](const Op* tm, const std::string& m, bool masked) {
             if (!tm) return;
-            std::vector<std::pair<std::string, bool>> ys;
-            for (size_t k = 0; k < nc && k < tm->operands.size(); ++k) ys.push_back({get(tm->operands[k]), vary(tm->operands[k])});
-            for (size_t k = 0; k < ys.size(); ++k) masked ? put_masked(body.args[k + 1], ys[k].first, ys[k].second, m) : put(body.args[k + 1], ys[k].first, ys[k].second);
+            transfer(carried, tm->operands, std::min(nc, tm->operands.size()), m, masked);
         };
         if (!v) {
             const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
@@ -1556,7 +1569,7 @@ private:
             br(lh);
             block(lx);
         }
-        for (size_t k = 0; k < op.results.size() && k < nc; ++k) put(op.results[k], get(body.args[k + 1]), vary(body.args[k + 1]));
+        transfer(op.results, carried, std::min(op.results.size(), nc), "", false);
     }
 
     void emit_while(const Op& op, const std::string& mask) {
@@ -1678,14 +1691,18 @@ private:
     //   The interpreter's order is kept: vector.dotf is the chain of fmas in
     //   element order from the accumulator (+0 without one), vector.load checks
     //   its whole footprint (the trailing axis [i, i + K)) and the bytes it
-    //   covers before it reads, and reads element by element. What it lowers:
-    //   1-D vectors of up to 64 integer, f32 or f64 elements, made by
-    //   vector.load or vector.splat, converted lanewise (extsi, extui, trunci,
-    //   sitofp, uitofp, fptosi, fptoui, extf, fptrunc) and consumed by
-    //   vector.dotf; vectors do not cross control flow (a yield of one is
-    //   refused), so matvec_q8_0's shape is native and flash_decode's (a
-    //   vector carried by scf.for, vector.store, lanewise arithmetic) is not
-    //   yet.
+    //   covers before it reads, and reads element by element; vector.store
+    //   checks the same way and writes element by element (work-items whose
+    //   footprints overlap race, as any two work-items writing the same bytes
+    //   do). What it lowers: 1-D vectors of up to 64 integer, f32 or f64
+    //   elements made by vector.load, vector.splat or vector.constant,
+    //   converted lanewise (extsi, extui, trunci, sitofp, uitofp, fptosi,
+    //   fptoui, extf, fptrunc), combined lanewise (addf, subf, mulf, divf,
+    //   fmaf: each element the scalar op), carried by scf.if and scf.for (a
+    //   carried vector moves element by element, transfer()), consumed by
+    //   vector.dotf and vector.store. Not yet: vectors under scf.while,
+    //   f16/bf16 vectors, extract/insert/broadcast/reduce and the other vector
+    //   ops (each refused with its name).
     static bool vector_cast(const std::string& b) {
         return b == "extsi" || b == "extui" || b == "trunci" || b == "sitofp" || b == "uitofp" || b == "fptosi" || b == "fptoui" ||
                b == "extf" || b == "fptrunc";
@@ -1693,7 +1710,9 @@ private:
     void check_vector(const Op& op) {
         const std::string& n = op.name;
         const std::string b = n.substr(7);
-        if (n != "vector.load" && n != "vector.splat" && n != "vector.dotf" && !vector_cast(b)) refuse("op " + n + " is not compiled yet");
+        if (n != "vector.load" && n != "vector.store" && n != "vector.splat" && n != "vector.dotf" && n != "vector.constant" &&
+            !vector_cast(b) && !vector_arith(b))
+            refuse("op " + n + " is not compiled yet");
         if (!op.preds.empty()) refuse(n + " with predicates");
         auto need_vec = [&](ValueId v) {
             if (vk_[static_cast<size_t>(v)] != VK::Vec) refuse(n + " on a value the generator does not track");
@@ -1701,7 +1720,23 @@ private:
         auto need_num = [&](ValueId v) {
             if (vk_[static_cast<size_t>(v)] != VK::Num) refuse(n + " on a value the generator does not track");
         };
-        if (n == "vector.load") {
+        if (n == "vector.store") {
+            if (op.operands.size() != 2 || vk_[static_cast<size_t>(op.operands[1])] != VK::View) refuse("vector.store through a view the generator does not track");
+            need_vec(op.operands[0]);
+            const ViewMeta& m = views_[static_cast<size_t>(op.operands[1])];
+            if (op.indices.size() != m.rank) refuse("vector.store with an index list of the wrong rank");
+            if (kind(op.operands[0]) != m.elem) refuse("vector.store of a vector whose type differs from the view's element");
+            return;
+        }
+        if (n == "vector.constant") {
+            if (!op.operands.empty()) refuse("vector.constant with operands");
+        } else if (vector_arith(b)) {
+            if (op.operands.size() != (b == "fmaf" ? 3u : 2u)) refuse(n + " with " + std::to_string(op.operands.size()) + " operands");
+            for (ValueId v : op.operands) need_vec(v);
+            for (ValueId v : op.operands)
+                if (comps_.at(v).size() != comps_.at(op.operands[0]).size() || kind(v) != kind(op.operands[0])) refuse(n + " of mismatched vectors");
+            if (kind(op.operands[0]) != ScalarKind::F32 && kind(op.operands[0]) != ScalarKind::F64) refuse(n + " of " + std::string(scalar_name(kind(op.operands[0]))));
+        } else if (n == "vector.load") {
             if (op.operands.size() != 1 || vk_[static_cast<size_t>(op.operands[0])] != VK::View) refuse("vector.load through a view the generator does not track");
             const ViewMeta& m = views_[static_cast<size_t>(op.operands[0])];
             if (op.indices.size() != m.rank) refuse("vector.load with an index list of the wrong rank");
@@ -1728,13 +1763,20 @@ private:
             need_vec(op.operands[0]);
         }
         if (op.results.size() != 1) refuse(n + " without one result");
-        const ValueId r = op.results[0];
+        make_vec(op.results[0], op);
+        if ((vector_cast(b) || vector_arith(b)) && comps_.at(op.operands[0]).size() != comps_.at(op.results[0]).size())
+            refuse(n + " changing the vector's length");
+        if (vector_arith(b) && kind(op.results[0]) != kind(op.operands[0])) refuse(n + " changing the element type");
+    }
+    static bool vector_arith(const std::string& b) { return b == "addf" || b == "subf" || b == "mulf" || b == "divf" || b == "fmaf"; }
+    // Gives vector value r its element values.
+    void make_vec(ValueId r, const Op& op) {
+        const std::string& n = op.name;
         const Type& t = vtype(r);
-        if (t.kind != TypeKind::Vector || t.dims.size() != 1 || t.dims[0].is_dynamic()) refuse(n + " to a value of type " + t.spelling);
+        if (t.kind != TypeKind::Vector || t.dims.size() != 1 || t.dims[0].is_dynamic()) refuse(n + " with a value of type " + t.spelling);
         const int64_t K = t.dims[0].extent;
-        if (K < 1 || K > 64) refuse(n + " to a vector of " + std::to_string(K) + " elements");
+        if (K < 1 || K > 64) refuse(n + " with a vector of " + std::to_string(K) + " elements");
         if (!supported_scalar(t.elem) || is_half(t.elem)) refuse(std::string("a vector of ") + scalar_name(t.elem));
-        if (vector_cast(b) && static_cast<int64_t>(comps_.at(op.operands[0]).size()) != K) refuse(n + " changing the vector's length");
         vk_[static_cast<size_t>(r)] = VK::Vec;
         std::vector<ValueId> cs;
         for (int64_t c = 0; c < K; ++c) {
@@ -1753,6 +1795,7 @@ private:
     void emit_vector(const Op& op, const std::string& mask) {
         const std::string& n = op.name;
         const std::string b = n.substr(7);
+        if (n == "vector.store") return emit_vector_store(op, mask);
         const ValueId r = op.results[0];
         const bool v = vary(r);
         if (n == "vector.dotf") {
@@ -1765,6 +1808,22 @@ private:
             return put(r, acc, v);
         }
         const std::vector<ValueId>& out = comps_.at(r);
+        if (n == "vector.constant") {
+            const std::string x = const_lit(op, kind(r));
+            for (ValueId e : out) put(e, x, false);
+            return;
+        }
+        if (vector_arith(b)) {
+            const std::string ft = reg_type(kind(r)), T = ty(ft, v);
+            std::vector<const std::vector<ValueId>*> in;
+            for (ValueId a : op.operands) in.push_back(&comps_.at(a));
+            static const std::map<std::string, std::string> instr = {{"addf", "fadd"}, {"subf", "fsub"}, {"mulf", "fmul"}, {"divf", "fdiv"}};
+            for (size_t e = 0; e < out.size(); ++e) {
+                auto A = [&](size_t i) { return get_as((*in[i])[e], v); };
+                put(out[e], b == "fmaf" ? intrinsic("fma", ft, v, {A(0), A(1), A(2)}) : emit(instr.at(b) + " " + T + " " + A(0) + ", " + A(1)), v);
+            }
+            return;
+        }
         if (n == "vector.splat") {
             const std::string x = get_as(op.operands[0], v);
             for (ValueId e : out) put(e, x, v);
@@ -1804,6 +1863,74 @@ private:
         // Lanewise conversions: the scalar cast on each element.
         const std::vector<ValueId>& in = comps_.at(op.operands[0]);
         for (size_t e = 0; e < out.size(); ++e) emit_cast_ids(in[e], out[e], n, b, v);
+    }
+
+    // vector.store: the footprint checked as vector.load checks it, then the
+    // elements written in order (one address for all lanes: the last active
+    // lane's vector, as in the interpreter's lane loop).
+    void emit_vector_store(const Op& op, const std::string& mask) {
+        const std::vector<ValueId>& val = comps_.at(op.operands[0]);
+        const ValueId view = op.operands[1];
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const bool xv = vary(op.operands[0]);
+        bool va = false;
+        const std::string byte = address(op, view, mask, va, static_cast<int64_t>(val.size()));
+        const std::string base = base_.at(m.binding);
+        const std::string mt = mem_type(m.elem);
+        const int es = elem_size(m.elem);
+        if (!va) {
+            std::string last;
+            if (xv) {
+                const std::string bits = mask_bits(mask);
+                const std::string lz = emit("call i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 false)");
+                declare("declare i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
+                last = emit("zext i" + std::to_string(N) + " " + emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz) + " to i64");
+            }
+            const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("vst"), j = label("vstj");
+            cbr(a, s, j);
+            block(s);
+            for (size_t e = 0; e < val.size(); ++e) {
+                std::string x = get(val[e]);
+                if (xv) x = emit("extractelement " + rty(val[e]) + " " + x + ", i64 " + last);
+                const std::string at = emit("add i64 " + byte + ", " + std::to_string(static_cast<int64_t>(e) * es));
+                const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + at);
+                b_ << "  store " << mt << " " << to_mem(m.elem, x, false) << ", ptr " << p << ", align 1\n";
+            }
+            br(j);
+            block(j);
+            return;
+        }
+        const std::string fn = "@llvm.masked.scatter.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
+        declare("declare void " + fn + "(" + vt(mt) + ", " + vt("ptr") + ", i32, " + vt("i1") + ")");
+        for (size_t e = 0; e < val.size(); ++e) {
+            const std::string x = to_mem(m.elem, get_as(val[e], true), true);
+            const std::string at = emit("add " + vt("i64") + " " + byte + ", " + splat("i64", std::to_string(static_cast<int64_t>(e) * es)));
+            const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + at);
+            b_ << "  call void " << fn << "(" << vt(mt) << " " << x << ", " << vt("ptr") << " " << ps << ", i32 1, " << vt("i1") << " " << mask << ")\n";
+        }
+    }
+
+    // A constant op's value as an IR literal of kind rk (the interpreter's constant()).
+    std::string const_lit(const Op& op, ScalarKind rk) {
+        const Attr* a = op.attr("value");
+        double fv = 0;
+        int64_t iv = 0;
+        if (a) {
+            if (a->kind == Attr::Kind::Float) {
+                fv = a->f;
+                if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) iv = static_cast<int64_t>(a->f);
+            } else if (a->kind == Attr::Kind::Ident) {
+                if (a->s == "true") iv = 1, fv = 1;
+                else if (a->s == "inf") fv = INFINITY;
+                else if (a->s == "nan") fv = NAN;
+                else if (a->s == "-inf") fv = -INFINITY;
+            } else {
+                iv = a->i;
+                fv = static_cast<double>(a->i);
+            }
+        }
+        if (scalar_is_float(rk)) return float_lit(rk, fv);
+        return std::to_string(interp_wrap(rk, iv));
     }
 
     // --- numbers ----------------------------------------------------------------
