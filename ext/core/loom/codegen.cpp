@@ -1368,6 +1368,19 @@ private:
         }
         block(lg);
         {
+            // Every lane active at one address (a row of a tile read by a whole chunk, as
+            // matmul_tiled reads its A tile): one load, broadcast, instead of a gather.
+            const std::string b0 = emit("extractelement " + vt("i64") + " " + byte + ", i64 0");
+            const std::string same = emit("and i1 " + all(emit("icmp eq " + vt("i64") + " " + byte + ", " + splat("i64", b0))) + ", " + all(mask));
+            const std::string lb1 = label("ldb"), lg2 = label("ldg");
+            cbr(same, lb1, lg2);
+            block(lb1);
+            const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + b0);
+            put(res, to_reg(m.elem, splat(mt, emit("load " + mt + ", ptr " + p + ", align 1")), true), true);
+            br(lj);
+            block(lg2);
+        }
+        {
             const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + byte);
             const std::string fn = "@llvm.masked.gather.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
             declare("declare " + vt(mt) + " " + fn + "(" + vt("ptr") + ", i32, " + vt("i1") + ", " + vt(mt) + ")");
