@@ -122,8 +122,10 @@ public:
             check_barriers(body);
             // Per-chunk arrays for every varying value, after the workgroup memory.
             int64_t off = static_cast<int64_t>((wg_bytes_ + 63) / 64 * 64);
+            plan_segments(body);
             for (size_t v = 0; v < vk_.size(); ++v)
-                if (vk_[v] == VK::Num && vary(static_cast<ValueId>(v))) {
+                if (vk_[v] == VK::Num && vary(static_cast<ValueId>(v)) &&
+                    (cross_.count(static_cast<ValueId>(v)) || cross_.count(parent_[v]))) {
                     chunk_slot_[static_cast<ValueId>(v)] = off;
                     off += lane_bytes(static_cast<ValueId>(v)) * (kMaxSplitItems / N);
                 }
@@ -591,6 +593,62 @@ private:
         for (const Region& sub : op.regions)
             if (has_barrier(sub)) return true;
         return false;
+    }
+
+    // Note [Values across barriers]
+    //   Only a varying value read in another chunk loop than the one that
+    //   wrote it needs per-work-item scratch (chunk_slot_); the others stay
+    //   in registers (entry allocas that LLVM promotes), which keeps a
+    //   barrier-free stretch's inner loops (matmul_tiled's k loop) out of
+    //   memory. plan_segments walks the body as emit_wg_region cuts it,
+    //   numbering its chunk loops, and marks (cross_) every value used in a
+    //   loop other than its defining one, and every value the carried-value
+    //   transfers of a barrier-holding scf.for move (its inits, yields,
+    //   arguments and results: they run in chunk loops of their own).
+    std::map<ValueId, int> def_seg_;
+    std::set<ValueId> cross_;
+    int segs_ = 0;
+    void plan_uses(const Op& op, int seg) {
+        auto use = [&](ValueId v) {
+            auto it = def_seg_.find(v);
+            if (it == def_seg_.end() || it->second != seg) cross_.insert(v);
+        };
+        for (ValueId v : op.operands) use(v);
+        for (const IndexEntry& e : op.indices)
+            if (e.is_value()) use(e.value);
+        for (ValueId r : op.results)
+            for (const Dim& d : vtype(r).dims)
+                if (d.is_dynamic()) use(d.value);
+        for (ValueId r : op.results) def_seg_[r] = seg;
+        for (const Region& sub : op.regions) {
+            for (ValueId a : sub.args) def_seg_[a] = seg;
+            for (const Op& o : sub.ops) plan_uses(o, seg);
+        }
+    }
+    void plan_segments(const Region& r) {
+        int seg = -1;
+        for (const Op& op : r.ops) {
+            if (op.name == "scf.yield" || op.name == "kernel.return") {
+                for (ValueId v : op.operands) cross_.insert(v);
+                break;
+            }
+            if (op.name == "kernel.barrier") {
+                seg = -1;
+                continue;
+            }
+            if (!has_barrier(op)) {
+                if (seg < 0) seg = segs_++;
+                plan_uses(op, seg);
+                continue;
+            }
+            seg = -1;
+            for (ValueId v : op.operands) cross_.insert(v);
+            for (ValueId v : op.results) cross_.insert(v);
+            for (const Region& sub : op.regions) {
+                for (ValueId a : sub.args) cross_.insert(a);
+                plan_segments(sub);
+            }
+        }
     }
 
     // Refuses barriers the splitting does not handle (under varying control
