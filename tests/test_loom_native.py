@@ -352,6 +352,25 @@ def test_subgroup_collectives_match_the_interpreter():
     assert np.array_equal(out[1, 0], acc, equal_nan=True)
 
 
+@pytest.mark.parametrize("fill", ["-0", "mixed zeros", "inf"])
+def test_subgroup_sums_keep_signed_zeros_and_infinities(fill):
+    # The inline add chain (no helper) starts from -0: a sum of -0s stays -0, +0 + -0 is +0,
+    # inf + -inf is NaN, exactly as the helper's chain from the first active lane.
+    art = hx.loom.compile(SUBGROUPS, "sgmix", target="gfx1151")
+    x = np.full(144, -0.0, np.float32)
+    if fill == "mixed zeros":
+        x[::5] = 0.0
+    elif fill == "inf":
+        x[::7], x[3::11] = np.inf, -np.inf
+    bufs = [x.view(np.uint8), np.zeros(144 * 6 * 4, np.uint8)]
+    want = _run(art, bufs, b"", [], interpret=True)
+    got = _run(art, bufs, b"", [], interpret=False)
+    assert want[0] == "ok" and got == want
+    sums = np.frombuffer(want[1][1], np.float32).reshape(144, 6)[:, 0]
+    if fill == "-0":
+        assert np.signbit(sums[1]) and sums[1] == 0
+
+
 # --- every scalar op the generator lowers, on Hypothesis-chosen values -------------------
 
 INT_BIN = ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "minsi", "maxsi", "minui", "maxui",

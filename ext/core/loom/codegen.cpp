@@ -1054,7 +1054,7 @@ private:
         emit_op_unrounded(op, mask);
         // Note [Native f16 and bf16]: every op but a move rounds its narrow results.
         static const std::set<std::string> moves = {"view.load", "scf.if", "scf.for", "scf.while", "scf.yield", "scf.condition",
-                                                    "scalar.select", "scf.select", "kernel.subgroup.shuffle",
+                                                    "scf.select", "kernel.subgroup.shuffle",
                                                     "kernel.subgroup.broadcast", "kernel.subgroup.broadcast.first",
                                                     "scalar.assume", "index.assume"};
         if (moves.count(op.name)) return;
@@ -1715,6 +1715,26 @@ private:
         const ValueId r = op.results.at(0);
         const std::string NN = std::to_string(N);
         if (n == "kernel.subgroup.reduce") {
+            const std::string rk = norm_kind(red_kind(op));
+            const Attr* rcs = op.attr("cluster_size");
+            const ScalarKind ek = kind(v);
+            if ((rk == "add" || rk == "mul") && (ek == ScalarKind::F32 || ek == ScalarKind::F64) &&
+                (!rcs || rcs->i == N) && spec_.facts.subgroup_size == N) {
+                // The helper's chain inline (its order: active lanes from the lowest, each
+                // step rounded to the type): from the op's identity (-0 for add, 1 for
+                // mul: exact on every first lane, signed zeros and NaNs included), +0
+                // when no lane is active, as the helper leaves it.
+                const std::string ft = reg_type(ek), x = get_as(v, true);
+                std::string acc = float_lit(ek, rk == "add" ? -0.0 : 1.0);
+                for (int l = 0; l < N; ++l) {
+                    const std::string e = emit("extractelement " + vt(ft) + " " + x + ", i64 " + std::to_string(l));
+                    const std::string ml = emit("extractelement " + vt("i1") + " " + mask + ", i64 " + std::to_string(l));
+                    const std::string st = emit(std::string(rk == "add" ? "fadd " : "fmul ") + ft + " " + acc + ", " + e);
+                    acc = emit("select i1 " + ml + ", " + ft + " " + st + ", " + ft + " " + acc);
+                }
+                acc = emit("select i1 " + any(mask) + ", " + ft + " " + acc + ", " + ft + " " + float_lit(ek, 0.0));
+                return put(r, splat(ft, acc), true);
+            }
             store_lanes(v, "%sgV");
             static const std::vector<std::string> kinds = {"add", "mul", "and", "or", "xor", "minsi", "maxsi", "minui", "maxui",
                                                            "minnumf", "maxnumf", "minimumf", "maximumf"};
