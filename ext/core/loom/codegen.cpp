@@ -2292,6 +2292,23 @@ private:
             const std::string inf = cst(ft, float_lit(k, INFINITY), v);
             return put(r, to_i(emit(std::string("fcmp ") + (b == "isinff" ? "oeq " : "olt ") + T + " " + a + ", " + inf)), v);
         }
+        if (b == "minnumf" || b == "maxnumf") {
+            // fmath's min_num_/max_num_ as selects (no arithmetic: every bit, NaN payloads
+            // included, is an operand's), instead of a helper call per chunk.
+            const bool mx = b == "maxnumf";
+            const std::string x = A(0), y = A(1), B1 = ty("i1", v);
+            const std::string xn = emit("fcmp uno " + T + " " + x + ", " + x), yn = emit("fcmp uno " + T + " " + y + ", " + y);
+            const std::string lt = emit(std::string("fcmp ") + (mx ? "ogt " : "olt ") + T + " " + x + ", " + y);
+            const std::string eq = emit("fcmp oeq " + T + " " + x + ", " + y);
+            const std::string IT2 = ty(ft == "float" ? "i32" : "i64", v);
+            const std::string neg = emit("icmp slt " + IT2 + " " + emit("bitcast " + T + " " + x + " to " + IT2) + ", " + cst(ft == "float" ? "i32" : "i64", "0", v));
+            const std::string zs = mx ? emit("xor " + B1 + " " + neg + ", " + cst("i1", "true", v)) : neg;
+            const std::string pick = emit("or " + B1 + " " + lt + ", " + emit("and " + B1 + " " + eq + ", " + zs));
+            std::string out = emit("select " + B1 + " " + pick + ", " + T + " " + x + ", " + T + " " + y);
+            out = emit("select " + B1 + " " + yn + ", " + T + " " + x + ", " + T + " " + out);
+            out = emit("select " + B1 + " " + xn + ", " + T + " " + y + ", " + T + " " + out);
+            return put(r, out, v);
+        }
         static const std::map<std::string, std::string> lib = [] {
             std::map<std::string, std::string> m = {{"powf", "pow"}, {"atan2f", "atan2"}, {"hypotf", "hypot"}, {"remf", "fmod"},
                                                     {"minnumf", "fmin"}, {"maxnumf", "fmax"}, {"minimumf", "minimum"},
