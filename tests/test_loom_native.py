@@ -371,6 +371,31 @@ def test_subgroup_sums_keep_signed_zeros_and_infinities(fill):
         assert np.signbit(sums[1]) and sums[1] == 0
 
 
+@pytest.mark.parametrize("kind", ["maxnumf", "minnumf", "maximumf", "minimumf", "mul"])
+@pytest.mark.parametrize("fill", ["zeros and a NaN", "only NaNs", "values"])
+def test_whole_subgroup_reductions_match_the_interpreter(kind, fill):
+    # Reductions over a whole subgroup run inline from an identity (no helper): NaNs, signed
+    # zeros and a subgroup whose active lanes are all NaN must come out as the helper's chain.
+    src = SUBGROUPS.replace("kernel.subgroup.reduce<maxnumf> %v {cluster_size = 8} : f32",
+                            f"kernel.subgroup.reduce<{kind}> %v : f32")
+    art = hx.loom.compile(src, "sgmix", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal(144).astype(np.float32)
+    if fill == "zeros and a NaN":
+        x[::2], x[1::4], x[50] = -0.0, 0.0, np.nan
+    elif fill == "only NaNs":
+        x[:] = np.nan
+    bufs = [x.view(np.uint8), np.zeros(144 * 6 * 4, np.uint8)]
+    want = _run(art, bufs, b"", [], interpret=True)
+    got = _run(art, bufs, b"", [], interpret=False)
+    assert want[0] == "ok" and got == want
+    if fill == "values" and kind in ("maxnumf", "maximumf"):
+        # Independent: lanes 1, 2, 4, 5, ... of the first subgroup (the active ones).
+        out = np.frombuffer(want[1][1], np.float32).reshape(144, 6)
+        assert out[1, 1] == max(x[t] for t in range(32) if t % 3)
+
+
 # --- every scalar op the generator lowers, on Hypothesis-chosen values -------------------
 
 INT_BIN = ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "minsi", "maxsi", "minui", "maxui",

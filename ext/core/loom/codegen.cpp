@@ -1718,18 +1718,32 @@ private:
             const std::string rk = norm_kind(red_kind(op));
             const Attr* rcs = op.attr("cluster_size");
             const ScalarKind ek = kind(v);
-            if ((rk == "add" || rk == "mul") && (ek == ScalarKind::F32 || ek == ScalarKind::F64) &&
-                (!rcs || rcs->i == N) && spec_.facts.subgroup_size == N) {
+            static const std::map<std::string, double> identity = {
+                {"add", -0.0}, {"mul", 1.0}, {"minnumf", NAN}, {"maxnumf", NAN}, {"minimumf", INFINITY}, {"maximumf", -INFINITY}};
+            if (identity.count(rk) && (ek == ScalarKind::F32 || ek == ScalarKind::F64) && (!rcs || rcs->i == N) &&
+                spec_.facts.subgroup_size == N) {
                 // The helper's chain inline (its order: active lanes from the lowest, each
-                // step rounded to the type): from the op's identity (-0 for add, 1 for
-                // mul: exact on every first lane, signed zeros and NaNs included), +0
-                // when no lane is active, as the helper leaves it.
+                // step rounded to the type) from the op's identity, exact on every first
+                // lane, signed zeros and NaNs included: -0 for add, 1 for mul, NaN for
+                // minnum/maxnum (which return the other operand's bits), -inf/+inf for
+                // maximum/minimum (a NaN lane's a + b is that NaN); +0 when no lane is
+                // active, as the helper leaves it.
                 const std::string ft = reg_type(ek), x = get_as(v, true);
-                std::string acc = float_lit(ek, rk == "add" ? -0.0 : 1.0);
+                std::string acc = float_lit(ek, identity.at(rk));
                 for (int l = 0; l < N; ++l) {
                     const std::string e = emit("extractelement " + vt(ft) + " " + x + ", i64 " + std::to_string(l));
                     const std::string ml = emit("extractelement " + vt("i1") + " " + mask + ", i64 " + std::to_string(l));
-                    const std::string st = emit(std::string(rk == "add" ? "fadd " : "fmul ") + ft + " " + acc + ", " + e);
+                    std::string st;
+                    if (rk == "add" || rk == "mul") {
+                        st = emit(std::string(rk == "add" ? "fadd " : "fmul ") + ft + " " + acc + ", " + e);
+                    } else if (rk == "minnumf" || rk == "maxnumf") {
+                        st = num_minmax(rk == "maxnumf", ft, acc, e, false);
+                    } else {
+                        // fmath's minimum/maximum: a NaN operand gives a + b, else min/max_num_.
+                        const std::string nan = emit("fcmp uno " + ft + " " + acc + ", " + e);
+                        st = emit("select i1 " + nan + ", " + ft + " " + emit("fadd " + ft + " " + acc + ", " + e) + ", " + ft + " " +
+                                  num_minmax(rk == "maximumf", ft, acc, e, false));
+                    }
                     acc = emit("select i1 " + ml + ", " + ft + " " + st + ", " + ft + " " + acc);
                 }
                 acc = emit("select i1 " + any(mask) + ", " + ft + " " + acc + ", " + ft + " " + float_lit(ek, 0.0));
@@ -2260,6 +2274,22 @@ private:
         }
     }
 
+    // fmath's min_num_/max_num_ as selects (no arithmetic: every bit, NaN payloads
+    // included, is an operand's), instead of a helper call per chunk.
+    std::string num_minmax(bool mx, const std::string& ft, const std::string& x, const std::string& y, bool v) {
+        const std::string T = ty(ft, v), B1 = ty("i1", v);
+        const std::string xn = emit("fcmp uno " + T + " " + x + ", " + x), yn = emit("fcmp uno " + T + " " + y + ", " + y);
+        const std::string lt = emit(std::string("fcmp ") + (mx ? "ogt " : "olt ") + T + " " + x + ", " + y);
+        const std::string eq = emit("fcmp oeq " + T + " " + x + ", " + y);
+        const std::string IT2 = ty(ft == "float" ? "i32" : "i64", v);
+        const std::string neg = emit("icmp slt " + IT2 + " " + emit("bitcast " + T + " " + x + " to " + IT2) + ", " + cst(ft == "float" ? "i32" : "i64", "0", v));
+        const std::string zs = mx ? emit("xor " + B1 + " " + neg + ", " + cst("i1", "true", v)) : neg;
+        const std::string pick = emit("or " + B1 + " " + lt + ", " + emit("and " + B1 + " " + eq + ", " + zs));
+        std::string out = emit("select " + B1 + " " + pick + ", " + T + " " + x + ", " + T + " " + y);
+        out = emit("select " + B1 + " " + yn + ", " + T + " " + x + ", " + T + " " + out);
+        return emit("select " + B1 + " " + xn + ", " + T + " " + y + ", " + T + " " + out);
+    }
+
     void emit_float(const Op& op, const std::string& b, bool v) {
         const ValueId r = op.results[0];
         const ScalarKind k = kind(op.operands.at(0));
@@ -2292,23 +2322,7 @@ private:
             const std::string inf = cst(ft, float_lit(k, INFINITY), v);
             return put(r, to_i(emit(std::string("fcmp ") + (b == "isinff" ? "oeq " : "olt ") + T + " " + a + ", " + inf)), v);
         }
-        if (b == "minnumf" || b == "maxnumf") {
-            // fmath's min_num_/max_num_ as selects (no arithmetic: every bit, NaN payloads
-            // included, is an operand's), instead of a helper call per chunk.
-            const bool mx = b == "maxnumf";
-            const std::string x = A(0), y = A(1), B1 = ty("i1", v);
-            const std::string xn = emit("fcmp uno " + T + " " + x + ", " + x), yn = emit("fcmp uno " + T + " " + y + ", " + y);
-            const std::string lt = emit(std::string("fcmp ") + (mx ? "ogt " : "olt ") + T + " " + x + ", " + y);
-            const std::string eq = emit("fcmp oeq " + T + " " + x + ", " + y);
-            const std::string IT2 = ty(ft == "float" ? "i32" : "i64", v);
-            const std::string neg = emit("icmp slt " + IT2 + " " + emit("bitcast " + T + " " + x + " to " + IT2) + ", " + cst(ft == "float" ? "i32" : "i64", "0", v));
-            const std::string zs = mx ? emit("xor " + B1 + " " + neg + ", " + cst("i1", "true", v)) : neg;
-            const std::string pick = emit("or " + B1 + " " + lt + ", " + emit("and " + B1 + " " + eq + ", " + zs));
-            std::string out = emit("select " + B1 + " " + pick + ", " + T + " " + x + ", " + T + " " + y);
-            out = emit("select " + B1 + " " + yn + ", " + T + " " + x + ", " + T + " " + out);
-            out = emit("select " + B1 + " " + xn + ", " + T + " " + y + ", " + T + " " + out);
-            return put(r, out, v);
-        }
+        if (b == "minnumf" || b == "maxnumf") return put(r, num_minmax(b == "maxnumf", ft, A(0), A(1), v), v);
         static const std::map<std::string, std::string> lib = [] {
             std::map<std::string, std::string> m = {{"powf", "pow"}, {"atan2f", "atan2"}, {"hypotf", "hypot"}, {"remf", "fmod"},
                                                     {"minnumf", "fmin"}, {"maxnumf", "fmax"}, {"minimumf", "minimum"},
