@@ -2,7 +2,8 @@
 
 Every Loom GPU kernel of the test suite (tests/loom_programs.py, the Loom sources inside
 tests/test_loom_*.py, src/hrxarray/programs/*.loom, the examples) runs under both executors on
-the same inputs, and the output bytes (or the ExecutionError text) must be equal. Kernels the
+the same inputs, and the output bytes (or the ExecutionError text) must be equal (the LLM kernel
+set of examples/loom/*.loom included). Kernels the
 native path does not compile are skipped with the reason it gave (``pytest -rs`` lists them).
 Also: the disk cache (a second process loads instead of compiling), out-of-bounds errors
 through native code, and checked mode staying on the interpreter.
@@ -49,6 +50,7 @@ def _collect() -> list[tuple[str, str, str]]:
             continue
         found += [(p.name, s) for s in _sources_in_python(p)]
     found += [(p.name, p.read_text()) for p in sorted((ROOT / "src" / "hrxarray" / "programs").glob("*.loom"))]
+    found += [(p.name, p.read_text()) for p in sorted((ROOT / "examples" / "loom").glob("*.loom"))]
     out, seen = [], set()
     for origin, src in found:
         for sym in re.findall(r"kernel\.def\b[^\n{]*?@([A-Za-z_][\w.\-]*)\s*\(", src):
@@ -62,12 +64,15 @@ def _collect() -> list[tuple[str, str, str]]:
 PROGRAMS = _collect()
 OUTCOMES: dict = {}
 CANDIDATES = (1000, 256, 64, 4096, 16, 1)
+# The LLM set's kernels loop over their sizes (matmul_tiled at 1000 is 10^9 interpreted fmas):
+# small sizes, one not a multiple of their tiles first.
+LLM_CANDIDATES = (100, 64, 16, 1)
 
 
-def _setup(art):
+def _setup(art, candidates=CANDIDATES):
     """Workload slots, scalars and the contract of a small launch, or None when none fits."""
     params = art.manifest["functions"][0]["parameters"]
-    for count in CANDIDATES:
+    for count in candidates:
         try:
             lc = art.launch_config(*([count] * _workload_arity(art)))
             items = np.prod(lc.workgroups) * np.prod(lc.workgroup_size)
@@ -143,7 +148,8 @@ def test_native_equals_interpreter(origin, source, symbol):
     assert "native compilation failed" not in art.executor_reason
     if art.executor != "native":
         pytest.skip(f"interpreted: {art.executor_reason}")
-    setup = _setup(art)
+    llm = (ROOT / "examples" / "loom" / origin).exists()
+    setup = _setup(art, LLM_CANDIDATES if llm else CANDIDATES)
     if setup is None:
         pytest.skip("no small launch found for its workload")
     workload, scalars, contract = setup
@@ -248,10 +254,32 @@ def test_disabled_by_environment(tmp_path):
 
 
 def test_refused_program_names_its_reason():
-    src = COPY.replace("view<[%count]xf32>", "view<[%count]xbf16>").replace("-> f32", "-> bf16").replace("%v, %ys[%i] : f32", "%v, %ys[%i] : bf16")
+    # f64 to bf16 would round twice natively (Note [Native f16 and bf16]): refused, with the reason.
+    src = COPY.replace("%ys = buffer.view %y[%origin] : buffer -> view<[%count]xf32>",
+                       "%ys = buffer.view %y[%origin] : buffer -> view<[%count]xbf16>").replace(
+        "view<[%count]xf32> -> f32", "view<[%count]xf32> -> f32\n  %d = scalar.extf %v : f32 to f64\n"
+        "  %h = scalar.fptrunc %d : f64 to bf16").replace("view.store %v, %ys[%i] : f32, view<[%count]xf32>",
+                                                          "view.store %h, %ys[%i] : bf16, view<[%count]xbf16>")
     art = hx.loom.compile(src, "copy", target="gfx1151")
     assert art.executor == "interpreter"
-    assert "bf16" in art.executor_reason
+    assert "f64 to bf16" in art.executor_reason
+
+
+def test_bf16_copy_is_native_and_exact():
+    # Loads and stores of bf16 move bits (a signalling NaN comes out quiet, as in the interpreter).
+    src = COPY.replace("view<[%count]xf32>", "view<[%count]xbf16>").replace("-> f32", "-> bf16").replace("%v, %ys[%i] : f32", "%v, %ys[%i] : bf16")
+    art = hx.loom.compile(src, "copy", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.arange(0, 65536, 256, dtype=np.uint16) | np.uint16(0x81)  # 0x7F81, 0xFF81: signalling NaNs
+    consts = art.pack_constants(count=256)
+    want = _run(art, [x.view(np.uint8), np.zeros(512, np.uint8)], consts, [256], interpret=True)
+    got = _run(art, [x.view(np.uint8), np.zeros(512, np.uint8)], consts, [256], interpret=False)
+    assert got == want and want[0] == "ok"
+    out = np.frombuffer(want[1][1], np.uint16)
+    nan = (x & 0x7FFF) > 0x7F80
+    np.testing.assert_array_equal(out[~nan], x[~nan])
+    assert nan.sum() == 2
+    np.testing.assert_array_equal(out[nan], x[nan] | 0x40)
 
 
 # Subgroup collectives over a workgroup of 48 (one full subgroup, one partial), under a
@@ -324,6 +352,50 @@ def test_subgroup_collectives_match_the_interpreter():
     assert np.array_equal(out[1, 0], acc, equal_nan=True)
 
 
+@pytest.mark.parametrize("fill", ["-0", "mixed zeros", "inf"])
+def test_subgroup_sums_keep_signed_zeros_and_infinities(fill):
+    # The inline add chain (no helper) starts from -0: a sum of -0s stays -0, +0 + -0 is +0,
+    # inf + -inf is NaN, exactly as the helper's chain from the first active lane.
+    art = hx.loom.compile(SUBGROUPS, "sgmix", target="gfx1151")
+    x = np.full(144, -0.0, np.float32)
+    if fill == "mixed zeros":
+        x[::5] = 0.0
+    elif fill == "inf":
+        x[::7], x[3::11] = np.inf, -np.inf
+    bufs = [x.view(np.uint8), np.zeros(144 * 6 * 4, np.uint8)]
+    want = _run(art, bufs, b"", [], interpret=True)
+    got = _run(art, bufs, b"", [], interpret=False)
+    assert want[0] == "ok" and got == want
+    sums = np.frombuffer(want[1][1], np.float32).reshape(144, 6)[:, 0]
+    if fill == "-0":
+        assert np.signbit(sums[1]) and sums[1] == 0
+
+
+@pytest.mark.parametrize("kind", ["maxnumf", "minnumf", "maximumf", "minimumf", "mul"])
+@pytest.mark.parametrize("fill", ["zeros and a NaN", "only NaNs", "values"])
+def test_whole_subgroup_reductions_match_the_interpreter(kind, fill):
+    # Reductions over a whole subgroup run inline from an identity (no helper): NaNs, signed
+    # zeros and a subgroup whose active lanes are all NaN must come out as the helper's chain.
+    src = SUBGROUPS.replace("kernel.subgroup.reduce<maxnumf> %v {cluster_size = 8} : f32",
+                            f"kernel.subgroup.reduce<{kind}> %v : f32")
+    art = hx.loom.compile(src, "sgmix", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal(144).astype(np.float32)
+    if fill == "zeros and a NaN":
+        x[::2], x[1::4], x[50] = -0.0, 0.0, np.nan
+    elif fill == "only NaNs":
+        x[:] = np.nan
+    bufs = [x.view(np.uint8), np.zeros(144 * 6 * 4, np.uint8)]
+    want = _run(art, bufs, b"", [], interpret=True)
+    got = _run(art, bufs, b"", [], interpret=False)
+    assert want[0] == "ok" and got == want
+    if fill == "values" and kind in ("maxnumf", "maximumf"):
+        # Independent: lanes 1, 2, 4, 5, ... of the first subgroup (the active ones).
+        out = np.frombuffer(want[1][1], np.float32).reshape(144, 6)
+        assert out[1, 1] == max(x[t] for t in range(32) if t % 3)
+
+
 # --- every scalar op the generator lowers, on Hypothesis-chosen values -------------------
 
 INT_BIN = ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "minsi", "maxsi", "minui", "maxui",
@@ -343,7 +415,7 @@ ITEMS = 256
 
 def _ops_kernel(t: str) -> tuple[str, int]:
     """A kernel applying every op to lane i's inputs a[i], b[i]; results as i64 columns (and t columns)."""
-    flt = t.startswith("f")
+    flt = t.startswith("f") or t == "bf16"
     lines, icol, fcol = [], 0, 0
 
     def store_i(v, ty):
@@ -405,9 +477,22 @@ def _ops_kernel(t: str) -> tuple[str, int]:
         for conv, to in (("fptosi", "i32"), ("fptosi", "i8"), ("fptosi", "i64"), ("fptoui", "i32"), ("fptoui", "i16"), ("fptoui", "i64")):
             r = new(); lines.append(f"  {r} = scalar.{conv} %a : {t} to {to}"); store_i(r, to)
         other = "f64" if t == "f32" else "f32"
-        r = new(); lines.append(f"  {r} = scalar.{'extf' if t == 'f32' else 'fptrunc'} %a : {t} to {other}")
+        r = new(); lines.append(f"  {r} = scalar.{'fptrunc' if t == 'f64' else 'extf'} %a : {t} to {other}")
         bits = "i32" if other == "f32" else "i64"
         q = new(); lines.append(f"  {q} = scalar.bitcast {r} : {other} to {bits}"); store_i(q, bits)
+        if t in ("f16", "bf16"):
+            # Rounding from f32 and f64 (Note [Native f16 and bf16]), and from integers.
+            w = new(); lines.append(f"  {w} = scalar.extf %a : {t} to f32")
+            w2 = new(); lines.append(f"  {w2} = scalar.extf %b : {t} to f32")
+            p = new(); lines.append(f"  {p} = scalar.mulf {w}, {w2} : f32")
+            r = new(); lines.append(f"  {r} = scalar.fptrunc {p} : f32 to {t}"); store_f(r)
+            r = new(); lines.append(f"  {r} = scalar.fptosi %a : {t} to i32")
+            r2 = new(); lines.append(f"  {r2} = scalar.muli {r}, {r} : i32")
+            r3 = new(); lines.append(f"  {r3} = scalar.sitofp {r2} : i32 to {t}"); store_f(r3)
+            other = "bf16" if t == "f16" else "f16"
+            r = new(); lines.append(f"  {r} = scalar.fptrunc {w} : f32 to {other}")
+            r2 = new(); lines.append(f"  {r2} = scalar.extf {r} : {other} to f32")
+            r3 = new(); lines.append(f"  {r3} = scalar.fptrunc {r2} : f32 to {t}"); store_f(r3)
     head = f"""\
 amdgpu.target<gfx1151> @gpu
 kernel.def target(@gpu) export("ops_{t}") @ops_{t}() {{
@@ -432,14 +517,21 @@ from hypothesis import given, settings, HealthCheck, strategies as st  # noqa: E
 _INTS = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from([0, 1, -1, 2**31, -(2**31), 2**63 - 1, -(2**63), 7, 64, 255]))
 
 
-@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64", "f32", "f64"])
+@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64", "f32", "f64", "f16", "bf16"])
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_scalar_op_matches_the_interpreter(t, data):
     src, _ = _ops_kernel(t)
     art = hx.loom.compile(src, f"ops_{t}", target="gfx1151")
     assert art.executor == "native", art.executor_reason
-    if t.startswith("f"):
+    if t in ("f16", "bf16"):
+        # Bit patterns: every class (subnormals, infinities, NaNs) of the narrow type.
+        bits = st.one_of(st.integers(0, 0xFFFF), st.sampled_from([0x7C00, 0xFC00, 0x7E01, 0x7F80, 0x7F81, 0x0001, 0x8001, 0x3C00, 0x7BFF]))
+        a = np.array(data.draw(st.lists(bits, min_size=32, max_size=32)), dtype=np.uint16)
+        b = np.array(data.draw(st.lists(bits, min_size=32, max_size=32)), dtype=np.uint16)
+        a = np.resize(a, ITEMS)
+        b = np.concatenate([np.roll(b, k) for k in range(ITEMS // 32)])
+    elif t.startswith("f"):
         dt = np.float32 if t == "f32" else np.float64
         fl = st.floats(width=32 if t == "f32" else 64, allow_nan=True, allow_infinity=True, allow_subnormal=True)
         a = np.array(data.draw(st.lists(fl, min_size=32, max_size=32)), dtype=dt)
@@ -452,7 +544,7 @@ def test_every_scalar_op_matches_the_interpreter(t, data):
         b = np.array(data.draw(st.lists(_INTS, min_size=32, max_size=32)), dtype=dt)
         a = np.resize(a, ITEMS)
         b = np.concatenate([np.roll(b, k) for k in range(ITEMS // 32)])
-    fsize = 8 if t == "f64" else 4
+    fsize = 8 if t == "f64" else 2 if t in ("f16", "bf16") else 4
     bufs = [a.view(np.uint8), b.view(np.uint8), np.zeros(ITEMS * 64 * 8, np.uint8), np.zeros(ITEMS * 64 * fsize, np.uint8)]
     want = _run(art, bufs, b"", [], interpret=True)
     got = _run(art, bufs, b"", [], interpret=False)
@@ -462,7 +554,11 @@ def test_every_scalar_op_matches_the_interpreter(t, data):
     def canonical(raw, k):
         if k != 3:
             return raw
-        v = np.frombuffer(raw, np.float64 if t == "f64" else np.float32).copy()
+        if t == "bf16":
+            v = np.frombuffer(raw, np.uint16).copy()
+            v[(v & 0x7FFF) > 0x7F80] = 0x7FC0
+            return v.tobytes()
+        v = np.frombuffer(raw, {"f64": np.float64, "f16": np.float16}.get(t, np.float32)).copy()
         v[np.isnan(v)] = np.nan
         return v.tobytes()
     want = ("ok", [canonical(w, k) for k, w in enumerate(want[1])])
@@ -571,9 +667,8 @@ def test_builtin_gpu_kernels_start_native_once_compiled():
     kernels.gpu("add_f32", elements=16, delta=1.0)
     assert _l._plan_executor(text, "add_f32", "gfx1151") == "native"
     assert _l._plan_executor(text, "transform_i32", "gfx1151") == "native"
-    # euler_bf16 computes in bf16, which the generator refuses.
-    assert _l._plan_executor(text, "euler_bf16", "gfx1151") == "interpreter"
-    assert "bf16" in hx.loom.compile(text, "euler_bf16", target="gfx1151").executor_reason
+    # euler_bf16 computes in bf16 (Note [Native f16 and bf16]).
+    assert _l._plan_executor(text, "euler_bf16", "gfx1151") == "native"
 
 
 @pytest.mark.parametrize("width,groups", [(1, 256), (3, 86), (5, 52)])
@@ -626,6 +721,55 @@ kernel.def target(@gpu) @i1s() {
 """
 
 
+# Barriers inside a uniform scf.for that carries values (Note [Barriers in loops with results]):
+# each work-item keeps a running sum %acc (varying), a pair (%p, %q) the yield swaps, and a
+# uniform counter %n, across two barriers per iteration over workgroups of 48 (three chunks).
+CARRIED = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("carried") @carried(%groups: index) {
+  %one = index.constant 1 : index
+  %w = index.constant 48 : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%steps: index, %x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %w = index.constant 48 : index
+  %bytes = index.constant 192 : offset
+  %t = kernel.workitem.id<x> : index
+  %g = kernel.workgroup.id<x> : index
+  %i = index.madd %g, %w, %t : index
+  %xv = buffer.view %x[%z] : buffer -> view<1024xf32>
+  %ov = buffer.view %out[%z] : buffer -> view<1024xf32>
+  %lds = buffer.alloca<workgroup> align(16) %bytes : buffer
+  %lv = buffer.view %lds[%z] : buffer -> view<48xf32>
+  %mine = view.load %xv[%i] : view<1024xf32> -> f32
+  %zero = scalar.constant 0.0 : f32
+  %two = scalar.constant 2.0 : f32
+  %acc, %p, %q, %n = scf.for %k = [%c0 to %steps step %c1](%a = %zero : f32, %u = %mine : f32, %v = %two : f32, %m = %c0 : index) -> (f32, f32, f32, index) {
+    %put = scalar.mulf %u, %v : f32
+    view.store %put, %lv[%t] : f32, view<48xf32>
+    kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)
+    %nb0 = index.add %t, %k : index
+    %nb1 = index.add %nb0, %c1 : index
+    %nb = index.rem %nb1, %w : index
+    %got = view.load %lv[%nb] : view<48xf32> -> f32
+    %a2 = scalar.addf %a, %got : f32
+    kernel.barrier<workgroup> scope(workgroup) ordering(acq_rel)
+    %m2 = index.add %m, %k : index
+    scf.yield %a2, %v, %u, %m2 : f32, f32, f32, index
+  }
+  %n32 = index.cast %n : index to i32
+  %nf = scalar.sitofp %n32 : i32 to f32
+  %r0 = scalar.addf %acc, %p : f32
+  %r1 = scalar.mulf %r0, %q : f32
+  %r = scalar.addf %r1, %nf : f32
+  view.store %r, %ov[%i] : f32, view<1024xf32>
+  kernel.return
+}
+"""
+
+
 @pytest.mark.parametrize("interpret", [True, False])
 def test_i1_true_reads_as_minus_one_when_signed(interpret):
     # Two's complement i1: its one bit is the sign bit, so extsi/sitofp of true give -1
@@ -639,3 +783,175 @@ def test_i1_true_reads_as_minus_one_when_signed(interpret):
     assert np.array_equal(got[:, 1], np.where(odd, 1, 0))
     assert np.array_equal(got[:, 2], np.where(odd, -1, 0))
     assert np.array_equal(np.frombuffer(floats, np.float32), np.where(odd, -1.0, 0.0).astype(np.float32))
+
+
+@pytest.mark.parametrize("steps", [0, 1, 5])
+def test_barriers_in_loops_with_results_match_the_interpreter(steps):
+    art = hx.loom.compile(CARRIED, "carried", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(1024).astype(np.float32)
+    bufs = [x.view(np.uint8), np.zeros(4096, np.uint8)]
+    consts = art.pack_constants(steps=steps)
+    want = _run(art, bufs, consts, [4], interpret=True)
+    got = _run(art, bufs, consts, [4], interpret=False)
+    assert got == want and want[0] == "ok", want[:2] if want[0] == "error" else ""
+    # Independent: the same recurrence in NumPy float32, one workgroup at a time.
+    out = np.frombuffer(want[1][1], np.float32)[:192]
+    f32 = np.float32
+    for g in range(4):
+        u, v = x[48 * g:48 * g + 48].copy(), np.full(48, f32(2.0))
+        acc, n = np.zeros(48, f32), 0
+        for k in range(steps):
+            lds = u * v
+            acc = acc + lds[(np.arange(48) + k + 1) % 48]
+            u, v, n = v, u, n + k
+        np.testing.assert_array_equal(out[48 * g:48 * g + 48], (acc + u) * v + f32(n))
+
+
+# Vectors (Note [Native Loom vectors]): matvec_q8_0's shape at a small size, with varying and
+# uniform vector loads, lanewise conversions, vector.dotf with and without an accumulator and
+# vector.splat; %shift moves the varying load's footprint past the end of its axis when set.
+VECTORS = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("vecs") @vecs() {
+  %one = index.constant 1 : index
+  %w = index.constant 40 : index
+  %g = index.constant 2 : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%shift: index, %q: buffer, %x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c4 = index.constant 4 : index
+  %i = kernel.workitem.dispatch.id<x> : index
+  %qs = buffer.view %q[%z] : buffer -> view<20x16xi8>
+  %xs = buffer.view %x[%z] : buffer -> view<16xf32>
+  %os = buffer.view %out[%z] : buffer -> view<80x3xf32>
+  %row = index.div %i, %c4 : index
+  %part = index.rem %i, %c4 : index
+  %col0 = index.mul %part, %c4 : index
+  %col = index.add %col0, %shift : index
+  %q4 = vector.load %qs[%row, %col] : view<20x16xi8> -> vector<4xi8>
+  %qi = vector.extsi %q4 : vector<4xi8> to vector<4xi32>
+  %qf = vector.sitofp %qi : vector<4xi32> to vector<4xf32>
+  %x4 = vector.load %xs[%col0] : view<16xf32> -> vector<4xf32>
+  %u4 = vector.load %xs[%c4] : view<16xf32> -> vector<4xf32>
+  %half = scalar.constant 0.5 : f32
+  %dot = vector.dotf %qf, %x4, %half : vector<4xf32>, vector<4xf32>, f32 -> f32
+  %raw = vector.dotf %qf, %u4 : vector<4xf32>, vector<4xf32> -> f32
+  %s = vector.splat %dot : vector<4xf32>
+  %both = vector.dotf %s, %x4 : vector<4xf32>, vector<4xf32> -> f32
+  view.store %dot, %os[%i, %c0] : f32, view<80x3xf32>
+  view.store %raw, %os[%i, %c1] : f32, view<80x3xf32>
+  %c2 = index.constant 2 : index
+  view.store %both, %os[%i, %c2] : f32, view<80x3xf32>
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("shift", [0, 1, 13])
+def test_vectors_match_the_interpreter(shift):
+    art = hx.loom.compile(VECTORS, "vecs", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rng = np.random.default_rng(9)
+    q = rng.integers(-128, 128, (20, 16), dtype=np.int8)
+    x = rng.standard_normal(16).astype(np.float32)
+    bufs = [q.view(np.uint8).reshape(-1), x.view(np.uint8), np.zeros(80 * 3 * 4, np.uint8)]
+    consts = art.pack_constants(shift=shift)
+    want = _run(art, bufs, consts, [], interpret=True)
+    got = _run(art, bufs, consts, [], interpret=False)
+    assert got == want
+    if shift:
+        assert want[0] == "error" and "footprint [" in want[2] and "out of bounds for axis 1 of extent 16" in want[2], want
+        return
+    assert want[0] == "ok"
+    # Independent: the same dot products in float64 (the fma chain rounds in float32: a tolerance).
+    out = np.frombuffer(want[1][2], np.float32).reshape(80, 3)
+    i = np.arange(80)
+    qv = np.stack([q[k // 4, 4 * (k % 4):4 * (k % 4) + 4] for k in i]).astype(np.float64)
+    xv = np.stack([x[4 * (k % 4):4 * (k % 4) + 4] for k in i]).astype(np.float64)
+    dot = 0.5 + (qv * xv).sum(1)
+    np.testing.assert_allclose(out[:, 0], dot, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(out[:, 1], qv @ x[4:8].astype(np.float64), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(out[:, 2], out[:, 0].astype(np.float64) * xv.sum(1), rtol=1e-5, atol=1e-4)
+
+
+# Vectors carried by scf.for and scf.if, vector.constant, lanewise arithmetic and vector.store
+# (flash_decode's shape): each work-item accumulates acc = acc * 0.5 + x4 * s over %steps rows,
+# stores it through a varying address and, work-item 0, through a uniform one.
+CARRIED_VECTORS = """\
+amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("cvecs") @cvecs() {
+  %one = index.constant 1 : index
+  %w = index.constant 24 : index
+  %g = index.constant 2 : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %one, %one) : index
+} launch(%steps: index, %shift: index, %x: buffer, %out: buffer) {
+  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %c1 = index.constant 1 : index
+  %c4 = index.constant 4 : index
+  %i = kernel.workitem.dispatch.id<x> : index
+  %xs = buffer.view %x[%z] : buffer -> view<8x192xf32>
+  %os = buffer.view %out[%z] : buffer -> view<49x4xf32>
+  %col = index.mul %i, %c4 : index
+  %acc0 = vector.constant 0.0 : vector<4xf32>
+  %half = scalar.constant 0.5 : f32
+  %h4 = vector.splat %half : vector<4xf32>
+  %acc = scf.for %r = [%c0 to %steps step %c1](%a = %acc0 : vector<4xf32>) -> (vector<4xf32>) {
+    %x4 = vector.load %xs[%r, %col] : view<8x192xf32> -> vector<4xf32>
+    %rf0 = index.cast %r : index to i32
+    %rf = scalar.sitofp %rf0 : i32 to f32
+    %s4 = vector.splat %rf : vector<4xf32>
+    %kept = vector.mulf %a, %h4 : vector<4xf32>
+    %next = vector.fmaf %x4, %s4, %kept : vector<4xf32>
+    %odd = index.rem %r, %c4 : index
+    %skip = index.cmp eq, %odd, %c1 : index
+    %y = scf.if %skip -> (vector<4xf32>) {
+      scf.yield %a : vector<4xf32>
+    } else {
+      %d = vector.subf %next, %h4 : vector<4xf32>
+      %q = vector.divf %d, %h4 : vector<4xf32>
+      %e = vector.addf %q, %x4 : vector<4xf32>
+      scf.yield %e : vector<4xf32>
+    }
+    scf.yield %y : vector<4xf32>
+  }
+  %row = index.add %i, %shift : index
+  vector.store %acc, %os[%row, %c0] : vector<4xf32>, view<49x4xf32>
+  %first = index.cmp eq, %i, %c0 : index
+  scf.if %first {
+    %c48 = index.constant 48 : index
+    vector.store %acc, %os[%c48, %c0] : vector<4xf32>, view<49x4xf32>
+  }
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("steps,shift", [(0, 0), (6, 0), (6, 2)])
+def test_carried_vectors_and_vector_stores_match_the_interpreter(steps, shift):
+    art = hx.loom.compile(CARRIED_VECTORS, "cvecs", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    x = np.random.default_rng(11).standard_normal((8, 192)).astype(np.float32)
+    bufs = [x.view(np.uint8).reshape(-1), np.zeros(49 * 16, np.uint8)]
+    consts = art.pack_constants(steps=steps, shift=shift)
+    want = _run(art, bufs, consts, [], interpret=True)
+    got = _run(art, bufs, consts, [], interpret=False)
+    assert got == want
+    if shift:
+        assert want[0] == "error" and "out of bounds for axis 0 of extent 49" in want[2], want
+        return
+    # Independent: the same recurrence in NumPy float32 (fma rounded once: float64 then float32).
+    f32 = np.float32
+    acc = np.zeros((48, 4), f32)
+    for r in range(steps):
+        x4 = x[r].reshape(48, 4)
+        nxt = (x4.astype(np.float64) * r + (acc * f32(0.5)).astype(np.float64)).astype(f32)
+        if r % 4 != 1:
+            acc = (nxt - f32(0.5)) / f32(0.5) + x4
+    out = np.frombuffer(want[1][1], np.float32).reshape(49, 4)
+    np.testing.assert_array_equal(out[:48], acc)
+    np.testing.assert_array_equal(out[48], acc[0])

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/bf16.h"
+#include "kernels/elementwise_impl.h"
 #include "kernels/fmath.h"
 #include "loom/interp.h"
 #include "loom/plan.h"
@@ -32,12 +34,16 @@ struct Refuse {
 using interp::bits_of;
 
 bool supported_scalar(ScalarKind k) {
-    return (scalar_is_int(k) || scalar_is_address(k) || k == ScalarKind::F32 || k == ScalarKind::F64);
+    return (scalar_is_int(k) || scalar_is_address(k) || k == ScalarKind::F32 || k == ScalarKind::F64 || k == ScalarKind::F16 ||
+            k == ScalarKind::BF16);
 }
 
-// The register type of a scalar kind: integers in i64, f32 float, f64 double.
+bool is_half(ScalarKind k) { return k == ScalarKind::F16 || k == ScalarKind::BF16; }
+
+// The register type of a scalar kind: integers in i64, f32 (and f16, bf16:
+// Note [Native f16 and bf16]) float, f64 double.
 const char* reg_type(ScalarKind k) {
-    if (k == ScalarKind::F32) return "float";
+    if (k == ScalarKind::F32 || is_half(k)) return "float";
     if (k == ScalarKind::F64) return "double";
     return "i64";
 }
@@ -51,6 +57,13 @@ std::string hex_double(double d) {
 // A float literal of kind k (f32 values as their exact double).
 std::string float_lit(ScalarKind k, double v) {
     if (k == ScalarKind::F32) return hex_double(static_cast<double>(static_cast<float>(v)));
+    // The interpreter's fround: through float rounded to odd, then to the narrow type.
+    if (k == ScalarKind::F16)
+        return hex_double(kernels::ew::half_to_float(kernels::ew::float_to_half(kernels::ew::round_to_odd_f32(v))));
+    if (k == ScalarKind::BF16) {
+        const float f = kernels::ew::round_to_odd_f32(v);
+        return hex_double(std::bit_cast<float>(kernels::bf16_to_f32_bits(kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f)))));
+    }
     return hex_double(v);
 }
 
@@ -59,7 +72,7 @@ struct Info {
     bool wgdep = false;   // depends on a workgroup id (Generated's `folded`)
 };
 
-enum class VK : uint8_t { None, Num, Buf, View };
+enum class VK : uint8_t { None, Num, Buf, View, Vec };
 
 struct ViewMeta {
     int binding = -1;
@@ -80,6 +93,9 @@ public:
         split_ = has_barrier(root_.regions[1]);
         const Region& body = root_.regions[1];
         const size_t nv = root_.values->size();
+        nv_ = nv;
+        parent_.resize(nv);
+        for (size_t v = 0; v < nv; ++v) parent_[v] = static_cast<ValueId>(v);
         info_.assign(nv, Info{});
         vk_.assign(nv, VK::None);
         views_.assign(nv, ViewMeta{});
@@ -106,8 +122,10 @@ public:
             check_barriers(body);
             // Per-chunk arrays for every varying value, after the workgroup memory.
             int64_t off = static_cast<int64_t>((wg_bytes_ + 63) / 64 * 64);
+            plan_segments(body);
             for (size_t v = 0; v < vk_.size(); ++v)
-                if (vk_[v] == VK::Num && info_[v].vary) {
+                if (vk_[v] == VK::Num && vary(static_cast<ValueId>(v)) &&
+                    (cross_.count(static_cast<ValueId>(v)) || cross_.count(parent_[v]))) {
                     chunk_slot_[static_cast<ValueId>(v)] = off;
                     off += lane_bytes(static_cast<ValueId>(v)) * (kMaxSplitItems / N);
                 }
@@ -133,6 +151,12 @@ private:
     std::vector<VK> vk_;
     std::vector<ViewMeta> views_;
     std::vector<int> bindof_;
+    // Vectors (Note [Native Loom vectors]): a vector value's elements are
+    // values of their own, ids from nv_ up, each with the vector's uniformity.
+    size_t nv_ = 0;
+    std::vector<ValueId> parent_;
+    std::map<ValueId, std::vector<ValueId>> comps_;
+    std::map<ValueId, ScalarKind> pkind_;
     bool changed_ = false;
     std::ostringstream out_;   // the whole module
     std::ostringstream b_;     // the function body
@@ -157,7 +181,10 @@ private:
 
     const Op::ValueInfo& vinfo(ValueId v) const { return (*root_.values)[static_cast<size_t>(v)]; }
     const Type& vtype(ValueId v) const { return vinfo(v).type; }
-    ScalarKind kind(ValueId v) const { return vtype(v).elem; }
+    ScalarKind kind(ValueId v) const {
+        if (static_cast<size_t>(v) >= nv_) return pkind_.at(v);
+        return vtype(v).elem;
+    }
     std::string name(ValueId v) const { return "%" + vinfo(v).name; }
 
     // --- checks ------------------------------------------------------------
@@ -242,7 +269,15 @@ private:
     void check_region(const Region& r) {
         for (const Op& op : r.ops) {
             const std::string& n = op.name;
-            if (n == "scf.yield" || n == "kernel.return" || n == "scf.condition") continue;
+            if (n == "scf.yield" || n == "kernel.return" || n == "scf.condition") {
+                for (ValueId v : op.operands)
+                    if (n == "scf.condition" && vk_[static_cast<size_t>(v)] == VK::Vec) refuse("a vector carried by scf.while");
+                continue;
+            }
+            if (n.rfind("vector.", 0) == 0) {
+                check_vector(op);
+                continue;
+            }
             if (n == "buffer.assume.alignment" || n == "buffer.assume.memory_space" || n == "buffer.assume.noalias" ||
                 n == "buffer.assume.same_root") {
                 for (size_t k = 0; k < op.results.size() && k < op.operands.size(); ++k) {
@@ -304,20 +339,23 @@ private:
             if (n == "scf.if" || n == "scf.for" || n == "scf.while") {
                 if (n == "scf.for" && op.operands.size() < 3) refuse("scf.for without bounds");
                 if (n == "scf.while" && op.regions.size() != 2) refuse("scf.while without two regions");
+                // Vectors carried by scf.if / scf.for (Note [Native Loom vectors]).
+                auto value = [&](ValueId a) {
+                    if (vtype(a).kind == TypeKind::Vector && n != "scf.while") return make_vec(a, op);
+                    need_num_type(vtype(a), op);
+                    vk_[static_cast<size_t>(a)] = VK::Num;
+                };
                 for (const Region& sub : op.regions)
-                    for (ValueId a : sub.args) {
-                        need_num_type(vtype(a), op);
-                        vk_[static_cast<size_t>(a)] = VK::Num;
-                    }
-                for (ValueId v : op.results) {
-                    need_num_type(vtype(v), op);
-                    vk_[static_cast<size_t>(v)] = VK::Num;
-                }
+                    for (ValueId a : sub.args) value(a);
+                for (ValueId v : op.results) value(v);
                 for (const Region& sub : op.regions) check_region(sub);
                 continue;
             }
             if (is_collective(n)) {
                 uses_subgroup_ = true;
+                // The interpreter rounds each step of an f16/bf16 reduction; the helper does not.
+                if (n == "kernel.subgroup.reduce" && !op.operands.empty() && is_half(kind(op.operands[0])))
+                    refuse("kernel.subgroup.reduce of " + std::string(scalar_name(kind(op.operands[0]))));
                 if (n == "kernel.subgroup.reduce") {
                     const Attr* cs = op.attr("cluster_size");
                     const int64_t sg = spec_.facts.subgroup_size;
@@ -373,7 +411,7 @@ private:
     }
 
     // --- uniformity ---------------------------------------------------------
-    Info& I(ValueId v) { return info_[static_cast<size_t>(v)]; }
+    Info& I(ValueId v) { return info_[static_cast<size_t>(parent_[static_cast<size_t>(v)])]; }
     void set(ValueId v, Info x) {
         Info& o = I(v);
         const Info n{o.vary || x.vary, o.wgdep || x.wgdep};
@@ -400,7 +438,7 @@ private:
                 for (const Dim& d : vtype(op.results[0]).dims)
                     if (d.is_dynamic()) x = join(x, I(d.value));
                 set(op.results[0], x);
-            } else if (n == "view.load") {
+            } else if (n == "view.load" || n == "vector.load") {
                 set(op.results[0], join(I(op.operands[0]), of_entries(op.indices)));
             } else if (is_collective(n)) {
                 for (ValueId v : op.results) set(v, Info{true, false});
@@ -505,7 +543,8 @@ private:
         const std::string a = emit("add i64 " + o + ", " + std::to_string(it->second));
         return emit("getelementptr i8, ptr %scratch, i64 " + a);
     }
-    int64_t lane_bytes(ValueId v) const { return static_cast<int64_t>(N) * (kind(v) == ScalarKind::F32 ? 4 : 8); }
+    int64_t lane_bytes(ValueId v) const { return static_cast<int64_t>(N) * reg_bytes(kind(v)); }
+    static int reg_bytes(ScalarKind k) { return std::string(reg_type(k)) == "float" ? 4 : 8; }
 
     // for ci in [0, W) step N: body() with ci_, items_ and mask_ set.
     void chunk_loop(const std::function<void()>& body) {
@@ -529,6 +568,17 @@ private:
     }
 
     // --- barriers (phase 3): pocl's region splitting ---------------------------
+    // Note [Barriers in loops with results]
+    //   A uniform scf.for holding a barrier runs once per workgroup, its body
+    //   cut into chunk loops at the barriers. Its carried values (iteration
+    //   arguments) are per-work-item values like any other varying value of a
+    //   split kernel, so they live in the per-chunk scratch arrays; the three
+    //   transfers the interpreter does per work-item (inits into the
+    //   arguments, the yield into the arguments at the end of each
+    //   iteration, the arguments into the results after the last) run here as
+    //   chunk loops of their own at those points. Each chunk reads all its
+    //   sources before writing any destination, so a yield that swaps two
+    //   arguments sees the old values, as there.
     // Between barriers, the ops run as one chunk loop; uniform scf.if / scf.for
     // holding barriers run once per workgroup around their own chunk loops.
     static bool has_barrier(const Region& r) {
@@ -545,6 +595,62 @@ private:
         return false;
     }
 
+    // Note [Values across barriers]
+    //   Only a varying value read in another chunk loop than the one that
+    //   wrote it needs per-work-item scratch (chunk_slot_); the others stay
+    //   in registers (entry allocas that LLVM promotes), which keeps a
+    //   barrier-free stretch's inner loops (matmul_tiled's k loop) out of
+    //   memory. plan_segments walks the body as emit_wg_region cuts it,
+    //   numbering its chunk loops, and marks (cross_) every value used in a
+    //   loop other than its defining one, and every value the carried-value
+    //   transfers of a barrier-holding scf.for move (its inits, yields,
+    //   arguments and results: they run in chunk loops of their own).
+    std::map<ValueId, int> def_seg_;
+    std::set<ValueId> cross_;
+    int segs_ = 0;
+    void plan_uses(const Op& op, int seg) {
+        auto use = [&](ValueId v) {
+            auto it = def_seg_.find(v);
+            if (it == def_seg_.end() || it->second != seg) cross_.insert(v);
+        };
+        for (ValueId v : op.operands) use(v);
+        for (const IndexEntry& e : op.indices)
+            if (e.is_value()) use(e.value);
+        for (ValueId r : op.results)
+            for (const Dim& d : vtype(r).dims)
+                if (d.is_dynamic()) use(d.value);
+        for (ValueId r : op.results) def_seg_[r] = seg;
+        for (const Region& sub : op.regions) {
+            for (ValueId a : sub.args) def_seg_[a] = seg;
+            for (const Op& o : sub.ops) plan_uses(o, seg);
+        }
+    }
+    void plan_segments(const Region& r) {
+        int seg = -1;
+        for (const Op& op : r.ops) {
+            if (op.name == "scf.yield" || op.name == "kernel.return") {
+                for (ValueId v : op.operands) cross_.insert(v);
+                break;
+            }
+            if (op.name == "kernel.barrier") {
+                seg = -1;
+                continue;
+            }
+            if (!has_barrier(op)) {
+                if (seg < 0) seg = segs_++;
+                plan_uses(op, seg);
+                continue;
+            }
+            seg = -1;
+            for (ValueId v : op.operands) cross_.insert(v);
+            for (ValueId v : op.results) cross_.insert(v);
+            for (const Region& sub : op.regions) {
+                for (ValueId a : sub.args) cross_.insert(a);
+                plan_segments(sub);
+            }
+        }
+    }
+
     // Refuses barriers the splitting does not handle (under varying control
     // flow, in loops or ifs with results, under scf.while).
     void check_barriers(const Region& r) {
@@ -552,9 +658,10 @@ private:
             if (!has_barrier(op)) continue;
             if (op.name == "scf.if" && !vary(op.operands[0]) && op.results.empty()) {
             } else if (op.name == "scf.for" && !vary(op.operands[0]) && !vary(op.operands[1]) && !vary(op.operands[2]) &&
-                       op.results.empty() && op.regions[0].args.size() == 1) {
+                       op.operands.size() == 2 + op.regions[0].args.size() &&
+                       op.results.size() + 1 <= op.regions[0].args.size()) {
             } else {
-                refuse("a barrier inside " + op.name + " (only uniform scf.if / scf.for without results hold barriers natively)");
+                refuse("a barrier inside " + op.name + " (only uniform scf.if without results and uniform scf.for hold barriers natively)");
             }
             for (const Region& sub : op.regions) check_barriers(sub);
         }
@@ -596,6 +703,15 @@ private:
                 const ValueId iv = body.args[0];
                 const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
                 fail_uniform_if(op, emit("icmp sle i64 " + st + ", 0"), kLoopStep, st);
+                // Carried values (Note [Barriers in loops with results]): each
+                // copy runs per work-item, as a chunk loop of its own.
+                const size_t nc = body.args.size() - 1;
+                auto copy = [&](const std::vector<ValueId>& from, const std::vector<ValueId>& to) {
+                    if (to.empty()) return;
+                    chunk_loop([&] { transfer(to, from, to.size(), "", false); });
+                };
+                std::vector<ValueId> carried(body.args.begin() + 1, body.args.end());
+                copy(std::vector<ValueId>(op.operands.begin() + 3, op.operands.end()), carried);
                 put(iv, lo, false);
                 const std::string lh = label("wfor"), lb = label("wforbody"), lx = label("wforexit");
                 br(lh);
@@ -603,15 +719,21 @@ private:
                 cbr(emit("icmp slt i64 " + get(iv) + ", " + hi), lb, lx);
                 block(lb);
                 emit_wg_region(body);
+                if (nc) {
+                    const Op* y = term(body);
+                    if (!y || y->name != "scf.yield" || y->operands.size() != nc) refuse("scf.for whose yield does not match its carried values");
+                    copy(y->operands, carried);
+                }
                 put(iv, emit("add i64 " + get(iv) + ", " + st), false);
                 br(lh);
                 block(lx);
+                copy(std::vector<ValueId>(carried.begin(), carried.begin() + static_cast<long>(op.results.size())), op.results);
             }
         }
         flush();
     }
 
-    bool vary(ValueId v) const { return info_[static_cast<size_t>(v)].vary; }
+    bool vary(ValueId v) const { return info_[static_cast<size_t>(parent_[static_cast<size_t>(v)])].vary; }
     std::string rty(ValueId v) const { return ty(reg_type(kind(v)), vary(v)); }
 
     std::string get(ValueId v) {
@@ -776,6 +898,7 @@ private:
             }
             const std::string at = emit("getelementptr i8, ptr " + consts + ", i64 " + std::to_string(p.byte_offset));
             std::string x;
+            if (is_half(p.type)) refuse(std::string("a device scalar of type ") + scalar_name(p.type));
             if (p.type == ScalarKind::F32) x = emit("load float, ptr " + at + ", align 1");
             else if (p.type == ScalarKind::F64) x = emit("load double, ptr " + at + ", align 1");
             else {
@@ -934,12 +1057,24 @@ private:
     }
 
     void emit_op(const Op& op, const std::string& mask) {
+        emit_op_unrounded(op, mask);
+        // Note [Native f16 and bf16]: every op but a move rounds its narrow results.
+        static const std::set<std::string> moves = {"view.load", "scf.if", "scf.for", "scf.while", "scf.yield", "scf.condition",
+                                                    "scf.select", "kernel.subgroup.shuffle",
+                                                    "kernel.subgroup.broadcast", "kernel.subgroup.broadcast.first",
+                                                    "scalar.assume", "index.assume"};
+        if (moves.count(op.name)) return;
+        for (ValueId r : op.results)
+            if (vk_[static_cast<size_t>(r)] == VK::Num && is_half(kind(r))) put(r, round_half(kind(r), get(r), vary(r)), vary(r));
+    }
+    void emit_op_unrounded(const Op& op, const std::string& mask) {
         const std::string& n = op.name;
         if (n == "buffer.fence" || n == "scf.schedule.fence" || n == "view.prefetch" || n == "kernel.barrier") return;
         if (n == "buffer.alloca") return;  // laid out in scratch, filled when the workgroup starts
         if (n.rfind("buffer.assume.", 0) == 0) return;  // bindings are tracked at plan time
         if (n == "buffer.view") return emit_view(op);
         if (n == "view.load") return emit_load(op, mask);
+        if (n.rfind("vector.", 0) == 0) return emit_vector(op, mask);
         if (n == "view.store") return emit_store(op, mask);
         if (n == "scf.if") return emit_if(op, mask);
         if (n == "scf.for") return emit_for(op, mask);
@@ -1057,7 +1192,7 @@ private:
     std::string mem_type(ScalarKind k) const {
         switch (k) {
             case ScalarKind::I1: case ScalarKind::I8: return "i8";
-            case ScalarKind::I16: return "i16";
+            case ScalarKind::I16: case ScalarKind::F16: case ScalarKind::BF16: return "i16";
             case ScalarKind::I32: return "i32";
             case ScalarKind::Index: return ib_ == 32 ? "i32" : "i64";
             case ScalarKind::F32: return "float";
@@ -1072,7 +1207,8 @@ private:
 
     // The byte offsets of op's element for every lane (or one), after the
     // bounds checks of every active lane, in the interpreter's order.
-    std::string address(const Op& op, ValueId view, const std::string& mask, bool& varying) {
+    // `ext` > 1: a vector's footprint along the last axis (the interpreter's addresses() trail).
+    std::string address(const Op& op, ValueId view, const std::string& mask, bool& varying, int64_t ext = 1) {
         const ViewMeta& m = views_[static_cast<size_t>(view)];
         const size_t rank = m.rank;
         const int es = elem_size(m.elem);
@@ -1095,7 +1231,9 @@ private:
         for (size_t d = 0; d < rank; ++d) {
             const std::string D = cst("i64", dim[d], varying);
             const std::string lo = emit("icmp slt " + T + " " + idx[d] + ", " + cst("i64", "0", varying));
-            const std::string hi = emit("icmp sge " + T + " " + idx[d] + ", " + D);
+            const int64_t xd = d + 1 == rank ? ext : 1;
+            const std::string hi = xd == 1 ? emit("icmp sge " + T + " " + idx[d] + ", " + D)
+                                           : emit("icmp sgt " + T + " " + emit("add " + T + " " + idx[d] + ", " + cst("i64", std::to_string(xd), varying)) + ", " + D);
             badd[d] = emit("or " + ty("i1", varying) + " " + lo + ", " + hi);
             anybad = anybad.empty() ? badd[d] : emit("or " + ty("i1", varying) + " " + anybad + ", " + badd[d]);
             // stride of axis d: product of the later extents
@@ -1107,20 +1245,29 @@ private:
         const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
         const std::string byte = emit("add " + T + " " + cst("i64", off, varying) + ", " +
                                       emit("mul " + T + " " + lin + ", " + cst("i64", std::to_string(es), varying)));
-        const std::string endb = emit("add " + T + " " + byte + ", " + cst("i64", std::to_string(es), varying));
+        const std::string endb = emit("add " + T + " " + byte + ", " + cst("i64", std::to_string(es * ext), varying));
         const std::string size = size_.at(m.binding);
         const std::string bneg = emit("icmp slt " + T + " " + byte + ", " + cst("i64", "0", varying));
         const std::string bbig = emit("icmp ugt " + T + " " + endb + ", " + cst("i64", size, varying));
         const std::string bbytes = emit("or " + ty("i1", varying) + " " + bneg + ", " + bbig);
         anybad = anybad.empty() ? bbytes : emit("or " + ty("i1", varying) + " " + anybad + ", " + bbytes);
         check(op, anybad, varying, mask, wgdep, [&](const std::string& lane) {
-            store_err(7, size);
+            if (ext > 1 && rank > 0) {
+                const std::string bl = lane_of(badd[rank - 1], lane, "i1", varying);
+                std::string first = bl;  // the last axis is the first failure only when no earlier axis fails
+                for (size_t d = 0; d + 1 < rank; ++d)
+                    first = emit("and i1 " + first + ", " + emit("xor i1 " + lane_of(badd[d], lane, "i1", varying) + ", true"));
+                store_err(7, emit("select i1 " + first + ", i64 " + std::to_string(ext) + ", i64 " + size));
+            } else {
+                store_err(7, size);
+            }
             std::array<std::string, 4> f = {std::to_string(kBytesOutside), lane_of(byte, lane, "i64", varying),
                                             lane_of(endb, lane, "i64", varying), std::to_string(m.binding)};
             for (size_t d = rank; d-- > 0;) {
                 const std::string bd = lane_of(badd[d], lane, "i1", varying);
                 const std::string id = lane_of(idx[d], lane, "i64", varying);
-                f[0] = emit("select i1 " + bd + ", i64 " + std::to_string(kIndexOutOfBounds) + ", i64 " + f[0]);
+                const int64_t kd = d + 1 == rank && ext > 1 ? kFootprintOutOfBounds : kIndexOutOfBounds;
+                f[0] = emit("select i1 " + bd + ", i64 " + std::to_string(kd) + ", i64 " + f[0]);
                 f[1] = emit("select i1 " + bd + ", i64 " + id + ", i64 " + f[1]);
                 f[2] = emit("select i1 " + bd + ", i64 " + std::to_string(d) + ", i64 " + f[2]);
                 f[3] = emit("select i1 " + bd + ", i64 " + dim[d] + ", i64 " + f[3]);
@@ -1137,8 +1284,82 @@ private:
         return byte;
     }
 
+    // Note [Native f16 and bf16]
+    //   The interpreter keeps f16 and bf16 values as doubles holding the
+    //   exact narrow value, computes each op in float and rounds its result
+    //   with fround (through float rounded to odd, then round-to-nearest-even
+    //   to the narrow type; the odd step does nothing to a float). Native code
+    //   keeps them in float registers (every f16/bf16 value is a float) and
+    //   rounds the results of every op but a move (loads, selects, control
+    //   flow's carried values, shuffles and broadcasts copy bits, as in the
+    //   interpreter) right after it, in emit_op, so every op the generator
+    //   lowers for float gets the interpreter's rounding for free:
+    //   f16 by LLVM's fptrunc to half (round-to-nearest-even, overflow to
+    //   infinity, subnormals kept) and back, bf16 by the integer rounding of
+    //   kernels/bf16.h. Rounding is idempotent on a narrow value.
+    //   NaNs follow kernels' conversions bit for bit (f16: quiet bit set,
+    //   payload kept in the top 10 bits, which fptrunc alone does not
+    //   promise; bf16: 0x7FC0 with the sign).
+    //   Loads widen exactly (f16 through fpext, NaNs rebuilt from the bits;
+    //   bf16 by a shift, a NaN quieted as the interpreter's double does), stores narrow exactly (the value is already
+    //   narrow). What would round twice is refused: f64 to f16/bf16, and the
+    //   subgroup reduce helper (the interpreter rounds each of its steps).
+    std::string round_half(ScalarKind k, const std::string& x, bool v) {
+        const std::string F = ty("float", v), I = ty("i32", v), B = ty("i1", v);
+        const std::string bits = emit("bitcast " + F + " " + x + " to " + I);
+        const std::string nan = emit("fcmp uno " + F + " " + x + ", " + x);
+        std::string r;
+        if (k == ScalarKind::F16) {
+            const std::string h = emit("fptrunc " + F + " " + x + " to " + ty("half", v));
+            r = emit("bitcast " + F + " " + emit("fpext " + ty("half", v) + " " + h + " to " + F) + " to " + I);
+            // f32_bits_to_f16 then f16_to_f32_bits of a NaN: sign, quiet, the payload's top 10 bits.
+            const std::string q = emit("or " + I + " " + emit("and " + I + " " + bits + ", " + cst("i32", "-2139103232", v)) + ", " + cst("i32", "2143289344", v));
+            r = emit("select " + B + " " + nan + ", " + I + " " + q + ", " + I + " " + r);
+        } else {
+            const std::string odd = emit("and " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "16", v)) + ", " + cst("i32", "1", v));
+            const std::string up = emit("add " + I + " " + bits + ", " + emit("add " + I + " " + odd + ", " + cst("i32", "32767", v)));
+            const std::string rn = emit("and " + I + " " + up + ", " + cst("i32", "-65536", v));
+            const std::string q = emit("or " + I + " " + emit("and " + I + " " + bits + ", " + cst("i32", "-2147483648", v)) + ", " + cst("i32", "2143289344", v));
+            r = emit("select " + B + " " + nan + ", " + I + " " + q + ", " + I + " " + rn);
+        }
+        return emit("bitcast " + I + " " + r + " to " + F);
+    }
+    // Memory i16 → float register (exact).
+    std::string half_to_reg(ScalarKind k, const std::string& x, bool v) {
+        const std::string F = ty("float", v), I = ty("i32", v), H = ty("i16", v);
+        const std::string w = emit("zext " + H + " " + x + " to " + I);
+        if (k == ScalarKind::BF16) {
+            // Widened as the interpreter widens (through double): a NaN comes out quiet.
+            const std::string b = emit("shl " + I + " " + w + ", " + cst("i32", "16", v));
+            const std::string nan = emit("icmp ugt " + I + " " + emit("and " + I + " " + b + ", " + cst("i32", "2147483647", v)) + ", " + cst("i32", "2139095040", v));
+            const std::string q = emit("or " + I + " " + b + ", " + cst("i32", "4194304", v));
+            return emit("bitcast " + I + " " + emit("select " + ty("i1", v) + " " + nan + ", " + I + " " + q + ", " + I + " " + b) + " to " + F);
+        }
+        const std::string f = emit("fpext " + ty("half", v) + " " + emit("bitcast " + H + " " + x + " to " + ty("half", v)) + " to " + F);
+        // f16_to_f32_bits of a NaN: sign, all-ones exponent, quiet bit, payload << 13.
+        const std::string sign = emit("shl " + I + " " + emit("and " + I + " " + w + ", " + cst("i32", "32768", v)) + ", " + cst("i32", "16", v));
+        const std::string pay = emit("shl " + I + " " + emit("and " + I + " " + w + ", " + cst("i32", "1023", v)) + ", " + cst("i32", "13", v));
+        const std::string q = emit("or " + I + " " + emit("or " + I + " " + sign + ", " + pay) + ", " + cst("i32", "2143289344", v));
+        const std::string nan = emit("icmp ugt " + I + " " + emit("and " + I + " " + w + ", " + cst("i32", "32767", v)) + ", " + cst("i32", "31744", v));
+        return emit("select " + ty("i1", v) + " " + nan + ", " + F + " " + emit("bitcast " + I + " " + q + " to " + F) + ", " + F + " " + f);
+    }
+    // Float register holding a narrow value → memory i16 (exact).
+    std::string half_to_mem(ScalarKind k, const std::string& x, bool v) {
+        const std::string F = ty("float", v), I = ty("i32", v), H = ty("i16", v);
+        const std::string bits = emit("bitcast " + F + " " + x + " to " + I);
+        if (k == ScalarKind::BF16) return emit("trunc " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "16", v)) + " to " + H);
+        const std::string h = emit("bitcast " + ty("half", v) + " " + emit("fptrunc " + F + " " + x + " to " + ty("half", v)) + " to " + H);
+        // f32_bits_to_f16 of a NaN: sign, 0x7E00, the payload's top 10 bits.
+        const std::string sign = emit("and " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "16", v)) + ", " + cst("i32", "32768", v));
+        const std::string pay = emit("and " + I + " " + emit("lshr " + I + " " + bits + ", " + cst("i32", "13", v)) + ", " + cst("i32", "1023", v));
+        const std::string q = emit("trunc " + I + " " + emit("or " + I + " " + emit("or " + I + " " + sign + ", " + pay) + ", " + cst("i32", "32256", v)) + " to " + H);
+        const std::string nan = emit("fcmp uno " + F + " " + x + ", " + x);
+        return emit("select " + ty("i1", v) + " " + nan + ", " + H + " " + q + ", " + H + " " + h);
+    }
+
     std::string to_reg(ScalarKind k, const std::string& x, bool v) {
         const std::string mt = mem_type(k);
+        if (is_half(k)) return half_to_reg(k, x, v);
         if (mt == "float" || mt == "double") return x;
         if (k == ScalarKind::I1) {
             const std::string a = emit("and " + ty("i8", v) + " " + x + ", " + cst("i8", "1", v));
@@ -1149,6 +1370,7 @@ private:
     }
     std::string to_mem(ScalarKind k, const std::string& x, bool v) {
         const std::string mt = mem_type(k);
+        if (is_half(k)) return half_to_mem(k, x, v);
         if (mt == "float" || mt == "double" || mt == "i64") return x;
         return emit("trunc " + ty("i64", v) + " " + x + " to " + ty(mt, v));
     }
@@ -1199,6 +1421,19 @@ private:
             br(lj);
         }
         block(lg);
+        {
+            // Every lane active at one address (a row of a tile read by a whole chunk, as
+            // matmul_tiled reads its A tile): one load, broadcast, instead of a gather.
+            const std::string b0 = emit("extractelement " + vt("i64") + " " + byte + ", i64 0");
+            const std::string same = emit("and i1 " + all(emit("icmp eq " + vt("i64") + " " + byte + ", " + splat("i64", b0))) + ", " + all(mask));
+            const std::string lb1 = label("ldb"), lg2 = label("ldg");
+            cbr(same, lb1, lg2);
+            block(lb1);
+            const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + b0);
+            put(res, to_reg(m.elem, splat(mt, emit("load " + mt + ", ptr " + p + ", align 1")), true), true);
+            br(lj);
+            block(lg2);
+        }
         {
             const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + byte);
             const std::string fn = "@llvm.masked.gather.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
@@ -1278,14 +1513,32 @@ private:
     }
 
     // --- control flow -----------------------------------------------------------
+    // A vector's elements, or the value itself.
+    std::vector<ValueId> flat(ValueId v) const {
+        auto it = comps_.find(v);
+        return it == comps_.end() ? std::vector<ValueId>{v} : it->second;
+    }
+    // dst[k] = src[k] for k < n (all read before any is written, element by
+    // element for vectors), under `m` when `masked`.
+    void transfer(const std::vector<ValueId>& dst, const std::vector<ValueId>& src, size_t n, const std::string& m, bool masked) {
+        std::vector<ValueId> d, s;
+        for (size_t k = 0; k < n; ++k) {
+            const std::vector<ValueId> a = flat(dst[k]), b = flat(src[k]);
+            if (a.size() != b.size()) refuse("a carried vector whose length changes");
+            d.insert(d.end(), a.begin(), a.end());
+            s.insert(s.end(), b.begin(), b.end());
+        }
+        std::vector<std::string> xs;
+        for (ValueId w : s) xs.push_back(get(w));
+        for (size_t k = 0; k < d.size(); ++k) masked ? put_masked(d[k], xs[k], vary(s[k]), m) : put(d[k], xs[k], vary(s[k]));
+    }
+
     void emit_if(const Op& op, const std::string& mask) {
         const ValueId c = op.operands.at(0);
         const bool has_else = op.regions.size() > 1;
         auto results = [&](const Op* tm, const std::string& m, bool masked) {
             if (!tm) return;
-            std::vector<std::pair<std::string, bool>> ys;
-            for (size_t k = 0; k < op.results.size() && k < tm->operands.size(); ++k) ys.push_back({get(tm->operands[k]), vary(tm->operands[k])});
-            for (size_t k = 0; k < ys.size(); ++k) masked ? put_masked(op.results[k], ys[k].first, ys[k].second, m) : put(op.results[k], ys[k].first, ys[k].second);
+            transfer(op.results, tm->operands, std::min(op.results.size(), tm->operands.size()), m, masked);
         };
         const std::string lt = label("then"), le = label("else"), lj = label("endif");
         if (!vary(c)) {
@@ -1328,14 +1581,13 @@ private:
         const ValueId iv = body.args.at(0);
         const size_t nc = body.args.size() - 1;
         if (op.operands.size() != 3 + nc) refuse("scf.for whose carried values do not match its body");
-        for (size_t k = 0; k < nc; ++k) put(body.args[k + 1], get(op.operands[3 + k]), vary(op.operands[3 + k]));
+        const std::vector<ValueId> carried(body.args.begin() + 1, body.args.end());
+        transfer(carried, std::vector<ValueId>(op.operands.begin() + 3, op.operands.end()), nc, "", false);
         const bool v = vary(iv);
         const std::string lh = label("for"), lb = label("forbody"), lx = label("forexit");
         auto yield = [&](const Op* tm, const std::string& m, bool masked) {
             if (!tm) return;
-            std::vector<std::pair<std::string, bool>> ys;
-            for (size_t k = 0; k < nc && k < tm->operands.size(); ++k) ys.push_back({get(tm->operands[k]), vary(tm->operands[k])});
-            for (size_t k = 0; k < ys.size(); ++k) masked ? put_masked(body.args[k + 1], ys[k].first, ys[k].second, m) : put(body.args[k + 1], ys[k].first, ys[k].second);
+            transfer(carried, tm->operands, std::min(nc, tm->operands.size()), m, masked);
         };
         if (!v) {
             const std::string lo = get(op.operands[0]), hi = get(op.operands[1]), st = get(op.operands[2]);
@@ -1374,7 +1626,7 @@ private:
             br(lh);
             block(lx);
         }
-        for (size_t k = 0; k < op.results.size() && k < nc; ++k) put(op.results[k], get(body.args[k + 1]), vary(body.args[k + 1]));
+        transfer(op.results, carried, std::min(op.results.size(), nc), "", false);
     }
 
     void emit_while(const Op& op, const std::string& mask) {
@@ -1449,6 +1701,40 @@ private:
         const ValueId r = op.results.at(0);
         const std::string NN = std::to_string(N);
         if (n == "kernel.subgroup.reduce") {
+            const std::string rk = norm_kind(red_kind(op));
+            const Attr* rcs = op.attr("cluster_size");
+            const ScalarKind ek = kind(v);
+            static const std::map<std::string, double> identity = {
+                {"add", -0.0}, {"mul", 1.0}, {"minnumf", NAN}, {"maxnumf", NAN}, {"minimumf", INFINITY}, {"maximumf", -INFINITY}};
+            if (identity.count(rk) && (ek == ScalarKind::F32 || ek == ScalarKind::F64) && (!rcs || rcs->i == N) &&
+                spec_.facts.subgroup_size == N) {
+                // The helper's chain inline (its order: active lanes from the lowest, each
+                // step rounded to the type) from the op's identity, exact on every first
+                // lane, signed zeros and NaNs included: -0 for add, 1 for mul, NaN for
+                // minnum/maxnum (which return the other operand's bits), -inf/+inf for
+                // maximum/minimum (a NaN lane's a + b is that NaN); +0 when no lane is
+                // active, as the helper leaves it.
+                const std::string ft = reg_type(ek), x = get_as(v, true);
+                std::string acc = float_lit(ek, identity.at(rk));
+                for (int l = 0; l < N; ++l) {
+                    const std::string e = emit("extractelement " + vt(ft) + " " + x + ", i64 " + std::to_string(l));
+                    const std::string ml = emit("extractelement " + vt("i1") + " " + mask + ", i64 " + std::to_string(l));
+                    std::string st;
+                    if (rk == "add" || rk == "mul") {
+                        st = emit(std::string(rk == "add" ? "fadd " : "fmul ") + ft + " " + acc + ", " + e);
+                    } else if (rk == "minnumf" || rk == "maxnumf") {
+                        st = num_minmax(rk == "maxnumf", ft, acc, e, false);
+                    } else {
+                        // fmath's minimum/maximum: a NaN operand gives a + b, else min/max_num_.
+                        const std::string nan = emit("fcmp uno " + ft + " " + acc + ", " + e);
+                        st = emit("select i1 " + nan + ", " + ft + " " + emit("fadd " + ft + " " + acc + ", " + e) + ", " + ft + " " +
+                                  num_minmax(rk == "maximumf", ft, acc, e, false));
+                    }
+                    acc = emit("select i1 " + ml + ", " + ft + " " + st + ", " + ft + " " + acc);
+                }
+                acc = emit("select i1 " + any(mask) + ", " + ft + " " + acc + ", " + ft + " " + float_lit(ek, 0.0));
+                return put(r, splat(ft, acc), true);
+            }
             store_lanes(v, "%sgV");
             static const std::vector<std::string> kinds = {"add", "mul", "and", "or", "xor", "minsi", "maxsi", "minui", "maxui",
                                                            "minnumf", "maxnumf", "minimumf", "maximumf"};
@@ -1465,7 +1751,7 @@ private:
             const bool first = n == "kernel.subgroup.broadcast.first";
             if (!first) store_lanes(op.operands.at(1), "%sgS");
             declare("declare void @hrx_loom_sg_broadcast(i64, i64, ptr, ptr, ptr, i64, i64, ptr)");
-            b_ << "  call void @hrx_loom_sg_broadcast(i64 " << (first ? 1 : 0) << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8)
+            b_ << "  call void @hrx_loom_sg_broadcast(i64 " << (first ? 1 : 0) << ", i64 " << reg_bytes(kind(v))
                << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 " << NN << ", i64 " << live << ", ptr %sgO)\n";
         } else if (n == "kernel.subgroup.shuffle") {
             store_lanes(v, "%sgV");
@@ -1473,7 +1759,7 @@ private:
             const std::string mode = op.params.empty() ? "index" : op.params[0];
             const int64_t mc = mode == "xor" ? 0 : mode == "up" ? 1 : mode == "down" ? 2 : 3;
             declare("declare void @hrx_loom_sg_shuffle(i64, i64, ptr, ptr, ptr, i64, i64, ptr, ptr)");
-            b_ << "  call void @hrx_loom_sg_shuffle(i64 " << mc << ", i64 " << (kind(v) == ScalarKind::F32 ? 4 : 8) << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 "
+            b_ << "  call void @hrx_loom_sg_shuffle(i64 " << mc << ", i64 " << reg_bytes(kind(v)) << ", ptr %sgV, ptr %sgS, ptr %sgM, i64 "
                << NN << ", i64 " << spec_.facts.subgroup_size << ", ptr %sgO, ptr %sgK)\n";
             if (op.results.size() > 1) put(op.results[1], emit("load " + vt("i64") + ", ptr %sgK"), true);
         } else {
@@ -1484,6 +1770,258 @@ private:
             b_ << "  call void @hrx_loom_sg_vote(i64 " << mc << ", i64 " << elem_code(kind(r)) << ", ptr %sgV, ptr %sgM, i64 " << NN << ", ptr %sgO)\n";
         }
         put(r, emit("load " + vt(reg_type(kind(r))) + ", ptr %sgO"), true);
+    }
+
+    // --- vectors ----------------------------------------------------------------
+    // Note [Native Loom vectors]
+    //   A vector<K x T> value of a work-item is K values of type T, one per
+    //   element: check_vector gives each element an id of its own (after the
+    //   program's values), with the vector's uniformity, so an element lives
+    //   where a scalar would (a register slot, or per work-item scratch in
+    //   split kernels) and every lanewise op is the scalar op on each element.
+    //   The interpreter's order is kept: vector.dotf is the chain of fmas in
+    //   element order from the accumulator (+0 without one), vector.load checks
+    //   its whole footprint (the trailing axis [i, i + K)) and the bytes it
+    //   covers before it reads, and reads element by element; vector.store
+    //   checks the same way and writes element by element (work-items whose
+    //   footprints overlap race, as any two work-items writing the same bytes
+    //   do). What it lowers: 1-D vectors of up to 64 integer, f32 or f64
+    //   elements made by vector.load, vector.splat or vector.constant,
+    //   converted lanewise (extsi, extui, trunci, sitofp, uitofp, fptosi,
+    //   fptoui, extf, fptrunc), combined lanewise (addf, subf, mulf, divf,
+    //   fmaf: each element the scalar op), carried by scf.if and scf.for (a
+    //   carried vector moves element by element, transfer()), consumed by
+    //   vector.dotf and vector.store. Not yet: vectors under scf.while,
+    //   f16/bf16 vectors, extract/insert/broadcast/reduce and the other vector
+    //   ops (each refused with its name).
+    static bool vector_cast(const std::string& b) {
+        return b == "extsi" || b == "extui" || b == "trunci" || b == "sitofp" || b == "uitofp" || b == "fptosi" || b == "fptoui" ||
+               b == "extf" || b == "fptrunc";
+    }
+    void check_vector(const Op& op) {
+        const std::string& n = op.name;
+        const std::string b = n.substr(7);
+        if (n != "vector.load" && n != "vector.store" && n != "vector.splat" && n != "vector.dotf" && n != "vector.constant" &&
+            !vector_cast(b) && !vector_arith(b))
+            refuse("op " + n + " is not compiled yet");
+        if (!op.preds.empty()) refuse(n + " with predicates");
+        auto need_vec = [&](ValueId v) {
+            if (vk_[static_cast<size_t>(v)] != VK::Vec) refuse(n + " on a value the generator does not track");
+        };
+        auto need_num = [&](ValueId v) {
+            if (vk_[static_cast<size_t>(v)] != VK::Num) refuse(n + " on a value the generator does not track");
+        };
+        if (n == "vector.store") {
+            if (op.operands.size() != 2 || vk_[static_cast<size_t>(op.operands[1])] != VK::View) refuse("vector.store through a view the generator does not track");
+            need_vec(op.operands[0]);
+            const ViewMeta& m = views_[static_cast<size_t>(op.operands[1])];
+            if (op.indices.size() != m.rank) refuse("vector.store with an index list of the wrong rank");
+            if (kind(op.operands[0]) != m.elem) refuse("vector.store of a vector whose type differs from the view's element");
+            return;
+        }
+        if (n == "vector.constant") {
+            if (!op.operands.empty()) refuse("vector.constant with operands");
+        } else if (vector_arith(b)) {
+            if (op.operands.size() != (b == "fmaf" ? 3u : 2u)) refuse(n + " with " + std::to_string(op.operands.size()) + " operands");
+            for (ValueId v : op.operands) need_vec(v);
+            for (ValueId v : op.operands)
+                if (comps_.at(v).size() != comps_.at(op.operands[0]).size() || kind(v) != kind(op.operands[0])) refuse(n + " of mismatched vectors");
+            if (kind(op.operands[0]) != ScalarKind::F32 && kind(op.operands[0]) != ScalarKind::F64) refuse(n + " of " + std::string(scalar_name(kind(op.operands[0]))));
+        } else if (n == "vector.load") {
+            if (op.operands.size() != 1 || vk_[static_cast<size_t>(op.operands[0])] != VK::View) refuse("vector.load through a view the generator does not track");
+            const ViewMeta& m = views_[static_cast<size_t>(op.operands[0])];
+            if (op.indices.size() != m.rank) refuse("vector.load with an index list of the wrong rank");
+            if (is_half(m.elem)) refuse("vector.load of " + std::string(scalar_name(m.elem)));
+        } else if (n == "vector.splat") {
+            if (op.operands.size() != 1) refuse("vector.splat without one operand");
+            need_num(op.operands[0]);
+        } else if (n == "vector.dotf") {
+            if (op.operands.size() < 2 || op.operands.size() > 3) refuse("vector.dotf with " + std::to_string(op.operands.size()) + " operands");
+            need_vec(op.operands[0]);
+            need_vec(op.operands[1]);
+            if (op.operands.size() == 3) need_num(op.operands[2]);
+            if (comps_.at(op.operands[0]).size() != comps_.at(op.operands[1]).size()) refuse("vector.dotf of vectors of different lengths");
+            const ScalarKind k = vtype(op.results.at(0)).elem;
+            if (k != ScalarKind::F32 && k != ScalarKind::F64) refuse("vector.dotf to " + std::string(scalar_name(k)));
+            for (size_t i = 0; i < op.operands.size(); ++i)
+                if (kind(op.operands[i]) != k) refuse("vector.dotf over mixed element types");
+            if (op.results.size() != 1) refuse("vector.dotf without one result");
+            need_num_type(vtype(op.results[0]), op);
+            vk_[static_cast<size_t>(op.results[0])] = VK::Num;
+            return;
+        } else {
+            if (op.operands.size() != 1) refuse(n + " without one operand");
+            need_vec(op.operands[0]);
+        }
+        if (op.results.size() != 1) refuse(n + " without one result");
+        make_vec(op.results[0], op);
+        if ((vector_cast(b) || vector_arith(b)) && comps_.at(op.operands[0]).size() != comps_.at(op.results[0]).size())
+            refuse(n + " changing the vector's length");
+        if (vector_arith(b) && kind(op.results[0]) != kind(op.operands[0])) refuse(n + " changing the element type");
+    }
+    static bool vector_arith(const std::string& b) { return b == "addf" || b == "subf" || b == "mulf" || b == "divf" || b == "fmaf"; }
+    // Gives vector value r its element values.
+    void make_vec(ValueId r, const Op& op) {
+        const std::string& n = op.name;
+        const Type& t = vtype(r);
+        if (t.kind != TypeKind::Vector || t.dims.size() != 1 || t.dims[0].is_dynamic()) refuse(n + " with a value of type " + t.spelling);
+        const int64_t K = t.dims[0].extent;
+        if (K < 1 || K > 64) refuse(n + " with a vector of " + std::to_string(K) + " elements");
+        if (!supported_scalar(t.elem) || is_half(t.elem)) refuse(std::string("a vector of ") + scalar_name(t.elem));
+        vk_[static_cast<size_t>(r)] = VK::Vec;
+        std::vector<ValueId> cs;
+        for (int64_t c = 0; c < K; ++c) {
+            const ValueId id = static_cast<ValueId>(info_.size());
+            info_.push_back(Info{});
+            vk_.push_back(VK::Num);
+            views_.push_back(ViewMeta{});
+            bindof_.push_back(-1);
+            parent_.push_back(r);
+            pkind_[id] = t.elem;
+            cs.push_back(id);
+        }
+        comps_[r] = cs;
+    }
+
+    void emit_vector(const Op& op, const std::string& mask) {
+        const std::string& n = op.name;
+        const std::string b = n.substr(7);
+        if (n == "vector.store") return emit_vector_store(op, mask);
+        const ValueId r = op.results[0];
+        const bool v = vary(r);
+        if (n == "vector.dotf") {
+            const ScalarKind k = kind(r);
+            const std::string ft = reg_type(k);
+            const std::vector<ValueId>& a = comps_.at(op.operands[0]);
+            const std::vector<ValueId>& c = comps_.at(op.operands[1]);
+            std::string acc = op.operands.size() == 3 ? get_as(op.operands[2], v) : cst(ft, float_lit(k, 0.0), v);
+            for (size_t e = 0; e < a.size(); ++e) acc = intrinsic("fma", ft, v, {get_as(a[e], v), get_as(c[e], v), acc});
+            return put(r, acc, v);
+        }
+        const std::vector<ValueId>& out = comps_.at(r);
+        if (n == "vector.constant") {
+            const std::string x = const_lit(op, kind(r));
+            for (ValueId e : out) put(e, x, false);
+            return;
+        }
+        if (vector_arith(b)) {
+            const std::string ft = reg_type(kind(r)), T = ty(ft, v);
+            std::vector<const std::vector<ValueId>*> in;
+            for (ValueId a : op.operands) in.push_back(&comps_.at(a));
+            static const std::map<std::string, std::string> instr = {{"addf", "fadd"}, {"subf", "fsub"}, {"mulf", "fmul"}, {"divf", "fdiv"}};
+            for (size_t e = 0; e < out.size(); ++e) {
+                auto A = [&](size_t i) { return get_as((*in[i])[e], v); };
+                put(out[e], b == "fmaf" ? intrinsic("fma", ft, v, {A(0), A(1), A(2)}) : emit(instr.at(b) + " " + T + " " + A(0) + ", " + A(1)), v);
+            }
+            return;
+        }
+        if (n == "vector.splat") {
+            const std::string x = get_as(op.operands[0], v);
+            for (ValueId e : out) put(e, x, v);
+            return;
+        }
+        if (n == "vector.load") {
+            const ValueId view = op.operands[0];
+            const ViewMeta& m = views_[static_cast<size_t>(view)];
+            bool va = false;
+            const std::string byte = address(op, view, mask, va, static_cast<int64_t>(out.size()));
+            const std::string base = base_.at(m.binding);
+            const std::string mt = mem_type(m.elem);
+            const int es = elem_size(m.elem);
+            if (!va) {
+                const std::string ld = label("vldu"), lj = label("vldj");
+                cbr(last_bad_, lj, ld);
+                block(ld);
+                for (size_t e = 0; e < out.size(); ++e) {
+                    const std::string at = emit("add i64 " + byte + ", " + std::to_string(static_cast<int64_t>(e) * es));
+                    const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + at);
+                    put(out[e], to_reg(m.elem, emit("load " + mt + ", ptr " + p + ", align 1"), false), false);
+                }
+                br(lj);
+                block(lj);
+                return;
+            }
+            const std::string fn = "@llvm.masked.gather.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
+            declare("declare " + vt(mt) + " " + fn + "(" + vt("ptr") + ", i32, " + vt("i1") + ", " + vt(mt) + ")");
+            for (size_t e = 0; e < out.size(); ++e) {
+                const std::string at = emit("add " + vt("i64") + " " + byte + ", " + splat("i64", std::to_string(static_cast<int64_t>(e) * es)));
+                const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + at);
+                const std::string x = emit("call " + vt(mt) + " " + fn + "(" + vt("ptr") + " " + ps + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
+                put(out[e], to_reg(m.elem, x, true), true);
+            }
+            return;
+        }
+        // Lanewise conversions: the scalar cast on each element.
+        const std::vector<ValueId>& in = comps_.at(op.operands[0]);
+        for (size_t e = 0; e < out.size(); ++e) emit_cast_ids(in[e], out[e], n, b, v);
+    }
+
+    // vector.store: the footprint checked as vector.load checks it, then the
+    // elements written in order (one address for all lanes: the last active
+    // lane's vector, as in the interpreter's lane loop).
+    void emit_vector_store(const Op& op, const std::string& mask) {
+        const std::vector<ValueId>& val = comps_.at(op.operands[0]);
+        const ValueId view = op.operands[1];
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const bool xv = vary(op.operands[0]);
+        bool va = false;
+        const std::string byte = address(op, view, mask, va, static_cast<int64_t>(val.size()));
+        const std::string base = base_.at(m.binding);
+        const std::string mt = mem_type(m.elem);
+        const int es = elem_size(m.elem);
+        if (!va) {
+            std::string last;
+            if (xv) {
+                const std::string bits = mask_bits(mask);
+                const std::string lz = emit("call i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 false)");
+                declare("declare i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
+                last = emit("zext i" + std::to_string(N) + " " + emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz) + " to i64");
+            }
+            const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("vst"), j = label("vstj");
+            cbr(a, s, j);
+            block(s);
+            for (size_t e = 0; e < val.size(); ++e) {
+                std::string x = get(val[e]);
+                if (xv) x = emit("extractelement " + rty(val[e]) + " " + x + ", i64 " + last);
+                const std::string at = emit("add i64 " + byte + ", " + std::to_string(static_cast<int64_t>(e) * es));
+                const std::string p = emit("getelementptr i8, ptr " + base + ", i64 " + at);
+                b_ << "  store " << mt << " " << to_mem(m.elem, x, false) << ", ptr " << p << ", align 1\n";
+            }
+            br(j);
+            block(j);
+            return;
+        }
+        const std::string fn = "@llvm.masked.scatter.v" + std::to_string(N) + suffix(mt) + ".v" + std::to_string(N) + "p0";
+        declare("declare void " + fn + "(" + vt(mt) + ", " + vt("ptr") + ", i32, " + vt("i1") + ")");
+        for (size_t e = 0; e < val.size(); ++e) {
+            const std::string x = to_mem(m.elem, get_as(val[e], true), true);
+            const std::string at = emit("add " + vt("i64") + " " + byte + ", " + splat("i64", std::to_string(static_cast<int64_t>(e) * es)));
+            const std::string ps = emit("getelementptr i8, ptr " + base + ", " + vt("i64") + " " + at);
+            b_ << "  call void " << fn << "(" << vt(mt) << " " << x << ", " << vt("ptr") << " " << ps << ", i32 1, " << vt("i1") << " " << mask << ")\n";
+        }
+    }
+
+    // A constant op's value as an IR literal of kind rk (the interpreter's constant()).
+    std::string const_lit(const Op& op, ScalarKind rk) {
+        const Attr* a = op.attr("value");
+        double fv = 0;
+        int64_t iv = 0;
+        if (a) {
+            if (a->kind == Attr::Kind::Float) {
+                fv = a->f;
+                if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) iv = static_cast<int64_t>(a->f);
+            } else if (a->kind == Attr::Kind::Ident) {
+                if (a->s == "true") iv = 1, fv = 1;
+                else if (a->s == "inf") fv = INFINITY;
+                else if (a->s == "nan") fv = NAN;
+                else if (a->s == "-inf") fv = -INFINITY;
+            } else {
+                iv = a->i;
+                fv = static_cast<double>(a->i);
+            }
+        }
+        if (scalar_is_float(rk)) return float_lit(rk, fv);
+        return std::to_string(interp_wrap(rk, iv));
     }
 
     // --- numbers ----------------------------------------------------------------
@@ -1722,12 +2260,28 @@ private:
         }
     }
 
+    // fmath's min_num_/max_num_ as selects (no arithmetic: every bit, NaN payloads
+    // included, is an operand's), instead of a helper call per chunk.
+    std::string num_minmax(bool mx, const std::string& ft, const std::string& x, const std::string& y, bool v) {
+        const std::string T = ty(ft, v), B1 = ty("i1", v);
+        const std::string xn = emit("fcmp uno " + T + " " + x + ", " + x), yn = emit("fcmp uno " + T + " " + y + ", " + y);
+        const std::string lt = emit(std::string("fcmp ") + (mx ? "ogt " : "olt ") + T + " " + x + ", " + y);
+        const std::string eq = emit("fcmp oeq " + T + " " + x + ", " + y);
+        const std::string IT2 = ty(ft == "float" ? "i32" : "i64", v);
+        const std::string neg = emit("icmp slt " + IT2 + " " + emit("bitcast " + T + " " + x + " to " + IT2) + ", " + cst(ft == "float" ? "i32" : "i64", "0", v));
+        const std::string zs = mx ? emit("xor " + B1 + " " + neg + ", " + cst("i1", "true", v)) : neg;
+        const std::string pick = emit("or " + B1 + " " + lt + ", " + emit("and " + B1 + " " + eq + ", " + zs));
+        std::string out = emit("select " + B1 + " " + pick + ", " + T + " " + x + ", " + T + " " + y);
+        out = emit("select " + B1 + " " + yn + ", " + T + " " + x + ", " + T + " " + out);
+        return emit("select " + B1 + " " + xn + ", " + T + " " + y + ", " + T + " " + out);
+    }
+
     void emit_float(const Op& op, const std::string& b, bool v) {
         const ValueId r = op.results[0];
         const ScalarKind k = kind(op.operands.at(0));
         const std::string ft = reg_type(k);
         const std::string T = ty(ft, v);
-        const std::string sf = k == ScalarKind::F32 ? "f32" : "f64";
+        const std::string sf = k == ScalarKind::F64 ? "f64" : "f32";
         auto A = [&](size_t i) { return get_as(op.operands.at(i), v); };
         const std::string IT = ty("i64", v);
         auto to_i = [&](const std::string& c) { return emit("zext " + ty("i1", v) + " " + c + " to " + IT); };
@@ -1754,6 +2308,7 @@ private:
             const std::string inf = cst(ft, float_lit(k, INFINITY), v);
             return put(r, to_i(emit(std::string("fcmp ") + (b == "isinff" ? "oeq " : "olt ") + T + " " + a + ", " + inf)), v);
         }
+        if (b == "minnumf" || b == "maxnumf") return put(r, num_minmax(b == "maxnumf", ft, A(0), A(1), v), v);
         static const std::map<std::string, std::string> lib = [] {
             std::map<std::string, std::string> m = {{"powf", "pow"}, {"atan2f", "atan2"}, {"hypotf", "hypot"}, {"remf", "fmod"},
                                                     {"minnumf", "fmin"}, {"maxnumf", "fmax"}, {"minimumf", "minimum"},
@@ -1777,13 +2332,12 @@ private:
         return put(r, math("hrx_loom_" + it->second + "_" + sf, ft, args, v), v);
     }
 
-    void emit_cast(const Op& op, const std::string& b, bool v) {
-        const ValueId r = op.results[0];
-        const ValueId a = op.operands.at(0);
+    void emit_cast(const Op& op, const std::string& b, bool v) { emit_cast_ids(op.operands.at(0), op.results[0], op.name, b, v); }
+    void emit_cast_ids(ValueId a, ValueId r, const std::string& name, const std::string& b, bool v) {
         const ScalarKind from = kind(a), to = kind(r);
         const std::string x = get_as(a, v);
         const std::string IT = ty("i64", v);
-        if (op.name == "index.cast") {
+        if (name == "index.cast") {
             if (to == ScalarKind::Offset && !scalar_is_address(from)) return put(r, uval(from, x, v), v);
             if (scalar_is_address(to)) return put(r, x, v);
             return put(r, wrap(to, x, v), v);
@@ -1814,12 +2368,20 @@ private:
         }
         if (b == "extf" || b == "fptrunc") {
             if (from == to) return put(r, x, v);
+            // f16/bf16 registers hold floats; put() rounds to the narrow type, from a float as the
+            // interpreter does (a double would be rounded twice: refused).
+            if (is_half(to) && from == ScalarKind::F64) refuse("f64 to " + std::string(scalar_name(to)));
+            if (is_half(from) || is_half(to)) {
+                if (to == ScalarKind::F64) return put(r, emit("fpext " + ty("float", v) + " " + x + " to " + ty("double", v)), v);
+                return put(r, x, v);
+            }
             if (from == ScalarKind::F32 && to == ScalarKind::F64) return put(r, emit("fpext " + ty("float", v) + " " + x + " to " + ty("double", v)), v);
             if (from == ScalarKind::F64 && to == ScalarKind::F32) return put(r, emit("fptrunc " + ty("double", v) + " " + x + " to " + ty("float", v)), v);
             refuse("float conversion");
         }
         if (b == "bitcast") {
             const bool ff = scalar_is_float(from), tf = scalar_is_float(to);
+            if (is_half(from) || is_half(to)) refuse("bitcast of f16/bf16");
             if (ff && tf) {
                 if (from != to) refuse("bitcast between float types of different widths");
                 return put(r, x, v);
@@ -1838,7 +2400,7 @@ private:
             }
             return put(r, wrap(to, x, v), v);
         }
-        refuse("cast " + op.name);
+        refuse("cast " + name);
     }
 };
 

@@ -31,11 +31,14 @@
 //   scf.if/for/while (varying conditions and trip counts as masks), subgroup
 //   collectives (a chunk is then one subgroup: N = the subgroup size), and
 //   kernel.barrier by pocl's region splitting: the body is cut at barriers
-//   (at its top or inside uniform scf.if / scf.for without results), each
+//   (at its top or inside uniform scf.if without results and uniform
+//   scf.for, Note [Barriers in loops with results]), each
 //   barrier-free stretch runs as a loop over the workgroup's chunks, and
 //   varying values live per chunk in scratch across the cuts.
-//   What it does not know (vectors, tiles, private allocas, atomics, calls,
-//   kernel.exit, scf.switch, bf16/f16 values, ...) makes it return a reason
+//   Also f16/bf16 values (Note [Native f16 and bf16]) and some vectors
+//   (Note [Native Loom vectors]).
+//   What it does not know (other vectors, tiles, private allocas, atomics,
+//   calls, kernel.exit, scf.switch, ...) makes it return a reason
 //   instead of IR, and the program keeps the interpreter; that is decided
 //   once, when the program is planned, and checked mode always interprets.
 //
@@ -90,6 +93,7 @@ enum ErrorKind : int64_t {
     kIndexDivNegative = 4,
     kLoopStep = 5,           // a = step (uniform loops), lane < 0
     kNegativeExtent = 6,     // a = extent
+    kFootprintOutOfBounds = 7,  // a vector's [a, a + d) on axis b of extent c
 };
 
 // What a failing access or op reports (filled by the generated code).
@@ -99,7 +103,7 @@ struct ErrorRecord {
     int64_t wg = 0;       // linear workgroup id
     int64_t item = -1;    // linear work-item id in the workgroup; -1: no lane named
     int64_t a = 0, b = 0, c = 0;
-    int64_t d = 0;        // kBytesOutside: the buffer's size
+    int64_t d = 0;        // kBytesOutside: the buffer's size; kFootprintOutOfBounds: the vector's extent
 };
 
 struct Generated {

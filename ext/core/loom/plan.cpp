@@ -1758,9 +1758,26 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
     run_items(static_cast<size_t>(items), true, [&](size_t it) {
         const int64_t g0 = static_cast<int64_t>(it) * G / items, g1 = static_cast<int64_t>(it + 1) * G / items;
         native::ErrorRecord& e = errs[it];
-        // Workgroup memory and per-chunk values (codegen.h), 64-byte aligned.
-        std::unique_ptr<uint8_t[]> scratch(native_.scratch_bytes ? new uint8_t[native_.scratch_bytes + 64] : nullptr);
-        uint8_t* s = scratch ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch.get()) + 63) / 64 * 64) : nullptr;
+        // Workgroup memory and per-chunk values (codegen.h), 64-byte aligned. The
+        // code writes scratch before reading it, so each thread keeps one buffer for
+        // every call: a fresh allocation of this size is fresh pages, which the
+        // kernel zeroes on first touch, every run (most of a short kernel's time).
+        constexpr uint64_t kKeptScratch = uint64_t{64} << 20;
+        thread_local std::unique_ptr<uint8_t[]> kept;
+        thread_local uint64_t kept_bytes = 0;
+        std::unique_ptr<uint8_t[]> once;
+        uint8_t* raw = nullptr;
+        if (native_.scratch_bytes > kKeptScratch) {
+            once.reset(new uint8_t[native_.scratch_bytes + 64]);
+            raw = once.get();
+        } else if (native_.scratch_bytes) {
+            if (kept_bytes < native_.scratch_bytes) {
+                kept.reset(new uint8_t[native_.scratch_bytes + 64]);
+                kept_bytes = native_.scratch_bytes;
+            }
+            raw = kept.get();
+        }
+        uint8_t* s = raw ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64) : nullptr;
         if (fn(&c, &e, s, g0, g1 - g0) != 0) native_failure(e, launch, bindings);
     });
 }
@@ -1774,6 +1791,10 @@ void LoomProgram::native_failure(const native::ErrorRecord& e, const LaunchConfi
     switch (e.kind) {
         case native::kIndexOutOfBounds:
             msg = "index " + std::to_string(e.a) + " out of bounds for axis " + std::to_string(e.b) + " of extent " + std::to_string(e.c);
+            break;
+        case native::kFootprintOutOfBounds:
+            msg = "footprint [" + std::to_string(e.a) + ", " + std::to_string(e.a + e.d) + ") out of bounds for axis " + std::to_string(e.b) +
+                  " of extent " + std::to_string(e.c);
             break;
         case native::kBytesOutside: {
             std::string name;
