@@ -11,6 +11,7 @@ import platform
 import site
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -530,3 +531,16 @@ def test25_required_symbols_are_the_references(tmp_path):
     from hrxarray import _doctor
 
     assert {lib: list(names) for lib, names in _doctor.REQUIRED_SYMBOLS.items()} == EXPORTS
+
+
+def test16_usage_names_the_command_the_user_ran(tmp_path):
+    # `hrxarray --help` (the console script) and `python -m hrxarray --help` each name themselves.
+    r = _run(tmp_path, _env(tmp_path), "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: python -m hrxarray <command>")
+    assert "loom-ops" in r.stdout
+    script = Path(sys.executable).with_name("hrxarray")
+    if not script.exists():
+        pytest.skip(f"no console script next to {sys.executable}")
+    r = subprocess.run([str(script), "--help"], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("usage: hrxarray <command>"), r.stdout + r.stderr

@@ -87,3 +87,55 @@ def test_readme_speedups_are_the_bench_tables():
            f"{max(balanced['speedup_per_run']):.2f}× over three runs" in text
     assert f"{single['speedup']:.2f}× with one CPU per emulated engine" in text
     assert f"{single['matrices']:,} matrices)" in text
+
+
+# --- the Loom op table (hrxarray._loom_table, `hrxarray loom-ops`) ---------------------------------
+
+
+def test_the_readme_op_table_is_the_one_the_catalogue_gives():
+    from hrxarray import _loom_table
+
+    text = README.read_text()
+    assert text.count(_loom_table.BEGIN) == 1 and text.count(_loom_table.END) == 1
+    copy = text.split(_loom_table.BEGIN + "\n", 1)[1].split(_loom_table.END, 1)[0]
+    assert copy == _loom_table.markdown(), (
+        "README.md's Loom op table is stale: replace the text between the loom-op-table markers with "
+        "the output of `python -m hrxarray loom-ops`")
+
+
+def test_the_op_table_places_every_catalogue_op_once_by_its_status():
+    from hrxarray import _loom_table, loom
+
+    cat = loom.op_catalogue()
+    rows = _loom_table.rows(cat)
+    placed = [(r["dialect"], s, name) for r in rows for s in ("native", "interpreted", "refused") for name in r[s]]
+    assert len(placed) == len(cat)
+    for e in cat:
+        short = e["name"].removeprefix(e["dialect"] + ".")
+        want = "refused" if not e["executed"] else ("native" if e.get("native") else "interpreted")
+        assert (e["dialect"], want, short) in placed, e["name"]
+    table = _loom_table.markdown(cat)
+    for e in cat:
+        if not e["executed"]:  # every refusal is listed with its code
+            line = next(l for l in table.splitlines() if f"`{e['name']}`" in l and l.startswith("- "))
+            assert f"`{e['code']}`" in line
+    # A model catalogue: statuses follow executed/native, and the prefix is dropped per dialect.
+    model = [{"name": "a.x", "dialect": "a", "executed": True, "native": True, "code": None, "reason": ""},
+             {"name": "a.y", "dialect": "a", "executed": True, "code": None, "reason": ""},
+             {"name": "b.z.w", "dialect": "b", "executed": False, "code": "EMULATOR/009", "reason": "why."}]
+    assert [(r["native"], r["interpreted"], r["refused"]) for r in _loom_table.rows(model)] == [
+        (["x"], ["y"], []), ([], [], ["z.w"])]
+    assert "- `b.z.w`: `EMULATOR/009`, why.\n" in _loom_table.markdown(model)
+
+
+def test_the_loom_ops_command(capsys):
+    from hrxarray import __main__, _loom_table, loom
+
+    assert __main__.main(["loom-ops"]) == 0
+    assert capsys.readouterr().out == _loom_table.markdown()
+    assert __main__.main(["loom-ops", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == [e["name"] for e in loom.op_catalogue()]
+    assert {r["status"] for r in rows} <= {"native", "interpreted", "refused"}
+    assert __main__.main(["loom-ops", "--csv"]) == 2
+    assert "unknown option '--csv'" in capsys.readouterr().err
