@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -501,6 +502,107 @@ def test_multiprocessing_fork_pool_uses_hrxarray(tmp_path):
     assert proc.returncode == 0, proc.stderr
     expected = [float(128 * 128 * 128 * i * i) for i in range(4)]
     assert proc.stdout == f"{expected[1]} {expected}\n"
+
+
+# Issue 29 (Note [LAPACK and fork] in ext/core/array/linalg.cpp): a fork while another thread is inside
+# hx.linalg must not stop that thread's LAPACK call for good. The children do nothing but exit.
+FORK_DURING_LINALG = """
+    import os, threading, time, numpy as np, hrxarray as hx
+    stop, busy = threading.Event(), {"linalg": 0}
+    def linalger():
+        r = np.random.default_rng(2)
+        while not stop.is_set():
+            a = r.standard_normal((120, 120)) + 120 * np.eye(120)
+            hx.linalg.inv(hx.asarray(a)); hx.linalg.svd(hx.asarray(a)); busy["linalg"] += 1
+    t = threading.Thread(target=linalger, daemon=True)
+    t.start()
+    time.sleep(1)
+    for i in range(2):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    before = busy["linalg"]
+    deadline = time.monotonic() + 20
+    while busy["linalg"] == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    moved = busy["linalg"] > before
+    stop.set()
+    t.join(20)
+    inv = np.asarray(hx.linalg.inv(hx.asarray(np.eye(4) * 2.0)))
+    print(moved, t.is_alive(), np.array_equal(inv, np.eye(4) / 2), flush=True)
+"""
+
+
+@skip_fork_under_sanitizers
+def test_fork_while_linalg_runs_in_another_thread(tmp_path):
+    proc = run_python(FORK_DURING_LINALG, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "True False True\n"
+
+
+# Three threads (LAPACK, FFTs, Loom launches) checking every result against NumPy, and 50 forks whose
+# children run each kind of work too; after every fork each thread must make progress again.
+FORK_STORM = """
+    import os, sys, threading, time, numpy as np, hrxarray as hx
+    add = hx.loom.ufunc(open(sys.argv[1]).read(), "add_f32")
+    stop = threading.Event(); done = {"linalg": 0, "fft": 0, "loom": 0}; bad = []
+    def linalger():
+        r = np.random.default_rng(2)
+        while not stop.is_set():
+            a = r.standard_normal((96, 96)) + 96 * np.eye(96)
+            if not np.allclose(np.asarray(hx.linalg.inv(hx.asarray(a))) @ a, np.eye(96), atol=1e-8): bad.append("inv")
+            if not np.allclose(np.asarray(hx.linalg.svdvals(hx.asarray(a))), np.linalg.svd(a, compute_uv=False)):
+                bad.append("svdvals")
+            done["linalg"] += 1
+    def ffter():
+        r = np.random.default_rng(3)
+        while not stop.is_set():
+            x = r.standard_normal(4096)
+            if not np.allclose(np.asarray(hx.fft.fft(hx.asarray(x))), np.fft.fft(x)): bad.append("fft")
+            done["fft"] += 1
+    def loomer():
+        r = np.random.default_rng(4)
+        while not stop.is_set():
+            x, y = r.standard_normal((2, 50_000)).astype(np.float32)
+            if not np.array_equal(np.asarray(add(hx.asarray(x), hx.asarray(y))), x + y): bad.append("loom")
+            done["loom"] += 1
+    ts = [threading.Thread(target=f, daemon=True) for f in (linalger, ffter, loomer)]
+    for t in ts:
+        t.start()
+    time.sleep(0.5)
+    for i in range(50):
+        pid = os.fork()
+        if pid == 0:
+            ok = np.allclose(np.asarray(hx.linalg.inv(hx.asarray(np.eye(8) * 2.0))), np.eye(8) / 2)
+            ok &= np.allclose(np.asarray(hx.fft.fft(hx.asarray(np.ones(16)))), np.fft.fft(np.ones(16)))
+            x = np.arange(1000, dtype=np.float32)
+            ok &= np.array_equal(np.asarray(add(hx.asarray(x), hx.asarray(x))), x + x)
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            bad.append(f"child {i} exited with {os.waitstatus_to_exitcode(status)}")
+        before = dict(done)
+        deadline = time.monotonic() + 20
+        while any(done[k] == before[k] for k in done) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        if any(done[k] == before[k] for k in done):
+            bad.append(f"after fork {i} a thread stalled: {before} -> {done}")
+        if bad:
+            break
+    stop.set()
+    for t in ts:
+        t.join(30)
+    print(bad, [t.is_alive() for t in ts], flush=True)
+"""
+
+
+@skip_fork_under_sanitizers
+def test_fifty_forks_while_linalg_fft_and_loom_run(tmp_path):
+    add = Path(__file__).resolve().parent.parent / "examples" / "loom" / "add_f32.loom"
+    proc = run_python(FORK_STORM, add, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "[] [False, False, False]\n"
 
 
 # --------------------------------------------------------------------------

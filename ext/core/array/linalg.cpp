@@ -1,12 +1,16 @@
 #include "array/linalg.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "array/sorting.h"
 
@@ -459,6 +463,71 @@ void run(LinalgOp op, const Array& a, const Array* b, const std::vector<Array>& 
     }
 }
 
+// Note [LAPACK and fork]: OpenBLAS stops its thread pool in a fork-prepare
+// handler (registered when it loads, with NumPy). A fork while one of its
+// calls is in flight leaves that call waiting for workers that are gone: the
+// task never ends, nor does anything that waits on it (issue 29). hrxarray
+// makes every LAPACK call, as a region of a lane task, so it keeps forks out
+// of them: each region enters a gate, and our prepare handler (registered
+// after NumPy's OpenBLAS, so run before its handler: prepare handlers run in
+// reverse order) closes the gate to new regions and waits for the regions in
+// flight to leave, at most kForkWait; after the fork, in the parent and in
+// the child, the gate opens again. The lane threads of a blocked region
+// wait for the fork, not the other way round, so the forking thread never
+// waits on the GIL. Past kForkWait (a call that long is not a fork-time
+// accident) the fork proceeds as before. FFTs need no gate: NumPy's
+// pocketfft starts no threads of its own. The other kernels run on our own
+// pool, whose handlers (kernels/pool.cpp) already survive a fork.
+struct ForkGate {
+    std::mutex mu;
+    std::condition_variable cv;
+    int inside = 0;        // regions in flight
+    bool forking = false;  // a fork is being prepared: no region may start
+};
+
+constexpr auto kForkWait = std::chrono::seconds(30);
+
+ForkGate* g_gate = new ForkGate;  // never destroyed: fork handlers and lane threads may outlive static destructors
+
+void gate_prepare() {
+    std::unique_lock<std::mutex> lock(g_gate->mu);
+    g_gate->forking = true;
+    g_gate->cv.wait_for(lock, kForkWait, [] { return g_gate->inside == 0; });
+}
+
+void gate_parent() {
+    {
+        std::lock_guard<std::mutex> lock(g_gate->mu);
+        g_gate->forking = false;
+    }
+    g_gate->cv.notify_all();
+}
+
+void gate_child() {
+    // The child has only the forking thread: whatever the other threads held
+    // (the mutex, regions of threads that do not exist here) is void.
+    g_gate = new (std::nothrow) ForkGate;
+}
+
+// One LAPACK region of a task (Note [LAPACK and fork]).
+class LapackRegion {
+public:
+    LapackRegion() {
+        std::unique_lock<std::mutex> lock(g_gate->mu);
+        g_gate->cv.wait(lock, [] { return !g_gate->forking; });
+        ++g_gate->inside;
+    }
+    ~LapackRegion() {
+        {
+            std::lock_guard<std::mutex> lock(g_gate->mu);
+            --g_gate->inside;
+        }
+        g_gate->cv.notify_all();
+    }
+    LapackRegion(const LapackRegion&) = delete;
+    LapackRegion& operator=(const LapackRegion&) = delete;
+};
+
 bool square(LinalgOp op) {
     return op != LinalgOp::QrReduced && op != LinalgOp::QrComplete && op != LinalgOp::SvdReduced &&
            op != LinalgOp::SvdFull && op != LinalgOp::Svdvals;
@@ -488,6 +557,9 @@ void load_lapack(const std::string& path) {
                             sym("geqrf"), sym(cplx ? "ungqr" : "orgqr"), sym("gesdd"), sym("geev")};
     }
     std::copy(found, found + 4, g_routines);
+    // After the library's own handlers, so that ours run first (Note [LAPACK and fork]).
+    static const bool gated = pthread_atfork(&gate_prepare, &gate_parent, &gate_child) == 0;
+    (void)gated;
     g_handle = h;  // kept for the process: tasks may run until exit
 }
 
@@ -556,6 +628,7 @@ TaskSpec linalg_task(LinalgOp op, const Array& a, const Array* b, const std::vec
     const Array rhs = b ? *b : Array{};
     const bool has_b = b != nullptr;
     t.fn = [op, in, rhs, has_b, outs] {
+        const LapackRegion region;
         const Array* bp = has_b ? &rhs : nullptr;
         switch (in.dtype) {
             case DType::Float32: return run<float>(op, in, bp, outs);
