@@ -2,16 +2,19 @@
 so skipped where the tests run without them): memory/ depends on nothing of the runtime,
 the runtime reaches device code only through the provider interface, the emulated provider
 runs dispatches through its queue, the built-in programs' only device code is Loom, ext/core has no
-Python, and the bindings leave array orchestration (allocation, tasks, submission) to the core."""
+Python, the bindings leave array orchestration (allocation, tasks, submission) to the core, and the
+Python package's import graph has no cycle, its foundation modules importing no chapter module."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
 CORE = Path(__file__).resolve().parents[1] / "ext" / "core"
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "hrxarray"
 
 pytestmark = pytest.mark.skipif(not CORE.is_dir(), reason="needs the source tree (ext/core)")
 
@@ -130,3 +133,123 @@ def test_orchestration_check_sees_calls_but_not_comments_or_strings(tmp_path):
                      "submit(rt, t);\nout.base->add_writer(c);\nchar q = '\"'; // submit(\n")
     assert orchestration_in([probe]) == {("bind_probe.cpp", "make_array("): 1, ("bind_probe.cpp", "*_task("): 1,
                                          ("bind_probe.cpp", "submit("): 1, ("bind_probe.cpp", "add_writer("): 1}
+
+
+# --- the Python package's import graph (issue 26: a graph without cycles) -----------------------
+
+# The foundation: the array type and its method table, dtypes, host views, traces, completions and
+# the default runtime (with the compiled core). They import nothing but each other, so any chapter
+# (creation, manipulation, statistics, linalg, loom, dask, ...) may build on all of them.
+FOUNDATION = {"hrxarray._array", "hrxarray._dtypes", "hrxarray._hostview", "hrxarray._trace",
+              "hrxarray._completion", "hrxarray._runtime"}
+
+
+def _modules(root):
+    """{dotted name: path} of every .py module of the package at `root` (a directory named like it)."""
+    mods = {}
+    for p in sorted(root.rglob("*.py")):
+        parts = p.relative_to(root.parent).with_suffix("").parts
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return mods
+
+
+def _type_checking_only(node):
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        isinstance(test, ast.Name) and test.id.endswith("TYPE_CHECKING")
+        or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def import_graph(root):
+    """{module: set of package modules it imports}, counting imports anywhere in the module (in
+    functions too: a lazy import is still a dependency) except under ``if TYPE_CHECKING:``.
+
+    ``from pkg import name`` is an edge to the submodule ``pkg.name`` when there is one, else to
+    ``pkg`` itself (the name comes from its __init__: the facade). The implicit import of a module's
+    parent package by the import system is not an edge (every submodule has it)."""
+    mods = _modules(root)
+    top = root.name
+    graph = {}
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        stack = list(ast.parse(path.read_text()).body)
+        while stack:
+            node = stack.pop()
+            if _type_checking_only(node):
+                stack.extend(node.orelse)
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.split(".")[0] == top)
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+                mod = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module or ""
+                if mod.split(".")[0] != top:
+                    continue
+                for a in node.names:
+                    sub = f"{mod}.{a.name}"
+                    found.add(sub if sub in mods or sub.endswith("._core") else mod)
+        graph[name] = {m for m in found if m in mods and m != name}
+    return graph
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_import_graph_reader_sees_lazy_facade_and_submodule_imports(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import a\nfrom .a import thing\nname = 1\n")
+    (pkg / "a.py").write_text("from . import b\nimport typing\nif typing.TYPE_CHECKING:\n    from . import c\n")
+    (pkg / "b.py").write_text("def f():\n    from pkg import name\n    return name\n")
+    (pkg / "c.py").write_text("from .sub import d\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "d.py").write_text("from .. import c\nfrom pkg import _core\n")
+    g = import_graph(pkg)
+    assert g == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.b"}, "pkg.b": {"pkg"}, "pkg.c": {"pkg.sub.d"},
+                 "pkg.sub": set(), "pkg.sub.d": {"pkg.c"}}
+    assert sorted(cycles(g)) == [["pkg", "pkg.a", "pkg.b"], ["pkg.c", "pkg.sub.d"]]
+
+
+@pytest.mark.skipif(not PACKAGE.is_dir(), reason="needs the source tree (src/hrxarray)")
+def test_the_package_imports_without_cycles():
+    graph = import_graph(PACKAGE)
+    assert len(graph) > 20 and FOUNDATION <= set(graph)
+    assert cycles(graph) == [], "import cycles in src/hrxarray (lazy imports count)"
+
+
+@pytest.mark.skipif(not PACKAGE.is_dir(), reason="needs the source tree (src/hrxarray)")
+def test_foundation_modules_import_no_chapter_module():
+    graph = import_graph(PACKAGE)
+    found = {m: sorted(graph[m] - FOUNDATION) for m in FOUNDATION if graph[m] - FOUNDATION}
+    assert found == {}

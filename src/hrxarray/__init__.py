@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit as _atexit
 import os as _os
-import threading as _threading
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 
@@ -75,6 +74,7 @@ from ._core import (
     UnsupportedError,
     Visibility,
 )
+from ._runtime import default_runtime, devices, gpu, npu
 from . import kernels
 from . import random
 # The elementwise functions: one hx.ufunc object each under NumPy's names,
@@ -151,7 +151,6 @@ from ._creation import (
     full as full,
     full_like as full_like,
     linspace as linspace,
-    meshgrid as meshgrid,
     ones as ones,
     ones_like as ones_like,
     tril as tril,
@@ -204,8 +203,8 @@ from ._manipulation import (
     broadcast_shapes as broadcast_shapes,
     concat as concat,
     flip as flip,
+    meshgrid as meshgrid,
     moveaxis as moveaxis,
-    pad as pad,
     ravel as ravel,
     repeat as repeat,
     roll as roll,
@@ -213,6 +212,7 @@ from ._manipulation import (
     tile as tile,
     unstack as unstack,
 )
+from ._pad import pad as pad
 from ._linear_algebra import (
     dot as dot,
     einsum as einsum,
@@ -426,57 +426,3 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'hrxarray' has no attribute {name!r}")
 
 
-_default_lock = _threading.Lock()
-_default = None
-
-
-def default_runtime() -> Runtime:
-    """The process-wide default Runtime, created on first use.
-
-    Setting the environment variable ``HRXARRAY_CHECK_VISIBILITY=1`` before its
-    creation turns on the emulator's checked visibility mode, and
-    ``HRXARRAY_CHECKED=1`` runs Loom programs in checked mode (see
-    :mod:`hrxarray.loom`; every ``Runtime()`` created without ``checked=``
-    reads it).
-
-    After ``os.fork()`` (``multiprocessing``'s "fork" start method included) the
-    child gets a new default runtime on first use, as PyTorch's CPU thread pool
-    does: ``fork()`` copies only the calling thread, so the parent's lane
-    threads do not exist there. A runtime made before the fork, and every
-    buffer, array, graph and completion of it, raises ``UnsupportedError`` in
-    the child (as CUDA does in PyTorch) instead of waiting for lanes that are
-    gone. Copy what a child needs to NumPy before forking, or use the "spawn"
-    or "forkserver" start method.
-    """
-    global _default
-    with _default_lock:
-        if _default is None:
-            checked = _os.environ.get("HRXARRAY_CHECK_VISIBILITY", "") not in ("", "0")
-            _default = Runtime(check_visibility=checked)
-        return _default
-
-
-def _after_fork_in_child():
-    # See default_runtime(). The lock may have been held by another thread at
-    # the fork; a new one replaces it.
-    global _default, _default_lock
-    _default = None
-    _default_lock = _threading.Lock()
-
-
-_os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def gpu() -> GpuDevice:
-    """The default runtime's GPU (``default_runtime().gpu()``)."""
-    return default_runtime().gpu()
-
-
-def npu(index: int = 0) -> NpuDevice:
-    """NPU number ``index`` of the default runtime (``default_runtime().npu(index)``)."""
-    return default_runtime().npu(index)
-
-
-def devices() -> list:
-    """Every device of the default runtime: the GPU, then the NPUs."""
-    return default_runtime().devices()

@@ -28,6 +28,7 @@ import inspect
 import math
 import operator
 import os
+import sys
 import types
 from typing import Any, Callable, TypeVar
 
@@ -372,6 +373,8 @@ def _reshape(self, *shape: int, order: str = "C", copy: bool | None = None) -> D
 
 
 _INT64_MAX = 2**63 - 1
+# The array API versions the namespace implements (__array_namespace__(api_version=...)).
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
 @_method("transpose")
@@ -435,14 +438,12 @@ def _to_device(self, device: Placement, /, *, stream: object = None) -> DeviceAr
 @_method("__array_namespace__")
 def _array_namespace(self, /, *, api_version: str | None = None) -> types.ModuleType:
     """The hrxarray module, an array API namespace (api_version None or one of the versions it implements)."""
-    from . import _data_types
-
-    if api_version is not None and api_version not in _data_types._API_VERSIONS:
+    if api_version is not None and api_version not in API_VERSIONS:
         raise ValueError(f"__array_namespace__: api_version {api_version!r} is not one of "
-                         f"{', '.join(_data_types._API_VERSIONS)}")
-    import hrxarray
-
-    return hrxarray
+                         f"{', '.join(API_VERSIONS)}")
+    # The package itself, which is loaded whenever this module is (a submodule is never imported
+    # without its package): a lookup, not an import of the facade from below it.
+    return sys.modules[__package__]
 
 
 @_method("view")

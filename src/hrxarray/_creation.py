@@ -1,5 +1,5 @@
 """Creation functions (the array API's chapter): asarray, empty, zeros, ones, full, arange, linspace, the
-``*_like`` functions, from_dlpack, eye, tril, triu, meshgrid, and their NumPy dispatch (``np.zeros_like``,
+``*_like`` functions, from_dlpack, eye, tril, triu, and their NumPy dispatch (``np.zeros_like``,
 NEP 35's ``like=``).
 
 ``device=`` is the array API's spelling of ``placement=`` (a placement such as
@@ -18,7 +18,7 @@ from . import _array, _core
 from ._array import DeviceArray, _default_placement, _device, _dtype, _flag, _home, _is_bfp16, bfp16
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "arange", "linspace", "empty_like", "zeros_like",
-           "ones_like", "full_like", "from_dlpack", "eye", "tril", "triu", "meshgrid"]
+           "ones_like", "full_like", "from_dlpack", "eye", "tril", "triu"]
 
 
 def asarray(obj: Any, dtype: Any = None, *, device: Any = None, placement: Any = None,
@@ -267,40 +267,6 @@ def triu(x: DeviceArray, /, *, k: int = 0) -> DeviceArray:
     return _triangle(x, k, False, "triu")
 
 
-def meshgrid(*arrays: DeviceArray, indexing: str = "xy", sparse: bool = False,
-             copy: bool = True) -> tuple[DeviceArray, ...]:
-    """Coordinate arrays from 1-d coordinate vectors (a tuple, as NumPy 2 and the array API 2025.12).
-
-    ``indexing="xy"`` (Cartesian) swaps the first two output axes, ``"ij"``
-    (matrix) keeps them. NumPy's ``sparse=True`` gives broadcastable views and
-    ``copy=False`` read-through broadcast views; by default each output is a
-    new array (one copy on the compute lane each), of its input's dtype.
-    Inputs of more than one dimension are flattened, as NumPy does.
-    """
-    from . import _manipulation  # imports this module
-
-    op = "meshgrid"
-    if indexing not in ("xy", "ij"):
-        raise ValueError(f"{op}: indexing must be 'xy' or 'ij', got {indexing!r}")
-    sparse = _flag(sparse, op, "sparse")
-    copy = _flag(copy, op, "copy")
-    xs = [_device(a, op).reshape(-1) for a in arrays]
-    nd = len(xs)
-    sizes = [x.shape[0] for x in xs]
-    if indexing == "xy" and nd > 1:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
-    out = []
-    for i, x in enumerate(xs):
-        at = 1 - i if indexing == "xy" and nd > 1 and i < 2 else i
-        shape = [1] * nd
-        shape[at] = x.shape[0]
-        v = x.reshape(tuple(shape))
-        if not sparse:
-            v = _manipulation.broadcast_to(v, tuple(sizes))
-        out.append(v.copy() if copy else v)
-    return tuple(out)
-
-
 def _np_tril(m, k=0):
     return tril(m, k=k)
 
@@ -309,7 +275,7 @@ def _np_triu(m, k=0):
     return triu(m, k=k)
 
 
-_array._ARRAY_FUNCTIONS.update({np.tril: _np_tril, np.triu: _np_triu, np.meshgrid: meshgrid})
+_array._ARRAY_FUNCTIONS.update({np.tril: _np_tril, np.triu: _np_triu})
 
 
 # --- NumPy dispatch ---------------------------------------------------------------------------

@@ -28,7 +28,13 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _serialize
-from ._array import DeviceArray
+from ._array import DeviceArray, to_numpy
+from ._core import _ufuncs
+from ._creation import empty, full
+from ._indexing import take
+from ._linear_algebra import einsum, tensordot
+from ._manipulation import concatenate
+from ._statistical import sum as hx_sum
 
 
 # Module -> registration to run once it has executed. dask.sizeof is the first
@@ -122,8 +128,6 @@ def register_sizeof_dispatch() -> None:
 def _numel(x: DeviceArray, **kwargs: Any) -> Any:
     # Dask's mean divides a block's total by this count: a DeviceArray of the
     # count keeps the division on the device (NumPy's default moves it to the host).
-    import hrxarray as hx
-
     axis = kwargs.get("axis")
     keepdims = kwargs.get("keepdims", False)
     dtype = kwargs.get("dtype", np.float64)
@@ -132,29 +136,23 @@ def _numel(x: DeviceArray, **kwargs: Any) -> Any:
     count = math.prod(x.shape[a] for a in axes)
     shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
         tuple(n for d, n in enumerate(x.shape) if d not in axes)
-    return hx.full(shape, count, dtype=dtype, placement=x.placement)
+    return full(shape, count, dtype=dtype, placement=x.placement)
 
 
 def _nannumel(x: DeviceArray, **kwargs: Any) -> Any:
-    import hrxarray as hx
-
-    return hx.sum(hx.logical_not(hx.isnan(x)), **kwargs)
+    return hx_sum(_ufuncs["logical_not"](_ufuncs["isnan"](x)), **kwargs)
 
 
 def _to_numpy(x: DeviceArray, **kwargs: Any) -> np.ndarray:
-    import hrxarray as hx
-
-    return hx.to_numpy(x, **kwargs)
+    return to_numpy(x, **kwargs)
 
 
 def _einsum(*args: Any, **kwargs: Any) -> Any:
-    import hrxarray as hx
-
     # Dask passes NumPy's einsum options; hrxarray's einsum has no memory order or casting.
     for k in ("casting", "order", "optimize"):
         kwargs.pop(k, None)
     dtype = kwargs.pop("dtype", None)
-    out = hx.einsum(*args, **kwargs)
+    out = einsum(*args, **kwargs)
     return out if dtype is None else out.astype(dtype, copy=False)
 
 
@@ -164,15 +162,13 @@ def register_array() -> None:
     import dask.array as da
     from dask.array import dispatch
 
-    import hrxarray as hx
-
     da.register_chunk_type(DeviceArray)
-    dispatch.concatenate_lookup.register(DeviceArray, hx.concatenate)
-    dispatch.take_lookup.register(DeviceArray, hx.take)
-    dispatch.tensordot_lookup.register(DeviceArray, hx.tensordot)
+    dispatch.concatenate_lookup.register(DeviceArray, concatenate)
+    dispatch.take_lookup.register(DeviceArray, take)
+    dispatch.tensordot_lookup.register(DeviceArray, tensordot)
     dispatch.einsum_lookup.register(DeviceArray, _einsum)
-    dispatch.empty_lookup.register(DeviceArray, hx.empty)
-    dispatch.divide_lookup.register(DeviceArray, hx.divide)
+    dispatch.empty_lookup.register(DeviceArray, empty)
+    dispatch.divide_lookup.register(DeviceArray, _ufuncs["divide"])
     dispatch.numel_lookup.register(DeviceArray, _numel)
     dispatch.nannumel_lookup.register(DeviceArray, _nannumel)
     dispatch.to_numpy_dispatch.register(DeviceArray, _to_numpy)
@@ -191,7 +187,7 @@ def register_array() -> None:
 # called, and da.matmul is that function bound at import. So the registration
 # replaces both names with a wrapper that sends a bfloat16 or float16 product
 # of 1-d/2-d operands or of stacks with one batch shape, one of them with
-# DeviceArray blocks, to hrxarray.dask.matmul, and calls Dask's function (kept
+# DeviceArray blocks, to hrxarray.dask.matmul (hrxarray/_dask_matmul.py), and calls Dask's function (kept
 # as __wrapped__) for everything else: NumPy blocks, wider dtypes, batches that
 # broadcast.
 def _narrow_device_product(a: Any, b: Any) -> bool:
@@ -204,7 +200,7 @@ def _narrow_device_product(a: Any, b: Any) -> bool:
     dims = (getattr(a, "ndim", None), getattr(b, "ndim", None))
     if not all(isinstance(d, int) and d >= 1 for d in dims):
         return False
-    from .dask import _stacks_match
+    from ._dask_matmul import _stacks_match
 
     if not _stacks_match(a.shape, b.shape):
         return False  # batches that broadcast: Dask's own algorithm
@@ -226,7 +222,7 @@ def _route_matmul() -> None:
     @functools.wraps(dask_matmul)
     def matmul(a: Any, b: Any) -> Any:
         if _narrow_device_product(a, b):
-            from .dask import matmul as device_matmul
+            from ._dask_matmul import matmul as device_matmul
 
             return device_matmul(a, b)
         return dask_matmul(a, b)

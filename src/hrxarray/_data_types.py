@@ -22,7 +22,7 @@ __all__ = ["__array_api_version__", "__array_namespace_info__", "finfo", "iinfo"
 __array_api_version__ = "2025.12"
 # The versions __array_namespace__(api_version=...) accepts: this one and the earlier ones
 # whose rules it keeps.
-_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+_API_VERSIONS = _array.API_VERSIONS
 
 e = float(np.e)
 pi = float(np.pi)
@@ -224,7 +224,8 @@ class Info:
 
     def devices(self) -> tuple:
         """The placements of the default runtime arrays can live in, the default first (a tuple, as 2025.12 says)."""
-        from . import GpuLocal, HostVisible, NpuLocal, npu
+        from ._core import GpuLocal, HostVisible, NpuLocal
+        from ._runtime import npu
 
         default = self.default_device()
         return (default, HostVisible(), GpuLocal(), NpuLocal(npu()))

@@ -139,29 +139,3 @@ def _attach(art, ir: str) -> None:
             raise RuntimeError(f"the object code has no {name}")
         _state["entries"][digest] = entry
     art._attach_native(entry)
-
-
-def prepare_builtins() -> None:
-    """Compile the built-in GPU kernels' native code once per process.
-
-    The runtime plans a built-in (``hx.kernels.gpu``) in C++ on every load; a plan whose IR
-    was compiled before in this process starts native (the program's registry of entries),
-    so compiling the built-in sources here once makes every later load native.
-    """
-    if _state.get("builtins") or os.environ.get("HRXARRAY_LOOM_NATIVE", "1") == "0":
-        return
-    _state["builtins"] = True
-    import re
-    from importlib import resources
-
-    from . import loom
-
-    try:
-        text = resources.files("hrxarray").joinpath("programs", "elementwise.loom").read_text()
-    except OSError:
-        return
-    for symbol in re.findall(r"kernel\.def\b[^\n{]*?@([A-Za-z_][\w.\-]*)\s*\(", text):
-        try:
-            loom.compile(text, symbol, target=loom.GPU_TARGET)
-        except Exception:  # a built-in the frontend refuses stays interpreted, as before
-            pass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _array, _core, _creation, _statistical
+from . import _array, _core, _creation
 from ._array import DeviceArray, _device, _flag, _operand
 
 __all__ = ["where", "argmax", "argmin", "searchsorted", "nonzero", "count_nonzero"]
@@ -55,7 +55,8 @@ def count_nonzero(x, /, axis: int | tuple[int, ...] | None = None, *, keepdims: 
     op = "count_nonzero"
     x = _device(x, op)
     keepdims = _flag(keepdims, op, "keepdims")
-    return _statistical.sum(_core._ufuncs["not_equal"](x, 0), axis=axis, dtype=np.int64, keepdims=keepdims)
+    # The add reduction hx.sum is, named for this function in its errors.
+    return _array._ufunc_reduce(_core._ufuncs["add"], _core._ufuncs["not_equal"](x, 0), axis, np.int64, None, keepdims, op)
 
 
 @_array._method("nonzero")

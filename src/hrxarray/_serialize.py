@@ -87,9 +87,9 @@ def _placement_for(kind: str) -> _core.Placement:
     if _receiving_npu is not None:
         npu = _receiving_npu
     else:
-        import hrxarray
+        from ._runtime import npu as default_npu
 
-        npu = hrxarray.npu()
+        npu = default_npu()
     return _core.NpuLocal(npu) if kind == "NpuLocal" else _core.Shared(npu)
 
 

@@ -140,7 +140,7 @@ def gpu(name: str, *, runtime: Runtime | None = None, config: Mapping[str, int |
     >>> [b.bytes for b in k.contract.bindings]
     [4096, 4096]
     """
-    from . import _loom_native
+    from . import loom
 
-    _loom_native.prepare_builtins()  # the built-ins' native code, once per process
+    loom._prepare_builtins()  # the built-ins' native code, once per process
     return _k.gpu(name, runtime=runtime, **_merge(config, keys, "kernels.gpu"))

@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+import re
 from typing import Any
 
 import numpy as np
@@ -173,8 +175,35 @@ def compile(source: str, symbol: str, *, target: str, config: dict | None = None
     return art
 
 
+def _prepare_builtins() -> None:
+    """Compile the built-in GPU kernels' native code once per process.
+
+    The runtime plans a built-in (``hx.kernels.gpu``) in C++ on every load; a plan whose IR
+    was compiled before in this process starts native (the program's registry of entries),
+    so compiling the built-in sources here once makes every later load native.
+    """
+    global _builtins_prepared
+    if _builtins_prepared or os.environ.get("HRXARRAY_LOOM_NATIVE", "1") == "0":
+        return
+    _builtins_prepared = True
+    from importlib import resources
+
+    try:
+        text = resources.files("hrxarray").joinpath("programs", "elementwise.loom").read_text()
+    except OSError:
+        return
+    for symbol in re.findall(r"kernel\.def\b[^\n{]*?@([A-Za-z_][\w.\-]*)\s*\(", text):
+        try:
+            compile(text, symbol, target=GPU_TARGET)
+        except Exception:  # a built-in the frontend refuses stays interpreted, as before
+            pass
+
+
+_builtins_prepared = False
+
+
 def _runtime_of(arrays):
-    from . import default_runtime
+    from ._runtime import default_runtime
     for a in arrays:
         if hasattr(a, "buffer") and hasattr(a, "_offset"):
             return a.buffer.runtime
@@ -271,7 +300,7 @@ class function:
         if npu is None:
             npu = _runtime_of(list(given.values())).npu(0)
         rt = npu.runtime
-        from . import Shared
+        from ._core import Shared
         for name, writes in zip(self._names, self._writes):  # checks first: nothing is queued when one fails
             x = given.get(name)
             if x is None and not writes:
@@ -591,7 +620,7 @@ class _CaseRun:
         pass  # no provider of the emulator reports an exceptional environment
 
     def op_kernel_launch(self, op, at):
-        from . import Access, BindingContract, HostVisible, KernelContract
+        from ._core import Access, BindingContract, HostVisible, KernelContract
         kname = op["callee"]
         art = self.arts.get(kname)
         if art is None:
@@ -721,7 +750,7 @@ def check(source: str, *, config: dict | None = None) -> CheckReport:
     malformed case: a missing clause, an unknown op, an undefined value).
     """
     module = _l.parse(source)
-    from . import Runtime
+    from ._core import Runtime
     rt = Runtime()
     arts: dict = {}
     report = CheckReport()

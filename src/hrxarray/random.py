@@ -85,10 +85,8 @@ def _int_bound(value: Any, what: str, op: str) -> int | np.ndarray:
 
 
 def _ufunc(name: str) -> Any:
-    # hrxarray's ufunc objects, looked up when used: the package defines them after importing this module.
-    import hrxarray
-
-    return getattr(hrxarray, name)
+    # hrxarray's ufunc objects, by NumPy name: the C++ core's table, which the package re-exports.
+    return _core._ufuncs[name]
 
 
 def _host_values(p: float | np.ndarray | DeviceArray) -> np.ndarray:

@@ -1064,6 +1064,30 @@ class DeviceArray:
     def mT(self) -> DeviceArray:
         """The matrix transpose of the last two axes."""
 
+    def flatten(self, order: str = 'C') -> DeviceArray:
+        """A 1-d copy of this array (always a new array)."""
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
+        """hrxarray.squeeze of this array."""
+
+    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
+        """hrxarray.repeat of this array."""
+
+    def ravel(self, order: str = 'C') -> DeviceArray:
+        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
+
+    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
+        """hrxarray.swapaxes of this array (a view)."""
+
+    def nonzero(self) -> tuple[DeviceArray, ...]:
+        """hrxarray.nonzero of this array."""
+
+    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmax of this array."""
+
+    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmin of this array."""
+
     def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
         """
         Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
@@ -1108,30 +1132,6 @@ class DeviceArray:
 
     def all(self, axis: object = None, out: object = None, keepdims: bool = False) -> DeviceArray:
         """hrxarray.all of this array."""
-
-    def nonzero(self) -> tuple[DeviceArray, ...]:
-        """hrxarray.nonzero of this array."""
-
-    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmax of this array."""
-
-    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmin of this array."""
-
-    def flatten(self, order: str = 'C') -> DeviceArray:
-        """A 1-d copy of this array (always a new array)."""
-
-    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
-        """hrxarray.squeeze of this array."""
-
-    def repeat(self, repeats: object, axis: int | None = None) -> DeviceArray:
-        """hrxarray.repeat of this array."""
-
-    def ravel(self, order: str = 'C') -> DeviceArray:
-        """hrxarray.ravel of this array: a 1-d view when contiguous, else a copy."""
-
-    def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
-        """hrxarray.swapaxes of this array (a view)."""
 
     def dot(self, b: object, out: object = None) -> DeviceArray:
         """hrxarray.dot of this array and b."""

@@ -38,18 +38,19 @@ class DevicePlugin(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         global binding
-        import hrxarray as hx
+        from .._core import Shared
+        from .._runtime import default_runtime, npu as default_npu
 
         device = self.device or os.environ.get("HRX_VISIBLE_DEVICES") or "cpu"
         if device.startswith("npu"):
-            npu = hx.npu()  # the visible NPU is the process's first
+            npu = default_npu()  # the visible NPU is the process's first
             _serialize.set_receiving_npu(npu)
-            placement = repr(hx.Shared(npu))
+            placement = repr(Shared(npu))
         elif device == "cpu":
-            placement = repr(hx.Shared(hx.npu()))
+            placement = repr(Shared(default_npu()))
         else:
             raise ValueError(f"DevicePlugin: device must be 'npu:N' or 'cpu', got {device!r}")
-        binding = {"device": device, "placement": placement, "backend": hx.default_runtime().backend,
+        binding = {"device": device, "placement": placement, "backend": default_runtime().backend,
                    "worker": str(getattr(worker, "address", "")),
                    "resources": ",".join(f"{k}={v}" for k, v in _resources(worker).items())}
         worker.hrx_binding = dict(binding)
