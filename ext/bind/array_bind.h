@@ -83,10 +83,6 @@ void bind_ufuncs(nanobind::module_& m, nanobind::class_<PyArray>& cls);
 // kernel (bind_ufunc.cpp; bind_loom calls it with the _core.loom module).
 void bind_loom_ufunc(nanobind::module_& lm);
 
-// The binding's side of the core's operations (array/operands.h): the default
-// runtime and placement.
-const CallEnv& call_env();
-
 }  // namespace hrx::bind
 
 namespace hrx::bind {

@@ -193,11 +193,6 @@ void set_loom_error(const loom::CompileError& e) {
     PyErr_SetObject(g_loom_error, exc.ptr());
 }
 
-void raise_loom_error(const loom::CompileError& e) {
-    set_loom_error(e);
-    throw nb::python_error();
-}
-
 void bind_loom_frontend(nb::module_& parent) {
     nb::module_ m = parent.def_submodule("loom", "The Loom frontend: parse and verify Loom modules (private; use hrxarray.loom).");
 

@@ -181,8 +181,6 @@ const CallEnv g_env{&call_defaults};
 
 }  // namespace
 
-const CallEnv& call_env() { return g_env; }
-
 Operand scalar_operand(nb::handle value, DType dt, const std::string& op) {
     Scalar s;
     if (!parse_number(value, s, op)) {

@@ -45,8 +45,6 @@ void bind_manipulation(nanobind::module_& m);
 void bind_linalg(nanobind::module_& m);
 // _core.loom: Loom parse/verify/specialise and LoomError (bind_loom_frontend.cpp).
 void bind_loom_frontend(nanobind::module_& m);
-// set_loom_error (below), then throws nanobind::python_error.
-[[noreturn]] void raise_loom_error(const loom::CompileError& e);
 // Sets the pending Python exception to a LoomError carrying `e`'s
 // diagnostics, for bindings that catch a CompileError themselves (throwing it
 // through nanobind is translated the same way).

@@ -59,11 +59,7 @@ from . import _array as A
 from . import _creation as C
 from ._core import Artifact
 from ._core import loom as _l
-
-try:  # the frontend's bindings
-    from ._core.loom import Diagnostic, LoomError, Module
-except ImportError:  # pragma: no cover - a build without the frontend
-    Diagnostic = LoomError = Module = None  # type: ignore[assignment, misc]
+from ._core.loom import Diagnostic, LoomError, Module
 
 LaunchConfig = _l.LaunchConfig
 

@@ -21,22 +21,6 @@ void Diags::warning(const char* code, std::string message, Location loc) {
     list.push_back({Diagnostic::Severity::Warning, code, std::move(message), loc});
 }
 
-const char* token_kind_name(Tok k) {
-    switch (k) {
-        case Tok::Eof: return "end of input";
-        case Tok::Ident: return "identifier";
-        case Tok::Value: return "SSA value";
-        case Tok::Symbol: return "symbol";
-        case Tok::Hash: return "attribute";
-        case Tok::Label: return "block label";
-        case Tok::Int: return "integer";
-        case Tok::Float: return "float";
-        case Tok::String: return "string";
-        case Tok::Punct: return "punctuation";
-    }
-    return "token";
-}
-
 std::string describe(const Token& t) {
     switch (t.kind) {
         case Tok::Eof: return "end of input";

@@ -38,7 +38,6 @@ struct Token {
     bool is_word(std::string_view w) const { return kind == Tok::Ident && text == w; }
 };
 
-const char* token_kind_name(Tok k);
 std::string describe(const Token& t);  // for PARSE/003: the token as written
 
 class Lexer {
