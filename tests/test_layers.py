@@ -126,6 +126,13 @@ def test_bindings_parse_call_and_wrap():
     assert orchestration_in(paths) == BIND_MAY_ORCHESTRATE
 
 
+def test_bindings_never_import_the_package_facade():
+    """The default runtime lives in the C++ core (Note [The default runtime]); no binding reaches back
+    into ``hrxarray/__init__.py`` for it or anything else (issue 26: a one-way boundary)."""
+    found = [p.name for p in sorted(BIND.glob("*.cpp")) if re.search(r'import_\(\s*"hrxarray"\s*\)', p.read_text())]
+    assert found == []
+
+
 def test_orchestration_check_sees_calls_but_not_comments_or_strings(tmp_path):
     probe = tmp_path / "bind_probe.cpp"
     probe.write_text('// make_array(rt, p) in a comment\nm.def("f", &f, "then submit() it");\n'

@@ -76,6 +76,17 @@ def test_default_runtime_is_one_object_and_module_shortcuts_use_it():
     assert hx.npu() != hx.Runtime().npu()
 
 
+def test_default_runtime_is_the_same_object_after_every_python_reference_went(tmp_path):
+    # The C++ core keeps the default runtime's Python object (Note [The default runtime]): an id
+    # seen once is seen again even when nothing in Python held the runtime in between.
+    code = ("import gc, hrxarray as hx\n"
+            "first = id(hx.default_runtime()); gc.collect()\n"
+            "x = hx.asarray([1.0]); same = x.buffer.runtime is hx.default_runtime()\n"
+            "print(first == id(hx.default_runtime()), same)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.stdout.strip() == "True True", out.stderr
+
+
 def test_default_runtime_checked_mode_from_environment(tmp_path):
     code = "import hrxarray as hx; print(hx.default_runtime().check_visibility)"
     for value, expected in (("1", "True"), ("0", "False")):

@@ -56,8 +56,10 @@ std::vector<int64_t> int_vector(nanobind::handle h, const std::string& op, const
 // int64, not yet normalised; an integer beyond int64 is an AxisError (Note [Axes]).
 std::vector<int64_t> axes_from_py(nanobind::handle axis, int ndim, const std::string& op);
 
-// The process-wide default runtime (hrxarray.default_runtime()).
+// The process-wide default runtime (Note [The default runtime] in
+// bind_runtime.cpp; hrxarray.default_runtime() returns its Python object).
 std::shared_ptr<RuntimeCore> default_runtime();
+nanobind::object default_runtime_object();
 // Placement from a Python placement object or None (-> creation::default_placement(rt)).
 Placement placement_from_py(nanobind::handle h, RuntimeCore& rt, const std::string& op);
 // The runtime and placement of a new array (creation::home) from a placement

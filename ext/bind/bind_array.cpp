@@ -114,20 +114,6 @@ DType dtype_from_py(nb::handle h, const std::string& op) {
 
 // --- runtime, placements, submission ------------------------------------------------
 
-std::shared_ptr<RuntimeCore> default_runtime() {
-    // Cached (the GIL guards it); a fork child asks again, as hrxarray makes
-    // a new default runtime there (Note [Fork] in runtime/scheduler.cpp).
-    static std::shared_ptr<RuntimeCore>* rt = nullptr;
-    if (!rt || (*rt)->scheduler().forked()) {
-        auto fresh = nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")());
-        if (!rt)
-            rt = new std::shared_ptr<RuntimeCore>(std::move(fresh));
-        else
-            *rt = std::move(fresh);
-    }
-    return *rt;
-}
-
 namespace {
 
 [[noreturn]] void placement_type_error(nb::handle h, const std::string& op) {

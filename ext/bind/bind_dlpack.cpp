@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "array/array.h"
+#include "array_bind.h"
 #include "bindings.h"
 #include "checked.h"
 #include "gil.h"
@@ -368,7 +369,7 @@ namespace {
 nb::tuple dlpack_import(nb::handle obj, nb::handle runtime_obj) {
     std::shared_ptr<RuntimeCore> runtime;
     if (runtime_obj.is_none())
-        runtime = nb::cast<std::shared_ptr<RuntimeCore>>(nb::module_::import_("hrxarray").attr("default_runtime")());
+        runtime = default_runtime();
     else
         runtime = nb::cast<std::shared_ptr<RuntimeCore>>(runtime_obj);
     DlpackImport r = dlpack_import_raw(obj, runtime);

@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "array_bind.h"
 #include "bindings.h"
 #include "gil.h"
 #include "errors.h"
@@ -32,6 +33,18 @@ void track(const std::shared_ptr<RuntimeCore>& rt) {
     auto& v = *g_runtimes;
     v.erase(std::remove_if(v.begin(), v.end(), [](const auto& w) { return w.expired(); }), v.end());
     v.push_back(rt);
+}
+
+// An environment flag: set, non-empty and not "0".
+bool env_flag(const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v && std::string(v) != "0";
+}
+
+std::shared_ptr<RuntimeCore> make_runtime(const RuntimeOptions& o) {
+    auto rt = RuntimeCore::create(o, provider::make_emulated_provider());
+    track(rt);
+    return rt;
 }
 
 // Note [Refused threads report before exit]: a daemon thread refused at exit
@@ -79,6 +92,30 @@ void join_refused_threads() {
 }
 
 }  // namespace
+
+// Note [The default runtime]: one per process, created on first use with the
+// environment's options (HRXARRAY_CHECK_VISIBILITY, HRXARRAY_CHECKED). The
+// Python object is kept, not only the runtime, so that every call returns
+// the same object (nanobind would wrap a bare shared_ptr afresh once the last
+// Python reference went). After fork() the child gets a new one on first use
+// (Note [Fork] in runtime/scheduler.cpp): the parent's lanes do not exist
+// there. Only touched with the GIL held.
+nb::object default_runtime_object() {
+    static nb::object* held = nullptr;  // never destroyed: it may outlive the module at exit
+    if (!held || nb::cast<RuntimeCore&>(*held).scheduler().forked()) {
+        RuntimeOptions o;
+        o.check_visibility = env_flag("HRXARRAY_CHECK_VISIBILITY");
+        o.checked = env_flag("HRXARRAY_CHECKED");
+        nb::object fresh = nb::cast(make_runtime(o));
+        if (!held)
+            held = new nb::object(std::move(fresh));
+        else
+            *held = std::move(fresh);
+    }
+    return *held;
+}
+
+std::shared_ptr<RuntimeCore> default_runtime() { return nb::cast<std::shared_ptr<RuntimeCore>>(default_runtime_object()); }
 
 void note_refused_thread() {
     const unsigned long id = PyThread_get_thread_ident();
@@ -238,6 +275,9 @@ void bind_runtime(nb::module_& m) {
           "Interpreter exit (hrxarray's atexit hook): every runtime refuses new work, the work accepted so far "
           "finishes (waiting without the GIL), then no other thread enters Python through hrxarray.");
 
+    m.def("_default_runtime", &default_runtime_object,
+          "The process-wide default Runtime, created on first use (hrxarray.default_runtime wraps it).");
+
     rt        .def(nb::new_([](int64_t max_submissions, int64_t graph_slots, std::shared_ptr<MemoryBudget> memory_budget,
                          int64_t gpu_index, bool check_visibility, std::optional<bool> checked) {
                  RuntimeOptions o;
@@ -245,15 +285,9 @@ void bind_runtime(nb::module_& m) {
                  o.graph_slots = graph_slots;
                  o.gpu_index = gpu_index;
                  o.check_visibility = check_visibility;
-                 if (!checked) {
-                     const char* env = std::getenv("HRXARRAY_CHECKED");
-                     checked = env && *env && std::string(env) != "0";
-                 }
-                 o.checked = *checked;
+                 o.checked = checked ? *checked : env_flag("HRXARRAY_CHECKED");
                  o.memory_budget = std::move(memory_budget);
-                 auto rt = RuntimeCore::create(o, provider::make_emulated_provider());
-                 track(rt);
-                 return rt;
+                 return make_runtime(o);
              }),
              nb::kw_only(), "max_submissions"_a = 64, "graph_slots"_a = 2, "memory_budget"_a.none() = nb::none(),
              "gpu_index"_a = 0, "check_visibility"_a = false, "checked"_a.none() = nb::none(),

@@ -4,17 +4,12 @@ instead of reaching back into the package's facade (``hrxarray/__init__.py`` re-
 
 from __future__ import annotations
 
-import os
-import threading
-
-from ._core import GpuDevice, NpuDevice, Runtime
-
-_default_lock = threading.Lock()
-_default: Runtime | None = None
+from ._core import GpuDevice, NpuDevice, Runtime, _default_runtime
 
 
 def default_runtime() -> Runtime:
-    """The process-wide default Runtime, created on first use.
+    """The process-wide default Runtime, created on first use (held by the C++ core:
+    Note [The default runtime] in ext/bind/bind_runtime.cpp).
 
     Setting the environment variable ``HRXARRAY_CHECK_VISIBILITY=1`` before its
     creation turns on the emulator's checked visibility mode, and
@@ -31,23 +26,7 @@ def default_runtime() -> Runtime:
     gone. Copy what a child needs to NumPy before forking, or use the "spawn"
     or "forkserver" start method.
     """
-    global _default
-    with _default_lock:
-        if _default is None:
-            checked = os.environ.get("HRXARRAY_CHECK_VISIBILITY", "") not in ("", "0")
-            _default = Runtime(check_visibility=checked)
-        return _default
-
-
-def _after_fork_in_child() -> None:
-    # See default_runtime(). The lock may have been held by another thread at
-    # the fork; a new one replaces it.
-    global _default, _default_lock
-    _default = None
-    _default_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
+    return _default_runtime()
 
 
 def gpu() -> GpuDevice:
