@@ -2003,23 +2003,7 @@ private:
 
     // A constant op's value as an IR literal of kind rk (the interpreter's constant()).
     std::string const_lit(const Op& op, ScalarKind rk) {
-        const Attr* a = op.attr("value");
-        double fv = 0;
-        int64_t iv = 0;
-        if (a) {
-            if (a->kind == Attr::Kind::Float) {
-                fv = a->f;
-                if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) iv = static_cast<int64_t>(a->f);
-            } else if (a->kind == Attr::Kind::Ident) {
-                if (a->s == "true") iv = 1, fv = 1;
-                else if (a->s == "inf") fv = INFINITY;
-                else if (a->s == "nan") fv = NAN;
-                else if (a->s == "-inf") fv = -INFINITY;
-            } else {
-                iv = a->i;
-                fv = static_cast<double>(a->i);
-            }
-        }
+        const auto [fv, iv] = interp::constant_value(op.attr("value"));
         if (scalar_is_float(rk)) return float_lit(rk, fv);
         return std::to_string(interp_wrap(rk, iv));
     }
@@ -2075,27 +2059,7 @@ private:
         if (r == kNoValue) refuse(n + " without a result");
         const ScalarKind rk = kind(r);
         const bool v = vary(r);
-        if (n == "index.constant" || n == "scalar.constant") {
-            const Attr* a = op.attr("value");
-            double fv = 0;
-            int64_t iv = 0;
-            if (a) {
-                if (a->kind == Attr::Kind::Float) {
-                    fv = a->f;
-                    if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) iv = static_cast<int64_t>(a->f);
-                } else if (a->kind == Attr::Kind::Ident) {
-                    if (a->s == "true") iv = 1, fv = 1;
-                    else if (a->s == "inf") fv = INFINITY;
-                    else if (a->s == "nan") fv = NAN;
-                    else if (a->s == "-inf") fv = -INFINITY;
-                } else {
-                    iv = a->i;
-                    fv = static_cast<double>(a->i);
-                }
-            }
-            if (scalar_is_float(rk)) return put(r, float_lit(rk, fv), false);
-            return put(r, std::to_string(interp_wrap(rk, iv)), false);
-        }
+        if (n == "index.constant" || n == "scalar.constant") return put(r, const_lit(op, rk), false);
         if (n == "config.get") {
             auto it = spec_.config.find(op.callee);
             if (it == spec_.config.end()) refuse("config.get of a key without a value");

@@ -427,25 +427,7 @@ struct Ops {
         const int64_t vlen = vlen_of(t, fr, &shape);
         Reg& r = out(fr, op);
         size_num(r, t.elem, vlen, shape, true, x.L);
-        const Attr* a = op.attr("value");
-        double fv = 0;
-        int64_t iv = 0;
-        if (a) {
-            if (a->kind == Attr::Kind::Float) {
-                fv = a->f;
-                // Only an integer-typed constant reads iv; a float literal out
-                // of int64's range (1e30) must not be converted (UB).
-                if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) iv = static_cast<int64_t>(a->f);
-            } else if (a->kind == Attr::Kind::Ident) {
-                if (a->s == "true") iv = 1, fv = 1;
-                else if (a->s == "inf") fv = INFINITY;
-                else if (a->s == "nan") fv = NAN;
-                else if (a->s == "-inf") fv = -INFINITY;
-            } else {
-                iv = a->i;
-                fv = static_cast<double>(a->i);
-            }
-        }
+        const auto [fv, iv] = constant_value(op.attr("value"));
         if (isf(t.elem)) std::fill(r.f.begin(), r.f.end(), fround(t.elem, fv));
         else std::fill(r.i.begin(), r.i.end(), wrap_int(t.elem, iv));
     }
@@ -3655,6 +3637,24 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
         return m;
     }();
     return t;
+}
+
+ConstantValue constant_value(const Attr* a) {
+    ConstantValue v;
+    if (!a) return v;
+    if (a->kind == Attr::Kind::Float) {
+        v.f = a->f;
+        if (std::isfinite(a->f) && std::fabs(a->f) < 9.2e18) v.i = static_cast<int64_t>(a->f);
+    } else if (a->kind == Attr::Kind::Ident) {
+        if (a->s == "true") v.i = 1, v.f = 1;
+        else if (a->s == "inf") v.f = INFINITY;
+        else if (a->s == "nan") v.f = NAN;
+        else if (a->s == "-inf") v.f = -INFINITY;
+    } else {
+        v.i = a->i;
+        v.f = static_cast<double>(a->i);
+    }
+    return v;
 }
 
 bool op_supported(const std::string& name) { return Ops::table().count(name) != 0; }

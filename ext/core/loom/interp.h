@@ -218,6 +218,15 @@ inline int64_t wrap_int(ScalarKind k, int64_t v) {
         default: return v;
     }
 }
+// A constant op's `value` attribute read both ways (index/scalar/vector
+// .constant): the float and the integer it spells. `true` is 1, inf/-inf/nan
+// floats; a float literal out of int64's range (1e30) leaves the integer 0,
+// as only an integer-typed constant reads it and converting would be UB.
+struct ConstantValue {
+    double f = 0;
+    int64_t i = 0;
+};
+ConstantValue constant_value(const Attr* a);
 bool op_supported(const std::string& name);
 // The ops that end a region (scf.yield, kernel.return, ...): no handler.
 bool is_terminator(const std::string& name);
