@@ -567,6 +567,16 @@ FORK_STORM = """
             x, y = r.standard_normal((2, 50_000)).astype(np.float32)
             if not np.array_equal(np.asarray(add(hx.asarray(x), hx.asarray(y))), x + y): bad.append("loom")
             done["loom"] += 1
+    def wait_child(pid):
+        # A child stuck in os.fork must fail the program with a message, not hang it.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            done_pid, status = os.waitpid(pid, os.WNOHANG)
+            if done_pid:
+                return os.waitstatus_to_exitcode(status)
+            time.sleep(0.002)
+        os.kill(pid, 9); os.waitpid(pid, 0)
+        return "a hang"
     ts = [threading.Thread(target=f, daemon=True) for f in (linalger, ffter, loomer)]
     for t in ts:
         t.start()
@@ -579,9 +589,9 @@ FORK_STORM = """
             x = np.arange(1000, dtype=np.float32)
             ok &= np.array_equal(np.asarray(add(hx.asarray(x), hx.asarray(x))), x + x)
             os._exit(0 if ok else 3)
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            bad.append(f"child {i} exited with {os.waitstatus_to_exitcode(status)}")
+        code = wait_child(pid)
+        if code != 0:
+            bad.append(f"child {i} exited with {code}")
         before = dict(done)
         deadline = time.monotonic() + 20
         while any(done[k] == before[k] for k in done) and time.monotonic() < deadline:
@@ -603,6 +613,48 @@ def test_fifty_forks_while_linalg_fft_and_loom_run(tmp_path):
     proc = run_python(FORK_STORM, add, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "[] [False, False, False]\n"
+
+
+# A lane thread entering Python makes a thread state, which takes CPython's
+# runtime lock without the GIL; a fork at that moment left the child stuck in
+# os.fork before Note [Thread states and fork] (ext/bind/gil.cpp). Host regions
+# enter Python on the host lane each time they run.
+FORK_WHILE_LANES_ENTER_PYTHON = """
+    import os, threading, time, hrxarray as hx
+    rt = hx.default_runtime()
+    buf = rt.allocate(64, hx.HostVisible())
+    g = rt.graph()
+    g.host(lambda v: None, [(buf, hx.Access.WRITE)])
+    graph = g.prepare()
+    stop = threading.Event(); runs = [0]
+    def submitter():
+        while not stop.is_set():
+            graph.submit().wait()
+            runs[0] += 1
+    t = threading.Thread(target=submitter, daemon=True); t.start()
+    time.sleep(0.2)
+    hung = 0
+    for i in range(1000):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        deadline = time.monotonic() + 10
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                hung += 1; os.kill(pid, 9); os.waitpid(pid, 0); break
+            time.sleep(0.0005)
+        if hung:
+            break
+    stop.set(); t.join(30)
+    print(hung, runs[0] > 100, t.is_alive(), flush=True)
+"""
+
+
+@skip_fork_under_sanitizers
+def test_forks_while_a_lane_keeps_entering_python(tmp_path):
+    proc = run_python(FORK_WHILE_LANES_ENTER_PYTHON, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "0 True False\n"
 
 
 # --------------------------------------------------------------------------

@@ -46,6 +46,7 @@ public:
 private:
     bool entered_ = false;
     PyGILState_STATE state_{};
+    PyThreadState* own_ = nullptr;  // made here (Note [Thread states and fork] in gil.cpp)
 };
 
 // Lets core code release the GIL around its blocking waits (Note [Blocking
