@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <algorithm>
@@ -559,6 +560,7 @@ private:
         block(b);
         items_ = emit("add " + vt("i64") + " " + splat("i64", ci_) + ", " + iota());
         mask_ = emit("icmp slt " + vt("i64") + " " + items_ + ", " + splat("i64", W_));
+        set_affine(ci_);
         body();
         const std::string c2 = emit("load i64, ptr " + cs);
         const std::string c3 = emit("add i64 " + c2 + ", " + std::to_string(N));
@@ -871,6 +873,8 @@ private:
         }
         allocas_ << "  %sgV = alloca [" << N << " x i64], align 64\n  %sgS = alloca [" << N << " x i64], align 64\n  %sgM = alloca ["
                  << N << " x i8], align 64\n  %sgO = alloca [" << N << " x i64], align 64\n  %sgK = alloca [" << N << " x i64], align 64\n";
+        allocas_ << "  %affine = alloca i1\n";
+        b_ << "  store i1 false, ptr %affine\n";
         allocas_ << "  %mathA = alloca [" << N << " x double], align 64\n  %mathB = alloca [" << N
                  << " x double], align 64\n  %mathO = alloca [" << N << " x double], align 64\n";
         const std::string bases = ctx_field(0, "ptr");
@@ -992,6 +996,7 @@ private:
         block(lf);
         {
             items_ = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
+            set_affine(i0);
             keep("items", items_);
             keep("wgl", splat("i64", w0));
             for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
@@ -1006,6 +1011,7 @@ private:
         }
         block(ls);
         {
+            b_ << "  store i1 false, ptr %affine\n";  // lanes of two workgroups
             const std::string off = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
             items_ = divmod(off, W_, true);
             wgl_ = emit("add " + V + " " + splat("i64", w0) + ", " + divmod(off, W_, false));
@@ -1044,6 +1050,143 @@ private:
     }
 
     std::map<int, std::string> base_, size_;
+
+    // Note [Lane-affine accesses]
+    //   Most accesses of GPU kernels index with the work-item's x id plus
+    //   values that are the same for the whole chunk (matmul_tiled's tiles,
+    //   every row of softmax_rows): their lanes read consecutive elements or
+    //   one element. The general path (address()) finds that out per access
+    //   at run time, after bounds-checking each lane as a vector of i64;
+    //   here the generator knows it. stride_ holds, for varying integer
+    //   values of 64-bit kinds (index, offset, i64: no wrapping to a
+    //   narrower width), how the value steps from lane to lane, as a fact
+    //   that is true whenever the chunk's %affine flag is: the chunk's lanes
+    //   are consecutive x ids of one row of one workgroup (set_affine, per
+    //   chunk). The x ids (work-item and dispatch) step by 1, the y and z ids
+    //   and workgroup ids by 0, and index add/sub/mul/madd of such values
+    //   and uniform ones (mul by a constant) step as arithmetic says. A
+    //   value that is not computed in every lane by such an op (results of
+    //   scf.if/for/while, loads, ...) has no fact.
+    //   An access whose indices all step by 0, but the last by 0 or 1, then
+    //   tests only lane 0's indices and bytes, as scalars: when the flag
+    //   holds and every lane, active or not, is in bounds, it is one
+    //   (masked) vector load or store, or one scalar load for all lanes.
+    //   Otherwise it takes the general path, whose checks name the
+    //   interpreter's failing lane. In bounds, every lane's index is lane
+    //   0's plus its step times the lane (no wrap: all lie in [0, extent)),
+    //   so the two paths touch the same bytes.
+    std::map<ValueId, int64_t> stride_;
+    std::map<ValueId, int64_t> const_;
+    // The chunk starting at work-item `first` (its lanes first + l) is lane-affine:
+    // a one-dimensional workgroup, or the chunk inside one row of x.
+    void set_affine(const std::string& first) {
+        const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
+        const std::string r = emit("urem i64 " + first + ", " + wgs_[0]);
+        const std::string row = emit("icmp ule i64 " + emit("add i64 " + r + ", " + std::to_string(N)) + ", " + wgs_[0]);
+        const std::string ok = emit("or i1 " + flat + ", " + row);
+        b_ << "  store i1 " << ok << ", ptr %affine\n";
+    }
+    static bool wide_int(ScalarKind k) { return k == ScalarKind::Index || k == ScalarKind::Offset || k == ScalarKind::I64; }
+    std::optional<int64_t> stride_of(ValueId v) const {
+        if (!vary(v)) return 0;
+        auto it = stride_.find(v);
+        if (it == stride_.end()) return std::nullopt;
+        return it->second;
+    }
+    std::optional<int64_t> const_of(ValueId v) const {
+        auto it = const_.find(v);
+        if (it == const_.end()) return std::nullopt;
+        return it->second;
+    }
+    // Records op's result's stride (or constant), Note [Lane-affine accesses].
+    void note_stride(const Op& op) {
+        if (op.results.size() != 1 || vk_[static_cast<size_t>(op.results[0])] != VK::Num) return;
+        const ValueId r = op.results[0];
+        const std::string& n = op.name;
+        if (!wide_int(kind(r))) return;
+        if (n == "index.constant" || n == "scalar.constant") {
+            const Attr* a = op.attr("value");
+            if (a && a->kind == Attr::Kind::Int) const_[r] = a->i;
+            return;
+        }
+        if (!vary(r)) return;
+        for (ValueId o : op.operands)
+            if (!wide_int(kind(o))) return;
+        const std::string b = base(n);
+        auto s = [&](size_t k) { return stride_of(op.operands.at(k)); };
+        constexpr int64_t kMax = int64_t{1} << 24;
+        auto keep = [&](std::optional<int64_t> x) {
+            if (x && *x > -kMax && *x < kMax) stride_[r] = *x;
+        };
+        auto mul = [&](size_t i, size_t j) -> std::optional<int64_t> {
+            const auto si = s(i), sj = s(j);
+            if (!si || !sj) return std::nullopt;
+            if (*si == 0 && *sj == 0) return 0;
+            if (*sj == 0 && const_of(op.operands[j])) return *si * *const_of(op.operands[j]);
+            if (*si == 0 && const_of(op.operands[i])) return *sj * *const_of(op.operands[i]);
+            return std::nullopt;
+        };
+        if ((n == "index.assume" || n == "scalar.assume") && !op.operands.empty()) return keep(s(0));
+        if (op.operands.size() == 2 && (b == "add" || b == "addi" || b == "sub" || b == "subi")) {
+            const auto x = s(0), y = s(1);
+            if (x && y) keep(b[0] == 'a' ? *x + *y : *x - *y);
+            return;
+        }
+        if (op.operands.size() == 2 && (b == "mul" || b == "muli" || n == "index.scale")) return keep(mul(0, 1));
+        if (n == "index.madd" && op.operands.size() == 3) {
+            const auto p = mul(0, 1), c = s(2);
+            if (p && c) keep(*p + *c);
+        }
+    }
+    // The scalar test of Note [Lane-affine accesses] for op's element of
+    // `view`: "" when the indices have no such form; else the i1 that the
+    // fast path may run, with lane 0's byte offset in `byte0` and whether
+    // the lanes step one element (`contig`) or share it.
+    std::string affine_access(const Op& op, ValueId view, std::string& byte0, bool& contig) {
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const size_t rank = m.rank;
+        if (rank == 0 || op.indices.size() < rank) return "";
+        std::vector<int64_t> st(rank, 0);
+        for (size_t d = 0; d < rank; ++d) {
+            if (!op.indices[d].is_value()) continue;
+            const auto x = stride_of(op.indices[d].value);
+            if (!x) return "";
+            st[d] = *x;
+        }
+        for (size_t d = 0; d + 1 < rank; ++d)
+            if (st[d] != 0) return "";
+        if (st[rank - 1] != 0 && st[rank - 1] != 1) return "";
+        contig = st[rank - 1] == 1;
+        const int es = elem_size(m.elem);
+        std::string ok = emit("load i1, ptr %affine");
+        std::vector<std::string> dim(rank);
+        for (size_t d = 0; d < rank; ++d) dim[d] = emit("load i64, ptr %vd" + std::to_string(view) + "_" + std::to_string(d));
+        std::string lin = "0";
+        for (size_t d = 0; d < rank; ++d) {
+            std::string i0 = std::to_string(op.indices[d].constant);
+            if (op.indices[d].is_value()) {
+                const ValueId iv = op.indices[d].value;
+                i0 = vary(iv) ? emit("extractelement " + vt("i64") + " " + get(iv) + ", i64 0") : get(iv);
+            }
+            const std::string last = st[d] ? emit("add i64 " + i0 + ", " + std::to_string(N - 1)) : i0;
+            ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + i0 + ", 0"));
+            ok = emit("and i1 " + ok + ", " + emit("icmp slt i64 " + last + ", " + dim[d]));
+            std::string stride = "1";
+            for (size_t e = d + 1; e < rank; ++e) stride = stride == "1" ? dim[e] : emit("mul i64 " + stride + ", " + dim[e]);
+            lin = emit("add i64 " + lin + ", " + emit("mul i64 " + i0 + ", " + stride));
+        }
+        const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
+        byte0 = emit("add i64 " + off + ", " + emit("mul i64 " + lin + ", " + std::to_string(es)));
+        const std::string endb = emit("add i64 " + byte0 + ", " + std::to_string(contig ? es * N : es));
+        ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + byte0 + ", 0"));
+        ok = emit("and i1 " + ok + ", " + emit("icmp ule i64 " + endb + ", " + size_.at(m.binding)));
+        return ok;
+    }
+    bool any_varying_index(const Op& op) const {
+        for (const IndexEntry& e : op.indices)
+            if (e.is_value() && vary(e.value)) return true;
+        return false;
+    }
     std::string last_bad_;  // address(): whether a uniform access is out of bounds
 
     // Emits r's ops under `mask`; returns the terminator (or nullptr).
@@ -1082,6 +1225,7 @@ private:
         if (is_coord(n)) return emit_coord(op);
         if (is_collective(n)) return emit_collective(op, mask);
         emit_num(op, mask);
+        note_stride(op);
     }
 
     // --- coordinates --------------------------------------------------------
@@ -1151,6 +1295,9 @@ private:
             const std::string s = emit("add i64 " + W_ + ", " + std::to_string(sg - 1));
             return put(v, emit("sdiv i64 " + s + ", " + std::to_string(sg)), false);
         }
+        // Note [Lane-affine accesses]: x ids step by one lane to lane, the others not at all.
+        if (n == "kernel.workitem.id" || n == "kernel.workitem.dispatch.id" || n == "kernel.workgroup.id")
+            stride_[v] = n != "kernel.workgroup.id" && a == 0 ? 1 : 0;
         if (fold_ && n == "kernel.workgroup.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_wg_[a]), true);
         if (fold_ && n == "kernel.workitem.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_item_[a]), true);
         if (n == "kernel.workgroup.id") return put(v, wgid_[a], false);
@@ -1389,6 +1536,38 @@ private:
     void emit_load(const Op& op, const std::string& mask) {
         const ValueId view = op.operands[0];
         const ValueId res = op.results[0];
+        std::string byte0;
+        bool contig = false;
+        const std::string fast = any_varying_index(op) && vary(res) ? affine_access(op, view, byte0, contig) : "";
+        if (fast.empty()) return emit_load_general(op, mask);
+        // Note [Lane-affine accesses]
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const std::string mt = mem_type(m.elem);
+        const std::string lf = label("lda"), ls = label("ldg"), lj = label("ldj");
+        cbr(fast, lf, ls);
+        block(lf);
+        const std::string p = emit("getelementptr i8, ptr " + base_.at(m.binding) + ", i64 " + byte0);
+        std::string x;
+        if (contig) {
+            const std::string fn = "@llvm.masked.load.v" + std::to_string(N) + suffix(mt) + ".p0";
+            declare("declare " + vt(mt) + " " + fn + "(ptr, i32, " + vt("i1") + ", " + vt(mt) + ")");
+            x = emit("call " + vt(mt) + " " + fn + "(ptr " + p + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
+        } else {
+            // Inactive lanes read 0, as from the general path's gather.
+            const std::string one = splat(mt, emit("load " + mt + ", ptr " + p + ", align 1"));
+            x = emit("select " + vt("i1") + " " + mask + ", " + vt(mt) + " " + one + ", " + vt(mt) + " zeroinitializer");
+        }
+        put(res, to_reg(m.elem, x, true), true);
+        br(lj);
+        block(ls);
+        emit_load_general(op, mask);
+        br(lj);
+        block(lj);
+    }
+
+    void emit_load_general(const Op& op, const std::string& mask) {
+        const ValueId view = op.operands[0];
+        const ValueId res = op.results[0];
         const ViewMeta& m = views_[static_cast<size_t>(view)];
         bool v = false;
         const std::string byte = address(op, view, mask, v);
@@ -1446,6 +1625,33 @@ private:
     }
 
     void emit_store(const Op& op, const std::string& mask) {
+        const ValueId val = op.operands[0];
+        const ValueId view = op.operands[1];
+        std::string byte0;
+        bool contig = false;
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const std::string fast = any_varying_index(op) && std::string(reg_type(kind(val))) == reg_type(m.elem)
+                                     ? affine_access(op, view, byte0, contig) : "";
+        // Note [Lane-affine accesses]: consecutive elements only (lanes sharing
+        // an element keep the general path's last-lane-wins order).
+        if (fast.empty() || !contig) return emit_store_general(op, mask);
+        const std::string mt = mem_type(m.elem);
+        const std::string lf = label("sta"), ls = label("stg"), lj = label("stj");
+        cbr(fast, lf, ls);
+        block(lf);
+        const std::string x = to_mem(m.elem, get_as(val, true), true);
+        const std::string p = emit("getelementptr i8, ptr " + base_.at(m.binding) + ", i64 " + byte0);
+        const std::string fn = "@llvm.masked.store.v" + std::to_string(N) + suffix(mt) + ".p0";
+        declare("declare void " + fn + "(" + vt(mt) + ", ptr, i32, " + vt("i1") + ")");
+        b_ << "  call void " << fn << "(" << vt(mt) << " " << x << ", ptr " << p << ", i32 1, " << vt("i1") << " " << mask << ")\n";
+        br(lj);
+        block(ls);
+        emit_store_general(op, mask);
+        br(lj);
+        block(lj);
+    }
+
+    void emit_store_general(const Op& op, const std::string& mask) {
         const ValueId val = op.operands[0];
         const ValueId view = op.operands[1];
         const ViewMeta& m = views_[static_cast<size_t>(view)];
