@@ -50,8 +50,8 @@ def test_every_kernel_file_is_listed_and_compiles_without_portability_warnings()
 def test_launch_geometry_and_workgroup_memory():
     sm = lk.compile_kernel("softmax_rows").launch_config(17, 5)
     assert (sm.workgroups, sm.workgroup_size, sm.workgroup_storage_bytes) == ((3, 1, 1), (256, 1, 1), 0)
-    mm = lk.compile_kernel("matmul_tiled").launch_config(33, 17, 5)  # grid x over n, y over m
-    assert (mm.workgroups, mm.workgroup_size, mm.workgroup_storage_bytes) == ((2, 3, 1), (16, 16, 1), 2048)
+    mm = lk.compile_kernel("matmul_tiled").launch_config(33, 17, 5)  # 64 x 64 tiles: grid x over n, y over m
+    assert (mm.workgroups, mm.workgroup_size, mm.workgroup_storage_bytes) == ((1, 1, 1), (16, 16, 1), 8192)
     fd = lk.compile_kernel("flash_decode").launch_config(32, 4096)
     assert (fd.workgroups, fd.workgroup_storage_bytes) == ((32, 1, 1), 64 + 8 * 128 * 4)
     assert lk.compile_kernel("rope").launch_config(3, 2, 8).workgroups == (1, 1, 1)
