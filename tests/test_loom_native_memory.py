@@ -205,3 +205,69 @@ def test_folded_copies_match(width, count, size):
         assert want[0] == "error" and want[1] == "ExecutionError", want
     else:
         assert np.frombuffer(want[1][1], np.float32)[:count].tolist() == x[:count].tolist()
+
+
+# vector.load of 4 consecutive elements per work-item: lanes one vector apart (one load of the
+# whole chunk's footprint, dealt out), or all at one vector (a subgroup's shared row), through
+# subgroup ids (a chunk is one subgroup). `reach` moves the last subgroup's reads past the view's
+# end: the footprint error of the general path.
+VEC = """\
+amdgpu.target<gfx1151> @gpu {subgroup_size = 32}
+kernel.def target(@gpu) export("vec4") @vec4(%rows: index, %width: index) {
+  %one = index.constant 1 : index
+  kernel.launch.config workgroups(%one, %one, %one) workgroup_size(%width, %one, %one) : index
+} launch(%rows: index, %reach: index, %x: buffer, %y: buffer, %z: buffer) {
+  %origin = index.constant 0 : offset
+  %c4 = index.constant 4 : index
+  %c128 = index.constant 128 : index
+  %wave = kernel.subgroup.id : index
+  %lane = kernel.subgroup.lane.id : index
+  %item = kernel.workitem.id<x> : index
+  %dim = index.mul %lane, %c4 : index
+  %row0 = index.add %wave, %reach : index
+  %last = index.sub %rows, %reach : index
+  %row = index.min %row0, %last : index
+  %xs = buffer.view %x[%origin] : buffer -> view<[%rows]x128xf32>
+  %ys = buffer.view %y[%origin] : buffer -> view<[%rows]x128xf32>
+  %a = vector.load %xs[%row, %dim] : view<[%rows]x128xf32> -> vector<4xf32>
+  %b = vector.load %xs[%row, %c4] : view<[%rows]x128xf32> -> vector<4xf32>
+  %s = vector.addf %a, %b : vector<4xf32>
+  // A collective makes each chunk one subgroup.
+  %zf = scalar.constant 0.0 : f32
+  %p = vector.dotf %a, %b, %zf : vector<4xf32>, vector<4xf32>, f32 -> f32
+  %r = kernel.subgroup.reduce<add> %p : f32
+  %zs = buffer.view %z[%origin] : buffer -> view<[%rows]x128xf32>
+  view.store %r, %zs[%wave, %lane] : f32, view<[%rows]x128xf32>
+  %odd = index.rem %item, %c4 : index
+  %zero = index.constant 0 : index
+  %some = index.cmp ne, %odd, %zero : index
+  scf.if %some {
+    %c = vector.load %xs[%row, %dim] : view<[%rows]x128xf32> -> vector<4xf32>
+    %t = vector.addf %s, %c : vector<4xf32>
+    vector.store %t, %ys[%wave, %dim] : vector<4xf32>, view<[%rows]x128xf32>
+  }
+  kernel.return
+}
+"""
+
+
+@pytest.mark.parametrize("width", [32, 64, 96, 40])
+@pytest.mark.parametrize("reach", [0, 1, 2])
+def test_vector_loads_of_consecutive_and_shared_footprints_match(width, reach):
+    art = hx.loom.compile(VEC, "vec4", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    rows = 3
+    x = np.random.default_rng(2).standard_normal(rows * 128).astype(np.float32)
+    bufs = [x.view(np.uint8), np.zeros(rows * 512, np.uint8), np.zeros(rows * 512, np.uint8)]
+    consts = art.pack_constants(rows=rows, reach=reach)
+    want = _run(art, bufs, consts, [rows, width], interpret=True)
+    got = _run(art, bufs, consts, [rows, width], interpret=False)
+    assert got == want
+    if reach == 0 and width <= 96:
+        assert want[0] == "ok"
+        y = np.frombuffer(want[1][1], np.float32).reshape(rows, 32, 4)
+        xr = x.reshape(rows, 32, 4)
+        for w in range((width + 31) // 32):
+            live = np.arange(32) % 4 != 0
+            live &= np.arange(32) + 32 * w < width
+            np.testing.assert_array_equal(y[w][live], ((xr[w] + x.reshape(rows, 128)[w, 4:8]) + xr[w])[live])

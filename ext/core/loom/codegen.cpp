@@ -1063,14 +1063,19 @@ private:
     //   that is true whenever the chunk's %affine flag is: the chunk's lanes
     //   are consecutive x ids of one row of one workgroup (set_affine, per
     //   chunk). The x ids (work-item and dispatch) step by 1, the y and z ids
-    //   and workgroup ids by 0, and index add/sub/mul/madd of such values
-    //   and uniform ones (mul by a constant) step as arithmetic says. A
+    //   and workgroup ids by 0 (where a chunk is one subgroup, its lane ids
+    //   by 1 and its subgroup id by 0), index add/sub/mul/madd of such values
+    //   and uniform ones (mul by a constant) step as arithmetic says, and
+    //   min/max of values stepping by 0 step by 0. A
     //   value that is not computed in every lane by such an op (results of
     //   scf.if/for/while, loads, ...) has no fact.
     //   An access whose indices all step by 0, but the last by 0 or 1, then
     //   tests only lane 0's indices and bytes, as scalars: when the flag
     //   holds and every lane, active or not, is in bounds, it is one
-    //   (masked) vector load or store, or one scalar load for all lanes.
+    //   (masked) vector load or store, or one scalar load for all lanes. A
+    //   vector.load of E elements whose lanes step E (flash_decode's K and V
+    //   rows: 32 lanes x 4 floats) is likewise one load of N x E elements,
+    //   dealt out to the E components by shuffles, instead of E gathers.
     //   Otherwise it takes the general path, whose checks name the
     //   interpreter's failing lane. In bounds, every lane's index is lane
     //   0's plus its step times the lane (no wrap: all lie in [0, extent)),
@@ -1133,6 +1138,10 @@ private:
             return;
         }
         if (op.operands.size() == 2 && (b == "mul" || b == "muli" || n == "index.scale")) return keep(mul(0, 1));
+        if (op.operands.size() == 2 && (b == "min" || b == "max" || b == "minsi" || b == "maxsi" || b == "minui" || b == "maxui")) {
+            if (s(0) == std::optional<int64_t>(0) && s(1) == std::optional<int64_t>(0)) keep(0);
+            return;
+        }
         if (n == "index.madd" && op.operands.size() == 3) {
             const auto p = mul(0, 1), c = s(2);
             if (p && c) keep(*p + *c);
@@ -1142,7 +1151,7 @@ private:
     // `view`: "" when the indices have no such form; else the i1 that the
     // fast path may run, with lane 0's byte offset in `byte0` and whether
     // the lanes step one element (`contig`) or share it.
-    std::string affine_access(const Op& op, ValueId view, std::string& byte0, bool& contig) {
+    std::string affine_access(const Op& op, ValueId view, std::string& byte0, bool& contig, int64_t ext = 1) {
         const ViewMeta& m = views_[static_cast<size_t>(view)];
         const size_t rank = m.rank;
         if (rank == 0 || op.indices.size() < rank) return "";
@@ -1155,8 +1164,8 @@ private:
         }
         for (size_t d = 0; d + 1 < rank; ++d)
             if (st[d] != 0) return "";
-        if (st[rank - 1] != 0 && st[rank - 1] != 1) return "";
-        contig = st[rank - 1] == 1;
+        if (st[rank - 1] != 0 && st[rank - 1] != ext) return "";
+        contig = st[rank - 1] == ext;
         const int es = elem_size(m.elem);
         std::string ok = emit("load i1, ptr %affine");
         std::vector<std::string> dim(rank);
@@ -1168,7 +1177,9 @@ private:
                 const ValueId iv = op.indices[d].value;
                 i0 = vary(iv) ? emit("extractelement " + vt("i64") + " " + get(iv) + ", i64 0") : get(iv);
             }
-            const std::string last = st[d] ? emit("add i64 " + i0 + ", " + std::to_string(N - 1)) : i0;
+            // The last element any lane touches on this axis (a vector's footprint: ext of them).
+            const int64_t reach = st[d] * (N - 1) + (d + 1 == rank ? ext - 1 : 0);
+            const std::string last = reach ? emit("add i64 " + i0 + ", " + std::to_string(reach)) : i0;
             ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + i0 + ", 0"));
             ok = emit("and i1 " + ok + ", " + emit("icmp slt i64 " + last + ", " + dim[d]));
             std::string stride = "1";
@@ -1177,7 +1188,7 @@ private:
         }
         const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
         byte0 = emit("add i64 " + off + ", " + emit("mul i64 " + lin + ", " + std::to_string(es)));
-        const std::string endb = emit("add i64 " + byte0 + ", " + std::to_string(contig ? es * N : es));
+        const std::string endb = emit("add i64 " + byte0 + ", " + std::to_string(contig ? es * ext * N : es * ext));
         ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + byte0 + ", 0"));
         ok = emit("and i1 " + ok + ", " + emit("icmp ule i64 " + endb + ", " + size_.at(m.binding)));
         return ok;
@@ -1298,6 +1309,7 @@ private:
         // Note [Lane-affine accesses]: x ids step by one lane to lane, the others not at all.
         if (n == "kernel.workitem.id" || n == "kernel.workitem.dispatch.id" || n == "kernel.workgroup.id")
             stride_[v] = n != "kernel.workgroup.id" && a == 0 ? 1 : 0;
+        if (uses_subgroup_ && (n == "kernel.subgroup.id" || n == "kernel.subgroup.lane.id")) stride_[v] = n == "kernel.subgroup.id" ? 0 : 1;
         if (fold_ && n == "kernel.workgroup.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_wg_[a]), true);
         if (fold_ && n == "kernel.workitem.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_item_[a]), true);
         if (n == "kernel.workgroup.id") return put(v, wgid_[a], false);
@@ -2129,6 +2141,58 @@ private:
         if (n == "vector.load") {
             const ValueId view = op.operands[0];
             const ViewMeta& m = views_[static_cast<size_t>(view)];
+            const int64_t E = static_cast<int64_t>(out.size());
+            std::string byte0;
+            bool contig = false;
+            const std::string fast = any_varying_index(op) && v ? affine_access(op, view, byte0, contig, E) : "";
+            if (fast.empty()) return emit_vector_load_general(op, mask);
+            // Note [Lane-affine accesses]: lanes reading E consecutive elements each, one after
+            // another, are one load of N * E elements, dealt out to the E components.
+            const std::string mt = mem_type(m.elem);
+            const int es = elem_size(m.elem);
+            const std::string lf = label("vlda"), ls = label("vldg"), lj = label("vldj");
+            cbr(fast, lf, ls);
+            block(lf);
+            const std::string p = emit("getelementptr i8, ptr " + base_.at(m.binding) + ", i64 " + byte0);
+            if (contig) {
+                const std::string WT = "<" + std::to_string(N * E) + " x " + mt + ">", WM = "<" + std::to_string(N * E) + " x i1>";
+                std::string rep = "<";
+                for (int64_t k = 0; k < N * E; ++k) rep += (k ? ", i32 " : "i32 ") + std::to_string(k / E);
+                const std::string wm = emit("shufflevector " + vt("i1") + " " + mask + ", " + vt("i1") + " poison, <" + std::to_string(N * E) + " x i32> " + rep + ">");
+                const std::string fn = "@llvm.masked.load.v" + std::to_string(N * E) + suffix(mt) + ".p0";
+                declare("declare " + WT + " " + fn + "(ptr, i32, " + WM + ", " + WT + ")");
+                const std::string x = emit("call " + WT + " " + fn + "(ptr " + p + ", i32 1, " + WM + " " + wm + ", " + WT + " zeroinitializer)");
+                for (int64_t e = 0; e < E; ++e) {
+                    std::string pick = "<";
+                    for (int l = 0; l < N; ++l) pick += (l ? ", i32 " : "i32 ") + std::to_string(l * E + e);
+                    const std::string c = emit("shufflevector " + WT + " " + x + ", " + WT + " poison, <" + std::to_string(N) + " x i32> " + pick + ">");
+                    put(out[static_cast<size_t>(e)], to_reg(m.elem, c, true), true);
+                }
+            } else {
+                for (int64_t e = 0; e < E; ++e) {
+                    const std::string pe = emit("getelementptr i8, ptr " + p + ", i64 " + std::to_string(e * es));
+                    const std::string one = splat(mt, emit("load " + mt + ", ptr " + pe + ", align 1"));
+                    const std::string c = emit("select " + vt("i1") + " " + mask + ", " + vt(mt) + " " + one + ", " + vt(mt) + " zeroinitializer");
+                    put(out[static_cast<size_t>(e)], to_reg(m.elem, c, true), true);
+                }
+            }
+            br(lj);
+            block(ls);
+            emit_vector_load_general(op, mask);
+            br(lj);
+            block(lj);
+            return;
+        }
+        // Lanewise conversions: the scalar cast on each element.
+        const std::vector<ValueId>& in = comps_.at(op.operands[0]);
+        for (size_t e = 0; e < out.size(); ++e) emit_cast_ids(in[e], out[e], n, b, v);
+    }
+
+    void emit_vector_load_general(const Op& op, const std::string& mask) {
+        const std::vector<ValueId>& out = comps_.at(op.results[0]);
+        {
+            const ValueId view = op.operands[0];
+            const ViewMeta& m = views_[static_cast<size_t>(view)];
             bool va = false;
             const std::string byte = address(op, view, mask, va, static_cast<int64_t>(out.size()));
             const std::string base = base_.at(m.binding);
@@ -2155,11 +2219,7 @@ private:
                 const std::string x = emit("call " + vt(mt) + " " + fn + "(" + vt("ptr") + " " + ps + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
                 put(out[e], to_reg(m.elem, x, true), true);
             }
-            return;
         }
-        // Lanewise conversions: the scalar cast on each element.
-        const std::vector<ValueId>& in = comps_.at(op.operands[0]);
-        for (size_t e = 0; e < out.size(); ++e) emit_cast_ids(in[e], out[e], n, b, v);
     }
 
     // vector.store: the footprint checked as vector.load checks it, then the
