@@ -1155,6 +1155,11 @@ private:
         const ViewMeta& m = views_[static_cast<size_t>(view)];
         const size_t rank = m.rank;
         if (rank == 0 || op.indices.size() < rank) return "";
+        // One base address for all lanes: bindings and workgroup memory only.
+        bool shared = m.binding >= 0 && m.binding < nbind_;
+        for (const auto& wa : wg_alloca_)
+            if (bindof_[static_cast<size_t>(wa.first)] == m.binding) shared = true;
+        if (!shared) return "";
         std::vector<int64_t> st(rank, 0);
         for (size_t d = 0; d < rank; ++d) {
             if (!op.indices[d].is_value()) continue;
