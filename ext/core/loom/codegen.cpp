@@ -2160,18 +2160,17 @@ private:
             block(lf);
             const std::string p = emit("getelementptr i8, ptr " + base_.at(m.binding) + ", i64 " + byte0);
             if (contig) {
-                const std::string WT = "<" + std::to_string(N * E) + " x " + mt + ">", WM = "<" + std::to_string(N * E) + " x i1>";
-                std::string rep = "<";
-                for (int64_t k = 0; k < N * E; ++k) rep += (k ? ", i32 " : "i32 ") + std::to_string(k / E);
-                const std::string wm = emit("shufflevector " + vt("i1") + " " + mask + ", " + vt("i1") + " poison, <" + std::to_string(N * E) + " x i32> " + rep + ">");
-                const std::string fn = "@llvm.masked.load.v" + std::to_string(N * E) + suffix(mt) + ".p0";
-                declare("declare " + WT + " " + fn + "(ptr, i32, " + WM + ", " + WT + ")");
-                const std::string x = emit("call " + WT + " " + fn + "(ptr " + p + ", i32 1, " + WM + " " + wm + ", " + WT + " zeroinitializer)");
+                // Every lane's footprint is in bounds: one plain load (a mask widened to
+                // N x E lanes costs more than it saves), inactive lanes then zeroed as the
+                // general path's gathers leave them.
+                const std::string WT = "<" + std::to_string(N * E) + " x " + mt + ">";
+                const std::string x = emit("load " + WT + ", ptr " + p + ", align 1");
                 for (int64_t e = 0; e < E; ++e) {
                     std::string pick = "<";
                     for (int l = 0; l < N; ++l) pick += (l ? ", i32 " : "i32 ") + std::to_string(l * E + e);
                     const std::string c = emit("shufflevector " + WT + " " + x + ", " + WT + " poison, <" + std::to_string(N) + " x i32> " + pick + ">");
-                    put(out[static_cast<size_t>(e)], to_reg(m.elem, c, true), true);
+                    const std::string z = emit("select " + vt("i1") + " " + mask + ", " + vt(mt) + " " + c + ", " + vt(mt) + " zeroinitializer");
+                    put(out[static_cast<size_t>(e)], to_reg(m.elem, z, true), true);
                 }
             } else {
                 for (int64_t e = 0; e < E; ++e) {
