@@ -50,8 +50,8 @@ def test_every_kernel_file_is_listed_and_compiles_without_portability_warnings()
 def test_launch_geometry_and_workgroup_memory():
     sm = lk.compile_kernel("softmax_rows").launch_config(17, 5)
     assert (sm.workgroups, sm.workgroup_size, sm.workgroup_storage_bytes) == ((3, 1, 1), (256, 1, 1), 0)
-    mm = lk.compile_kernel("matmul_tiled").launch_config(33, 17, 5)  # grid x over n, y over m
-    assert (mm.workgroups, mm.workgroup_size, mm.workgroup_storage_bytes) == ((2, 3, 1), (16, 16, 1), 2048)
+    mm = lk.compile_kernel("matmul_tiled").launch_config(33, 17, 5)  # 64 x 64 tiles: grid x over n, y over m
+    assert (mm.workgroups, mm.workgroup_size, mm.workgroup_storage_bytes) == ((1, 1, 1), (16, 16, 1), 16384)
     fd = lk.compile_kernel("flash_decode").launch_config(32, 4096)
     assert (fd.workgroups, fd.workgroup_storage_bytes) == ((32, 1, 1), 64 + 8 * 128 * 4)
     assert lk.compile_kernel("rope").launch_config(3, 2, 8).workgroups == (1, 1, 1)
@@ -295,10 +295,11 @@ def test_matmul_without_either_barrier_races(drop, what):
     src = parts[0] + (BARRIER if drop == 1 else "") + parts[1] + (BARRIER if drop == 0 else "") + parts[2]
     art = hx.loom.compile(src, "matmul_tiled", target="gfx1151")
     rt = hx.Runtime(checked=True)
-    lc = art.launch_config(16, 16, 32)
-    k = rt.load_gpu_kernel(art, lc.workgroups, lc.workgroup_size, art.contract_for(m=16, n=16, k=32))
-    a, b = np.ones((16, 32), np.float32), np.ones((32, 16), np.float32)
-    bufs = [rt.allocate(4 * 16 * 32, hx.HostVisible()) for _ in range(3)]
+    # Two slices of k (of 32), so that the second one's copies meet the first one's reads.
+    lc = art.launch_config(16, 16, 64)
+    k = rt.load_gpu_kernel(art, lc.workgroups, lc.workgroup_size, art.contract_for(m=16, n=16, k=64))
+    a, b = np.ones((16, 64), np.float32), np.ones((64, 16), np.float32)
+    bufs = [rt.allocate(4 * 16 * 64, hx.HostVisible()) for _ in range(3)]
     for buf, x in zip(bufs, (a, b)):
         lk.Launch.write(buf, x)
     g = rt.graph()

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <algorithm>
@@ -559,6 +560,7 @@ private:
         block(b);
         items_ = emit("add " + vt("i64") + " " + splat("i64", ci_) + ", " + iota());
         mask_ = emit("icmp slt " + vt("i64") + " " + items_ + ", " + splat("i64", W_));
+        set_affine(ci_);
         body();
         const std::string c2 = emit("load i64, ptr " + cs);
         const std::string c3 = emit("add i64 " + c2 + ", " + std::to_string(N));
@@ -871,6 +873,8 @@ private:
         }
         allocas_ << "  %sgV = alloca [" << N << " x i64], align 64\n  %sgS = alloca [" << N << " x i64], align 64\n  %sgM = alloca ["
                  << N << " x i8], align 64\n  %sgO = alloca [" << N << " x i64], align 64\n  %sgK = alloca [" << N << " x i64], align 64\n";
+        allocas_ << "  %affine = alloca i1\n";
+        b_ << "  store i1 false, ptr %affine\n";
         allocas_ << "  %mathA = alloca [" << N << " x double], align 64\n  %mathB = alloca [" << N
                  << " x double], align 64\n  %mathO = alloca [" << N << " x double], align 64\n";
         const std::string bases = ctx_field(0, "ptr");
@@ -992,6 +996,7 @@ private:
         block(lf);
         {
             items_ = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
+            set_affine(i0);
             keep("items", items_);
             keep("wgl", splat("i64", w0));
             for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
@@ -1006,6 +1011,7 @@ private:
         }
         block(ls);
         {
+            b_ << "  store i1 false, ptr %affine\n";  // lanes of two workgroups
             const std::string off = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
             items_ = divmod(off, W_, true);
             wgl_ = emit("add " + V + " " + splat("i64", w0) + ", " + divmod(off, W_, false));
@@ -1044,6 +1050,159 @@ private:
     }
 
     std::map<int, std::string> base_, size_;
+
+    // Note [Lane-affine accesses]
+    //   Most accesses of GPU kernels index with the work-item's x id plus
+    //   values that are the same for the whole chunk (matmul_tiled's tiles,
+    //   every row of softmax_rows): their lanes read consecutive elements or
+    //   one element. The general path (address()) finds that out per access
+    //   at run time, after bounds-checking each lane as a vector of i64;
+    //   here the generator knows it. stride_ holds, for varying integer
+    //   values of 64-bit kinds (index, offset, i64: no wrapping to a
+    //   narrower width), how the value steps from lane to lane, as a fact
+    //   that is true whenever the chunk's %affine flag is: the chunk's lanes
+    //   are consecutive x ids of one row of one workgroup (set_affine, per
+    //   chunk). The x ids (work-item and dispatch) step by 1, the y and z ids
+    //   and workgroup ids by 0 (where a chunk is one subgroup, its lane ids
+    //   by 1 and its subgroup id by 0), index add/sub/mul/madd of such values
+    //   and uniform ones (mul by a constant) step as arithmetic says, and
+    //   min/max of values stepping by 0 step by 0. A
+    //   value that is not computed in every lane by such an op (results of
+    //   scf.if/for/while, loads, ...) has no fact.
+    //   An access whose indices all step by 0, but the last by 0 or 1, then
+    //   tests only lane 0's indices and bytes, as scalars: when the flag
+    //   holds and every lane, active or not, is in bounds, it is one
+    //   (masked) vector load or store, or one scalar load for all lanes. A
+    //   vector.load of E elements whose lanes step E (flash_decode's K and V
+    //   rows: 32 lanes x 4 floats) is likewise one load of N x E elements,
+    //   dealt out to the E components by shuffles, instead of E gathers.
+    //   Otherwise it takes the general path, whose checks name the
+    //   interpreter's failing lane. In bounds, every lane's index is lane
+    //   0's plus its step times the lane (no wrap: all lie in [0, extent)),
+    //   so the two paths touch the same bytes.
+    std::map<ValueId, int64_t> stride_;
+    std::map<ValueId, int64_t> const_;
+    // The chunk starting at work-item `first` (its lanes first + l) is lane-affine:
+    // a one-dimensional workgroup, or the chunk inside one row of x.
+    void set_affine(const std::string& first) {
+        const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
+        const std::string r = emit("urem i64 " + first + ", " + wgs_[0]);
+        const std::string row = emit("icmp ule i64 " + emit("add i64 " + r + ", " + std::to_string(N)) + ", " + wgs_[0]);
+        const std::string ok = emit("or i1 " + flat + ", " + row);
+        b_ << "  store i1 " << ok << ", ptr %affine\n";
+    }
+    static bool wide_int(ScalarKind k) { return k == ScalarKind::Index || k == ScalarKind::Offset || k == ScalarKind::I64; }
+    std::optional<int64_t> stride_of(ValueId v) const {
+        if (!vary(v)) return 0;
+        auto it = stride_.find(v);
+        if (it == stride_.end()) return std::nullopt;
+        return it->second;
+    }
+    std::optional<int64_t> const_of(ValueId v) const {
+        auto it = const_.find(v);
+        if (it == const_.end()) return std::nullopt;
+        return it->second;
+    }
+    // Records op's result's stride (or constant), Note [Lane-affine accesses].
+    void note_stride(const Op& op) {
+        if (op.results.size() != 1 || vk_[static_cast<size_t>(op.results[0])] != VK::Num) return;
+        const ValueId r = op.results[0];
+        const std::string& n = op.name;
+        if (!wide_int(kind(r))) return;
+        if (n == "index.constant" || n == "scalar.constant") {
+            const Attr* a = op.attr("value");
+            if (a && a->kind == Attr::Kind::Int) const_[r] = a->i;
+            return;
+        }
+        if (!vary(r)) return;
+        for (ValueId o : op.operands)
+            if (!wide_int(kind(o))) return;
+        const std::string b = base(n);
+        auto s = [&](size_t k) { return stride_of(op.operands.at(k)); };
+        constexpr int64_t kMax = int64_t{1} << 24;
+        auto keep = [&](std::optional<int64_t> x) {
+            if (x && *x > -kMax && *x < kMax) stride_[r] = *x;
+        };
+        auto mul = [&](size_t i, size_t j) -> std::optional<int64_t> {
+            const auto si = s(i), sj = s(j);
+            if (!si || !sj) return std::nullopt;
+            if (*si == 0 && *sj == 0) return 0;
+            if (*sj == 0 && const_of(op.operands[j])) return *si * *const_of(op.operands[j]);
+            if (*si == 0 && const_of(op.operands[i])) return *sj * *const_of(op.operands[i]);
+            return std::nullopt;
+        };
+        if ((n == "index.assume" || n == "scalar.assume") && !op.operands.empty()) return keep(s(0));
+        if (op.operands.size() == 2 && (b == "add" || b == "addi" || b == "sub" || b == "subi")) {
+            const auto x = s(0), y = s(1);
+            if (x && y) keep(b[0] == 'a' ? *x + *y : *x - *y);
+            return;
+        }
+        if (op.operands.size() == 2 && (b == "mul" || b == "muli" || n == "index.scale")) return keep(mul(0, 1));
+        if (op.operands.size() == 2 && (b == "min" || b == "max" || b == "minsi" || b == "maxsi" || b == "minui" || b == "maxui")) {
+            if (s(0) == std::optional<int64_t>(0) && s(1) == std::optional<int64_t>(0)) keep(0);
+            return;
+        }
+        if (n == "index.madd" && op.operands.size() == 3) {
+            const auto p = mul(0, 1), c = s(2);
+            if (p && c) keep(*p + *c);
+        }
+    }
+    // The scalar test of Note [Lane-affine accesses] for op's element of
+    // `view`: "" when the indices have no such form; else the i1 that the
+    // fast path may run, with lane 0's byte offset in `byte0` and whether
+    // the lanes step one element (`contig`) or share it.
+    std::string affine_access(const Op& op, ValueId view, std::string& byte0, bool& contig, int64_t ext = 1) {
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const size_t rank = m.rank;
+        if (rank == 0 || op.indices.size() < rank) return "";
+        // One base address for all lanes: bindings and workgroup memory only.
+        bool shared = m.binding >= 0 && m.binding < nbind_;
+        for (const auto& wa : wg_alloca_)
+            if (bindof_[static_cast<size_t>(wa.first)] == m.binding) shared = true;
+        if (!shared) return "";
+        std::vector<int64_t> st(rank, 0);
+        for (size_t d = 0; d < rank; ++d) {
+            if (!op.indices[d].is_value()) continue;
+            const auto x = stride_of(op.indices[d].value);
+            if (!x) return "";
+            st[d] = *x;
+        }
+        for (size_t d = 0; d + 1 < rank; ++d)
+            if (st[d] != 0) return "";
+        if (st[rank - 1] != 0 && st[rank - 1] != ext) return "";
+        contig = st[rank - 1] == ext;
+        const int es = elem_size(m.elem);
+        std::string ok = emit("load i1, ptr %affine");
+        std::vector<std::string> dim(rank);
+        for (size_t d = 0; d < rank; ++d) dim[d] = emit("load i64, ptr %vd" + std::to_string(view) + "_" + std::to_string(d));
+        std::string lin = "0";
+        for (size_t d = 0; d < rank; ++d) {
+            std::string i0 = std::to_string(op.indices[d].constant);
+            if (op.indices[d].is_value()) {
+                const ValueId iv = op.indices[d].value;
+                i0 = vary(iv) ? emit("extractelement " + vt("i64") + " " + get(iv) + ", i64 0") : get(iv);
+            }
+            // The last element any lane touches on this axis (a vector's footprint: ext of them).
+            const int64_t reach = st[d] * (N - 1) + (d + 1 == rank ? ext - 1 : 0);
+            const std::string last = reach ? emit("add i64 " + i0 + ", " + std::to_string(reach)) : i0;
+            ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + i0 + ", 0"));
+            ok = emit("and i1 " + ok + ", " + emit("icmp slt i64 " + last + ", " + dim[d]));
+            std::string stride = "1";
+            for (size_t e = d + 1; e < rank; ++e) stride = stride == "1" ? dim[e] : emit("mul i64 " + stride + ", " + dim[e]);
+            lin = emit("add i64 " + lin + ", " + emit("mul i64 " + i0 + ", " + stride));
+        }
+        const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
+        byte0 = emit("add i64 " + off + ", " + emit("mul i64 " + lin + ", " + std::to_string(es)));
+        const std::string endb = emit("add i64 " + byte0 + ", " + std::to_string(contig ? es * ext * N : es * ext));
+        ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + byte0 + ", 0"));
+        ok = emit("and i1 " + ok + ", " + emit("icmp ule i64 " + endb + ", " + size_.at(m.binding)));
+        return ok;
+    }
+    bool any_varying_index(const Op& op) const {
+        for (const IndexEntry& e : op.indices)
+            if (e.is_value() && vary(e.value)) return true;
+        return false;
+    }
     std::string last_bad_;  // address(): whether a uniform access is out of bounds
 
     // Emits r's ops under `mask`; returns the terminator (or nullptr).
@@ -1082,6 +1241,7 @@ private:
         if (is_coord(n)) return emit_coord(op);
         if (is_collective(n)) return emit_collective(op, mask);
         emit_num(op, mask);
+        note_stride(op);
     }
 
     // --- coordinates --------------------------------------------------------
@@ -1151,6 +1311,10 @@ private:
             const std::string s = emit("add i64 " + W_ + ", " + std::to_string(sg - 1));
             return put(v, emit("sdiv i64 " + s + ", " + std::to_string(sg)), false);
         }
+        // Note [Lane-affine accesses]: x ids step by one lane to lane, the others not at all.
+        if (n == "kernel.workitem.id" || n == "kernel.workitem.dispatch.id" || n == "kernel.workgroup.id")
+            stride_[v] = n != "kernel.workgroup.id" && a == 0 ? 1 : 0;
+        if (uses_subgroup_ && (n == "kernel.subgroup.id" || n == "kernel.subgroup.lane.id")) stride_[v] = n == "kernel.subgroup.id" ? 0 : 1;
         if (fold_ && n == "kernel.workgroup.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_wg_[a]), true);
         if (fold_ && n == "kernel.workitem.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_item_[a]), true);
         if (n == "kernel.workgroup.id") return put(v, wgid_[a], false);
@@ -1389,6 +1553,38 @@ private:
     void emit_load(const Op& op, const std::string& mask) {
         const ValueId view = op.operands[0];
         const ValueId res = op.results[0];
+        std::string byte0;
+        bool contig = false;
+        const std::string fast = any_varying_index(op) && vary(res) ? affine_access(op, view, byte0, contig) : "";
+        if (fast.empty()) return emit_load_general(op, mask);
+        // Note [Lane-affine accesses]
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const std::string mt = mem_type(m.elem);
+        const std::string lf = label("lda"), ls = label("ldg"), lj = label("ldj");
+        cbr(fast, lf, ls);
+        block(lf);
+        const std::string p = emit("getelementptr i8, ptr " + base_.at(m.binding) + ", i64 " + byte0);
+        std::string x;
+        if (contig) {
+            const std::string fn = "@llvm.masked.load.v" + std::to_string(N) + suffix(mt) + ".p0";
+            declare("declare " + vt(mt) + " " + fn + "(ptr, i32, " + vt("i1") + ", " + vt(mt) + ")");
+            x = emit("call " + vt(mt) + " " + fn + "(ptr " + p + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
+        } else {
+            // Inactive lanes read 0, as from the general path's gather.
+            const std::string one = splat(mt, emit("load " + mt + ", ptr " + p + ", align 1"));
+            x = emit("select " + vt("i1") + " " + mask + ", " + vt(mt) + " " + one + ", " + vt(mt) + " zeroinitializer");
+        }
+        put(res, to_reg(m.elem, x, true), true);
+        br(lj);
+        block(ls);
+        emit_load_general(op, mask);
+        br(lj);
+        block(lj);
+    }
+
+    void emit_load_general(const Op& op, const std::string& mask) {
+        const ValueId view = op.operands[0];
+        const ValueId res = op.results[0];
         const ViewMeta& m = views_[static_cast<size_t>(view)];
         bool v = false;
         const std::string byte = address(op, view, mask, v);
@@ -1446,6 +1642,33 @@ private:
     }
 
     void emit_store(const Op& op, const std::string& mask) {
+        const ValueId val = op.operands[0];
+        const ValueId view = op.operands[1];
+        std::string byte0;
+        bool contig = false;
+        const ViewMeta& m = views_[static_cast<size_t>(view)];
+        const std::string fast = any_varying_index(op) && std::string(reg_type(kind(val))) == reg_type(m.elem)
+                                     ? affine_access(op, view, byte0, contig) : "";
+        // Note [Lane-affine accesses]: consecutive elements only (lanes sharing
+        // an element keep the general path's last-lane-wins order).
+        if (fast.empty() || !contig) return emit_store_general(op, mask);
+        const std::string mt = mem_type(m.elem);
+        const std::string lf = label("sta"), ls = label("stg"), lj = label("stj");
+        cbr(fast, lf, ls);
+        block(lf);
+        const std::string x = to_mem(m.elem, get_as(val, true), true);
+        const std::string p = emit("getelementptr i8, ptr " + base_.at(m.binding) + ", i64 " + byte0);
+        const std::string fn = "@llvm.masked.store.v" + std::to_string(N) + suffix(mt) + ".p0";
+        declare("declare void " + fn + "(" + vt(mt) + ", ptr, i32, " + vt("i1") + ")");
+        b_ << "  call void " << fn << "(" << vt(mt) << " " << x << ", ptr " << p << ", i32 1, " << vt("i1") << " " << mask << ")\n";
+        br(lj);
+        block(ls);
+        emit_store_general(op, mask);
+        br(lj);
+        block(lj);
+    }
+
+    void emit_store_general(const Op& op, const std::string& mask) {
         const ValueId val = op.operands[0];
         const ValueId view = op.operands[1];
         const ViewMeta& m = views_[static_cast<size_t>(view)];
@@ -1923,6 +2146,57 @@ private:
         if (n == "vector.load") {
             const ValueId view = op.operands[0];
             const ViewMeta& m = views_[static_cast<size_t>(view)];
+            const int64_t E = static_cast<int64_t>(out.size());
+            std::string byte0;
+            bool contig = false;
+            const std::string fast = any_varying_index(op) && v ? affine_access(op, view, byte0, contig, E) : "";
+            if (fast.empty()) return emit_vector_load_general(op, mask);
+            // Note [Lane-affine accesses]: lanes reading E consecutive elements each, one after
+            // another, are one load of N * E elements, dealt out to the E components.
+            const std::string mt = mem_type(m.elem);
+            const int es = elem_size(m.elem);
+            const std::string lf = label("vlda"), ls = label("vldg"), lj = label("vldj");
+            cbr(fast, lf, ls);
+            block(lf);
+            const std::string p = emit("getelementptr i8, ptr " + base_.at(m.binding) + ", i64 " + byte0);
+            if (contig) {
+                // Every lane's footprint is in bounds: one plain load (a mask widened to
+                // N x E lanes costs more than it saves), inactive lanes then zeroed as the
+                // general path's gathers leave them.
+                const std::string WT = "<" + std::to_string(N * E) + " x " + mt + ">";
+                const std::string x = emit("load " + WT + ", ptr " + p + ", align 1");
+                for (int64_t e = 0; e < E; ++e) {
+                    std::string pick = "<";
+                    for (int l = 0; l < N; ++l) pick += (l ? ", i32 " : "i32 ") + std::to_string(l * E + e);
+                    const std::string c = emit("shufflevector " + WT + " " + x + ", " + WT + " poison, <" + std::to_string(N) + " x i32> " + pick + ">");
+                    const std::string z = emit("select " + vt("i1") + " " + mask + ", " + vt(mt) + " " + c + ", " + vt(mt) + " zeroinitializer");
+                    put(out[static_cast<size_t>(e)], to_reg(m.elem, z, true), true);
+                }
+            } else {
+                for (int64_t e = 0; e < E; ++e) {
+                    const std::string pe = emit("getelementptr i8, ptr " + p + ", i64 " + std::to_string(e * es));
+                    const std::string one = splat(mt, emit("load " + mt + ", ptr " + pe + ", align 1"));
+                    const std::string c = emit("select " + vt("i1") + " " + mask + ", " + vt(mt) + " " + one + ", " + vt(mt) + " zeroinitializer");
+                    put(out[static_cast<size_t>(e)], to_reg(m.elem, c, true), true);
+                }
+            }
+            br(lj);
+            block(ls);
+            emit_vector_load_general(op, mask);
+            br(lj);
+            block(lj);
+            return;
+        }
+        // Lanewise conversions: the scalar cast on each element.
+        const std::vector<ValueId>& in = comps_.at(op.operands[0]);
+        for (size_t e = 0; e < out.size(); ++e) emit_cast_ids(in[e], out[e], n, b, v);
+    }
+
+    void emit_vector_load_general(const Op& op, const std::string& mask) {
+        const std::vector<ValueId>& out = comps_.at(op.results[0]);
+        {
+            const ValueId view = op.operands[0];
+            const ViewMeta& m = views_[static_cast<size_t>(view)];
             bool va = false;
             const std::string byte = address(op, view, mask, va, static_cast<int64_t>(out.size()));
             const std::string base = base_.at(m.binding);
@@ -1949,11 +2223,7 @@ private:
                 const std::string x = emit("call " + vt(mt) + " " + fn + "(" + vt("ptr") + " " + ps + ", i32 1, " + vt("i1") + " " + mask + ", " + vt(mt) + " zeroinitializer)");
                 put(out[e], to_reg(m.elem, x, true), true);
             }
-            return;
         }
-        // Lanewise conversions: the scalar cast on each element.
-        const std::vector<ValueId>& in = comps_.at(op.operands[0]);
-        for (size_t e = 0; e < out.size(); ++e) emit_cast_ids(in[e], out[e], n, b, v);
     }
 
     // vector.store: the footprint checked as vector.load checks it, then the
