@@ -152,15 +152,9 @@ constexpr double kSqrt1_2 = 0x1.6a09e667f3bcdp-1;
 constexpr double kSqrt2OverPi = 0x1.9884533d43651p-1;
 }  // namespace
 
-float expm1(float x) {
-    const float r = static_cast<float>(detail::expm1_d(x));
-    return x != x || x == 0 ? x : r;  // keeps -0
-}
-float log1p(float x) { return via_double(x, [](double d) { return std::log1p(d); }); }
 float cbrt(float x) { return via_double(x, [](double d) { return std::cbrt(d); }); }
 float asin(float x) { return via_double(x, [](double d) { return std::asin(d); }); }
 float acos(float x) { return via_double(x, [](double d) { return std::acos(d); }); }
-float atan(float x) { return via_double(x, [](double d) { return std::atan(d); }); }
 float sinh(float x) { return via_double(x, [](double d) { return std::sinh(d); }); }
 float cosh(float x) { return via_double(x, [](double d) { return std::cosh(d); }); }
 float asinh(float x) { return via_double(x, [](double d) { return std::asinh(d); }); }
@@ -177,20 +171,14 @@ float hypot(float a, float b) {
     return static_cast<float>(std::sqrt(da * da + db * db));
 }
 
-float tan(float x) {
+// tan beyond the fast reduction's range (and inf/NaN): the exact reduction.
+float tan_big(float x) {
     if (x != x || std::isinf(x)) return std::numeric_limits<float>::quiet_NaN();
-    double r;
     unsigned q;
-    if (std::fabs(x) < detail::kTrigFast) {
-        double kd;
-        r = detail::reduce_pio2(x, kd);
-        q = detail::quadrant(kd);
-    } else {
-        r = detail::reduce_big(std::fabs(x), q);
-        if (x < 0) r = -r;  // tan is odd: reduce |x|, then flip r (q's parity is all tan needs)
-    }
+    double r = detail::reduce_big(std::fabs(x), q);
+    if (x < 0) r = -r;  // tan is odd: reduce |x|, then flip r (q's parity is all tan needs)
     const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    return x == 0 ? x : static_cast<float>((q & 1) ? -c / s : s / c);
+    return static_cast<float>((q & 1) ? -c / s : s / c);
 }
 
 // sin(2 pi x), cos(2 pi x): 4x and 4x - round(4x) are exact (|x| >= 2^24 is
@@ -387,9 +375,13 @@ double hypot(double x, double y) {
 // ---------------------------------------------------------------- array forms
 // Each loop is compiled three times on x86-64: for the baseline, AVX2 and
 // AVX-512 (no FMA, and -ffp-contract=off: the bits stay those of the scalar
-// functions), the widest the host has chosen once per process.
-// sin and cos run the fast reduction over every element, then redo the few
-// beyond it (and inf/NaN) with the exact one.
+// functions), the widest the host has chosen once per process. `flatten`
+// inlines the kernels into each clone, so the 8-lane vector code of Note
+// [fmath vector kernels] runs on that clone's vector units.
+// The float functions that have a vector kernel run it 8 lanes at a time
+// (the tail padded with zeros); sin, cos and tan then redo the lanes beyond
+// the fast reduction (and inf/NaN) with the exact one, reading the saved
+// input (y may be x).
 
 namespace {
 
@@ -405,38 +397,58 @@ bool has_avx512() {
 }
 #endif
 
-inline float sin_fast(float x) {
-    double kd;
-    const double r = detail::reduce_pio2(x, kd);
-    const unsigned q = detail::quadrant(kd);
-    const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    const double v = (q & 1) ? c : s;
-    const float r2 = static_cast<float>((q & 2) ? -v : v);
-    return x == 0 ? x : r2;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+using detail::v::d8;
+using detail::v::f8;
+
+// y[i] = kern(x[i]) over 8-float vectors; fix(x, y) patches a chunk's
+// lanes that the vector kernel does not cover.
+template <class K, class Fix>
+[[gnu::always_inline]] inline void map8(const float* x, float* y, std::size_t n, K kern, Fix fix) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        f8 v;
+        __builtin_memcpy(&v, x + i, sizeof v);
+        f8 r = kern(v);
+        fix(v, r);
+        __builtin_memcpy(y + i, &r, sizeof r);
+    }
+    if (i < n) {
+        f8 v = {};
+        __builtin_memcpy(&v, x + i, (n - i) * sizeof(float));
+        f8 r = kern(v);
+        fix(v, r);
+        __builtin_memcpy(y + i, &r, (n - i) * sizeof(float));
+    }
 }
-inline float cos_fast(float x) {
-    double kd;
-    const double r = detail::reduce_pio2(x, kd);
-    const unsigned q = detail::quadrant(kd);
-    const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    const double v = (q & 1) ? s : c;
-    return static_cast<float>(((q + 1) & 2) ? -v : v);
-}
+struct NoFix {
+    [[gnu::always_inline]] void operator()(const f8&, f8&) const {}
+};
+// Lanes with !(|x| < kTrigFast) get the scalar function (its exact reduction).
+template <float (*Big)(float)> struct TrigFix {
+    [[gnu::always_inline]] void operator()(const f8& v, f8& r) const {
+        const auto big = !(v < detail::kTrigFast && v > -detail::kTrigFast);
+        bool any = false;
+        for (int k = 0; k < 8; ++k) any |= big[k] != 0;
+        if (__builtin_expect(any, 0))
+            for (int k = 0; k < 8; ++k)
+                if (big[k]) r[k] = Big(v[k]);
+    }
+};
 
 }  // namespace
 
 #ifdef HRX_FMATH_AVX2
-#define HRX_FMATH_LOOP1(fname, T, expr)                                                                \
+#define HRX_FMATH_CLONES(fname, T, body)                                                               \
     namespace {                                                                                        \
-    void fname##_base(const T* x, T* y, std::size_t n) noexcept {                                      \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
+    [[gnu::flatten]] void fname##_base(const T* x, T* y, std::size_t n) noexcept { body; }             \
+    __attribute__((target("avx2"), flatten)) void fname##_avx2(const T* x, T* y, std::size_t n) noexcept { \
+        body;                                                                                          \
     }                                                                                                  \
-    __attribute__((target("avx2"))) void fname##_avx2(const T* x, T* y, std::size_t n) noexcept {     \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
-    }                                                                                                  \
-    __attribute__((target("avx512f,avx512dq"))) void fname##_avx512(const T* x, T* y,                \
-                                                                   std::size_t n) noexcept {           \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
+    __attribute__((target("avx512f,avx512dq"), flatten)) void fname##_avx512(const T* x, T* y,      \
+                                                                            std::size_t n) noexcept {  \
+        body;                                                                                          \
     }                                                                                                  \
     }                                                                                                  \
     [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept {                \
@@ -445,14 +457,14 @@ inline float cos_fast(float x) {
         else fname##_base(x, y, n);                                                                    \
     }
 #else
-#define HRX_FMATH_LOOP1(fname, T, expr)                                                                \
-    [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept {                \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
-    }
+#define HRX_FMATH_CLONES(fname, T, body)                                                               \
+    [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept { body; }
 #endif
+#define HRX_FMATH_LOOP1(fname, T, expr) \
+    HRX_FMATH_CLONES(fname, T, for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]))
 
-// The vectorisable hot functions get their own loops; the rest call the
-// scalar function per element.
+// Every function gets a per-element loop; the float ones with a vector
+// kernel use that instead (below).
 #define HRX_FMATH_UNARY(name)                                                                           \
     HRX_FMATH_LOOP1(name##_f32_loop, float, [](float v) { return name(v); })                            \
     HRX_FMATH_LOOP1(name##_f64_loop, double, [](double v) { return name(v); })                          \
@@ -463,32 +475,34 @@ HRX_FMATH_UNARY_LIST(HRX_FMATH_UNARY)
 
 #define HRX_FMATH_F32(name)                                                                        \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_loop_run(x, y, n); }
-HRX_FMATH_F32(exp) HRX_FMATH_F32(exp2) HRX_FMATH_F32(expm1) HRX_FMATH_F32(log) HRX_FMATH_F32(log2)
-HRX_FMATH_F32(log10) HRX_FMATH_F32(log1p) HRX_FMATH_F32(sqrt) HRX_FMATH_F32(rsqrt) HRX_FMATH_F32(cbrt)
-HRX_FMATH_F32(tan) HRX_FMATH_F32(sinturns) HRX_FMATH_F32(costurns) HRX_FMATH_F32(asin) HRX_FMATH_F32(acos)
-HRX_FMATH_F32(atan) HRX_FMATH_F32(sinh) HRX_FMATH_F32(cosh) HRX_FMATH_F32(tanh) HRX_FMATH_F32(asinh)
-HRX_FMATH_F32(acosh) HRX_FMATH_F32(atanh) HRX_FMATH_F32(erf) HRX_FMATH_F32(erfc) HRX_FMATH_F32(logistic)
-HRX_FMATH_F32(silu) HRX_FMATH_F32(softplus) HRX_FMATH_F32(gelu_erf) HRX_FMATH_F32(gelu_tanh)
+HRX_FMATH_F32(sqrt) HRX_FMATH_F32(rsqrt) HRX_FMATH_F32(cbrt)
+HRX_FMATH_F32(sinturns) HRX_FMATH_F32(costurns) HRX_FMATH_F32(asin) HRX_FMATH_F32(acos)
+HRX_FMATH_F32(sinh) HRX_FMATH_F32(cosh) HRX_FMATH_F32(asinh)
+HRX_FMATH_F32(acosh) HRX_FMATH_F32(atanh) HRX_FMATH_F32(erf) HRX_FMATH_F32(erfc)
+HRX_FMATH_F32(softplus) HRX_FMATH_F32(gelu_erf) HRX_FMATH_F32(gelu_tanh)
 #undef HRX_FMATH_F32
 
-HRX_FMATH_LOOP1(sin_fast_loop, float, sin_fast)
-HRX_FMATH_LOOP1(cos_fast_loop, float, cos_fast)
-
-void sin_f32(const float* x, float* y, std::size_t n) noexcept {
-    // Read x before the first pass may overwrite it (y == x).
-    std::size_t first_big = n;
-    for (std::size_t i = 0; i < n; ++i)
-        if (!(std::fabs(x[i]) < detail::kTrigFast)) { first_big = i; break; }
-    if (first_big == n) return sin_fast_loop_run(x, y, n);
-    for (std::size_t i = 0; i < n; ++i) y[i] = sin(x[i]);
-}
-void cos_f32(const float* x, float* y, std::size_t n) noexcept {
-    std::size_t first_big = n;
-    for (std::size_t i = 0; i < n; ++i)
-        if (!(std::fabs(x[i]) < detail::kTrigFast)) { first_big = i; break; }
-    if (first_big == n) return cos_fast_loop_run(x, y, n);
-    for (std::size_t i = 0; i < n; ++i) y[i] = cos(x[i]);
-}
+#define HRX_FMATH_V32(name, kern, fix)                                                                 \
+    HRX_FMATH_CLONES(name##_f32_vec, float, map8(x, y, n, kern, fix))                                  \
+    void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
+#define HRX_FMATH_K(expr) [](f8 v) { return expr; }
+HRX_FMATH_V32(exp, HRX_FMATH_K(detail::v::exp_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(exp2, HRX_FMATH_K(detail::v::exp2_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(expm1, HRX_FMATH_K(detail::v::expm1_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(log, HRX_FMATH_K(detail::v::log_f<d8>(v, 1.0)), NoFix{})
+HRX_FMATH_V32(log2, HRX_FMATH_K(detail::v::log_f<d8>(v, detail::kLog2e)), NoFix{})
+HRX_FMATH_V32(log10, HRX_FMATH_K(detail::v::log_f<d8>(v, 0x1.bcb7b1526e50ep-2)), NoFix{})
+HRX_FMATH_V32(log1p, HRX_FMATH_K(detail::v::log1p_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(atan, HRX_FMATH_K(detail::v::atan_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(tanh, HRX_FMATH_K(detail::v::tanh_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(logistic, HRX_FMATH_K(detail::v::logistic_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(silu, HRX_FMATH_K(detail::v::silu_f<d8>(v)), NoFix{})
+HRX_FMATH_V32(sin, HRX_FMATH_K(detail::v::sin_fast<d8>(v)), TrigFix<detail::sin_big>{})
+HRX_FMATH_V32(cos, HRX_FMATH_K(detail::v::cos_fast<d8>(v)), TrigFix<detail::cos_big>{})
+HRX_FMATH_V32(tan, HRX_FMATH_K(detail::v::tan_fast<d8>(v)), TrigFix<tan_big>{})
+#undef HRX_FMATH_K
+#undef HRX_FMATH_V32
+#pragma GCC diagnostic pop
 
 #define HRX_FMATH_BINARY(name)                                                                            \
     void name##_f32(const float* a, const float* b, float* y, std::size_t n) noexcept {                   \
