@@ -428,9 +428,10 @@ struct NoFix {
 // Lanes with !(|x| < kTrigFast) get the scalar function (its exact reduction).
 template <float (*Big)(float)> struct TrigFix {
     [[gnu::always_inline]] void operator()(const f8& v, f8& r) const {
-        const auto big = !(v < detail::kTrigFast && v > -detail::kTrigFast);
-        bool any = false;
-        for (int k = 0; k < 8; ++k) any |= big[k] != 0;
+        // |x| >= kTrigFast, inf and NaN, as one unsigned compare of the bits.
+        const auto big = ((detail::v::uf8)v & 0x7fffffffu) >= std::bit_cast<std::uint32_t>(detail::kTrigFast);
+        std::uint32_t any = 0;
+        for (int k = 0; k < 8; ++k) any |= static_cast<std::uint32_t>(big[k]);
         if (__builtin_expect(any, 0))
             for (int k = 0; k < 8; ++k)
                 if (big[k]) r[k] = Big(v[k]);

@@ -68,6 +68,8 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 // flow, bit casts), which is why the vectors are spelled out.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // the wide types live only inside inlined code
+// Masks are not combined (&&, ||, & or |): GCC 12 lowers such selects lane
+// by lane; chains of selects on one comparison each stay vector code.
 #define HRX_FMATH_VI [[gnu::always_inline]] inline
 namespace v {
 typedef double d2 __attribute__((vector_size(16)));
@@ -334,15 +336,18 @@ template <class V> HRX_FMATH_VI F<V> exp2_f(F<V> x) {
 }
 template <class V> HRX_FMATH_VI F<V> expm1_f(F<V> x) {
     const F<V> r = narrow<V>(expm1_d(widen<V>(x)));
-    return x != x || x == 0 ? x : r;  // keeps -0
+    const F<V> r0 = x == 0 ? x : r;  // keeps -0
+    return x != x ? x : r0;
 }
 // log, log2, log10: one log_d of the positive finite argument (floats widen
 // to normal doubles, subnormals included), then the special values.
-template <class V> HRX_FMATH_VI V log_arg(V d) { return d > 0 && d < kInf ? d : splat<V>(1.0); }
+template <class V> HRX_FMATH_VI V log_arg(V d) { const V r = d > splat<V>(0.0) ? d : splat<V>(1.0);
+    return r < splat<V>(kInf) ? r : splat<V>(1.0); }
 template <class V> HRX_FMATH_VI F<V> log_finish(V d, V v) {
-    V r = d == 0 ? -splat<V>(kInf) : v;
-    r = d < 0 ? splat<V>(kNaN) : r;
-    r = d == kInf || d != d ? d : r;
+    V r = d == splat<V>(0.0) ? -splat<V>(kInf) : v;
+    r = d < splat<V>(0.0) ? splat<V>(kNaN) : r;
+    r = d == splat<V>(kInf) ? d : r;
+    r = d != d ? d : r;
     return narrow<V>(r);
 }
 template <class V> HRX_FMATH_VI F<V> log_f(F<V> x, double scale) {
@@ -358,7 +363,8 @@ template <class V> HRX_FMATH_VI F<V> log1p_f(F<V> x) {
     const V d = widen<V>(x);
     const V w = 1.0 + d;
     const F<V> r = log_finish(w, log_d(log_arg(w)));
-    return (x < 0x1p-29f && x > -0x1p-29f) || x != x ? x : r;
+    const F<V> ax = (F<V>)((UF<V>)x & 0x7fffffffu);
+    return ax < 0x1p-29f ? x : (x != x ? x : r);
 }
 template <class V> HRX_FMATH_VI F<V> logistic_f(F<V> x) {
     const F<V> r = narrow<V>(1.0 / (1.0 + exp_d(-widen<V>(x))));
