@@ -334,6 +334,22 @@ def test_07_integer_power_refuses_negative_exponents_before_writing(dtype):
         ref("power", a, e)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_07b_float_square_is_x_times_x_and_cube_within_an_ulp(dtype):
+    # x**2 multiplies (one rounding of the exact square), so it is x * x
+    # bit for bit; float32 x**3 is within 1 ulp of the correctly rounded cube.
+    rng = np.random.default_rng(3)
+    a = np.concatenate([rng.uniform(-10, 10, 4096), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, 3e38]]).astype(dtype)
+    sq = run("power", a, np.full_like(a, 2))
+    with np.errstate(all="ignore"):
+        assert_same(sq, a * a, "x**2")
+    if dtype == "float32":
+        cube = run("power", a, np.full_like(a, 3))
+        with np.errstate(all="ignore"):
+            want = (a.astype(np.float64) ** 3).astype(np.float32)
+        assert ulp_diff(cube, want).max() <= 1
+
+
 def test_08_mixed_int64_uint64_comparisons_are_exact():
     a = np.array([2**63 - 1, -1, 0, 2**62, -(2**63)], np.int64)
     b = np.array([2**63, 2**64 - 1, 0, 2**62, 0], np.uint64)
