@@ -347,8 +347,10 @@ template <class V> HRX_FMATH_VI F<V> log_finish(V d, V v) {
     V r = d == splat<V>(0.0) ? -splat<V>(kInf) : v;
     r = d < splat<V>(0.0) ? splat<V>(kNaN) : r;
     r = d == splat<V>(kInf) ? d : r;
-    r = d != d ? d : r;
-    return narrow<V>(r);
+    // NaN selected among floats: GCC merges two selects of d into one on an
+    // unordered-or-equal mask, which it then evaluates lane by lane.
+    const F<V> nd = narrow<V>(d), fr = narrow<V>(r);
+    return nd != nd ? nd : fr;
 }
 template <class V> HRX_FMATH_VI F<V> log_f(F<V> x, double scale) {
     const V d = widen<V>(x);
