@@ -17,8 +17,10 @@
 //     `void exp_f32(const float* x, float* y, std::size_t n)` and so on for
 //     every unary function above (`gelu_logistic_f32` takes the scale after
 //     n), `_f64` for double; binary ones take (a, b, y, n). y may equal x.
-//     They use the host's vector units (an AVX2 clone on x86-64 hosts that
-//     have it) and give the same bits as the scalar functions.
+//     They use the host's vector units (AVX-512 and AVX2 clones on x86-64
+//     hosts that have them; the float functions of Note [fmath vector
+//     kernels] run 8 lanes per operation) and give the same bits as the
+//     scalar functions.
 //
 // Numerics: Note [Loom math accuracy] in fmath.cpp. float results are within
 // 1 ulp of the correctly rounded value (most are correctly rounded), the same
@@ -343,19 +345,20 @@ template <class V> HRX_FMATH_VI F<V> expm1_f(F<V> x) {
 // to normal doubles, subnormals included), then the special values.
 template <class V> HRX_FMATH_VI V log_arg(V d) { const V r = d > splat<V>(0.0) ? d : splat<V>(1.0);
     return r < splat<V>(kInf) ? r : splat<V>(1.0); }
-template <class V> HRX_FMATH_VI F<V> log_finish(V d, V v) {
+// x: the float input, returned as is when it is a NaN (as exp and the others do).
+template <class V> HRX_FMATH_VI F<V> log_finish(V d, V v, F<V> x) {
     V r = d == splat<V>(0.0) ? -splat<V>(kInf) : v;
     r = d < splat<V>(0.0) ? splat<V>(kNaN) : r;
     r = d == splat<V>(kInf) ? d : r;
     // NaN selected among floats: GCC merges two selects of d into one on an
     // unordered-or-equal mask, which it then evaluates lane by lane.
-    const F<V> nd = narrow<V>(d), fr = narrow<V>(r);
-    return nd != nd ? nd : fr;
+    const F<V> fr = narrow<V>(r);
+    return x != x ? x : fr;
 }
 template <class V> HRX_FMATH_VI F<V> log_f(F<V> x, double scale) {
     const V d = widen<V>(x);
     const V l = log_d(log_arg(d));
-    return log_finish(d, scale == 1.0 ? l : l * scale);
+    return log_finish(d, scale == 1.0 ? l : l * scale, x);
 }
 // log1p: 1 + x is exact in double for float |x| >= 2^-29 (the sum spans at
 // most 53 bits), and below that log1p(x) = x (1 - x/2 + ...) is within
@@ -364,9 +367,9 @@ template <class V> HRX_FMATH_VI F<V> log_f(F<V> x, double scale) {
 template <class V> HRX_FMATH_VI F<V> log1p_f(F<V> x) {
     const V d = widen<V>(x);
     const V w = 1.0 + d;
-    const F<V> r = log_finish(w, log_d(log_arg(w)));
+    const F<V> r = log_finish(w, log_d(log_arg(w)), x);
     const F<V> ax = (F<V>)((UF<V>)x & 0x7fffffffu);
-    return ax < 0x1p-29f ? x : (x != x ? x : r);
+    return ax < 0x1p-29f ? x : r;
 }
 template <class V> HRX_FMATH_VI F<V> logistic_f(F<V> x) {
     const F<V> r = narrow<V>(1.0 / (1.0 + exp_d(-widen<V>(x))));
