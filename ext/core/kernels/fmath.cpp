@@ -389,10 +389,10 @@ double hypot(double x, double y) {
 // Each loop is compiled three times on x86-64: for the baseline, AVX2 and
 // AVX-512 (no FMA, and -ffp-contract=off: the bits stay those of the scalar
 // functions), the widest the host has chosen once per process. `flatten`
-// inlines the kernels into each clone, so the 8-lane vector code of Note
-// [fmath vector kernels] runs on that clone's vector units.
-// The float functions that have a vector kernel run it 8 lanes at a time
-// (the tail padded with zeros); sin, cos and tan then redo the lanes beyond
+// inlines the kernels into each clone, so the vector code of Note [fmath
+// vector kernels] runs on that clone's vector units at their width (2, 4 or
+// 8 doubles). The float functions that have a vector kernel run it a vector
+// at a time (the tail padded with zeros); sin, cos and tan then redo the lanes beyond
 // the fast reduction (and inf/NaN) with the exact one, reading the saved
 // input (y may be x).
 
@@ -412,41 +412,52 @@ bool has_avx512() {
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
+using detail::v::d2;
+using detail::v::d4;
 using detail::v::d8;
-using detail::v::f8;
 
-// y[i] = kern(x[i]) over 8-float vectors; fix(x, y) patches a chunk's
-// lanes that the vector kernel does not cover.
-template <class K, class Fix>
-[[gnu::always_inline]] inline void map8(const float* x, float* y, std::size_t n, K kern, Fix fix) {
+// y[i] = kern(V{}, x[i]) over vectors of V's lane count of floats (V: the
+// clone's native double vector); fix(x, y) patches lanes that the vector
+// kernel does not cover.
+template <class V, class K, class Fix>
+[[gnu::always_inline]] inline void map_f32(const float* x, float* y, std::size_t n, K kern, Fix fix) {
+    using F = detail::v::F<V>;
+    constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        f8 v;
+    for (; i + L <= n; i += L) {
+        F v;
         __builtin_memcpy(&v, x + i, sizeof v);
-        f8 r = kern(v);
+        F r = kern(V{}, v);
         fix(v, r);
         __builtin_memcpy(y + i, &r, sizeof r);
     }
     if (i < n) {
-        f8 v = {};
+        F v = {};
         __builtin_memcpy(&v, x + i, (n - i) * sizeof(float));
-        f8 r = kern(v);
+        F r = kern(V{}, v);
         fix(v, r);
         __builtin_memcpy(y + i, &r, (n - i) * sizeof(float));
     }
 }
 struct NoFix {
-    [[gnu::always_inline]] void operator()(const f8&, f8&) const {}
+    template <class F> [[gnu::always_inline]] void operator()(const F&, F&) const {}
 };
+// The unsigned vector of a float vector's bits.
+template <class F> struct bits_of;
+template <> struct bits_of<detail::v::f2> { using T = detail::v::uf2; };
+template <> struct bits_of<detail::v::f4> { using T = detail::v::uf4; };
+template <> struct bits_of<detail::v::f8> { using T = detail::v::uf8; };
 // Lanes with !(|x| < kTrigFast) get the scalar function (its exact reduction).
 template <float (*Big)(float)> struct TrigFix {
-    [[gnu::always_inline]] void operator()(const f8& v, f8& r) const {
+    template <class F> [[gnu::always_inline]] void operator()(const F& v, F& r) const {
+        using UF = typename bits_of<F>::T;
+        constexpr int L = sizeof(F) / sizeof(float);
         // |x| >= kTrigFast, inf and NaN, as one unsigned compare of the bits.
-        const auto big = ((detail::v::uf8)v & 0x7fffffffu) >= std::bit_cast<std::uint32_t>(detail::kTrigFast);
+        const auto big = ((UF)v & 0x7fffffffu) >= std::bit_cast<std::uint32_t>(detail::kTrigFast);
         std::uint32_t any = 0;
-        for (int k = 0; k < 8; ++k) any |= static_cast<std::uint32_t>(big[k]);
+        for (int k = 0; k < L; ++k) any |= static_cast<std::uint32_t>(big[k]);
         if (__builtin_expect(any, 0))
-            for (int k = 0; k < 8; ++k)
+            for (int k = 0; k < L; ++k)
                 if (big[k]) r[k] = Big(v[k]);
     }
 };
@@ -456,12 +467,14 @@ template <float (*Big)(float)> struct TrigFix {
 #ifdef HRX_FMATH_AVX2
 #define HRX_FMATH_CLONES(fname, T, body)                                                               \
     namespace {                                                                                        \
-    [[gnu::flatten]] void fname##_base(const T* x, T* y, std::size_t n) noexcept { body; }             \
+    [[gnu::flatten]] void fname##_base(const T* x, T* y, std::size_t n) noexcept { using VW [[maybe_unused]] = d2; body; }             \
     __attribute__((target("avx2"), flatten)) void fname##_avx2(const T* x, T* y, std::size_t n) noexcept { \
+        using VW [[maybe_unused]] = d4;                                                                \
         body;                                                                                          \
     }                                                                                                  \
     __attribute__((target("avx512f,avx512dq"), flatten)) void fname##_avx512(const T* x, T* y,      \
                                                                             std::size_t n) noexcept {  \
+        using VW [[maybe_unused]] = d8;                                                                \
         body;                                                                                          \
     }                                                                                                  \
     }                                                                                                  \
@@ -472,7 +485,10 @@ template <float (*Big)(float)> struct TrigFix {
     }
 #else
 #define HRX_FMATH_CLONES(fname, T, body)                                                               \
-    [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept { body; }
+    [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept {                \
+        using VW [[maybe_unused]] = d2;                                                                \
+        body;                                                                                          \
+    }
 #endif
 #define HRX_FMATH_LOOP1(fname, T, expr) \
     HRX_FMATH_CLONES(fname, T, for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]))
@@ -497,23 +513,23 @@ HRX_FMATH_F32(softplus) HRX_FMATH_F32(gelu_erf) HRX_FMATH_F32(gelu_tanh)
 #undef HRX_FMATH_F32
 
 #define HRX_FMATH_V32(name, kern, fix)                                                                 \
-    HRX_FMATH_CLONES(name##_f32_vec, float, map8(x, y, n, kern, fix))                                  \
+    HRX_FMATH_CLONES(name##_f32_vec, float, map_f32<VW>(x, y, n, kern, fix))                                  \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
-#define HRX_FMATH_K(expr) [](f8 v) { return expr; }
-HRX_FMATH_V32(exp, HRX_FMATH_K(detail::v::exp_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(exp2, HRX_FMATH_K(detail::v::exp2_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(expm1, HRX_FMATH_K(detail::v::expm1_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(log, HRX_FMATH_K(detail::v::log_f<d8>(v, 1.0)), NoFix{})
-HRX_FMATH_V32(log2, HRX_FMATH_K(detail::v::log_f<d8>(v, detail::kLog2e)), NoFix{})
-HRX_FMATH_V32(log10, HRX_FMATH_K(detail::v::log_f<d8>(v, 0x1.bcb7b1526e50ep-2)), NoFix{})
-HRX_FMATH_V32(log1p, HRX_FMATH_K(detail::v::log1p_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(atan, HRX_FMATH_K(detail::v::atan_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(tanh, HRX_FMATH_K(detail::v::tanh_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(logistic, HRX_FMATH_K(detail::v::logistic_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(silu, HRX_FMATH_K(detail::v::silu_f<d8>(v)), NoFix{})
-HRX_FMATH_V32(sin, HRX_FMATH_K(detail::v::sin_fast<d8>(v)), TrigFix<detail::sin_big>{})
-HRX_FMATH_V32(cos, HRX_FMATH_K(detail::v::cos_fast<d8>(v)), TrigFix<detail::cos_big>{})
-HRX_FMATH_V32(tan, HRX_FMATH_K(detail::v::tan_fast<d8>(v)), TrigFix<tan_big>{})
+#define HRX_FMATH_K(expr) [](auto tag, auto v) { using V = decltype(tag); return expr; }
+HRX_FMATH_V32(exp, HRX_FMATH_K(detail::v::exp_f<V>(v)), NoFix{})
+HRX_FMATH_V32(exp2, HRX_FMATH_K(detail::v::exp2_f<V>(v)), NoFix{})
+HRX_FMATH_V32(expm1, HRX_FMATH_K(detail::v::expm1_f<V>(v)), NoFix{})
+HRX_FMATH_V32(log, HRX_FMATH_K(detail::v::log_f<V>(v, 1.0)), NoFix{})
+HRX_FMATH_V32(log2, HRX_FMATH_K(detail::v::log_f<V>(v, detail::kLog2e)), NoFix{})
+HRX_FMATH_V32(log10, HRX_FMATH_K(detail::v::log_f<V>(v, 0x1.bcb7b1526e50ep-2)), NoFix{})
+HRX_FMATH_V32(log1p, HRX_FMATH_K(detail::v::log1p_f<V>(v)), NoFix{})
+HRX_FMATH_V32(atan, HRX_FMATH_K(detail::v::atan_f<V>(v)), NoFix{})
+HRX_FMATH_V32(tanh, HRX_FMATH_K(detail::v::tanh_f<V>(v)), NoFix{})
+HRX_FMATH_V32(logistic, HRX_FMATH_K(detail::v::logistic_f<V>(v)), NoFix{})
+HRX_FMATH_V32(silu, HRX_FMATH_K(detail::v::silu_f<V>(v)), NoFix{})
+HRX_FMATH_V32(sin, HRX_FMATH_K(detail::v::sin_fast<V>(v)), TrigFix<detail::sin_big>{})
+HRX_FMATH_V32(cos, HRX_FMATH_K(detail::v::cos_fast<V>(v)), TrigFix<detail::cos_big>{})
+HRX_FMATH_V32(tan, HRX_FMATH_K(detail::v::tan_fast<V>(v)), TrigFix<tan_big>{})
 #undef HRX_FMATH_K
 #undef HRX_FMATH_V32
 #pragma GCC diagnostic pop

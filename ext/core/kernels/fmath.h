@@ -55,19 +55,22 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 // Note [fmath vector kernels]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Every double kernel below is written once, as a template over a GCC vector
-// type (vector_size: 2 or 8 doubles), from lane-wise IEEE operations only:
-// +, -, *, /, compares and selects, and integer bit operations on the
+// type (vector_size: 2, 4 or 8 doubles), from lane-wise IEEE operations
+// only: +, -, *, /, compares and selects, and integer bit operations on the
 // doubles' bits. The scalar functions run it on 2 lanes (one used), the array
-// forms (fmath.cpp) on 8 lanes, compiled for the baseline, AVX2 and AVX-512
-// (8 doubles per AVX-512 operation). A lane's result does not depend on the
+// forms (fmath.cpp) at each clone's native width: 2 lanes on the baseline
+// (SSE2), 4 with AVX2, 8 with AVX-512 (wider than native, GCC 12 evaluates
+// the selects lane by lane). A lane's result does not depend on the
 // vector width or the instruction set: each operation is correctly rounded
 // and -ffp-contract=off keeps a * b + c two roundings on every clone (FMA is
 // not used anywhere: a fused polynomial would change the bits between a
 // baseline without FMA and the clones with it). So the interpreter (scalar),
 // native code and the ufuncs (array forms) give the same bits on every host,
 // and the vectorised loops are those same kernels, not a second
-// implementation. GCC's auto-vectoriser gave up on the scalar loops (control
-// flow, bit casts), which is why the vectors are spelled out.
+// implementation. GCC's auto-vectoriser handled the scalar loops of exp, log,
+// expm1, sin, cos and tanh about as fast as these, but not tan (a division
+// chosen by quadrant), atan or log1p (then the C library's); spelled out,
+// every kernel is vector code on every clone.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // the wide types live only inside inlined code
 // Masks are not combined (&&, ||, & or |): GCC 12 lowers such selects lane
@@ -78,12 +81,17 @@ typedef double d2 __attribute__((vector_size(16)));
 typedef std::uint64_t u2 __attribute__((vector_size(16)));
 typedef float f2 __attribute__((vector_size(8)));
 typedef std::uint32_t uf2 __attribute__((vector_size(8)));
+typedef double d4 __attribute__((vector_size(32)));
+typedef std::uint64_t u4 __attribute__((vector_size(32)));
+typedef float f4 __attribute__((vector_size(16)));
+typedef std::uint32_t uf4 __attribute__((vector_size(16)));
 typedef double d8 __attribute__((vector_size(64)));
 typedef std::uint64_t u8 __attribute__((vector_size(64)));
 typedef float f8 __attribute__((vector_size(32)));
 typedef std::uint32_t uf8 __attribute__((vector_size(32)));
 template <class V> struct traits;
 template <> struct traits<d2> { using U = u2; using F = f2; using UF = uf2; };
+template <> struct traits<d4> { using U = u4; using F = f4; using UF = uf4; };
 template <> struct traits<d8> { using U = u8; using F = f8; using UF = uf8; };
 template <class V> using U = typename traits<V>::U;
 
@@ -315,7 +323,7 @@ inline double clamp_ieee(double x, double lo, double hi) { return minimum(maximu
 // Each is a kernel over a vector of floats (detail::v, Note [fmath vector
 // kernels]): widen to double, one branch-free double kernel, round once,
 // then the special values by selects. The scalar function is lane 0 of the
-// 2-lane instance; the array forms run the 8-lane one.
+// 2-lane instance; the array forms run the clone's native width.
 namespace detail::v {
 template <class V> using F = typename traits<V>::F;
 template <class V> using UF = typename traits<V>::UF;
