@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace hrx::fmath {
 
@@ -57,7 +58,7 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 // Every double kernel below is written once, as a template over a GCC vector
 // type (vector_size: 2, 4 or 8 doubles), from lane-wise IEEE operations
 // only: +, -, *, /, compares and selects, and integer bit operations on the
-// doubles' bits. The scalar functions run it on 2 lanes (one used), the array
+// doubles' bits. The scalar functions run it with V = double, the array
 // forms (fmath.cpp) at each clone's native width: 2 lanes on the baseline
 // (SSE2), 4 with AVX2, 8 with AVX-512 (wider than native, GCC 12 evaluates
 // the selects lane by lane). A lane's result does not depend on the
@@ -93,16 +94,26 @@ template <class V> struct traits;
 template <> struct traits<d2> { using U = u2; using F = f2; using UF = uf2; };
 template <> struct traits<d4> { using U = u4; using F = f4; using UF = uf4; };
 template <> struct traits<d8> { using U = u8; using F = f8; using UF = uf8; };
+template <> struct traits<double> { using U = std::uint64_t; using F = float; using UF = std::uint32_t; };
 template <class V> using U = typename traits<V>::U;
+// Bits of a double (vector) and back; V = double is the scalar instance.
+template <class V> HRX_FMATH_VI U<V> bits(V x) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<std::uint64_t>(x);
+    else return (U<V>)x;
+}
+template <class V> HRX_FMATH_VI V from_bits(U<V> u) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<double>(u);
+    else return (V)u;
+}
 
 template <class V> HRX_FMATH_VI V splat(double c) { return V{} + c; }  // c != -0
-template <class V> HRX_FMATH_VI V fabs(V x) { return (V)((U<V>)x & 0x7fffffffffffffffULL); }
+template <class V> HRX_FMATH_VI V fabs(V x) { return from_bits<V>(bits(x) & 0x7fffffffffffffffULL); }
 template <class V> HRX_FMATH_VI V clamp(V x, double lo, double hi) {
     x = x < splat<V>(lo) ? splat<V>(lo) : x;
     return x > splat<V>(hi) ? splat<V>(hi) : x;
 }
 // 2^n for the integer n held in kd = n + kRound (|n| < 1023).
-template <class V> HRX_FMATH_VI V pow2_of(V kd) { return (V)(((U<V>)kd + 1023) << 52); }
+template <class V> HRX_FMATH_VI V pow2_of(V kd) { return from_bits<V>((bits(kd) + 1023) << 52); }
 
 // e^r - 1 for |r| <= 0.35: Taylor to r^13 (the rest is below 2^-56
 // relative), r + r^2 (c2 + c3 r + ... + c13 r^11) with the inner polynomial
@@ -149,10 +160,10 @@ template <class V> HRX_FMATH_VI V expm1_d(V x) {
 // ln x for a positive finite double (special values are the caller's).
 // x = 2^k * m with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(f / (2 + f)).
 template <class V> HRX_FMATH_VI V log_d(V x) {
-    const U<V> u = (U<V>)x;
+    const U<V> u = bits(x);
     const U<V> e = (u + 0x00095f619980c433ULL) >> 52;  // biased exponent of the reduced form
-    const V m = (V)(u - ((e - 1023) << 52));
-    const V k = ((V)(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
+    const V m = from_bits<V>(u - ((e - 1023) << 52));
+    const V k = (from_bits<V>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
     const V f = m - 1.0;
     const V s = f / (2.0 + f);
     const V z = s * s;
@@ -198,25 +209,19 @@ template <class V> HRX_FMATH_VI V reduce_pio2(V x, V& kd) {
     return ((x - n * 0x1.921fb54400000p+0) - n * 0x1.0b4611a600000p-34) - n * 0x1.3198a2e037073p-69;
 }
 // Bit 0 and 1 of the quadrant n held in kd, as lane masks.
-template <class V> HRX_FMATH_VI U<V> quadrant(V kd) { return (U<V>)kd & 3; }
+template <class V> HRX_FMATH_VI U<V> quadrant(V kd) { return bits(kd) & 3; }
 }  // namespace v
 
-// The scalar double cores: lane 0 of the 2-lane kernels.
-HRX_FMATH_VI v::d2 d2_of(double x) { return v::d2{x, x}; }
-inline double pow2_of(double kd) { return v::pow2_of(d2_of(kd))[0]; }
-inline double expm1_poly(double r) { return v::expm1_poly(d2_of(r))[0]; }
-inline double exp_d(double x) { return v::exp_d(d2_of(x))[0]; }
-inline double exp2_d(double t) { return v::exp2_d(d2_of(t))[0]; }
-inline double expm1_d(double x) { return v::expm1_d(d2_of(x))[0]; }
-inline double log_d(double x) { return v::log_d(d2_of(x))[0]; }
-inline double sin_poly(double r) { return v::sin_poly(d2_of(r))[0]; }
-inline double cos_poly(double r) { return v::cos_poly(d2_of(r))[0]; }
-inline double reduce_pio2(double x, double& kd) {
-    v::d2 k;
-    const double r = v::reduce_pio2(d2_of(x), k)[0];
-    kd = k[0];
-    return r;
-}
+// The scalar double cores: the kernels' V = double instance.
+inline double pow2_of(double kd) { return v::pow2_of(kd); }
+inline double expm1_poly(double r) { return v::expm1_poly(r); }
+inline double exp_d(double x) { return v::exp_d(x); }
+inline double exp2_d(double t) { return v::exp2_d(t); }
+inline double expm1_d(double x) { return v::expm1_d(x); }
+inline double log_d(double x) { return v::log_d(x); }
+inline double sin_poly(double r) { return v::sin_poly(r); }
+inline double cos_poly(double r) { return v::cos_poly(r); }
+inline double reduce_pio2(double x, double& kd) { return v::reduce_pio2(x, kd); }
 inline unsigned quadrant(double kd) { return static_cast<unsigned>(std::bit_cast<std::uint64_t>(kd)) & 3u; }
 
 // sin/cos of a float beyond the fast reduction's range (and inf/NaN), in fmath.cpp.
@@ -323,15 +328,30 @@ inline double clamp_ieee(double x, double lo, double hi) { return minimum(maximu
 // Each is a kernel over a vector of floats (detail::v, Note [fmath vector
 // kernels]): widen to double, one branch-free double kernel, round once,
 // then the special values by selects. The scalar function is lane 0 of the
-// 2-lane instance; the array forms run the clone's native width.
+// instance for V = double (plain scalar code); the array forms run the
+// clone's native vector width.
 namespace detail::v {
 template <class V> using F = typename traits<V>::F;
 template <class V> using UF = typename traits<V>::UF;
-template <class V> HRX_FMATH_VI V widen(F<V> x) { return __builtin_convertvector(x, V); }
-template <class V> HRX_FMATH_VI F<V> narrow(V x) { return __builtin_convertvector(x, F<V>); }
+template <class V> HRX_FMATH_VI V widen(F<V> x) {
+    if constexpr (std::is_same_v<V, double>) return static_cast<double>(x);
+    else return __builtin_convertvector(x, V);
+}
+template <class V> HRX_FMATH_VI F<V> narrow(V x) {
+    if constexpr (std::is_same_v<V, double>) return static_cast<float>(x);
+    else return __builtin_convertvector(x, F<V>);
+}
+template <class V> HRX_FMATH_VI UF<V> fbits(F<V> x) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<std::uint32_t>(x);
+    else return (UF<V>)x;
+}
+template <class V> HRX_FMATH_VI F<V> from_fbits(UF<V> u) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<float>(u);
+    else return (F<V>)u;
+}
 // |r| with the sign of s (floats), as std::copysign.
 template <class V> HRX_FMATH_VI F<V> copysignf(F<V> r, F<V> s) {
-    return (F<V>)(((UF<V>)r & 0x7fffffffu) | ((UF<V>)s & 0x80000000u));
+    return from_fbits<V>((fbits<V>(r) & 0x7fffffffu) | (fbits<V>(s) & 0x80000000u));
 }
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -376,7 +396,7 @@ template <class V> HRX_FMATH_VI F<V> log1p_f(F<V> x) {
     const V d = widen<V>(x);
     const V w = 1.0 + d;
     const F<V> r = log_finish(w, log_d(log_arg(w)), x);
-    const F<V> ax = (F<V>)((UF<V>)x & 0x7fffffffu);
+    const F<V> ax = from_fbits<V>(fbits<V>(x) & 0x7fffffffu);
     return ax < 0x1p-29f ? x : r;
 }
 template <class V> HRX_FMATH_VI F<V> logistic_f(F<V> x) {
@@ -386,7 +406,7 @@ template <class V> HRX_FMATH_VI F<V> logistic_f(F<V> x) {
 template <class V> HRX_FMATH_VI F<V> silu_f(F<V> x) {
     const V d = widen<V>(x);
     const F<V> r = narrow<V>(d / (1.0 + exp_d(-d)));
-    const F<V> mz = (F<V>)(UF<V>{} + 0x80000000u);  // -0
+    const F<V> mz = from_fbits<V>(UF<V>{} + 0x80000000u);  // -0
     return x != x ? x : (x < -200.0f ? mz : r);
 }
 template <class V> HRX_FMATH_VI F<V> tanh_f(F<V> x) {
@@ -440,7 +460,7 @@ template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
     const V t = (big ? splat<V>(1.0) : a) / (big ? a : splat<V>(1.0));
     const V kd = t * 8.0 + kRound;
     const V c = (kd - kRound) * 0.125;
-    const U<V> j = (U<V>)kd & 15;
+    const U<V> j = bits(kd) & 15;
     V at = splat<V>(0.0);
 #pragma GCC unroll 8
     for (unsigned k = 1; k <= 8; ++k) at = j == k ? splat<V>(kAtanJ8[k]) : at;
@@ -457,23 +477,21 @@ template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
     const F<V> r = copysignf<V>(narrow<V>(res), x);
     return x != x ? x : r;
 }
-// The scalar float functions: lane 0 of the 2-lane kernel.
-HRX_FMATH_VI f2 f2_of(float x) { return f2{x, x}; }
 }  // namespace detail::v
 #pragma GCC diagnostic pop
 
-inline float exp(float x) { return detail::v::exp_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
-inline float exp2(float x) { return detail::v::exp2_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
-inline float log(float x) { return detail::v::log_f<detail::v::d2>(detail::v::f2_of(x), 1.0)[0]; }
-inline float log2(float x) { return detail::v::log_f<detail::v::d2>(detail::v::f2_of(x), detail::kLog2e)[0]; }
-inline float log10(float x) { return detail::v::log_f<detail::v::d2>(detail::v::f2_of(x), 0x1.bcb7b1526e50ep-2)[0]; }
-inline float expm1(float x) { return detail::v::expm1_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
-inline float log1p(float x) { return detail::v::log1p_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
-inline float atan(float x) { return detail::v::atan_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
+inline float exp(float x) { return detail::v::exp_f<double>(x); }
+inline float exp2(float x) { return detail::v::exp2_f<double>(x); }
+inline float log(float x) { return detail::v::log_f<double>(x, 1.0); }
+inline float log2(float x) { return detail::v::log_f<double>(x, detail::kLog2e); }
+inline float log10(float x) { return detail::v::log_f<double>(x, 0x1.bcb7b1526e50ep-2); }
+inline float expm1(float x) { return detail::v::expm1_f<double>(x); }
+inline float log1p(float x) { return detail::v::log1p_f<double>(x); }
+inline float atan(float x) { return detail::v::atan_f<double>(x); }
 inline float rsqrt(float x) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x))); }
-inline float logistic(float x) { return detail::v::logistic_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
-inline float silu(float x) { return detail::v::silu_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
-inline float tanh(float x) { return detail::v::tanh_f<detail::v::d2>(detail::v::f2_of(x))[0]; }
+inline float logistic(float x) { return detail::v::logistic_f<double>(x); }
+inline float silu(float x) { return detail::v::silu_f<double>(x); }
+inline float tanh(float x) { return detail::v::tanh_f<double>(x); }
 inline float erf(float x) {
     const double a = std::fabs(static_cast<double>(x));
     const double s = detail::erf_small(a < 1.0 ? a : 1.0);
@@ -484,16 +502,16 @@ inline float erf(float x) {
 }
 inline float sin(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::sin_big(x);
-    return detail::v::sin_fast<detail::v::d2>(detail::v::f2_of(x))[0];
+    return detail::v::sin_fast<double>(x);
 }
 inline float cos(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::cos_big(x);
-    return detail::v::cos_fast<detail::v::d2>(detail::v::f2_of(x))[0];
+    return detail::v::cos_fast<double>(x);
 }
 float tan_big(float x);
 inline float tan(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return tan_big(x);
-    return detail::v::tan_fast<detail::v::d2>(detail::v::f2_of(x))[0];
+    return detail::v::tan_fast<double>(x);
 }
 
 // ---------------------------------------------------------------- the rest (fmath.cpp)
