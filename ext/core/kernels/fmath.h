@@ -71,7 +71,12 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 // implementation. GCC's auto-vectoriser handled the scalar loops of exp, log,
 // expm1, sin, cos and tanh about as fast as these, but not tan (a division
 // chosen by quadrant), atan or log1p (then the C library's); spelled out,
-// every kernel is vector code on every clone.
+// every kernel is vector code on every clone. Checked (2026-12-05) over 4 M
+// float bit patterns (random signs, exponents and mantissas, plus the special
+// values) for exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan,
+// tanh, atan, logistic and silu: the scalar functions and the baseline, AVX2
+// and AVX-512 array forms give the same bits, and so does an arm64 build
+// (GCC 12 cross compiler, run under qemu-aarch64).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // the wide types live only inside inlined code
 // Masks are not combined (&&, ||, & or |): GCC 12 lowers such selects lane
