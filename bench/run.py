@@ -86,6 +86,9 @@ EXPLAIN = {
     "(both pocketfft), and the sustained per-call cost of 2,000 one-element hx.add(out=) then one wait.",
     "random_numbers": "hx.random (Philox4x32-10 on the compute lane) against numpy.random.Generator (PCG64) "
     "on 16 M values, into reused (out=) and fresh results.",
+    "math_ufuncs": "The hx float32 math ufuncs (hrx::fmath's vector kernels) against NumPy's float32 loops on "
+    "{n:,} values, out= on both sides, each hx call including its wait, medians of {repeats} alternating "
+    "rounds (ratio: our time / NumPy's); x**2 also checked bit-equal to x * x.",
     "gpu_npu_parallel": "`examples/gpu_npu_parallel.py` (HRX's gpu_npu_parallel example) itself: medians of {default[samples]} "
     "alternating sequential/parallel pairs, all outputs checked bit for bit, for the default configuration (peer: HRX's "
     "published 1.24x on gfx1151 + NPU5) and for the configuration where the two branches take about equal "

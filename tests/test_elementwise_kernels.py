@@ -334,6 +334,40 @@ def test_07_integer_power_refuses_negative_exponents_before_writing(dtype):
         ref("power", a, e)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_07b_float_square_is_x_times_x_and_cube_within_an_ulp(dtype):
+    # x**2 multiplies (one rounding of the exact square), so it is x * x
+    # bit for bit; float32 x**3 is within 1 ulp of the correctly rounded cube.
+    rng = np.random.default_rng(3)
+    a = np.concatenate([rng.uniform(-10, 10, 4096), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, 3e38]]).astype(dtype)
+    sq = run("power", a, np.full_like(a, 2))
+    with np.errstate(all="ignore"):
+        assert_same(sq, a * a, "x**2")
+    if dtype == "float32":
+        cube = run("power", a, np.full_like(a, 3))
+        with np.errstate(all="ignore"):
+            want = (a.astype(np.float64) ** 3).astype(np.float32)
+        assert ulp_diff(cube, want).max() <= 1
+
+
+@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+                                  "tanh", "arctan"])
+def test_07c_float32_vector_loop_matches_the_scalar_function_bit_for_bit(name):
+    # A contiguous float32 array goes through fmath's vector array form (the
+    # host's widest clone), a strided one element by element through the
+    # scalar function: Note [fmath vector kernels] says they give the same bits.
+    rng = np.random.default_rng(11)
+    u = rng.integers(0, 1 << 32, 1 << 16, dtype=np.uint64).astype(np.uint32)
+    u[::3] = (u[::3] & np.uint32(0x807FFFFF)) | (rng.integers(100, 150, u[::3].size).astype(np.uint32) << np.uint32(23))
+    a = np.concatenate([u.view(np.float32), np.float32([0, -0.0, np.inf, -np.inf, np.nan, 2.0**19, -(2.0**19), 1e-45])])
+    with np.errstate(all="ignore"):
+        vec = run(name, a)
+        strided = np.empty(2 * a.size, np.float32)[::2]
+        strided[...] = a
+        one = run(name, strided)
+    assert_same(vec, np.ascontiguousarray(one), name)
+
+
 def test_08_mixed_int64_uint64_comparisons_are_exact():
     a = np.array([2**63 - 1, -1, 0, 2**62, -(2**63)], np.int64)
     b = np.array([2**63, 2**64 - 1, 0, 2**62, 0], np.uint64)

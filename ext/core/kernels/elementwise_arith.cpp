@@ -135,6 +135,19 @@ template <class T> struct PowerOp : Same2<T> {
             }
             return static_cast<T>(r);
         } else {
+            // Small integer exponents multiply, as NumPy's float loops do for
+            // 2: x**2 is then the one rounding of the exact square, bit-equal
+            // to x * x (the C library's powf, which its vector variant may
+            // replace, missed that by an ulp) and several times faster. The
+            // float cube is exact-square-times-x in double, rounded to double
+            // and then to float: within 1 ulp, like the rest of the float math.
+            if (b == 2) return a * a;
+            if constexpr (std::is_same_v<T, float>) {
+                if (b == 3) {
+                    const double d = a;
+                    return static_cast<float>(d * d * d);
+                }
+            }
             return std::pow(a, b);
         }
     }

@@ -5,16 +5,22 @@
 // Note [Loom math accuracy]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~
 // float functions compute in double and round once to float. The hot ones
-// (exp, exp2, log, log2, log10, rsqrt, logistic, silu, tanh, erf, sin, cos)
-// use fmath.h's own branch-free double kernels: Cody-Waite reduction plus
-// Taylor or Chebyshev polynomials whose error is a few 1e-16 relative, built
-// from IEEE additions, multiplications, divisions and square roots only (no
-// libm, no FMA: the project compiles with -ffp-contract=off), so every host
-// gives the same bits. sin and cos reduce |x| < 2^19 with a three-part pi/2
-// and larger arguments exactly with 256 bits of 2/pi (Payne-Hanek in 128-bit
-// integers). sinturns/costurns reduce exactly (4x - round(4x) is exact).
-// The colder ones (expm1, log1p, cbrt, tan's reduction aside, the inverse
-// trigonometric and hyperbolic functions, sinh, cosh, softplus, pow, atan2)
+// (exp, exp2, expm1, log, log2, log10, log1p, rsqrt, logistic, silu, tanh,
+// erf, sin, cos, tan, atan) use fmath.h's own branch-free double kernels:
+// Cody-Waite reduction plus Taylor or Chebyshev polynomials whose error is a
+// few 1e-16 relative, built from IEEE additions, multiplications, divisions
+// and square roots only (no libm, no FMA: the project compiles with
+// -ffp-contract=off), so every host gives the same bits. Most are written once
+// as vector kernels (Note [fmath vector kernels] in fmath.h) that the scalar
+// functions and the array forms share. sin, cos and tan reduce |x| < 2^19
+// with a three-part pi/2 and larger arguments exactly with 256 bits of 2/pi
+// (Payne-Hanek in 128-bit integers). log1p is log_d of 1 + x, exact in
+// double for float |x| >= 2^-29 (below, the result is x). atan takes
+// t = min(|x|, 1/|x|), c = round(8t)/8 and atan t = atan c + atan u,
+// u = (t - c)/(1 + t c), |u| <= 1/16, a series to u^13. sinturns/costurns
+// reduce exactly (4x - round(4x) is exact).
+// The colder ones (cbrt, the other inverse trigonometric and hyperbolic
+// functions, sinh, cosh, softplus, pow, atan2)
 // evaluate glibc's double function and round to float: its double result is
 // within an ulp of the exact value, so the float rounding differs from the
 // correctly rounded float only when the exact value lies within 2^-29 ulp of a
@@ -31,7 +37,14 @@
 // softplus, gelu (erf, tanh, logistic), pow, atan2 and hypot: every input
 // tried was correctly rounded (to the double-rounded reference; the few
 // disagreements seen during development were checked against a 200-bit
-// mpmath value and were signed-zero bugs, since fixed). The test asserts the documented bound, 1 ulp, which is all the
+// mpmath value and were signed-zero bugs, since fixed). Re-measured after the
+// vector kernels (2026-12-05): still 0 for every op. The new log1p and atan
+// kernels were also compared with the glibc-based ones they replace over 4 M
+// float bit patterns (random signs, exponents and mantissas, plus the special
+// values): the same bits for every non-NaN result. What changed are NaN bits
+// only: log1p and atan return a NaN input unchanged (as exp, log and the other
+// hot functions do; glibc quieted a signalling NaN), and log1p(x < -1) is the
+// default +NaN where glibc gave x86's -NaN. The test asserts the documented bound, 1 ulp, which is all the
 // double-then-round construction guarantees (an exact value within ~2^-29
 // ulp of a rounding boundary can round the other way). Signed zeros are
 // kept (sin(-0) = -0 and so on).
@@ -152,15 +165,9 @@ constexpr double kSqrt1_2 = 0x1.6a09e667f3bcdp-1;
 constexpr double kSqrt2OverPi = 0x1.9884533d43651p-1;
 }  // namespace
 
-float expm1(float x) {
-    const float r = static_cast<float>(detail::expm1_d(x));
-    return x != x || x == 0 ? x : r;  // keeps -0
-}
-float log1p(float x) { return via_double(x, [](double d) { return std::log1p(d); }); }
 float cbrt(float x) { return via_double(x, [](double d) { return std::cbrt(d); }); }
 float asin(float x) { return via_double(x, [](double d) { return std::asin(d); }); }
 float acos(float x) { return via_double(x, [](double d) { return std::acos(d); }); }
-float atan(float x) { return via_double(x, [](double d) { return std::atan(d); }); }
 float sinh(float x) { return via_double(x, [](double d) { return std::sinh(d); }); }
 float cosh(float x) { return via_double(x, [](double d) { return std::cosh(d); }); }
 float asinh(float x) { return via_double(x, [](double d) { return std::asinh(d); }); }
@@ -177,20 +184,14 @@ float hypot(float a, float b) {
     return static_cast<float>(std::sqrt(da * da + db * db));
 }
 
-float tan(float x) {
+// tan beyond the fast reduction's range (and inf/NaN): the exact reduction.
+float tan_big(float x) {
     if (x != x || std::isinf(x)) return std::numeric_limits<float>::quiet_NaN();
-    double r;
     unsigned q;
-    if (std::fabs(x) < detail::kTrigFast) {
-        double kd;
-        r = detail::reduce_pio2(x, kd);
-        q = detail::quadrant(kd);
-    } else {
-        r = detail::reduce_big(std::fabs(x), q);
-        if (x < 0) r = -r;  // tan is odd: reduce |x|, then flip r (q's parity is all tan needs)
-    }
+    double r = detail::reduce_big(std::fabs(x), q);
+    if (x < 0) r = -r;  // tan is odd: reduce |x|, then flip r (q's parity is all tan needs)
     const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    return x == 0 ? x : static_cast<float>((q & 1) ? -c / s : s / c);
+    return static_cast<float>((q & 1) ? -c / s : s / c);
 }
 
 // sin(2 pi x), cos(2 pi x): 4x and 4x - round(4x) are exact (|x| >= 2^24 is
@@ -387,9 +388,13 @@ double hypot(double x, double y) {
 // ---------------------------------------------------------------- array forms
 // Each loop is compiled three times on x86-64: for the baseline, AVX2 and
 // AVX-512 (no FMA, and -ffp-contract=off: the bits stay those of the scalar
-// functions), the widest the host has chosen once per process.
-// sin and cos run the fast reduction over every element, then redo the few
-// beyond it (and inf/NaN) with the exact one.
+// functions), the widest the host has chosen once per process. `flatten`
+// inlines the kernels into each clone, so the vector code of Note [fmath
+// vector kernels] runs on that clone's vector units at their width (2, 4 or
+// 8 doubles). The float functions that have a vector kernel run it a vector
+// at a time (the tail padded with zeros); sin, cos and tan then redo the lanes beyond
+// the fast reduction (and inf/NaN) with the exact one, reading the saved
+// input (y may be x).
 
 namespace {
 
@@ -405,38 +410,72 @@ bool has_avx512() {
 }
 #endif
 
-inline float sin_fast(float x) {
-    double kd;
-    const double r = detail::reduce_pio2(x, kd);
-    const unsigned q = detail::quadrant(kd);
-    const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    const double v = (q & 1) ? c : s;
-    const float r2 = static_cast<float>((q & 2) ? -v : v);
-    return x == 0 ? x : r2;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+using detail::v::d2;
+using detail::v::d4;
+using detail::v::d8;
+
+// y[i] = kern(V{}, x[i]) over vectors of V's lane count of floats (V: the
+// clone's native double vector); fix(x, y) patches lanes that the vector
+// kernel does not cover.
+template <class V, class K, class Fix>
+[[gnu::always_inline]] inline void map_f32(const float* x, float* y, std::size_t n, K kern, Fix fix) {
+    using F = detail::v::F<V>;
+    constexpr std::size_t L = sizeof(V) / sizeof(double);
+    std::size_t i = 0;
+    for (; i + L <= n; i += L) {
+        F v;
+        __builtin_memcpy(&v, x + i, sizeof v);
+        F r = kern(V{}, v);
+        fix(v, r);
+        __builtin_memcpy(y + i, &r, sizeof r);
+    }
+    if (i < n) {
+        F v = {};
+        __builtin_memcpy(&v, x + i, (n - i) * sizeof(float));
+        F r = kern(V{}, v);
+        fix(v, r);
+        __builtin_memcpy(y + i, &r, (n - i) * sizeof(float));
+    }
 }
-inline float cos_fast(float x) {
-    double kd;
-    const double r = detail::reduce_pio2(x, kd);
-    const unsigned q = detail::quadrant(kd);
-    const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    const double v = (q & 1) ? s : c;
-    return static_cast<float>(((q + 1) & 2) ? -v : v);
-}
+struct NoFix {
+    template <class F> [[gnu::always_inline]] void operator()(const F&, F&) const {}
+};
+// The unsigned vector of a float vector's bits.
+template <class F> struct bits_of;
+template <> struct bits_of<detail::v::f2> { using T = detail::v::uf2; };
+template <> struct bits_of<detail::v::f4> { using T = detail::v::uf4; };
+template <> struct bits_of<detail::v::f8> { using T = detail::v::uf8; };
+// Lanes with !(|x| < kTrigFast) get the scalar function (its exact reduction).
+template <float (*Big)(float)> struct TrigFix {
+    template <class F> [[gnu::always_inline]] void operator()(const F& v, F& r) const {
+        using UF = typename bits_of<F>::T;
+        constexpr int L = sizeof(F) / sizeof(float);
+        // |x| >= kTrigFast, inf and NaN, as one unsigned compare of the bits.
+        const auto big = ((UF)v & 0x7fffffffu) >= std::bit_cast<std::uint32_t>(detail::kTrigFast);
+        std::uint32_t any = 0;
+        for (int k = 0; k < L; ++k) any |= static_cast<std::uint32_t>(big[k]);
+        if (__builtin_expect(any, 0))
+            for (int k = 0; k < L; ++k)
+                if (big[k]) r[k] = Big(v[k]);
+    }
+};
 
 }  // namespace
 
 #ifdef HRX_FMATH_AVX2
-#define HRX_FMATH_LOOP1(fname, T, expr)                                                                \
+#define HRX_FMATH_CLONES(fname, T, body)                                                               \
     namespace {                                                                                        \
-    void fname##_base(const T* x, T* y, std::size_t n) noexcept {                                      \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
+    [[gnu::flatten]] void fname##_base(const T* x, T* y, std::size_t n) noexcept { using VW [[maybe_unused]] = d2; body; }             \
+    __attribute__((target("avx2"), flatten)) void fname##_avx2(const T* x, T* y, std::size_t n) noexcept { \
+        using VW [[maybe_unused]] = d4;                                                                \
+        body;                                                                                          \
     }                                                                                                  \
-    __attribute__((target("avx2"))) void fname##_avx2(const T* x, T* y, std::size_t n) noexcept {     \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
-    }                                                                                                  \
-    __attribute__((target("avx512f,avx512dq"))) void fname##_avx512(const T* x, T* y,                \
-                                                                   std::size_t n) noexcept {           \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
+    __attribute__((target("avx512f,avx512dq"), flatten)) void fname##_avx512(const T* x, T* y,      \
+                                                                            std::size_t n) noexcept {  \
+        using VW [[maybe_unused]] = d8;                                                                \
+        body;                                                                                          \
     }                                                                                                  \
     }                                                                                                  \
     [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept {                \
@@ -445,14 +484,17 @@ inline float cos_fast(float x) {
         else fname##_base(x, y, n);                                                                    \
     }
 #else
-#define HRX_FMATH_LOOP1(fname, T, expr)                                                                \
+#define HRX_FMATH_CLONES(fname, T, body)                                                               \
     [[maybe_unused]] static void fname##_run(const T* x, T* y, std::size_t n) noexcept {                \
-        for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]);                                         \
+        using VW [[maybe_unused]] = d2;                                                                \
+        body;                                                                                          \
     }
 #endif
+#define HRX_FMATH_LOOP1(fname, T, expr) \
+    HRX_FMATH_CLONES(fname, T, for (std::size_t i = 0; i < n; ++i) y[i] = expr(x[i]))
 
-// The vectorisable hot functions get their own loops; the rest call the
-// scalar function per element.
+// Every function gets a per-element loop; the float ones with a vector
+// kernel use that instead (below).
 #define HRX_FMATH_UNARY(name)                                                                           \
     HRX_FMATH_LOOP1(name##_f32_loop, float, [](float v) { return name(v); })                            \
     HRX_FMATH_LOOP1(name##_f64_loop, double, [](double v) { return name(v); })                          \
@@ -463,32 +505,34 @@ HRX_FMATH_UNARY_LIST(HRX_FMATH_UNARY)
 
 #define HRX_FMATH_F32(name)                                                                        \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_loop_run(x, y, n); }
-HRX_FMATH_F32(exp) HRX_FMATH_F32(exp2) HRX_FMATH_F32(expm1) HRX_FMATH_F32(log) HRX_FMATH_F32(log2)
-HRX_FMATH_F32(log10) HRX_FMATH_F32(log1p) HRX_FMATH_F32(sqrt) HRX_FMATH_F32(rsqrt) HRX_FMATH_F32(cbrt)
-HRX_FMATH_F32(tan) HRX_FMATH_F32(sinturns) HRX_FMATH_F32(costurns) HRX_FMATH_F32(asin) HRX_FMATH_F32(acos)
-HRX_FMATH_F32(atan) HRX_FMATH_F32(sinh) HRX_FMATH_F32(cosh) HRX_FMATH_F32(tanh) HRX_FMATH_F32(asinh)
-HRX_FMATH_F32(acosh) HRX_FMATH_F32(atanh) HRX_FMATH_F32(erf) HRX_FMATH_F32(erfc) HRX_FMATH_F32(logistic)
-HRX_FMATH_F32(silu) HRX_FMATH_F32(softplus) HRX_FMATH_F32(gelu_erf) HRX_FMATH_F32(gelu_tanh)
+HRX_FMATH_F32(sqrt) HRX_FMATH_F32(rsqrt) HRX_FMATH_F32(cbrt)
+HRX_FMATH_F32(sinturns) HRX_FMATH_F32(costurns) HRX_FMATH_F32(asin) HRX_FMATH_F32(acos)
+HRX_FMATH_F32(sinh) HRX_FMATH_F32(cosh) HRX_FMATH_F32(asinh)
+HRX_FMATH_F32(acosh) HRX_FMATH_F32(atanh) HRX_FMATH_F32(erf) HRX_FMATH_F32(erfc)
+HRX_FMATH_F32(softplus) HRX_FMATH_F32(gelu_erf) HRX_FMATH_F32(gelu_tanh)
 #undef HRX_FMATH_F32
 
-HRX_FMATH_LOOP1(sin_fast_loop, float, sin_fast)
-HRX_FMATH_LOOP1(cos_fast_loop, float, cos_fast)
-
-void sin_f32(const float* x, float* y, std::size_t n) noexcept {
-    // Read x before the first pass may overwrite it (y == x).
-    std::size_t first_big = n;
-    for (std::size_t i = 0; i < n; ++i)
-        if (!(std::fabs(x[i]) < detail::kTrigFast)) { first_big = i; break; }
-    if (first_big == n) return sin_fast_loop_run(x, y, n);
-    for (std::size_t i = 0; i < n; ++i) y[i] = sin(x[i]);
-}
-void cos_f32(const float* x, float* y, std::size_t n) noexcept {
-    std::size_t first_big = n;
-    for (std::size_t i = 0; i < n; ++i)
-        if (!(std::fabs(x[i]) < detail::kTrigFast)) { first_big = i; break; }
-    if (first_big == n) return cos_fast_loop_run(x, y, n);
-    for (std::size_t i = 0; i < n; ++i) y[i] = cos(x[i]);
-}
+#define HRX_FMATH_V32(name, kern, fix)                                                                 \
+    HRX_FMATH_CLONES(name##_f32_vec, float, map_f32<VW>(x, y, n, kern, fix))                                  \
+    void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
+#define HRX_FMATH_K(expr) [](auto tag, auto v) { using V = decltype(tag); return expr; }
+HRX_FMATH_V32(exp, HRX_FMATH_K(detail::v::exp_f<V>(v)), NoFix{})
+HRX_FMATH_V32(exp2, HRX_FMATH_K(detail::v::exp2_f<V>(v)), NoFix{})
+HRX_FMATH_V32(expm1, HRX_FMATH_K(detail::v::expm1_f<V>(v)), NoFix{})
+HRX_FMATH_V32(log, HRX_FMATH_K(detail::v::log_f<V>(v, 1.0)), NoFix{})
+HRX_FMATH_V32(log2, HRX_FMATH_K(detail::v::log_f<V>(v, detail::kLog2e)), NoFix{})
+HRX_FMATH_V32(log10, HRX_FMATH_K(detail::v::log_f<V>(v, 0x1.bcb7b1526e50ep-2)), NoFix{})
+HRX_FMATH_V32(log1p, HRX_FMATH_K(detail::v::log1p_f<V>(v)), NoFix{})
+HRX_FMATH_V32(atan, HRX_FMATH_K(detail::v::atan_f<V>(v)), NoFix{})
+HRX_FMATH_V32(tanh, HRX_FMATH_K(detail::v::tanh_f<V>(v)), NoFix{})
+HRX_FMATH_V32(logistic, HRX_FMATH_K(detail::v::logistic_f<V>(v)), NoFix{})
+HRX_FMATH_V32(silu, HRX_FMATH_K(detail::v::silu_f<V>(v)), NoFix{})
+HRX_FMATH_V32(sin, HRX_FMATH_K(detail::v::sin_fast<V>(v)), TrigFix<detail::sin_big>{})
+HRX_FMATH_V32(cos, HRX_FMATH_K(detail::v::cos_fast<V>(v)), TrigFix<detail::cos_big>{})
+HRX_FMATH_V32(tan, HRX_FMATH_K(detail::v::tan_fast<V>(v)), TrigFix<tan_big>{})
+#undef HRX_FMATH_K
+#undef HRX_FMATH_V32
+#pragma GCC diagnostic pop
 
 #define HRX_FMATH_BINARY(name)                                                                            \
     void name##_f32(const float* a, const float* b, float* y, std::size_t n) noexcept {                   \

@@ -17,8 +17,10 @@
 //     `void exp_f32(const float* x, float* y, std::size_t n)` and so on for
 //     every unary function above (`gelu_logistic_f32` takes the scale after
 //     n), `_f64` for double; binary ones take (a, b, y, n). y may equal x.
-//     They use the host's vector units (an AVX2 clone on x86-64 hosts that
-//     have it) and give the same bits as the scalar functions.
+//     They use the host's vector units (AVX-512 and AVX2 clones on x86-64
+//     hosts that have them; the float functions of Note [fmath vector
+//     kernels] run 8 lanes per operation) and give the same bits as the
+//     scalar functions.
 //
 // Numerics: Note [Loom math accuracy] in fmath.cpp. float results are within
 // 1 ulp of the correctly rounded value (most are correctly rounded), the same
@@ -30,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace hrx::fmath {
 
@@ -50,64 +53,126 @@ constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
 constexpr double kLog2e = 0x1.71547652b82fep+0;
 constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 
-// 2^n for the integer n held in kd = n + kRound (|n| < 1023).
-inline double pow2_of(double kd) {
-    return std::bit_cast<double>((std::bit_cast<std::uint64_t>(kd) + 1023) << 52);
+// Note [fmath vector kernels]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every double kernel below is written once, as a template over a GCC vector
+// type (vector_size: 2, 4 or 8 doubles), from lane-wise IEEE operations
+// only: +, -, *, /, compares and selects, and integer bit operations on the
+// doubles' bits. The scalar functions run it with V = double, the array
+// forms (fmath.cpp) at each clone's native width: 2 lanes on the baseline
+// (SSE2), 4 with AVX2, 8 with AVX-512 (wider than native, GCC 12 evaluates
+// the selects lane by lane). A lane's result does not depend on the
+// vector width or the instruction set: each operation is correctly rounded
+// and -ffp-contract=off keeps a * b + c two roundings on every clone (FMA is
+// not used anywhere: a fused polynomial would change the bits between a
+// baseline without FMA and the clones with it). So the interpreter (scalar),
+// native code and the ufuncs (array forms) give the same bits on every host,
+// and the vectorised loops are those same kernels, not a second
+// implementation. GCC's auto-vectoriser handled the scalar loops of exp, log,
+// expm1, sin, cos and tanh about as fast as these, but not tan (a division
+// chosen by quadrant), atan or log1p (then the C library's); spelled out,
+// every kernel is vector code on every clone. Checked (2026-12-05) over 4 M
+// float bit patterns (random signs, exponents and mantissas, plus the special
+// values) for exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan,
+// tanh, atan, logistic and silu: the scalar functions and the baseline, AVX2
+// and AVX-512 array forms give the same bits, and so does an arm64 build
+// (GCC 12 cross compiler, run under qemu-aarch64).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // the wide types live only inside inlined code
+// Masks are not combined (&&, ||, & or |): GCC 12 lowers such selects lane
+// by lane; chains of selects on one comparison each stay vector code.
+#define HRX_FMATH_VI [[gnu::always_inline]] inline
+namespace v {
+typedef double d2 __attribute__((vector_size(16)));
+typedef std::uint64_t u2 __attribute__((vector_size(16)));
+typedef float f2 __attribute__((vector_size(8)));
+typedef std::uint32_t uf2 __attribute__((vector_size(8)));
+typedef double d4 __attribute__((vector_size(32)));
+typedef std::uint64_t u4 __attribute__((vector_size(32)));
+typedef float f4 __attribute__((vector_size(16)));
+typedef std::uint32_t uf4 __attribute__((vector_size(16)));
+typedef double d8 __attribute__((vector_size(64)));
+typedef std::uint64_t u8 __attribute__((vector_size(64)));
+typedef float f8 __attribute__((vector_size(32)));
+typedef std::uint32_t uf8 __attribute__((vector_size(32)));
+template <class V> struct traits;
+template <> struct traits<d2> { using U = u2; using F = f2; using UF = uf2; };
+template <> struct traits<d4> { using U = u4; using F = f4; using UF = uf4; };
+template <> struct traits<d8> { using U = u8; using F = f8; using UF = uf8; };
+template <> struct traits<double> { using U = std::uint64_t; using F = float; using UF = std::uint32_t; };
+template <class V> using U = typename traits<V>::U;
+// Bits of a double (vector) and back; V = double is the scalar instance.
+template <class V> HRX_FMATH_VI U<V> bits(V x) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<std::uint64_t>(x);
+    else return (U<V>)x;
 }
+template <class V> HRX_FMATH_VI V from_bits(U<V> u) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<double>(u);
+    else return (V)u;
+}
+
+template <class V> HRX_FMATH_VI V splat(double c) { return V{} + c; }  // c != -0
+template <class V> HRX_FMATH_VI V fabs(V x) { return from_bits<V>(bits(x) & 0x7fffffffffffffffULL); }
+template <class V> HRX_FMATH_VI V clamp(V x, double lo, double hi) {
+    x = x < splat<V>(lo) ? splat<V>(lo) : x;
+    return x > splat<V>(hi) ? splat<V>(hi) : x;
+}
+// 2^n for the integer n held in kd = n + kRound (|n| < 1023).
+template <class V> HRX_FMATH_VI V pow2_of(V kd) { return from_bits<V>((bits(kd) + 1023) << 52); }
 
 // e^r - 1 for |r| <= 0.35: Taylor to r^13 (the rest is below 2^-56
 // relative), r + r^2 (c2 + c3 r + ... + c13 r^11) with the inner polynomial
 // in Estrin's scheme, whose shorter dependency chains keep vector units busy.
-inline double expm1_poly(double r) {
-    const double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    const double a = 1.0 / 2.0 + r * (1.0 / 6.0);
-    const double b = 1.0 / 24.0 + r * (1.0 / 120.0);
-    const double c = 1.0 / 720.0 + r * (1.0 / 5040.0);
-    const double d = 1.0 / 40320.0 + r * (1.0 / 362880.0);
-    const double e = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
-    const double f = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
-    const double p = (a + r2 * b) + r4 * (c + r2 * d) + r8 * (e + r2 * f);
+template <class V> HRX_FMATH_VI V expm1_poly(V r) {
+    const V r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    const V a = 1.0 / 2.0 + r * (1.0 / 6.0);
+    const V b = 1.0 / 24.0 + r * (1.0 / 120.0);
+    const V c = 1.0 / 720.0 + r * (1.0 / 5040.0);
+    const V d = 1.0 / 40320.0 + r * (1.0 / 362880.0);
+    const V e = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
+    const V f = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
+    const V p = (a + r2 * b) + r4 * (c + r2 * d) + r8 * (e + r2 * f);
     return r + r2 * p;
 }
 
 // e^x for x in [-708, 709] (clamped); Cody-Waite reduction by ln 2.
-inline double exp_d(double x) {
-    x = clampd(x, -708.0, 709.0);
-    const double kd = x * kLog2e + kRound;
-    const double n = kd - kRound;
-    const double r = (x - n * kLn2Hi) - n * kLn2Lo;
+template <class V> HRX_FMATH_VI V exp_d(V x) {
+    x = clamp(x, -708.0, 709.0);
+    const V kd = x * kLog2e + kRound;
+    const V n = kd - kRound;
+    const V r = (x - n * kLn2Hi) - n * kLn2Lo;
     return (1.0 + expm1_poly(r)) * pow2_of(kd);
 }
 
 // 2^t for t in [-1020, 1020] (clamped); t - n is exact.
-inline double exp2_d(double t) {
-    t = clampd(t, -1020.0, 1020.0);
-    const double kd = t + kRound;
-    const double n = kd - kRound;
+template <class V> HRX_FMATH_VI V exp2_d(V t) {
+    t = clamp(t, -1020.0, 1020.0);
+    const V kd = t + kRound;
+    const V n = kd - kRound;
     return (1.0 + expm1_poly((t - n) * kLn2)) * pow2_of(kd);
 }
 
 // e^x - 1 for x in [-708, 709], accurate relative to the result near 0.
-inline double expm1_d(double x) {
-    x = clampd(x, -708.0, 709.0);
-    const double kd = x * kLog2e + kRound;
-    const double n = kd - kRound;
-    const double r = (x - n * kLn2Hi) - n * kLn2Lo;
-    const double s = pow2_of(kd);
+template <class V> HRX_FMATH_VI V expm1_d(V x) {
+    x = clamp(x, -708.0, 709.0);
+    const V kd = x * kLog2e + kRound;
+    const V n = kd - kRound;
+    const V r = (x - n * kLn2Hi) - n * kLn2Lo;
+    const V s = pow2_of(kd);
     return s * expm1_poly(r) + (s - 1.0);
 }
 
 // ln x for a positive finite double (special values are the caller's).
 // x = 2^k * m with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(f / (2 + f)).
-inline double log_d(double x) {
-    const std::uint64_t u = std::bit_cast<std::uint64_t>(x);
-    const std::uint64_t e = (u + 0x00095f619980c433ULL) >> 52;  // biased exponent of the reduced form
-    const double m = std::bit_cast<double>(u - ((e - 1023) << 52));
-    const double k = (std::bit_cast<double>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
-    const double f = m - 1.0;
-    const double s = f / (2.0 + f);
-    const double z = s * s;
-    double p = 2.0 / 21.0;
+template <class V> HRX_FMATH_VI V log_d(V x) {
+    const U<V> u = bits(x);
+    const U<V> e = (u + 0x00095f619980c433ULL) >> 52;  // biased exponent of the reduced form
+    const V m = from_bits<V>(u - ((e - 1023) << 52));
+    const V k = (from_bits<V>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
+    const V f = m - 1.0;
+    const V s = f / (2.0 + f);
+    const V z = s * s;
+    V p = splat<V>(2.0 / 21.0);
     p = p * z + 2.0 / 19.0;
     p = p * z + 2.0 / 17.0;
     p = p * z + 2.0 / 15.0;
@@ -121,10 +186,9 @@ inline double log_d(double x) {
 }
 
 // sin r and cos r for |r| <= pi/4 (Taylor; truncation below 2^-57).
-inline double sin_poly(double r) {
-    const double z = r * r;
-    double p = -1.0 / 1307674368000.0;  // -1/15!
-    p = p * z + 1.0 / 6227020800.0;
+template <class V> HRX_FMATH_VI V sin_poly(V r) {
+    const V z = r * r;
+    V p = splat<V>(1.0 / 6227020800.0) - z * (1.0 / 1307674368000.0);  // 1/13! - z/15!
     p = p * z - 1.0 / 39916800.0;
     p = p * z + 1.0 / 362880.0;
     p = p * z - 1.0 / 5040.0;
@@ -132,10 +196,9 @@ inline double sin_poly(double r) {
     p = p * z - 1.0 / 6.0;
     return r + r * z * p;
 }
-inline double cos_poly(double r) {
-    const double z = r * r;
-    double p = 1.0 / 20922789888000.0;  // 1/16!
-    p = p * z - 1.0 / 87178291200.0;
+template <class V> HRX_FMATH_VI V cos_poly(V r) {
+    const V z = r * r;
+    V p = z * (1.0 / 20922789888000.0) - 1.0 / 87178291200.0;  // z/16! - 1/14!
     p = p * z + 1.0 / 479001600.0;
     p = p * z - 1.0 / 3628800.0;
     p = p * z + 1.0 / 40320.0;
@@ -145,11 +208,25 @@ inline double cos_poly(double r) {
 }
 
 // x - n*pi/2 for |x| < 2^19 (floats): three-part pi/2, each n*Ci exact.
-inline double reduce_pio2(double x, double& kd) {
+template <class V> HRX_FMATH_VI V reduce_pio2(V x, V& kd) {
     kd = x * 0x1.45f306dc9c883p-1 + kRound;
-    const double n = kd - kRound;
+    const V n = kd - kRound;
     return ((x - n * 0x1.921fb54400000p+0) - n * 0x1.0b4611a600000p-34) - n * 0x1.3198a2e037073p-69;
 }
+// Bit 0 and 1 of the quadrant n held in kd, as lane masks.
+template <class V> HRX_FMATH_VI U<V> quadrant(V kd) { return bits(kd) & 3; }
+}  // namespace v
+
+// The scalar double cores: the kernels' V = double instance.
+inline double pow2_of(double kd) { return v::pow2_of(kd); }
+inline double expm1_poly(double r) { return v::expm1_poly(r); }
+inline double exp_d(double x) { return v::exp_d(x); }
+inline double exp2_d(double t) { return v::exp2_d(t); }
+inline double expm1_d(double x) { return v::expm1_d(x); }
+inline double log_d(double x) { return v::log_d(x); }
+inline double sin_poly(double r) { return v::sin_poly(r); }
+inline double cos_poly(double r) { return v::cos_poly(r); }
+inline double reduce_pio2(double x, double& kd) { return v::reduce_pio2(x, kd); }
 inline unsigned quadrant(double kd) { return static_cast<unsigned>(std::bit_cast<std::uint64_t>(kd)) & 3u; }
 
 // sin/cos of a float beyond the fast reduction's range (and inf/NaN), in fmath.cpp.
@@ -253,48 +330,173 @@ inline float clamp_ieee(float x, float lo, float hi) { return minimum(maximum(x,
 inline double clamp_ieee(double x, double lo, double hi) { return minimum(maximum(x, lo), hi); }
 
 // ---------------------------------------------------------------- hot float functions
-// Inline and branch-free so that loops over them vectorise.
-inline float exp(float x) {
-    const float r = static_cast<float>(detail::exp_d(x));
+// Each is a kernel over a vector of floats (detail::v, Note [fmath vector
+// kernels]): widen to double, one branch-free double kernel, round once,
+// then the special values by selects. The scalar function is lane 0 of the
+// instance for V = double (plain scalar code); the array forms run the
+// clone's native vector width.
+namespace detail::v {
+template <class V> using F = typename traits<V>::F;
+template <class V> using UF = typename traits<V>::UF;
+template <class V> HRX_FMATH_VI V widen(F<V> x) {
+    if constexpr (std::is_same_v<V, double>) return static_cast<double>(x);
+    else return __builtin_convertvector(x, V);
+}
+template <class V> HRX_FMATH_VI F<V> narrow(V x) {
+    if constexpr (std::is_same_v<V, double>) return static_cast<float>(x);
+    else return __builtin_convertvector(x, F<V>);
+}
+template <class V> HRX_FMATH_VI UF<V> fbits(F<V> x) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<std::uint32_t>(x);
+    else return (UF<V>)x;
+}
+template <class V> HRX_FMATH_VI F<V> from_fbits(UF<V> u) {
+    if constexpr (std::is_same_v<V, double>) return std::bit_cast<float>(u);
+    else return (F<V>)u;
+}
+// |r| with the sign of s (floats), as std::copysign.
+template <class V> HRX_FMATH_VI F<V> copysignf(F<V> r, F<V> s) {
+    return from_fbits<V>((fbits<V>(r) & 0x7fffffffu) | (fbits<V>(s) & 0x80000000u));
+}
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+template <class V> HRX_FMATH_VI F<V> exp_f(F<V> x) {
+    const F<V> r = narrow<V>(exp_d(widen<V>(x)));
     return x != x ? x : r;
 }
-inline float exp2(float x) {
-    const float r = static_cast<float>(detail::exp2_d(x));
+template <class V> HRX_FMATH_VI F<V> exp2_f(F<V> x) {
+    const F<V> r = narrow<V>(exp2_d(widen<V>(x)));
     return x != x ? x : r;
+}
+template <class V> HRX_FMATH_VI F<V> expm1_f(F<V> x) {
+    const F<V> r = narrow<V>(expm1_d(widen<V>(x)));
+    const F<V> r0 = x == 0 ? x : r;  // keeps -0
+    return x != x ? x : r0;
 }
 // log, log2, log10: one log_d of the positive finite argument (floats widen
 // to normal doubles, subnormals included), then the special values.
-namespace detail {
-inline double log_arg(float x) {
-    const double d = x;
-    return d > 0 && d < std::numeric_limits<double>::infinity() ? d : 1.0;
+template <class V> HRX_FMATH_VI V log_arg(V d) { const V r = d > splat<V>(0.0) ? d : splat<V>(1.0);
+    return r < splat<V>(kInf) ? r : splat<V>(1.0); }
+// x: the float input, returned as is when it is a NaN (as exp and the others do).
+template <class V> HRX_FMATH_VI F<V> log_finish(V d, V v, F<V> x) {
+    V r = d == splat<V>(0.0) ? -splat<V>(kInf) : v;
+    r = d < splat<V>(0.0) ? splat<V>(kNaN) : r;
+    r = d == splat<V>(kInf) ? d : r;
+    // NaN selected among floats: GCC merges two selects of d into one on an
+    // unordered-or-equal mask, which it then evaluates lane by lane.
+    const F<V> fr = narrow<V>(r);
+    return x != x ? x : fr;
 }
-inline float log_finish(float x, double v) {
-    double r = x == 0 ? -std::numeric_limits<double>::infinity() : v;
-    r = x < 0 ? std::numeric_limits<double>::quiet_NaN() : r;
-    r = x == std::numeric_limits<float>::infinity() || x != x ? static_cast<double>(x) : r;
-    return static_cast<float>(r);
+template <class V> HRX_FMATH_VI F<V> log_f(F<V> x, double scale) {
+    const V d = widen<V>(x);
+    const V l = log_d(log_arg(d));
+    return log_finish(d, scale == 1.0 ? l : l * scale, x);
 }
-}  // namespace detail
-inline float log(float x) { return detail::log_finish(x, detail::log_d(detail::log_arg(x))); }
-inline float log2(float x) { return detail::log_finish(x, detail::log_d(detail::log_arg(x)) * detail::kLog2e); }
-inline float log10(float x) { return detail::log_finish(x, detail::log_d(detail::log_arg(x)) * 0x1.bcb7b1526e50ep-2); }
+// log1p: 1 + x is exact in double for float |x| >= 2^-29 (the sum spans at
+// most 53 bits), and below that log1p(x) = x (1 - x/2 + ...) is within
+// 2^-30 relative of the float x, closer than half an ulp of x, so the
+// correctly rounded result is x itself (which also keeps -0).
+template <class V> HRX_FMATH_VI F<V> log1p_f(F<V> x) {
+    const V d = widen<V>(x);
+    const V w = 1.0 + d;
+    const F<V> r = log_finish(w, log_d(log_arg(w)), x);
+    const F<V> ax = from_fbits<V>(fbits<V>(x) & 0x7fffffffu);
+    return ax < 0x1p-29f ? x : r;
+}
+template <class V> HRX_FMATH_VI F<V> logistic_f(F<V> x) {
+    const F<V> r = narrow<V>(1.0 / (1.0 + exp_d(-widen<V>(x))));
+    return x != x ? x : r;
+}
+template <class V> HRX_FMATH_VI F<V> silu_f(F<V> x) {
+    const V d = widen<V>(x);
+    const F<V> r = narrow<V>(d / (1.0 + exp_d(-d)));
+    const F<V> mz = from_fbits<V>(UF<V>{} + 0x80000000u);  // -0
+    return x != x ? x : (x < -200.0f ? mz : r);
+}
+template <class V> HRX_FMATH_VI F<V> tanh_f(F<V> x) {
+    const V a = fabs(widen<V>(x));
+    const V u = expm1_d(2.0 * (a < 20.0 ? a : splat<V>(20.0)));
+    const F<V> r = copysignf<V>(narrow<V>(u / (u + 2.0)), x);
+    return x != x ? x : r;
+}
+// sin, cos, tan for |x| < kTrigFast (other lanes are the caller's).
+template <class V> HRX_FMATH_VI F<V> sin_fast(F<V> x) {
+    V kd;
+    const V r = reduce_pio2(widen<V>(x), kd);
+    const U<V> q = quadrant(kd);
+    const V s = sin_poly(r), c = cos_poly(r);
+    const V w = (q & 1) != 0 ? c : s;
+    const F<V> r2 = narrow<V>((q & 2) != 0 ? -w : w);
+    return x == 0 ? x : r2;  // sin(-0) is -0, which the polynomial's r + r z p turns into +0
+}
+template <class V> HRX_FMATH_VI F<V> cos_fast(F<V> x) {
+    V kd;
+    const V r = reduce_pio2(widen<V>(x), kd);
+    const U<V> q = quadrant(kd);
+    const V s = sin_poly(r), c = cos_poly(r);
+    const V w = (q & 1) != 0 ? s : c;
+    return narrow<V>(((q + 1) & 2) != 0 ? -w : w);
+}
+template <class V> HRX_FMATH_VI F<V> tan_fast(F<V> x) {
+    V kd;
+    const V r = reduce_pio2(widen<V>(x), kd);
+    const U<V> odd = quadrant(kd) & 1;
+    const V s = sin_poly(r), c = cos_poly(r);
+    const F<V> t = narrow<V>(odd != 0 ? -c / s : s / c);
+    return x == 0 ? x : t;
+}
+// atan: t = min(|x|, 1/|x|) (one division), c = round(8t)/8 and
+// atan t = atan c + atan u with u = (t - c) / (1 + t c), |u| <= 1/16, whose
+// series to u^13 is within 2^-55 relative; atan(j/8) comes from a table by
+// selects. |x| > 1 gives pi/2 - atan(1/|x|). Error a few 1e-16 relative.
+constexpr double kAtanJ8[9] = {0.0,
+                               0x1.fd5ba9aac2f6ep-4,
+                               0x1.f5b75f92c80ddp-3,
+                               0x1.6f61941e4def1p-2,
+                               0x1.dac670561bb4fp-2,
+                               0x1.1e00babdefeb4p-1,
+                               0x1.4978fa3269ee1p-1,
+                               0x1.700a7c5784634p-1,
+                               0x1.921fb54442d18p-1};
+template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
+    const V a = fabs(widen<V>(x));
+    const auto big = a > 1.0;
+    const V t = (big ? splat<V>(1.0) : a) / (big ? a : splat<V>(1.0));
+    const V kd = t * 8.0 + kRound;
+    const V c = (kd - kRound) * 0.125;
+    const U<V> j = bits(kd) & 15;
+    V at = splat<V>(0.0);
+#pragma GCC unroll 8
+    for (unsigned k = 1; k <= 8; ++k) at = j == k ? splat<V>(kAtanJ8[k]) : at;
+    const V u = (t - c) / (1.0 + t * c);
+    const V z = u * u;
+    V p = splat<V>(1.0 / 13.0);
+    p = p * z - 1.0 / 11.0;
+    p = p * z + 1.0 / 9.0;
+    p = p * z - 1.0 / 7.0;
+    p = p * z + 1.0 / 5.0;
+    p = p * z - 1.0 / 3.0;
+    const V w = at + (u + u * z * p);
+    const V res = big ? 0x1.921fb54442d18p+0 - w : w;
+    const F<V> r = copysignf<V>(narrow<V>(res), x);
+    return x != x ? x : r;
+}
+}  // namespace detail::v
+#pragma GCC diagnostic pop
+
+inline float exp(float x) { return detail::v::exp_f<double>(x); }
+inline float exp2(float x) { return detail::v::exp2_f<double>(x); }
+inline float log(float x) { return detail::v::log_f<double>(x, 1.0); }
+inline float log2(float x) { return detail::v::log_f<double>(x, detail::kLog2e); }
+inline float log10(float x) { return detail::v::log_f<double>(x, 0x1.bcb7b1526e50ep-2); }
+inline float expm1(float x) { return detail::v::expm1_f<double>(x); }
+inline float log1p(float x) { return detail::v::log1p_f<double>(x); }
+inline float atan(float x) { return detail::v::atan_f<double>(x); }
 inline float rsqrt(float x) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x))); }
-inline float logistic(float x) {
-    const float r = static_cast<float>(1.0 / (1.0 + detail::exp_d(-static_cast<double>(x))));
-    return x != x ? x : r;
-}
-inline float silu(float x) {
-    const double d = x;
-    const float r = static_cast<float>(d / (1.0 + detail::exp_d(-d)));
-    return x != x ? x : (d < -200.0 ? -0.0f : r);
-}
-inline float tanh(float x) {
-    const double a = std::fabs(static_cast<double>(x));
-    const double u = detail::expm1_d(2.0 * (a < 20.0 ? a : 20.0));
-    const float r = std::copysign(static_cast<float>(u / (u + 2.0)), x);
-    return x != x ? x : r;
-}
+inline float logistic(float x) { return detail::v::logistic_f<double>(x); }
+inline float silu(float x) { return detail::v::silu_f<double>(x); }
+inline float tanh(float x) { return detail::v::tanh_f<double>(x); }
 inline float erf(float x) {
     const double a = std::fabs(static_cast<double>(x));
     const double s = detail::erf_small(a < 1.0 ? a : 1.0);
@@ -305,34 +507,24 @@ inline float erf(float x) {
 }
 inline float sin(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::sin_big(x);
-    double kd;
-    const double r = detail::reduce_pio2(x, kd);
-    const unsigned q = detail::quadrant(kd);
-    const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    const double v = (q & 1) ? c : s;
-    const float r2 = static_cast<float>((q & 2) ? -v : v);
-    return x == 0 ? x : r2;  // sin(-0) is -0, which the polynomial's r + r z p turns into +0
+    return detail::v::sin_fast<double>(x);
 }
 inline float cos(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::cos_big(x);
-    double kd;
-    const double r = detail::reduce_pio2(x, kd);
-    const unsigned q = detail::quadrant(kd);
-    const double s = detail::sin_poly(r), c = detail::cos_poly(r);
-    const double v = (q & 1) ? s : c;
-    return static_cast<float>(((q + 1) & 2) ? -v : v);
+    return detail::v::cos_fast<double>(x);
+}
+float tan_big(float x);
+inline float tan(float x) {
+    if (!(std::fabs(x) < detail::kTrigFast)) return tan_big(x);
+    return detail::v::tan_fast<double>(x);
 }
 
 // ---------------------------------------------------------------- the rest (fmath.cpp)
-float expm1(float x);
-float log1p(float x);
 float cbrt(float x);
-float tan(float x);
 float sinturns(float x);
 float costurns(float x);
 float asin(float x);
 float acos(float x);
-float atan(float x);
 float sinh(float x);
 float cosh(float x);
 float asinh(float x);

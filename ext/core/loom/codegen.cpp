@@ -2676,7 +2676,9 @@ extern "C" {
 // hrx::fmath, the implementation the interpreter and the hx ufuncs use, so the
 // executors give the same bits: the transcendental functions through its array
 // forms (one call per chunk of lanes, vectorised), the min/max family, fmod and
-// sign through its scalar functions lane by lane.
+// sign through its scalar functions lane by lane. The call costs little next
+// to the math: fmath's exp_f32 over 1 M floats took the same time as one call
+// or as 65,536 calls of 16 lanes (2026-12-05), so the chunk calls stay.
 #define HRX_LOOM_FM1(NAME)                                                                                            \
     void hrx_loom_##NAME##_f32(const float* a, float* o, int64_t n) { hrx::fmath::NAME##_f32(a, o, static_cast<size_t>(n)); } \
     void hrx_loom_##NAME##_f64(const double* a, double* o, int64_t n) { hrx::fmath::NAME##_f64(a, o, static_cast<size_t>(n)); }

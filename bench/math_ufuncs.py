@@ -1,0 +1,100 @@
+"""The hx float32 math ufuncs against NumPy's float32 loops, measured in the same run.
+
+Each row is one ufunc over n float32 values (default 2 M, the size an issue measured before
+hrx::fmath: tanh 80x NumPy, expm1 54x, log1p 47x, arctan 43x, sin/cos 23x, log 14x, exp 9x,
+``x**2`` 28x), both sides writing into an existing result (``out=``), so the figure is the cost
+of the math and not of a fresh allocation's page faults; ours includes the wait for the result.
+Inputs are the op's usual domain (positive for log and sqrt, |x| <= 1 for log1p's neighbourhood
+of 0, a few periods for the trigonometric functions). ``x**2`` is ``hx.power(x, 2)`` against
+``np.power(x, 2)``; its row also records whether the result equals ``x * x`` bit for bit (it
+must: one rounding of an exact square). Ratio = our time / NumPy's (< 1: hx is faster); the
+calls alternate so a noisy moment hits both.
+
+Writes bench/results/math_ufuncs.json (+ .png). Run: python bench/math_ufuncs.py [repeats=15]
+[n=2097152] (``--quick``: 5 repeats, prints only).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+
+import numpy as np
+
+import hrxarray as hx
+from _common import RESULTS, alternating_timings_s, pyplot, save_results
+
+
+def cases(n: int) -> dict:
+    rng = np.random.default_rng(7)
+    wide = rng.uniform(-10, 10, n).astype(np.float32)
+    pos = rng.uniform(1e-3, 1e3, n).astype(np.float32)
+    small = rng.uniform(-0.9, 1.0, n).astype(np.float32)
+    trig = rng.uniform(-20, 20, n).astype(np.float32)
+    # name: (hx ufunc, numpy ufunc, input, extra operand or None)
+    return {
+        "exp": (hx.exp, np.exp, wide, None),
+        "log": (hx.log, np.log, pos, None),
+        "expm1": (hx.expm1, np.expm1, wide, None),
+        "log1p": (hx.log1p, np.log1p, small, None),
+        "sin": (hx.sin, np.sin, trig, None),
+        "cos": (hx.cos, np.cos, trig, None),
+        "tan": (hx.tan, np.tan, trig, None),
+        "tanh": (hx.tanh, np.tanh, wide, None),
+        "arctan": (hx.arctan, np.arctan, wide, None),
+        "sqrt": (hx.sqrt, np.sqrt, pos, None),
+        "x**2": (hx.power, np.power, wide, 2),
+        "x**3": (hx.power, np.power, wide, 3),
+    }
+
+
+def main(repeats: int = 15, n: int = 2 * 1024 * 1024, quick: bool = False) -> None:
+    rows, measured = [], {}
+    for name, (ours_f, peer_f, a, extra) in cases(n).items():
+        x = hx.asarray(a)
+        out = hx.empty(n, np.float32)
+        np_out = np.empty(n, np.float32)
+        if extra is None:
+            ours = lambda: ours_f(x, out=out).block_until_ready()  # noqa: E731
+            peer = lambda: peer_f(a, out=np_out)  # noqa: E731
+        else:
+            e_np = np.float32(extra)
+            ours = lambda: ours_f(x, e_np, out=out).block_until_ready()  # noqa: E731
+            peer = lambda: peer_f(a, e_np, out=np_out)  # noqa: E731
+        t_ours, t_peer = alternating_timings_s(ours, peer, repeats)
+        o, p = statistics.median(t_ours) * 1e3, statistics.median(t_peer) * 1e3
+        row = {"figure": f"hx.{name} float32, {n:,} values, out= (ms, median of {repeats})", "op": name,
+               "value": o, "unit": "ms", "peer": f"numpy {peer_f.__name__} float32", "peer_value": p,
+               "ratio": o / p, "ratio_label": "ours / NumPy"}
+        if name == "x**2":
+            row["equals_x_times_x"] = bool(np.array_equal(np.asarray(out).view(np.uint32), (a * a).view(np.uint32)))
+        measured[name] = {"hx_ms": [t * 1e3 for t in t_ours], "numpy_ms": [t * 1e3 for t in t_peer]}
+        rows.append(row)
+        extra_txt = f"  (== x*x: {row['equals_x_times_x']})" if "equals_x_times_x" in row else ""
+        print(f"{name:7s} hx {o:8.3f} ms   numpy {p:8.3f} ms   ours/NumPy {o / p:6.2f}x{extra_txt}", flush=True)
+    if quick:
+        print("--quick: nothing written")
+        return
+    save_results("math_ufuncs", {"figure": "hx float32 math ufuncs vs NumPy", "n": n, "repeats": repeats,
+                                 "threads": int(os.environ.get("HRXARRAY_NUM_THREADS", 0)) or os.cpu_count(),
+                                 "numpy": np.__version__, "table": rows, "measured_ms": measured})
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(9, 4))
+    names = [r["op"] for r in rows]
+    ax.bar(names, [r["ratio"] for r in rows], color="tab:blue")
+    ax.axhline(1.0, color="gray", lw=1, ls="--")
+    ax.set_ylabel("hx time / NumPy time (float32)")
+    ax.set_title(f"hx float32 math ufuncs, {n:,} values, out= (medians of {repeats})")
+    for i, r in enumerate(rows):
+        ax.text(i, r["ratio"], f"{r['ratio']:.2f}", ha="center", va="bottom", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "math_ufuncs.png", dpi=110)
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    quick = "--quick" in sys.argv
+    main(*(int(a) for a in args[:2]), **({"repeats": 5} if quick and not args else {}), quick=quick)
