@@ -394,8 +394,8 @@ const std::vector<OpEntry>& op_catalogue() {
         {"pipeline.fold", "pipeline", 1, 1, "EMULATOR/001", "", ""},
         {"pipeline.reduce", "pipeline", -1, -1, "EMULATOR/001", "", ""},
         {"pipeline.return", "pipeline", 0, 0, "EMULATOR/001", "", ""},
-        {"low.func.def", "low", -1, -1, "EMULATOR/002", "low-level assembly functions have no body the emulator can run", ""},
-        {"low.invoke", "low", -1, -1, "EMULATOR/002", "low-level assembly functions have no body the emulator can run", ""},
+        {"low.func.def", "low", -1, -1, "EMULATOR/002", "low-level assembly functions have no body the emulator can run: write the function in Loom source", ""},
+        {"low.invoke", "low", -1, -1, "EMULATOR/002", "low-level assembly functions have no body the emulator can run: write the callee in Loom source and func.call it", ""},
         // kernel
         {"kernel.launch", "kernel", -1, 0, "EMULATOR/010", "host launch programs are not run by the emulator: launch the kernel from Python (hx.loom.compile, rt.load_gpu_kernel, graph.gpu) or from a check.case run by hx.loom.check", ""},
         {"kernel.launch.yield", "kernel", 0, 0, "EMULATOR/010", "host launch programs are not run by the emulator: launch the kernel from Python (hx.loom.compile, rt.load_gpu_kernel, graph.gpu) or from a check.case run by hx.loom.check", ""},
@@ -490,7 +490,7 @@ const std::vector<OpEntry>& op_catalogue() {
         {"low.scf.for", "low", -1, -1, "EMULATOR/002", "target-low code (virtual registers, descriptor-backed instructions) has no body the emulator can run: write the function in Loom source", "opaque"},
         {"low.scf.while", "low", -1, -1, "EMULATOR/002", "target-low code (virtual registers, descriptor-backed instructions) has no body the emulator can run: write the function in Loom source", "opaque"},
         {"low.schedule.fence", "low", 0, 0, "EMULATOR/002", "target-low code (virtual registers, descriptor-backed instructions) has no body the emulator can run: write the function in Loom source", ""},
-        {"low.assume", "low", -1, -1, "EMULATOR/002", "target-low code (virtual registers, descriptor-backed instructions) has no body the emulator can run: write the function in Loom source", ""},
+        {"low.assume", "low", -1, -1, "EMULATOR/002", "target-low code (virtual registers, descriptor-backed instructions) has no body the emulator can run: write the function in Loom source", "ops preds types"},
         // metadata
         {"metadata.module", "metadata", 0, 0, "", "accepted and ignored: keyed module metadata for targets and tooling, with no runtime meaning for a kernel", "module"},
         // module

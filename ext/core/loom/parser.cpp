@@ -1183,6 +1183,21 @@ private:
         return false;
     }
 
+    // Modifiers and clauses up to an op's own `@name` (not the `@t` of
+    // `target(@t)`), which becomes op.symbol.
+    void skip_to_symbol(Op& op) {
+        bool after_paren = false;
+        while (peek().kind != Tok::Eof && peek().loc.line == op.loc.line) {
+            Token t = take();
+            if (t.kind == Tok::Symbol && !after_paren) {
+                op.symbol = t.text;
+                return;
+            }
+            after_paren = t.is('(');
+        }
+        unexpected("symbol");
+    }
+
     // The `opaque` step and module-level catalogue ops: every token to the end
     // of `line`; a brace group (a region or a dictionary, over any number of
     // lines) is skipped as text and the line of its `}` continues.
@@ -1753,10 +1768,23 @@ private:
             // `check.benchmark<@case> [@name] [{attrs}]`: the case is params[0].
             if (peek().kind == Tok::Symbol) op.symbol = take().text;
             if (peek().is('{')) parse_dict(op.attrs, 0);
-        } else if (n == "low.func.def" && !low_asm_form()) {
-            // The newer target-low form: `low.func.def target<set>(@t) @f(%a: reg<...>) -> (...) { low ops }`
-            // is kept as text, as a module-level catalogue op (the emulator runs neither form).
-            skip_line_text(op.loc.line, &op.symbol);
+        } else if (n == "command.program.def" || ((n == "low.func.def" || n == "low.kernel.def") && !low_asm_form())) {
+            // A command program, or the newer target-low form `low.func.def
+            // target<set>(@t) @f(%a: reg<...>) -> (...) { low ops }`: modifiers
+            // up to the name are kept as text, the signature and body parse.
+            // The emulator runs neither (their catalogue refusals); a command
+            // program keeps its body, a target-low body is checked and dropped
+            // so nothing mistakes it for a Loom body to call.
+            skip_to_symbol(op);
+            Region body;
+            push_scope();
+            parse_signature(body.args, nullptr);
+            if (accept_word("launch")) parse_signature(body.args, nullptr);
+            if (accept('A')) parse_type_list(op.result_types);
+            if (accept_word("where")) parse_preds(op.preds);
+            parse_region(body);
+            pop_scope();
+            if (n == "command.program.def") op.regions.push_back(std::move(body));
         } else if (is_module_level_catalogue_op(n)) {
             // Note [Module-level catalogue ops]
             //   Module-level ops the emulator never plans as a kernel (global
