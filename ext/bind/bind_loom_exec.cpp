@@ -105,7 +105,8 @@ nb::list catalogue() {
         d["results"] = e.results < 0 ? nb::object(nb::none()) : nb::object(nb::int_(e.results));
         d["executed"] = run;
         d["code"] = run ? nb::object(nb::none()) : nb::object(nb::str(std::string(e.refusal).c_str()));
-        d["reason"] = run ? std::string() : std::string(e.reason);
+        // An op accepted and ignored (no refusal code) keeps its reason: what it is and why ignoring it is right.
+        d["reason"] = run && !e.refusal.empty() ? std::string() : std::string(e.reason);
         out.append(d);
     }
     return out;

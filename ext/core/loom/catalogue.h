@@ -23,12 +23,26 @@ namespace hrx::loom {
 //   types up to the end of the line, enough to parse valid Loom and refuse
 //   it at plan time rather than fail with PARSE/006.
 //
-//   Source and version: the op names are those of the dialect definitions
-//   at the commits listed in tests/test_loom_catalogue.py (vector and kernel
-//   read in full from the newest stored defs; the other dialects from the
-//   hrx-rs 0.10.x profile the parser already follows). Where the newest defs
-//   rename an op (kernel.subgroup.vote -> kernel.subgroup.vote.any/all), both
-//   spellings are catalogued.
+//   Source and version: the op names are those of every dialect's defs.py
+//   (the scalar dialect's six submodules) read in full at the commits listed
+//   in tests/test_loom_catalogue.py (DEFS_COMMITS), less the `test` dialect
+//   (fixtures for Loom's own DSL, not part of the compiler). Where the newest
+//   defs rename an op (kernel.subgroup.vote -> kernel.subgroup.vote.any/all),
+//   both spellings are catalogued; amdgpu.target and aie2p.target come from
+//   the hrx-rs 0.10.x profile the parser follows.
+//
+//   Refusal codes: EMULATOR/001 valid Loom the emulator does not execute
+//   (yet); 002 code with no body it can run (target-low, LLVM asm and
+//   intrinsics, opaque microkernels); 010 host launch programs (kernel.launch
+//   and its schedules, command programs); 011 compiler and toolchain records
+//   (pass pipelines, LLVM IR targets); 012 the check dialect's test harness
+//   (hx.loom.check runs it). An empty `refusal` marks a module-level
+//   declaration the emulator accepts and ignores because that is its meaning
+//   for a kernel (global and metadata declarations, module.import: Note
+//   [Module-level catalogue ops] in parser.cpp); op_executed() counts it as
+//   executed and its `reason` says so. Ops that live outside kernels are
+//   refused when their symbol (or the host function holding them) is
+//   compiled (Note [Compiling a symbol the emulator does not plan]).
 struct OpEntry {
     std::string_view name;
     std::string_view dialect;

@@ -29,7 +29,20 @@
 //     rest       operands, `{...}` attributes and `: types [to T] [-> R]` up to
 //                the end of the line (catalogue ops without a rule of their own)
 //     attr:NAME  one attribute value (`[0, 1]`, `7`, `word`)     → attrs[NAME]
+//     regions    one or more statement regions `{ ... }`, joined by `else` or
+//                `do`                                      → regions
+//     opaque     tokens to the end of the line, brace groups (regions or
+//                dictionaries, across lines) skipped as text: for refused ops
+//                whose bodies have their own syntax (pass pipelines, target-low)
+//     prefix     tokens up to the `:` of the line, SSA values among them kept
+//                as operands (buffer.pack's `[align(16) %a, ...]`)
+//     table      `{ KEY = (%a, ...), ... } default(%f, ...)` (scf.lookup)
+//                                                          → attrs["case_keys"], operands
+//     module     (catalogue only) a module-level op parsed generically: its
+//                first `@symbol` names it, the rest of the line and any body
+//                in braces are kept as text (Note [Module-level catalogue ops])
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -330,10 +343,15 @@ bool is_function_like(std::string_view op) {
            op == "pipeline.def" || op == "template.decl" || op == "template.def" || op == "func.template";
 }
 
+bool is_module_level_catalogue_op(std::string_view op) {
+    const OpEntry* e = catalogue_find(op);
+    return e && e->format == "module";
+}
+
 bool is_symbol_op(std::string_view op) {
     return is_function_like(op) || op == "config.decl" || op == "config.def" || op == "amdgpu.target" ||
            op == "aie2p.target" || op == "target.generic" || op == "target.decl" || op == "low.func.def" ||
-           op == "check.case" || op == "check.benchmark";
+           op == "check.case" || op == "check.benchmark" || is_module_level_catalogue_op(op);
 }
 
 const char* symbol_kind(std::string_view op) {
@@ -344,6 +362,10 @@ const char* symbol_kind(std::string_view op) {
     if (op.rfind("template.", 0) == 0) return "template";
     if (op == "low.func.def") return "low";
     if (op.rfind("check.", 0) == 0) return "check";
+    if (op.rfind("low.", 0) == 0) return "low";
+    if (op.rfind("global.", 0) == 0) return "global";
+    if (op.rfind("command.", 0) == 0) return "command";
+    if (op.rfind("pass.", 0) == 0) return "pass";
     return "target";
 }
 
@@ -397,7 +419,8 @@ struct ParseFail {};
 
 struct Step {
     enum Kind { Lit, Pred, Ops, OptOps, Preds, Dict, Types, OptTypes, Callee, Args, Shape, UsingDict, Clauses,
-                ClauseOps, Hash, Range, OptStr, Kw, Indices, CheckClauses, AttrValue, OptKw, Rest } kind;
+                ClauseOps, Hash, Range, OptStr, Kw, Indices, CheckClauses, AttrValue, OptKw, Rest, Regions, Opaque,
+                Table, Prefix } kind;
     std::string word;
 };
 
@@ -411,7 +434,8 @@ const std::vector<Step>& program_of(const OpRule& rule) {
             {"args", Step::Args},     {"shape", Step::Shape},       {"using-dict", Step::UsingDict},
             {"clauses", Step::Clauses}, {"clauseops", Step::ClauseOps}, {"hash", Step::Hash},
             {"range", Step::Range},   {"str?", Step::OptStr},       {"indices", Step::Indices},
-            {"cclauses", Step::CheckClauses}, {"rest", Step::Rest}};
+            {"cclauses", Step::CheckClauses}, {"rest", Step::Rest}, {"regions", Step::Regions},
+            {"opaque", Step::Opaque}, {"table", Step::Table}, {"prefix", Step::Prefix}};
         for (auto& [name, rule] : rule_table()) {
             std::vector<Step> prog;
             std::string_view f = rule.format;
@@ -1086,6 +1110,23 @@ private:
                 case Step::AttrValue: op.attrs[s.word] = parse_attr_value(0); break;
                 case Step::OptKw: accept_word(s.word); break;
                 case Step::Rest: parse_rest(op); break;
+                case Step::Regions:
+                    do {
+                        Region r;
+                        push_scope();
+                        parse_region(r);
+                        pop_scope();
+                        op.regions.push_back(std::move(r));
+                    } while (accept_word("else") || accept_word("do"));
+                    break;
+                case Step::Opaque: skip_line_text(op.loc.line); break;
+                case Step::Table: parse_table(op); break;
+                case Step::Prefix:
+                    while (peek().kind != Tok::Eof && peek().loc.line == op.loc.line && !peek().is(':')) {
+                        if (peek().kind == Tok::Value) op.operands.push_back(operand());
+                        else take();
+                    }
+                    break;
             }
         }
     }
@@ -1110,7 +1151,12 @@ private:
         if (!here() || !accept(':')) return;
         if (peek().is('(')) {
             parse_type_list(op.operand_types);
-            if (accept('A')) parse_type_list(op.result_types);
+            if (accept('A')) {
+                if (peek().is('(')) parse_type_list(op.result_types);
+                else
+                    do op.result_types.push_back(parse_type());
+                    while (accept(','));
+            }
             return;
         }
         do op.operand_types.push_back(parse_type());
@@ -1123,6 +1169,89 @@ private:
         }
     }
 
+    // Whether the low.func.def starting at the next token is the hrx-rs 0.10.x
+    // form `... asm { "..." }` (the word `asm` before the first `{` on its line).
+    bool low_asm_form() {
+        const std::string_view rest = lex_.source().substr(peek().begin);
+        const std::string_view line = rest.substr(0, rest.find('\n'));
+        const std::string_view head = line.substr(0, line.find('{'));
+        for (size_t at = head.find("asm"); at != std::string_view::npos; at = head.find("asm", at + 1)) {
+            const bool left = at == 0 || !(std::isalnum(static_cast<unsigned char>(head[at - 1])) || head[at - 1] == '_' || head[at - 1] == '.');
+            const bool right = at + 3 >= head.size() || !(std::isalnum(static_cast<unsigned char>(head[at + 3])) || head[at + 3] == '_');
+            if (left && right) return true;
+        }
+        return false;
+    }
+
+    // Modifiers and clauses up to an op's own `@name` (not the `@t` of
+    // `target(@t)`), which becomes op.symbol.
+    void skip_to_symbol(Op& op) {
+        bool after_paren = false;
+        while (peek().kind != Tok::Eof && peek().loc.line == op.loc.line) {
+            Token t = take();
+            if (t.kind == Tok::Symbol && !after_paren) {
+                op.symbol = t.text;
+                return;
+            }
+            after_paren = t.is('(');
+        }
+        unexpected("symbol");
+    }
+
+    // The `opaque` step and module-level catalogue ops: every token to the end
+    // of `line`; a brace group (a region or a dictionary, over any number of
+    // lines) is skipped as text and the line of its `}` continues.
+    // With `symbol`, the first `@name` not written as a clause value (the
+    // `@t` of `target(@t)`) is kept there: the op's own symbol.
+    void skip_line_text(uint32_t line, std::string* symbol = nullptr) {
+        bool after_paren = false;
+        while (peek().kind != Tok::Eof && peek().loc.line == line) {
+            if (peek().is('{')) {
+                const uint32_t open = peek().loc.line;
+                const std::string_view body = lex_.take_braced_text();
+                line = std::max(line, last_line_of_braces(body, open));
+                after_paren = false;
+                continue;
+            }
+            Token t = take();
+            if (symbol && symbol->empty() && t.kind == Tok::Symbol && !after_paren) *symbol = t.text;
+            after_paren = t.is('(');
+        }
+    }
+    // The line a brace group that opened on `line` closed on.
+    static uint32_t last_line_of_braces(std::string_view body, uint32_t line) {
+        return line + static_cast<uint32_t>(std::count(body.begin(), body.end(), '\n'));
+    }
+    // `{ 0 = (%a, %b), 1 = (%c, %d) } default(%e, %f)`: scf.lookup's table.
+    // Operands: the selector (already read), then each row's values, the
+    // default row last; attrs["case_keys"] lists the keys.
+    void parse_table(Op& op) {
+        parse_operands(op, false);
+        Attr keys;
+        keys.kind = Attr::Kind::List;
+        keys.list = std::make_shared<AttrList>();
+        keys.loc = op.loc;
+        expect('{');
+        while (!accept('}')) {
+            keys.list->push_back(parse_attr_value(1));
+            expect('=');
+            expect('(');
+            if (!accept(')')) {
+                parse_operands(op, false);
+                expect(')');
+            }
+            accept(',');
+        }
+        op.attrs["case_keys"] = keys;
+        expect_word("default");
+        expect('(');
+        if (!accept(')')) {
+            parse_operands(op, false);
+            expect(')');
+        }
+        parse_types(op);
+    }
+
     void parse_params(Op& op) {
         if (!lex_.adjacent('<')) return;
         take();
@@ -1131,9 +1260,13 @@ private:
             const Token& t = peek();
             std::string p;
             if (t.kind == Tok::Symbol) p = "@" + take().text;
-            else if (t.kind == Tok::Ident || t.kind == Tok::Int) {
+            else if (t.kind == Tok::Hash) {  // an encoding spec: encoding.isa<#ggml.q4_k>
+                p = "#" + t.text;
+                parse_attr_value(1);
+            } else if (t.kind == Tok::Ident || t.kind == Tok::Int) {
                 p = take().text;
                 while (accept('|')) p += "|" + expect_kind(Tok::Ident, "flag").text;
+                if (accept('=')) p += "=" + take().text;  // a requirement: encoding.matches<element_format = u4>
             } else if (accept('[')) {  // a lane or axis list: vector.shuffle<[3, 2, 1, 0]>
                 p = "[";
                 if (!accept(']')) {
@@ -1246,11 +1379,22 @@ private:
             }
             const size_t start = t.begin;
             try {
-                parse_statement(r.ops);
+                if (t.kind == Tok::Label) parse_block_label();
+                else parse_statement(r.ops);
             } catch (ParseFail&) {
                 recover(start, false);
             }
         }
+    }
+    // `^name:` or `^name(%a: T, ...):` opening a block of an unstructured
+    // region (cfg.br and friends). The emulator runs structured regions only:
+    // the label is read (its arguments defined) and the region stays one list
+    // of ops; the planner refuses the branches (catalogue, EMULATOR/001).
+    void parse_block_label() {
+        take();
+        std::vector<ValueId> args;
+        if (lex_.adjacent('(')) parse_signature(args, nullptr);
+        expect(':');  // its arguments are defined in the enclosing scope; the region's own args stay as they are
     }
     // `pipeline.reduce @fn from %src(%a, ...) to %dst(%b, ...)
     //    : (group, T...) to (group, U...) -> (R...)`
@@ -1624,6 +1768,35 @@ private:
             // `check.benchmark<@case> [@name] [{attrs}]`: the case is params[0].
             if (peek().kind == Tok::Symbol) op.symbol = take().text;
             if (peek().is('{')) parse_dict(op.attrs, 0);
+        } else if (n == "command.program.def" || ((n == "low.func.def" || n == "low.kernel.def") && !low_asm_form())) {
+            // A command program, or the newer target-low form `low.func.def
+            // target<set>(@t) @f(%a: reg<...>) -> (...) { low ops }`: modifiers
+            // up to the name are kept as text, the signature and body parse.
+            // The emulator runs neither (their catalogue refusals); a command
+            // program keeps its body, a target-low body is checked and dropped
+            // so nothing mistakes it for a Loom body to call.
+            skip_to_symbol(op);
+            Region body;
+            push_scope();
+            parse_signature(body.args, nullptr);
+            if (accept_word("launch")) parse_signature(body.args, nullptr);
+            if (accept('A')) parse_type_list(op.result_types);
+            if (accept_word("where")) parse_preds(op.preds);
+            parse_region(body);
+            pop_scope();
+            if (n == "command.program.def") op.regions.push_back(std::move(body));
+        } else if (is_module_level_catalogue_op(n)) {
+            // Note [Module-level catalogue ops]
+            //   Module-level ops the emulator never plans as a kernel (global
+            //   and metadata declarations, command programs, pass pipelines,
+            //   opaque implementations, target-low kernels, LLVM targets) parse
+            //   generically: the first `@symbol` names the op, the rest of the
+            //   line and any braced body are skipped as text. Compiling such a
+            //   symbol is refused with its catalogue code (specialize.cpp); a
+            //   kernel in the same module compiles as if it were absent, which is
+            //   their meaning for a kernel (globals are only reached through
+            //   global.load/global.store, which are refused in a kernel body).
+            skip_line_text(op.loc.line, n == "metadata.module" || n == "module.import" ? nullptr : &op.symbol);
         } else if (n == "low.func.def") {
             parse_clauses(op, {"asm"});
             op.symbol = expect_kind(Tok::Symbol, "symbol").text;

@@ -1854,7 +1854,12 @@ bool op_executed(const std::string& name) {
                                                      "template.decl", "template.def", "pipeline.def", "config.decl",
                                                      "config.def", "amdgpu.target", "aie2p.target", "target.generic",
                                                      "target.decl", "kernel.launch.config", "func.apply"};
-    return interp::is_terminator(name) || interp::op_supported(name) || pipeline_only_op(name) || structural.count(name);
+    // Module-level declarations the catalogue accepts and ignores (no refusal
+    // code: global and metadata declarations, Note [Module-level catalogue ops]).
+    const OpEntry* e = catalogue_find(name);
+    const bool ignored = e && e->refusal.empty();
+    return interp::is_terminator(name) || interp::op_supported(name) || pipeline_only_op(name) || structural.count(name) ||
+           ignored;
 }
 
 std::shared_ptr<const Program> Program::plan(const Specialized& spec) {

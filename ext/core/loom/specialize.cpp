@@ -10,8 +10,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "loom/catalogue.h"
 #include "loom/frontend.h"
 #include "loom/internal.h"
+#include "loom/plan.h"
 
 namespace hrx::loom {
 namespace {
@@ -144,6 +146,7 @@ public:
         }
         const char* want = gpu ? "kernel.def" : "pipeline.def";
         if (root->name != want) {
+            refuse_uncompiled_root(*root);
             error("TARGET/001",
                   "'@" + spec_.symbol + "' is a " + root->name + "; compiling for " + spec_.target + " needs a " + want,
                   root->loc);
@@ -218,6 +221,33 @@ private:
     const Specialization& spec_;
     std::vector<Diagnostic> diags_;
     std::map<std::string, std::optional<Bound>> bound_;  // nullopt: failed (already reported)
+
+    // Note [Compiling a symbol the emulator does not plan]
+    //   A root that is not a kernel (or pipeline) is refused with TARGET/001.
+    //   When it is a catalogued op the emulator refuses (a check.case, a pass
+    //   pipeline, a command program, target-low code, an opaque microkernel),
+    //   or a host function holding such ops (kernel.launch), the catalogue's
+    //   code and reason come first and say what to do instead; the root op
+    //   itself is refused alone (TARGET/001 adds nothing to it).
+    void refuse_uncompiled_root(const Op& root) {
+        auto refusal = [&](const Op& op, const std::string& what) {
+            const OpEntry* e = catalogue_find(op.name);
+            if (!e || e->refusal.empty() || op_executed(op.name)) return false;
+            error(std::string(e->refusal).c_str(),
+                  "valid Loom, not executed by the emulator: " + what + (e->reason.empty() ? "" : " (" + std::string(e->reason) + ")"),
+                  op.loc);
+            return true;
+        };
+        if (refusal(root, root.name + (root.symbol.empty() ? "" : " @" + root.symbol))) throw CompileError(std::move(diags_));
+        std::set<std::string> named;
+        std::function<void(const Region&)> walk = [&](const Region& r) {
+            for (const Op& op : r.ops) {
+                if (named.insert(op.name).second) refusal(op, op.name);
+                for (const Region& sub : op.regions) walk(sub);
+            }
+        };
+        for (const Region& r : root.regions) walk(r);
+    }
 
     void error(const char* code, std::string msg, Location loc) {
         diags_.push_back({Diagnostic::Severity::Error, code, std::move(msg), loc});
