@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import hrxarray as hx
-from test_loom_native import CANDIDATES, _inputs, _run, _setup
+from test_loom_native import CANDIDATES, _assert_native_equals_interpreter, _setup
 
 CORPUS = os.environ.get("HRX_LOOM_CORPUS")
 UNSET = "HRX_LOOM_CORPUS is not set"
@@ -96,8 +96,4 @@ def test_corpus_native_equals_interpreter(path, source, symbol, config):
         if setup is None:
             pytest.skip("no small launch found for its workload")
         workload, scalars, contract = setup
-    bufs = _inputs(contract)
-    consts = art.pack_constants(**scalars)
-    want = _run(art, bufs, consts, workload, interpret=True)
-    got = _run(art, bufs, consts, workload, interpret=False)
-    assert got == want
+    _assert_native_equals_interpreter(art, contract, scalars, workload)

@@ -117,6 +117,16 @@ def _inputs(contract, seed=0):
     return bufs
 
 
+def _assert_native_equals_interpreter(art, contract, scalars, workload):
+    """Run one launch both ways on the same inputs; the interpreter's outcome, after asserting they agree."""
+    bufs = _inputs(contract)
+    consts = art.pack_constants(**scalars)
+    want = _run(art, bufs, consts, workload, interpret=True)
+    got = _run(art, bufs, consts, workload, interpret=False)
+    assert got == want
+    return want
+
+
 def _run(art, bufs, consts, workload, interpret):
     mine = [b.copy() for b in bufs]
     try:
@@ -153,11 +163,7 @@ def test_native_equals_interpreter(origin, source, symbol):
     if setup is None:
         pytest.skip("no small launch found for its workload")
     workload, scalars, contract = setup
-    bufs = _inputs(contract)
-    consts = art.pack_constants(**scalars)
-    want = _run(art, bufs, consts, workload, interpret=True)
-    got = _run(art, bufs, consts, workload, interpret=False)
-    assert got == want
+    want = _assert_native_equals_interpreter(art, contract, scalars, workload)
     OUTCOMES[f"{origin}:{symbol}"] = want[0] if want[0] == "ok" else want[2]
 
 
