@@ -1112,11 +1112,7 @@ private:
                 case Step::Rest: parse_rest(op); break;
                 case Step::Regions:
                     do {
-                        Region r;
-                        push_scope();
-                        parse_region(r);
-                        pop_scope();
-                        op.regions.push_back(std::move(r));
+                        op.regions.push_back(scoped_region());
                     } while (accept_word("else") || accept_word("do"));
                     break;
                 case Step::Opaque: skip_line_text(op.loc.line); break;
@@ -1536,15 +1532,19 @@ private:
         pop_scope();
         op.regions.push_back(std::move(body));
     }
+    // A region with no arguments, whose names stay inside it.
+    Region scoped_region() {
+        Region r;
+        push_scope();
+        parse_region(r);
+        pop_scope();
+        return r;
+    }
     void parse_if(Op& op) {
         op.operands.push_back(operand());
         if (accept('A')) parse_type_list(op.result_types);
         do {
-            Region r;
-            push_scope();
-            parse_region(r);
-            pop_scope();
-            op.regions.push_back(std::move(r));
+            op.regions.push_back(scoped_region());
         } while (op.regions.size() == 1 && accept_word("else"));
     }
     // `scf.switch %sel [-> (T...)] { case K { ... } ... default { ... } }`:
@@ -1568,17 +1568,10 @@ private:
                 Attr k = parse_attr_value(1);
                 if (k.kind != Attr::Kind::Int) d_.error("PARSE/015", "scf.switch case key must be an integer literal", k.loc);
                 keys.list->push_back(k);
-                Region r;
-                push_scope();
-                parse_region(r);
-                pop_scope();
-                cases.push_back(std::move(r));
+                cases.push_back(scoped_region());
             } else if (accept_word("default")) {
                 if (have_default) d_.error("STRUCTURE/014", "'scf.switch' has a second default region", w.loc);
-                Region r;
-                push_scope();
-                parse_region(r);
-                pop_scope();
+                Region r = scoped_region();
                 if (!have_default) deflt = std::move(r);
                 have_default = true;
             } else {
