@@ -133,6 +133,15 @@ def test_bindings_never_import_the_package_facade():
     assert found == []
 
 
+def test_bindings_import_no_module_of_the_package():
+    """No C++ file imports any module of hrxarray (issue 26: a one-way boundary): bfp16 is the core's
+    object, the foreign-operand rule is the core's, and the Python classes of awaitables, host views and
+    traces are handed to the bindings at import (Note [Python builders] in ext/bind/builders.cpp)."""
+    found = [f"{p.relative_to(CORE.parent)}: {m}" for p in sorted(CORE.parent.rglob("*"))
+             if p.suffix in (".h", ".cpp") for m in re.findall(r'import_\(\s*"hrxarray[."][^"]*"', p.read_text())]
+    assert found == []
+
+
 def test_orchestration_check_sees_calls_but_not_comments_or_strings(tmp_path):
     probe = tmp_path / "bind_probe.cpp"
     probe.write_text('// make_array(rt, p) in a comment\nm.def("f", &f, "then submit() it");\n'

@@ -21,6 +21,7 @@
 #include "bindings.h"
 #include "dlpack_bind.h"
 #include "errors.h"
+#include "kernels/bfp16.h"
 #include "kernels/elementwise.h"
 #include "py_types.h"
 
@@ -31,7 +32,28 @@ namespace hrx::bind {
 
 // --- dtypes --------------------------------------------------------------------
 
+// Note [bfp16 is the core's dtype]: hx.bfp16 is not a NumPy dtype (the NPU's
+// bfp16ebs8 blocks: 8 values of the last axis share an exponent in 9 bytes), so
+// NumPy cannot describe it; its Python object is this binding's BlockDType,
+// whose sizes are the kernels' constants (kernels/bfp16.h). There is one
+// instance, made when the module is initialised (bind_block_dtype) and never
+// released: DeviceArray.dtype returns it, dtype_from_py recognises it by
+// identity, and pickling names it as the global hrxarray._core.bfp16 so a
+// round trip gives the same object. hrxarray._dtypes re-exports it.
+struct BlockDType {
+    std::string name;
+    std::size_t block_values;
+    std::size_t block_bytes;
+};
+
 namespace {
+
+PyObject* g_bfp16 = nullptr;  // the one hx.bfp16 (owned forever)
+
+PyObject* bfp16_object() {
+    if (!g_bfp16) throw std::logic_error("hrxarray._core: bfp16 used before the module was initialised");
+    return g_bfp16;
+}
 
 struct DTypeCache {
     PyObject* dtype[kDTypeCount] = {};  // numpy.dtype objects (hx.bfp16 for BFP16); owned forever
@@ -54,7 +76,7 @@ void fill_cache(DType t) {
     if (c.dtype[i]) return;
     nb::object d;
     if (t == DType::BFP16) {
-        d = nb::module_::import_("hrxarray._dtypes").attr("bfp16");
+        d = nb::borrow(bfp16_object());
         c.type[i] = d.inc_ref().ptr();
     } else if (t == DType::BFloat16) {
         d = numpy().attr("dtype")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
@@ -88,9 +110,8 @@ DType dtype_from_py(nb::handle h, const std::string& op) {
             return t;
         }
     }
-    nb::object bfp = nb::module_::import_("hrxarray._dtypes").attr("bfp16");
-    if (h.is(bfp)) return DType::BFP16;
-    if (h.type().is(bfp.type()))
+    if (h.ptr() == bfp16_object()) return DType::BFP16;
+    if (nb::isinstance<BlockDType>(h))
         throw nb::type_error((op + ": unknown block dtype " + nb::cast<std::string>(nb::repr(h))).c_str());
     nb::object d;
     try {
@@ -538,7 +559,31 @@ nb::object convert(const PyArray& x, nb::handle dtype, nb::handle placement, nb:
 
 }  // namespace
 
+namespace {
+
+void bind_block_dtype(nb::module_& m) {
+    nb::class_<BlockDType>(m, "BlockDType",
+                           "A block floating-point storage format (``hx.bfp16``): not a NumPy dtype. Arrays of it "
+                           "are storage: they convert with ``astype``, feed ``matmul`` and decode to float32 on "
+                           "host access; ``x.blocks()`` gives the raw ``uint8`` blocks.")
+        .def_ro("name", &BlockDType::name, "The format's name ('bfp16').")
+        .def_ro("block_values", &BlockDType::block_values, "Values per block, along the last axis (8).")
+        .def_ro("block_bytes", &BlockDType::block_bytes, "Bytes per block (9: a shared exponent and 8 mantissas).")
+        .def_prop_ro("itemsize", [](const BlockDType& d) { return d.block_bytes; }, "Bytes per block (9 for bfp16).")
+        .def_prop_ro("kind", [](const BlockDType&) { return "V"; }, "'V': raw bytes as far as NumPy is concerned.")
+        .def("__repr__", [](const BlockDType& d) { return "hrxarray." + d.name; })
+        .def("__str__", [](const BlockDType& d) { return "hrxarray." + d.name; })
+        .def("__reduce__", [](const BlockDType& d) { return d.name; },
+             "Pickled as the global hrxarray._core.<name>: unpickling gives the same object.");
+    nb::object bfp = nb::cast(BlockDType{"bfp16", kernels::kBfp16BlockValues, kernels::kBfp16BlockBytes});
+    m.attr("bfp16") = bfp;
+    g_bfp16 = bfp.release().ptr();
+}
+
+}  // namespace
+
 void bind_array(nb::module_& m) {
+    bind_block_dtype(m);
     auto cls = nb::class_<PyArray>(
         m, "DeviceArray",
         "An n-dimensional array in memory of the emulated (or native) HRX fabric.\n\n"
@@ -555,7 +600,7 @@ void bind_array(nb::module_& m) {
         .def_prop_ro("strides", [](const PyArray& s) { return int_tuple(s.a.strides); },
                      "Byte steps per dimension (for bfp16 the last is 9, bytes per block of 8 values).")
         .def_prop_ro("dtype", [](const PyArray& s) { return dtype_object(s.a.dtype); },
-                     nb::for_getter(nb::sig("def dtype(self) -> numpy.dtype[typing.Any] | hrxarray._dtypes.BlockDType")),
+                     nb::for_getter(nb::sig("def dtype(self) -> numpy.dtype[typing.Any] | BlockDType")),
                      "The element type: a numpy.dtype (bfloat16 is ml_dtypes'), or hx.bfp16.")
         .def_prop_ro("placement", [](const PyArray& s) { return placement_to_py(s.a.placement()); },
                      nb::for_getter(nb::sig("def placement(self) -> Placement")), "Where the storage lives (GpuLocal, HostVisible, NpuLocal or Shared).")

@@ -280,7 +280,7 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
             "is, otherwise on the runtime's callback thread (never a lane thread, so fn may wait for more work), "
             "in the order completions finish. What fn raises goes to sys.unraisablehook.")
         .def("__await__",
-             [](nb::handle self) { return nb::module_::import_("hrxarray._completion").attr("await_completion")(self); },
+             [](nb::handle self) { return python_builder(Builder::AwaitCompletion)(self); },
              nb::sig("def __await__(self) -> collections.abc.Generator[typing.Any, None, None]"))
         .def("__repr__", [](const Completion& c) {
             static const char* names[] = {"pending", "succeeded", "failed", "cancelled"};
@@ -313,7 +313,7 @@ void bind_graph(nb::module_& m, nb::class_<RuntimeCore>& rt) {
                     d["region"] = e.region;
                     out.append(d);
                 }
-                return nb::module_::import_("hrxarray._trace").attr("Trace")(out, dropped);
+                return python_builder(Builder::Trace)(out, dropped);
             },
             nb::sig("def finish_trace(self) -> hrxarray._trace.Trace"), "Stop tracing and return the Trace (does not wait for pending work).")
         .def("pending", [](RuntimeCore& r) { return r.scheduler().pending(); }, "Submissions not yet retired.")

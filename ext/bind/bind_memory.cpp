@@ -425,7 +425,7 @@ void bind_memory(nb::module_& m) {
              "Release the guard (idempotent); dropping a write guard marks the host as the last writer.")
         .def("_raw_array", &raw_array, "The unchecked NumPy array of the mapping (use the context manager).")
         .def("__enter__",
-             [](nb::handle self) { return nb::module_::import_("hrxarray._hostview").attr("make_view")(self); },
+             [](nb::handle self) { return python_builder(Builder::HostView)(self); },
              nb::sig("def __enter__(self) -> numpy.typing.NDArray[typing.Any]"))
         .def("__exit__", [](HostMapping& g, nb::handle, nb::handle, nb::handle) { g.release(); },
              "exc_type"_a.none(), "exc"_a.none(), "tb"_a.none())

@@ -218,12 +218,27 @@ struct CallArgs {
 // Note [Foreign operands of hrxarray's ufuncs]: np.add(x, dask_array) reaches
 // Dask through NEP 13 (DeviceArray.__array_ufunc__ returns NotImplemented for
 // it), but hx.add(x, dask_array) is not a NumPy ufunc, so the same call would
-// convert the Dask array to a host array and compute all of it. An operand
-// other than a DeviceArray or a number therefore goes first to
-// hrxarray._array._ufunc_override, which hands the call to NumPy's ufunc of
-// the same name when an operand is a foreign array type (the one rule,
-// _array._foreign), so that type maps it over its blocks and hrxarray runs
-// each block. It returns NotImplemented otherwise, and the call goes on here.
+// convert the Dask array to a host array and compute all of it. When an
+// operand is a foreign array type (the one rule, has_foreign_operand, which
+// DeviceArray.__array_ufunc__ and __array_function__ use too as
+// hrxarray._core._has_foreign_operand), the call therefore goes to NumPy's
+// ufunc of the same name, so that type maps it over its blocks and hrxarray
+// runs each block. Without a foreign operand, or when NumPy has no such ufunc,
+// the call goes on here.
+bool has_foreign_operand(nb::handle values) {
+    static PyObject* ndarray = nb::module_::import_("numpy").attr("ndarray").inc_ref().ptr();
+    for (nb::handle item : values) {
+        if (is_array(item) || PyObject_IsInstance(item.ptr(), ndarray) == 1 || is_numpy_scalar(item)) continue;
+        if (PyTuple_Check(item.ptr()) || PyList_Check(item.ptr())) {
+            if (has_foreign_operand(item)) return true;
+            continue;
+        }
+        nb::handle t = item.type();
+        if (nb::hasattr(t, "__array_ufunc__") || nb::hasattr(t, "__array_function__")) return true;
+    }
+    return false;
+}
+
 std::optional<nb::object> foreign_override(const std::string& name, const CallArgs& c) {
     bool maybe = false;
     for (size_t i = 0; i < c.nin; ++i) {
@@ -233,15 +248,15 @@ std::optional<nb::object> foreign_override(const std::string& name, const CallAr
     if (!maybe) return std::nullopt;
     nb::list inputs;
     for (size_t i = 0; i < c.nin; ++i) inputs.append(c.inputs[i]);
+    if (!has_foreign_operand(inputs)) return std::nullopt;
+    static PyObject* ufunc_type = nb::module_::import_("numpy").attr("ufunc").inc_ref().ptr();
+    nb::object uf = nb::getattr(nb::module_::import_("numpy"), name.c_str(), nb::none());
+    if (PyObject_IsInstance(uf.ptr(), ufunc_type) != 1) return std::nullopt;
     nb::dict kwargs;
     if (!c.out.is_none()) kwargs["out"] = c.out;
     if (c.dtype.is_valid() && !c.dtype.is_none()) kwargs["dtype"] = c.dtype;
     if (c.where.is_valid() && c.where.ptr() != Py_True) kwargs["where"] = c.where;
-    // Never released: a static nb::object would be destroyed after the interpreter is gone.
-    static PyObject* hook = nb::module_::import_("hrxarray._array").attr("_ufunc_override").inc_ref().ptr();
-    nb::object r = nb::handle(hook)(name, nb::tuple(inputs), kwargs);
-    if (r.ptr() == Py_NotImplemented) return std::nullopt;
-    return r;
+    return uf(*nb::tuple(inputs), **kwargs);
 }
 
 nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
@@ -641,6 +656,10 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
         names.append(name);
     }
     ew.attr("__all__") = names;
+    m.def("_has_foreign_operand", [](nb::handle values) { return has_foreign_operand(values); }, "values"_a,
+          "Whether the sequence `values` holds (at any depth of tuples and lists) an array type hrxarray does not "
+          "know that speaks NumPy's protocols (a Dask array): NumPy's protocols then return NotImplemented so that "
+          "type handles the call (Note [Foreign operands of hrxarray's ufuncs]).");
     m.def("_arg_reduce", &arg_reduce, "x"_a, "axis"_a.none(), "max"_a, "keepdims"_a, "op"_a.none() = nb::none(),
           "argmax (max=True) or argmin over an axis (None: the flattened array) -> int64 DeviceArray; errors name "
           "op (default 'argmax'/'argmin').");

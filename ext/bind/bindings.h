@@ -51,4 +51,8 @@ void bind_loom_frontend(nanobind::module_& m);
 void set_loom_error(const loom::CompileError& e);
 // _core.loom._run_program / _plan_info: the Loom executor, for tests.
 void bind_loom_exec(nanobind::module_& m);
+// The Python builders of awaitables, host views and traces (builders.cpp, Note [Python builders]).
+enum class Builder { AwaitCompletion = 0, HostView = 1, Trace = 2 };
+nanobind::handle python_builder(Builder b);
+void bind_builders(nanobind::module_& m);
 }  // namespace hrx::bind

@@ -14,6 +14,7 @@ NB_MODULE(_core, m) {
 #endif
     hrx::bind::install_blocking_hooks();
     hrx::bind::bind_errors(m);
+    hrx::bind::bind_builders(m);
     hrx::bind::bind_system(m);
     hrx::bind::bind_numerics(m);
     hrx::bind::bind_runtime(m);

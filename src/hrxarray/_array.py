@@ -636,37 +636,10 @@ _NUMPY_UFUNC_NAMES = {"true_divide": "divide"}
 _NUMPY_GUFUNCS: dict = {}
 
 
-def _foreign(values) -> bool:
-    """Whether ``values`` hold an array type hrxarray does not know that speaks NumPy's protocols (a Dask array).
-
-    NumPy's protocols then return NotImplemented, so that type handles the
-    operation (a Dask array maps it over its blocks) instead of hrxarray
-    converting it to a host array, which would compute all of it.
-    """
-    for v in values:
-        if isinstance(v, (DeviceArray, np.ndarray, np.generic)):
-            continue
-        if isinstance(v, (tuple, list)) and _foreign(v):
-            return True
-        t = type(v)
-        if hasattr(t, "__array_ufunc__") or hasattr(t, "__array_function__"):
-            return True
-    return False
-
-
-def _ufunc_override(name: str, inputs: tuple, kwargs: dict) -> Any:
-    """hrxarray's ufunc ``name`` called with a foreign array operand: NumPy's ufunc of that name takes it (NEP 13).
-
-    NotImplemented when no operand is foreign or NumPy has no such ufunc: the
-    hrxarray ufunc then runs the call itself (Note [Foreign operands of
-    hrxarray's ufuncs] in ext/bind/bind_ufunc.cpp).
-    """
-    if not _foreign(inputs):
-        return NotImplemented
-    uf = getattr(np, name, None)
-    if not isinstance(uf, np.ufunc):
-        return NotImplemented
-    return uf(*inputs, **kwargs)
+# Whether values hold a foreign array type (a Dask array): NumPy's protocols then return NotImplemented,
+# so that type handles the operation instead of hrxarray computing all of it on the host. The rule is the
+# core's, shared with hrxarray's own ufuncs (Note [Foreign operands of hrxarray's ufuncs]).
+_foreign = _core._has_foreign_operand
 
 
 def _array_ufunc(self, uf, method, *inputs, **kwargs):

@@ -11,47 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+# hx.bfp16 is the core's object (Note [bfp16 is the core's dtype] in ext/bind/bind_array.cpp):
+# one instance, whose sizes are the kernels' constants.
+from ._core import BlockDType, bfp16
+
 __all__ = ["bfp16", "BlockDType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
            "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"]
-
-
-class BlockDType:
-    """A block floating-point storage format (``hx.bfp16``): not a NumPy dtype."""
-
-    __slots__ = ("name", "block_values", "block_bytes")
-
-    def __init__(self, name: str, block_values: int, block_bytes: int):
-        self.name = name
-        self.block_values = block_values
-        self.block_bytes = block_bytes
-
-    @property
-    def itemsize(self) -> int:
-        """Bytes per block (9 for bfp16)."""
-        return self.block_bytes
-
-    @property
-    def kind(self) -> str:
-        """'V': raw bytes as far as NumPy is concerned."""
-        return "V"
-
-    def __repr__(self) -> str:
-        return f"hrxarray.{self.name}"
-
-    __str__ = __repr__
-
-    def __reduce__(self):
-        return (_block_dtype, (self.name,))
-
-
-def _block_dtype(name):
-    if name == "bfp16":
-        return bfp16
-    raise ValueError(name)
-
-
-bfp16 = BlockDType("bfp16", 8, 9)
-"""bfp16ebs8: blocks of 8 values along the last axis in 9 bytes [E, m0..m7]."""
 
 bool_ = np.dtype(bool)
 int8 = np.dtype(np.int8)

@@ -4,7 +4,16 @@ instead of reaching back into the package's facade (``hrxarray/__init__.py`` re-
 
 from __future__ import annotations
 
+from . import _core
+from ._completion import await_completion
 from ._core import GpuDevice, NpuDevice, Runtime, _default_runtime
+from ._hostview import make_view
+from ._trace import Trace
+
+# The Python classes behind `await completion`, `with buf.map_read() as view` and
+# rt.finish_trace(), handed to the core once (Note [Python builders] in ext/bind/builders.cpp):
+# the core never imports this package.
+_core._set_builders(await_completion=await_completion, host_view=make_view, trace=Trace)
 
 
 def default_runtime() -> Runtime:

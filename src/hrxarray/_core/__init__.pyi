@@ -28,7 +28,6 @@ from hrxarray._core import (
     loom as loom,
     numerics as numerics
 )
-import hrxarray._dtypes
 import hrxarray._trace
 
 
@@ -773,6 +772,42 @@ class ResidentSession:
         Wait for both participants (a decision is required); False on timeout (timeouts as for Completion.wait). A failed participant → ExecutionError.
         """
 
+class BlockDType:
+    """
+    A block floating-point storage format (``hx.bfp16``): not a NumPy dtype. Arrays of it are storage: they convert with ``astype``, feed ``matmul`` and decode to float32 on host access; ``x.blocks()`` gives the raw ``uint8`` blocks.
+    """
+
+    @property
+    def name(self) -> str:
+        """The format's name ('bfp16')."""
+
+    @property
+    def block_values(self) -> int:
+        """Values per block, along the last axis (8)."""
+
+    @property
+    def block_bytes(self) -> int:
+        """Bytes per block (9: a shared exponent and 8 mantissas)."""
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per block (9 for bfp16)."""
+
+    @property
+    def kind(self) -> str:
+        """'V': raw bytes as far as NumPy is concerned."""
+
+    def __repr__(self) -> str: ...
+
+    def __str__(self) -> str: ...
+
+    def __reduce__(self) -> str:
+        """
+        Pickled as the global hrxarray._core.<name>: unpickling gives the same object.
+        """
+
+bfp16: BlockDType = ...
+
 class DeviceArray:
     """
     An n-dimensional array in memory of the emulated (or native) HRX fabric.
@@ -807,7 +842,7 @@ class DeviceArray:
         """
 
     @property
-    def dtype(self) -> numpy.dtype[Any] | hrxarray._dtypes.BlockDType:
+    def dtype(self) -> numpy.dtype[Any] | BlockDType:
         """The element type: a numpy.dtype (bfloat16 is ml_dtypes'), or hx.bfp16."""
 
     @property
