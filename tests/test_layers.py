@@ -68,6 +68,28 @@ def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
     assert "queue.submit(d)" in scheduler
 
 
+# Where core code outside the provider runs an executable itself instead of dispatching it on a lane's
+# provider queue. Loaded kernels (hx.loom.function, graphs) are queue dispatches (Scheduler::dispatch);
+# what is listed is left of issue 26 item 1.
+CORE_MAY_INVOKE = {
+    # hx.loom.ufunc's task stages cast inputs and strided outputs around one invocation of the plan.
+    "array/loom_ufunc.cpp": 1,
+}
+
+
+def test_loaded_kernels_run_as_dispatches_on_a_provider_queue():
+    found = {}
+    for p in sources("."):
+        rel = str(p.relative_to(CORE))
+        if rel.startswith("provider/"):
+            continue
+        n = len(re.findall(r"(?:->|\.)invoke\(", code_of(p)))
+        if n:
+            found[rel] = n
+    assert found == CORE_MAY_INVOKE
+    assert "invoke(" not in code_of(CORE / "runtime" / "kernel.h"), "Kernel::invoke ran kernels outside any queue"
+
+
 def test_core_has_no_python():
     """ext/core is C++ without Python (DESIGN.md): the bindings parse, call and wrap; core code
     that may block marks it with BlockingWait (runtime/blocking.h) instead of releasing a GIL."""

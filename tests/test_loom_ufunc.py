@@ -334,3 +334,26 @@ def test_ufunc_repeated_sizes_reuse_their_launch(scale):
     for n, alpha in [(5, 2.0), (700, 2.0), (5, -1.0), (700, 2.0), (5, 2.0), (1, 0.5)] * 2:
         xs = rng.standard_normal(n).astype(np.float32)
         np.testing.assert_array_equal(hx.to_numpy(scale(hx.asarray(xs), alpha=alpha)), np.float32(alpha) * xs)
+
+
+def test_function_launches_are_provider_dispatches_that_faults_and_traces_see():
+    """hx.loom.function runs its kernel as a dispatch on the NPU lane's provider queue (issue 26), as a
+    graph's kernel entry is: an injected fault fails that launch, naming the operation, and poisons the
+    storage it used (a device fault: test_failure.py); the trace shows the kernel on the npu lane."""
+    rt = hx.Runtime()
+    f = loom.function(DOUBLE_I32, "double_i32", config={"double.records": 1})
+    src = np.arange(16, dtype=np.int32)
+    x = hx.asarray(src, placement=hx.Shared(rt.npu()))
+    np.testing.assert_array_equal(hx.to_numpy(f(x)), src * 2)
+    (kernel,) = f._kernels.values()
+    kernel._inject_fault("ECC error on the emulated NPU")
+    bad = f(x)
+    with pytest.raises(hx.ExecutionError, match="double_i32.*ECC error on the emulated NPU"):
+        hx.to_numpy(bad)
+    with pytest.raises(hx.DeviceLostError, match="poisoned"):
+        f(x)
+    rt.start_trace(8)
+    good = f(hx.asarray(src, placement=hx.Shared(rt.npu())))
+    np.testing.assert_array_equal(hx.to_numpy(good), src * 2)
+    events = rt.finish_trace().events
+    assert [(e["lane"], e["op"]) for e in events] == [("npu", f"npu({kernel.name})")]

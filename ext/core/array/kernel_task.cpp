@@ -1,6 +1,7 @@
-// A loaded kernel (built-in or Loom) run over arrays as one array-layer
-// task: what hx.loom.function submits (hx.loom.ufunc has its own task,
-// array/loom_ufunc.h).
+// A loaded kernel (built-in or Loom) run over arrays as one array
+// operation: what hx.loom.function submits (hx.loom.ufunc has its own task,
+// array/loom_ufunc.h). It is a dispatch on the lane's provider queue, like a
+// graph's kernel entry, not a closure of the array layer.
 #include <memory>
 
 #include "array/ops.h"
@@ -9,7 +10,7 @@
 
 namespace hrx {
 
-TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
+TaskSpec kernel_task(std::shared_ptr<Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
     TaskSpec t;
     t.op = name;
     t.label = kernel->name;
@@ -33,11 +34,11 @@ TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Arr
         t.uses.push_back(Use{views.back(), access});
     }
     check_kernel_use(*kernel, views, name);
-    t.fn = [kernel = std::move(kernel), views = std::move(views)] { kernel->invoke(views); };
+    t.kernel = std::move(kernel);
     return t;
 }
 
-void run_kernel(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
+void run_kernel(std::shared_ptr<Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
     RuntimeCore& rt = *kernel->runtime;
     for (const Array& a : arrays)
         if (&runtime_of(a) != &rt)

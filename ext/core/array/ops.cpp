@@ -68,7 +68,7 @@ Placement host_visible() {
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
     for (;;) {
-        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label);
+        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label, task.kernel);
         if (c) {
             if (task.written) task.written->add_writer(c);
             return c;

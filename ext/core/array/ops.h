@@ -34,6 +34,10 @@ struct TaskSpec {
     Lane lane = Lane::Compute;
     std::vector<Use> uses;
     std::function<void()> fn;
+    // Set instead of fn: the operation is one dispatch of this loaded kernel
+    // over `uses` (its bindings, in order) on the lane's provider queue, as a
+    // graph's kernel entry is (kernel_task; fault injection and traces see it).
+    std::shared_ptr<Kernel> kernel;
     // The base whose writer list gets the task's completion.
     std::shared_ptr<ArrayBase> written;
     std::string op;     // the operation, as failure messages name it
@@ -191,11 +195,11 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
 // kernel's engine lane (GPU: compute, NPU: npu) with a use of each binding's
 // access, after the checks a graph makes (check_kernel_use) and the array
 // layer's refusals. The caller records the completion on every written base.
-TaskSpec kernel_task(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
+TaskSpec kernel_task(std::shared_ptr<Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
 // kernel_task submitted, after checking that every array belongs to the
 // kernel's runtime (ValueError naming `name`); the arrays its bindings write
 // get the completion as a writer. What hx.loom.function runs.
-void run_kernel(std::shared_ptr<const Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
+void run_kernel(std::shared_ptr<Kernel> kernel, const std::vector<Array>& arrays, const std::string& name);
 
 // Host transfers on the calling thread (the caller has released the GIL and
 // waited for the array's writers). write_from_host copies a strided host

@@ -113,13 +113,6 @@ provider::Span span_of(const BufferView& view) {
     return {view.data(), view.length, view.buffer->backing().gpu_coherent};
 }
 
-void Kernel::invoke(const std::vector<BufferView>& views) const {
-    std::vector<provider::Span> spans;
-    spans.reserve(views.size());
-    for (const auto& v : views) spans.push_back(span_of(v));
-    program->invoke(spans.data(), spans.size());
-}
-
 void Kernel::arm_fault(const std::string& message) {
     std::lock_guard<std::mutex> lock(fault_mu_);
     if (fault_) fail(ErrorKind::Busy, "_inject_fault: a fault is already armed on " + name);

@@ -63,10 +63,6 @@ struct Kernel {
     // the last handle goes unless a quarantined graph keeps it for ever.
     std::shared_ptr<MemoryReservation> image_charge;
     std::shared_ptr<const provider::Executable> program;
-    // One invocation over `views` on the calling thread, outside any queue:
-    // array tasks (which run on their lane as tasks, not dispatches) and
-    // testing hooks.
-    void invoke(const std::vector<BufferView>& views) const;
     // Fault injection (tests and failure drills): the next run throws the
     // armed message. Arming (a Python thread) and taking (a lane) may race,
     // so the message is only touched under fault_mu_.

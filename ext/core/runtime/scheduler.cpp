@@ -798,7 +798,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
         std::string what = e.what();
         // Array operations are one-task regions: name the operation too.
         const Op& first = sub.graph->ops[region.ops.front()];
-        if (first.kind == Op::Kind::Task && !first.name.empty()) what = first.name + ": " + what;
+        if (!first.name.empty()) what = first.name + ": " + what;
         const std::string message = "executing graph region " + std::to_string(index) + " (" + lane_name(lane) +
                                     " lane): " + what;
         CompletionState::Outcome o{CompletionState::Status::Failed, message, ErrorKind::Generic, nullptr, what};
@@ -840,7 +840,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
         if (tracing_) {
             ev.op = region_label(sub.graph->ops, region);
             const Op& first = sub.graph->ops[region.ops.front()];
-            if (first.kind == Op::Kind::Task && first.name != ev.op) ev.detail = first.name;
+            if (!first.name.empty() && first.name != ev.op) ev.detail = first.name;
             ev.start_us = std::chrono::duration<double, std::micro>(t0 - trace_origin_).count();
             ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
             trace_.push_back(ev);

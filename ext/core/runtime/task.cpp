@@ -13,7 +13,8 @@ namespace hrx {
 
 std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
                                                           std::function<void()>& fn, const std::string& op,
-                                                          const std::string& label) {
+                                                          const std::string& label,
+                                                          std::shared_ptr<Kernel> kernel) {
     scheduler_->check_accepting(op);
     for (const auto& u : uses)
         if (u.view.buffer->state()->owner().get() != this)
@@ -41,10 +42,15 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     g->summary.reserve(uses.size());
     for (const auto& u : uses) g->summary.push_back(hazard_key(u));
     Op o;
-    o.kind = Op::Kind::Task;
     o.lane = lane;
     o.uses = std::move(uses);
-    o.task = std::move(fn);
+    if (kernel) {
+        o.kind = Op::Kind::Kernel;
+        o.kernel = std::move(kernel);
+    } else {
+        o.kind = Op::Kind::Task;
+        o.task = std::move(fn);
+    }
     o.name = op;
     o.label = label;
     g->ops.push_back(std::move(o));
