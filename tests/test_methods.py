@@ -97,3 +97,40 @@ def test_hrxarray_ufuncs_hand_overriding_operands_to_numpys_protocol():
     for y in (hx.add(x, np.float32(2)), hx.add(x, np.ones(3)), hx.add(x, [1.0, 2.0, 3.0]), hx.add(x, 2)):
         assert isinstance(y, hx.DeviceArray)
     assert len(_Overrides.calls) == 3
+
+
+def _installed_python_members():
+    """{name: defining module} of every Python function or property installed on DeviceArray."""
+    out = {}
+    for name, member in vars(hx.DeviceArray).items():
+        fn = member.fget if isinstance(member, property) else member
+        if isinstance(fn, types.FunctionType):
+            out[name] = "hrxarray." + fn.__code__.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
+    return out
+
+
+def test_the_method_table_is_what_is_installed():
+    """Note [The DeviceArray method table]: every Python-level member of DeviceArray is declared once, in
+    _array._METHOD_TABLE, with the module that defines it; nothing else is installed."""
+    from hrxarray import _array
+    declared = {name: f"hrxarray.{module}" for module, names in _array._METHOD_TABLE.items() for name in names}
+    assert _installed_python_members() == declared
+    assert set(PYTHON_METHODS + ["T", "mT"]) == set(declared)
+
+
+def test_an_undeclared_method_is_refused_and_nothing_is_installed():
+    from hrxarray import _array
+
+    def frobnicate(self):
+        """Not in the table."""
+
+    with pytest.raises(RuntimeError, match="DeviceArray.frobnicate .*declares no such method"):
+        _array._method("frobnicate")(frobnicate)
+    assert not hasattr(hx.DeviceArray, "frobnicate")
+
+    def sum(self):  # noqa: A001 - the table says _statistical defines sum
+        """Defined in the wrong module."""
+
+    with pytest.raises(RuntimeError, match="declares hrxarray._statistical"):
+        _array._method("sum")(sum)
+    assert hx.DeviceArray.sum.__code__.co_filename.endswith("_statistical.py")

@@ -44,6 +44,28 @@ ufunc = _core.ufunc
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+# Note [The DeviceArray method table]: the C++ DeviceArray (ext/bind/bind_array.cpp) declares its
+# primitives; the NumPy-style methods and properties are Python functions of the chapter that owns
+# their semantics, installed by ``_method``. Every one of them is declared here, by name, with the
+# module that defines it, so the array's whole Python surface reads in one place; ``_method`` refuses
+# a name that is not declared, or one defined by another module than the table says, and
+# tests/test_methods.py checks that what is installed is exactly this table.
+_METHOD_TABLE: dict[str, tuple[str, ...]] = {
+    "_array": ("T", "mT", "__array__", "__array_function__", "__array_namespace__", "__array_ufunc__",
+               "__bool__", "__complex__", "__float__", "__int__", "__index__", "__iter__", "__repr__", "__str__",
+               "astype", "blocks", "copy", "item", "map_read", "map_write", "reshape", "to", "to_device",
+               "transpose", "view"),
+    "_indexing": ("__getitem__", "__setitem__"),
+    "_statistical": ("all", "any", "cumprod", "cumsum", "max", "mean", "min", "prod", "std", "sum", "var"),
+    "_searching": ("argmax", "argmin", "nonzero"),
+    "_sorting": ("argsort", "sort"),
+    "_elementwise_functions": ("clip", "conj", "conjugate", "round", "tolist"),
+    "_linear_algebra": ("dot",),
+    "_manipulation": ("flatten", "ravel", "repeat", "squeeze", "swapaxes"),
+}
+_METHOD_OWNER = {name: f"{__package__}.{module}" for module, names in _METHOD_TABLE.items() for name in names}
+
+
 def _method(name: str, cls: type = DeviceArray, *, prop: bool = False, doc: str | None = None,
             annotations: dict[str, str] | None = None, share: bool = False) -> Callable[[_F], _F]:
     """Install the decorated function as ``cls.<name>`` (a property with ``prop``): the method's one
@@ -60,6 +82,9 @@ def _method(name: str, cls: type = DeviceArray, *, prop: bool = False, doc: str 
     """
 
     def install(fn: _F) -> _F:
+        if cls is DeviceArray and _METHOD_OWNER.get(name) != fn.__module__:
+            raise RuntimeError(f"DeviceArray.{name} from {fn.__module__}: the method table (Note [The DeviceArray "
+                               f"method table]) declares {_METHOD_OWNER.get(name, 'no such method')}")
         if share:
             src = fn
             fn = types.FunctionType(src.__code__, src.__globals__, name, src.__defaults__, src.__closure__)
