@@ -148,6 +148,25 @@ def test_bindings_parse_call_and_wrap():
     assert orchestration_in(paths) == BIND_MAY_ORCHESTRATE
 
 
+# Leases, guards, host cache maintenance and provider queries are the core's (memory/guards.h,
+# runtime/host_visibility.h): a binding holds the RAII owner the core hands it and wraps it.
+GUARD_OR_PROVIDER = r"\b(acquire_host|release_host|acquire_host_lease|release_host_lease|acquire_device_use|" \
+    r"release_device_use|take_lease|host_recipe|host_cache_control|merge_ranges|pair_info)\(|\bprovider\(\)"
+
+# What is left (issue 26 item 3): the DLPack export's host lease, taken and given back in the bindings.
+BIND_MAY_LEASE = {"bind_array.cpp": 1, "bind_dlpack.cpp": 1}
+
+
+def test_bindings_take_no_lease_and_ask_no_provider():
+    found = {}
+    for p in sorted(BIND.glob("*")):
+        if p.suffix in (".h", ".cpp"):
+            n = len(re.findall(GUARD_OR_PROVIDER, code_of(p)))
+            if n:
+                found[p.name] = n
+    assert found == BIND_MAY_LEASE
+
+
 def test_bindings_never_import_the_package_facade():
     """The default runtime lives in the C++ core (Note [The default runtime]); no binding reaches back
     into ``hrxarray/__init__.py`` for it or anything else (issue 26: a one-way boundary)."""

@@ -5,6 +5,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
@@ -13,7 +14,9 @@
 #include "checked.h"
 #include "gil.h"
 #include "errors.h"
+#include "memory/guards.h"
 #include "memory/ranges.h"
+#include "runtime/host_visibility.h"
 #include "py_types.h"
 
 namespace nb = nanobind;
@@ -87,71 +90,20 @@ namespace {
 using BufferPtr = std::shared_ptr<Buffer>;
 
 
-uint64_t checked_len(const std::string& op, uint64_t base_len, int64_t offset, std::optional<int64_t> length) {
-    // base_len - offset may overflow for a hostile offset (Note [Checked arithmetic]).
-    const auto rest = Checked<int64_t>::from(base_len) - offset;
-    const int64_t len = length ? *length : rest.get().value_or(-1);
-    if (offset < 0 || len < 0 || static_cast<uint64_t>(offset) > base_len ||
-        static_cast<uint64_t>(len) > base_len - static_cast<uint64_t>(offset))
-        fail(ErrorKind::Message, op + ": buffer view is out of bounds (offset " + std::to_string(offset) +
-                                     ", length " + std::to_string(len) + " over " + std::to_string(base_len) +
-                                     " bytes)");
-    return static_cast<uint64_t>(len);
-}
-
-// A live host mapping guard. Its view is a NumPy array of the whole
-// allocation; hrxarray._hostview wraps it so that use after release raises.
-struct HostMapping {
-    BufferPtr buffer;
-    bool write = false;
-    std::atomic<bool> active{true};
-
-    HostMapping(BufferPtr b, bool w) : buffer(std::move(b)), write(w) {}
-    ~HostMapping() { release(); }
-    void release() {
-        if (active.exchange(false)) buffer->state()->release_host(write);
-    }
-};
-
-std::string map_op(const Buffer& b, bool write, bool wait) {
-    return std::string(wait ? "" : "try_") + (write ? "map_write" : "map_read") + " on " + b.describe();
-}
-
-HostMapping* map(const BufferPtr& b, bool write, bool wait) {
-    const std::string op = map_op(*b, write, wait);
-    b->require_host_mapped(op);
-    {
-        // A blocking map may wait for device work: never hold the GIL then.
-        ReleaseGil release;
-        b->state()->acquire_host(write, wait, op);
-    }
-    return new HostMapping(b, write);
+std::unique_ptr<HostMapping> map(const BufferPtr& b, bool write, bool wait) {
+    // A blocking map may wait for device work: never hold the GIL then.
+    ReleaseGil release;
+    return HostMapping::acquire(b, write, wait);
 }
 
 nb::object raw_array(HostMapping& m) {
-    if (!m.active) fail(ErrorKind::Message, "host mapping of " + m.buffer->describe() + " was already released");
-    auto* keep = new std::shared_ptr<StorageState>(m.buffer->state());
+    uint8_t* data = m.data();
+    auto* keep = new std::shared_ptr<StorageState>(m.buffer()->state());
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<StorageState>*>(p); });
-    size_t shape[1] = {static_cast<size_t>(m.buffer->nbytes())};
-    uint8_t* data = m.buffer->state()->data();
-    if (m.write) return nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(data, 1, shape, owner));
+    size_t shape[1] = {static_cast<size_t>(m.buffer()->nbytes())};
+    if (m.writable()) return nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(data, 1, shape, owner));
     return nb::cast(nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>>(data, 1, shape, owner));
 }
-
-// A device-use lease taken by hand (tests and diagnostics); the runtime takes
-// the same leases at dispatch and drops them at retirement.
-struct DeviceLease {
-    std::shared_ptr<StorageState> state;
-    Access access;
-    bool active = true;
-    void release() {
-        if (active) {
-            active = false;
-            state->release_device_use(access);
-        }
-    }
-    ~DeviceLease() { release(); }
-};
 
 Engine engine_from_str(const std::string& s, const std::string& op) {
     if (s == "host") return Engine::Host;
@@ -167,19 +119,9 @@ E enum_from_str(const std::string& s, const E (&values)[N], const char* what) {
     fail(ErrorKind::Message, std::string("CacheTransition: unknown ") + what + " '" + s + "'");
 }
 
-struct PreparedHostVisibility {
-    BufferPtr buffer;
-    CacheTransition transition;
-    bool release = true;
-    std::vector<ByteRange> ranges;
-};
-
-std::vector<ByteRange> ranges_from_py(nb::handle obj, uint64_t len, const std::string& op) {
+std::optional<std::vector<ByteRange>> ranges_from_py(nb::handle obj, uint64_t len, const std::string& op) {
     std::vector<ByteRange> out;
-    if (obj.is_none()) {
-        out.push_back({0, len});
-        return out;
-    }
+    if (obj.is_none()) return std::nullopt;
     auto bad = [&](nb::handle item) {
         fail(ErrorKind::Message, "visibility range out of bounds: " + nb::cast<std::string>(nb::repr(item)) +
                                      " is not a (start, end) pair of nonnegative ints over " +
@@ -205,43 +147,9 @@ std::vector<ByteRange> ranges_from_py(nb::handle obj, uint64_t len, const std::s
     return out;
 }
 
-PreparedHostVisibility prepare_host(const BufferPtr& b, nb::handle ranges, bool release) {
+HostVisibilityPlan prepare_host(const BufferPtr& b, nb::handle ranges, bool release) {
     const std::string op = std::string(release ? "prepare_release_host" : "prepare_acquire_host") + " on " + b->describe();
-    b->require_host_mapped(op);
-    auto requested = ranges_from_py(ranges, b->nbytes(), op);
-    const auto& provider = runtime_of(*b->state()->owner()).provider();
-    // Maintenance is a property of the storage, not of one handle: once an
-    // adopted alias lets the NPU in, the source handle's host accesses need
-    // the flush/invalidate too.
-    BackingDesc effective = b->backing();
-    if (b->state()->needs_host_maintenance()) effective.gpu_coherent = false;
-    CacheTransition t = provider.host_recipe(effective, release);
-    if (t.kind == TransitionKind::Unknown)
-        fail(ErrorKind::Unsupported, op + ": unqualified host visibility relation");
-    if (t.kind != TransitionKind::None && !t.is_host_action())
-        fail(ErrorKind::Unsupported, op + ": transition is not a qualified host action");
-    auto merged = merge_ranges(requested, b->nbytes());
-    // A recipe without ranges (None: a fence; Global: the whole cache domain)
-    // is one operation over the whole buffer.
-    if (!merged.empty() && (t.kind == TransitionKind::None || t.kind == TransitionKind::Global))
-        merged = {ByteRange{0, b->nbytes()}};
-    return {b, t, release, std::move(merged)};
-}
-
-void execute_host(const PreparedHostVisibility& p) {
-    auto& state = *p.buffer->state();
-    state.throw_if_poisoned(std::string(p.release ? "release_host" : "acquire_host") + " on " + p.buffer->describe());
-    const HostCacheOp op = p.release ? HostCacheOp::Flush : HostCacheOp::Invalidate;
-    uint64_t maintained = 0;
-    for (const auto& r : p.ranges) {
-        if (p.transition.kind == TransitionKind::None) {
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-            continue;
-        }
-        state.host_cache_control(op, r.start, r.length());
-        maintained += r.length();
-    }
-    if (maintained) state.owner()->count_maintenance(maintained);
+    return prepare_host_visibility(b, ranges_from_py(ranges, b->nbytes(), op), release);
 }
 
 nb::tuple transition_tuple(const CacheTransition& t) {
@@ -252,7 +160,7 @@ nb::object visibility_for(const BackingDesc& backing, const RuntimeCore* rt, nb:
                           const std::string& op) {
     Site p = site_from_py(producer, rt, op);
     Site c = site_from_py(consumer, rt, op);
-    return nb::cast(rt->provider().pair_info(backing, p, c));
+    return nb::cast(visibility_facts(*rt, backing, p, c));
 }
 
 }  // namespace
@@ -391,24 +299,24 @@ void bind_memory(nb::module_& m) {
                    to_string(f.atomic_scope_32) + "', atomic_scope_64='" + to_string(f.atomic_scope_64) + "')";
         });
 
-    nb::class_<PreparedHostVisibility>(m, "PreparedHostVisibility",
+    nb::class_<HostVisibilityPlan>(m, "PreparedHostVisibility",
                                        "Host cache maintenance prepared once with HRX's range rules (sorted, "
                                        "merged when overlapping or adjacent, collapsed to the whole buffer for "
                                        "'none'/'global' recipes); execute() runs it.")
         .def_prop_ro(
             "ranges",
-            [](const PreparedHostVisibility& p) {
+            [](const HostVisibilityPlan& p) {
                 nb::list out;
                 for (const auto& r : p.ranges) out.append(nb::make_tuple(r.start, r.end));
                 return out;
             },
             "The merged (start, end) byte ranges.")
-        .def_prop_ro("operation_count", [](const PreparedHostVisibility& p) { return p.ranges.size(); },
+        .def_prop_ro("operation_count", [](const HostVisibilityPlan& p) { return p.ranges.size(); },
                      "Native cache calls (or fences for a no-op recipe) that execute() makes.")
-        .def_ro("transition", &PreparedHostVisibility::transition, "The host recipe being applied.")
-        .def("execute", &execute_host, nb::call_guard<ReleaseGil>(),
+        .def_ro("transition", &HostVisibilityPlan::transition, "The host recipe being applied.")
+        .def("execute", &execute_host_visibility, nb::call_guard<ReleaseGil>(),
              "Run one host cache transition per range; maintained bytes are added to the statistics.")
-        .def("__repr__", [](const PreparedHostVisibility& p) {
+        .def("__repr__", [](const HostVisibilityPlan& p) {
             return "PreparedHostVisibility(" + std::string(p.release ? "release" : "acquire") + ", " +
                    std::to_string(p.ranges.size()) + " operation(s), " + to_string(p.transition.kind) + ")";
         });
@@ -418,9 +326,9 @@ void bind_memory(nb::module_& m) {
                             "A live host mapping guard over a whole buffer. Use it as a context manager: "
                             "`with buf.map_read() as view:` gives a NumPy uint8 view (read-only for read "
                             "guards) that raises once the guard is released.")
-        .def_prop_ro("active", [](const HostMapping& g) { return g.active.load(); }, "True until released.")
-        .def_ro("writable", &HostMapping::write, "True for write guards.")
-        .def_prop_ro("buffer", [](const HostMapping& g) { return g.buffer; }, "The mapped Buffer.")
+        .def_prop_ro("active", &HostMapping::active, "True until released.")
+        .def_prop_ro("writable", &HostMapping::writable, "True for write guards.")
+        .def_prop_ro("buffer", [](const HostMapping& g) { return g.buffer(); }, "The mapped Buffer.")
         .def("release", &HostMapping::release,
              "Release the guard (idempotent); dropping a write guard marks the host as the last writer.")
         .def("_raw_array", &raw_array, "The unchecked NumPy array of the mapping (use the context manager).")
@@ -430,14 +338,14 @@ void bind_memory(nb::module_& m) {
         .def("__exit__", [](HostMapping& g, nb::handle, nb::handle, nb::handle) { g.release(); },
              "exc_type"_a.none(), "exc"_a.none(), "tb"_a.none())
         .def("__repr__", [](const HostMapping& g) {
-            return std::string(g.write ? "HostMapping(write, " : "HostMapping(read, ") + g.buffer->describe() +
-                   (g.active ? ")" : ", released)");
+            return std::string(g.writable() ? "HostMapping(write, " : "HostMapping(read, ") + g.buffer()->describe() +
+                   (g.active() ? ")" : ", released)");
         });
 
     nb::class_<DeviceLease>(m, "DeviceLease",
                             "A device-use lease on a buffer's storage, as the runtime takes at dispatch; "
                             "for tests and diagnostics.")
-        .def_ro("active", &DeviceLease::active, "True until released.")
+        .def_prop_ro("active", &DeviceLease::active, "True until released.")
         .def("release", &DeviceLease::release, "Drop the lease (idempotent); waiting host guards wake.")
         .def("__enter__", [](nb::handle self) { return nb::borrow(self); }, nb::sig("def __enter__(self) -> DeviceLease"))
         .def("__exit__", [](DeviceLease& l, nb::handle, nb::handle, nb::handle) { l.release(); },
@@ -450,10 +358,7 @@ void bind_memory(nb::module_& m) {
         .def_ro("length", &BufferView::length, "Length in bytes.")
         .def(
             "slice",
-            [](const BufferView& v, int64_t offset, std::optional<int64_t> length) {
-                uint64_t len = checked_len("slice on a view of " + v.buffer->describe(), v.length, offset, length);
-                return BufferView{v.buffer, v.offset + static_cast<uint64_t>(offset), len};
-            },
+            [](const BufferView& v, int64_t offset, std::optional<int64_t> length) { return slice_of(v, offset, length); },
             "offset"_a, "length"_a.none() = nb::none(),
             "A sub-view relative to this view; out of bounds → ValueError.")
         .def("__len__", [](const BufferView& v) { return v.length; })
@@ -474,10 +379,7 @@ void bind_memory(nb::module_& m) {
                      "True once a failure poisoned the storage.")
         .def(
             "view",
-            [](const BufferPtr& b, int64_t offset, std::optional<int64_t> length) {
-                uint64_t len = checked_len("view on " + b->describe(), b->nbytes(), offset, length);
-                return BufferView{b, static_cast<uint64_t>(offset), len};
-            },
+            [](const BufferPtr& b, int64_t offset, std::optional<int64_t> length) { return view_of(b, offset, length); },
             "offset"_a = 0, "length"_a.none() = nb::none(),
             "A BufferView of [offset, offset+length) (to the end by default); out of bounds → ValueError.")
         .def("clone", [](const Buffer& b) { return std::make_shared<Buffer>(b); },
@@ -511,10 +413,7 @@ void bind_memory(nb::module_& m) {
              "Prepare the host invalidate that acquires device writes of the (start, end) ranges (None: whole buffer).")
         .def(
             "_device_lease",
-            [](const Buffer& b, Access access) {
-                b.state()->acquire_device_use(access);
-                return new DeviceLease{b.state(), access, true};
-            },
+            [](const Buffer& b, Access access) { return DeviceLease::acquire(b, access); },
             "access"_a, "Take a device-use lease as the runtime does at dispatch (tests and diagnostics).")
         .def("_poison", [](const Buffer& b, const std::string& message) { b.state()->poison(message); }, "message"_a,
              "Poison the storage as a failed region would (tests and diagnostics).")
