@@ -167,6 +167,13 @@ def test_bindings_take_no_lease_and_ask_no_provider():
     assert found == BIND_MAY_LEASE
 
 
+def test_one_python_integer_parser():
+    """Integer arguments go through int64_index/int64_of (array_bind.h); the one other __index__ call is a
+    device scalar's unsigned fallback beyond int64 (bind_loom.cpp's scalar_arg)."""
+    found = {p.name: n for p in sorted(BIND.glob("*.cpp")) if (n := code_of(p).count("PyNumber_Index("))}
+    assert found == {"bind_array.cpp": 1, "bind_loom.cpp": 1}
+
+
 def test_bindings_never_import_the_package_facade():
     """The default runtime lives in the C++ core (Note [The default runtime]); no binding reaches back
     into ``hrxarray/__init__.py`` for it or anything else (issue 26: a one-way boundary)."""

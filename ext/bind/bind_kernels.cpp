@@ -29,15 +29,8 @@ constexpr uint64_t kIsizeMax = static_cast<uint64_t>(std::numeric_limits<int64_t
 // A contract integer: TypeError for non-integers; values no BindingContract
 // can hold (negative, beyond 64 bits) are invalid extents or alignments.
 uint64_t contract_int(nb::handle h, const char* what) {
-    PyObject* index = PyNumber_Index(h.ptr());
-    if (!index) {
-        PyErr_Clear();
-        throw nb::type_error(("BindingContract: " + std::string(what) + " must be an integer, got " + repr_of(h)).c_str());
-    }
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
-    Py_DECREF(index);
-    if (overflow != 0 || v < 0)
+    int64_t v = 0;
+    if (!int64_of(h, &v, "BindingContract", what) || v < 0)
         fail(ErrorKind::Message, "invalid kernel binding extent or alignment: BindingContract " + std::string(what) +
                                      " = " + repr_of(h) + " (extent must be in 1..=isize::MAX, alignment a power of two)");
     return static_cast<uint64_t>(v);

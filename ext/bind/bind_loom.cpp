@@ -42,24 +42,18 @@ ScalarArg scalar_arg(nb::handle h, const std::string& what) {
         if (PyErr_Occurred()) throw nb::python_error();
         return a;
     }
-    if (!PyIndex_Check(p)) throw nb::type_error((what + " must be an int or a float, got " + repr_of(h)).c_str());
+    const int r = PyIndex_Check(p) ? int64_index(h, &a.i) : -1;
+    if (r < 0) throw nb::type_error((what + " must be an int or a float, got " + repr_of(h)).c_str());
+    if (r > 0) return a;
+    // Beyond int64: an unsigned 64-bit value still fits a device scalar.
     nb::object index = nb::steal(PyNumber_Index(p));
-    if (!index) throw nb::python_error();
-    int overflow = 0;
-    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-    if (overflow == 0) {
-        a.i = v;
+    const unsigned long long u = index ? PyLong_AsUnsignedLongLong(index.ptr()) : 0;
+    if (index && !PyErr_Occurred()) {
+        a.is_unsigned = true;
+        a.u = u;
         return a;
     }
-    if (overflow > 0) {
-        const unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
-        if (!PyErr_Occurred()) {
-            a.is_unsigned = true;
-            a.u = u;
-            return a;
-        }
-        PyErr_Clear();
-    }
+    PyErr_Clear();
     fail(ErrorKind::Message, what + " = " + repr_of(h) + " does not fit 64 bits");
 }
 

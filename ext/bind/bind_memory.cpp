@@ -10,6 +10,7 @@
 
 #include <atomic>
 
+#include "array_bind.h"
 #include "bindings.h"
 #include "checked.h"
 #include "gil.h"
@@ -60,29 +61,14 @@ Site site_from_py(nb::handle h, const RuntimeCore* runtime, const std::string& o
 
 namespace {
 
-// A Python integer (anything with __index__) as int64; TypeError naming `op`
-// for non-integers, nullopt when it does not fit.
-std::optional<int64_t> py_int64(nb::handle h, const std::string& op) {
-    PyObject* index = PyNumber_Index(h.ptr());
-    if (!index) {
-        PyErr_Clear();
-        throw nb::type_error((op + ": expected an integer, got " + nb::cast<std::string>(nb::repr(h))).c_str());
-    }
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
-    Py_DECREF(index);
-    if (overflow != 0) return std::nullopt;
-    return static_cast<int64_t>(v);
-}
-
 }  // namespace
 
 uint64_t byte_count(nb::handle h, const std::string& op) {
-    auto v = py_int64(h, op);
-    if (!v || *v <= 0)
+    int64_t v = 0;
+    if (!int64_of(h, &v, op, "size") || v <= 0)
         fail(ErrorKind::Message, op + ": allocation size must be in 1..=isize::MAX, got " +
                                      nb::cast<std::string>(nb::repr(h)));
-    return static_cast<uint64_t>(*v);
+    return static_cast<uint64_t>(v);
 }
 
 namespace {
@@ -140,9 +126,11 @@ std::optional<std::vector<ByteRange>> ranges_from_py(nb::handle obj, uint64_t le
             first = item[0];
             second = item[1];
         }
-        auto start = py_int64(first, op), end = py_int64(second, op);
-        if (!start || !end || *start < 0 || *end < 0) bad(item);
-        out.push_back({static_cast<uint64_t>(*start), static_cast<uint64_t>(*end)});
+        int64_t start = 0, end = 0;
+        if (!int64_of(first, &start, op, "a range's start") || !int64_of(second, &end, op, "a range's end") ||
+            start < 0 || end < 0)
+            bad(item);
+        out.push_back({static_cast<uint64_t>(start), static_cast<uint64_t>(end)});
     }
     return out;
 }
