@@ -321,14 +321,14 @@ std::pair<nb::object, uint8_t*> new_numpy(const Dims& shape, DType dt) {
 
 nb::object to_numpy(const PyArray& self, nb::handle dtype) {
     const std::string op = "to_numpy";
-    wait_ready(self.a);
     std::optional<DType> requested;
     if (!dtype.is_none()) requested = dtype_from_py(dtype, op);
-    const DType want = host_transfer::host_dtype(self.a.dtype, requested, op);
-    const Array a = host_transfer::download(self.a, op);
-    wait_ready(a);
-    auto [out, ptr] = new_numpy(a.shape, want);
-    host_transfer::read(a, ptr, want, op + " of " + a.describe());
+    nb::object out;
+    host_transfer::to_host(self.a, requested, [&](const Dims& shape, DType dt) {
+        auto [arr, ptr] = new_numpy(shape, dt);
+        out = std::move(arr);
+        return ptr;
+    }, op);
     return out;
 }
 

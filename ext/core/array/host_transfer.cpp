@@ -57,6 +57,16 @@ void read(const Array& src, uint8_t* dst, DType dst_dtype, const std::string& op
     read_to_host(src, dst, dst_dtype, op);
 }
 
+void to_host(const Array& self, std::optional<DType> requested,
+             const std::function<uint8_t*(const Dims& shape, DType dtype)>& allocate, const std::string& op) {
+    wait_ready(self);
+    const DType want = host_dtype(self.dtype, requested, op);
+    const Array a = download(self, op);
+    wait_ready(a);
+    uint8_t* dst = allocate(a.shape, want);
+    read(a, dst, want, op + " of " + a.describe());
+}
+
 HostLease::~HostLease() { state_->release_host_lease(id_); }
 
 uint64_t take_lease(const Array& a, bool writable, std::string_view op, const char* label) {

@@ -10,6 +10,7 @@
 // lane (Note [Lanes of array operations] in array/ops.h).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,12 @@ Array download(const Array& a, const std::string& op);
 // Copies host-mapped `src` (its writers waited for) into the C-contiguous
 // host memory `dst` of `dst_dtype`, under a host read guard.
 void read(const Array& src, uint8_t* dst, DType dst_dtype, const std::string& op);
+// The whole host copy of `a` (to_numpy): waits for its producer, downloads
+// it when it is not host mapped, and reads it, converted to host_dtype(own,
+// requested), into the C-contiguous memory `allocate(shape, dtype)` returns
+// (called once, on the calling thread, after the waits).
+void to_host(const Array& a, std::optional<DType> requested,
+             const std::function<uint8_t*(const Dims& shape, DType dtype)>& allocate, const std::string& op);
 
 // A host lease on an array's storage (memory/storage.h),
 // given back when the object is destroyed.
