@@ -317,3 +317,13 @@ def test_foundation_modules_import_no_chapter_module():
     graph = import_graph(PACKAGE)
     found = {m: sorted(graph[m] - FOUNDATION) for m in FOUNDATION if graph[m] - FOUNDATION}
     assert found == {}
+
+
+@pytest.mark.skipif(not PACKAGE.is_dir(), reason="needs the source tree (src/hrxarray)")
+def test_one_broadcasting_rule():
+    """Broadcasting is the core's rule (array/ops.h broadcast_shapes, as _core._broadcast_shapes): no module
+    of the package computes it with NumPy's."""
+    found = [f"{p.relative_to(PACKAGE)}:{i + 1}" for p in sorted(PACKAGE.rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines())
+             if re.search(r"\bnp\.broadcast_shapes\(|\bnumpy\.broadcast_shapes\(|\bnp\.broadcast\(", line)]
+    assert found == []

@@ -42,6 +42,21 @@ nb::object triangle(nb::handle x, int64_t k, bool lower, const std::string& op) 
 }  // namespace
 
 void bind_manipulation(nb::module_& m) {
+    m.def(
+        "_broadcast_shapes",
+        [](nb::sequence shapes, const std::string& op) {
+            std::vector<Dims> dims;
+            for (nb::handle h : shapes) dims.push_back(int_vector(h, op, "shape"));
+            std::vector<const Dims*> ptrs;
+            for (const auto& d : dims) ptrs.push_back(&d);
+            const Dims out = broadcast_shapes(ptrs, op);
+            nb::list l;
+            for (int64_t n : out) l.append(n);
+            return nb::tuple(l);
+        },
+        "shapes"_a, "op"_a,
+        "The shape the given shapes broadcast to: the one broadcasting rule (array/ops.h), which every "
+        "operation uses; ValueError naming `op` and the clash.");
     m.def("_gather", &gather, "x"_a, "tables"_a, "op"_a,
           "A new array picking, along each axis, the positions its int64 table lists (None keeps the axis); "
           "see Note [Outer gathers].");

@@ -66,21 +66,8 @@ def broadcast_shapes(*shapes: int | Sequence[int]) -> tuple[int, ...]:
 
 
 def _broadcast_shapes(shapes: Sequence[Any], op: str) -> tuple[int, ...]:
-    shapes_t = [_shape_tuple(s, op) for s in shapes]
-    nd = builtins.max((len(s) for s in shapes_t), default=0)
-    out = []
-    for i in range(nd):
-        n = 1
-        for s in shapes_t:
-            k = i - (nd - len(s))
-            if k < 0 or s[k] == n or s[k] == 1:
-                continue
-            if n != 1:
-                raise ValueError(f"{op}: shapes {', '.join(map(str, shapes_t))} cannot be broadcast together "
-                                 f"(sizes {n} and {s[k]} in dimension {i} of the result)")
-            n = s[k]
-        out.append(n)
-    return tuple(out)
+    # The core's rule, which every operation's broadcasting uses (array/ops.h: one owner).
+    return _core._broadcast_shapes(list(shapes), op)
 
 
 def broadcast_arrays(*arrays: DeviceArray) -> tuple[DeviceArray, ...]:

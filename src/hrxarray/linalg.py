@@ -282,7 +282,7 @@ def solve(x1: DeviceArray, x2: DeviceArray, /) -> DeviceArray:
         raise ValueError(f"{op}: x2 of shape {b.shape} does not match x1 of shape {a.shape} "
                          f"(its {'length' if vector else 'second-to-last dimension'} must be {m})")
     try:
-        batch = a.shape[:-2] if vector else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        batch = a.shape[:-2] if vector else _core._broadcast_shapes([a.shape[:-2], b.shape[:-2]], op)
     except ValueError:
         raise ValueError(f"{op}: the batch dimensions of x1 {a.shape} and x2 {b.shape} do not broadcast") from None
     a, back = _floating(a.astype(result_type(a.dtype, b.dtype), copy=False), op)
@@ -342,7 +342,7 @@ def cross(x1: DeviceArray, x2: DeviceArray, /, *, axis: int = -1) -> DeviceArray
         axis -= ndim
     if (-axis > a.ndim or a.shape[axis] != 3) or (-axis > b.ndim or b.shape[axis] != 3):
         raise ValueError(f"{op}: x1 and x2 must have 3 elements along axis {axis}, got shapes {a.shape} and {b.shape}")
-    shape = np.broadcast_shapes(a.shape, b.shape)
+    shape = _core._broadcast_shapes([a.shape, b.shape], op)
     dt = result_type(a.dtype, b.dtype)
     order = [d for d in range(ndim) if d != ndim + axis] + [ndim + axis]
     a = permute_dims(broadcast_to(a.astype(dt, copy=False), shape), order)

@@ -36,6 +36,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from . import _core
 from ._core import numerics as _k
 
 __all__ = [
@@ -380,7 +381,7 @@ def matmul(a: Any, b: Any, *, compute: str = "bf16", order: str = "pair", roundi
         raise ValueError(f"matmul(): a has shape {x.shape} and b has shape {y.shape}; "
                          f"a's last axis ({k}) must equal b's second-to-last ({k2})")
     try:
-        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+        batch = _core._broadcast_shapes([x.shape[:-2], y.shape[:-2]], "matmul")
     except ValueError:
         raise ValueError(f"matmul(): the batch shapes of a {x.shape[:-2]} and b {y.shape[:-2]} "
                          "do not broadcast") from None

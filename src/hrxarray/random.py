@@ -205,8 +205,8 @@ class Generator(_Seeded):
             return self._real(dist, size, _FLOATS[1], a, b, place, op)
         shapes = [tuple(p.shape) for p in (a, b) if not isinstance(p, float)]
         try:
-            shape = np.broadcast_shapes(*shapes) if size is None else _shape(size, op)
-            if size is not None and np.broadcast_shapes(shape, *shapes) != shape:
+            shape = _core._broadcast_shapes(shapes, op) if size is None else _shape(size, op)
+            if size is not None and _core._broadcast_shapes([shape, *shapes], op) != shape:
                 raise ValueError
         except ValueError:
             raise ValueError(f"{op}: the parameters' shapes {shapes} do not broadcast to size {size!r}") from None
@@ -262,8 +262,8 @@ class Generator(_Seeded):
             return self._draw(lambda key, ctr: _core._random_integers(shape, dt, key, ctr, lo_bits, span, place, op))
         shapes = [np.shape(b) for b in (lo, hi)]
         try:
-            shape = np.broadcast_shapes(*shapes) if size is None else _shape(size, op)
-            if np.broadcast_shapes(shape, *shapes) != shape:
+            shape = _core._broadcast_shapes(shapes, op) if size is None else _shape(size, op)
+            if _core._broadcast_shapes([shape, *shapes], op) != shape:
                 raise ValueError
         except ValueError:
             raise ValueError(f"{op}: the shapes of low and high {shapes} do not broadcast to size {size!r}") from None

@@ -100,7 +100,9 @@ Dims broadcast_shapes(std::span<const Dims* const> shapes, const std::string& op
             }
             std::string list;
             for (auto* t : shapes) list += (list.empty() ? "" : " ") + shape_str(*t);
-            fail(ErrorKind::Message, op + ": operands could not be broadcast together with shapes " + list);
+            fail(ErrorKind::Message, op + ": operands could not be broadcast together with shapes " + list +
+                                         " (sizes " + std::to_string(o) + " and " + std::to_string(d) +
+                                         " in dimension " + std::to_string(pad + i) + " of the result)");
         }
     }
     return out;
