@@ -38,7 +38,8 @@ def test_memory_includes_and_names_nothing_of_the_runtime():
 # What the runtime may include below the provider interface: the Loom plan's query
 # interface (launch program, footprints, signatures) that artifacts and contracts read,
 # and the scalar conversions that pack a constant block. Running any code goes through
-# provider::Executable (provider/loom_executable.h for Loom plans).
+# provider::Executable, and every program, built-in or Loom artifact, is loaded by
+# Provider::load_program (a planned artifact as ProgramImage::planned).
 RUNTIME_MAY_INCLUDE = {"loom/plan.h", "kernels/elementwise.h"}
 
 
@@ -46,6 +47,15 @@ def test_runtime_reaches_device_code_only_through_the_provider_interface():
     found = [f"{p.name} includes {i}" for p in sources("runtime") for i in includes(p)
              if i.startswith(("kernels/", "provider/emulated/")) and i not in RUNTIME_MAY_INCLUDE]
     assert sources("runtime") and not found
+
+
+def test_programs_load_only_through_the_provider():
+    """Issue 26: Loom artifacts load through Provider::load_program like the built-ins; the emulated
+    provider's Loom wrapper (provider/emulated/planned.h) is included by nothing outside it."""
+    found = [f"{p.relative_to(CORE)} includes {i}" for p in sources(".") for i in includes(p)
+             if i.endswith("emulated/planned.h") and not str(p.relative_to(CORE)).startswith("provider/emulated/")]
+    assert found == []
+    assert "provider.load_program(image)" in (CORE / "runtime" / "loom_artifact.cpp").read_text()
 
 
 def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():

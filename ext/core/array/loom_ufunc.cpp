@@ -52,8 +52,8 @@ std::vector<uint8_t> pack(const Definition& def, int64_t count, std::span<const 
     return block;
 }
 
-std::shared_ptr<const Launch> make_launch(const Definition& def, int64_t count, const std::vector<uint8_t>& constants,
-                                          bool checked) {
+std::shared_ptr<const Launch> make_launch(provider::Provider& provider, const Definition& def, int64_t count,
+                                          const std::vector<uint8_t>& constants, bool checked) {
     const loom::Program& p = *def.artifact.program;
     ScalarArg c;
     c.i = count;
@@ -72,22 +72,25 @@ std::shared_ptr<const Launch> make_launch(const Definition& def, int64_t count, 
                                           " elements (" + std::to_string(have) + " bytes)");
         l->alignment = std::max(l->alignment, need.bindings[i].alignment);
     }
-    l->exe = loom_run(def.artifact.program, constants, launch, checked);
+    l->exe = loom_run(provider, Engine::Gpu, def.artifact.program, constants, launch, checked);
     l->dtypes = def.dtypes;
     return l;
 }
 
-std::shared_ptr<const Launch> launch_for(const Definition& def, int64_t count, const std::vector<uint8_t>& constants,
-                                         bool checked) {
-    std::string key(sizeof count + 1 + constants.size(), '\0');
-    std::memcpy(key.data(), &count, sizeof count);
-    key[sizeof count] = checked ? 1 : 0;
-    if (!constants.empty()) std::memcpy(key.data() + sizeof count + 1, constants.data(), constants.size());
+std::shared_ptr<const Launch> launch_for(provider::Provider& provider, const Definition& def, int64_t count,
+                                         const std::vector<uint8_t>& constants, bool checked) {
+    // Loaded code is the provider's: the key names it (a definition serves every runtime).
+    const void* loader = &provider;
+    std::string key(sizeof loader + sizeof count + 1 + constants.size(), '\0');
+    std::memcpy(key.data(), &loader, sizeof loader);
+    std::memcpy(key.data() + sizeof loader, &count, sizeof count);
+    key[sizeof loader + sizeof count] = checked ? 1 : 0;
+    if (!constants.empty()) std::memcpy(key.data() + sizeof loader + sizeof count + 1, constants.data(), constants.size());
     {
         std::lock_guard<std::mutex> lock(def.mu);
         if (auto it = def.launches.find(key); it != def.launches.end()) return it->second;
     }
-    auto l = make_launch(def, count, constants, checked);
+    auto l = make_launch(provider, def, count, constants, checked);
     std::lock_guard<std::mutex> lock(def.mu);
     if (def.launches.size() >= 64) def.launches.clear();
     def.launches.emplace(std::move(key), l);
@@ -328,7 +331,7 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     for (size_t i = 0; i < nin; ++i)
         if (inputs[i].kind == Input::Kind::Scalar) operands[i] = to_operand(inputs[i], who);
     std::shared_ptr<const Launch> launch;
-    if (count) launch = launch_for(def, count, constants, cx.rt->options().checked);
+    if (count) launch = launch_for(cx.rt->provider(), def, count, constants, cx.rt->options().checked);
     for (const Input& in : inputs)
         if (in.kind == Input::Kind::Device) preflight_read(*in.device, Lane::Compute, who);
     for (const Array* o : outs) {

@@ -13,6 +13,11 @@
 #include "common.h"
 #include "memory/visibility.h"
 
+namespace hrx::loom {
+class Program;
+struct LaunchConfig;
+}  // namespace hrx::loom
+
 namespace hrx::provider {
 
 // A device the provider can open (libamdf endpoint).
@@ -71,6 +76,14 @@ struct ProgramImage {
     std::vector<uint64_t> workload;
     std::map<std::string, std::string> arguments;
     bool checked = false;  // Loom: loom.md §4.4's checked mode
+    // Instead of `source`: a Loom artifact compiled ahead (hx.loom.compile,
+    // Artifact.program), as the emulated provider's image of it: the planned
+    // program, the constant block its GPU kernel is loaded with, and the
+    // launch (null for NPU pipelines). A native provider would receive the
+    // artifact's device binary here.
+    std::shared_ptr<const loom::Program> planned;
+    std::vector<uint8_t> constants;
+    std::shared_ptr<const loom::LaunchConfig> launch;
 };
 
 // A loaded program: device code the engine's queue invokes over bindings

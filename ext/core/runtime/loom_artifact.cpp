@@ -14,7 +14,6 @@
 #include "kernels/elementwise.h"
 #include "loom/frontend.h"
 #include "loom/plan.h"
-#include "provider/loom_executable.h"
 #include "runtime/programs.h"
 
 namespace hrx {
@@ -371,14 +370,22 @@ std::shared_ptr<GpuKernel> load_gpu_kernel(const GpuDevice& gpu, const Artifact&
     k->name = artifact.name;
     k->runtime = gpu.runtime;
     k->contract = contract;
-    k->program = loom_run(artifact.program, contract.constants, launch, gpu.runtime->options().checked);
+    k->program = loom_run(gpu.runtime->provider(), Engine::Gpu, artifact.program, contract.constants, launch,
+                          gpu.runtime->options().checked);
     return k;
 }
 
-std::shared_ptr<const provider::Executable> loom_run(std::shared_ptr<const loom::Program> program,
+std::shared_ptr<const provider::Executable> loom_run(provider::Provider& provider, Engine engine,
+                                                     std::shared_ptr<const loom::Program> program,
                                                      std::vector<uint8_t> constants, const loom::LaunchConfig& launch,
                                                      bool checked) {
-    return provider::loom_executable(std::move(program), std::move(constants), launch, checked);
+    provider::ProgramImage image;
+    image.engine = engine;
+    image.checked = checked;
+    image.planned = std::move(program);
+    image.constants = std::move(constants);
+    image.launch = std::make_shared<const loom::LaunchConfig>(launch);
+    return provider.load_program(image);
 }
 
 }  // namespace hrx

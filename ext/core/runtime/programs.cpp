@@ -16,7 +16,6 @@
 #include "errors.h"
 #include "runtime/builtin_sources.h"
 #include "loom/plan.h"
-#include "provider/loom_executable.h"
 
 namespace hrx {
 
@@ -273,7 +272,8 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->npu_index = npu.index;
     k->image_bytes = artifact.bytes;
     k->columns = static_cast<int>(columns);
-    k->program = artifact.program ? loom_run(artifact.program, {}, loom::LaunchConfig{}, npu.runtime->options().checked)
+    k->program = artifact.program ? loom_run(npu.runtime->provider(), Engine::Npu, artifact.program, {},
+                                             loom::LaunchConfig{}, npu.runtime->options().checked)
                                   : npu.runtime->provider().load_program(
                                         program_image(*npu.runtime, Engine::Npu, artifact.target, artifact.name,
                                                       artifact.config));

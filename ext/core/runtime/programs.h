@@ -169,11 +169,13 @@ KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uin
 // covers each binding (extent, alignment, access). `op` leads the message.
 void check_contract_covers(const KernelContract& need, const KernelContract& contract, const std::string& op);
 
-// The loaded code of a Loom plan (provider/loom_executable.h): one dispatch of
-// `launch`, or one pipeline invocation, with `constants`; `checked` selects
-// loom.md §4.4's checked mode; each binding's Span says whether it is on
-// coherent backing (Note [The gfx1151 float atomic max caveat]).
-std::shared_ptr<const provider::Executable> loom_run(std::shared_ptr<const loom::Program> program,
+// The loaded code of a Loom plan, loaded by `provider` (Provider::load_program
+// with ProgramImage::planned): one dispatch of `launch`, or one pipeline
+// invocation, with `constants`; `checked` selects loom.md §4.4's checked
+// mode; each binding's Span says whether it is on coherent backing
+// (Note [The gfx1151 float atomic max caveat]).
+std::shared_ptr<const provider::Executable> loom_run(provider::Provider& provider, Engine engine,
+                                                     std::shared_ptr<const loom::Program> program,
                                                      std::vector<uint8_t> constants, const loom::LaunchConfig& launch,
                                                      bool checked);
 

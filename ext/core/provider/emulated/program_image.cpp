@@ -11,7 +11,7 @@
 #include "loom/frontend.h"
 #include "provider/emulated/emulated.h"
 #include "loom/plan.h"
-#include "provider/loom_executable.h"
+#include "provider/emulated/planned.h"
 
 namespace hrx::provider::emulated {
 namespace {

@@ -13,7 +13,9 @@
 #include <new>
 
 #include "errors.h"
+#include "loom/plan.h"
 #include "provider/emulated/emulated.h"
+#include "provider/emulated/planned.h"
 
 namespace hrx::provider {
 namespace {
@@ -180,6 +182,9 @@ public:
     std::unique_ptr<Queue> create_queue(Engine engine, int) override { return emulated::make_queue(engine); }
 
     std::shared_ptr<const Executable> load_program(const ProgramImage& image) override {
+        if (image.planned)
+            return loom_executable(image.planned, image.constants,
+                                   image.launch ? *image.launch : loom::LaunchConfig{}, image.checked);
         if (image.source.empty())
             fail(ErrorKind::Message, "load_program('" + image.symbol +
                                          "'): the emulated provider loads Loom images; this one has no source");

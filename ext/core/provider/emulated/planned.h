@@ -1,8 +1,9 @@
 // Loom plans as loaded code: the one wrapper that turns a planned Loom
-// program (loom/plan.h) bound to a launch and a constant
-// block into a provider::Executable, so that Loom kernels run through the
-// lanes' provider queues like every other dispatch. Implemented by the
-// emulated provider (provider/emulated/program_image.cpp).
+// program (loom/plan.h) bound to a launch and a constant block into a
+// provider::Executable, so that Loom kernels run through the lanes' provider
+// queues like every other dispatch. The emulated provider's own: the runtime
+// loads a planned artifact through Provider::load_program
+// (ProgramImage::planned), which calls it (provider/emulated/program_image.cpp).
 #pragma once
 #include <cstdint>
 #include <memory>
