@@ -116,3 +116,27 @@ def test_set_builders_refuses_what_cannot_be_called_and_changes_nothing():
     rt = hx.default_runtime()
     rt.start_trace(2)
     assert type(rt.finish_trace()) is _trace.Trace
+
+
+SPELLINGS = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+             "float32", "float64", "complex64", "complex128", "f4", "<f8", "i4", "?", np.float32, np.int64,
+             np.dtype(np.uint16), float, int, bool, complex]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS, ids=repr)
+def test_one_dtype_map_gives_numpys_dtype(spelling):
+    from hrxarray import _array
+    assert _array._dtype(spelling, "op") == np.dtype(spelling)
+    assert _core._dtype(spelling, "op") == np.dtype(spelling)
+
+
+def test_one_dtype_map_knows_bfloat16_and_bfp16_and_refuses_the_rest():
+    import ml_dtypes
+    from hrxarray import _array
+    assert _array._dtype("bfloat16", "op") == np.dtype(ml_dtypes.bfloat16)
+    assert _array._dtype(ml_dtypes.bfloat16, "op") == np.dtype(ml_dtypes.bfloat16)
+    assert _array._dtype("bfp16", "op") is hx.bfp16 and _array._dtype(hx.bfp16, "op") is hx.bfp16
+    assert _array._dtype(None, "op") is None
+    for bad in ("U", object, ">f4", "datetime64[s]", "nope", 3):
+        with pytest.raises(TypeError, match="^zeros: "):
+            hx.zeros((2,), dtype=bad)

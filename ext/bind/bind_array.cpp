@@ -584,6 +584,11 @@ void bind_block_dtype(nb::module_& m) {
 
 void bind_array(nb::module_& m) {
     bind_block_dtype(m);
+    m.def(
+        "_dtype", [](nb::handle dtype, const std::string& op) { return dtype_object(dtype_from_py(dtype, op)); },
+        "dtype"_a, "op"_a,
+        "A dtype spelling (a NumPy dtype or its name or type, 'bfloat16', hx.bfp16, float/int/bool) as what "
+        "DeviceArray.dtype reports: the one dtype map. TypeError naming `op` for what is not a dtype hrxarray has.");
     auto cls = nb::class_<PyArray>(
         m, "DeviceArray",
         "An n-dimensional array in memory of the emulated (or native) HRX fabric.\n\n"

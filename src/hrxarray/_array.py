@@ -116,18 +116,8 @@ def _is_bfp16(dtype) -> bool:
 
 def _dtype(dtype, op="dtype"):
     """A dtype spelling as what DeviceArray.dtype reports (a numpy.dtype or hx.bfp16); TypeError naming ``op``."""
-    if dtype is None or isinstance(dtype, BlockDType):
-        return dtype
-    if isinstance(dtype, str) and dtype in ("bfp16", "bfloat16"):
-        if dtype == "bfp16":
-            return bfp16
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"{op}: {dtype!r} is not a dtype") from None
+    # The core's dtype map (ext/bind/bind_array.cpp dtype_from_py): one owner of the spellings.
+    return None if dtype is None else _core._dtype(dtype, op)
 
 
 def _shape_tuple(shape, op="shape") -> tuple:
