@@ -140,3 +140,22 @@ def test_one_dtype_map_knows_bfloat16_and_bfp16_and_refuses_the_rest():
     for bad in ("U", object, ">f4", "datetime64[s]", "nope", 3):
         with pytest.raises(TypeError, match="^zeros: "):
             hx.zeros((2,), dtype=bad)
+
+
+ARITH = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32",
+         "float64", "complex64", "complex128"]
+SCALARS = {"b": True, "i": 3, "f": 2.5, "c": 1 + 2j}
+
+
+@given(st.sampled_from(ARITH), st.sampled_from(ARITH), st.lists(st.sampled_from("bifc"), max_size=2))
+def test_result_type_is_the_rule_the_ufuncs_apply(a, b, kinds):
+    """hx.result_type and hx.add's result dtype come from one NEP 50 rule (array/operands.h)."""
+    x = hx.zeros((1,), dtype=a)
+    y = hx.zeros((1,), dtype=b)
+    scalars = [SCALARS[k] for k in kinds]
+    want = hx.result_type(x, y, *scalars)
+    got = hx.add(x, y)
+    for s in scalars:
+        got = hx.add(got, s)
+    # Left to right: the scalars join the typed result; the n-ary rule gives the same dtype.
+    assert got.dtype == want

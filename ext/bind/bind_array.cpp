@@ -589,6 +589,26 @@ void bind_array(nb::module_& m) {
         "dtype"_a, "op"_a,
         "A dtype spelling (a NumPy dtype or its name or type, 'bfloat16', hx.bfp16, float/int/bool) as what "
         "DeviceArray.dtype reports: the one dtype map. TypeError naming `op` for what is not a dtype hrxarray has.");
+    m.def(
+        "_result_type",
+        [](nb::sequence dtypes, const std::string& scalar_kinds) {
+            std::vector<DType> typed;
+            for (nb::handle h : dtypes) typed.push_back(dtype_from_py(h, "result_type"));
+            std::vector<Scalar::Kind> weak;
+            for (char c : scalar_kinds) {
+                switch (c) {
+                    case 'b': weak.push_back(Scalar::Kind::Bool); break;
+                    case 'i': weak.push_back(Scalar::Kind::Int); break;
+                    case 'f': weak.push_back(Scalar::Kind::Float); break;
+                    case 'c': weak.push_back(Scalar::Kind::Complex); break;
+                    default: throw nb::value_error("_result_type: scalar kinds are 'b', 'i', 'f' and 'c'");
+                }
+            }
+            return dtype_object(result_type(typed, weak));
+        },
+        "dtypes"_a, "scalar_kinds"_a,
+        "NEP 50's result type of `dtypes` and of weak Python scalars of the given kinds ('b', 'i', 'f', 'c'): "
+        "the rule hrxarray's ufuncs apply (array/operands.h).");
     auto cls = nb::class_<PyArray>(
         m, "DeviceArray",
         "An n-dimensional array in memory of the emulated (or native) HRX fabric.\n\n"

@@ -151,9 +151,6 @@ def _scalar_kind(x: Any) -> str | None:
     return None
 
 
-_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
-
-
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The dtype of an operation on these arrays, dtypes and Python scalars: NumPy 2's promotion
     with ml_dtypes' bfloat16 between the arrays and dtypes, applied left to right (the standard
@@ -171,24 +168,8 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
             scalars.append(kind)
     if not dtypes:
         raise ValueError("result_type: at least one array or dtype is needed (Python scalars alone have no dtype)")
-    out = dtypes[0]
-    for dt in dtypes[1:]:
-        out = _promote(out, dt)
-    # A weak scalar changes the result only when its kind is above the dtypes' kind: then the
-    # default type of its kind (int64, float64), or for a complex scalar the complex type of the
-    # float's precision (float16/bfloat16/float32 -> complex64), as NumPy 2 does.
-    for kind in scalars:
-        have = _RANK["f" if out == _bfloat16() else out.kind]
-        if _RANK[kind] <= have:
-            continue
-        if kind == "i":
-            out = np.dtype(np.int64)
-        elif kind == "f":
-            out = np.dtype(np.float64)
-        else:
-            small_float = have == _RANK["f"] and out.itemsize <= 4
-            out = np.dtype(np.complex64 if small_float else np.complex128)
-    return out
+    # The core's rule, the one hrxarray's ufuncs apply (array/operands.h result_type: NEP 50).
+    return _core._result_type(dtypes, "".join(scalars))
 
 
 def can_cast(from_: Any, to: Any, /) -> bool:

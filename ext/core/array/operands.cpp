@@ -213,30 +213,39 @@ void resolve_weak(std::span<Input> inputs, const bool* mask, bool comparison) {
     for (Input& in : inputs) {
         if (!weak(in)) continue;
         const Scalar& s = in.scalar;
-        switch (s.kind) {
-            case Scalar::Kind::Bool: in.dtype = DType::Bool; break;
-            case Scalar::Kind::Int:
-                in.dtype = any && p != DType::Bool ? p : DType::Int64;
-                // Comparisons with out-of-range integers are exact in NumPy 2:
-                // compare in a dtype that holds the value.
-                if (comparison && dtype_is_integer(in.dtype) &&
-                    (s.range == Scalar::IntRange::Beyond ||
-                     !int_fits(in.dtype, s.i, s.range == Scalar::IntRange::UInt64)))
-                    in.dtype = s.range == Scalar::IntRange::Beyond   ? DType::Float64
-                               : s.range == Scalar::IntRange::UInt64 ? DType::UInt64
-                                                                     : DType::Int64;
-                break;
-            case Scalar::Kind::Float:
-                in.dtype = any && (dtype_is_float(p) || dtype_is_complex(p)) ? p : DType::Float64;
-                break;
-            case Scalar::Kind::Complex:
-                // NEP 50: the complex dtype of the typed operands' float kind
-                // (float16, bfloat16, float32: complex64), complex128 otherwise.
-                in.dtype = !any || !(dtype_is_float(p) || dtype_is_complex(p)) ? DType::Complex128
-                                                                              : promote_types(p, DType::Complex64);
-                break;
-        }
+        in.dtype = weak_dtype(s.kind, any, p);
+        // Comparisons with out-of-range integers are exact in NumPy 2:
+        // compare in a dtype that holds the value.
+        if (s.kind == Scalar::Kind::Int && comparison && dtype_is_integer(in.dtype) &&
+            (s.range == Scalar::IntRange::Beyond || !int_fits(in.dtype, s.i, s.range == Scalar::IntRange::UInt64)))
+            in.dtype = s.range == Scalar::IntRange::Beyond   ? DType::Float64
+                       : s.range == Scalar::IntRange::UInt64 ? DType::UInt64
+                                                             : DType::Int64;
     }
+}
+
+DType weak_dtype(Scalar::Kind kind, bool any, DType p) {
+    switch (kind) {
+        case Scalar::Kind::Bool: return DType::Bool;
+        case Scalar::Kind::Int: return any && p != DType::Bool ? p : DType::Int64;
+        case Scalar::Kind::Float: return any && (dtype_is_float(p) || dtype_is_complex(p)) ? p : DType::Float64;
+        case Scalar::Kind::Complex:
+            // NEP 50: the complex dtype of the typed operands' float kind
+            // (float16, bfloat16, float32: complex64), complex128 otherwise.
+            return !any || !(dtype_is_float(p) || dtype_is_complex(p)) ? DType::Complex128
+                                                                      : promote_types(p, DType::Complex64);
+    }
+    return DType::Float64;
+}
+
+DType result_type(std::span<const DType> typed, std::span<const Scalar::Kind> weak) {
+    if (typed.empty())
+        fail(ErrorKind::Message, "result_type: at least one array or dtype is needed (Python scalars alone have no dtype)");
+    DType p = typed[0];
+    for (size_t i = 1; i < typed.size(); ++i) p = promote_types(p, typed[i]);
+    DType out = p;
+    for (Scalar::Kind k : weak) out = promote_types(out, weak_dtype(k, true, p));
+    return out;
 }
 
 Operand to_operand(const Input& in, const std::string& op) {

@@ -94,6 +94,12 @@ void upload(std::span<Input> inputs, Context& cx, const CallEnv& env, const std:
 // (`mask` says which take part in promotion); for comparisons an integer
 // outside that dtype compares in one that holds it (NumPy 2 is exact there).
 void resolve_weak(std::span<Input> inputs, const bool* mask, bool comparison);
+// The dtype a weak scalar of `kind` takes beside typed operands that promote
+// to `typed` (`any`: there are some): resolve_weak's rule, one owner.
+DType weak_dtype(Scalar::Kind kind, bool any, DType typed);
+// NEP 50's result type of typed dtypes (promoted left to right) and weak
+// scalars of the given kinds: hx.result_type. Message when `typed` is empty.
+DType result_type(std::span<const DType> typed, std::span<const Scalar::Kind> weak);
 
 // The input's operand (a scalar converted to its resolved dtype); array
 // operands borrow the input's Array.
