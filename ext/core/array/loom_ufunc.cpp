@@ -40,8 +40,7 @@ std::string names_of(const std::vector<std::string>& names) {
 std::vector<uint8_t> pack(const Definition& def, int64_t count, std::span<const NamedScalar> scalars) {
     std::vector<uint8_t> block(def.constant_bytes, 0);
     const auto put = [&](const loom::Param& p, const ScalarArg& v) {
-        const uint64_t bits = loom_scalar_bits(v, p, def.who);
-        std::memcpy(block.data() + p.byte_offset, &bits, p.byte_length);  // little-endian, as the device ABI
+        store_constant(block.data(), p, loom_scalar_bits(v, p, def.who));
     };
     ScalarArg c;
     c.i = count;
@@ -205,8 +204,7 @@ std::shared_ptr<Definition> define(const Artifact& artifact, std::optional<int> 
     def->constant_bytes = p.constant_byte_length();
     for (const auto& d : params)
         if (!d.is_buffer) {
-            if (d.byte_offset + d.byte_length > def->constant_bytes || d.byte_length > 8)
-                fail(ErrorKind::Message, who + ": device scalar '" + d.name + "' lies outside the constant block");
+            check_constant_slot(d, def->constant_bytes, who);
             def->slots.push_back(&d);
         }
     // The accesses do not depend on the constants: probe with count = 1 and zeros.

@@ -179,11 +179,19 @@ std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::ma
         const uint64_t v = scalar_bits_of(it->second, d.type, bits, [&] {
             return who + ": device scalar '" + d.name + "' (" + loom::scalar_name(d.type) + ")";
         });
-        if (d.byte_offset + d.byte_length > block.size() || d.byte_length > 8)
-            fail(ErrorKind::Message, who + ": device scalar '" + d.name + "' lies outside the constant block");
-        std::memcpy(block.data() + d.byte_offset, &v, d.byte_length);  // little-endian, as the device ABI
+        check_constant_slot(d, block.size(), who);
+        store_constant(block.data(), d, v);
     }
     return block;
+}
+
+void check_constant_slot(const loom::Param& d, size_t size, const std::string& who) {
+    if (d.byte_offset + d.byte_length > size || d.byte_length > 8)
+        fail(ErrorKind::Message, who + ": device scalar '" + d.name + "' lies outside the constant block");
+}
+
+void store_constant(uint8_t* block, const loom::Param& d, uint64_t bits) {
+    std::memcpy(block + d.byte_offset, &bits, d.byte_length);  // little-endian, as the device ABI
 }
 
 std::vector<uint64_t> loom_workload_bits(const Artifact& artifact, const std::vector<ScalarArg>& workload,

@@ -153,6 +153,12 @@ std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::ma
 // One device scalar's bits as loom_pack_constants stores them (its
 // byte_length's worth, little-endian), or Message naming `who` and the scalar.
 uint64_t loom_scalar_bits(const ScalarArg& value, const loom::Param& param, const std::string& who);
+// The one packing step of every constant block (loom_pack_constants and
+// hx.loom.ufunc's per-call block): Message naming `who` when the scalar's
+// slot lies outside a block of `size` bytes (check once, at planning), and
+// the store of its bits at that slot (little-endian, as the device ABI).
+void check_constant_slot(const loom::Param& param, size_t size, const std::string& who);
+void store_constant(uint8_t* block, const loom::Param& param, uint64_t bits);
 // The workload as raw 64-bit slots (loom.md §5.2), checked per parameter type.
 std::vector<uint64_t> loom_workload_bits(const Artifact& artifact, const std::vector<ScalarArg>& workload,
                                          const std::string& who);
