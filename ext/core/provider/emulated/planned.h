@@ -9,12 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "provider/provider.h"
-
-namespace hrx::loom {
-class Program;
-struct LaunchConfig;
-}  // namespace hrx::loom
+#include "provider/provider.h"  // declares loom::Program and loom::LaunchConfig
 
 namespace hrx::provider {
 
