@@ -82,7 +82,8 @@ def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
 # provider queue. Loaded kernels (hx.loom.function, graphs) are queue dispatches (Scheduler::dispatch);
 # what is listed is left of issue 26 item 1.
 CORE_MAY_INVOKE = {
-    # hx.loom.ufunc's task stages cast inputs and strided outputs around one invocation of the plan.
+    # hx.loom.ufunc's task for staged operands (casts, broadcasts, strides) stages them around one
+    # invocation; a call whose operands bind as they are is a dispatch (Note [Loom ufunc launches]).
     "array/loom_ufunc.cpp": 1,
 }
 

@@ -357,3 +357,21 @@ def test_function_launches_are_provider_dispatches_that_faults_and_traces_see():
     np.testing.assert_array_equal(hx.to_numpy(good), src * 2)
     events = rt.finish_trace().events
     assert [(e["lane"], e["op"]) for e in events] == [("npu", f"npu({kernel.name})")]
+
+
+def test_ufunc_calls_whose_operands_bind_as_they_are_are_dispatches(axpy):
+    """Note [Loom ufunc launches]: operands that bind as they are make one dispatch of the kernel on the
+    compute lane's queue (traced as the GPU kernel, like a graph entry); staged operands (a cast here)
+    make one array-layer task that stages around the invocation. Both give NumPy's result."""
+    rt = hx.default_runtime()
+    xs = np.linspace(-1, 1, 64, dtype=np.float32)
+    ys = np.linspace(3, 2, 64, dtype=np.float32)
+    x, y = hx.asarray(xs), hx.asarray(ys)
+    hx.to_numpy(x), hx.to_numpy(y)  # uploads done before tracing
+    rt.start_trace(16)
+    direct = axpy(x, y, alpha=2.0)
+    staged = axpy(x, hx.asarray(ys.astype(np.float64)), alpha=2.0)
+    np.testing.assert_array_equal(hx.to_numpy(direct), hx.to_numpy(staged))
+    np.testing.assert_allclose(hx.to_numpy(direct), np.float32(2) * xs + ys, rtol=1e-6)
+    ops = [e["op"] for e in rt.finish_trace().events if e["lane"] == "compute"]
+    assert "gpu(axpy_f32)" in ops and "axpy_f32" in ops

@@ -17,6 +17,10 @@ namespace hrx::loom_ufunc {
 // What one (count, constants, checked) needs (Note [Loom ufunc launches]).
 struct Launch {
     std::shared_ptr<const provider::Executable> exe;
+    // The same code as a kernel the lane dispatches through its provider
+    // queue: what a call whose operands all bind as they are submits
+    // (Note [Loom ufunc launches]).
+    std::shared_ptr<Kernel> kernel;
     std::vector<DType> dtypes;  // the definition's, for the task
     uint64_t alignment = 1;  // the strictest binding alignment the footprints ask
 };
@@ -72,6 +76,10 @@ std::shared_ptr<const Launch> make_launch(provider::Provider& provider, const De
         l->alignment = std::max(l->alignment, need.bindings[i].alignment);
     }
     l->exe = loom_run(provider, Engine::Gpu, def.artifact.program, constants, launch, checked);
+    l->kernel = std::make_shared<Kernel>();
+    l->kernel->engine = Engine::Gpu;
+    l->kernel->name = def.artifact.symbol;
+    l->kernel->program = l->exe;
     l->dtypes = def.dtypes;
     return l;
 }
@@ -402,7 +410,12 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
         }
     }
     t.written = written[0]->base;
-    t.fn = [plan] { run(*plan); };
+    bool direct = true;
+    for (const Bound& b : plan->bound) direct = direct && b.direct;
+    if (direct)
+        t.kernel = launch->kernel;  // uses are the bindings, in order: inputs, then outputs
+    else
+        t.fn = [plan] { run(*plan); };
     auto c = submit(*cx.rt, t);
     for (size_t j = 1; j < nout; ++j) written[j]->base->add_writer(c);
     return results;

@@ -22,9 +22,14 @@
 // worked out once, in define(): the parameter layout, nin/nout, element
 // types. What depends on the element count and the device scalars (the
 // launch program's grid, the footprints the bindings must cover, the loaded
-// executable with its constant block) is cached per (count, constants,
-// checked), so a call at a repeated size and scalars only packs its
-// constants and looks them up.
+// executable with its constant block) is cached per (provider, count,
+// constants, checked), so a call at a repeated size and scalars only packs
+// its constants and looks them up. A call whose operands all bind as they
+// are (the kernel's dtypes, the broadcast shape, C-contiguous, aligned, no
+// output overlapping another operand) is one dispatch of the cached kernel
+// on the compute lane's provider queue, as a graph's kernel entry is; a call
+// that stages casts, broadcasts or strides runs as one array-layer task that
+// stages around one invocation (Note [Loom ufunc operands]).
 #pragma once
 #include <memory>
 #include <mutex>
