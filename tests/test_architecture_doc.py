@@ -50,7 +50,7 @@ def classify(span: str):
     if m := re.fullmatch(rf"({PATH}):({SYMBOL})", span):
         p = located(m.group(1))
         return ("defines", p, m.group(2)) if p else None
-    if re.fullmatch(PATH, span):
+    if "/" in span and re.fullmatch(PATH, span):
         p = located(span)
         return ("path", p) if p else None
     if re.fullmatch(rf"{IDENT}(?:::{IDENT})+", span):
@@ -91,12 +91,11 @@ def python_defines(text: str, symbol: str) -> bool:
 def cpp_name_known(symbol: str, sources: list[str]) -> bool:
     *quals, last = symbol.split("::")
     verbatim = re.compile(rf"(?<![\w]){re.escape(symbol)}\b")
-    for code in sources:
-        if verbatim.search(code):
-            return True
-        if re.search(rf"\b{re.escape(last)}\b", code) and all(_declares(code, q) for q in quals):
-            return True
-    return False
+    # Substring tests first: the regular expressions run only on the few files that can match.
+    if any(symbol in code and verbatim.search(code) for code in sources):
+        return True
+    word = re.compile(rf"\b{re.escape(last)}\b")
+    return any(last in code and word.search(code) and all(_declares(code, q) for q in quals) for code in sources)
 
 
 def python_name_resolves(dotted: str) -> bool:
@@ -187,6 +186,7 @@ def test_the_checker_refuses_what_the_tree_does_not_have(tmp_path):
 def test_the_checker_reads_python_names():
     assert classify("hx.loom.function(source, symbol)(x, y)") == ("python", "hx.loom.function")
     assert classify("hrxarray._core._matmul(a, b)") == ("python", "hrxarray._core._matmul")
+    assert classify("hx.loom") == ("python", "hx.loom") and classify("kernel.def") is None
     assert python_name_resolves("hx.add") and python_name_resolves("hrxarray._core.loom._run_kernel")
     assert not python_name_resolves("hx.no_such_function")
 
