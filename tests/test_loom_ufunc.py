@@ -375,3 +375,24 @@ def test_ufunc_calls_whose_operands_bind_as_they_are_are_dispatches(axpy):
     np.testing.assert_allclose(hx.to_numpy(direct), np.float32(2) * xs + ys, rtol=1e-6)
     ops = [e["op"] for e in rt.finish_trace().events if e["lane"] == "compute"]
     assert "gpu(axpy_f32)" in ops and "axpy_f32" in ops
+
+
+def test_a_refused_function_call_allocates_and_uploads_nothing():
+    """Every check of hx.loom.function runs before any upload, copy or allocation (array/kernel_call.h):
+    a refused call leaves the runtime's allocation statistics as they were."""
+    rt = hx.Runtime()
+    f = loom.function(DOUBLE_I32, "double_i32", config={"double.records": 1})
+    small = hx.asarray(np.zeros(4, np.int32), placement=hx.Shared(rt.npu()))
+    big = hx.zeros((32,), np.int32, placement=hx.Shared(rt.npu()))
+    before = rt.statistics()
+    with pytest.raises(hx.ContractError, match="binding 0"):
+        f(small)  # smaller than the pipeline's footprint; dst would be allocated
+    with pytest.raises(hx.ContractError, match="binding 0"):
+        f(np.zeros(4, np.int32))  # host data too small: not uploaded
+    with pytest.raises(TypeError, match="output binding 'dst' must be a DeviceArray"):
+        f(np.zeros(16, np.int32), dst=np.zeros(16, np.int32))
+    with pytest.raises(ValueError, match="output binding 'dst' must be C-contiguous"):
+        f(np.zeros(16, np.int32), dst=big[::2])
+    after = rt.statistics()
+    assert (after.allocations, after.peak_bytes, after.live_bytes) == (
+        before.allocations, before.peak_bytes, before.live_bytes)

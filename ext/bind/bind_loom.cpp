@@ -13,6 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "array/kernel_call.h"
 #include "array_bind.h"
 #include "bindings.h"
 #include "errors.h"
@@ -293,17 +294,36 @@ void bind_loom(nb::module_& m) {
 
     lm.def(
         "_run_kernel",
-        [](std::shared_ptr<Kernel> kernel, nb::sequence arrays, const std::string& name) {
-            std::vector<Array> list;
-            for (nb::handle h : arrays) {
-                if (!is_array(h)) throw nb::type_error((name + ": expected DeviceArrays, got " + repr_of(h)).c_str());
-                list.push_back(array_of(h));
+        [](std::shared_ptr<Kernel> kernel, nb::sequence given, nb::sequence dtypes, std::vector<std::string> names,
+           nb::handle placement, const std::string& name) {
+            std::vector<DType> dts;
+            for (nb::handle d : dtypes) dts.push_back(dtype_from_py(d, name));
+            std::vector<FunctionOperand> operands;
+            std::vector<nb::object> keep;  // host arrays, alive until the call has copied them
+            size_t i = 0;
+            for (nb::handle h : given) {
+                FunctionOperand o;
+                if (is_array(h)) {
+                    o.device = array_of(h);
+                } else if (!h.is_none()) {
+                    const DType* want = i < dts.size() ? &dts[i] : nullptr;
+                    keep.push_back(host_array(h, want, name));
+                    o.host = host_block(keep.back(), name);
+                }
+                operands.push_back(std::move(o));
+                ++i;
             }
-            run_kernel(std::move(kernel), list, name);
+            RuntimeCore& rt = *kernel->runtime;
+            const Placement home = placement_from_py(placement, rt, name);
+            nb::list out;
+            for (Array& a : run_function(std::move(kernel), operands, dts, names, home, name)) out.append(wrap(std::move(a)));
+            return out;
         },
-        "kernel"_a, "arrays"_a, "name"_a,
-        "One invocation of `kernel` over C-contiguous DeviceArrays (one per binding) as an array operation on "
-        "the kernel's engine lane, under the runtime's hazards; the written arrays' pending writers get it.");
+        "kernel"_a, "given"_a, "dtypes"_a, "names"_a, "placement"_a, "name"_a,
+        "One invocation of `kernel` as an array operation on the kernel's engine lane: `given` has one entry per "
+        "binding (a DeviceArray, host data uploaded with the binding's dtype, or None for an output the call "
+        "allocates in `placement`); every check runs before anything is allocated (array/kernel_call.h). "
+        "Returns the written arrays, in binding order.");
 
     nb::handle rt_type = nb::type<RuntimeCore>();
     rt_type.attr("load_gpu_kernel") = nb::cpp_function(

@@ -55,8 +55,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _array as A
-from . import _creation as C
 from ._core import Artifact
 from ._core import loom as _l
 from ._core.loom import Diagnostic, LoomError, Module
@@ -272,7 +270,7 @@ class function:
         self.contract = art.contract
         self._names = [p["name"] for p in _params(art) if p["kind"] == "pointer"]
         self._dtypes = [_np_dtype(d or "uint8") for d in _l._binding_dtypes(art)]
-        self._writes = [b.access.name != "READ" for b in self.contract.bindings]
+        self._written = [p for p, b in zip(self._names, self.contract.bindings) if b.access.name != "READ"]
         self._kernels: dict = {}
         self._kernels_rt = None
         self._who = f"loom.function('{symbol}')"
@@ -297,33 +295,18 @@ class function:
             npu = _runtime_of(list(given.values())).npu(0)
         rt = npu.runtime
         from ._core import Shared
-        for name, writes in zip(self._names, self._writes):  # checks first: nothing is queued when one fails
-            x = given.get(name)
-            if x is None and not writes:
-                raise TypeError(f"{who}: input binding {name!r} is required")
-            if x is not None and writes and not isinstance(x, A.DeviceArray):
-                raise TypeError(f"{who}: output binding {name!r} must be a DeviceArray, got {type(x).__name__}")
-            if x is not None and writes and not x._c_contiguous:
-                raise ValueError(f"{who}: output binding {name!r} must be C-contiguous")
         if self._kernels_rt is not rt:  # loaded kernels keep their runtime alive: the last one's only
             self._kernels, self._kernels_rt = {}, rt
         k = self._kernels.get(npu.index)
         if k is None:
             k = npu.load_artifact(self.artifact, 1, self.contract)
             self._kernels[npu.index] = k
-        operands, results = [], []
-        for name, want, writes, b in zip(self._names, self._dtypes, self._writes, self.contract.bindings):
-            x = given.get(name)
-            if x is None:
-                x = C.empty((b.bytes // want.itemsize,), want, placement=Shared(npu))
-            elif not isinstance(x, A.DeviceArray):
-                x = C.asarray(x, dtype=want, placement=Shared(npu))
-            elif not x._c_contiguous:
-                x = x.copy()
-            operands.append(x)
-            if writes:
-                results.append(x)
-        _l._run_kernel(k, operands, who)
+        # One core call: every check (inputs given, outputs DeviceArrays and C-contiguous, sizes against the
+        # contract) before any upload, copy or allocation (array/kernel_call.h).
+        made = _l._run_kernel(k, [given.get(name) for name in self._names], self._dtypes, self._names,
+                              Shared(npu), who)
+        # An output given is written in place: the caller's own object comes back.
+        results = [given[name] if given.get(name) is not None else r for name, r in zip(self._written, made)]
         return results[0] if len(results) == 1 else tuple(results)
 
 

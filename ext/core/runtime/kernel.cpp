@@ -47,6 +47,14 @@ void KernelContract::validate() const {
 // offset, absolute address), then overlaps between pairs. The first failure
 // is reported; nothing is changed by a failed check.
 void KernelContract::check_use(const std::vector<BufferView>& views, const std::string& op, Engine engine) const {
+    std::vector<const BufferView*> given(views.size());
+    for (size_t i = 0; i < views.size(); ++i) given[i] = &views[i];
+    check_planned_use(given, {}, op, engine);
+}
+
+void KernelContract::check_planned_use(const std::vector<const BufferView*>& views,
+                                       const std::vector<uint64_t>& new_lengths, const std::string& op,
+                                       Engine engine) const {
     if (views.size() != bindings.size())
         fail(ErrorKind::Contract, op + ": kernel binding count mismatch: the contract has " +
                                       std::to_string(bindings.size()) + " bindings, " +
@@ -54,7 +62,16 @@ void KernelContract::check_use(const std::vector<BufferView>& views, const std::
     const char* alloc_kind = engine == Engine::Npu ? "NPU" : "GPU";
     for (size_t i = 0; i < views.size(); ++i) {
         const auto& b = bindings[i];
-        const auto& v = views[i];
+        if (!views[i]) {
+            // A new allocation: offset 0, 64-byte aligned, overlapping nothing; only its length can fail.
+            if (new_lengths.at(i) < b.bytes || 64 % b.alignment != 0)
+                fail(ErrorKind::Contract, op + ": " + binding_label(i, b) + " needs a view of at least " +
+                                              std::to_string(b.bytes) + " bytes aligned to " +
+                                              std::to_string(b.alignment) + " bytes; got a new allocation of " +
+                                              std::to_string(new_lengths.at(i)) + " bytes");
+            continue;
+        }
+        const auto& v = *views[i];
         if (v.length < b.bytes || v.offset % b.alignment != 0)
             fail(ErrorKind::Contract,
                  op + ": " + binding_label(i, b) + " needs a view of at least " + std::to_string(b.bytes) +
@@ -70,26 +87,36 @@ void KernelContract::check_use(const std::vector<BufferView>& views, const std::
     }
     for (size_t i = 0; i < views.size(); ++i) {
         for (size_t j = i + 1; j < views.size(); ++j) {
+            if (!views[i] || !views[j]) continue;
             if (!access_writes(bindings[i].access) && !access_writes(bindings[j].access)) continue;
-            if (views[i].overlaps(views[j]))
+            if (views[i]->overlaps(*views[j]))
                 fail(ErrorKind::Contract, op + ": overlapping writable kernel arguments require an unsafe dispatch: " +
                                               binding_label(i, bindings[i]) + " and " +
                                               binding_label(j, bindings[j]) + " share bytes of " +
-                                              views[i].buffer->describe());
+                                              views[i]->buffer->describe());
         }
     }
 }
 
 void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op) {
-    for (const auto& v : views) {
-        const Placement& p = v.buffer->placement();
+    std::vector<const BufferView*> given(views.size());
+    for (size_t i = 0; i < views.size(); ++i) given[i] = &views[i];
+    check_planned_kernel_use(kernel, given, {}, Placement{}, op);
+}
+
+void check_planned_kernel_use(const Kernel& kernel, const std::vector<const BufferView*>& views,
+                              const std::vector<uint64_t>& new_lengths, const Placement& new_placement,
+                              const std::string& op) {
+    for (const BufferView* v : views) {
+        const Placement& p = v ? v->buffer->placement() : new_placement;
+        const std::string what = v ? v->buffer->describe() : "a new " + new_placement.repr() + " array";
         if (kernel.engine == Engine::Gpu && !p.gpu_bindable())
-            fail(ErrorKind::Unsupported, op + ": NPU-local storage cannot bind to the GPU (" + v.buffer->describe() + ")");
+            fail(ErrorKind::Unsupported, op + ": NPU-local storage cannot bind to the GPU (" + what + ")");
         if (kernel.engine == Engine::Npu && (!p.npu_bindable() || p.npu_index != kernel.npu_index))
-            fail(ErrorKind::Unsupported, op + ": " + v.buffer->describe() + " is not bindable by npu:" +
+            fail(ErrorKind::Unsupported, op + ": " + what + " is not bindable by npu:" +
                                              std::to_string(kernel.npu_index) + " (use NpuLocal or Shared storage of it)");
     }
-    kernel.contract.check_use(views, op, kernel.engine);
+    kernel.contract.check_planned_use(views, new_lengths, op, kernel.engine);
 }
 
 void run_alone(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op) {

@@ -33,6 +33,11 @@ struct KernelContract {
     // aligned (view offset and absolute address), no overlapping views where
     // either side writes. `engine_name` names the allocation kind in messages.
     void check_use(const std::vector<BufferView>& views, const std::string& op, Engine engine) const;
+    // check_use for a call that allocates some bindings afterwards: a null
+    // view is binding i's new allocation of new_lengths[i] bytes (offset 0,
+    // 64-byte aligned, overlapping nothing), checked by its length.
+    void check_planned_use(const std::vector<const BufferView*>& views, const std::vector<uint64_t>& new_lengths,
+                           const std::string& op, Engine engine) const;
 };
 
 class RuntimeCore;
@@ -82,6 +87,11 @@ provider::Span span_of(const BufferView& view);
 // storage bindable by the kernel's engine (its own NPU for NPU programs),
 // Unsupported otherwise, then contract.check_use.
 void check_kernel_use(const Kernel& kernel, const std::vector<BufferView>& views, const std::string& op);
+// check_kernel_use for a call that allocates some bindings afterwards in
+// `new_placement` (KernelContract::check_planned_use's null views).
+void check_planned_kernel_use(const Kernel& kernel, const std::vector<const BufferView*>& views,
+                              const std::vector<uint64_t>& new_lengths, const Placement& new_placement,
+                              const std::string& op);
 
 // A testing hook: check_kernel_use, then one invocation run synchronously on
 // the calling thread (inside a BlockingWait) through a provider queue of its
