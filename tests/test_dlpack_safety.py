@@ -185,3 +185,113 @@ def test13_read_only_import_refuses_writes_through_its_buffer_and_graphs(version
         np.testing.assert_array_equal(v.view(np.int32)[:16], np.arange(16))
     np.testing.assert_array_equal(a, np.arange(16))  # nothing reached the producer
     assert rt.statistics().submissions == stats.submissions + 1
+
+
+# --- read-only exports hold read leases (issue 28: Note [Read-only DLPack exports]) -------------------------
+
+
+def test20_read_only_export_lets_device_reads_proceed_and_refuses_writes():
+    x = hx.asarray(np.arange(6.0))
+    ro = x.readonly_export()
+    assert ro.__dlpack_device__() == x.__dlpack_device__()
+    n = np.from_dlpack(ro)  # NumPy honours READ_ONLY
+    assert not n.flags.writeable
+    assert x.buffer._state()["host_leases"] == 1  # zero-copy
+    with pytest.raises(ValueError):
+        n[0] = 5  # the consumer cannot write through it
+    np.testing.assert_array_equal(hx.to_numpy(x + 1), np.arange(6.0) + 1)  # device reads proceed
+    np.testing.assert_array_equal(hx.to_numpy(x.copy()), np.arange(6.0))
+    with pytest.raises(hx.BusyError, match=r"DLPack export \(read-only\) of storage #\d+ is live.*" + REMEDY) as info:
+        hx.add(x, 1, out=x)
+    assert "may write" not in str(info.value)
+    with pytest.raises(hx.BusyError, match="lease.*" + REMEDY):
+        with x.map_write():
+            pass
+    np.testing.assert_array_equal(n, np.arange(6.0))  # the refused writes changed nothing
+    del n
+    gc.collect()
+    hx.add(x, 1, out=x)  # the remedy works
+    np.testing.assert_array_equal(hx.to_numpy(x), np.arange(6.0) + 1)
+
+
+def test21_read_only_export_flags_and_legacy_refusal():
+    x = hx.asarray(np.arange(4, dtype=np.float32))
+    cap = x.readonly_export().__dlpack__(max_version=(1, 0))
+    assert _core._dlpack_describe(cap)["flags"] & 1  # READ_ONLY
+    assert x.buffer._state()["host_leases"] == 1
+    np.testing.assert_array_equal(hx.to_numpy(x * 2), np.arange(4) * 2)  # a read lease: device reads proceed
+    del cap
+    gc.collect()
+    assert x.buffer._state()["host_leases"] == 0
+    with pytest.raises(BufferError, match="read-only export.*legacy"):
+        x.readonly_export().__dlpack__()
+    assert x.buffer._state()["host_leases"] == 0  # the refusal took nothing
+    c = x.readonly_export().__dlpack__(max_version=(1, 0), copy=True)  # a copy is the consumer's: writable
+    assert _core._dlpack_describe(c)["flags"] & 1 == 0
+
+
+def test22_writable_export_still_blocks_reads():
+    x = hx.asarray(np.arange(4.0))
+    t = np.from_dlpack(x)
+    assert t.flags.writeable
+    with pytest.raises(hx.BusyError, match=r"DLPack export \(writable\).*may write"):
+        x + 1
+    del t
+    gc.collect()
+
+
+def test23_jax_like_consumer_gets_a_read_lease_even_on_a_legacy_capsule():
+    """What the import of a consumer module named jax.* asks (a legacy capsule; JAX never writes in place)."""
+    import types
+
+    fake = types.ModuleType("jax._src.dlpack_probe")
+    exec("def take(x):\n    return x.__dlpack__(stream=None)", fake.__dict__)
+    x = hx.asarray(np.arange(4, dtype=np.float32))
+    cap = fake.take(x)
+    assert _core._dlpack_describe(cap)["name"] == "dltensor"
+    np.testing.assert_array_equal(hx.to_numpy(x + 1), np.arange(4) + 1)  # reads proceed
+    with pytest.raises(hx.BusyError, match=r"DLPack export \(read-only, to JAX\) of storage #\d+ is live.*" + REMEDY):
+        hx.add(x, 1, out=x)
+    del cap
+    gc.collect()
+    hx.add(x, 1, out=x)
+    np.testing.assert_array_equal(hx.to_numpy(x), np.arange(4) + 1)
+
+
+def test23b_jax_import_holds_a_read_lease():
+    jnp = pytest.importorskip("jax.numpy")
+    x = hx.asarray(np.arange(4, dtype=np.float32))
+    j = jnp.from_dlpack(x)
+    np.testing.assert_array_equal(np.asarray(j), np.arange(4))
+    np.testing.assert_array_equal(hx.to_numpy(x * 2), np.arange(4) * 2)  # reads proceed while j lives
+    if x.buffer._state()["host_leases"]:  # zero-copy: writes wait for the JAX array
+        with pytest.raises(hx.BusyError, match=r"read-only, to JAX.*" + REMEDY):
+            hx.add(x, 1, out=x)
+    del j
+    gc.collect()
+    hx.add(x, 1, out=x)
+    np.testing.assert_array_equal(hx.to_numpy(x), np.arange(4) + 1)
+
+
+def test24_torch_read_only_export():
+    torch = pytest.importorskip("torch")
+    x = hx.asarray(np.arange(4, dtype=np.float32))
+    t = torch.from_dlpack(x.readonly_export())
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(hx.to_numpy(x + 1), np.arange(4) + 1)  # reads proceed
+    with pytest.raises(hx.BusyError, match=r"DLPack export \(read-only\).*del t"):
+        hx.add(x, 1, out=x)
+    del t
+    gc.collect()
+    hx.add(x, 1, out=x)
+    np.testing.assert_array_equal(hx.to_numpy(x), np.arange(4) + 1)
+
+
+def test25_dlpack_signature_is_the_standards():
+    import inspect
+
+    x = hx.asarray(np.arange(2.0))
+    for f in (x.__dlpack__, x.readonly_export().__dlpack__):
+        params = inspect.signature(f).parameters  # inspectable (array-api-tests' signature test)
+        assert list(params) == ["stream", "max_version", "dl_device", "copy"]
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is None for p in params.values())

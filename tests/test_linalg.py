@@ -519,3 +519,113 @@ def test_results_stay_on_the_inputs_runtime():
     for r in (hx.linalg.inv(x), hx.linalg.matrix_power(x, 0), hx.linalg.svd(x).U):
         assert r.placement == hx.Shared(rt.npu())
     np.testing.assert_array_equal(N(hx.linalg.matrix_power(x, 0)), np.eye(3))
+
+
+# --- issue 28: tall QR in O(mn) memory, lstsq ---------------------------------------------------------------
+
+_QR_PEAK = r"""
+import resource, sys
+import numpy as np
+import hrxarray as hx
+m, n = 20000, 20
+a = hx.asarray(np.random.default_rng(0).standard_normal((m, n)).astype(np.float32))
+hx.linalg.qr(hx.asarray(np.ones((4, 2), np.float32)))[0].block_until_ready()  # LAPACK loaded, pools warm
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+q, r = hx.linalg.qr(a)
+q.block_until_ready(); r.block_until_ready()
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) * 1024)
+"""
+
+
+def test_reduced_qr_of_a_tall_matrix_uses_o_mn_memory():
+    """20,000 x 20 float32: the m x m buffer of old was 1.6 GB; O(mn) is a few MB (1.6 MB per copy)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _QR_PEAK], capture_output=True, text=True, check=True)
+    grown = int(out.stdout.split()[-1])
+    assert grown < 64 * 2**20, f"peak RSS grew by {grown / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_reduced_qr_tall_against_numpy(dt):
+    a = rand(3, (3000, 7), dt)
+    q, r = (N(v) for v in hx.linalg.qr(hx.asarray(a)))
+    assert q.shape == (3000, 7) and r.shape == (7, 7)
+    np.testing.assert_allclose(q @ r, a, **tol(dt))
+    np.testing.assert_allclose(q.T @ q, np.eye(7), **tol(dt))
+    np.testing.assert_array_equal(np.tril(r, -1), 0)
+    np.testing.assert_allclose(np.abs(r), np.abs(np.linalg.qr(a)[1]), **tol(dt))
+
+
+def _check_lstsq(a, b, rcond=None, dt=np.float64):
+    got = hx.linalg.lstsq(hx.asarray(a), hx.asarray(b), rcond=rcond)
+    want = np.linalg.lstsq(a, b, rcond=rcond)
+    x, res, rank, s = got
+    assert rank == want[2] and isinstance(rank, int)
+    assert x.shape == want[0].shape and res.shape == want[1].shape and s.shape == want[3].shape
+    assert x.dtype == want[0].dtype and res.dtype == want[1].dtype and s.dtype == want[3].dtype
+    t = dict(rtol=2e-3, atol=2e-3) if np.dtype(dt) in (np.float32, np.complex64) else dict(rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(N(x), want[0], **t)
+    np.testing.assert_allclose(N(res), want[1], **t)
+    np.testing.assert_allclose(N(s), want[3], **t)
+
+
+@pytest.mark.parametrize("dt", LAPACK_DTYPES)
+@pytest.mark.parametrize("m, n, k", [(10, 3, None), (10, 3, 4), (3, 10, None), (4, 4, 2), (7, 1, 1)])
+def test_lstsq_against_numpy(dt, m, n, k):
+    a = rand(1, (m, n), dt)
+    b = rand(2, (m,) if k is None else (m, k), dt)
+    _check_lstsq(a, b, dt=dt)
+
+
+@pytest.mark.parametrize("rcond", [None, -1, 1e-3])
+def test_lstsq_rank_deficient_gives_numpys_minimum_norm_solution(rcond):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((12, 3)) @ rng.standard_normal((3, 5))  # rank 3 of 5 columns
+    b = rng.standard_normal((12, 2))
+    _check_lstsq(a, b, rcond=rcond)
+    x, res, rank, _ = hx.linalg.lstsq(hx.asarray(a), hx.asarray(b))
+    assert rank == 3 and res.shape == (0,)  # NumPy: no residuals when rank < N
+
+
+@given(seeds, st.integers(1, 8), st.integers(1, 5), st.one_of(st.none(), st.integers(1, 3)))
+def test_lstsq_hypothesis(seed, m, n, k):
+    a = rand(seed, (m, n), np.float64)
+    b = rand(seed + 1, (m,) if k is None else (m, k), np.float64)
+    _check_lstsq(a, b)
+
+
+def test_lstsq_dispatch_mixed_inputs_and_integer_promotion():
+    a = np.arange(12).reshape(6, 2) % 5
+    b = np.arange(6)
+    x, res, rank, s = np.linalg.lstsq(hx.asarray(a), b, rcond=None)  # __array_function__: a NumPy b is uploaded
+    assert isinstance(x, hx.DeviceArray) and x.dtype == np.float64
+    want = np.linalg.lstsq(a.astype(float), b.astype(float), rcond=None)
+    np.testing.assert_allclose(N(x), want[0], rtol=1e-10)
+    np.testing.assert_allclose(N(res), want[1], rtol=1e-10)
+    # xarray's polyfit: a NumPy Vandermonde matrix, DeviceArray data
+    lhs = np.vander(np.linspace(0, 1, 9), 3)
+    rhs = hx.asarray(np.random.default_rng(1).standard_normal((9, 4)))
+    coeffs = np.linalg.lstsq(lhs, rhs, rcond=None)[0]
+    np.testing.assert_allclose(N(coeffs), np.linalg.lstsq(lhs, N(rhs), rcond=None)[0], rtol=1e-10)
+
+
+def test_lstsq_float16_rounds_back():
+    a = rand(3, (8, 3), np.float16)
+    b = rand(4, (8,), np.float16)
+    x, res, rank, s = hx.linalg.lstsq(hx.asarray(a), hx.asarray(b))
+    assert x.dtype == np.float16 and s.dtype == np.float16 and rank == 3
+    np.testing.assert_allclose(N(x).astype(float), np.linalg.lstsq(a.astype(float), b.astype(float))[0], atol=2e-2)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, match", [
+    ((6,), (6,), "2-dimensional"), ((2, 6, 3), (6,), "2-dimensional"),
+    ((6, 3), (5,), "incompatible"), ((6, 3), (6, 2, 2), "1- or 2-dimensional"),
+])
+def test_lstsq_bad_shapes_raise_linalg_error(a_shape, b_shape, match):
+    with pytest.raises(np.linalg.LinAlgError, match=match):
+        hx.linalg.lstsq(hx.asarray(np.ones(a_shape)), hx.asarray(np.ones(b_shape)))
+    with pytest.raises(TypeError, match="rcond"):
+        hx.linalg.lstsq(hx.asarray(np.ones((3, 2))), hx.asarray(np.ones(3)), rcond="warn")

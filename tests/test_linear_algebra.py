@@ -212,3 +212,57 @@ def test_errors_name_the_function_and_argument():
     for exc, text, call in cases:
         with pytest.raises(exc, match=text):
             call()
+
+
+# --- matrix-vector products (issue 28: Note [Matrix-vector]) -------------------------------------------------
+
+
+def _gemm_bits(a, b, portable):
+    """The general kernel's result for dense copies of a and b (the reference bits)."""
+    from hrxarray._core import numerics as raw
+
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    (m, k), n = a.shape, b.shape[1]
+    c = np.full((m, n), 7, a.dtype)
+    raw._matmul_typed(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8), c.reshape(-1).view(np.uint8),
+                      a.dtype.name, a.dtype.name, m, k, n, None, None, portable=portable)
+    return c
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("m, k", [(1, 1), (13, 7), (37, 800), (517, 1000), (1, 900)])
+@pytest.mark.parametrize("layout", ["rows", "transposed", "vector_left"])
+def test_matvec_gives_the_general_kernels_bits_in_every_layout(dtype, m, k, layout):
+    rng = np.random.default_rng(m * 1000 + k)
+    v = rng.standard_normal(k).astype(dtype)
+    if layout == "rows":
+        a = rng.standard_normal((m, k)).astype(dtype)
+        got = hx.matmul(hx.asarray(a), hx.asarray(v))
+    elif layout == "transposed":  # a view of a (k, m) array: columns contiguous
+        base = rng.standard_normal((k, m)).astype(dtype)
+        a = base.T
+        got = hx.matmul(hx.asarray(base).mT, hx.asarray(v))
+    else:  # v @ B with B (k, m): B^T @ v
+        b = rng.standard_normal((k, m)).astype(dtype)
+        a = b.T
+        got = hx.matmul(hx.asarray(v), hx.asarray(b))
+    got = hx.to_numpy(got)
+    assert got.shape == (m,) and got.dtype == dtype
+    for portable in (False, True):  # the same bits as the GEMM on the vector and the portable paths
+        np.testing.assert_array_equal(got, _gemm_bits(a, v[:, None], portable)[:, 0])
+    exact = a.astype(np.float64) @ v.astype(np.float64)
+    bound = (4 * np.sqrt(k) + 8) * np.finfo(dtype).eps * (np.abs(a).astype(np.float64) @ np.abs(v))
+    assert np.all(np.abs(got - exact) <= bound + 1e-300)
+
+
+def test_matvec_strided_and_mixed_inputs_fall_back_correctly():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((40, 60))
+    v = rng.standard_normal(60)
+    x = hx.asarray(a)[::2, ::3]  # neither layout: the general path
+    np.testing.assert_allclose(hx.to_numpy(hx.matmul(x, hx.asarray(v[::3]))), a[::2, ::3] @ v[::3], rtol=1e-12)
+    mixed = hx.matmul(hx.asarray(a.astype(np.float32)), hx.asarray(v))  # float32 @ float64 -> float64
+    assert mixed.dtype == np.float64
+    np.testing.assert_allclose(hx.to_numpy(mixed), a.astype(np.float32).astype(float) @ v, rtol=1e-12)
+    with pytest.raises(ValueError, match="mismatch"):
+        hx.matmul(hx.asarray(a), hx.asarray(v[:5]))

@@ -249,3 +249,34 @@ def test_errors_name_the_problem_and_write_nothing():
     with pytest.raises(ValueError, match="overlap"):
         raw._matmul_typed(u8(a), u8(a), u8(a)[:16], "float32", "float32", 2, 3, 2)
     assert np.all(c == 9)
+
+
+# --- blocked accumulation (issue 28) ------------------------------------------------------------------------
+
+KC = 384  # Note [Blocked accumulation]: K blocks of 384 products, each summed from +0
+
+
+@pytest.mark.parametrize("dtype, tiny", [("float32", 2.0**-24), ("float64", 2.0**-53)])
+@pytest.mark.parametrize("portable", [False, True])
+def test_each_k_block_sums_from_zero_then_adds_to_the_total(dtype, tiny, portable):
+    # Block 0 holds 1.0; block 1 holds 384 halves of an ulp of 1. One chain over K would round each
+    # 1 + tiny back to 1 (ties to even); blocks sum the tinies exactly first, then add 384 * tiny once.
+    a = np.zeros((1, 2 * KC), dtype)
+    a[0, 0] = 1.0
+    a[0, KC:] = tiny
+    for n in (1, 3):  # a matrix-vector product and a general one
+        b = np.ones((2 * KC, n), dtype)
+        c = mm(a, b, portable=portable)[0]
+        np.testing.assert_array_equal(c, np.full((1, n), 1 + KC * tiny, dtype))
+
+
+def test_long_k_float32_error_is_within_twice_numpys():
+    """X.T @ X for 2^20 x 8 float32 against float64: blocks keep the error near NumPy's (BLAS)."""
+    rng = np.random.default_rng(RNG + 7)
+    x = rng.random((1 << 20, 8), dtype=np.float32)
+    exact = x.T.astype(np.float64) @ x.astype(np.float64)
+    ours = mm(np.ascontiguousarray(x.T), x)[0]
+    err = np.max(np.abs(ours - exact) / np.abs(exact))
+    err_np = np.max(np.abs((x.T @ x) - exact) / np.abs(exact))
+    assert err <= max(2 * err_np, 2e-6), (err, err_np)
+    np.testing.assert_array_equal(ours.view(np.uint32), mm(np.ascontiguousarray(x.T), x, portable=True)[0].view(np.uint32))

@@ -371,10 +371,23 @@ dlpack::DLDevice own_device(const Array& a) {
     return {dlpack::kDLROCM, static_cast<int32_t>(runtime_of(a).options().gpu_index)};
 }
 
-nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
-                         nb::handle copy) {
+// Note [Read-only DLPack exports]: a zero-copy export holds a host lease
+// until the consumer's deleter runs (Note [DLPack ownership]). A writable
+// lease must also stop device reads (the consumer may write while the device
+// reads), which froze the source for every consumer, JAX's immutable arrays
+// included (issue 28). A read-only export holds a read lease instead: device
+// reads of the source proceed, device writes (and host write guards) raise
+// BusyError naming the export and how to end it. An export is read-only when
+// the storage is (a read-only import), when the user asked for it
+// (x.readonly_export(): a versioned capsule with READ_ONLY, for consumers
+// that honour the flag), or when the consumer never writes: JAX, whose
+// arrays are immutable, asks for a legacy capsule, which cannot carry the
+// flag, so DeviceArray.__dlpack__ (_array.py) tells by the module that called
+// it. Every other legacy export of read-only data is refused: the consumer
+// could not know it must not write.
+nb::object dlpack_export(const Array& a, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                         nb::handle copy, bool readonly_requested, bool jax) {
     using namespace dlpack;
-    const Array& a = self.a;
     // Built only for messages: the export path itself formats no strings.
     struct LazyOp {
         const Array& a;
@@ -432,10 +445,12 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
                                          " is not a ROCm stream (use None, 0, -1 or a stream handle > 2)");
     }
     const DLDataType dl = a.dtype == DType::BFP16 ? dl_dtype(a.dtype, op) : dl_dtype(a.dtype, std::string());
-    const bool readonly = a.base->readonly();
-    if (readonly && !versioned)
-        throw nb::buffer_error((op + ": a read-only array cannot be exported through a legacy DLPack capsule, "
-                                     "which cannot signal read-only; ask for max_version=(1, 0) or newer")
+    // Note [Read-only DLPack exports].
+    const bool readonly = a.base->readonly() || readonly_requested || jax;
+    if (readonly && !versioned && !jax)
+        throw nb::buffer_error((op + (a.base->readonly() ? ": a read-only array" : ": a read-only export") +
+                                " cannot be exported through a legacy DLPack capsule, which cannot signal read-only; "
+                                "ask for max_version=(1, 0) or newer")
                                    .c_str());
     // Host consumers have no stream to order against: every export waits for
     // the pending writers (stream -1 included, which only asks the producer
@@ -448,10 +463,14 @@ nb::object dunder_dlpack(const PyArray& self, nb::handle stream, nb::handle max_
             host_transfer::leased_copy(a, op, "__dlpack__", "DLPack export (copied)");
         return dlpack_capsule(c.array, c.lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
     }
-    const uint64_t lease =
-        take_lease(a, !readonly, "__dlpack__", readonly ? "DLPack export (read-only)" : "DLPack export (writable)");
+    const char* label = jax && !a.base->readonly() && !readonly_requested ? "DLPack export (read-only, to JAX)"
+                        : readonly                                              ? "DLPack export (read-only)"
+                                                                                : "DLPack export (writable)";
+    const uint64_t lease = take_lease(a, !readonly, "__dlpack__", label);
     return dlpack_capsule(a, lease, dl, target, readonly, false, versioned);
 }
+
+
 
 nb::object from_dlpack(nb::handle obj, nb::handle placement_obj, nb::handle copy, nb::handle dtype_obj) {
     const std::string op = "from_dlpack";
@@ -675,17 +694,17 @@ void bind_array(nb::module_& m) {
                  if (s.a.ndim() == 0) throw nb::type_error("len() of unsized object (a 0-d DeviceArray)");
                  return s.a.shape[0];
              })
-        .def("__dlpack__", &dunder_dlpack, nb::kw_only(), "stream"_a.none() = nb::none(),
-             "max_version"_a.none() = nb::none(), "dl_device"_a.none() = nb::none(), "copy"_a.none() = nb::none(),
-             nb::sig("def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, "
-                     "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> typing_extensions.CapsuleType"),
-             "Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise). Host-mapped "
-             "placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0) copies "
-             "GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError). copy=True always copies. "
-             "A zero-copy export waits for pending writers and holds a host lease until the consumer's deleter "
-             "runs: device work that writes the storage (or reads it, for a writable export) raises BusyError "
-             "meanwhile. stream: None or -1 for kDLCPU exports; ROCm conventions for GpuLocal. bfp16 and "
-             "read-only legacy exports -> BufferError.")
+        .def(
+            "_dlpack_export",
+            [](const PyArray& s, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy,
+               bool readonly, bool never_writes) {
+                return dlpack_export(s.a, stream, max_version, dl_device, copy, readonly, never_writes);
+            },
+            "stream"_a.none(), "max_version"_a.none(), "dl_device"_a.none(), "copy"_a.none(), "readonly"_a,
+            "never_writes"_a,
+            "DeviceArray.__dlpack__'s primitive (_array.py): readonly asks for a read-only export (READ_ONLY, a "
+            "read lease); never_writes says the consumer never writes (JAX: a read lease, even on a legacy "
+            "capsule). Note [Read-only DLPack exports].")
         .def("__dlpack_device__",
              [](const PyArray& s) {
                  auto d = own_device(s.a);

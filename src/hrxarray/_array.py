@@ -772,6 +772,67 @@ _method("__array_function__", doc="NumPy functions hrxarray implements return De
                      "return": "typing.Any"})(_array_function)
 
 
+# Note [Read-only DLPack exports] (ext/bind/bind_array.cpp): consumers that never write through an import
+# (their arrays are immutable) get a read lease even on a legacy capsule, which cannot say read-only.
+_NEVER_WRITE = frozenset({"jax", "jaxlib"})
+
+
+def _never_writes(frame) -> bool:
+    """Whether the code in ``frame`` (the caller of ``__dlpack__``) belongs to a consumer that never writes."""
+    name = frame.f_globals.get("__name__") if frame is not None else None
+    return isinstance(name, str) and name.partition(".")[0] in _NEVER_WRITE
+
+
+@_method("__dlpack__", annotations={"stream": "int | None", "max_version": "tuple[int, int] | None",
+                                    "dl_device": "tuple[int, int] | None", "copy": "bool | None",
+                                    "return": "typing_extensions.CapsuleType"})
+def _dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise).
+
+    Host-mapped placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0)
+    copies GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError); copy=True always
+    copies. A zero-copy export waits for pending writers and holds a host lease until the consumer's
+    deleter runs: meanwhile device work that writes the storage raises BusyError naming the export and
+    how to end it, and so does device work that reads it when the export is writable (the consumer could
+    write meanwhile). Exports of read-only arrays, exports through ``readonly_export()`` and exports to
+    JAX (whose arrays are immutable) are read-only: device reads proceed. stream: None or -1 for kDLCPU
+    exports; ROCm conventions for GpuLocal. bfp16, and read-only legacy exports other than JAX's ->
+    BufferError.
+    """
+    return self._dlpack_export(stream, max_version, dl_device, copy, False, _never_writes(sys._getframe(1)))
+
+
+class ReadOnlyExport:
+    """A DLPack producer over a DeviceArray's memory whose zero-copy exports are read-only
+    (``DeviceArray.readonly_export()``): versioned capsules carry READ_ONLY and hold a read lease."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: DeviceArray):
+        self.array = array
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """``DeviceArray.__dlpack__``, read-only; a legacy capsule (no ``max_version``) is refused with
+        BufferError (it cannot say read-only), except for consumers that never write (JAX)."""
+        return self.array._dlpack_export(stream, max_version, dl_device, copy, True, _never_writes(sys._getframe(1)))
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The array's ``__dlpack_device__()``."""
+        return self.array.__dlpack_device__()
+
+
+@_method("readonly_export", annotations={"return": "typing.Any"})
+def _readonly_export(self):
+    """A DLPack producer over this array's memory whose zero-copy exports are read-only.
+
+    Pass it to the consumer (``torch.from_dlpack(x.readonly_export())``, ``np.from_dlpack(...)``): the
+    capsule carries READ_ONLY, so a consumer that honours the flag cannot write through it, and the
+    export holds a read lease, so device work may keep reading this array while the consumer lives;
+    only writes raise BusyError (a writable export blocks reads too). A consumer that asks for a legacy
+    capsule, which cannot say read-only, gets BufferError.
+    """
+    return ReadOnlyExport(self)
+
 @_method("T", prop=True)
 def _prop_T(self) -> DeviceArray:
     """The transpose (axes reversed)."""

@@ -1,7 +1,7 @@
 """hx.linalg: the array API 2025.12 linear algebra extension, plus NumPy's ``linalg.norm``.
 
 Factorisations (``cholesky``, ``det``, ``slogdet``, ``eigh``, ``eigvalsh``,
-``inv``, ``qr``, ``solve``, ``svd``, ``svdvals``) call LAPACK: the OpenBLAS
+``inv``, ``qr``, ``solve``, ``svd``, ``svdvals``; ``lstsq`` through ``svd``) call LAPACK: the OpenBLAS
 build NumPy's wheel ships (``numpy.libs/libscipy_openblas64_*``), loaded once
 and called inside a region on the emulated GPU's compute lane, without the
 GIL (Note [LAPACK on the compute lane] in ``ext/core/array/linalg.h``). Every
@@ -66,6 +66,7 @@ __all__ = [
     "eigvals",
     "eigvalsh",
     "inv",
+    "lstsq",
     "matmul",
     "matrix_norm",
     "matrix_power",
@@ -296,6 +297,66 @@ def solve(x1: DeviceArray, x2: DeviceArray, /) -> DeviceArray:
     if vector:
         r = reshape(r, (*batch, m))
     return _back(r, back)
+
+
+def lstsq(a: DeviceArray, b: DeviceArray, rcond: float | None = None) -> tuple[DeviceArray, DeviceArray, int,
+                                                                              DeviceArray]:
+    """NumPy's ``linalg.lstsq``: the ``x`` minimising ``||b - a @ x||_2`` for a ``(M, N)`` matrix ``a`` and
+    ``b`` of shape ``(M,)`` or ``(M, K)``, as ``(x, residuals, rank, s)``.
+
+    ``x`` has shape ``(N,)`` or ``(N, K)``; among the minimisers it is the one of least norm
+    (the pseudo-inverse's, from the reduced SVD: singular values at most ``rcond`` times the largest
+    count as zero; ``rcond=None`` means ``eps * max(M, N)``, a negative ``rcond`` means ``eps``, as
+    LAPACK's ``gelsd`` reads it). ``residuals`` holds ``sum(|b - a @ x|**2)`` per column of ``b`` (shape
+    ``(1,)`` for a 1-d ``b``, ``(K,)`` otherwise) when ``rank == N < M``, else it is empty, as NumPy's.
+    ``rank`` (a Python int) is the number of singular values above the cutoff, so ``lstsq`` waits for
+    the SVD; ``s`` holds the singular values of ``a``, descending. Memory is O(MN + MK): the SVD is the
+    reduced one. Integer inputs compute in float64, float16/bfloat16 in float32 and round back.
+    """
+    op = "lstsq"
+    if isinstance(a, DeviceArray) or not isinstance(b, DeviceArray):
+        a = _device(a, op)
+        b = _device(b, op, like=a)
+    else:
+        b = _device(b, op)
+        a = _device(a, op, like=b)
+    if a.ndim != 2:
+        raise LinAlgError(f"{op}: a must be a 2-dimensional matrix, got shape {a.shape}")
+    if b.ndim not in (1, 2):
+        raise LinAlgError(f"{op}: b must be 1- or 2-dimensional, got shape {b.shape}")
+    m, n = a.shape
+    if b.shape[0] != m:
+        raise LinAlgError(f"{op}: incompatible dimensions: a has {m} rows but b has shape {b.shape}")
+    if rcond is not None and not isinstance(rcond, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: rcond must be a real number or None, got {rcond!r}")
+    a, back = _floating(a.astype(result_type(a.dtype, b.dtype), copy=False), op)
+    vector = b.ndim == 1
+    b2 = reshape(b.astype(a.dtype, copy=False), (m, 1)) if vector else b.astype(a.dtype, copy=False)
+    u, s, vh = svd(a, full_matrices=False)
+    eps = float(finfo(s.dtype).eps)
+    if rcond is None:
+        rcond = eps * builtins.max(m, n)
+    elif rcond < 0:
+        rcond = eps
+    if s.shape[0]:
+        large = greater(s, multiply(max(s), float(rcond)))
+        sinv = where(large, divide(1, s), 0).astype(s.dtype, copy=False)
+        rank = int(sum(large, dtype=np.int64))
+    else:
+        sinv = s
+        rank = 0
+    uh, v = u.mT, vh.mT
+    if a.dtype.kind == "c":
+        uh, v = conjugate(uh), conjugate(v)
+    x = matmul(v, multiply(reshape(sinv, (-1, 1)).astype(a.dtype, copy=False), matmul(uh, b2)))
+    if rank == n and m > n:
+        r = absolute(subtract(b2, matmul(a, x)))
+        residuals = sum(multiply(r, r), axis=0)
+    else:
+        residuals = zeros_like(b2, shape=(0,), dtype=_real_dtype(a.dtype))
+    if vector:
+        x = reshape(x, (n,))
+    return _back(x, back), _back(residuals, back), rank, _back(s, back)
 
 
 def diagonal(x: DeviceArray, /, *, offset: int = 0) -> DeviceArray:
@@ -554,7 +615,7 @@ _ARRAY_FUNCTIONS.update({
     np.linalg.cholesky: _np_cholesky, np.linalg.det: det, np.linalg.inv: inv, np.linalg.eigh: _np_eigh,
     np.linalg.eigvalsh: _np_eigvalsh, np.linalg.slogdet: slogdet, np.linalg.qr: _np_qr, np.linalg.svd: _np_svd,
     np.linalg.solve: solve, np.linalg.matrix_power: matrix_power, np.linalg.matrix_rank: _np_matrix_rank,
-    np.linalg.pinv: _np_pinv, np.linalg.norm: norm, np.outer: outer, np.tensordot: _np_tensordot,
+    np.linalg.pinv: _np_pinv, np.linalg.norm: norm, np.linalg.lstsq: lstsq, np.outer: outer, np.tensordot: _np_tensordot,
 })
 # NumPy 2's array-API spellings in np.linalg share the standard's signatures.
 for _name in ("svdvals", "matrix_norm", "vector_norm", "matrix_transpose", "vecdot", "outer", "cross", "diagonal",

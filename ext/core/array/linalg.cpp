@@ -352,7 +352,10 @@ void run_qr(const Array& a, const std::vector<Array>& outs, bool complete) {
     lint k = std::min(m, n);
     lint qcols = complete ? m : k, rrows = complete ? m : k;
     lint ld = std::max<lint>(1, m);
-    std::vector<T> buf(static_cast<size_t>(ld * std::max<lint>(1, std::max(m, n))));
+    // Reduced mode never needs more than the m x n input's columns: Q's k columns
+    // are formed in place over the reflectors (issue 28: m x m for a tall matrix
+    // was 1.6 GB at 20,000 x 20).
+    std::vector<T> buf(static_cast<size_t>(ld * std::max<lint>(1, std::max(qcols, n))));
     std::vector<T> tau(static_cast<size_t>(std::max<lint>(1, k)));
     std::vector<T> rbuf(static_cast<size_t>(std::max<lint>(1, rrows * n)));
     lint lwork = -1, info = 0;

@@ -613,6 +613,34 @@ void quantize_dense(float* m, const Dims& shape, bool along_rows, bool even, con
     }
 }
 
+// A matrix-vector product (A (m, k) @ B (k, 1), or A (1, k) @ B (k, n) as
+// B^T @ A^T) of float32 / float64 computed in place from the matrix's
+// strides, row-major or transposed (Note [Matrix-vector] in
+// kernels/gemm.cpp: the GEMM's bits, without copying the matrix dense).
+// False when the product is not one: the caller takes the general path.
+bool matvec(const Array& A, const Array& B, DType cdt, uint8_t* cptr) {
+    if ((cdt != DType::Float32 && cdt != DType::Float64) || A.dtype != cdt || B.dtype != cdt || A.ndim() != 2 ||
+        B.ndim() != 2)
+        return false;
+    const int64_t m = A.shape[0], k = A.shape[1], n = B.shape[1];
+    const bool column = n == 1;
+    if (!column && m != 1) return false;
+    const Array& mat = column ? A : B;
+    const Array& vec = column ? B : A;
+    const int64_t rows = column ? m : n;
+    const int64_t item = dtype_itemsize(cdt);
+    int64_t rs = column ? mat.strides[0] : mat.strides[1], cs = column ? mat.strides[1] : mat.strides[0];
+    if (rs % item != 0 || cs % item != 0) return false;
+    rs /= item;
+    cs /= item;
+    if (rows == 1) rs = 1;  // never stepped
+    if (k == 1) cs = 1;
+    if (rs < 0 || cs < 0 || (rs != 1 && cs != 1)) return false;
+    const std::vector<uint8_t> x = dense_copy(vec, cdt);
+    return kernels::matvec_typed(cdt, mat.data(), static_cast<size_t>(rs), static_cast<size_t>(cs), x.data(), cptr,
+                                 static_cast<size_t>(rows), static_cast<size_t>(k));
+}
+
 }  // namespace
 
 TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane, MatmulMode mode, bool bfp16_even,
@@ -669,7 +697,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
                                  reinterpret_cast<float*>(cptr), static_cast<size_t>(total), static_cast<size_t>(m),
                                  static_cast<size_t>(k), static_cast<size_t>(n), ia.empty() ? nullptr : ia.data(),
                                  ib.empty() ? nullptr : ib.data());
-        } else {
+        } else if (!matvec(A, B, cdt, cptr)) {
             std::vector<uint8_t> abuf = dense_copy(A, cdt), bbuf = dense_copy(B, cdt);
             kernels::matmul_typed(cdt, cdt, abuf.data(), bbuf.data(), cptr, static_cast<size_t>(total),
                                   static_cast<size_t>(m), static_cast<size_t>(k), static_cast<size_t>(n),

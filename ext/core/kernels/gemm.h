@@ -9,12 +9,14 @@
 // edges. A micro-kernel keeps a kMR x NR tile of C in registers and, for
 // k = p0, p0+1, ..., takes one multiply-add per element per k. K is cut into
 // blocks of kKc; between blocks the partial sums go through C (or a
-// workspace) and are loaded again, which neither reorders nor re-rounds
-// anything: every element still sees one accumulator, from zero, one step per
-// k in a fixed order (ascending, or Note [Paired k order] for bf16). The
-// blocking, the vector width and the thread split therefore never change a
-// result, which is what lets the AVX-512 and the portable paths agree bit for
-// bit. The opt-in tile order of bf16 (Note [AMX tiles] in amx.h) runs on the
+// workspace). The bf16 orders load them again as the accumulator, which
+// neither reorders nor re-rounds anything: every element sees one
+// accumulator, from zero, one step per k (Note [Paired k order]). The
+// floating types in ascending order sum each block from zero and add it to C
+// (Note [Blocked accumulation] in gemm.cpp); the block edges are multiples of
+// kKc on every path. The vector width and the thread split therefore never
+// change a result, which is what lets the AVX-512 and the portable paths
+// agree bit for bit. The opt-in tile order of bf16 (Note [AMX tiles] in amx.h) runs on the
 // same driver: K blocks start on its 32-k chunk edges, so a chunk's two chains
 // live in the micro-kernel and only the accumulator passes through C.
 //
@@ -48,6 +50,15 @@ bool gemm_supported(DType in, DType out) noexcept;
 void gemm(DType in, DType out, const void* a, const void* b, void* c, std::size_t batch,
           std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
           const std::int64_t* ib, bool vector, bool threaded) noexcept;
+
+/// Whether gemv() implements dtype t (float32, float64).
+bool gemv_supported(DType t) noexcept;
+
+/// y = A @ x for the m x k matrix A whose element (i, j) is a[i * rs + j * cs]
+/// (element strides; cs == 1 or rs == 1), x dense (k) and y dense (m): the
+/// bits gemm() gives for the same product (Note [Matrix-vector] in gemm.cpp).
+void gemv(DType t, const void* a, std::size_t rs, std::size_t cs, const void* x, void* y, std::size_t m,
+          std::size_t k, bool vector, bool threaded) noexcept;
 
 /// Operands for the first-use checks of the VDPBF16PS and AMX paths: a
 /// deterministic xorshift64 stream, and bf16 patterns whose exponents lie

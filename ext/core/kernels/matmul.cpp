@@ -263,6 +263,13 @@ void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, 
     detail::gemm_bf16_tile(a, b, c, batch, m, k, n, ia, ib, true, true);
 }
 
+bool matvec_typed(hrx::DType t, const void* a, std::size_t rs, std::size_t cs, const void* x, void* y,
+                  std::size_t m, std::size_t k) noexcept {
+    if (!detail::gemv_supported(t) || (rs != 1 && cs != 1)) return false;
+    detail::gemv(t, a, rs, cs, x, y, m, k, true, true);
+    return true;
+}
+
 void matmul_bf16_amx_model(const std::uint16_t* a, const std::uint16_t* b, float* c,
                            std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                            const std::int64_t* ia, const std::int64_t* ib) noexcept {
@@ -301,6 +308,12 @@ void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, v
     }
     if (complex_typed(in, out, a, b, c, batch, m, k, n, ia, ib, false)) return;
     detail::gemm(in, out, a, b, c, batch, m, k, n, ia, ib, false, false);
+}
+bool matvec_typed(hrx::DType t, const void* a, std::size_t rs, std::size_t cs, const void* x, void* y,
+                  std::size_t m, std::size_t k) noexcept {
+    if (!detail::gemv_supported(t) || (rs != 1 && cs != 1)) return false;
+    detail::gemv(t, a, rs, cs, x, y, m, k, false, false);
+    return true;
 }
 void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
                       std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,

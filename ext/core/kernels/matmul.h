@@ -86,9 +86,13 @@ void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::
 ///   float32 below, and the fp32 sum rounded once to float16 (nearest even,
 ///   overflow to Inf).
 /// - bfloat16 -> float32: exactly matmul_bf16's numerics (header comment).
-/// - float32 -> float32: one fp32 accumulator per element from +0, one fused
-///   multiply-add per k in ascending order, round to nearest even, normal
-///   IEEE arithmetic (denormals kept: DAZ/FTZ are cleared for the call).
+/// - float32 -> float32: per element and per block of 384 consecutive k (from
+///   k = 0), one fp32 accumulator from +0 taking one fused multiply-add per k
+///   in ascending order; the blocks' partial sums are added in ascending
+///   order, each addition rounded (Note [Blocked accumulation] in gemm.cpp:
+///   error ~ sqrt(384) + sqrt(K / 384) ulps instead of sqrt(K)). Round to
+///   nearest even, normal IEEE arithmetic (denormals kept: DAZ/FTZ are
+///   cleared for the call).
 /// - float64 -> float64: the same in fp64.
 /// - complex64 -> complex64, complex128 -> complex128: per element a sum over
 ///   k in ascending order from +0 of NumPy's unfused complex products, each
@@ -99,6 +103,14 @@ void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::
 void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c,
                   std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                   const std::int64_t* ia, const std::int64_t* ib) noexcept;
+
+/// Matrix-vector product y = A @ x for float32 or float64 (t), with
+/// matmul_typed's numerics and bits, reading A in place: element (i, j) of
+/// the m x k matrix is a[i * rs + j * cs] (element strides, rs == 1 or
+/// cs == 1: row-major or a transposed view), x dense (k), y dense (m).
+/// Returns false (writing nothing) for other dtypes or strides.
+bool matvec_typed(hrx::DType t, const void* a, std::size_t rs, std::size_t cs, const void* x, void* y,
+                  std::size_t m, std::size_t k) noexcept;
 
 /// matmul_bf16 in the tile order (header comment) instead of the pair order:
 /// same layout and conventions, the bits of matmul_bf16_amx_model on every
@@ -144,6 +156,8 @@ void matmul_bf16(const std::uint16_t* a, const std::uint16_t* b, float* c, std::
 void matmul_typed(hrx::DType in, hrx::DType out, const void* a, const void* b, void* c,
                   std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
                   const std::int64_t* ia, const std::int64_t* ib) noexcept;
+bool matvec_typed(hrx::DType t, const void* a, std::size_t rs, std::size_t cs, const void* x, void* y,
+                  std::size_t m, std::size_t k) noexcept;
 void matmul_bf16_tile(const std::uint16_t* a, const std::uint16_t* b, float* c, std::size_t batch,
                       std::size_t m, std::size_t k, std::size_t n, const std::int64_t* ia,
                       const std::int64_t* ib) noexcept;

@@ -876,11 +876,6 @@ class DeviceArray:
 
     def __len__(self) -> int: ...
 
-    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> CapsuleType:
-        """
-        Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise). Host-mapped placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0) copies GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError). copy=True always copies. A zero-copy export waits for pending writers and holds a host lease until the consumer's deleter runs: device work that writes the storage (or reads it, for a writable export) raises BusyError meanwhile. stream: None or -1 for kDLCPU exports; ROCm conventions for GpuLocal. bfp16 and read-only legacy exports -> BufferError.
-        """
-
     def __dlpack_device__(self) -> tuple:
         """
         (kDLCPU=1, 0) for host-mapped placements, (kDLROCM=10, gpu index) for GpuLocal.
@@ -1089,6 +1084,32 @@ class DeviceArray:
     def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> Any:
         """
         NumPy functions hrxarray implements return DeviceArrays; the others raise TypeError naming them.
+        """
+
+    def __dlpack__(self, /, *, stream: int | None = None, max_version: tuple[int, int] | None = None, dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> CapsuleType:
+        """
+        Export as a DLPack capsule (versioned when max_version >= (1, 0), legacy otherwise).
+
+        Host-mapped placements export zero-copy as (kDLCPU, 0), GpuLocal as (kDLROCM, gpu); dl_device=(1, 0)
+        copies GpuLocal memory to the host (IS_COPIED) unless copy=False (BufferError); copy=True always
+        copies. A zero-copy export waits for pending writers and holds a host lease until the consumer's
+        deleter runs: meanwhile device work that writes the storage raises BusyError naming the export and
+        how to end it, and so does device work that reads it when the export is writable (the consumer could
+        write meanwhile). Exports of read-only arrays, exports through ``readonly_export()`` and exports to
+        JAX (whose arrays are immutable) are read-only: device reads proceed. stream: None or -1 for kDLCPU
+        exports; ROCm conventions for GpuLocal. bfp16, and read-only legacy exports other than JAX's ->
+        BufferError.
+        """
+
+    def readonly_export(self) -> Any:
+        """
+        A DLPack producer over this array's memory whose zero-copy exports are read-only.
+
+        Pass it to the consumer (``torch.from_dlpack(x.readonly_export())``, ``np.from_dlpack(...)``): the
+        capsule carries READ_ONLY, so a consumer that honours the flag cannot write through it, and the
+        export holds a read lease, so device work may keep reading this array while the consumer lives;
+        only writes raise BusyError (a writable export blocks reads too). A consumer that asks for a legacy
+        capsule, which cannot say read-only, gets BufferError.
         """
 
     @property
