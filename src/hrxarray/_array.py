@@ -54,7 +54,7 @@ _METHOD_TABLE: dict[str, tuple[str, ...]] = {
     "_array": ("T", "mT", "__array__", "__array_function__", "__array_namespace__", "__array_ufunc__",
                "__bool__", "__complex__", "__float__", "__int__", "__index__", "__iter__", "__repr__", "__str__",
                "astype", "blocks", "copy", "item", "map_read", "map_write", "reshape", "to", "to_device",
-               "transpose", "view"),
+               "transpose", "view", "__dlpack__", "readonly_export"),
     "_indexing": ("__getitem__", "__setitem__"),
     "_statistical": ("all", "any", "cumprod", "cumsum", "max", "mean", "min", "prod", "std", "sum", "var"),
     "_searching": ("argmax", "argmin", "nonzero"),
