@@ -222,6 +222,24 @@ from ._linear_algebra import (
 )
 from . import _creation, _linear_algebra, _manipulation
 from . import fft, linalg
+from ._nanfunctions import (
+    median as median,
+    nanargmax as nanargmax,
+    nanargmin as nanargmin,
+    nancumprod as nancumprod,
+    nancumsum as nancumsum,
+    nanmax as nanmax,
+    nanmean as nanmean,
+    nanmedian as nanmedian,
+    nanmin as nanmin,
+    nanpercentile as nanpercentile,
+    nanprod as nanprod,
+    nanquantile as nanquantile,
+    nanstd as nanstd,
+    nansum as nansum,
+    nanvar as nanvar,
+)
+from . import _nanfunctions, lib
 from . import _serialize  # noqa: F401 (registers DeviceArray with copyreg: pickling is its serialiser)
 from . import _dask_hooks
 
@@ -249,6 +267,9 @@ bitwise_not = invert  # noqa: F821
 bitwise_invert = invert  # noqa: F821
 bitwise_left_shift = left_shift  # noqa: F821
 bitwise_right_shift = right_shift  # noqa: F821
+
+# CuPy's spelling of to_numpy (hx.asnumpy(x) == x.get()).
+asnumpy = to_numpy  # noqa: F821
 
 __version__ = "0.1.0"
 
@@ -290,6 +311,7 @@ __all__ = [
     "random",
     "linalg",
     "fft",
+    "lib",
     "KernelContract",
     "BindingContract",
     "Artifact",
@@ -314,6 +336,7 @@ __all__ = [
     "DeviceArray",
     "ufunc",
     "to_numpy",
+    "asnumpy",
     "where",
     "sum",
     "prod",
@@ -388,6 +411,7 @@ __all__ = [
 __all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__,
             *_elementwise_functions.__all__, *_indexing.__all__]
 __all__ += [*_manipulation.__all__, *_creation.__all__, *_linear_algebra.__all__]
+__all__ += _nanfunctions.__all__
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 

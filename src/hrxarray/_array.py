@@ -428,11 +428,41 @@ def _to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
 
 
 @_method("to_device")
-def _to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
-    """The array API's spelling of to(): this array on the device (a placement) given; stream must be None."""
+def _to_device(self, device: Placement | str, /, *, stream: object = None) -> DeviceArray:
+    """The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
+
+    ``"cpu"`` names host memory: the result is a DeviceArray in ``hx.HostVisible()`` (the array API keeps
+    the namespace: to_device returns the library's array). ``x.get()``/``hx.asnumpy(x)`` give NumPy arrays.
+    """
     if stream is not None:
         raise ValueError(f"to_device: stream must be None (the emulated devices have no streams), got {stream!r}")
+    if isinstance(device, str):
+        if device != "cpu":
+            raise ValueError(f"to_device: the only device named by a string is 'cpu', got {device!r}; give a "
+                             "placement (hx.Shared(npu), hx.NpuLocal(npu), hx.GpuLocal(), hx.HostVisible())")
+        device = _core.HostVisible()
+    if not isinstance(device, _core.Placement):
+        raise TypeError(f"to_device: device must be a placement or 'cpu', got {device!r}")
     return _to(self, device)
+
+
+@_method("get")
+def _get(self, stream: object = None, order: str = "C", out: object = None) -> numpy.typing.NDArray[typing.Any]:
+    """A NumPy copy of this array (CuPy's ``get``; waits for its producers); ``stream``/``order``/``out`` as CuPy's
+    (no streams; only order 'C'; ``out`` a NumPy array of this shape to copy into)."""
+    if stream is not None:
+        raise ValueError(f"get: stream must be None (the emulated devices have no streams), got {stream!r}")
+    if order not in ("C", "A", "K"):
+        raise ValueError(f"get: only order='C' is supported, got {order!r}")
+    if out is None:
+        return self._to_numpy(None)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"get: out must be a NumPy array, got {type(out).__name__}")
+    if out.shape != self.shape or out.dtype != self.dtype:
+        raise ValueError(f"get: out has shape {out.shape} and dtype {out.dtype}, expected {self.shape} and "
+                         f"{self.dtype}")
+    np.copyto(out, self._to_numpy(None))
+    return out
 
 
 @_method("__array_namespace__")

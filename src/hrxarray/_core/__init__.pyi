@@ -1001,9 +1001,18 @@ class DeviceArray:
         lanes.
         """
 
-    def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
+    def to_device(self, device: Placement | str, /, *, stream: object = None) -> DeviceArray:
         """
         The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
+
+        ``"cpu"`` names host memory: the result is a DeviceArray in ``hx.HostVisible()`` (the array API keeps
+        the namespace: to_device returns the library's array). ``x.get()``/``hx.asnumpy(x)`` give NumPy arrays.
+        """
+
+    def get(self, stream: object = None, order: str = 'C', out: object = None) -> numpy.typing.NDArray[Any]:
+        """
+        A NumPy copy of this array (CuPy's ``get``; waits for its producers); ``stream``/``order``/``out`` as CuPy's
+        (no streams; only order 'C'; ``out`` a NumPy array of this shape to copy into).
         """
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType:
