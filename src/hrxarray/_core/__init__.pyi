@@ -1088,15 +1088,6 @@ class DeviceArray:
     def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
         """hrxarray.swapaxes of this array (a view)."""
 
-    def nonzero(self) -> tuple[DeviceArray, ...]:
-        """hrxarray.nonzero of this array."""
-
-    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmax of this array."""
-
-    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmin of this array."""
-
     def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
         """
         Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
@@ -1144,6 +1135,15 @@ class DeviceArray:
 
     def dot(self, b: object, out: object = None) -> DeviceArray:
         """hrxarray.dot of this array and b."""
+
+    def nonzero(self) -> tuple[DeviceArray, ...]:
+        """hrxarray.nonzero of this array."""
+
+    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmax of this array."""
+
+    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmin of this array."""
 
     def __getitem__(self, key: object) -> DeviceArray:
         """
