@@ -240,6 +240,33 @@ from ._nanfunctions import (
     nanvar as nanvar,
 )
 from . import _nanfunctions, lib
+from ._numpy_breadth import (
+    append as append,
+    array as array,
+    array_split as array_split,
+    atleast_1d as atleast_1d,
+    atleast_2d as atleast_2d,
+    atleast_3d as atleast_3d,
+    average as average,
+    column_stack as column_stack,
+    diag as diag,
+    diagonal as diagonal,
+    dsplit as dsplit,
+    dstack as dstack,
+    ediff1d as ediff1d,
+    fliplr as fliplr,
+    flipud as flipud,
+    hsplit as hsplit,
+    hstack as hstack,
+    outer as outer,
+    ptp as ptp,
+    rot90 as rot90,
+    split as split,
+    trace as trace,
+    vsplit as vsplit,
+    vstack as vstack,
+)
+from . import _numpy_breadth
 from . import _serialize  # noqa: F401 (registers DeviceArray with copyreg: pickling is its serialiser)
 from . import _dask_hooks
 
@@ -411,7 +438,7 @@ __all__ = [
 __all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__,
             *_elementwise_functions.__all__, *_indexing.__all__]
 __all__ += [*_manipulation.__all__, *_creation.__all__, *_linear_algebra.__all__]
-__all__ += _nanfunctions.__all__
+__all__ += _nanfunctions.__all__ + _numpy_breadth.__all__
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 
