@@ -68,7 +68,85 @@ CASES = {
     "append_axis": (lambda a, b: np.append(a, b, axis=0), (M, M)),
     "ediff1d": (lambda a: np.ediff1d(a, to_end=[9.0], to_begin=-1.0), (V,)),
     "tensordot_int": (lambda a, b: np.tensordot(a, b, 1), (M.astype(np.float64), A[0].T)),
+    "bincount": (np.bincount, (np.array([0, 3, 3, 1, 7, 3]),)),
+    "bincount_w": (lambda a, w: np.bincount(a, w, minlength=10), (np.array([0, 3, 3, 1, 7, 3]), np.arange(6.0))),
+    "digitize": (np.digitize, (np.array([0.2, 6.4, 3.0, 1.6, -1.0]), np.array([0.0, 1.0, 2.5, 4.0, 10.0]))),
+    "digitize_right_dec": (lambda a, b: np.digitize(a, b, right=True),
+                           (np.array([0.2, 6.4, 3.0, 1.0]), np.array([10.0, 4.0, 2.5, 1.0, 0.0]))),
+    "histogram": (lambda a: np.histogram(a, 7), (np.array([0.5, 1.5, 1.7, 3.0, 9.0, 9.0, 4.25]),)),
+    "histogram_edges": (lambda a, b: np.histogram(a, b), (np.array([0.5, 1.5, 1.7, 3.0, 9.0, 12.0]),
+                                                          np.array([0.0, 1.0, 3.0, 9.0]))),
+    "histogram_density": (lambda a: np.histogram(a, 4, range=(0, 8), density=True), (np.arange(10.0),)),
+    "histogram_bin_edges": (lambda a: np.histogram_bin_edges(a, 5), (np.arange(10.0),)),
+    "cov": (np.cov, (np.array([[1.0, 2.0, 4.0, 7.0], [0.5, -1.0, 2.0, 2.0], [3.0, 3.0, 1.0, 0.0]]),)),
+    "cov_1d": (lambda a: np.cov(a, bias=True), (np.array([1.0, 2.0, 4.0, 7.0]),)),
+    "corrcoef": (np.corrcoef, (np.array([[1.0, 2.0, 4.0, 7.0], [0.5, -1.0, 2.0, 2.0]]),)),
+    "convolve": (np.convolve, (np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0.0, 1.0, 0.5]))),
+    "convolve_same": (lambda a, v: np.convolve(a, v, "same"), (np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 2.0, 3.0]))),
+    "correlate": (np.correlate, (np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0.0, 1.0, 0.5]))),
+    "correlate_full": (lambda a, v: np.correlate(a, v, "full"), (np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5, 2.0]))),
+    "interp": (np.interp, (np.array([-1.0, 0.0, 0.5, 1.5, 2.0, 3.0, 9.0]), np.array([0.0, 1.0, 2.0, 4.0]),
+                           np.array([10.0, 20.0, 0.0, 5.0]))),
+    "kron": (np.kron, (np.array([[1, 2], [3, 4]]), np.array([[0, 5], [6, 7], [1, 1]]))),
+    "inner": (np.inner, (M.astype(np.float64), A)),
+    "vdot": (np.vdot, (M.astype(np.float64), M.astype(np.float64) + 1)),
+    "multi_dot": (lambda a, b, c: np.linalg.multi_dot([a, b, c]), (M.astype(float), M.T.astype(float), M.astype(float))),
+    "isposinf": (np.isposinf, (np.array([np.inf, -np.inf, 1.0, np.nan]),)),
+    "isneginf": (np.isneginf, (np.array([np.inf, -np.inf, 1.0, np.nan]),)),
+    "iscomplex": (np.iscomplex, (np.array([1 + 1j, 2 + 0j]),)),
+    "isreal": (np.isreal, (np.array([1 + 1j, 2 + 0j]),)),
+    "nan_to_num": (np.nan_to_num, (np.array([np.inf, -np.inf, 1.0, np.nan]),)),
+    "nan_to_num_args": (lambda a: np.nan_to_num(a, nan=-9.0, posinf=5.0), (np.array([np.inf, -np.inf, np.nan]),)),
+    "fix": (np.fix, (np.array([-2.5, 2.5, -0.2, 3.0]),)),
+    "sinc": (np.sinc, (np.array([-1.5, 0.0, 0.25, 2.0]),)),
+    "flatnonzero": (np.flatnonzero, (np.array([[0, 1], [2, 0]]),)),
+    "argwhere": (np.argwhere, (np.array([[0, 1], [2, 0]]),)),
+    "trapezoid": (lambda y: np.trapezoid(y, axis=1), (A,)),
+    "trapezoid_x": (lambda y, x: np.trapezoid(y, x), (np.array([1.0, 3.0, 2.0]), np.array([0.0, 0.5, 2.0]))),
+    "diagflat": (lambda v: np.diagflat(v, -1), (np.array([[1, 2], [3, 4]]),)),
+    "union1d": (np.union1d, (np.array([3, 1, 3, 7]), np.array([2, 1, 9]))),
+    "intersect1d": (np.intersect1d, (np.array([3, 1, 3, 7]), np.array([2, 1, 9, 7]))),
+    "setdiff1d": (np.setdiff1d, (np.array([3, 1, 3, 7]), np.array([2, 1, 9]))),
+    "setxor1d": (np.setxor1d, (np.array([3, 1, 3, 7]), np.array([2, 1, 9]))),
+    "select": (lambda a: np.select([a < 3, a > 8], [a, a * 2], -1), (np.arange(12),)),
+    "extract": (lambda a: np.extract(a % 3 == 0, a), (np.arange(12).reshape(3, 4),)),
+    "compress": (lambda a: np.compress(np.array([True, False, True]), a, axis=0), (M,)),
+    "delete": (lambda a: np.delete(a, [0, 2], axis=1), (M,)),
+    "delete_flat": (lambda a: np.delete(a, slice(1, 8, 3)), (M,)),
+    "angle": (lambda z: np.angle(z, deg=True), (np.array([1 + 1j, -2 + 0j, 3j]),)),
+    "rollaxis": (lambda a: np.rollaxis(a, 2, 0), (A,)),
+    "vander": (np.vander, (np.array([1, 2, 3, 5]),)),
+    "vander_inc": (lambda x: np.vander(x, 3, increasing=True), (np.array([1.5, 2.0, 3.0]),)),
+    "polyval": (np.polyval, (np.array([3.0, 0.0, 1.0]), np.array([1.0, 2.0, -1.0]))),
+    "fft2": (np.fft.fft2, (A,)),
+    "irfft2": (lambda a: np.fft.irfft2(np.fft.rfft2(a)), (A,)),
+    "tril_indices_from": (lambda a: np.tril_indices_from(a, 1), (M,)),
+    "diag_indices_from": (np.diag_indices_from, (np.ones((3, 3)),)),
 }
+
+
+@given(x=hnp.arrays(np.int64, st.integers(0, 40), elements=st.integers(0, 30)), minlength=st.integers(0, 40))
+def test_bincount_matches_numpy(x, minlength):
+    same(np.bincount(x, minlength=minlength), hx.to_numpy(hx.bincount(hx.asarray(x), minlength=minlength)))
+
+
+@given(x=hnp.arrays(np.float64, st.integers(0, 40), elements=st.floats(-50, 50)), bins=st.integers(1, 12))
+def test_histogram_matches_numpy(x, bins):
+    counts, edges = np.histogram(x, bins)
+    hc, he = hx.histogram(hx.asarray(x), bins)
+    same(edges, hx.to_numpy(he))
+    same(counts, hx.to_numpy(hc))
+
+
+@given(a=hnp.arrays(np.float64, st.integers(1, 20), elements=st.floats(-10, 10)),
+       v=hnp.arrays(np.float64, st.integers(1, 8), elements=st.floats(-10, 10)),
+       mode=st.sampled_from(["full", "same", "valid"]))
+def test_convolve_and_correlate_match_numpy(a, v, mode):
+    for name in ("convolve", "correlate"):
+        expected = getattr(np, name)(a, v, mode)
+        got = hx.to_numpy(getattr(hx, name)(hx.asarray(a), hx.asarray(v), mode))
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-10)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -135,4 +213,14 @@ def test_bad_input_is_refused_and_changes_nothing():
         hx.average(x, axis=1, weights=np.zeros(4))
     with pytest.raises(ValueError, match="rot90: axes must be different"):
         hx.rot90(x, axes=(0, 0))
+    with pytest.raises(ValueError, match="bincount: 'list' argument must have no negative elements"):
+        hx.bincount(hx.asarray(np.array([1, -1])))
+    with pytest.raises(ValueError, match="bins must be monotonically"):
+        hx.digitize(x, np.array([1, 3, 2]))
+    with pytest.raises(ValueError, match="convolve: v cannot be empty"):
+        hx.convolve(hx.asarray(V), np.zeros(0))
+    with pytest.raises(IndexError, match="delete: index 9 is out of bounds"):
+        np.delete(x, 9, axis=1)
+    with pytest.raises(ValueError, match="interp: fp and xp are not of the same length"):
+        hx.interp(x, np.arange(3.0), np.arange(4.0))
     np.testing.assert_array_equal(hx.to_numpy(x), M)

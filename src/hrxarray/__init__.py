@@ -266,7 +266,21 @@ from ._numpy_breadth import (
     vsplit as vsplit,
     vstack as vstack,
 )
-from . import _numpy_breadth
+from ._numpy_more import (
+    bincount as bincount,
+    convolve as convolve,
+    corrcoef as corrcoef,
+    correlate as correlate,
+    cov as cov,
+    digitize as digitize,
+    histogram as histogram,
+    histogram_bin_edges as histogram_bin_edges,
+    inner as inner,
+    interp as interp,
+    kron as kron,
+    vdot as vdot,
+)
+from . import _numpy_breadth, _numpy_more
 from . import _serialize  # noqa: F401 (registers DeviceArray with copyreg: pickling is its serialiser)
 from . import _dask_hooks
 
@@ -439,6 +453,7 @@ __all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical
             *_elementwise_functions.__all__, *_indexing.__all__]
 __all__ += [*_manipulation.__all__, *_creation.__all__, *_linear_algebra.__all__]
 __all__ += _nanfunctions.__all__ + _numpy_breadth.__all__
+__all__ += ["bincount", "convolve", "corrcoef", "correlate", "cov", "digitize", "histogram", "histogram_bin_edges", "inner", "interp", "kron", "vdot"]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 
