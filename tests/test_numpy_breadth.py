@@ -122,7 +122,40 @@ CASES = {
     "irfft2": (lambda a: np.fft.irfft2(np.fft.rfft2(a)), (A,)),
     "tril_indices_from": (lambda a: np.tril_indices_from(a, 1), (M,)),
     "diag_indices_from": (np.diag_indices_from, (np.ones((3, 3)),)),
+    "sort_complex": (np.sort_complex, (np.array([3.0, 1.0, 2.0]),)),
+    "polyadd": (np.polyadd, (np.array([1.0, 2.0]), np.array([3.0, 0.0, 1.0]))),
+    "polysub": (np.polysub, (np.array([1.0, 2.0]), np.array([3.0, 0.0, 1.0]))),
+    "polymul": (np.polymul, (np.array([1.0, 2.0]), np.array([3.0, 0.0, 1.0]))),
+    "polyder": (lambda p: np.polyder(p, 2), (np.array([1.0, 2.0, 3.0, 4.0]),)),
+    "polyint": (lambda p: np.polyint(p, 2, [1.0, 2.0]), (np.array([1.0, 2.0, 3.0]),)),
+    "cross": (np.cross, (np.arange(12.0).reshape(4, 3), np.array([1.0, -1.0, 2.0]))),
+    "ix_": (np.ix_, (np.array([0, 2]), np.array([1, 3, 4]))),
+    "choose": (lambda a, b, c: np.choose(a, [b, c]), (np.array([0, 1, 1, 0]), np.arange(4.0), np.arange(4.0) * 10)),
+    "cond": (np.linalg.cond, (np.array([[2.0, 1.0], [1.0, 3.0]]),)),
+    "tensorinv": (lambda a: np.linalg.tensorinv(a, 1), (np.eye(4) * 2 + np.ones((4, 4)),)),
+    "tensorsolve": (np.linalg.tensorsolve, (np.eye(6).reshape(6, 2, 3) * 2 + 0.1, np.arange(6.0))),
 }
+
+
+def test_small_helpers_and_refusals():
+    a = np.arange(9.0).reshape(3, 3)
+    x = hx.asarray(a)
+    np.fill_diagonal(x, -1.0)
+    b = a.copy()
+    np.fill_diagonal(b, -1.0)
+    np.testing.assert_array_equal(hx.to_numpy(x), b)
+    dst = hx.zeros(3)
+    np.copyto(dst, hx.asarray(np.array([1.0, 2.0, 3.0])), where=np.array([True, False, True]))
+    np.testing.assert_array_equal(hx.to_numpy(dst), [1.0, 0.0, 3.0])
+    assert np.array_equiv(x, hx.asarray(b)) and not np.array_equiv(x, hx.asarray(a))
+    assert np.common_type(x) is np.float64
+    assert np.einsum_path("ij,jk->ik", x, x)[0] == ["einsum_path", (0, 1)]
+    with pytest.raises(TypeError, match="numpy.apply_along_axis for DeviceArray: it calls a Python function"):
+        np.apply_along_axis(np.sum, 0, x)
+    with pytest.raises(TypeError, match="no datetime64 dtype"):
+        np.is_busday(x)
+    with pytest.raises(ValueError, match="choose: invalid entry"):
+        np.choose(hx.asarray(np.array([0, 2])), [x[0, :2], x[1, :2]])
 
 
 @given(x=hnp.arrays(np.int64, st.integers(0, 40), elements=st.integers(0, 30)), minlength=st.integers(0, 40))

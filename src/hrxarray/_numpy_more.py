@@ -707,3 +707,250 @@ _array._ARRAY_FUNCTIONS.update({
 })
 if hasattr(np, "trapezoid"):
     _array._ARRAY_FUNCTIONS[np.trapezoid] = trapezoid
+
+
+# --- the rest: small compositions, and refusals that name a real limit -----------------------------
+
+
+def _np_array_equiv(a1, a2):
+    x = _device(a1, "array_equiv")
+    y = _device(a2, "array_equiv", x)
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return False
+    if shape != x.shape and shape != y.shape and not (x.ndim == 0 or y.ndim == 0):
+        return False
+    return bool(_U["logical_and"]._reduce(_U["equal"](x, y), None, _BOOL, _BOOL, None, False, 0.0,
+                                          "array_equiv").item())
+
+
+def _np_common_type(*arrays):
+    # Decided by the dtypes alone, as NumPy's.
+    return np.common_type(*[np.empty(0, _device(a, "common_type").dtype) for a in arrays])
+
+
+def _np_min_scalar_type(a):
+    x = _device(a, "min_scalar_type")
+    return np.min_scalar_type(x.item()) if x.ndim == 0 else x.dtype
+
+
+def _np_sort_complex(a):
+    x = _device(a, "sort_complex")
+    r = _sorting.sort(x)
+    if r.dtype.kind == "c":
+        return r
+    # NumPy's rule: small integers to complex64, everything else to complex128.
+    return r.astype(np.complex64 if r.dtype.char in "bhBH" else np.complex128)
+
+
+def _np_copyto(dst, src, casting="same_kind", where=True):
+    if not isinstance(dst, DeviceArray):
+        raise TypeError(f"copyto: dst must be a DeviceArray here, got {type(dst).__name__}")
+    if where is True:
+        dst._copy_from(src, False, "copyto")
+        return
+    m = _device(where, "copyto", dst)
+    dst._copy_from(_searching.where(m, _device(src, "copyto", dst).astype(dst.dtype), dst), False, "copyto")
+
+
+def _np_fill_diagonal(a, val, wrap=False):
+    from ._numpy_breadth import diagonal
+
+    x = _device(a, "fill_diagonal")
+    if x.ndim < 2:
+        raise ValueError("fill_diagonal: array must be at least 2-d")
+    if x.ndim > 2 and len(set(x.shape)) != 1:
+        raise ValueError("fill_diagonal: all dimensions of input must be of equal length")
+    if wrap:
+        raise TypeError("fill_diagonal: wrap=True is not supported")
+    if x.ndim == 2:
+        d = diagonal(x)
+    else:
+        n = x.shape[0]
+        d = x._view(x._offset, (n,), (builtins.sum(x.strides),))
+    d._copy_from(val, False, "fill_diagonal")
+
+
+def _poly(c, op):
+    v = _device(c, op)
+    return v.reshape((1,)) if v.ndim == 0 else v
+
+
+def _np_polyadd(a1, a2, _sub=False):
+    op = "polysub" if _sub else "polyadd"
+    a, b = _poly(a1, op), _poly(a2, op)
+    n = builtins.max(a.size, b.size)
+    dt = np.result_type(a.dtype, b.dtype)
+
+    def pad(v):
+        if v.size == n:
+            return v.astype(dt)
+        return _manipulation.concatenate([_creation.zeros(n - v.size, dtype=dt, device=v.placement), v.astype(dt)])
+
+    return _U["subtract" if _sub else "add"](pad(a), pad(b))
+
+
+def _np_polysub(a1, a2):
+    return _np_polyadd(a1, a2, True)
+
+
+def _np_polymul(a1, a2):
+    return convolve(_poly(a1, "polymul"), _poly(a2, "polymul"))
+
+
+def _np_polyder(p, m=1):
+    c = _poly(p, "polyder")
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("polyder: order of derivative must be positive (see polyint)")
+    for _ in range(m):
+        n = c.size - 1
+        if n <= 0:
+            return _creation.zeros(1, dtype=c.dtype, device=c.placement)[:0] if n < 0 else \
+                _creation.zeros(0, dtype=c.dtype, device=c.placement)
+        c = _U["multiply"](c[:-1], _creation.arange(n, 0, -1, device=c.placement))
+    return c
+
+
+def _np_polyint(p, m=1, k=None):
+    c = _poly(p, "polyint")
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("polyint: order of integral must be positive (see polyder)")
+    ks = [0.0] * m if k is None else list(np.atleast_1d(k))
+    if len(ks) == 1 and m > 1:
+        ks = ks * m
+    if len(ks) < m:
+        raise ValueError("polyint: k must be a scalar or a rank-1 array of length 1 or >m.")
+    for i in range(m):
+        n = c.size
+        c = _U["divide"](c, _creation.arange(n, 0, -1, device=c.placement))
+        c = _manipulation.concatenate([c, _creation.full(1, ks[i], dtype=c.dtype, device=c.placement)])
+    return c
+
+
+def _np_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x = _manipulation.moveaxis(_device(a, "cross"), axisa, -1)
+    y = _manipulation.moveaxis(_device(b, "cross", x), axisb, -1)
+    if x.shape[-1] != 3 or y.shape[-1] != 3:
+        raise ValueError("cross: only 3-dimensional vectors are supported here (incompatible dimensions for cross "
+                         "product)")
+    m = _U["multiply"]
+    s = _U["subtract"]
+    c = _manipulation.stack([s(m(x[..., 1], y[..., 2]), m(x[..., 2], y[..., 1])),
+                             s(m(x[..., 2], y[..., 0]), m(x[..., 0], y[..., 2])),
+                             s(m(x[..., 0], y[..., 1]), m(x[..., 1], y[..., 0]))], axis=-1)
+    return _manipulation.moveaxis(c, -1, axisc)
+
+
+def _np_ix(*args):
+    out = []
+    nd = len(args)
+    for k, a in enumerate(args):
+        v = _device(a, "ix_")
+        if v.ndim != 1:
+            raise ValueError("ix_: cross index must be 1 dimensional")
+        if v.dtype.kind == "b":
+            (v,) = _searching.nonzero(v)
+        out.append(v.reshape((1,) * k + (v.size,) + (1,) * (nd - k - 1)))
+    return tuple(out)
+
+
+def _np_choose(a, choices, out=None, mode="raise"):
+    idx = _device(a, "choose")
+    if mode != "raise":
+        raise TypeError("choose: only mode='raise' is supported")
+    chs = [_device(c, "choose", idx) for c in choices]
+    n = len(chs)
+    if idx.size and _host_any(_U["logical_or"](_U["less"](idx, 0), _U["greater_equal"](idx, n)), "choose"):
+        raise ValueError("choose: invalid entry in choice array")
+    dt = functools.reduce(np.result_type, [c.dtype for c in chs])
+    r = chs[0].astype(dt)
+    for i in range(1, n):
+        r = _searching.where(_U["equal"](idx, i), chs[i].astype(dt), r)
+    return _out(_manipulation.broadcast_to(r, np.broadcast_shapes(idx.shape, r.shape)).copy(), out, "choose")
+
+
+def _np_einsum_path(*operands, optimize="greedy", einsum_call=False):
+    # The path depends on the operands' shapes only: NumPy plans it on zero-strided stand-ins.
+    stand = [np.broadcast_to(np.zeros((), o.dtype), o.shape) if isinstance(o, DeviceArray) else o for o in operands]
+    return np.einsum_path(*stand, optimize=optimize, einsum_call=einsum_call)
+
+
+def _np_cond(x, p=None):
+    from . import linalg
+
+    a = _device(x, "cond")
+    if p is not None:
+        raise TypeError("cond: only p=None (the 2-norm condition number) is supported")
+    s = linalg.svdvals(a)
+    return _U["divide"](s[..., 0], s[..., -1])
+
+
+def _np_tensorinv(a, ind=2):
+    from . import linalg
+
+    x = _device(a, "tensorinv")
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError("tensorinv: Invalid ind argument.")
+    old = x.shape
+    inv_shape = old[ind:] + old[:ind]
+    prod = math.prod(old[ind:])
+    return linalg.inv(x.reshape((prod, -1))).reshape(inv_shape)
+
+
+def _np_tensorsolve(a, b, axes=None):
+    from . import linalg
+
+    x = _device(a, "tensorsolve")
+    y = _device(b, "tensorsolve", x)
+    if axes is not None:
+        order = [d for d in range(x.ndim) if d not in [d % x.ndim for d in axes]] + [d % x.ndim for d in axes]
+        x = x.transpose(tuple(order))
+    q = x.shape[-(x.ndim - y.ndim):]
+    prod = math.prod(q)
+    if math.prod(x.shape[:y.ndim]) != prod:
+        raise np.linalg.LinAlgError("tensorsolve: Input arrays must satisfy the requirement "
+                                    "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    return linalg.solve(x.reshape((prod, prod)), y.reshape((prod, 1)))[:, 0].reshape(q)
+
+
+def _refuse(name, reason):
+    def refused(*args, **kwargs):
+        raise TypeError(f"hrxarray does not implement numpy.{name} for DeviceArray: {reason}")
+    refused.__name__ = name
+    refused._hx_refusal = reason
+    return refused
+
+
+# NumPy functions whose work is not array arithmetic hrxarray could run on a device.
+REFUSALS = {
+    np.busday_count: "no datetime64 dtype (business days are datetime arithmetic)",
+    np.busday_offset: "no datetime64 dtype (business days are datetime arithmetic)",
+    np.is_busday: "no datetime64 dtype (business days are datetime arithmetic)",
+    np.datetime_as_string: "no datetime64 dtype",
+    np.apply_along_axis: "it calls a Python function per slice on the host; run it on hx.to_numpy(x)",
+    np.apply_over_axes: "it calls a Python function per axis on the host; run it on hx.to_numpy(x)",
+    np.piecewise: "it calls Python functions on the host; compose hx.where/hx.select instead",
+    np.save: "it writes a host file: save hx.to_numpy(x) (or pickle the DeviceArray)",
+    np.savez: "it writes a host file: save hx.to_numpy(x) (or pickle the DeviceArray)",
+    np.savez_compressed: "it writes a host file: save hx.to_numpy(x) (or pickle the DeviceArray)",
+    np.savetxt: "it writes a host text file: save hx.to_numpy(x)",
+    np.array2string: "it formats text on the host: use str(x) or format hx.to_numpy(x)",
+    np.array_repr: "it formats text on the host: use repr(x) or format hx.to_numpy(x)",
+    np.array_str: "it formats text on the host: use str(x) or format hx.to_numpy(x)",
+}
+
+_array._ARRAY_FUNCTIONS.update({
+    np.array_equiv: _np_array_equiv, np.common_type: _np_common_type, np.min_scalar_type: _np_min_scalar_type,
+    np.sort_complex: _np_sort_complex, np.copyto: _np_copyto, np.fill_diagonal: _np_fill_diagonal,
+    np.polyadd: _np_polyadd, np.polysub: _np_polysub, np.polymul: _np_polymul, np.polyder: _np_polyder,
+    np.polyint: _np_polyint, np.cross: _np_cross, np.ix_: _np_ix, np.choose: _np_choose,
+    np.einsum_path: _np_einsum_path, np.linalg.cond: _np_cond, np.linalg.tensorinv: _np_tensorinv,
+    np.linalg.tensorsolve: _np_tensorsolve,
+})
+_array._ARRAY_FUNCTIONS.update({f: _refuse(f.__name__, why) for f, why in REFUSALS.items()})
