@@ -133,6 +133,11 @@ CASES = {
     "choose": (lambda a, b, c: np.choose(a, [b, c]), (np.array([0, 1, 1, 0]), np.arange(4.0), np.arange(4.0) * 10)),
     "cond": (np.linalg.cond, (np.array([[2.0, 1.0], [1.0, 3.0]]),)),
     "tensorinv": (lambda a: np.linalg.tensorinv(a, 1), (np.eye(4) * 2 + np.ones((4, 4)),)),
+    "resize": (lambda a: np.resize(a, (3, 5)), (M,)),
+    "real_if_close": (np.real_if_close, (np.array([1 + 1e-20j, 2 + 0j]),)),
+    "real_if_close_not": (np.real_if_close, (np.array([1 + 1j, 2 + 0j]),)),
+    "trim_zeros": (np.trim_zeros, (np.array([0, 0, 1, 2, 0, 3, 0]),)),
+    "trim_zeros_f": (lambda a: np.trim_zeros(a, "f"), (np.array([0, 0, 1, 2, 0, 3, 0]),)),
     "tensorsolve": (np.linalg.tensorsolve, (np.eye(6).reshape(6, 2, 3) * 2 + 0.1, np.arange(6.0))),
 }
 
@@ -257,3 +262,36 @@ def test_bad_input_is_refused_and_changes_nothing():
     with pytest.raises(ValueError, match="interp: fp and xp are not of the same length"):
         hx.interp(x, np.arange(3.0), np.arange(4.0))
     np.testing.assert_array_equal(hx.to_numpy(x), M)
+
+
+def test_readme_numpy_table_is_current():
+    from pathlib import Path
+
+    from hrxarray import _numpy_table
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.exists():
+        pytest.skip("needs the source tree's README.md")
+    text = readme.read_text()
+    assert text.count(_numpy_table.BEGIN) == 1 and text.count(_numpy_table.END) == 1
+    copy = text.split(_numpy_table.BEGIN + "\n", 1)[1].split(_numpy_table.END, 1)[0]
+    if not copy.startswith(f"NumPy {np.__version__}:"):
+        pytest.skip(f"README's table was made with another NumPy ({copy.split(':')[0]}), this is {np.__version__}")
+    assert copy == _numpy_table.markdown(), (
+        "README.md's NumPy function table is stale: replace the text between the numpy-function-table markers "
+        "with the output of `hrxarray numpy-functions`")
+
+
+def test_at_least_90_percent_of_dispatching_functions_run_or_name_their_limit():
+    from hrxarray import _numpy_table
+
+    rows = _numpy_table.rows()
+    assert len(rows) > 200
+    ok = [r for r in rows if r["status"] != "not yet"]
+    assert len(ok) >= 0.9 * len(rows), [r["name"] for r in rows if r["status"] == "not yet"]
+    # Each refusal raises TypeError with its reason, whatever the arguments.
+    from hrxarray import _array, _numpy_more
+
+    for f, why in _numpy_more.REFUSALS.items():
+        with pytest.raises(TypeError, match=f"numpy.{f.__name__} for DeviceArray: .*"):
+            _array._ARRAY_FUNCTIONS[f](hx.zeros(2))

@@ -919,6 +919,42 @@ def _np_tensorsolve(a, b, axes=None):
     return linalg.solve(x.reshape((prod, prod)), y.reshape((prod, 1)))[:, 0].reshape(q)
 
 
+def _np_resize(a, new_shape):
+    x = _device(a, "resize").reshape(-1)
+    shape = (operator.index(new_shape),) if not isinstance(new_shape, (tuple, list)) else \
+        tuple(operator.index(n) for n in new_shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("resize: all elements of `new_shape` must be non-negative")
+    total = math.prod(shape)
+    if x.size == 0 or total == 0:
+        return _creation.zeros(shape, dtype=x.dtype, device=x.placement)
+    reps = -(-total // x.size)
+    return (_manipulation.concatenate([x] * reps) if reps > 1 else x)[:total].reshape(shape)
+
+
+def _np_real_if_close(a, tol=100):
+    x = _device(a, "real_if_close")
+    if x.dtype.kind != "c":
+        return x
+    eps = np.finfo(x.dtype).eps
+    t = tol * eps if tol > 1 else tol
+    if not _host_any(_U["greater"](_U["absolute"](imag(x)), t), "real_if_close"):
+        return real(x)
+    return x
+
+
+def _np_trim_zeros(filt, trim="fb", axis=None):
+    x = _device(filt, "trim_zeros")
+    if x.ndim != 1 or axis not in (None, 0, -1):
+        raise TypeError("trim_zeros: only 1-d input is supported")
+    nz = _searching.nonzero(x)[0]
+    if nz.size == 0:
+        return x[:0]
+    lo = int(nz[0].item()) if "f" in trim.lower() else 0
+    hi = int(nz[nz.size - 1].item()) + 1 if "b" in trim.lower() else x.size
+    return x[lo:hi]
+
+
 def _refuse(name, reason):
     def refused(*args, **kwargs):
         raise TypeError(f"hrxarray does not implement numpy.{name} for DeviceArray: {reason}")
@@ -951,6 +987,7 @@ _array._ARRAY_FUNCTIONS.update({
     np.polyadd: _np_polyadd, np.polysub: _np_polysub, np.polymul: _np_polymul, np.polyder: _np_polyder,
     np.polyint: _np_polyint, np.cross: _np_cross, np.ix_: _np_ix, np.choose: _np_choose,
     np.einsum_path: _np_einsum_path, np.linalg.cond: _np_cond, np.linalg.tensorinv: _np_tensorinv,
-    np.linalg.tensorsolve: _np_tensorsolve,
+    np.linalg.tensorsolve: _np_tensorsolve, np.resize: _np_resize, np.real_if_close: _np_real_if_close,
+    np.trim_zeros: _np_trim_zeros,
 })
 _array._ARRAY_FUNCTIONS.update({f: _refuse(f.__name__, why) for f, why in REFUSALS.items()})
