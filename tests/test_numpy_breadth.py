@@ -295,3 +295,20 @@ def test_at_least_90_percent_of_dispatching_functions_run_or_name_their_limit():
     for f, why in _numpy_more.REFUSALS.items():
         with pytest.raises(TypeError, match=f"numpy.{f.__name__} for DeviceArray: .*"):
             _array._ARRAY_FUNCTIONS[f](hx.zeros(2))
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "maximum", "less", "power"])
+def test_ufunc_outer_matches_numpy(name):
+    a, b = np.arange(1.0, 4.0), np.arange(6.0).reshape(2, 3) - 2
+    uf = getattr(np, name)
+    same(uf.outer(a, b), to_np(uf.outer(hx.asarray(a), hx.asarray(b))))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64])
+def test_ufunc_accumulate_keeps_the_dtype_as_numpy(dtype):
+    a = (np.arange(12) % 5 + 1).astype(dtype).reshape(3, 4)
+    for uf in (np.add, np.multiply):
+        for axis in (0, 1):
+            same(uf.accumulate(a, axis=axis), to_np(uf.accumulate(hx.asarray(a), axis=axis)))
+    with pytest.raises(TypeError, match="numpy.maximum.accumulate for DeviceArray"):
+        np.maximum.accumulate(hx.asarray(a))

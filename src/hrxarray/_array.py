@@ -726,7 +726,34 @@ def _array_ufunc(self, uf, method, *inputs, **kwargs):
             if k in kwargs:
                 raise TypeError(f"hrxarray's {name}.reduce does not take {k}=")
         return _ufunc_reduce(target, a, **kwargs)
-    raise TypeError(f"hrxarray does not implement numpy.{uf.__name__}.{method} for DeviceArray")
+    if method == "outer":
+        # Every pair: a's axes, then b's (NumPy's ufunc.outer), as one broadcast call.
+        a, b = (_device(v, f"{name}.outer") for v in inputs)
+        return target(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+    if method == "accumulate" and name in ("add", "multiply"):
+        (a,) = inputs
+        return _ufunc_accumulate(name, a, **kwargs)
+    raise TypeError(f"hrxarray does not implement numpy.{uf.__name__}.{method} for DeviceArray (its methods here: "
+                    "reduce, outer, and accumulate for add and multiply)")
+
+
+def _ufunc_accumulate(name, a, axis=0, dtype=None, out=None):
+    """NumPy's add/multiply.accumulate: the scan in NumPy's reduction dtype (small integers widen to int64/uint64)."""
+    op = f"{name}.accumulate"
+    x = _device(a, op)
+    dt = _dtype(dtype, op) if dtype is not None else _sum_dtype(x.dtype)
+    if dt.kind == "b":
+        raise TypeError(f"{op}: bool accumulation is not supported; give dtype=")
+    if x.ndim == 0:
+        raise TypeError(f"{op}: cannot accumulate on a scalar")
+    (axis,) = _axes(axis, x.ndim, op)
+    r = _core._cumulative(x, axis, name == "multiply", dt, False, op)
+    if isinstance(out, tuple):
+        (out,) = out
+    if out is None:
+        return r
+    out._copy_from(r, False, op)
+    return out
 
 
 def _np_copy(a, order="K", subok=False):
@@ -804,8 +831,8 @@ def _ufunc_reduce_method(self, a: object, axis: object = None, dtype: object = N
 
 # The NumPy protocols keep their own text (their bodies are NumPy dispatch); the method's signature and
 # documentation are given here.
-_method("__array_ufunc__", doc="NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); "
-        "others raise TypeError.",
+_method("__array_ufunc__", doc="NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__, reduce, outer; "
+        "accumulate for add and multiply); others raise TypeError.",
         annotations={"uf": "object", "method": "str", "inputs": "object", "kwargs": "object",
                      "return": "typing.Any"})(_array_ufunc)
 _method("__array_function__", doc="NumPy functions hrxarray implements return DeviceArrays; the others raise "

@@ -1057,7 +1057,7 @@ class DeviceArray:
 
     def __array_ufunc__(self, uf: object, method: str, *inputs: object, **kwargs: object) -> Any:
         """
-        NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError.
+        NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__, reduce, outer; accumulate for add and multiply); others raise TypeError.
         """
 
     def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> Any:
