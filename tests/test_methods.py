@@ -18,7 +18,7 @@ PYTHON_METHODS = [
     "reshape", "transpose", "astype", "copy", "to", "to_device", "__array_namespace__", "view", "blocks", "item",
     "sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "sort", "argsort", "cumsum", "cumprod",
     "nonzero", "var", "std", "round", "clip", "conj", "conjugate", "tolist", "ravel", "flatten", "squeeze",
-    "swapaxes", "repeat", "dot", "__dlpack__", "readonly_export",
+    "swapaxes", "repeat", "dot", "__dlpack__", "readonly_export", "get",
 ]
 REDUCTIONS = ["sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin"]
 

@@ -222,6 +222,65 @@ from ._linear_algebra import (
 )
 from . import _creation, _linear_algebra, _manipulation
 from . import fft, linalg
+from ._nanfunctions import (
+    median as median,
+    nanargmax as nanargmax,
+    nanargmin as nanargmin,
+    nancumprod as nancumprod,
+    nancumsum as nancumsum,
+    nanmax as nanmax,
+    nanmean as nanmean,
+    nanmedian as nanmedian,
+    nanmin as nanmin,
+    nanpercentile as nanpercentile,
+    nanprod as nanprod,
+    nanquantile as nanquantile,
+    nanstd as nanstd,
+    nansum as nansum,
+    nanvar as nanvar,
+)
+from . import _nanfunctions, lib
+from ._numpy_breadth import (
+    append as append,
+    array as array,
+    array_split as array_split,
+    atleast_1d as atleast_1d,
+    atleast_2d as atleast_2d,
+    atleast_3d as atleast_3d,
+    average as average,
+    column_stack as column_stack,
+    diag as diag,
+    diagonal as diagonal,
+    dsplit as dsplit,
+    dstack as dstack,
+    ediff1d as ediff1d,
+    fliplr as fliplr,
+    flipud as flipud,
+    hsplit as hsplit,
+    hstack as hstack,
+    outer as outer,
+    ptp as ptp,
+    rot90 as rot90,
+    split as split,
+    trace as trace,
+    vsplit as vsplit,
+    vstack as vstack,
+)
+from ._numpy_more import (
+    bincount as bincount,
+    convolve as convolve,
+    corrcoef as corrcoef,
+    correlate as correlate,
+    cov as cov,
+    digitize as digitize,
+    histogram as histogram,
+    histogram_bin_edges as histogram_bin_edges,
+    inner as inner,
+    interp as interp,
+    kron as kron,
+    vdot as vdot,
+)
+from . import _numpy_breadth, _numpy_more
 from . import _serialize  # noqa: F401 (registers DeviceArray with copyreg: pickling is its serialiser)
 from . import _dask_hooks
 
@@ -249,6 +308,9 @@ bitwise_not = invert  # noqa: F821
 bitwise_invert = invert  # noqa: F821
 bitwise_left_shift = left_shift  # noqa: F821
 bitwise_right_shift = right_shift  # noqa: F821
+
+# CuPy's spelling of to_numpy (hx.asnumpy(x) == x.get()).
+asnumpy = to_numpy  # noqa: F821
 
 __version__ = "0.1.0"
 
@@ -290,6 +352,7 @@ __all__ = [
     "random",
     "linalg",
     "fft",
+    "lib",
     "KernelContract",
     "BindingContract",
     "Artifact",
@@ -314,6 +377,7 @@ __all__ = [
     "DeviceArray",
     "ufunc",
     "to_numpy",
+    "asnumpy",
     "where",
     "sum",
     "prod",
@@ -388,6 +452,8 @@ __all__ = [
 __all__ += [*_sorting.__all__, *_searching.__all__, *_set.__all__, *_statistical.__all__,
             *_elementwise_functions.__all__, *_indexing.__all__]
 __all__ += [*_manipulation.__all__, *_creation.__all__, *_linear_algebra.__all__]
+__all__ += _nanfunctions.__all__ + _numpy_breadth.__all__
+__all__ += ["bincount", "convolve", "corrcoef", "correlate", "cov", "digitize", "histogram", "histogram_bin_edges", "inner", "interp", "kron", "vdot"]
 # "where" is both a kernel (the ternary select) and the array function above: name it once.
 __all__ = list(dict.fromkeys(__all__))
 

@@ -14,6 +14,9 @@ commands:
                      path and whether an HRX native bundle was found
   loom-ops [--json]  the Loom op table: which ops compile to native code,
                      which run in the interpreter only, which are refused
+  numpy-functions [--json]
+                     the NumPy functions that dispatch to DeviceArrays: which
+                     run, which are refused (and why), which are not yet
 """
 
 
@@ -37,6 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hrxarray import _loom_table
 
         return _loom_table.main(args[1:])
+    if args and args[0] == "numpy-functions":
+        from hrxarray import _numpy_table
+
+        return _numpy_table.main(args[1:])
     if args:
         sys.stderr.write(f"{prog()}: unknown command {args[0]!r}\n")
     sys.stderr.write(USAGE.format(prog=prog()))

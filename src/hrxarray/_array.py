@@ -54,7 +54,7 @@ _METHOD_TABLE: dict[str, tuple[str, ...]] = {
     "_array": ("T", "mT", "__array__", "__array_function__", "__array_namespace__", "__array_ufunc__",
                "__bool__", "__complex__", "__float__", "__int__", "__index__", "__iter__", "__repr__", "__str__",
                "astype", "blocks", "copy", "item", "map_read", "map_write", "reshape", "to", "to_device",
-               "transpose", "view", "__dlpack__", "readonly_export"),
+               "transpose", "view", "__dlpack__", "readonly_export", "get"),
     "_indexing": ("__getitem__", "__setitem__"),
     "_statistical": ("all", "any", "cumprod", "cumsum", "max", "mean", "min", "prod", "std", "sum", "var"),
     "_searching": ("argmax", "argmin", "nonzero"),
@@ -443,11 +443,41 @@ def _to(self, placement: Placement, *, copy: bool | None = None) -> DeviceArray:
 
 
 @_method("to_device")
-def _to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
-    """The array API's spelling of to(): this array on the device (a placement) given; stream must be None."""
+def _to_device(self, device: Placement | str, /, *, stream: object = None) -> DeviceArray:
+    """The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
+
+    ``"cpu"`` names host memory: the result is a DeviceArray in ``hx.HostVisible()`` (the array API keeps
+    the namespace: to_device returns the library's array). ``x.get()``/``hx.asnumpy(x)`` give NumPy arrays.
+    """
     if stream is not None:
         raise ValueError(f"to_device: stream must be None (the emulated devices have no streams), got {stream!r}")
+    if isinstance(device, str):
+        if device != "cpu":
+            raise ValueError(f"to_device: the only device named by a string is 'cpu', got {device!r}; give a "
+                             "placement (hx.Shared(npu), hx.NpuLocal(npu), hx.GpuLocal(), hx.HostVisible())")
+        device = _core.HostVisible()
+    if not isinstance(device, _core.Placement):
+        raise TypeError(f"to_device: device must be a placement or 'cpu', got {device!r}")
     return _to(self, device)
+
+
+@_method("get")
+def _get(self, stream: object = None, order: str = "C", out: object = None) -> numpy.typing.NDArray[typing.Any]:
+    """A NumPy copy of this array (CuPy's ``get``; waits for its producers); ``stream``/``order``/``out`` as CuPy's
+    (no streams; only order 'C'; ``out`` a NumPy array of this shape to copy into)."""
+    if stream is not None:
+        raise ValueError(f"get: stream must be None (the emulated devices have no streams), got {stream!r}")
+    if order not in ("C", "A", "K"):
+        raise ValueError(f"get: only order='C' is supported, got {order!r}")
+    if out is None:
+        return self._to_numpy(None)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"get: out must be a NumPy array, got {type(out).__name__}")
+    if out.shape != self.shape or out.dtype != self.dtype:
+        raise ValueError(f"get: out has shape {out.shape} and dtype {out.dtype}, expected {self.shape} and "
+                         f"{self.dtype}")
+    np.copyto(out, self._to_numpy(None))
+    return out
 
 
 @_method("__array_namespace__")
@@ -684,7 +714,34 @@ def _array_ufunc(self, uf, method, *inputs, **kwargs):
             if k in kwargs:
                 raise TypeError(f"hrxarray's {name}.reduce does not take {k}=")
         return _ufunc_reduce(target, a, **kwargs)
-    raise TypeError(f"hrxarray does not implement numpy.{uf.__name__}.{method} for DeviceArray")
+    if method == "outer":
+        # Every pair: a's axes, then b's (NumPy's ufunc.outer), as one broadcast call.
+        a, b = (_device(v, f"{name}.outer") for v in inputs)
+        return target(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+    if method == "accumulate" and name in ("add", "multiply"):
+        (a,) = inputs
+        return _ufunc_accumulate(name, a, **kwargs)
+    raise TypeError(f"hrxarray does not implement numpy.{uf.__name__}.{method} for DeviceArray (its methods here: "
+                    "reduce, outer, and accumulate for add and multiply)")
+
+
+def _ufunc_accumulate(name, a, axis=0, dtype=None, out=None):
+    """NumPy's add/multiply.accumulate: the scan in NumPy's reduction dtype (small integers widen to int64/uint64)."""
+    op = f"{name}.accumulate"
+    x = _device(a, op)
+    dt = _dtype(dtype, op) if dtype is not None else _sum_dtype(x.dtype)
+    if dt.kind == "b":
+        raise TypeError(f"{op}: bool accumulation is not supported; give dtype=")
+    if x.ndim == 0:
+        raise TypeError(f"{op}: cannot accumulate on a scalar")
+    (axis,) = _axes(axis, x.ndim, op)
+    r = _core._cumulative(x, axis, name == "multiply", dt, False, op)
+    if isinstance(out, tuple):
+        (out,) = out
+    if out is None:
+        return r
+    out._copy_from(r, False, op)
+    return out
 
 
 def _np_copy(a, order="K", subok=False):
@@ -762,8 +819,8 @@ def _ufunc_reduce_method(self, a: object, axis: object = None, dtype: object = N
 
 # The NumPy protocols keep their own text (their bodies are NumPy dispatch); the method's signature and
 # documentation are given here.
-_method("__array_ufunc__", doc="NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); "
-        "others raise TypeError.",
+_method("__array_ufunc__", doc="NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__, reduce, outer; "
+        "accumulate for add and multiply); others raise TypeError.",
         annotations={"uf": "object", "method": "str", "inputs": "object", "kwargs": "object",
                      "return": "typing.Any"})(_array_ufunc)
 _method("__array_function__", doc="NumPy functions hrxarray implements return DeviceArrays; the others raise "

@@ -120,6 +120,9 @@ def isdtype(dtype: Any, kind: Union[str, Any, tuple]) -> bool:
     """Whether ``dtype`` is of ``kind``: a kind name ('bool', 'signed integer', 'unsigned integer',
     'integral', 'real floating', 'complex floating', 'numeric'), a dtype, or a tuple of those.
     bfloat16 is real floating."""
+    if isinstance(dtype, type) and issubclass(dtype, np.generic) and dtype is not np.generic:
+        # A scalar type (np.float32, hx.bfloat16) names its dtype, as NumPy's isdtype accepts.
+        dtype = np.dtype(dtype)
     if not isinstance(dtype, np.dtype):
         raise TypeError(f"isdtype: {dtype!r} is not a dtype")
     if isinstance(kind, tuple):
@@ -151,6 +154,11 @@ def _scalar_kind(x: Any) -> str | None:
     return None
 
 
+class _ScalarsOnly(TypeError, ValueError):
+    """result_type of Python scalars alone: a ValueError (the argument values), and a TypeError for callers that
+    probe one argument at a time and skip those that have no dtype, as xarray's promotion does."""
+
+
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The dtype of an operation on these arrays, dtypes and Python scalars: NumPy 2's promotion
     with ml_dtypes' bfloat16 between the arrays and dtypes, applied left to right (the standard
@@ -167,7 +175,7 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
         else:
             scalars.append(kind)
     if not dtypes:
-        raise ValueError("result_type: at least one array or dtype is needed (Python scalars alone have no dtype)")
+        raise _ScalarsOnly("result_type: at least one array or dtype is needed (Python scalars alone have no dtype)")
     # The core's rule, the one hrxarray's ufuncs apply (array/operands.h result_type: NEP 50).
     return _core._result_type(dtypes, "".join(scalars))
 

@@ -80,8 +80,10 @@ def _axis_pairs(axes: Any, a: DeviceArray, b: DeviceArray, op: str) -> tuple[lis
     return list(_axes(xa, a.ndim, op)), list(_axes(xb, b.ndim, op))
 
 
-def tensordot(x1: DeviceArray, x2: DeviceArray, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> DeviceArray:
+def tensordot(x1: DeviceArray, x2: DeviceArray, /, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> DeviceArray:
     """Sum of products over ``axes`` (the last ``axes`` of x1 with the first of x2, or explicit pairs).
+
+    ``axes`` may be given by position, as NumPy's ``tensordot(a, b, 1)``.
 
     The result has x1's remaining axes followed by x2's, and matmul's dtype.
     """

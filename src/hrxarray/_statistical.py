@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _array, _core, _manipulation, _searching
+from . import _array, _core, _manipulation
 from ._array import DeviceArray, _axes, _device, _dtype, _flag, _operand, _sum_dtype, _ufunc_reduce
 from ._complex import real
 from ._sorting import sort
@@ -409,18 +409,9 @@ def _np_min(a, axis=None, out=None, keepdims=False, **kw):
     return min(a, axis=axis, out=out, keepdims=keepdims)
 
 
-def _np_nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    if kw:
-        raise TypeError(f"hrxarray's nansum does not take {sorted(kw)}")
-    x = _device(a, "nansum")
-    if x.dtype.kind in "fc":
-        x = _searching.where(_U["isnan"](x), 0, x)
-    return sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-
-
 _array._ARRAY_FUNCTIONS.update({
     np.sum: sum, np.prod: prod, np.max: _np_max, np.amax: _np_max, np.min: _np_min, np.amin: _np_min,
-    np.mean: mean, np.any: any, np.all: all, np.nansum: _np_nansum,
+    np.mean: mean, np.any: any, np.all: all,
 })
 
 

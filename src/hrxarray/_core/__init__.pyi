@@ -1031,9 +1031,18 @@ class DeviceArray:
         lanes.
         """
 
-    def to_device(self, device: Placement, /, *, stream: object = None) -> DeviceArray:
+    def to_device(self, device: Placement | str, /, *, stream: object = None) -> DeviceArray:
         """
         The array API's spelling of to(): this array on the device (a placement) given; stream must be None.
+
+        ``"cpu"`` names host memory: the result is a DeviceArray in ``hx.HostVisible()`` (the array API keeps
+        the namespace: to_device returns the library's array). ``x.get()``/``hx.asnumpy(x)`` give NumPy arrays.
+        """
+
+    def get(self, stream: object = None, order: str = 'C', out: object = None) -> numpy.typing.NDArray[Any]:
+        """
+        A NumPy copy of this array (CuPy's ``get``; waits for its producers); ``stream``/``order``/``out`` as CuPy's
+        (no streams; only order 'C'; ``out`` a NumPy array of this shape to copy into).
         """
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType:
@@ -1078,7 +1087,7 @@ class DeviceArray:
 
     def __array_ufunc__(self, uf: object, method: str, *inputs: object, **kwargs: object) -> Any:
         """
-        NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__ and reduce); others raise TypeError.
+        NumPy ufuncs on DeviceArrays run as hrxarray ufuncs (__call__, reduce, outer; accumulate for add and multiply); others raise TypeError.
         """
 
     def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> Any:
@@ -1135,15 +1144,6 @@ class DeviceArray:
     def swapaxes(self, axis1: int, axis2: int) -> DeviceArray:
         """hrxarray.swapaxes of this array (a view)."""
 
-    def nonzero(self) -> tuple[DeviceArray, ...]:
-        """hrxarray.nonzero of this array."""
-
-    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmax of this array."""
-
-    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
-        """hrxarray.argmin of this array."""
-
     def sort(self, axis: int = -1, kind: str | None = None, order: None = None) -> None:
         """
         Sort this array in place along axis (NumPy's a.sort(): stable, NaNs last), asynchronously.
@@ -1191,6 +1191,15 @@ class DeviceArray:
 
     def dot(self, b: object, out: object = None) -> DeviceArray:
         """hrxarray.dot of this array and b."""
+
+    def nonzero(self) -> tuple[DeviceArray, ...]:
+        """hrxarray.nonzero of this array."""
+
+    def argmax(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmax of this array."""
+
+    def argmin(self, axis: object = None, keepdims: bool = False) -> DeviceArray:
+        """hrxarray.argmin of this array."""
 
     def __getitem__(self, key: object) -> DeviceArray:
         """

@@ -1,0 +1,51 @@
+"""NumPy-breadth functions against NumPy in the same run on the same data: median, bincount,
+histogram and convolve (issue 28's targets: >= 1x NumPy). Each hx call includes its wait, so a
+figure is the time to have the result. Ratio = NumPy's time / ours (> 1: hx is faster).
+
+Writes bench/results/numpy_breadth.json. Run: python bench/numpy_breadth.py [repeats=5] [n=2097152]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+
+import numpy as np
+
+import hrxarray as hx
+from _common import alternating_timings_s, save_results
+
+
+def main(repeats: int = 5, n: int = 1 << 21) -> None:
+    rng = np.random.default_rng(0)
+    f = rng.standard_normal(n)
+    ints = rng.integers(0, 1000, n)
+    sig = rng.standard_normal(1 << 17)
+    ker = rng.standard_normal(31)
+    xf, xi, xs, xk = hx.asarray(f), hx.asarray(ints), hx.asarray(sig), hx.asarray(ker)
+    cases = {
+        f"median of {n:,} float64": (lambda: hx.median(xf), lambda: np.median(f)),
+        f"nanmedian of {n:,} float64": (lambda: hx.nanmedian(xf), lambda: np.nanmedian(f)),
+        f"bincount of {n:,} ints < 1000": (lambda: hx.bincount(xi), lambda: np.bincount(ints)),
+        f"histogram of {n:,} float64, 100 bins": (lambda: hx.histogram(xf, 100)[0], lambda: np.histogram(f, 100)),
+        f"convolve {sig.size:,} x {ker.size} float64": (lambda: hx.convolve(xs, xk), lambda: np.convolve(sig, ker)),
+    }
+    rows, measured = [], {}
+    for name, (ours, peer) in cases.items():
+        def run_ours(fn=ours):
+            fn().block_until_ready()
+
+        t_ours, t_peer = alternating_timings_s(run_ours, peer, repeats)
+        o, p = statistics.median(t_ours) * 1e3, statistics.median(t_peer) * 1e3
+        measured[name] = {"hx_s": t_ours, "numpy_s": t_peer}
+        rows.append({"figure": f"{name} (ms, median of {repeats})", "value": o, "unit": "ms", "peer": "numpy",
+                     "peer_value": p, "ratio": p / o, "ratio_label": "NumPy time / ours"})
+        print(f"{name:44s} hx {o:8.2f} ms   numpy {p:8.2f} ms   ratio {p / o:5.2f}x", flush=True)
+    save_results("numpy_breadth", {"figure": "NumPy-breadth functions vs NumPy", "n": n, "repeats": repeats,
+                                   "threads": int(os.environ.get("HRXARRAY_NUM_THREADS", 0)) or os.cpu_count(),
+                                   "numpy": np.__version__, "table": rows, "measured_s": measured})
+
+
+if __name__ == "__main__":
+    main(*(int(v) for v in sys.argv[1:3]))
