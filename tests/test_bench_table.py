@@ -14,6 +14,9 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 def load(name):
     """Import bench/<name>.py as a module (bench/ is not a package; its scripts import _common)."""
     sys.path.insert(0, str(BENCH))
+    # A script's `import _common` must not leave bench/_common.py as the
+    # `_common` of later tests (examples/ has its own).
+    before = sys.modules.get("_common")
     try:
         spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
@@ -21,6 +24,10 @@ def load(name):
         return mod
     finally:
         sys.path.remove(str(BENCH))
+        if before is None:
+            sys.modules.pop("_common", None)
+        else:
+            sys.modules["_common"] = before
 
 
 HOST_A = {"cpu": "Intel Xeon w9-3495X", "cpus": 112, "os": "Linux-6.8", "python": "3.12.1", "numpy": "2.3.0",
