@@ -69,8 +69,25 @@ def alternating_timings_s(ours, peer, repeats: int) -> tuple[list[float], list[f
     return t_ours, t_peer
 
 
+# The ISA features that decide the kernels' paths (issue 27): recorded with every figure.
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags as /proc/cpuinfo lists them (empty where there is no such file)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
 def host_description() -> dict:
-    """The machine a figure is measured on: CPU model and count, OS, Python, NumPy, hrxarray's kernel paths."""
+    """The machine a figure is measured on: CPU model and count (and the CPUs this process may use), its ISA
+    flags (ISA_FLAGS), OS, Python, NumPy, hrxarray's kernel paths and the kernels' thread count."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -81,6 +98,11 @@ def host_description() -> dict:
     except OSError:
         pass
     info = {"cpu": cpu, "cpus": os.cpu_count(), "os": platform.platform(), "python": platform.python_version()}
+    if hasattr(os, "sched_getaffinity"):
+        info["cpus_usable"] = len(os.sched_getaffinity(0))
+    flags = cpu_flags()
+    info["isa"] = {f: f in flags for f in ISA_FLAGS}
+    info["HRXARRAY_NUM_THREADS"] = os.environ.get("HRXARRAY_NUM_THREADS")
     try:
         import numpy
 
@@ -88,7 +110,11 @@ def host_description() -> dict:
 
         info["numpy"] = numpy.__version__
         info["backend"] = hx.Runtime().backend
-        info["kernel_path"] = hx._core.cpu_features()["kernel_path"]
+        features = hx._core.cpu_features()
+        info["kernel_path"] = features["kernel_path"]
+        if not flags:  # no /proc/cpuinfo: what cpuid told the kernels
+            info["isa"] = {f: bool(features.get(f, False)) for f in ISA_FLAGS}
+        info["threads"] = hx._core.numerics.matmul_num_threads()
         info["kernel_families"] = dict(hx._core.numerics.kernel_paths())
     except Exception as exc:  # the figure is still worth recording
         info["hrxarray"] = f"not importable: {exc}"

@@ -84,6 +84,10 @@ EXPLAIN = {
     "including its wait: sort/argsort/cumsum of 16 M float32, an axis-0 sum of 4096², boolean-mask and "
     "integer-array gathers and take of 16 M, linalg.solve 2048² (both OpenBLAS gesv), fft.fft of 2^20 complex64 "
     "(both pocketfft), and the sustained per-call cost of 2,000 one-element hx.add(out=) then one wait.",
+    "thread_scaling": "The sustained tiny-op cost (2,000 one-element `hx.add(out=)` then one wait, per call, against "
+    "`np.add(out=)`) and the pair-order bf16 GEMM (`hx.numerics.matmul`, n = 256 and 1,024, GFLOP/s against "
+    "`np.matmul` float32) in one child process per thread count {thread_counts} (`HRXARRAY_NUM_THREADS`, and "
+    "OpenBLAS's threads for the peer, set to it), then each GEMM's scaling from the smallest count against the ideal.",
     "random_numbers": "hx.random (Philox4x32-10 on the compute lane) against numpy.random.Generator (PCG64) "
     "on 16 M values, into reused (out=) and fresh results.",
     "math_ufuncs": "The hx float32 math ufuncs (hrx::fmath's vector kernels) against NumPy's float32 loops on "
@@ -346,6 +350,11 @@ def host_long(d):
         text += f", NumPy {h['numpy']}"
     if "kernel_path" in h:
         text += f"; hrxarray backend `{h.get('backend', '?')}`, CPU kernel path `{h['kernel_path']}`"
+    if isinstance(h.get("isa"), dict):
+        have = [f for f, on in h["isa"].items() if on]
+        text += f"; ISA: {', '.join(have) if have else 'none of ' + ', '.join(h['isa'])}"
+    if "threads" in h:
+        text += f"; {h['threads']} kernel thread(s)"
     return text
 
 

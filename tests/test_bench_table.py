@@ -14,6 +14,9 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 def load(name):
     """Import bench/<name>.py as a module (bench/ is not a package; its scripts import _common)."""
     sys.path.insert(0, str(BENCH))
+    # A script's `import _common` must not leave bench/_common.py as the
+    # `_common` of later tests (examples/ has its own).
+    before = sys.modules.get("_common")
     try:
         spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
@@ -21,6 +24,10 @@ def load(name):
         return mod
     finally:
         sys.path.remove(str(BENCH))
+        if before is None:
+            sys.modules.pop("_common", None)
+        else:
+            sys.modules["_common"] = before
 
 
 HOST_A = {"cpu": "Intel Xeon w9-3495X", "cpus": 112, "os": "Linux-6.8", "python": "3.12.1", "numpy": "2.3.0",
@@ -98,3 +105,41 @@ def test_a_partial_run_keeps_the_other_figures_hosts_and_dates(bench, monkeypatc
     assert f"on {here['cpu']} ({here['cpus']} logical CPUs)" in b and "2026-11-02" not in b
     assert "| fake rate | 4.000 GB/s |" in b
     assert f"| `alpha` | 2026-10-01 09:30 UTC | Intel Xeon w9-3495X (112 CPUs) | — | — | — |" in text
+
+
+def test_the_host_line_names_its_isa_and_thread_count(bench):
+    run, results = bench
+    host = {**HOST_A, "isa": {"avx2": True, "fma": True, "avx512f": True, "avx512_bf16": True, "amx_tile": False,
+                              "amx_bf16": False}, "threads": 16}
+    (results / "alpha.json").write_text(json.dumps(figure(2.0, host, "2026-10-01T09:30:00+00:00")))
+    a = section(run.render(run.collect(results)), "alpha")
+    assert "ISA: avx2, fma, avx512f, avx512_bf16; 16 kernel thread(s)" in a
+    assert "amx" not in a.split("ISA:", 1)[1].split(".", 1)[0]
+    # What this host records: each flag as /proc/cpuinfo lists it.
+    common = load("_common")
+    here = common.host_description()
+    assert set(here["isa"]) == set(common.ISA_FLAGS)
+    flags = common.cpu_flags()
+    if flags:
+        assert all(here["isa"][f] == (f in flags) for f in common.ISA_FLAGS)
+    assert here["threads"] >= 1
+
+
+def test_thread_scaling_table():
+    ts = load("thread_scaling")
+    assert ts.thread_counts(2) == [1, 2]
+    assert ts.thread_counts(12) == [1, 2, 4, 8]
+    assert ts.thread_counts(64) == [1, 2, 4, 8, 16]
+    assert ts.thread_counts(0) == [1]
+    runs = {str(t): {"threads": t, "tiny_add_us": {"ours": 1.0 + t, "numpy": 0.25},
+                     "gemm_256_gflops": {"ours": 10.0 * t, "numpy": 20.0 * t},
+                     "gemm_1024_gflops": {"ours": 30.0 * t * 0.9, "numpy": 25.0 * t}} for t in (1, 2, 4)}
+    rows = {r["figure"]: r for r in ts.table({"runs": runs})}
+    tiny = rows["tiny hx.add(out=) per call, 2 thread(s) (target ≤ 2 µs, ≤ 5x np.add)"]
+    assert tiny["value"] == 3.0 and tiny["ratio"] == 12.0
+    g = rows["pair-order bf16 matmul n = 1,024, 4 thread(s)"]
+    assert g["value"] == 108.0 and g["peer_value"] == 100.0 and abs(g["ratio"] - 1.08) < 1e-12
+    s = rows["matmul n = 1,024 scaling 1 → 4 threads (ideal 4x)"]
+    assert abs(s["value"] - 4.0) < 1e-12 and s["peer_value"] == 4.0 and abs(s["ratio"] - 1.0) < 1e-12
+    assert "matmul n = 256 scaling 1 → 2 threads (ideal 2x)" in rows
+    assert len(rows) == 3 + 2 * 3 + 2 * 2

@@ -221,6 +221,73 @@ def test_submissions_from_four_python_threads(rt):
     assert s.submissions == s.completions == 4 * iterations
 
 
+def test_more_submitters_and_lanes_than_cpus():
+    """16 Python threads on 4 runtimes (20 lane threads) on a host with a few CPUs, each submitting chains of
+    one-lane graphs on three lanes without waiting in between (fill on compute -> copy on upload -> host
+    region on host, the hazards order them), against a small capacity, plus 8 threads of tiny array
+    operations on the default runtime: every chain is seen in order by its host regions and every sum is
+    whole. The lanes' spin-then-park (Note [Lanes park after spinning]) must neither lose a wake-up (a
+    hang, caught by the watchdog) nor starve the submitters."""
+    runtimes = [hx.Runtime(max_submissions=6) for _ in range(4)]
+    rounds, adds = 40, 300
+    errors, seen = [], {t: [] for t in range(16)}
+
+    def submit(eg):
+        while True:
+            try:
+                return eg.submit()
+            except hx.BusyError:  # capacity: the lanes catch up
+                time.sleep(0.0002)
+
+    def chains(t):
+        try:
+            rt = runtimes[t % 4]
+            a, b = hv(rt), hv(rt)
+            last = None
+            for k in range(rounds):
+                g = rt.graph()
+                g.fill(a, k)
+                fill = g.prepare()
+                g = rt.graph()
+                g.copy_on(b, a, "upload")
+                copy = g.prepare()
+                g = rt.graph()
+                g.host(lambda v, k=k: seen[t].append((k, int(v[0]), int(v[-1]))), [(b, R)])
+                check = g.prepare()
+                for eg in (fill, copy, check):
+                    last = submit(eg)
+            assert last.wait(WAIT_S * 3), f"thread {t} timed out"
+            last.result()
+        except BaseException as e:  # reported below
+            errors.append((t, e))
+
+    def sums(t):
+        try:
+            z, one = hx.zeros(1, np.float32), hx.ones(1, np.float32)
+            for _ in range(adds):
+                hx.add(z, one, out=z)
+            assert hx.to_numpy(z)[0] == adds, f"adder {t}"
+        except BaseException as e:
+            errors.append((100 + t, e))
+
+    with watchdog():
+        threads = [threading.Thread(target=chains, args=(t,)) for t in range(16)]
+        threads += [threading.Thread(target=sums, args=(t,)) for t in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(WAIT_S * 9)
+            assert not th.is_alive()
+    assert not errors, errors
+    for t in range(16):
+        assert seen[t] == [(k, k, k) for k in range(rounds)], t
+    for rt in runtimes:
+        rt.drain()
+        assert rt.pending() == 0
+        s = rt.statistics()
+        assert s.submissions == s.completions == 4 * 3 * rounds
+
+
 # --------------------------------------------------------------------------
 # completions: asyncio, callbacks, waits, cancel
 

@@ -97,6 +97,7 @@ void Scheduler::fail_stuck(const std::string& op, const char* why) const {
 void Scheduler::refuse_stuck_wait(const std::string& op, const StorageState* storage,
                                   const CompletionState* completion) {
     std::lock_guard<std::mutex> lock(mu_);
+    take_inbox_locked();  // Note [The submission inbox]: those are pending too
     if (completion && completion == t_running->completion.get())
         fail_stuck(op, "its own submission to finish");
     for (const auto& lease : t_running->leases)
@@ -185,7 +186,12 @@ Scheduler::Scheduler(RuntimeCore* runtime) : runtime_(runtime), creator_pid_(sta
     watch_forks();
 }
 
-Scheduler::~Scheduler() = default;
+Scheduler::~Scheduler() {
+    // Normally both are empty here (their submissions hold the runtime, which
+    // holds this scheduler); a fork child's teardown may leave some.
+    Retired(inbox_.exchange(nullptr)).clear();
+    Retired(retired_.exchange(nullptr)).clear();
+}
 
 // Note [Spreading lanes]: on Linux a woken thread is usually placed on the
 // CPU it last ran on or on the waker's, and an idle CPU counts as busy when
@@ -292,6 +298,21 @@ void Scheduler::wake_all_lanes() {
 // no waiter and costs nothing. The poll yields the CPU between checks, so a
 // thread with work on the same CPU is not held up, and it ends after
 // kLanePoll; a lane that was woken without work blocks at once.
+//
+// Note [Lanes park after spinning]: the poll above is the spin half of a
+// spin-then-park. A submission through the inbox (Note [The submission
+// inbox]) takes no mutex, so it cannot rely on the lane holding mu_ to see
+// its signal: instead a lane about to block sets lane_parked_ under mu_,
+// then re-reads its signal counter against the value it saw when it last
+// looked for work, and waits (still under mu_) only if it is unchanged; the
+// submitter bumps the counter, then reads lane_parked_ (both sequentially
+// consistent: one of the two sees the other's write) and only when it finds
+// the lane parked takes mu_ (the lane holds it until its wait has begun) and
+// notifies. So a busy or spinning lane costs its submitter one atomic add
+// and one load, with no futex; only a parked lane (idle for kLanePoll) costs
+// a wake-up, as any sleeping thread does. The spin is bounded and yields the
+// CPU every 64 pauses, so with more lanes and submitters than CPUs (8-16 on
+// 2 here) the spinners do not hold up the threads with work.
 namespace {
 constexpr std::chrono::microseconds kLanePoll{100};
 }
@@ -313,30 +334,123 @@ void Scheduler::wake_waiting_lanes_locked(Lane self) {
         if (l != static_cast<int>(self) && lane_waiting_[l] > 0 && !lane_busy_[l]) signal_lane(l);
 }
 
+// Note [The submission inbox]: a loop of array operations submits a
+// one-region task every microsecond or so, and the lane that runs it takes
+// the scheduler mutex around every region. When the submitter took that
+// mutex too, the two threads met on it at almost every operation; a
+// contended std::mutex sleeps in the kernel (a futex wait, and a futex wake
+// for the holder): a syscall pair per operation, and on a virtualised host a
+// cross-CPU interrupt too, which made the per-operation cost depend on the
+// host's syscall price (4-6 us on a 16-CPU VM, against about 1.4 here). So a
+// submission with regions on one lane only and no producers (every array
+// operation, and a one-lane graph) does not take the mutex: it is pushed on
+// a lock-free stack (inbox_, one compare-and-swap) and its lane's signal
+// counter is bumped; a lane moves the stack into pending_ (oldest first)
+// when it next holds the mutex, before it looks for work. A submission that
+// does take the mutex (several lanes, or producers) moves the inbox into
+// pending_ first, and so does every reader of pending_ (drain, the stuck-wait
+// check), so pending_ keeps the order of submission: the whole-graph hazard
+// order across submissions (HRX §2.3) is unchanged, whichever lane's queue a
+// submission is meant for. The lane's own wake-up costs nothing while it is
+// running or spinning (Note [Lanes park after spinning]).
+void Scheduler::take_inbox_locked() {
+    Submission* head = inbox_.exchange(nullptr, std::memory_order_acquire);
+    if (!head) return;
+    Submission* oldest = nullptr;  // reverse: the stack is newest first
+    while (head) {
+        Submission* next = head->link;
+        head->link = oldest;
+        oldest = head;
+        head = next;
+    }
+    while (oldest) {
+        Submission* s = oldest;
+        oldest = s->link;
+        s->link = nullptr;
+        pending_.push_back(std::move(s->keep));
+        s->self = std::prev(pending_.end());
+        for (int l = 0; l < kLaneCount; ++l) lane_waiting_[l] += s->waiting_on_lane[l];
+    }
+}
+
+Retired Scheduler::take_retired() {
+    if (retired_.load(std::memory_order_relaxed) == nullptr) return Retired();
+    return Retired(retired_.exchange(nullptr, std::memory_order_acquire));
+}
+
+void Scheduler::retire(std::shared_ptr<Submission> sub) {
+    Submission* s = sub.get();
+    s->keep = std::move(sub);
+    Submission* head = retired_.load(std::memory_order_relaxed);
+    do s->link = head;
+    while (!retired_.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
+}
+
+Retired& Retired::operator=(Retired&& o) noexcept {
+    if (this != &o) {
+        clear();
+        head_ = std::exchange(o.head_, nullptr);
+    }
+    return *this;
+}
+
+std::shared_ptr<Submission> Retired::pop() {
+    if (!head_) return nullptr;
+    Submission* s = head_;
+    head_ = s->link;
+    s->link = nullptr;
+    return std::move(s->keep);
+}
+
+void Retired::clear() {
+    while (head_) pop();  // each may drop the last handle on the runtime
+}
+
 Retired Scheduler::enqueue(std::shared_ptr<Submission> sub) {
     bool lanes[kLaneCount] = {};
     bool roots[kLaneCount] = {};  // lanes with a region that can start at once
-    Retired dead;  // Note [Freed where allocated]
+    int lane_count = 0;
     for (const auto& r : sub->graph->regions) {
         ++sub->waiting_on_lane[static_cast<int>(r.lane)];
+        lane_count += !lanes[static_cast<int>(r.lane)];
         lanes[static_cast<int>(r.lane)] = true;
         if (r.deps.empty()) roots[static_cast<int>(r.lane)] = true;
     }
+    pending_count_.fetch_add(1, std::memory_order_relaxed);
+    if (lane_count == 1 && sub->after.empty()) {
+        // Note [The submission inbox].
+        int lane = 0;
+        while (!lanes[lane]) ++lane;
+        Submission* s = sub.get();
+        s->keep = std::move(sub);
+        Submission* head = inbox_.load(std::memory_order_relaxed);
+        do s->link = head;
+        while (!inbox_.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
+        // Note [Lanes park after spinning]: the bump and the parked check are
+        // sequentially consistent against the lane's parked store and its
+        // re-check of the counter: one of the two sees the other.
+        lane_signal_[lane].fetch_add(1, std::memory_order_seq_cst);
+        if (lane_parked_[lane].load(std::memory_order_seq_cst)) {
+            // It holds mu_ from its parked store until its wait releases it.
+            { std::lock_guard<std::mutex> lock(mu_); }
+            lane_cv_[lane].notify_one();
+        }
+        return take_retired();
+    }
     {
         std::lock_guard<std::mutex> lock(mu_);
-        dead.swap(retired_);
+        take_inbox_locked();  // every earlier submission goes first
         pending_.push_back(sub);
-        pending_count_.store(pending_.size(), std::memory_order_relaxed);
         sub->self = std::prev(pending_.end());
         if (!sub->after.empty()) settle_all_ = true;  // a producer may have failed already
         for (int l = 0; l < kLaneCount; ++l) lane_waiting_[l] += sub->waiting_on_lane[l];
         if (sub->after.empty()) spread_lanes_locked(roots);
         for (int l = 0; l < kLaneCount; ++l)
-            if (lanes[l]) lane_signal_[l].fetch_add(1, std::memory_order_release);
+            if (lanes[l]) lane_signal_[l].fetch_add(1, std::memory_order_seq_cst);
     }
     for (int l = 0; l < kLaneCount; ++l)
         if (lanes[l]) lane_cv_[l].notify_one();
-    return dead;
+    return take_retired();
 }
 
 void Scheduler::poke() {
@@ -353,12 +467,16 @@ void Scheduler::drain() {
     check_not_forked("drain");
     const bool callback_thread = t_callbacks_of == this;
     std::unique_lock<std::mutex> lock(mu_);
-    auto idle = [&] { return pending_.empty() && releasing_ == 0 && (callback_thread || idle_locked()); };
+    auto idle = [&] { return idle_submissions_locked() && (callback_thread || idle_locked()); };
     // On one of its own lanes, the running region's submission is pending.
     if (running_here() == this) fail_stuck("drain", "every pending submission, its own included, to finish");
     for (;;) {
-        idle_cv_.wait(lock, idle);
-        if (retired_.empty()) return;
+        // What was submitted before drain() began is waited for: from the
+        // inbox into pending_ (Note [The submission inbox]).
+        take_inbox_locked();
+        idle_cv_.wait(lock, [&] { return idle() || inbox_.load(std::memory_order_acquire) != nullptr; });
+        if (!idle()) continue;
+        if (retired_.load(std::memory_order_acquire) == nullptr) return;
         bury(lock);  // what they hold (storage, budget) is released when drain() returns
     }
 }
@@ -369,21 +487,22 @@ void Scheduler::drain() {
 // that arena's lock, which the submitter holds for its next allocations: in
 // a loop of small operations the two threads took turns on that lock, with a
 // futex wake-up each time (a fifth of a one-element operation's time on two
-// CPUs). So retired submissions wait in retired_ and the submitter destroys
-// them after its next enqueue (once it holds no lock: what they hold may be
-// Python objects whose release takes the GIL), where the memory goes back to its own cache; a
-// lane destroys them itself only when it is about to block (the submitter
-// has stopped), and drain() before it returns.
+// CPUs). So retired submissions wait in retired_ (a lock-free chain: the
+// submitter takes it without the scheduler mutex) and the submitter destroys
+// or reuses them after its next enqueue (once it holds no lock: what they
+// hold may be Python objects whose release takes the GIL), where the memory
+// goes back to its own cache; a lane destroys them itself only when it is
+// about to block (the submitter has stopped), and drain() before it returns.
+// The list node of pending_ is the lane's own (Note [The submission inbox]):
+// lanes allocate and free it.
 void Scheduler::bury(std::unique_lock<std::mutex>& lock) {
-    Retired dead;
-    dead.swap(retired_);
-    const size_t n = dead.size();
-    releasing_ += n;  // drain() waits for these too
+    Retired dead = take_retired();
+    releasing_ += 1;  // drain() waits for these too
     lock.unlock();
     dead.clear();  // may drop the last handle on the runtime
     lock.lock();
-    releasing_ -= n;
-    if (pending_.empty() && releasing_ == 0) idle_cv_.notify_all();
+    releasing_ -= 1;
+    if (idle_submissions_locked()) idle_cv_.notify_all();
 }
 
 // Note [Room in batches]: a thread outside the lanes that finds the runtime
@@ -401,11 +520,11 @@ constexpr std::chrono::milliseconds kRoomBatchWait{2};
 void Scheduler::wait_for_room(size_t limit) {
     check_not_forked("wait for room");
     std::unique_lock<std::mutex> lock(mu_);
-    auto room = [&] { return pending_.size() < limit || stopping_ || closed_.load(); };
+    auto room = [&] { return pending_count_.load(std::memory_order_relaxed) < limit || stopping_ || closed_.load(); };
     if (running_here() != this) {
         if (room()) return;
         const size_t low = limit / 2;
-        auto roomy = [&] { return pending_.size() <= low || stopping_ || closed_.load(); };
+        auto roomy = [&] { return pending_count_.load(std::memory_order_relaxed) <= low || stopping_ || closed_.load(); };
         ++room_waiters_;
         room_low_mark_ = std::max(room_low_mark_, low);
         // A backlog that cannot shrink that far (submissions held up by
@@ -417,6 +536,7 @@ void Scheduler::wait_for_room(size_t limit) {
         return;
     }
     while (!room()) {
+        take_inbox_locked();
         if (stuck_locked().size() >= limit)
             fail_stuck("runtime submission capacity exhausted (" + std::to_string(limit) + " pending)",
                        "room among pending submissions that need this lane or are ordered after its own");
@@ -468,7 +588,7 @@ void Scheduler::callback_worker() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
         if (callbacks_.empty()) {
-            if (stopping_ && pending_.empty() && releasing_ == 0) return;
+            if (stopping_ && idle_submissions_locked()) return;
             callback_cv_.wait(lock);
             continue;
         }
@@ -516,11 +636,11 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     // so `submit().wait()` in a loop never finds the slot still held.
     sub->slot.reset();
     runtime_->count_completion();
-    retired_.splice(retired_.end(), pending_, it);  // Note [Freed where allocated]
-    pending_count_.store(pending_.size(), std::memory_order_relaxed);
+    pending_.erase(it);  // the submission goes to retired_ once its completion is finished
+    const size_t left = pending_count_.fetch_sub(1, std::memory_order_relaxed) - 1;
     // Note [Room in batches]. A lane thread waiting for room polls with a
     // timeout, so only the batch waiters need this.
-    if (room_waiters_ > 0 && pending_.size() <= room_low_mark_) room_cv_.notify_all();
+    if (room_waiters_ > 0 && left <= room_low_mark_) room_cv_.notify_all();
     ++releasing_;
     finished->push_back(std::move(sub));
 }
@@ -608,8 +728,14 @@ void Scheduler::worker(Lane lane) {
 #endif
     std::unique_lock<std::mutex> lock(mu_);
     bool worked = false;  // ran a region since it last blocked
+    const auto& signal = lane_signal_[static_cast<int>(lane)];
+    auto& parked = lane_parked_[static_cast<int>(lane)];
+    std::vector<std::shared_ptr<Submission>> finished;
     for (;;) {
-        std::vector<std::shared_ptr<Submission>> finished;
+        // Every signal before this load is seen by the look for work below
+        // (Note [The submission inbox]); a later one ends the spin or the park.
+        const uint64_t seen = signal.load(std::memory_order_seq_cst);
+        take_inbox_locked();
         settle_locked(&finished);
         size_t r = 0;
         Submission* sub = find_runnable(lane, &r);
@@ -656,8 +782,10 @@ void Scheduler::worker(Lane lane) {
             }
             // Queued before `releasing_` drops, so drain() never sees a gap.
             post_callbacks(std::move(callbacks));
-            // Dropping the submissions may drop the last handle on the runtime.
+            // To the submitters (Note [Freed where allocated]); this thread
+            // touches them no more.
             const size_t released = finished.size();
+            for (auto& f : finished) retire(std::move(f));
             finished.clear();
             lock.lock();
             releasing_ -= released;
@@ -680,28 +808,30 @@ void Scheduler::worker(Lane lane) {
             lock.lock();
             continue;
         }
-        if (stopping_ && pending_.empty()) {
-            if (!retired_.empty()) {
+        if (stopping_ && pending_.empty() && inbox_.load(std::memory_order_acquire) == nullptr) {
+            if (retired_.load(std::memory_order_acquire) != nullptr) {
                 bury(lock);
                 continue;
             }
             return;
         }
         if (std::exchange(worked, false) && !stopping_) {
-            // Note [Lanes poll before sleeping]. Signals are bumped under mu_,
-            // so one that comes after the check below finds this lane waiting.
-            const auto& signal = lane_signal_[static_cast<int>(lane)];
-            const uint64_t seen = signal.load(std::memory_order_acquire);
+            // Note [Lanes poll before sleeping].
             lock.unlock();
             poll_until(kLanePoll, /*yield=*/true, [&] { return signal.load(std::memory_order_acquire) != seen; });
             lock.lock();
-            if (signal.load(std::memory_order_acquire) != seen || settle_all_ || stopping_) continue;
+            continue;  // looks again (a signal may have come before the poll began)
         }
-        if (!retired_.empty()) {
+        if (retired_.load(std::memory_order_acquire) != nullptr) {
             bury(lock);
             continue;
         }
-        lane_cv_[static_cast<int>(lane)].wait(lock);
+        // Note [Lanes park after spinning]: a submission that comes after the
+        // parked store sees it and notifies under mu_ (held from here to the
+        // wait); one that came before it bumped the signal, seen here.
+        parked.store(true, std::memory_order_seq_cst);
+        if (signal.load(std::memory_order_seq_cst) == seen && !settle_all_) lane_cv_[static_cast<int>(lane)].wait(lock);
+        parked.store(false, std::memory_order_relaxed);
     }
 }
 

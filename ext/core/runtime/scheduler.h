@@ -6,6 +6,8 @@
 // and the destruction of anything that may end a runtime happen outside that
 // mutex: callbacks take the GIL, and a Python thread holding the GIL may be
 // waiting for the mutex. Lock order: scheduler mutex, then a storage mutex.
+// One-lane submissions reach pending_ through a lock-free inbox instead of
+// taking the mutex (Note [The submission inbox] in scheduler.cpp).
 //
 // Note [Lane threads never wait]: a lane thread runs Python only inside a
 // host region, and a host region that blocks on the runtime (a wait for a
@@ -42,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "errors.h"
@@ -173,7 +176,28 @@ struct TraceEvent {
 };
 
 struct Submission;
-using Retired = std::list<std::shared_ptr<Submission>>;
+
+// Finished submissions handed back to a submitting thread (Note [Freed where
+// allocated] in scheduler.cpp): a chain it owns, destroyed with it. A
+// submitting thread may take one out to reuse its storage (Note [Pooled task
+// storage] in runtime/task.cpp).
+class Retired {
+public:
+    Retired() = default;
+    explicit Retired(Submission* chain) : head_(chain) {}
+    Retired(Retired&& o) noexcept : head_(std::exchange(o.head_, nullptr)) {}
+    Retired& operator=(Retired&& o) noexcept;
+    Retired(const Retired&) = delete;
+    Retired& operator=(const Retired&) = delete;
+    ~Retired() { clear(); }
+    bool empty() const { return head_ == nullptr; }
+    // Takes the first one out of the chain (null when empty).
+    std::shared_ptr<Submission> pop();
+    void clear();
+
+private:
+    Submission* head_ = nullptr;
+};
 
 class Scheduler : public std::enable_shared_from_this<Scheduler>, public LaneWaits {
 public:
@@ -185,6 +209,9 @@ public:
     // no lock (Note [Freed where allocated] in scheduler.cpp).
     [[nodiscard]] Retired enqueue(std::shared_ptr<Submission> sub);
     size_t pending() const;
+    // Finished submissions not yet destroyed, for the caller to destroy or
+    // reuse once it holds no lock. Lock-free.
+    [[nodiscard]] Retired take_retired();
     // Wake the workers to re-check cancellations and producers.
     void poke();
     // Wait until no submission is pending and every completion callback has
@@ -237,15 +264,23 @@ private:
     // retire while this thread's running region does not return. Under mu_.
     std::vector<const Submission*> stuck_locked() const;
     [[noreturn]] void fail_stuck(const std::string& op, const char* why) const;
-    bool idle_locked() const { return pending_.empty() && releasing_ == 0 && callbacks_.empty() && callbacks_running_ == 0; }
+    bool idle_locked() const { return idle_submissions_locked() && callbacks_.empty() && callbacks_running_ == 0; }
     Submission* find_runnable(Lane lane, size_t* region);
     void settle_locked(std::vector<std::shared_ptr<Submission>>* finished);
+    // Note [The submission inbox]: moves what was pushed there into pending_,
+    // in submission order. Under mu_.
+    void take_inbox_locked();
+    bool idle_submissions_locked() const {
+        return pending_.empty() && releasing_ == 0 && inbox_.load(std::memory_order_acquire) == nullptr;
+    }
     std::list<std::shared_ptr<Submission>>::iterator settle_one(std::list<std::shared_ptr<Submission>>::iterator it,
                                                                std::vector<std::shared_ptr<Submission>>* finished);
     void finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                          std::vector<std::shared_ptr<Submission>>* finished);
     // Destroys the retired submissions outside mu_ (held on entry and on return).
     void bury(std::unique_lock<std::mutex>& lock);
+    // Note [Freed where allocated]: pushes a finished submission on retired_.
+    void retire(std::shared_ptr<Submission> sub);
     // Runs one region outside the mutex; true on success. The caller marks it final.
     bool run_region(Submission& sub, size_t region, Lane lane);
     // Note [Lanes hand dispatches to queues]: a fill, copy or kernel op.
@@ -269,10 +304,18 @@ private:
     size_t room_waiters_ = 0;          // threads outside the lanes in wait_for_room, under mu_
     size_t room_low_mark_ = 0;         // they wake when pending_ is this small (Note [Room in batches])
     std::list<std::shared_ptr<Submission>> pending_;
-    // Retired submissions not yet destroyed (Note [Freed where allocated]):
-    // the next enqueue, drain() or a lane about to block destroys them.
-    Retired retired_;
-    std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without mu_
+    // Retired submissions not yet destroyed (Note [Freed where allocated]), a
+    // lock-free chain through Submission::link: the next submission, drain()
+    // or a lane about to block takes them.
+    std::atomic<Submission*> retired_{nullptr};
+    // Note [The submission inbox]: one-lane submissions not yet in pending_,
+    // newest first, chained through Submission::link.
+    std::atomic<Submission*> inbox_{nullptr};
+    // Accepted and not yet retired (pending_ and the inbox), readable without
+    // mu_: raised by enqueue, lowered under mu_ at retirement.
+    std::atomic<size_t> pending_count_{0};
+    // Note [Lanes park after spinning]: set under mu_ by a lane about to block.
+    std::atomic<bool> lane_parked_[kLaneCount] = {};
     bool lane_busy_[kLaneCount] = {};
     int lane_waiting_[kLaneCount] = {};  // Waiting regions per lane over all pending submissions
     // Note [Lanes poll before sleeping]: bumped (under mu_, or by wake_all_lanes)
@@ -326,6 +369,14 @@ struct Submission {
     int running = 0;
     bool failed = false;
     CompletionState::Outcome failure;
+    // A one-operation submission of RuntimeCore::submit_task, whose graph is
+    // its own: Note [Pooled task storage] in runtime/task.cpp.
+    bool task = false;
+    // Note [The submission inbox] and Note [Freed where allocated]: while the
+    // submission sits in the scheduler's inbox or retired chain, `link` is the
+    // next one there and `keep` holds it.
+    Submission* link = nullptr;
+    std::shared_ptr<Submission> keep;
 
     // The device-use leases of the storages the run touches (true: it writes
     // them), all or none: a conflicting host mapping refuses the submission

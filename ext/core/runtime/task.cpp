@@ -11,6 +11,71 @@
 namespace hrx {
 
 
+// Note [Pooled task storage]: a one-operation submission is a Submission,
+// its own PreparedGraph, and the vectors inside them (storages, leases,
+// summary, the op, the region and its op list, the region states): a dozen
+// allocations per array operation, each freed again a microsecond later. The
+// submitting thread gets its finished submissions back anyway (Note [Freed
+// where allocated] in scheduler.cpp), so it empties them of everything they
+// held (the closure, the uses, the leases, the completion, the runtime),
+// keeps up to kSpares of them per thread, and fills one for its next
+// operation, with its vectors keeping their capacity. Only task submissions
+// whose graph nobody else holds and which was not quarantined are reused;
+// the rest are destroyed as before.
+namespace {
+
+std::shared_ptr<Submission> reusable(Retired& retired) {
+    while (auto sub = retired.pop()) {
+        if (!sub->task || sub.use_count() != 1 || !sub->graph || sub->graph.use_count() != 1 ||
+            sub->graph->quarantined())
+            continue;  // destroyed here, outside submit_mu_
+        PreparedGraph& g = *sub->graph;
+        g.runtime.reset();
+        g.storages.clear();
+        g.summary.clear();
+        g.npu_kernels.clear();
+        if (g.ops.size() == 1) {
+            Op& o = g.ops[0];
+            o.uses.clear();
+            o.task = nullptr;
+            o.kernel.reset();
+            o.host = nullptr;
+        } else {
+            g.ops.clear();
+        }
+        sub->completion.reset();
+        sub->slot.reset();
+        sub->after.clear();
+        sub->leases.clear();
+        std::fill(std::begin(sub->waiting_on_lane), std::end(sub->waiting_on_lane), 0);
+        sub->cleared = false;
+        sub->self = {};
+        sub->running = 0;
+        sub->failed = false;
+        sub->failure = CompletionState::Outcome{};
+        return sub;
+    }
+    return nullptr;
+}
+
+// Emptied submissions kept by the thread that submits: what enqueue hands
+// back arrives after this call's submission is made, so it serves the next.
+// They hold nothing (no runtime), so one runtime's may serve another's.
+constexpr size_t kSpares = 64;  // a full runtime (max_submissions 64) retires up to half of it at once
+thread_local std::vector<std::shared_ptr<Submission>> t_spares;
+
+// Keeps what can be reused of `retired` among the spares and destroys the
+// rest, when it goes out of scope (after submit_mu_ is released).
+struct Stash {
+    Retired retired;
+    ~Stash() {
+        while (auto sub = reusable(retired))
+            if (t_spares.size() < kSpares) t_spares.push_back(std::move(sub));
+    }
+};
+
+}  // namespace
+
 std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
                                                           std::function<void()>& fn, const std::string& op,
                                                           const std::string& label,
@@ -19,8 +84,22 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     for (const auto& u : uses)
         if (u.view.buffer->state()->owner().get() != this)
             fail(ErrorKind::Message, op + ": " + u.view.buffer->describe() + " belongs to another runtime");
-    auto g = std::make_shared<PreparedGraph>();
-    auto& storages = g->storages;
+    // Destroyed or kept (Stash) after submit_mu_ is released (Note [Freed where allocated]).
+    Stash retired{scheduler_->take_retired()};
+    std::shared_ptr<Submission> sub;
+    if (!t_spares.empty()) {
+        sub = std::move(t_spares.back());
+        t_spares.pop_back();
+    } else {
+        sub = reusable(retired.retired);
+    }
+    if (!sub) {
+        sub = std::make_shared<Submission>();
+        sub->task = true;
+        sub->graph = std::make_shared<PreparedGraph>();
+    }
+    PreparedGraph& g = *sub->graph;
+    auto& storages = g.storages;
     storages.reserve(uses.size());
     for (const auto& u : uses) {
         const auto& st = u.view.buffer->state();
@@ -33,15 +112,15 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
 
     // Poison (DeviceLost) is checked with each lease below, after capacity:
     // a full runtime makes the caller wait, then the refusal comes.
-    Retired retired;  // destroyed after submit_mu_ is released (Note [Freed where allocated])
+    Stash more;  // what enqueue hands back, after submit_mu_ too
     std::lock_guard<std::mutex> lock(submit_mu_);
     if (static_cast<int64_t>(scheduler_->pending()) >= options_.max_submissions) return nullptr;
-    auto sub = std::make_shared<Submission>();
     sub->take_leases(storages, op);
-    g->runtime = shared_from_this();
-    g->summary.reserve(uses.size());
-    for (const auto& u : uses) g->summary.push_back(hazard_key(u));
-    Op o;
+    g.runtime = shared_from_this();
+    g.summary.reserve(uses.size());
+    for (const auto& u : uses) g.summary.push_back(hazard_key(u));
+    if (g.ops.empty()) g.ops.emplace_back();
+    Op& o = g.ops[0];
     o.lane = lane;
     o.uses = std::move(uses);
     if (kernel) {
@@ -53,14 +132,13 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     }
     o.name = op;
     o.label = label;
-    g->ops.push_back(std::move(o));
-    g->regions.push_back(Region{lane, {0}, {}, 0});
-    sub->graph = std::move(g);
+    if (g.regions.size() != 1) g.regions.assign(1, Region{lane, {0}, {}, 0});
+    g.regions[0].lane = lane;
     sub->completion = scheduler_->make_completion();
     sub->regions.assign(1, Submission::RegionState::Waiting);
     task_submissions_.fetch_add(1, std::memory_order_relaxed);
     auto completion = sub->completion;
-    retired = scheduler_->enqueue(std::move(sub));
+    more.retired = scheduler_->enqueue(std::move(sub));
     return completion;
 }
 
