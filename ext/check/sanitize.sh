@@ -83,7 +83,11 @@ build() {
 # output is kept (tee) in build/sanitize-<kind>/pytest.out, and the
 # sanitizers exit with HALTED (their exitcode option) instead of 1, which
 # pytest never uses: a halted pytest, or a test's subprocess halted and
-# reported through the test's failure, is a finding.
+# reported through the test's failure, is a finding. pytest captures only
+# sys.stdout/sys.stderr (--capture=sys), not file descriptor 2: with its
+# default (fd) capture, a report a lane thread wrote to stderr went into the
+# test's capture file and was lost when the sanitizer ended the process
+# (fmath's sinturns of NaN was such a report: exit 86, "reports: none").
 HALTED=86
 # Lines that start a sanitizer report, whichever stream carried it.
 MARKERS='runtime error: |ERROR: AddressSanitizer|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer|SUMMARY: [A-Za-z]*Sanitizer|ERROR: LeakSanitizer'
@@ -122,7 +126,7 @@ run() {
   local status=0
   # From the root, as the normal suite: `import hrxarray` finds the installed
   # package (src/ layout). No cache provider: nothing written into the tree.
-  PYTHONMALLOC=malloc "$dir/venv/bin/pytest" -p no:cacheprovider -q "$@" 2>&1 | tee "$dir/pytest.out" ||
+  PYTHONMALLOC=malloc "$dir/venv/bin/pytest" -p no:cacheprovider -q --capture=sys "$@" 2>&1 | tee "$dir/pytest.out" ||
     status=${PIPESTATUS[0]}
   report "$dir" "$status"
 }

@@ -299,7 +299,10 @@ namespace {
 double turns_reduce_d(double x, unsigned& q) {
     const double t = 4.0 * (std::fabs(x) < 0x1p50 ? x : 0.0 * x);
     const double n = std::nearbyint(t);
-    q = static_cast<unsigned>(static_cast<std::int64_t>(std::fmod(n, 4.0)) & 3);
+    // NaN and infinities (t is NaN) have no quadrant: converting NaN to an
+    // integer is undefined (UBSan's float-cast-overflow found it); r is NaN.
+    const double m = std::fmod(n, 4.0);
+    q = m == m ? static_cast<unsigned>(static_cast<std::int64_t>(m) & 3) : 0u;
     return (t - n) * 0x1.921fb54442d18p+0;
 }
 }  // namespace
