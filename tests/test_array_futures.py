@@ -1,6 +1,7 @@
 """Results are futures: ordering by hazards, waits, failures, backpressure, threads, matmul lanes."""
 
 import faulthandler
+import sys
 import threading
 
 import ml_dtypes
@@ -17,7 +18,7 @@ TIMEOUT = 30
 @pytest.fixture(autouse=True)
 def watchdog():
     # A hang is a failure: dump every thread's stack instead of blocking CI.
-    faulthandler.dump_traceback_later(120, exit=True)
+    faulthandler.dump_traceback_later(120, exit=True, file=sys.__stderr__)
     yield
     faulthandler.cancel_dump_traceback_later()
 

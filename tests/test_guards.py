@@ -11,6 +11,7 @@ use". The tests compare against a small plain-Python model of that rule.
 from __future__ import annotations
 
 import faulthandler
+import sys
 import threading
 import time
 
@@ -89,7 +90,7 @@ def check_raises(outcome, fn, poison_text=None):
 
 @pytest.fixture
 def watchdog():
-    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True, file=sys.__stderr__)
     yield
     faulthandler.cancel_dump_traceback_later()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
+import sys
 import gc
 import json
 import threading
@@ -28,7 +29,7 @@ R, W, RW = hx.Access.READ, hx.Access.WRITE, hx.Access.READ_WRITE
 
 @contextmanager
 def watchdog():
-    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True, file=sys.__stderr__)
     try:
         yield
     finally:
