@@ -1000,10 +1000,15 @@ private:
             keep("items", items_);
             keep("wgl", splat("i64", w0));
             for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
-            const std::string gxy = emit("mul i64 " + wgc_[0] + ", " + wgc_[1]);
-            const std::string wx = emit("urem i64 " + w0 + ", " + wgc_[0]);
-            const std::string wy = emit("urem i64 " + emit("udiv i64 " + w0 + ", " + wgc_[0]) + ", " + wgc_[1]);
-            const std::string wz = emit("udiv i64 " + w0 + ", " + gxy);
+            // A one-dimensional grid (the common case) needs no division per chunk.
+            const std::string grid1 = emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
+            const std::string wx = choose_s("i64", grid1, [&] { return w0; }, [&] { return emit("urem i64 " + w0 + ", " + wgc_[0]); });
+            const std::string wy = choose_s("i64", grid1, [&] { return std::string("0"); }, [&] {
+                return emit("urem i64 " + emit("udiv i64 " + w0 + ", " + wgc_[0]) + ", " + wgc_[1]);
+            });
+            const std::string wz = choose_s("i64", grid1, [&] { return std::string("0"); }, [&] {
+                return emit("udiv i64 " + w0 + ", " + emit("mul i64 " + wgc_[0] + ", " + wgc_[1]));
+            });
             keep("gx", splat("i64", wx));
             keep("gy", splat("i64", wy));
             keep("gz", splat("i64", wz));
@@ -1086,9 +1091,10 @@ private:
     // a one-dimensional workgroup, or the chunk inside one row of x.
     void set_affine(const std::string& first) {
         const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
-        const std::string r = emit("urem i64 " + first + ", " + wgs_[0]);
-        const std::string row = emit("icmp ule i64 " + emit("add i64 " + r + ", " + std::to_string(N)) + ", " + wgs_[0]);
-        const std::string ok = emit("or i1 " + flat + ", " + row);
+        const std::string ok = choose_s("i1", flat, [&] { return std::string("true"); }, [&] {
+            const std::string r = emit("urem i64 " + first + ", " + wgs_[0]);
+            return emit("icmp ule i64 " + emit("add i64 " + r + ", " + std::to_string(N)) + ", " + wgs_[0]);
+        });
         b_ << "  store i1 " << ok << ", ptr %affine\n";
     }
     static bool wide_int(ScalarKind k) { return k == ScalarKind::Index || k == ScalarKind::Offset || k == ScalarKind::I64; }
@@ -1282,6 +1288,26 @@ private:
         br(lj);
         block(lj);
         return emit("load " + vt("i64") + ", ptr " + sl);
+    }
+
+    // choose() for a scalar of type T: the slow side's divisions run only when
+    // cond is false (a select would compute both sides every chunk).
+    std::string choose_s(const std::string& T, const std::string& cond, const std::function<std::string()>& fast,
+                         const std::function<std::string()>& slow) {
+        const std::string id = std::to_string(lbl_++);
+        const std::string sl = "%spick" + id, lf = "spickf" + id, ls = "spicks" + id, lj = "spickj" + id;
+        allocas_ << "  " << sl << " = alloca " << T << "\n";
+        cbr(cond, lf, ls);
+        block(lf);
+        const std::string f = fast();
+        b_ << "  store " << T << " " << f << ", ptr " << sl << "\n";
+        br(lj);
+        block(ls);
+        const std::string g = slow();
+        b_ << "  store " << T << " " << g << ", ptr " << sl << "\n";
+        br(lj);
+        block(lj);
+        return emit("load " + T + ", ptr " + sl);
     }
 
     std::string split_items(int a) {
