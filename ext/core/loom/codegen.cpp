@@ -2562,7 +2562,8 @@ private:
             return emit("bitcast " + I + " " + emit("shl " + I + " " + emit("add " + I + " " + e + ", " + i(127)) + ", " + i(23)) + " to " + T);
         };
         const std::string res = op2("fmul", op2("fmul", p, pow2(n1)), pow2(n2));
-        return emit("select " + B1 + " " + emit("fcmp uno " + T + " " + x + ", " + x) + ", " + T + " " + x + ", " + T + " " + res);
+        // A NaN input comes back quieted (x + x), as the interpreter's float registers give it.
+        return emit("select " + B1 + " " + emit("fcmp uno " + T + " " + x + ", " + x) + ", " + T + " " + op2("fadd", x, x) + ", " + T + " " + res);
     }
 
     void emit_float(const Op& op, const std::string& b, bool v) {
