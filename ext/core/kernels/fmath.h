@@ -321,10 +321,13 @@ inline float minnum(float a, float b) { return detail::min_num_(a, b); }
 inline double minnum(double a, double b) { return detail::min_num_(a, b); }
 inline float maxnum(float a, float b) { return detail::max_num_(a, b); }
 inline double maxnum(double a, double b) { return detail::max_num_(a, b); }
-inline float minimum(float a, float b) { return a != a || b != b ? a + b : detail::min_num_(a, b); }
-inline double minimum(double a, double b) { return a != a || b != b ? a + b : detail::min_num_(a, b); }
-inline float maximum(float a, float b) { return a != a || b != b ? a + b : detail::max_num_(a, b); }
-inline double maximum(double a, double b) { return a != a || b != b ? a + b : detail::max_num_(a, b); }
+// minimum/maximum: a NaN operand gives the first NaN, quieted (a + a, then b + b): what a + b gives on
+// x86 when the compiler keeps the operands' order, spelled so that no compiler (GCC here, LLVM in
+// native Loom code, which spells it the same way) can change the payload by commuting them.
+inline float minimum(float a, float b) { return a != a ? a + a : b != b ? b + b : detail::min_num_(a, b); }
+inline double minimum(double a, double b) { return a != a ? a + a : b != b ? b + b : detail::min_num_(a, b); }
+inline float maximum(float a, float b) { return a != a ? a + a : b != b ? b + b : detail::max_num_(a, b); }
+inline double maximum(double a, double b) { return a != a ? a + a : b != b ? b + b : detail::max_num_(a, b); }
 // clampf<ordered>: compare-and-select, a NaN comparison is false (so a NaN
 // value stays, NaN bounds are ignored); <number>: minnum(maxnum(x, lo), hi);
 // <ieee>: minimum(maximum(x, lo), hi), NaN propagates.

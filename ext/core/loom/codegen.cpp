@@ -1974,10 +1974,7 @@ private:
                     } else if (rk == "minnumf" || rk == "maxnumf") {
                         st = num_minmax(rk == "maxnumf", ft, acc, e, false);
                     } else {
-                        // fmath's minimum/maximum: a NaN operand gives a + b, else min/max_num_.
-                        const std::string nan = emit("fcmp uno " + ft + " " + acc + ", " + e);
-                        st = emit("select i1 " + nan + ", " + ft + " " + emit("fadd " + ft + " " + acc + ", " + e) + ", " + ft + " " +
-                                  num_minmax(rk == "maximumf", ft, acc, e, false));
+                        st = nan_minmax(rk == "maximumf", ft, acc, e, false);
                     }
                     acc = emit("select i1 " + ml + ", " + ft + " " + st + ", " + ft + " " + acc);
                 }
@@ -2522,6 +2519,16 @@ private:
 
     // fmath's min_num_/max_num_ as selects (no arithmetic: every bit, NaN payloads
     // included, is an operand's), instead of a helper call per chunk.
+    // fmath::minimum/maximum: the first NaN operand quieted (x + x, whose payload no operand order can
+    // change), else minnum/maxnum.
+    std::string nan_minmax(bool mx, const std::string& ft, const std::string& x, const std::string& y, bool v) {
+        const std::string T = ty(ft, v), B1 = ty("i1", v);
+        std::string out = num_minmax(mx, ft, x, y, v);
+        out = emit("select " + B1 + " " + emit("fcmp uno " + T + " " + y + ", " + y) + ", " + T + " " +
+                   emit("fadd " + T + " " + y + ", " + y) + ", " + T + " " + out);
+        return emit("select " + B1 + " " + emit("fcmp uno " + T + " " + x + ", " + x) + ", " + T + " " +
+                    emit("fadd " + T + " " + x + ", " + x) + ", " + T + " " + out);
+    }
     std::string num_minmax(bool mx, const std::string& ft, const std::string& x, const std::string& y, bool v) {
         const std::string T = ty(ft, v), B1 = ty("i1", v);
         const std::string xn = emit("fcmp uno " + T + " " + x + ", " + x), yn = emit("fcmp uno " + T + " " + y + ", " + y);
@@ -2599,6 +2606,7 @@ private:
             return put(r, to_i(emit(std::string("fcmp ") + (b == "isinff" ? "oeq " : "olt ") + T + " " + a + ", " + inf)), v);
         }
         if (b == "minnumf" || b == "maxnumf") return put(r, num_minmax(b == "maxnumf", ft, A(0), A(1), v), v);
+        if (b == "minimumf" || b == "maximumf") return put(r, nan_minmax(b == "maximumf", ft, A(0), A(1), v), v);
         if (b == "expf" && ft == "float") return put(r, exp_f32_inline(A(0), v), v);
         static const std::map<std::string, std::string> lib = [] {
             std::map<std::string, std::string> m = {{"powf", "pow"}, {"atan2f", "atan2"}, {"hypotf", "hypot"}, {"remf", "fmod"},
