@@ -988,3 +988,24 @@ def test_inline_exp_gives_fmaths_bits_over_the_float_range():
     assert np.isnan(ours[~finite]).all()
     diff = np.abs(ours[finite].view(np.int32).astype(np.int64) - ref[finite].view(np.int32).astype(np.int64))
     assert diff.max() <= 1
+
+
+@pytest.mark.parametrize("op", ["minimumf", "maximumf"])
+def test_nan_propagating_min_max_keep_the_first_nans_payload(op):
+    # fmath's minimum/maximum return the first NaN operand quieted (never a + b, whose payload depends
+    # on the operand order a compiler picks): native code inlines the same, so the bits agree.
+    src = (ROOT / "examples" / "loom" / "add_f32.loom").read_text().replace("scalar.addf", f"scalar.{op}")
+    art = hx.loom.compile(src, "add_f32", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    n = 64
+    x = np.full(n, 0x7FC00011, np.uint32)
+    y = np.full(n, 0x7FC00022, np.uint32)
+    x[1::4] = np.float32(1.5).view(np.uint32)
+    y[2::4] = np.float32(-0.0).view(np.uint32)
+    x[3::4] = 0x7F800005  # a signalling NaN comes back quieted
+    consts = art.pack_constants(count=n)
+    outs = [_run(art, [x.view(np.uint8), y.view(np.uint8), np.zeros(n * 4, np.uint8)], consts, [n], interpret=i)
+            for i in (True, False)]
+    assert outs[0][0] == "ok" and outs[0] == outs[1]
+    got = np.frombuffer(outs[0][1][2], np.uint32)
+    assert list(got[:4]) == [0x7FC00011, 0x7FC00022, 0x7FC00011, 0x7FC00005]
