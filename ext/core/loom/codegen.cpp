@@ -969,8 +969,16 @@ private:
         const std::string g1 = emit("mul i64 " + emit("add i64 %first, %n") + ", " + W_);
         const std::string id = std::to_string(lbl_++);
         const std::string cs = "%gslot" + id, head = "fold" + id, b = "foldbody" + id, done = "folddone" + id;
+        // g's workgroup and item (g = w0 W + i0) are carried from chunk to chunk: one
+        // division before the loop, then one only where a chunk crosses more than
+        // the next workgroup boundary.
+        const std::string ws = "%gw" + id, is = "%gi" + id;
         allocas_ << "  " << cs << " = alloca i64\n";
+        allocas_ << "  " << ws << " = alloca i64\n";
+        allocas_ << "  " << is << " = alloca i64\n";
         b_ << "  store i64 " << g0 << ", ptr " << cs << "\n";
+        b_ << "  store i64 %first, ptr " << ws << "\n";
+        b_ << "  store i64 0, ptr " << is << "\n";
         br(head);
         block(head);
         const std::string g = emit("load i64, ptr " + cs);
@@ -978,8 +986,8 @@ private:
         block(b);
         ci_ = g;
         mask_ = emit("icmp slt " + vt("i64") + " " + emit("add " + vt("i64") + " " + splat("i64", g) + ", " + iota()) + ", " + splat("i64", g1));
-        const std::string w0 = emit("udiv i64 " + g + ", " + W_);
-        const std::string i0 = emit("urem i64 " + g + ", " + W_);
+        const std::string w0 = emit("load i64, ptr " + ws);
+        const std::string i0 = emit("load i64, ptr " + is);
         // Coordinates into slots: a chunk inside one workgroup (the common
         // case) takes them from scalars; one spanning workgroups divides.
         const std::string V = vt("i64");
@@ -1037,6 +1045,30 @@ private:
         const std::string g2 = emit("load i64, ptr " + cs);
         const std::string g3 = emit("add i64 " + g2 + ", " + std::to_string(N));
         b_ << "  store i64 " << g3 << ", ptr " << cs << "\n";
+        {
+            const std::string wn = emit("load i64, ptr " + ws);
+            const std::string in = emit("add i64 " + emit("load i64, ptr " + is) + ", " + std::to_string(N));
+            const std::string lf = label("gstep"), ls = label("gcross"), lo = label("gwrap"), lj = label("gnext");
+            cbr(emit("icmp ult i64 " + in + ", " + W_), lf, ls);
+            block(lf);
+            b_ << "  store i64 " << in << ", ptr " << is << "\n";
+            br(lj);
+            block(ls);
+            const std::string once = emit("sub i64 " + in + ", " + W_);
+            cbr(emit("icmp ult i64 " + once + ", " + W_), lo, lo + "d");
+            block(lo);
+            b_ << "  store i64 " << once << ", ptr " << is << "\n";
+            const std::string w1 = emit("add i64 " + wn + ", 1");
+            b_ << "  store i64 " << w1 << ", ptr " << ws << "\n";
+            br(lj);
+            block(lo + "d");
+            const std::string ir = emit("urem i64 " + in + ", " + W_);
+            const std::string wr = emit("add i64 " + wn + ", " + emit("udiv i64 " + in + ", " + W_));
+            b_ << "  store i64 " << ir << ", ptr " << is << "\n";
+            b_ << "  store i64 " << wr << ", ptr " << ws << "\n";
+            br(lj);
+            block(lj);
+        }
         br(head);
         block(done);
         b_ << "  ret i32 0\n";
