@@ -328,6 +328,9 @@ def llm_case(name: str, size):
     raise ValueError(f"unknown kernel {name!r}")
 
 
+SETTLE_S = 0.05  # pause before each timed run of the kernel set (idle BLAS threads stop spinning)
+
+
 def run_kernel(name: str, size, repeats: int) -> dict:
     """Time Loom kernel ``name`` (a prepared graph, submit + wait) and its NumPy reference on the same data.
 
@@ -350,7 +353,11 @@ def run_kernel(name: str, size, repeats: int) -> dict:
         reps = max(1, min(repeats, int(LLM_BUDGET_S / max(first, 1e-6))))
         loom_t, peer_t = [], []
         for _ in range(reps):  # alternate, so that a noisy moment of the shared machine hits both
+            # Settle first: OpenBLAS's threads spin a while after NumPy's call and would take the
+            # cores from the Loom run that follows it (the matmul and matvec figures' peers are BLAS).
+            time.sleep(SETTLE_S)
             loom_t += timings_s(launch.run, 1, warmup=0)
+            time.sleep(SETTLE_S)
             peer_t += timings_s(ref, 1, warmup=0 if peer_t else 1)
     loom_s, numpy_s = statistics.median(loom_t), statistics.median(peer_t)
     target = LLM_KERNELS[name][1]

@@ -961,3 +961,51 @@ def test_carried_vectors_and_vector_stores_match_the_interpreter(steps, shift):
     out = np.frombuffer(want[1][1], np.float32).reshape(49, 4)
     np.testing.assert_array_equal(out[:48], acc)
     np.testing.assert_array_equal(out[48], acc[0])
+
+
+def test_inline_exp_gives_fmaths_bits_over_the_float_range():
+    # Native code spells fmath's float exp out in IR (Note [float exp in float]): over every 61st float
+    # bit pattern (both signs, so subnormal, overflowing, infinite and NaN inputs) and the edges of the
+    # clamps, it must give the interpreter's bits and hx.exp's, within 1 ulp of the float64 exp.
+    art = hx.loom.compile((ROOT / "examples" / "loom" / "exp_f32.loom").read_text(), "exp_f32", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    bits = np.arange(0, 1 << 32, 61, dtype=np.uint64).astype(np.uint32)
+    edges = np.array([-104.0, -103.97, -103.28, -87.34, 0.0, -0.0, 2.0 ** -24, 88.72, 88.7228, 89.0, 89.5,
+                      np.inf, -np.inf, np.nan], np.float32)
+    x = np.concatenate([bits.view(np.float32), edges])
+    count = x.size
+    consts = art.pack_constants(count=count)
+    want = _run(art, [x.view(np.uint8), np.zeros(count * 4, np.uint8)], consts, [count], interpret=True)
+    got = _run(art, [x.view(np.uint8), np.zeros(count * 4, np.uint8)], consts, [count], interpret=False)
+    assert want[0] == "ok" and got == want
+    ours = np.frombuffer(want[1][1], np.float32)
+    ufunc = np.asarray(hx.exp(hx.asarray(x)))
+    num = ~np.isnan(x)  # a signalling NaN: the interpreter quiets it, the ufunc's array form returns it as is
+    assert np.array_equal(ours[num].view(np.uint32), ufunc[num].view(np.uint32)) and np.isnan(ufunc[~num]).all()
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = np.exp(x.astype(np.float64)).astype(np.float32)
+    finite = ~np.isnan(ref)
+    assert np.isnan(ours[~finite]).all()
+    diff = np.abs(ours[finite].view(np.int32).astype(np.int64) - ref[finite].view(np.int32).astype(np.int64))
+    assert diff.max() <= 1
+
+
+@pytest.mark.parametrize("op", ["minimumf", "maximumf"])
+def test_nan_propagating_min_max_keep_the_first_nans_payload(op):
+    # fmath's minimum/maximum return the first NaN operand quieted (never a + b, whose payload depends
+    # on the operand order a compiler picks): native code inlines the same, so the bits agree.
+    src = (ROOT / "examples" / "loom" / "add_f32.loom").read_text().replace("scalar.addf", f"scalar.{op}")
+    art = hx.loom.compile(src, "add_f32", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    n = 64
+    x = np.full(n, 0x7FC00011, np.uint32)
+    y = np.full(n, 0x7FC00022, np.uint32)
+    x[1::4] = np.float32(1.5).view(np.uint32)
+    y[2::4] = np.float32(-0.0).view(np.uint32)
+    x[3::4] = 0x7F800005  # a signalling NaN comes back quieted
+    consts = art.pack_constants(count=n)
+    outs = [_run(art, [x.view(np.uint8), y.view(np.uint8), np.zeros(n * 4, np.uint8)], consts, [n], interpret=i)
+            for i in (True, False)]
+    assert outs[0][0] == "ok" and outs[0] == outs[1]
+    got = np.frombuffer(outs[0][1][2], np.uint32)
+    assert list(got[:4]) == [0x7FC00011, 0x7FC00022, 0x7FC00011, 0x7FC00005]

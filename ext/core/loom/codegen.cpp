@@ -969,8 +969,16 @@ private:
         const std::string g1 = emit("mul i64 " + emit("add i64 %first, %n") + ", " + W_);
         const std::string id = std::to_string(lbl_++);
         const std::string cs = "%gslot" + id, head = "fold" + id, b = "foldbody" + id, done = "folddone" + id;
+        // g's workgroup and item (g = w0 W + i0) are carried from chunk to chunk: one
+        // division before the loop, then one only where a chunk crosses more than
+        // the next workgroup boundary.
+        const std::string ws = "%gw" + id, is = "%gi" + id;
         allocas_ << "  " << cs << " = alloca i64\n";
+        allocas_ << "  " << ws << " = alloca i64\n";
+        allocas_ << "  " << is << " = alloca i64\n";
         b_ << "  store i64 " << g0 << ", ptr " << cs << "\n";
+        b_ << "  store i64 %first, ptr " << ws << "\n";
+        b_ << "  store i64 0, ptr " << is << "\n";
         br(head);
         block(head);
         const std::string g = emit("load i64, ptr " + cs);
@@ -978,8 +986,8 @@ private:
         block(b);
         ci_ = g;
         mask_ = emit("icmp slt " + vt("i64") + " " + emit("add " + vt("i64") + " " + splat("i64", g) + ", " + iota()) + ", " + splat("i64", g1));
-        const std::string w0 = emit("udiv i64 " + g + ", " + W_);
-        const std::string i0 = emit("urem i64 " + g + ", " + W_);
+        const std::string w0 = emit("load i64, ptr " + ws);
+        const std::string i0 = emit("load i64, ptr " + is);
         // Coordinates into slots: a chunk inside one workgroup (the common
         // case) takes them from scalars; one spanning workgroups divides.
         const std::string V = vt("i64");
@@ -1000,10 +1008,15 @@ private:
             keep("items", items_);
             keep("wgl", splat("i64", w0));
             for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
-            const std::string gxy = emit("mul i64 " + wgc_[0] + ", " + wgc_[1]);
-            const std::string wx = emit("urem i64 " + w0 + ", " + wgc_[0]);
-            const std::string wy = emit("urem i64 " + emit("udiv i64 " + w0 + ", " + wgc_[0]) + ", " + wgc_[1]);
-            const std::string wz = emit("udiv i64 " + w0 + ", " + gxy);
+            // A one-dimensional grid (the common case) needs no division per chunk.
+            const std::string grid1 = emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
+            const std::string wx = choose_s("i64", grid1, [&] { return w0; }, [&] { return emit("urem i64 " + w0 + ", " + wgc_[0]); });
+            const std::string wy = choose_s("i64", grid1, [&] { return std::string("0"); }, [&] {
+                return emit("urem i64 " + emit("udiv i64 " + w0 + ", " + wgc_[0]) + ", " + wgc_[1]);
+            });
+            const std::string wz = choose_s("i64", grid1, [&] { return std::string("0"); }, [&] {
+                return emit("udiv i64 " + w0 + ", " + emit("mul i64 " + wgc_[0] + ", " + wgc_[1]));
+            });
             keep("gx", splat("i64", wx));
             keep("gy", splat("i64", wy));
             keep("gz", splat("i64", wz));
@@ -1032,6 +1045,30 @@ private:
         const std::string g2 = emit("load i64, ptr " + cs);
         const std::string g3 = emit("add i64 " + g2 + ", " + std::to_string(N));
         b_ << "  store i64 " << g3 << ", ptr " << cs << "\n";
+        {
+            const std::string wn = emit("load i64, ptr " + ws);
+            const std::string in = emit("add i64 " + emit("load i64, ptr " + is) + ", " + std::to_string(N));
+            const std::string lf = label("gstep"), ls = label("gcross"), lo = label("gwrap"), lj = label("gnext");
+            cbr(emit("icmp ult i64 " + in + ", " + W_), lf, ls);
+            block(lf);
+            b_ << "  store i64 " << in << ", ptr " << is << "\n";
+            br(lj);
+            block(ls);
+            const std::string once = emit("sub i64 " + in + ", " + W_);
+            cbr(emit("icmp ult i64 " + once + ", " + W_), lo, lo + "d");
+            block(lo);
+            b_ << "  store i64 " << once << ", ptr " << is << "\n";
+            const std::string w1 = emit("add i64 " + wn + ", 1");
+            b_ << "  store i64 " << w1 << ", ptr " << ws << "\n";
+            br(lj);
+            block(lo + "d");
+            const std::string ir = emit("urem i64 " + in + ", " + W_);
+            const std::string wr = emit("add i64 " + wn + ", " + emit("udiv i64 " + in + ", " + W_));
+            b_ << "  store i64 " << ir << ", ptr " << is << "\n";
+            b_ << "  store i64 " << wr << ", ptr " << ws << "\n";
+            br(lj);
+            block(lj);
+        }
         br(head);
         block(done);
         b_ << "  ret i32 0\n";
@@ -1086,9 +1123,10 @@ private:
     // a one-dimensional workgroup, or the chunk inside one row of x.
     void set_affine(const std::string& first) {
         const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
-        const std::string r = emit("urem i64 " + first + ", " + wgs_[0]);
-        const std::string row = emit("icmp ule i64 " + emit("add i64 " + r + ", " + std::to_string(N)) + ", " + wgs_[0]);
-        const std::string ok = emit("or i1 " + flat + ", " + row);
+        const std::string ok = choose_s("i1", flat, [&] { return std::string("true"); }, [&] {
+            const std::string r = emit("urem i64 " + first + ", " + wgs_[0]);
+            return emit("icmp ule i64 " + emit("add i64 " + r + ", " + std::to_string(N)) + ", " + wgs_[0]);
+        });
         b_ << "  store i1 " << ok << ", ptr %affine\n";
     }
     static bool wide_int(ScalarKind k) { return k == ScalarKind::Index || k == ScalarKind::Offset || k == ScalarKind::I64; }
@@ -1282,6 +1320,26 @@ private:
         br(lj);
         block(lj);
         return emit("load " + vt("i64") + ", ptr " + sl);
+    }
+
+    // choose() for a scalar of type T: the slow side's divisions run only when
+    // cond is false (a select would compute both sides every chunk).
+    std::string choose_s(const std::string& T, const std::string& cond, const std::function<std::string()>& fast,
+                         const std::function<std::string()>& slow) {
+        const std::string id = std::to_string(lbl_++);
+        const std::string sl = "%spick" + id, lf = "spickf" + id, ls = "spicks" + id, lj = "spickj" + id;
+        allocas_ << "  " << sl << " = alloca " << T << "\n";
+        cbr(cond, lf, ls);
+        block(lf);
+        const std::string f = fast();
+        b_ << "  store " << T << " " << f << ", ptr " << sl << "\n";
+        br(lj);
+        block(ls);
+        const std::string g = slow();
+        b_ << "  store " << T << " " << g << ", ptr " << sl << "\n";
+        br(lj);
+        block(lj);
+        return emit("load " + T + ", ptr " + sl);
     }
 
     std::string split_items(int a) {
@@ -1948,10 +2006,7 @@ private:
                     } else if (rk == "minnumf" || rk == "maxnumf") {
                         st = num_minmax(rk == "maxnumf", ft, acc, e, false);
                     } else {
-                        // fmath's minimum/maximum: a NaN operand gives a + b, else min/max_num_.
-                        const std::string nan = emit("fcmp uno " + ft + " " + acc + ", " + e);
-                        st = emit("select i1 " + nan + ", " + ft + " " + emit("fadd " + ft + " " + acc + ", " + e) + ", " + ft + " " +
-                                  num_minmax(rk == "maximumf", ft, acc, e, false));
+                        st = nan_minmax(rk == "maximumf", ft, acc, e, false);
                     }
                     acc = emit("select i1 " + ml + ", " + ft + " " + st + ", " + ft + " " + acc);
                 }
@@ -2496,6 +2551,16 @@ private:
 
     // fmath's min_num_/max_num_ as selects (no arithmetic: every bit, NaN payloads
     // included, is an operand's), instead of a helper call per chunk.
+    // fmath::minimum/maximum: the first NaN operand quieted (x + x, whose payload no operand order can
+    // change), else minnum/maxnum.
+    std::string nan_minmax(bool mx, const std::string& ft, const std::string& x, const std::string& y, bool v) {
+        const std::string T = ty(ft, v), B1 = ty("i1", v);
+        std::string out = num_minmax(mx, ft, x, y, v);
+        out = emit("select " + B1 + " " + emit("fcmp uno " + T + " " + y + ", " + y) + ", " + T + " " +
+                   emit("fadd " + T + " " + y + ", " + y) + ", " + T + " " + out);
+        return emit("select " + B1 + " " + emit("fcmp uno " + T + " " + x + ", " + x) + ", " + T + " " +
+                    emit("fadd " + T + " " + x + ", " + x) + ", " + T + " " + out);
+    }
     std::string num_minmax(bool mx, const std::string& ft, const std::string& x, const std::string& y, bool v) {
         const std::string T = ty(ft, v), B1 = ty("i1", v);
         const std::string xn = emit("fcmp uno " + T + " " + x + ", " + x), yn = emit("fcmp uno " + T + " " + y + ", " + y);
@@ -2508,6 +2573,36 @@ private:
         std::string out = emit("select " + B1 + " " + pick + ", " + T + " " + x + ", " + T + " " + y);
         out = emit("select " + B1 + " " + yn + ", " + T + " " + x + ", " + T + " " + out);
         return emit("select " + B1 + " " + xn + ", " + T + " " + y + ", " + T + " " + out);
+    }
+
+    // hrx::fmath's float exp (detail::v::exp_ff, Note [float exp in float]) spelled
+    // out in IR, operation for operation, so the lanes stay in registers instead
+    // of a call per chunk: the same IEEE float operations in the same order (no
+    // fast-math flags, so LLVM neither fuses nor reassociates them) give the same
+    // bits as the interpreter and the exp ufunc. test_loom_native checks them equal.
+    std::string exp_f32_inline(const std::string& x, bool v) {
+        const std::string T = ty("float", v), I = ty("i32", v), B1 = ty("i1", v);
+        auto f = [&](float c) { return cst("float", float_lit(ScalarKind::F32, static_cast<double>(c)), v); };
+        auto i = [&](int c) { return cst("i32", std::to_string(c), v); };
+        auto op2 = [&](const char* o, const std::string& a, const std::string& b2) { return emit(std::string(o) + " " + T + " " + a + ", " + b2); };
+        const float kShift = 0x1.8p23f;
+        std::string c = emit("select " + B1 + " " + emit("fcmp olt " + T + " " + x + ", " + f(-104.0f)) + ", " + T + " " + f(-104.0f) + ", " + T + " " + x);
+        c = emit("select " + B1 + " " + emit("fcmp ogt " + T + " " + c + ", " + f(89.0f)) + ", " + T + " " + f(89.0f) + ", " + T + " " + c);
+        const std::string kd = op2("fadd", op2("fmul", c, f(0x1.715476p+0f)), f(kShift));
+        const std::string n = op2("fsub", kd, f(kShift));
+        const std::string r = op2("fsub", op2("fsub", c, op2("fmul", n, f(0x1.62e4p-1f))), op2("fmul", n, f(0x1.7f7d1cp-20f)));
+        std::string q = f(1.0f / 5040.0f);
+        for (float k : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f}) q = op2("fadd", op2("fmul", q, r), f(k));
+        const std::string p = op2("fadd", f(1.0f), op2("fadd", r, op2("fmul", op2("fmul", r, r), q)));
+        const std::string ni = emit("sub " + I + " " + emit("bitcast " + T + " " + kd + " to " + I) + ", " + i(0x4B400000));
+        const std::string n1 = emit("ashr " + I + " " + ni + ", " + i(1));
+        const std::string n2 = emit("sub " + I + " " + ni + ", " + n1);
+        auto pow2 = [&](const std::string& e) {
+            return emit("bitcast " + I + " " + emit("shl " + I + " " + emit("add " + I + " " + e + ", " + i(127)) + ", " + i(23)) + " to " + T);
+        };
+        const std::string res = op2("fmul", op2("fmul", p, pow2(n1)), pow2(n2));
+        // A NaN input comes back quieted (x + x), as the interpreter's float registers give it.
+        return emit("select " + B1 + " " + emit("fcmp uno " + T + " " + x + ", " + x) + ", " + T + " " + op2("fadd", x, x) + ", " + T + " " + res);
     }
 
     void emit_float(const Op& op, const std::string& b, bool v) {
@@ -2543,6 +2638,8 @@ private:
             return put(r, to_i(emit(std::string("fcmp ") + (b == "isinff" ? "oeq " : "olt ") + T + " " + a + ", " + inf)), v);
         }
         if (b == "minnumf" || b == "maxnumf") return put(r, num_minmax(b == "maxnumf", ft, A(0), A(1), v), v);
+        if (b == "minimumf" || b == "maximumf") return put(r, nan_minmax(b == "maximumf", ft, A(0), A(1), v), v);
+        if (b == "expf" && ft == "float") return put(r, exp_f32_inline(A(0), v), v);
         static const std::map<std::string, std::string> lib = [] {
             std::map<std::string, std::string> m = {{"powf", "pow"}, {"atan2f", "atan2"}, {"hypotf", "hypot"}, {"remf", "fmod"},
                                                     {"minnumf", "fmin"}, {"maxnumf", "fmax"}, {"minimumf", "minimum"},

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -1195,8 +1196,11 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
 }
 
 // Runs items over the pool and rethrows the failure of the lowest item.
+// probe: run item 0 on the calling thread first and keep the rest there too
+// when they would take less than waking the pool costs (Note [Small native
+// launches]).
 template <class Fn>
-void run_items(size_t items, bool parallel, const Fn& fn) {
+void run_items(size_t items, bool parallel, const Fn& fn, bool probe = false) {
     std::mutex mu;
     size_t bad = SIZE_MAX;
     std::exception_ptr err;
@@ -1215,7 +1219,24 @@ void run_items(size_t items, bool parallel, const Fn& fn) {
             }
         }
     };
-    if (parallel && items > 1 && kernels::pool_threads() > 1) kernels::pool_run(items, one);
+    if (parallel && items > 1 && kernels::pool_threads() > 1 && probe) {
+        // Note [Small native launches]
+        // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+        // Waking the pool's threads costs microseconds on an idle host and up to a
+        // scheduler time slice (~1 ms) on a busy one, so a native launch whose work
+        // is a few microseconds (an elementwise kernel over 65,536 elements) lost
+        // most of its time there: hx.add stays on the calling thread below 2^20
+        // elements. Work per work-item differs too much between kernels for a
+        // fixed threshold, so the first item runs here and is timed; when the
+        // others would take under kSerialNs together, they follow it here.
+        constexpr int64_t kSerialNs = 100'000;
+        const auto t0 = std::chrono::steady_clock::now();
+        one(0);
+        const int64_t dt = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+        if (dt * static_cast<int64_t>(items - 1) < kSerialNs)
+            for (size_t it = 1; it < items; ++it) one(it);
+        else kernels::pool_run(items - 1, [&](size_t it) { one(it + 1); });
+    } else if (parallel && items > 1 && kernels::pool_threads() > 1) kernels::pool_run(items, one);
     else
         for (size_t it = 0; it < items; ++it) one(it);
     if (err) std::rethrow_exception(err);
@@ -1779,7 +1800,7 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
         }
         uint8_t* s = raw ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64) : nullptr;
         if (fn(&c, &e, s, g0, g1 - g0) != 0) native_failure(e, launch, bindings);
-    });
+    }, /*probe=*/true);
 }
 
 // The interpreter's ExecutionError text (Exec::fail_at, Exec::where) for a
