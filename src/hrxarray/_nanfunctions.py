@@ -31,7 +31,7 @@ from ._array import DeviceArray, _device, _dtype, _flag
 from ._complex import real
 from ._indexing import take_along_axis
 from ._sorting import sort
-from ._statistical import _QUANTILE_METHODS, _out, cumprod, cumsum, max, mean, min, prod, quantile, std, sum, var
+from ._statistical import _QUANTILE_METHODS, _out, _probabilities, cumprod, cumsum, max, mean, min, prod, quantile, std, sum, var
 from ._searching import argmax, argmin, where
 
 __all__ = ["nansum", "nanprod", "nanmean", "nanmin", "nanmax", "nanargmin", "nanargmax", "nanvar", "nanstd",
@@ -359,18 +359,7 @@ def _nanquantile(op, a, q, axis, out, method, keepdims, weights, interpolation, 
     x = _device(a, op)
     keepdims = _flag(keepdims, op, "keepdims")
     _check_median(op, x)
-    if isinstance(q, DeviceArray):
-        q = q._to_numpy()
-    weak = type(q) in (int, float)
-    qs = np.asarray(q)
-    if qs.dtype.kind not in "biuf":
-        raise TypeError(f"{op}: q must be real numbers, got dtype {qs.dtype}")
-    if scale != 1:
-        qs = np.true_divide(qs, scale)
-    with np.errstate(invalid="ignore"):
-        if not (np.all(qs >= 0) and np.all(qs <= 1)):
-            bound = "[0, 100]" if scale != 1 else "[0, 1]"
-            raise ValueError(f"{op}: q must be in the range {bound}, got {q!r}")
+    qs, weak = _probabilities(q, scale, op)
     if x.dtype.kind != "f":
         return quantile(x, qs if not weak else float(qs), axis, out, False, method, keepdims)
     srt, axes, n = _sorted_last(op, x, axis)

@@ -194,19 +194,10 @@ def std(x: DeviceArray, /, axis: int | tuple[int, ...] | None = None, dtype: Any
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
-def _quantile(op, a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation, scale):
-    if weights is not None:
-        raise TypeError(f"{op}: weights= is not supported")
-    if interpolation is not None:
-        raise TypeError(f"{op}: interpolation= was renamed method= in NumPy 1.22; use method=")
-    if method not in _QUANTILE_METHODS:
-        raise ValueError(f"{op}: method must be one of {', '.join(map(repr, _QUANTILE_METHODS))}, got {method!r}")
-    keepdims = _flag(keepdims, op, "keepdims")
-    x = _device(a, op)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{op}: a must be real, got {x.dtype}")
-    if x.dtype is _array.bfp16:
-        raise TypeError(f"{op}: bfp16 arrays cannot be sorted; convert with astype(hx.float32) first")
+def _probabilities(q, scale, op):
+    """quantile's q (percentile's over ``scale`` = 100) as host float probabilities checked to lie in
+    [0, 1], and whether q was a weak Python scalar. The one check of q for quantile, percentile and
+    their nan* forms."""
     if isinstance(q, DeviceArray):
         q = q._to_numpy()  # the probabilities steer the host-side index arithmetic
     # NumPy 2: a Python scalar q is weak (the result keeps a float a's dtype) but the
@@ -221,6 +212,23 @@ def _quantile(op, a, q, axis, out, overwrite_input, method, keepdims, weights, i
         if not (np.all(qs >= 0) and np.all(qs <= 1)):
             bound = "[0, 100]" if scale != 1 else "[0, 1]"
             raise ValueError(f"{op}: q must be in the range {bound}, got {q!r}")
+    return qs, weak
+
+
+def _quantile(op, a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation, scale):
+    if weights is not None:
+        raise TypeError(f"{op}: weights= is not supported")
+    if interpolation is not None:
+        raise TypeError(f"{op}: interpolation= was renamed method= in NumPy 1.22; use method=")
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"{op}: method must be one of {', '.join(map(repr, _QUANTILE_METHODS))}, got {method!r}")
+    keepdims = _flag(keepdims, op, "keepdims")
+    x = _device(a, op)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op}: a must be real, got {x.dtype}")
+    if x.dtype is _array.bfp16:
+        raise TypeError(f"{op}: bfp16 arrays cannot be sorted; convert with astype(hx.float32) first")
+    qs, weak = _probabilities(q, scale, op)
     axes = _array._axes(axis, x.ndim, op)
     if axes is None:
         axes = tuple(range(x.ndim))
