@@ -7,17 +7,40 @@
 #include "array/creation.h"
 #include "array/kernel_call.h"
 #include "array/ops.h"
-#include "array/operands.h"
 #include "errors.h"
 #include "runtime/kernel.h"
 
 namespace hrx {
 
+namespace {
+
+// One owner of the array layer's refusals of an array bound to a kernel,
+// shared by the submission (kernel_task, run_kernel) and run_function's
+// checks before it allocates.
+void check_runtime(const Array& a, const RuntimeCore& rt, const std::string& name) {
+    if (&runtime_of(a) != &rt)
+        fail(ErrorKind::Message, name + ": " + a.describe() + " belongs to another runtime than the kernel");
+}
+
+// `a`'s bytes as the view a binding of `access` on `lane` gets, after the
+// lane, writability and device-use checks.
+BufferView bound_view(const Array& a, Access access, Lane lane, const std::string& name) {
+    check_lane_binding(a, lane, name);
+    if (access_writes(access)) check_writable(a, name);
+    check_device_use(a, access, name);
+    const auto [first, end] = a.extent();
+    return BufferView{a.buffer(), first, end - first};
+}
+
+Lane kernel_lane(const Kernel& k) { return k.engine == Engine::Npu ? Lane::Npu : Lane::Compute; }
+
+}  // namespace
+
 TaskSpec kernel_task(std::shared_ptr<Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
     TaskSpec t;
     t.op = name;
     t.label = kernel->name;
-    t.lane = kernel->engine == Engine::Npu ? Lane::Npu : Lane::Compute;
+    t.lane = kernel_lane(*kernel);
     if (arrays.size() != kernel->contract.bindings.size())
         fail(ErrorKind::Message, name + ": the kernel has " + std::to_string(kernel->contract.bindings.size()) +
                                      " bindings, " + std::to_string(arrays.size()) + " arrays were given");
@@ -29,11 +52,7 @@ TaskSpec kernel_task(std::shared_ptr<Kernel> kernel, const std::vector<Array>& a
         if (!a.c_contiguous())
             fail(ErrorKind::Message, name + ": binding " + std::to_string(i) + " needs a C-contiguous array, got " +
                                          a.describe());
-        check_lane_binding(a, t.lane, name);
-        if (access_writes(access)) check_writable(a, name);
-        check_device_use(a, access, name);
-        const auto [first, end] = a.extent();
-        views.push_back(BufferView{a.buffer(), first, end - first});
+        views.push_back(bound_view(a, access, t.lane, name));
         t.uses.push_back(Use{views.back(), access});
     }
     check_kernel_use(*kernel, views, name);
@@ -43,9 +62,7 @@ TaskSpec kernel_task(std::shared_ptr<Kernel> kernel, const std::vector<Array>& a
 
 void run_kernel(std::shared_ptr<Kernel> kernel, const std::vector<Array>& arrays, const std::string& name) {
     RuntimeCore& rt = *kernel->runtime;
-    for (const Array& a : arrays)
-        if (&runtime_of(a) != &rt)
-            fail(ErrorKind::Message, name + ": " + a.describe() + " belongs to another runtime than the kernel");
+    for (const Array& a : arrays) check_runtime(a, rt, name);
     std::vector<std::shared_ptr<ArrayBase>> written;
     for (size_t i = 0; i < arrays.size() && i < kernel->contract.bindings.size(); ++i)
         if (access_writes(kernel->contract.bindings[i].access)) written.push_back(arrays[i].base);
@@ -63,7 +80,7 @@ std::vector<Array> run_function(std::shared_ptr<Kernel> kernel, std::vector<Func
     if (operands.size() != n || dtypes.size() != n || names.size() != n)
         fail(ErrorKind::Message, name + ": the kernel has " + std::to_string(n) + " bindings, " +
                                      std::to_string(operands.size()) + " were given");
-    const Lane lane = kernel->engine == Engine::Npu ? Lane::Npu : Lane::Compute;
+    const Lane lane = kernel_lane(*kernel);
     // Every check before anything is allocated, uploaded or copied (a refused call changes nothing).
     std::vector<BufferView> as_is(n);
     std::vector<const BufferView*> views(n, nullptr);
@@ -77,14 +94,9 @@ std::vector<Array> run_function(std::shared_ptr<Kernel> kernel, std::vector<Func
         const uint64_t itemsize = static_cast<uint64_t>(dtype_itemsize(dtypes[i]));
         if (o.device) {
             const Array& a = *o.device;
-            if (&runtime_of(a) != &rt)
-                fail(ErrorKind::Message, name + ": " + a.describe() + " belongs to another runtime than the kernel");
+            check_runtime(a, rt, name);
             if (a.c_contiguous()) {
-                check_lane_binding(a, lane, name);
-                if (writes) check_writable(a, name);
-                check_device_use(a, access, name);
-                const auto [first, end] = a.extent();
-                as_is[i] = BufferView{a.buffer(), first, end - first};
+                as_is[i] = bound_view(a, access, lane, name);
                 views[i] = &as_is[i];
             } else {
                 if (writes) fail(ErrorKind::Message, name + ": " + binding + " must be C-contiguous");
