@@ -14,12 +14,11 @@
 
 namespace hrx::loom_ufunc {
 
-// What one (count, constants, checked) needs (Note [Loom ufunc launches]).
+// What one (provider, count, constants, checked) needs (Note [Loom ufunc launches]).
 struct Launch {
-    std::shared_ptr<const provider::Executable> exe;
-    // The same code as a kernel the lane dispatches through its provider
-    // queue: what a call whose operands all bind as they are submits
-    // (Note [Loom ufunc launches]).
+    // The loaded code as a kernel: a call whose operands all bind as they are
+    // submits its dispatch on the lane's provider queue; a staged call invokes
+    // its program around the staging (Note [Loom ufunc launches]).
     std::shared_ptr<Kernel> kernel;
     std::vector<DType> dtypes;  // the definition's, for the task
     uint64_t alignment = 1;  // the strictest binding alignment the footprints ask
@@ -75,11 +74,10 @@ std::shared_ptr<const Launch> make_launch(provider::Provider& provider, const De
                                           " elements (" + std::to_string(have) + " bytes)");
         l->alignment = std::max(l->alignment, need.bindings[i].alignment);
     }
-    l->exe = loom_run(provider, Engine::Gpu, def.artifact.program, constants, launch, checked);
     l->kernel = std::make_shared<Kernel>();
     l->kernel->engine = Engine::Gpu;
     l->kernel->name = def.artifact.symbol;
-    l->kernel->program = l->exe;
+    l->kernel->program = loom_run(provider, Engine::Gpu, def.artifact.program, constants, launch, checked);
     l->dtypes = def.dtypes;
     return l;
 }
@@ -150,7 +148,7 @@ void run(const Plan& p) {
             kernels::copy_cast(nd, p.shape.data(), src, kernels::StridedArg{temps[i].get(), p.launch->dtypes[i], dense.data()});
         }
     }
-    p.launch->exe->invoke(spans.data(), n);
+    p.launch->kernel->program->invoke(spans.data(), n);
     for (size_t i = p.nin; i < n; ++i) {
         const Bound& b = p.bound[i];
         if (b.direct) continue;
