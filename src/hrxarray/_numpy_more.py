@@ -134,6 +134,8 @@ def _edges(op, a, bins, range_, weights):
     bdt = np.result_type(x.dtype, np.float64) if x.dtype.kind != "f" else x.dtype
     # NumPy's uniform edges: linspace in the bin dtype, from the host (the count and the range are host values).
     edges = np.linspace(lo, hi, n + 1, endpoint=True, dtype=bdt)
+    if np.any(edges[:-1] >= edges[1:]):  # a range too narrow for n distinct edges (subnormals), as NumPy refuses
+        raise ValueError(f"{op}: Too many bins for data range. Cannot create {n} finite-sized bins.")
     return x, _creation.asarray(edges, device=x.placement), (lo, hi, n)
 
 
