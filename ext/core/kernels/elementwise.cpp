@@ -84,11 +84,13 @@ constexpr std::string_view kEquality =
     "??:? bb:? BB:? hh:? HH:? ii:? II:? ll:? LL:? lL:? Ll:? ee:? EE:? ff:? dd:? FF:? DD:?";
 constexpr std::string_view kLogical = "??:? bb:? BB:? hh:? HH:? ii:? II:? ll:? LL:? ee:? EE:? ff:? dd:? FF:? DD:?";
 constexpr std::string_view kBitwise = "??:? bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L";
-constexpr std::string_view kShift = "bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L";
+constexpr std::string_view kIntLoops = "bb:b BB:B hh:h HH:H ii:i II:I ll:l LL:L";
+constexpr std::string_view kShift = kIntLoops;
 constexpr std::string_view kUnaryNum = "b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d F:F D:D";
 constexpr std::string_view kUnaryAll = "?:? b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d";
 constexpr std::string_view kAbsolute = "?:? b:b B:B h:h H:H i:i I:I l:l L:L e:e E:E f:f d:d F:f D:d";
 constexpr std::string_view kBinaryFloat = "ee:e EE:E ff:f dd:d";
+constexpr std::string_view kUnaryFloat = "e:e E:E f:f d:d";
 constexpr std::string_view kUnaryFloatC = "e:e E:E f:f d:d F:F D:D";
 constexpr std::string_view kUnaryToBool = "?:? b:? B:? h:? H:? i:? I:? l:? L:? e:? E:? f:? d:? F:? D:?";
 constexpr std::string_view kInvert = "?:? b:b B:B h:h H:H i:i I:I l:l L:L";
@@ -169,6 +171,15 @@ constexpr Entry kEntries[kUfuncCount] = {
     {"logaddexp", 2, Identity::None, false, kBinaryFloat},
     {"nextafter", 2, Identity::None, false, kBinaryFloat},
     {"signbit", 1, Identity::None, false, "e:? E:? f:? d:?"},
+    {"cbrt", 1, Identity::None, false, kUnaryFloat},
+    {"exp2", 1, Identity::None, false, kUnaryFloat},
+    {"fmax", 2, Identity::None, false, kAllSame},
+    {"fmin", 2, Identity::None, false, kAllSame},
+    {"fmod", 2, Identity::None, false, kIntsFloats},
+    {"heaviside", 2, Identity::None, false, kBinaryFloat},
+    {"logaddexp2", 2, Identity::None, false, kBinaryFloat},
+    {"gcd", 2, Identity::None, false, kIntLoops},
+    {"lcm", 2, Identity::None, false, kIntLoops},
     {"where", 3, Identity::None, false, kWhere},
 };
 
@@ -236,6 +247,8 @@ const UfuncLoop* search_loop(Ufunc op, const DType* inputs) noexcept {
     if (op == Ufunc::Where) return first_safe(promote_types(inputs[1], inputs[2]), 1);
     const DType a = inputs[0], b = inputs[1];
     if (op == Ufunc::Subtract && a == DType::Bool && b == DType::Bool) return nullptr;
+    // NumPy refuses gcd and lcm of two bools (they have no bool loop).
+    if ((op == Ufunc::Gcd || op == Ufunc::Lcm) && a == DType::Bool && b == DType::Bool) return nullptr;
     if (is_comparison(op)) {
         // NumPy's mixed loops compare int64 with uint64 exactly, where the
         // promoted float64 loop would round.
@@ -339,9 +352,9 @@ std::int64_t op_cost(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Sin: case Ufunc::Cos: case Ufunc::Tan: case Ufunc::Tanh: case Ufunc::Sinh: case Ufunc::Cosh:
         case Ufunc::Arcsin: case Ufunc::Arccos: case Ufunc::Arctan: case Ufunc::Arcsinh: case Ufunc::Arccosh:
         case Ufunc::Arctanh: case Ufunc::Arctan2: case Ufunc::Hypot: case Ufunc::Log2: case Ufunc::Log10:
-        case Ufunc::Logaddexp: return 16;
+        case Ufunc::Logaddexp: case Ufunc::Cbrt: case Ufunc::Exp2: case Ufunc::Logaddexp2: return 16;
         case Ufunc::Power: return dtype_is_float(loop.out) ? 16 : 4;
-        case Ufunc::FloorDivide: case Ufunc::Remainder: return 4;
+        case Ufunc::FloorDivide: case Ufunc::Remainder: case Ufunc::Fmod: case Ufunc::Gcd: case Ufunc::Lcm: return 4;
         default: return 1;
     }
 }

@@ -17,13 +17,14 @@
 // (NumPy). Float floor_divide with an infinite operand is floor(a / b), the
 // array API's special cases (NumPy gives NaN for inf // 2 and -1 for
 // -1 // inf). nextafter of float16/bfloat16 steps in the 16-bit format.
-// Transcendental functions (exp, log, log1p, expm1, log2, log10, logaddexp,
-// sin, cos, tan, tanh, sinh, cosh, the inverse trigonometric and hyperbolic
-// functions, arctan2, hypot) are hrx::fmath's (kernels/fmath.h), the
-// implementation Loom kernels use: float32 within 1 ulp of the correctly
-// rounded result on every host (Note [Loom math accuracy] in fmath.cpp),
-// float64 the C library's (hypot excepted: glibc's double hypot differs
-// between x86-64 and arm64). They differ from NumPy's own SIMD
+// Transcendental functions (exp, exp2, log, log1p, expm1, log2, log10,
+// logaddexp, logaddexp2, cbrt, sin, cos, tan, tanh, sinh, cosh, the inverse
+// trigonometric and hyperbolic functions, arctan2, hypot) are hrx::fmath's
+// (kernels/fmath.h), the implementation Loom kernels use: float32 within 1
+// ulp of the correctly rounded result on every host (Note [Loom math
+// accuracy] in fmath.cpp), float64 the C library's (hypot and cbrt excepted:
+// glibc's double hypot differs between x86-64 and arm64, its cbrt is 3 ulp
+// off). fmax/fmin, fmod, gcd, lcm and heaviside are exact. They differ from NumPy's own SIMD
 // implementations, which are not correctly rounded either, by a few units in
 // the last place (measured: at most 2 ULP for float32, 3 for float64, 1 for
 // float16 and bfloat16; tests/test_elementwise_kernels.py); float power
@@ -53,6 +54,8 @@ enum class Ufunc : std::uint8_t {
     Sinh, Cosh, Arcsin, Arccos, Arctan, Arcsinh, Arccosh, Arctanh, Reciprocal,
     // the array API's remaining float functions (NumPy's names)
     Arctan2, Copysign, Hypot, Log2, Log10, Logaddexp, Nextafter, Signbit,
+    // NumPy's further ufuncs (not in the array API)
+    Cbrt, Exp2, Fmax, Fmin, Fmod, Heaviside, Logaddexp2, Gcd, Lcm,
     // where(cond, x, y): internal ternary; its loops are "?XX->X"
     Where,
     Count_

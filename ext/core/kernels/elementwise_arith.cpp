@@ -1,5 +1,6 @@
 // Inner loops of the binary arithmetic ufuncs: add, subtract, multiply,
-// divide, floor_divide, remainder, power, maximum, minimum.
+// divide, floor_divide, remainder, power, maximum, minimum, and NumPy's fmax,
+// fmin, fmod, gcd and lcm.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -176,6 +177,77 @@ template <class T> struct MinLeOp : Same2<T> {
     static T f(T a, T b) noexcept { return (a <= b || a != a) ? a : b; }
 };
 
+// fmax/fmin ignore NaN: a NaN operand yields the other (the first NaN when
+// both are). Equal operands (+0 and -0) give the second, as NumPy's
+// float32/float64 vector loops and ml_dtypes' bfloat16 loop do; its float16
+// loop gives the first (the Ge/Le variants). NumPy's own scalar and vector
+// float64 loops disagree on signed zeros, so no rule matches both.
+template <class T> struct FmaxOp : Same2<T> {
+    static T f(T a, T b) noexcept {
+        if constexpr (std::is_floating_point_v<T>) return (a > b || b != b) ? a : b;
+        else return a > b ? a : b;
+    }
+};
+template <class T> struct FminOp : Same2<T> {
+    static T f(T a, T b) noexcept {
+        if constexpr (std::is_floating_point_v<T>) return (a < b || b != b) ? a : b;
+        else return a < b ? a : b;
+    }
+};
+template <class T> struct FmaxGeOp : Same2<T> {
+    static T f(T a, T b) noexcept { return (a >= b || b != b) ? a : b; }
+};
+template <class T> struct FminLeOp : Same2<T> {
+    static T f(T a, T b) noexcept { return (a <= b || b != b) ? a : b; }
+};
+
+// C's fmod: the remainder has the dividend's sign. Exact for floats (so the
+// same on every host); integers give 0 for a zero divisor as NumPy does, and
+// MIN fmod -1 is 0 rather than the overflow trap.
+template <class T> struct FmodOp : Same2<T> {
+    static T f(T a, T b) noexcept {
+        if constexpr (std::is_integral_v<T>) {
+            if (b == 0) return 0;
+            if constexpr (std::is_signed_v<T>) {
+                if (b == -1) return 0;
+            }
+            return static_cast<T>(a % b);
+        } else {
+            return std::fmod(a, b);
+        }
+    }
+};
+
+// gcd and lcm of the magnitudes, computed unsigned and wrapped back to T as
+// NumPy's loops do: gcd(MIN, MIN) is MIN, and lcm wraps on overflow.
+template <class T> std::make_unsigned_t<T> magnitude(T a) noexcept {
+    using U = std::make_unsigned_t<T>;
+    if constexpr (std::is_signed_v<T>) return a < 0 ? static_cast<U>(U(0) - static_cast<U>(a)) : static_cast<U>(a);
+    else return a;
+}
+template <class U> U gcd_unsigned(U a, U b) noexcept {
+    while (b != 0) {
+        const U r = static_cast<U>(a % b);
+        a = b;
+        b = r;
+    }
+    return a;
+}
+template <class T> struct GcdOp : Same2<T> {
+    static T f(T a, T b) noexcept { return static_cast<T>(gcd_unsigned(magnitude(a), magnitude(b))); }
+};
+template <class T> struct LcmOp : Same2<T> {
+    static T f(T a, T b) noexcept {
+        using U = std::make_unsigned_t<T>;
+        const U x = magnitude(a), y = magnitude(b), g = gcd_unsigned(x, y);
+        if (g == 0) return 0;
+        // |a / g * b| = (|a| / g) |b| reduced modulo 2^bits, which is what
+        // NumPy's loops give (checked against NumPy 2 for every integer type).
+        using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+        return static_cast<T>(static_cast<U>(static_cast<W>(x / g) * static_cast<W>(y)));
+    }
+};
+
 }  // namespace
 
 InnerLoop find_arith_loop(Ufunc op, const UfuncLoop& loop) noexcept {
@@ -196,6 +268,15 @@ InnerLoop find_arith_loop(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Minimum:
             if (is_bool) return &binary_loop<AndOp<bool>>;
             return f16 ? &binary_loop<MinLeOp<float>> : pick2<MinOp, kInts | kFloats>(t);
+        case Ufunc::Fmax:
+            if (is_bool) return &binary_loop<OrOp<bool>>;
+            return f16 ? &binary_loop<FmaxGeOp<float>> : pick2<FmaxOp, kInts | kFloats>(t);
+        case Ufunc::Fmin:
+            if (is_bool) return &binary_loop<AndOp<bool>>;
+            return f16 ? &binary_loop<FminLeOp<float>> : pick2<FminOp, kInts | kFloats>(t);
+        case Ufunc::Fmod: return pick2<FmodOp, kInts | kFloats>(t);
+        case Ufunc::Gcd: return pick2<GcdOp, kInts>(t);
+        case Ufunc::Lcm: return pick2<LcmOp, kInts>(t);
         default: return nullptr;
     }
 }

@@ -1,5 +1,6 @@
 // Inner loops of sqrt, the transcendental ufuncs and the array API's other
-// float functions (arctan2, copysign, hypot, logaddexp, nextafter, signbit).
+// float functions (arctan2, copysign, hypot, logaddexp, nextafter, signbit),
+// and NumPy's cbrt, exp2, logaddexp2 and heaviside.
 // The transcendentals are hrx::fmath's (kernels/fmath.h), the implementation
 // Loom kernels use too: float32 (and float16/bfloat16, computed in float32)
 // within 1 ulp of the correctly rounded result and the same on every host,
@@ -50,6 +51,8 @@ HRX_MATH_OP(AcoshOp, acosh)
 HRX_MATH_OP(AtanhOp, atanh)
 HRX_MATH_OP(Log2Op, log2)
 HRX_MATH_OP(Log10Op, log10)
+HRX_MATH_OP(CbrtOp, cbrt)
+HRX_MATH_OP(Exp2Op, exp2)
 #undef HRX_MATH_OP
 
 // A contiguous float32 loop goes to fmath's array form (vectorised, the
@@ -86,6 +89,30 @@ template <class T> struct LogaddexpOp : Sig2<T, T, T> {
         if (d > 0) return x + fmath::log1p(fmath::exp(-d));
         if (d <= 0) return y + fmath::log1p(fmath::exp(d));
         return d;
+    }
+};
+
+// NumPy's npy_logaddexp2: log2(2^x + 2^y) by the same steps as logaddexp,
+// with exp2 and log2(1 + v) = log1p(v) / ln 2.
+template <class T> struct Logaddexp2Op : Sig2<T, T, T> {
+    static constexpr bool kScalar = true;
+    static T f(T x, T y) noexcept {
+        constexpr T kLog2e = T(1.442695040888963407359924681001892137);
+        if (x == y) return x + T(1);
+        const T d = x - y;
+        if (d > 0) return x + kLog2e * fmath::log1p(fmath::exp2(-d));
+        if (d <= 0) return y + kLog2e * fmath::log1p(fmath::exp2(d));
+        return d;
+    }
+};
+
+// NumPy's heaviside: 0 below zero, 1 above, h0 at (either) zero, and the
+// default NaN for a NaN x (h0 is returned as it is, NaN included).
+template <class T> struct HeavisideOp : Sig2<T, T, T> {
+    static T f(T x, T h0) noexcept {
+        if (x != x) return std::numeric_limits<T>::quiet_NaN();
+        if (x == 0) return h0;
+        return x < 0 ? T(0) : T(1);
     }
 };
 
@@ -218,6 +245,10 @@ InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Arctanh: return fmath1<AtanhOp, fmath::atanh_f32>(t);
         case Ufunc::Log2: return fmath1<Log2Op, fmath::log2_f32>(t);
         case Ufunc::Log10: return fmath1<Log10Op, fmath::log10_f32>(t);
+        case Ufunc::Cbrt: return fmath1<CbrtOp, fmath::cbrt_f32>(t);
+        case Ufunc::Exp2: return fmath1<Exp2Op, fmath::exp2_f32>(t);
+        case Ufunc::Logaddexp2: return pick2<Logaddexp2Op, kFloats>(t);
+        case Ufunc::Heaviside: return pick2<HeavisideOp, kFloats>(t);
         case Ufunc::Arctan2: return pick2<Atan2Op, kFloats>(t);
         case Ufunc::Logaddexp: return pick2<LogaddexpOp, kFloats>(t);
         case Ufunc::Copysign: return pick2<CopysignOp, kFloats>(t);
