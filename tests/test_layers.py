@@ -338,3 +338,19 @@ def test_one_broadcasting_rule():
              for i, line in enumerate(p.read_text().splitlines())
              if re.search(r"\bnp\.broadcast_shapes\(|\bnumpy\.broadcast_shapes\(|\bnp\.broadcast\(", line)]
     assert found == []
+
+
+def test_loom_ops_find_their_handlers_by_catalogue_index():
+    """Issue 25 item 4, Note [Handlers]: the parser stamps each op with its catalogue entry and the
+    interpreter indexes a slot array with it: no string or hash lookup per executed op."""
+    interp = code_of(CORE / "loom" / "interp.cpp")
+
+    def body(src, head):
+        start = src.index(head)
+        return src[start:src.index("\n}\n", start)]
+
+    resolve, run_region = body(interp, "void* Exec::resolve("), body(interp, "const Op* Exec::run_region(")
+    assert "handler_slots()[op.entry - 1]" in resolve
+    assert ".find(" not in run_region and "table()" not in run_region and "resolve(op)" in run_region
+    assert "catalogue_index(op.name)" in code_of(CORE / "loom" / "parser.cpp")
+    assert "handlers" not in code_of(CORE / "loom" / "plan.cpp")

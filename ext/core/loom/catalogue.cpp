@@ -535,4 +535,9 @@ const OpEntry* catalogue_find(std::string_view name) {
     return it == index.end() ? nullptr : it->second;
 }
 
+int catalogue_index(std::string_view name) {
+    const OpEntry* e = catalogue_find(name);
+    return e ? static_cast<int>(e - op_catalogue().data()) + 1 : 0;
+}
+
 }  // namespace hrx::loom

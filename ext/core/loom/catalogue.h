@@ -55,5 +55,9 @@ struct OpEntry {
 
 const std::vector<OpEntry>& op_catalogue();
 const OpEntry* catalogue_find(std::string_view name);
+// 1 + the position of `name` in op_catalogue(); 0 when it has no entry. The
+// parser stamps every op with it (Op::entry), so the interpreter finds an
+// op's handler by indexing (Note [Handlers] in loom/interp.h).
+int catalogue_index(std::string_view name);
 
 }  // namespace hrx::loom

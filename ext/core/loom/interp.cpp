@@ -19,6 +19,7 @@
 #include "kernels/elementwise_impl.h"
 #include "kernels/fmath.h"
 #include "kernels/matmul.h"
+#include "loom/catalogue.h"
 
 namespace hrx::loom::interp {
 
@@ -345,15 +346,7 @@ const Op* Exec::run_region(const Region& r, Frame& fr, const Mask& mask0) {
         mask = &narrowed;
     }
     for (const Op& op : r.ops) {
-        void* h;
-        auto planned = sh.handlers ? sh.handlers->find(&op) : decltype(sh.handlers->end()){};
-        if (sh.handlers && planned != sh.handlers->end()) {
-            h = planned->second;
-        } else {
-            auto it = handlers_.find(&op);
-            if (it == handlers_.end()) it = handlers_.emplace(&op, resolve(op)).first;
-            h = it->second;
-        }
+        void* const h = resolve(op);
         if (!h) return &op;
         try {
             reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(h)(*this, op, fr, *mask);
@@ -3666,41 +3659,46 @@ bool is_terminator(const std::string& n) {
 
 namespace {
 
-// Op `name`'s handler into `h` (nullptr for a terminator); false when the op
-// table does not know it. The one lookup behind resolve and resolve_handlers.
-bool lookup_handler(const std::string& name, void*& h) {
-    if (is_terminator(name)) {
-        h = nullptr;
-        return true;
-    }
+// One slot per catalogue entry (Note [Handlers]).
+struct HandlerSlot {
+    bool known = false;  // a handler, or a terminator
+    void* fn = nullptr;  // nullptr: a terminator
+};
+
+// Op `name`'s slot, from the name table.
+HandlerSlot lookup_handler(std::string_view name) {
+    if (is_terminator(std::string(name))) return {true, nullptr};
     const auto& t = Ops::table();
-    auto it = t.find(name);
-    if (it == t.end()) return false;
-    h = reinterpret_cast<void*>(it->second);
-    return true;
+    auto it = t.find(std::string(name));
+    if (it == t.end()) return {};
+    return {true, reinterpret_cast<void*>(it->second)};
+}
+
+const std::vector<HandlerSlot>& handler_slots() {
+    static const std::vector<HandlerSlot> slots = [] {
+        std::vector<HandlerSlot> v;
+        v.reserve(op_catalogue().size());
+        for (const OpEntry& e : op_catalogue()) v.push_back(lookup_handler(e.name));
+        return v;
+    }();
+    return slots;
 }
 
 }  // namespace
 
 void* Exec::resolve(const Op& op) const {
-    void* h = nullptr;
-    if (!lookup_handler(op.name, h)) fail_at(op, -1, "valid Loom, not executed by the emulator");
-    return h;
-}
-
-void resolve_handlers(const Region& r, std::unordered_map<const Op*, void*>& out) {
-    for (const Op& op : r.ops) {
-        if (void* h = nullptr; lookup_handler(op.name, h)) out.emplace(&op, h);
-        for (const Region& sub : op.regions) resolve_handlers(sub, out);
-    }
+    // Ops the parser did not stamp (a name outside the catalogue) look their
+    // name up; every handled name is catalogued, so that only ever fails.
+    const HandlerSlot s = op.entry ? handler_slots()[op.entry - 1] : lookup_handler(op.name);
+    if (!s.known) fail_at(op, -1, "valid Loom, not executed by the emulator");
+    return s.fn;
 }
 
 void Exec::exec_op(const Op& op, Frame& fr, const Mask& mask) {
-    const auto& t = Ops::table();
-    auto it = t.find(op.name);
-    if (it == t.end()) fail_at(op, -1, "valid Loom, not executed by the emulator");
+    void* const h = resolve(op);
+    if (!h) fail_at(op, -1, "valid Loom, not executed by the emulator");
     try {
-        it->second(*this, op, fr, mask);
+        reinterpret_cast<void (*)(Exec&, const Op&, Frame&, const Mask&)>(h)(*this, op, fr, mask);
     } catch (const std::out_of_range&) {  // as in run_region
         fail_at(op, -1, "the op lacks an operand, result or index it needs (" + std::to_string(op.operands.size()) + " operand(s), " +
                             std::to_string(op.results.size()) + " result(s))");

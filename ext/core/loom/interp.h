@@ -113,17 +113,19 @@ struct Shared {
     const std::vector<MemorySpan>* bindings = nullptr;
     const std::vector<uint8_t>* constants = nullptr;
     const std::vector<Param>* device_params = nullptr;
-    // Each op's handler (nullptr: a terminator), resolved once per program by
-    // resolve_handlers; ops missing here resolve per Exec (Note [Handlers]).
-    const std::unordered_map<const Op*, void*>* handlers = nullptr;
 };
 
-// Note [Handlers]: an op runs through the handler its name selects in the
-// op table. Finding it hashes the name, so a program resolves its ops once
-// (resolve_handlers, when it is planned) and every launch's Exec looks them
-// up by address; an op the table does not know is left out and fails only
-// if a launch reaches it, as before.
-void resolve_handlers(const Region& r, std::unordered_map<const Op*, void*>& out);
+// Note [Handlers]
+// ~~~~~~~~~~~~~~~
+// An op runs through the handler its name selects in the interpreter's op
+// table (Ops::table, interp.cpp). The parser stamps every op with its
+// position in the op catalogue (Op::entry, loom/catalogue.h), and the
+// interpreter turns the name table into one slot per catalogue entry once
+// per process (handler_slots): running an op indexes that array, with no
+// string or hash lookup per op. A slot without a handler fails the op when
+// a launch reaches it ("valid Loom, not executed by the emulator"; the
+// planner has refused such ops at plan time already, Note [Op catalogue]);
+// a terminator's slot holds no function and ends its region.
 
 class Exec {
 public:
@@ -156,6 +158,7 @@ public:
     }
 
     void exec_op(const Op& op, Frame& fr, const Mask& mask);
+    // Op's handler (nullptr: a terminator); fails the op when it has none.
     void* resolve(const Op& op) const;
     [[noreturn]] void fail_at(const Op& op, int64_t lane, const std::string& msg) const;
 
@@ -178,9 +181,6 @@ public:
 
 private:
     friend struct Ops;
-
-    // Each op's handler (nullptr: a terminator), resolved once per Exec.
-    std::unordered_map<const Op*, void*> handlers_;
 
     void ensure_coords() const;
     void ensure_coords_if(bool need) const {

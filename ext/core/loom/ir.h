@@ -241,6 +241,9 @@ struct Region {
 
 struct Op {
     std::string name;
+    // 1 + the op's position in the catalogue (catalogue_index), 0 for a name
+    // it lacks; set by parse_module once the module is complete.
+    uint16_t entry = 0;
     Location loc;                // the op name's position (results start the statement)
     std::vector<std::string> params;
     std::vector<ValueId> operands;

@@ -1934,6 +1934,14 @@ ParsedModule parse_module(std::string_view source) {
     }
     Parser p(source, d, *m);
     p.parse_module();
+    // Each op's catalogue entry, once the module is complete (Note [Handlers]).
+    const auto stamp = [](auto& self, std::vector<Op>& ops) -> void {
+        for (Op& op : ops) {
+            op.entry = static_cast<uint16_t>(catalogue_index(op.name));
+            for (Region& r : op.regions) self(self, r.ops);
+        }
+    };
+    stamp(stamp, m->ops);
     for (size_t i = 0; i < m->ops.size(); ++i) {
         const Op& op = m->ops[i];
         if (op.symbol.empty()) continue;

@@ -491,7 +491,6 @@ public:
             scan_region(spec_, root.regions[0], true, false, s);
         }
         if (!s.diags.empty()) throw CompileError(s.diags);
-        for (const Region& r : root.regions) interp::resolve_handlers(r, handlers_);
         folded_ = gpu_ && !s.workgroup_memory && !s.barrier && !s.subgroup && !s.atomics;
         atomics_ = s.atomics;
         scratch_lanes_ = s.private_scratch ? kScratchLanes : INT64_MAX;
@@ -750,7 +749,6 @@ private:
     Specialized spec_;
     bool gpu_ = true;
     bool folded_ = false;
-    std::unordered_map<const Op*, void*> handlers_;  // Note [Handlers]
     bool atomics_ = false;
     int64_t scratch_lanes_ = INT64_MAX;  // lanes per batch at most (Note [Emulator size limits])
     std::vector<Param> wparams_, dparams_;
@@ -769,7 +767,6 @@ LaunchConfig LoomProgram::launch_config(const std::vector<uint64_t>& bits) const
         fail(ErrorKind::Message, who + ": takes " + std::to_string(wparams_.size()) + " workload value(s), got " + std::to_string(bits.size()));
     interp::Shared sh;
     sh.spec = &spec_;
-    sh.handlers = &handlers_;
     sh.gpu = true;
     Exec x(sh, 1);
     const Op& root = *spec_.root;
@@ -1724,7 +1721,6 @@ void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector
         fail(ErrorKind::Message, who + ": the constant block holds " + std::to_string(constants.size()) + " bytes, the device signature needs " + std::to_string(const_len_));
     interp::Shared sh;
     sh.spec = &spec_;
-    sh.handlers = &handlers_;
     sh.options = options;
     sh.gpu = gpu_;
     sh.launch = launch;
