@@ -837,3 +837,41 @@ def test_view_parameters_are_view_bindings():
     _core.loom._run_program(VIEW_PARAMS, "vp", GPU, {}, [x.view(np.uint8).reshape(-1), y.view(np.uint8)],
                             c.constants, [128], False, [])
     assert np.array_equal(y, x[:, 0] + x[:, 1])
+
+
+def native_outcome(src):
+    """'native', or why a compiled GPU program keeps the interpreter (None when it does not compile)."""
+    try:
+        art = hx.loom.compile(src, "k", target=GPU)
+    except (hx.loom.LoomError, hx.HrxError):
+        return None
+    return "native" if art.executor == "native" else art.executor_reason
+
+
+# A kernel with a float view of %o: vector loads, a splat, a dot and a vector store, all native.
+VECTOR_OPS = module("""  %z = index.constant 0 : offset
+  %c0 = index.constant 0 : index
+  %v = buffer.view %o[%z] : buffer -> view<16xf32>
+  %x = vector.load %v[%c0] : view<16xf32> -> vector<4xf32>
+  %d = vector.dotf %x, %x : vector<4xf32>, vector<4xf32> -> f32
+  %s = vector.splat %d : vector<4xf32>
+  vector.store %s, %v[%c0] : vector<4xf32>, view<16xf32>""")
+NATIVE_SPELLINGS = {
+    "index.assume": [module("  %a = index.constant 3 : index\n  %n = index.assume %a [range(%a, 1, 8)] : index")],
+    "scalar.assume": [module("  %a = scalar.constant 3 : i32\n  %n = scalar.assume %a [range(%a, 1, 8)] : i32")],
+    "scalar.geluf": [module(constant("f32") + f"\n  %r = scalar.geluf<{m}> %a : f32") for m in ("erf", "tanh")],
+    **{f"vector.{op}": [VECTOR_OPS] for op in ("load", "store", "splat", "dotf")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in BY_NAME.items() if e["native"] and e["dialect"] in TYPES))
+def test_native_column_ops_compile_to_native_code(name):
+    """The op table's native column (the generator's own op_native) holds: a kernel using the op in one of
+    its plain spellings compiles to native code."""
+    seen = [native_outcome(p) for p in NATIVE_SPELLINGS.get(name) or candidates(BY_NAME[name])]
+    assert "native" in seen, (name, [s for s in seen if s][:3])
+
+
+def test_native_column_is_a_subset_of_executed():
+    assert all(e["executed"] for e in CATALOGUE if e["native"])
+    assert sum(e["native"] for e in CATALOGUE) > 100

@@ -13,6 +13,7 @@
 #include "errors.h"
 #include "gil.h"
 #include "loom/catalogue.h"
+#include "loom/codegen.h"
 #include "loom/frontend.h"
 #include "loom/plan.h"
 
@@ -104,6 +105,7 @@ nb::list catalogue() {
         d["operands"] = e.operands < 0 ? nb::object(nb::none()) : nb::object(nb::int_(e.operands));
         d["results"] = e.results < 0 ? nb::object(nb::none()) : nb::object(nb::int_(e.results));
         d["executed"] = run;
+        d["native"] = run && loom::native::op_native(e.name);
         d["code"] = run ? nb::object(nb::none()) : nb::object(nb::str(std::string(e.refusal).c_str()));
         // An op accepted and ignored (no refusal code) keeps its reason: what it is and why ignoring it is right.
         d["reason"] = run && !e.refusal.empty() ? std::string() : std::string(e.reason);
@@ -126,8 +128,8 @@ void bind_loom_exec(nb::module_& m) {
            "backing (Note [The gfx1151 float atomic max caveat]). Returns the launch config as a dict (GPU) or None.");
     lm.def("_catalogue", &catalogue,
            "The op catalogue: one dict per op of Loom's dialect definitions (name, dialect, operands and results "
-           "where fixed, whether the emulator executes it, else the EMULATOR code and reason it is refused with at "
-           "plan time).");
+           "where fixed, whether the emulator executes it and whether GPU kernels using it can compile to native "
+           "code, else the EMULATOR code and reason it is refused with at plan time).");
     lm.def("_plan_info", &plan_info, nb::arg("source"), nb::arg("symbol"), nb::arg("target"), nb::arg("config"),
            nb::arg("constants") = nb::bytes(""),
            "Test-only: the planned program's parameters, constant block length and binding footprints, as a dict.");

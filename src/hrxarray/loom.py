@@ -89,8 +89,9 @@ def parse(source: str):
 
 def op_catalogue() -> list[dict]:
     """Every op of Loom's dialect definitions and what the emulator does with it: a list of dicts with
-    ``name``, ``dialect``, ``operands`` and ``results`` (None where variadic), ``executed`` (bool), and for
-    the ops it does not run, the ``code`` (``EMULATOR/0xx``) and ``reason`` of the plan-time refusal."""
+    ``name``, ``dialect``, ``operands`` and ``results`` (None where variadic), ``executed`` (bool), ``native``
+    (bool: GPU kernels using it can compile to native code, in its common forms), and for the ops it does not
+    run, the ``code`` (``EMULATOR/0xx``) and ``reason`` of the plan-time refusal."""
     return _l._catalogue()
 
 

@@ -2138,6 +2138,25 @@ private:
         if (vector_arith(b) && kind(op.results[0]) != kind(op.operands[0])) refuse(n + " changing the element type");
     }
     static bool vector_arith(const std::string& b) { return b == "addf" || b == "subf" || b == "mulf" || b == "divf" || b == "fmaf"; }
+
+public:
+    // Whether check_region accepts op `n` in some form: the op table's
+    // "native" column (op_native). The predicates are check_region's own;
+    // the structural names are the ones it handles by name.
+    static bool lowers(const std::string& n) {
+        static const std::set<std::string> structural = {
+            "view.load", "view.store", "buffer.view", "buffer.assume.alignment", "buffer.assume.memory_space",
+            "buffer.assume.noalias", "buffer.assume.same_root", "buffer.fence", "scf.schedule.fence", "view.prefetch",
+            "kernel.barrier", "buffer.alloca", "scf.if", "scf.for", "scf.while", "scf.yield", "scf.condition",
+            "kernel.return", "kernel.def"};
+        if (structural.count(n) || is_coord(n) || is_collective(n) || known_num_op(n)) return true;
+        if (n.rfind("vector.", 0) != 0) return false;
+        const std::string b = n.substr(7);
+        return b == "load" || b == "store" || b == "splat" || b == "dotf" || b == "constant" || vector_cast(b) ||
+               vector_arith(b);
+    }
+
+private:
     // Gives vector value r its element values.
     void make_vec(ValueId r, const Op& op) {
         const std::string& n = op.name;
@@ -2736,6 +2755,8 @@ private:
 };
 
 }  // namespace
+
+bool op_native(std::string_view name) { return Gen::lowers(std::string(name)); }
 
 Generated generate(const Specialized& spec, const std::vector<Param>& params, bool folded) {
     try {

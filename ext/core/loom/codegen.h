@@ -59,6 +59,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/frontend.h"
@@ -125,6 +126,11 @@ struct Generated {
 // batches spanning workgroups (its uniform values then exclude workgroup
 // ids, which changes which lane an error names).
 Generated generate(const Specialized& spec, const std::vector<Param>& params, bool folded);
+
+// Whether the generator lowers op `name` in some form (a GPU kernel using it
+// can compile to native code; a rarer form or type of it can still keep the
+// kernel in the interpreter, and Generated::reason names it).
+bool op_native(std::string_view name);
 
 // name → address of every helper function the generated code may call.
 std::map<std::string, uint64_t> native_symbols();
