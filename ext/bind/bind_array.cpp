@@ -332,8 +332,6 @@ nb::object to_numpy(const PyArray& self, nb::handle dtype) {
     return out;
 }
 
-using host_transfer::take_lease;
-
 // A read-only zero-copy uint8 NumPy array over the array's byte extent that
 // holds a host lease while it lives; Python reinterprets it (_array.py).
 nb::tuple host_view(const PyArray& self) {
@@ -350,124 +348,43 @@ nb::tuple host_view(const PyArray& self) {
 
 // --- DLPack ----------------------------------------------------------------------
 
-dlpack::DLDataType dl_dtype(DType t, const std::string& op) {
-    using namespace dlpack;
-    const uint8_t bits = static_cast<uint8_t>(dtype_itemsize(t) * 8);
-    switch (dtype_info(t).kind) {
-        case DTypeKind::Bool: return {kDLBool, 8, 1};
-        case DTypeKind::Signed: return {kDLInt, bits, 1};
-        case DTypeKind::Unsigned: return {kDLUInt, bits, 1};
-        case DTypeKind::Float: return {t == DType::BFloat16 ? kDLBfloat : kDLFloat, bits, 1};
-        case DTypeKind::Complex: return {kDLComplex, bits, 1};
-        case DTypeKind::Block: break;
-    }
-    throw nb::buffer_error((op + ": bfp16 block arrays have no DLPack dtype; export x.astype(hx.float32) or the raw "
-                                 "blocks x.blocks()")
-                               .c_str());
-}
-
-dlpack::DLDevice own_device(const Array& a) {
-    if (a.placement().host_mapped()) return {dlpack::kDLCPU, 0};
-    return {dlpack::kDLROCM, static_cast<int32_t>(runtime_of(a).options().gpu_index)};
-}
-
-// Note [Read-only DLPack exports]: a zero-copy export holds a host lease
-// until the consumer's deleter runs (Note [DLPack ownership]). A writable
-// lease must also stop device reads (the consumer may write while the device
-// reads), which froze the source for every consumer, JAX's immutable arrays
-// included (issue 28). A read-only export holds a read lease instead: device
-// reads of the source proceed, device writes (and host write guards) raise
-// BusyError naming the export and how to end it. An export is read-only when
-// the storage is (a read-only import), when the user asked for it
-// (x.readonly_export(): a versioned capsule with READ_ONLY, for consumers
-// that honour the flag), or when the consumer never writes: JAX, whose
-// arrays are immutable, asks for a legacy capsule, which cannot carry the
-// flag, so DeviceArray.__dlpack__ (_array.py) tells by the module that called
-// it. Every other legacy export of read-only data is refused: the consumer
-// could not know it must not write.
+// DeviceArray.__dlpack__'s arguments, parsed for the core's export (Note
+// [Read-only DLPack exports] in array/dlpack.h).
 nb::object dlpack_export(const Array& a, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy, bool readonly_requested, bool jax) {
     using namespace dlpack;
-    // Built only for messages: the export path itself formats no strings.
-    struct LazyOp {
-        const Array& a;
-        operator std::string() const { return "__dlpack__ of " + a.describe(); }
-        std::string operator+(const char* s) const { return std::string(*this) + s; }
-        std::string operator+(const std::string& s) const { return std::string(*this) + s; }
-    } op{a};
-    bool versioned = false;
+    const auto op = [&a] { return "__dlpack__ of " + a.describe(); };
+    DlpackExportRequest r;
     if (!max_version.is_none()) {
         if (!PyTuple_Check(max_version.ptr()) || PyTuple_Size(max_version.ptr()) != 2)
-            throw nb::type_error((op + ": max_version must be a (major, minor) tuple or None").c_str());
+            throw nb::type_error((op() + ": max_version must be a (major, minor) tuple or None").c_str());
         int64_t major = 0;
         // A major version beyond int64 is still newer than ours.
-        versioned = !int64_of(max_version[0], &major, op, "max_version[0]") || major >= static_cast<int64_t>(kMajorVersion);
+        r.versioned = !int64_of(max_version[0], &major, op(), "max_version[0]") || major >= static_cast<int64_t>(kMajorVersion);
     }
-    const DLDevice own = own_device(a);
-    DLDevice target = own;
     if (!dl_device.is_none()) {
         if (!PyTuple_Check(dl_device.ptr()) || PyTuple_Size(dl_device.ptr()) != 2)
-            throw nb::type_error((op + ": dl_device must be a (device_type, device_id) tuple or None").c_str());
+            throw nb::type_error((op() + ": dl_device must be a (device_type, device_id) tuple or None").c_str());
         int64_t type = 0, id = 0;
-        if (!int64_of(dl_device[0], &type, op, "dl_device[0]") || !int64_of(dl_device[1], &id, op, "dl_device[1]") ||
+        if (!int64_of(dl_device[0], &type, op(), "dl_device[0]") || !int64_of(dl_device[1], &id, op(), "dl_device[1]") ||
             type < INT32_MIN || type > INT32_MAX || id < INT32_MIN || id > INT32_MAX)
-            throw nb::buffer_error((op + ": dl_device " + nb::cast<std::string>(nb::repr(dl_device)) +
+            throw nb::buffer_error((op() + ": dl_device " + nb::cast<std::string>(nb::repr(dl_device)) +
                                     " is not a DLPack device (device type and id are 32-bit integers)")
                                        .c_str());
-        target = {static_cast<int32_t>(type), static_cast<int32_t>(id)};
+        r.device = DLDevice{static_cast<int32_t>(type), static_cast<int32_t>(id)};
     }
-    int copy_mode = -1;  // -1: as needed, 0: never, 1: always
-    if (!copy.is_none()) copy_mode = nb::cast<bool>(copy) ? 1 : 0;
-    const bool to_cpu_copy = target.device_type == kDLCPU && own.device_type == kDLROCM;
-    if (!(target.device_type == own.device_type && target.device_id == own.device_id) && !to_cpu_copy)
-        throw nb::buffer_error((op + ": cannot export to device (" + std::to_string(target.device_type) + ", " +
-                                std::to_string(target.device_id) + "); the array lives on (" +
-                                std::to_string(own.device_type) + ", " + std::to_string(own.device_id) +
-                                ") and only a copy to the CPU (1, 0) is offered")
-                                   .c_str());
-    if (to_cpu_copy && copy_mode == 0)
-        throw nb::buffer_error((op + ": a kDLCPU export of GpuLocal memory needs a copy, and copy=False forbids it")
-                                   .c_str());
-    // Streams: kDLCPU exports take None or -1; ROCm ones the ROCm conventions
-    // (None: legacy default, 0: default stream, > 2: a stream handle; 1 and 2
-    // are CUDA-only; -1: no synchronisation).
+    if (!copy.is_none()) r.copy = nb::cast<bool>(copy) ? 1 : 0;
     if (!stream.is_none()) {
-        if (!PyLong_Check(stream.ptr()))
-            throw nb::type_error((op + ": stream must be an integer or None").c_str());
+        if (!PyLong_Check(stream.ptr())) throw nb::type_error((op() + ": stream must be an integer or None").c_str());
         int64_t s = 0;
-        if (!int64_of(stream, &s, op, "stream"))
-            fail(ErrorKind::Message, op + ": stream " + nb::cast<std::string>(nb::str(stream)) +
+        if (!int64_of(stream, &s, op(), "stream"))
+            fail(ErrorKind::Message, op() + ": stream " + nb::cast<std::string>(nb::str(stream)) +
                                          " is not a stream (beyond 64 bits)");
-        if (target.device_type == kDLCPU && s != -1)
-            fail(ErrorKind::Message, op + ": stream must be None or -1 for a kDLCPU export, got " + std::to_string(s));
-        if (target.device_type == kDLROCM && (s == 1 || s == 2 || s < -1))
-            fail(ErrorKind::Message, op + ": stream " + std::to_string(s) +
-                                         " is not a ROCm stream (use None, 0, -1 or a stream handle > 2)");
+        r.stream = s;
     }
-    const DLDataType dl = a.dtype == DType::BFP16 ? dl_dtype(a.dtype, op) : dl_dtype(a.dtype, std::string());
-    // Note [Read-only DLPack exports].
-    const bool readonly = a.base->readonly() || readonly_requested || jax;
-    if (readonly && !versioned && !jax)
-        throw nb::buffer_error((op + (a.base->readonly() ? ": a read-only array" : ": a read-only export") +
-                                " cannot be exported through a legacy DLPack capsule, which cannot signal read-only; "
-                                "ask for max_version=(1, 0) or newer")
-                                   .c_str());
-    // Host consumers have no stream to order against: every export waits for
-    // the pending writers (stream -1 included, which only asks the producer
-    // not to synchronise a device stream).
-    wait_ready(a);
-    const bool make_copy = copy_mode == 1 || to_cpu_copy;
-    if (make_copy) {
-        // IS_COPIED: a private, writable, C-contiguous host copy the consumer owns.
-        const host_transfer::LeasedCopy c =
-            host_transfer::leased_copy(a, op, "__dlpack__", "DLPack export (copied)");
-        return dlpack_capsule(c.array, c.lease, dl, DLDevice{kDLCPU, 0}, false, true, versioned);
-    }
-    const char* label = jax && !a.base->readonly() && !readonly_requested ? "DLPack export (read-only, to JAX)"
-                        : readonly                                              ? "DLPack export (read-only)"
-                                                                                : "DLPack export (writable)";
-    const uint64_t lease = take_lease(a, !readonly, "__dlpack__", label);
-    return dlpack_capsule(a, lease, dl, target, readonly, false, versioned);
+    r.readonly_requested = readonly_requested;
+    r.never_writes = jax;
+    return dlpack_capsule(hrx::dlpack_export(a, r));
 }
 
 
@@ -707,7 +624,7 @@ void bind_array(nb::module_& m) {
             "capsule). Note [Read-only DLPack exports].")
         .def("__dlpack_device__",
              [](const PyArray& s) {
-                 auto d = own_device(s.a);
+                 auto d = dlpack_device(s.a);
                  return nb::make_tuple(d.device_type, d.device_id);
              },
              "(kDLCPU=1, 0) for host-mapped placements, (kDLROCM=10, gpu index) for GpuLocal.")

@@ -54,6 +54,7 @@ PyObject* type_for(ErrorKind kind) {
         case ErrorKind::LinAlg: return g_linalg;
         case ErrorKind::Type: return PyExc_TypeError;
         case ErrorKind::Overflow: return PyExc_OverflowError;
+        case ErrorKind::Buffer: return PyExc_BufferError;
     }
     return g_hrx_error;
 }

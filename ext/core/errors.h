@@ -34,6 +34,7 @@ enum class ErrorKind {
     LinAlg,       // a LAPACK routine refused its matrix (hx.LinAlgError); an operation failure like Data
     Type,         // an argument of the wrong type or dtype (Python TypeError)
     Overflow,     // a value out of range for its dtype (Python OverflowError)
+    Buffer,       // a buffer-protocol refusal: DLPack devices, dtypes, layouts (Python BufferError)
 };
 
 class Error : public std::runtime_error {

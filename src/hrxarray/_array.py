@@ -829,7 +829,7 @@ _method("__array_function__", doc="NumPy functions hrxarray implements return De
                      "return": "typing.Any"})(_array_function)
 
 
-# Note [Read-only DLPack exports] (ext/bind/bind_array.cpp): consumers that never write through an import
+# Note [Read-only DLPack exports] (ext/core/array/dlpack.h): consumers that never write through an import
 # (their arrays are immutable) get a read lease even on a legacy capsule, which cannot say read-only.
 _NEVER_WRITE = frozenset({"jax", "jaxlib"})
 
