@@ -133,74 +133,10 @@ const loom::Program& loom_program(const Artifact& a, const char* what) {
 
 }  // namespace
 
+// The manifest the core writes (loom_manifest_json), as Python objects.
 nb::dict artifact_manifest(const Artifact& a) {
-    const loom::Program& p = loom_program(a, "manifest");
-    const loom::TargetFacts& facts = p.specialized().facts;
-    const bool gpu = p.is_gpu();
-    nb::dict m;
-    m["kind"] = "loom.artifact_manifest";
-    m["schema_version"] = 1;
-    m["mode"] = "details";
-    nb::dict art;
-    art["format"] = gpu ? "amdgpu-hsaco" : "xdna-image";
-    art["name"] = a.symbol;
-    art["byte_length"] = a.bytes;
-    m["artifact"] = art;
-    nb::dict target;
-    target["name"] = a.target;
-    target["family"] = gpu ? "amdgpu" : "aie2p";
-    if (gpu) {
-        target["processor"] = a.target;
-        target["subgroup_size"] = facts.subgroup_size;
-        target["index_bits"] = facts.index_bits;
-        target["offset_bits"] = facts.offset_bits;
-    } else {
-        target["profile"] = a.target;
-    }
-    nb::list targets;
-    targets.append(target);
-    m["targets"] = targets;
-
-    nb::dict fn;
-    fn["name"] = a.symbol;
-    fn["source_name"] = a.symbol;
-    nb::list fn_targets;
-    fn_targets.append(a.target);
-    fn["targets"] = fn_targets;
-    nb::list params;
-    int64_t binding = 0;
-    const auto& device = p.device_params();
-    for (size_t i = 0; i < device.size(); ++i) {
-        const loom::Param& d = device[i];
-        nb::dict e;
-        e["name"] = d.name;
-        e["kind"] = d.is_buffer ? "pointer" : "constant";
-        e["type"] = d.is_buffer ? "buffer" : loom::scalar_name(d.type);
-        e["index"] = d.is_buffer ? binding++ : static_cast<int64_t>(i);
-        if (!d.is_buffer) {
-            e["byte_offset"] = d.byte_offset;
-            e["byte_length"] = d.byte_length;
-            e["byte_alignment"] = d.byte_alignment;
-        }
-        params.append(e);
-    }
-    nb::dict interface;
-    interface["parameter_count"] = device.size();
-    interface["binding_count"] = binding;
-    interface["constant_byte_length"] = p.constant_byte_length();
-    fn["interface"] = interface;
-    fn["parameters"] = params;
-    if (gpu) {
-        nb::dict exec;
-        // The workgroup size is a fact of the artifact only when no workload value decides it.
-        if (p.workload_params().empty()) exec["workgroup_size"] = tuple3(p.launch_config({}).workgroup_size);
-        if (facts.subgroup_size > 0) exec["subgroup_size"] = facts.subgroup_size;
-        fn["execution"] = exec;
-    }
-    nb::list fns;
-    fns.append(fn);
-    m["functions"] = fns;
-    return m;
+    const std::string text = loom_manifest_json(a);
+    return nb::cast<nb::dict>(nb::module_::import_("json").attr("loads")(nb::str(text.c_str(), text.size())));
 }
 
 loom::LaunchConfig artifact_launch_config(const Artifact& a, nb::args workload) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -313,6 +314,133 @@ KernelContract contract_needed(const Artifact& artifact, const std::vector<uint8
 }
 
 }  // namespace
+
+namespace {
+
+// A JSON value of the manifest: objects keep their keys in insertion order.
+struct Json {
+    enum class Kind { Int, Str, List, Obj } kind = Kind::Obj;
+    int64_t i = 0;
+    std::string s;
+    std::vector<Json> items;
+    std::vector<std::pair<std::string, Json>> fields;
+
+    static Json num(int64_t v) { Json j; j.kind = Kind::Int; j.i = v; return j; }
+    static Json str(std::string v) { Json j; j.kind = Kind::Str; j.s = std::move(v); return j; }
+    static Json list(std::vector<Json> v) { Json j; j.kind = Kind::List; j.items = std::move(v); return j; }
+    Json& set(std::string key, Json v) {
+        fields.emplace_back(std::move(key), std::move(v));
+        return *this;
+    }
+    static void quote(const std::string& v, std::string& out) {
+        out += '"';
+        for (const char c : v) {
+            if (c == '"' || c == '\\') {
+                out += '\\';
+                out += c;
+            } else if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+                out += buf;
+            } else {
+                out += c;
+            }
+        }
+        out += '"';
+    }
+    void write(std::string& out) const {
+        switch (kind) {
+            case Kind::Int: out += std::to_string(i); break;
+            case Kind::Str: quote(s, out); break;
+            case Kind::List:
+                out += '[';
+                for (size_t k = 0; k < items.size(); ++k) {
+                    if (k) out += ", ";
+                    items[k].write(out);
+                }
+                out += ']';
+                break;
+            case Kind::Obj:
+                out += '{';
+                for (size_t k = 0; k < fields.size(); ++k) {
+                    if (k) out += ", ";
+                    quote(fields[k].first, out);
+                    out += ": ";
+                    fields[k].second.write(out);
+                }
+                out += '}';
+                break;
+        }
+    }
+};
+
+}  // namespace
+
+std::string loom_manifest_json(const Artifact& a) {
+    const loom::Program& p = program_of(a, "Artifact.manifest");
+    const loom::TargetFacts& facts = p.specialized().facts;
+    const bool gpu = p.is_gpu();
+    Json target;
+    target.set("name", Json::str(a.target)).set("family", Json::str(gpu ? "amdgpu" : "aie2p"));
+    if (gpu) {
+        target.set("processor", Json::str(a.target))
+            .set("subgroup_size", Json::num(facts.subgroup_size))
+            .set("index_bits", Json::num(facts.index_bits))
+            .set("offset_bits", Json::num(facts.offset_bits));
+    } else {
+        target.set("profile", Json::str(a.target));
+    }
+    std::vector<Json> params;
+    int64_t binding = 0;
+    const auto& device = p.device_params();
+    for (size_t i = 0; i < device.size(); ++i) {
+        const loom::Param& d = device[i];
+        Json e;
+        e.set("name", Json::str(d.name))
+            .set("kind", Json::str(d.is_buffer ? "pointer" : "constant"))
+            .set("type", Json::str(d.is_buffer ? "buffer" : loom::scalar_name(d.type)))
+            .set("index", Json::num(d.is_buffer ? binding++ : static_cast<int64_t>(i)));
+        if (!d.is_buffer)
+            e.set("byte_offset", Json::num(static_cast<int64_t>(d.byte_offset)))
+                .set("byte_length", Json::num(static_cast<int64_t>(d.byte_length)))
+                .set("byte_alignment", Json::num(static_cast<int64_t>(d.byte_alignment)));
+        params.push_back(std::move(e));
+    }
+    Json interface;
+    interface.set("parameter_count", Json::num(static_cast<int64_t>(device.size())))
+        .set("binding_count", Json::num(binding))
+        .set("constant_byte_length", Json::num(static_cast<int64_t>(p.constant_byte_length())));
+    Json fn;
+    fn.set("name", Json::str(a.symbol))
+        .set("source_name", Json::str(a.symbol))
+        .set("targets", Json::list({Json::str(a.target)}))
+        .set("interface", std::move(interface))
+        .set("parameters", Json::list(std::move(params)));
+    if (gpu) {
+        Json exec;
+        // The workgroup size is a fact of the artifact only when no workload value decides it.
+        if (p.workload_params().empty()) {
+            const auto ws = p.launch_config({}).workgroup_size;
+            exec.set("workgroup_size", Json::list({Json::num(ws[0]), Json::num(ws[1]), Json::num(ws[2])}));
+        }
+        if (facts.subgroup_size > 0) exec.set("subgroup_size", Json::num(facts.subgroup_size));
+        fn.set("execution", std::move(exec));
+    }
+    Json art;
+    art.set("format", Json::str(gpu ? "amdgpu-hsaco" : "xdna-image"))
+        .set("name", Json::str(a.symbol))
+        .set("byte_length", Json::num(static_cast<int64_t>(a.bytes)));
+    Json m;
+    m.set("kind", Json::str("loom.artifact_manifest"))
+        .set("schema_version", Json::num(1))
+        .set("mode", Json::str("details"))
+        .set("artifact", std::move(art))
+        .set("targets", Json::list({std::move(target)}))
+        .set("functions", Json::list({std::move(fn)}));
+    std::string out;
+    m.write(out);
+    return out;
+}
 
 KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uint8_t>& constants) {
     return contract_needed(artifact, constants, false);

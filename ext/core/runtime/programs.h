@@ -168,6 +168,10 @@ std::string loom_scalar_call(const Artifact& artifact);
 // buffer.view of it (through buffer.assume.* refinements) in the root's
 // body; ScalarKind::None when the code never views it.
 std::vector<loom::ScalarKind> loom_binding_elements(const Artifact& artifact);
+// The artifact's loom.artifact_manifest (loom.md §5.3, details mode) as JSON
+// text: kind, schema_version, mode, artifact, targets and one function with
+// its interface, parameters and execution facts. Message for built-ins.
+std::string loom_manifest_json(const Artifact& artifact);
 // The contract of a Loom artifact given the constant block (GPU) or none (NPU).
 KernelContract loom_contract_for(const Artifact& artifact, const std::vector<uint8_t>& constants);
 
