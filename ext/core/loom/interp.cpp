@@ -185,6 +185,11 @@ const std::unordered_map<std::string, Ops::Fn>& Ops::table() {
             m[std::string("scalar.") + b] = &Ops::float_unary;
             m[std::string("vector.") + b] = &Ops::float_unary;
         }
+#define HRX_LOOM_MATH_ENTRY(NAME) m["scalar." #NAME "f"] = m["vector." #NAME "f"] = &Ops::math1<fmath_##NAME>;
+        HRX_FMATH_UNARY_LIST(HRX_LOOM_MATH_ENTRY)
+#undef HRX_LOOM_MATH_ENTRY
+        // gelu_erf and gelu_tanh are geluf's variants (float_unary), not op names.
+        for (const char* n : {"scalar.gelu_erff", "vector.gelu_erff", "scalar.gelu_tanhf", "vector.gelu_tanhf"}) m.erase(n);
         m["scalar.fmaf"] = m["vector.fmaf"] = &Ops::fmaf;
         m["scalar.clampf"] = m["vector.clampf"] = &Ops::clampf;
         m["index.madd"] = &Ops::index_madd;

@@ -32,6 +32,15 @@ namespace hrx::loom::interp {
 
 using Frame = Exec::Frame;
 
+// hrx::fmath's unary functions as functor types (fmath_exp, fmath_tanh, ...),
+// one handler each (Ops::math1).
+#define HRX_LOOM_FMATH_FN(NAME)                                       \
+    struct fmath_##NAME {                                             \
+        template <class T> T operator()(T p) const { return fmath::NAME(p); } \
+    };
+HRX_FMATH_UNARY_LIST(HRX_LOOM_FMATH_FN)
+#undef HRX_LOOM_FMATH_FN
+
 inline double bf16_of(float f) {
     return std::bit_cast<float>(kernels::bf16_to_f32_bits(kernels::f32_bits_to_bf16(std::bit_cast<uint32_t>(f))));
 }
@@ -493,6 +502,14 @@ struct Ops {
     // kernels/fmath.cpp); fast-math flags are permissions, so the strict
     // result is always a valid one.
     static void float_unary(Exec& x, const Op& op, Frame& fr, const Mask&);
+    // The math functions of HRX_FMATH_UNARY_LIST: "scalar.expf" and
+    // "vector.expf" run math1<fmath_exp>, so executing one compares no names
+    // (Note [Handlers]); float_unary keeps the rest (negf, absf, signf,
+    // geluf's variants, rounding and classification).
+    template <class F> static void math1(Exec& x, const Op& op, Frame& fr, const Mask&) {
+        const Reg& A = in(fr, op, 0);
+        fun(x, out(fr, op), A, A.elem, F{});
+    }
 
     // geluf<logistic>'s `scale` attribute: x * logistic(scale * x), 1.702
     // (the usual sigmoid fit of GELU) when the attribute is absent.

@@ -212,35 +212,6 @@ void Ops::float_unary(Exec& x, const Op& op, Frame& fr, const Mask&) {
     if (b == "negf") fun(x, o, A, k, [](auto p) { return -p; });
     else if (b == "absf") fun(x, o, A, k, [](auto p) { return std::fabs(p); });
     else if (b == "signf") HRX_FM1(sign);
-    else if (b == "sqrtf") HRX_FM1(sqrt);
-    else if (b == "rsqrtf") HRX_FM1(rsqrt);
-    else if (b == "cbrtf") HRX_FM1(cbrt);
-    else if (b == "expf") HRX_FM1(exp);
-    else if (b == "exp2f") HRX_FM1(exp2);
-    else if (b == "expm1f") HRX_FM1(expm1);
-    else if (b == "logf") HRX_FM1(log);
-    else if (b == "log2f") HRX_FM1(log2);
-    else if (b == "log10f") HRX_FM1(log10);
-    else if (b == "log1pf") HRX_FM1(log1p);
-    else if (b == "sinf") HRX_FM1(sin);
-    else if (b == "cosf") HRX_FM1(cos);
-    else if (b == "tanf") HRX_FM1(tan);
-    else if (b == "sinturnsf") HRX_FM1(sinturns);
-    else if (b == "costurnsf") HRX_FM1(costurns);
-    else if (b == "asinf") HRX_FM1(asin);
-    else if (b == "acosf") HRX_FM1(acos);
-    else if (b == "atanf") HRX_FM1(atan);
-    else if (b == "sinhf") HRX_FM1(sinh);
-    else if (b == "coshf") HRX_FM1(cosh);
-    else if (b == "tanhf") HRX_FM1(tanh);
-    else if (b == "asinhf") HRX_FM1(asinh);
-    else if (b == "acoshf") HRX_FM1(acosh);
-    else if (b == "atanhf") HRX_FM1(atanh);
-    else if (b == "erff") HRX_FM1(erf);
-    else if (b == "erfcf") HRX_FM1(erfc);
-    else if (b == "logisticf") HRX_FM1(logistic);
-    else if (b == "siluf") HRX_FM1(silu);
-    else if (b == "softplusf") HRX_FM1(softplus);
     else if (b == "geluf") {
         // The variant is checked at verification (loom/verify.cpp).
         const std::string v = op.params.empty() ? "" : op.params[0];
