@@ -3,6 +3,7 @@
 // fmin, fmod, gcd and lcm.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <type_traits>
 
 #include "kernels/elementwise_impl.h"
@@ -154,52 +155,29 @@ template <class T> struct PowerOp : Same2<T> {
     }
 };
 
-// maximum/minimum propagate NaN (the first one when both are). When the
-// operands compare equal (+0 and -0) NumPy's float32/float64 loops and
-// ml_dtypes' bfloat16 loop return the second, NumPy's float16 loop the first;
-// the Ge/Le variants below are the float16 ones.
-template <class T> struct MaxOp : Same2<T> {
+// maximum/minimum propagate NaN (the first one when both are); fmax/fmin
+// ignore it: a NaN operand yields the other (the first NaN when both are).
+// When the operands compare equal (+0 and -0) NumPy's float32/float64 loops
+// and ml_dtypes' bfloat16 loop return the second, NumPy's float16 loop the
+// first (the OrEqual variants). NumPy's own scalar and vector float64 fmax
+// loops disagree on signed zeros, so no rule matches both. One template:
+// `a` wins when it compares `Cmp` to b (or equal, OrEqual), or by the NaN rule
+// (`a` is NaN for maximum/minimum, `b` is NaN for fmax/fmin).
+template <class T, class Cmp, bool OrEqual, bool IgnoreNaN> struct ExtremeOp : Same2<T> {
     static T f(T a, T b) noexcept {
-        if constexpr (std::is_floating_point_v<T>) return (a > b || a != a) ? a : b;
-        else return a > b ? a : b;
+        const bool wins = Cmp{}(a, b) || (OrEqual && a == b);
+        if constexpr (std::is_floating_point_v<T>) return (wins || (IgnoreNaN ? b != b : a != a)) ? a : b;
+        else return wins ? a : b;
     }
 };
-template <class T> struct MinOp : Same2<T> {
-    static T f(T a, T b) noexcept {
-        if constexpr (std::is_floating_point_v<T>) return (a < b || a != a) ? a : b;
-        else return a < b ? a : b;
-    }
-};
-template <class T> struct MaxGeOp : Same2<T> {
-    static T f(T a, T b) noexcept { return (a >= b || a != a) ? a : b; }
-};
-template <class T> struct MinLeOp : Same2<T> {
-    static T f(T a, T b) noexcept { return (a <= b || a != a) ? a : b; }
-};
-
-// fmax/fmin ignore NaN: a NaN operand yields the other (the first NaN when
-// both are). Equal operands (+0 and -0) give the second, as NumPy's
-// float32/float64 vector loops and ml_dtypes' bfloat16 loop do; its float16
-// loop gives the first (the Ge/Le variants). NumPy's own scalar and vector
-// float64 loops disagree on signed zeros, so no rule matches both.
-template <class T> struct FmaxOp : Same2<T> {
-    static T f(T a, T b) noexcept {
-        if constexpr (std::is_floating_point_v<T>) return (a > b || b != b) ? a : b;
-        else return a > b ? a : b;
-    }
-};
-template <class T> struct FminOp : Same2<T> {
-    static T f(T a, T b) noexcept {
-        if constexpr (std::is_floating_point_v<T>) return (a < b || b != b) ? a : b;
-        else return a < b ? a : b;
-    }
-};
-template <class T> struct FmaxGeOp : Same2<T> {
-    static T f(T a, T b) noexcept { return (a >= b || b != b) ? a : b; }
-};
-template <class T> struct FminLeOp : Same2<T> {
-    static T f(T a, T b) noexcept { return (a <= b || b != b) ? a : b; }
-};
+template <class T> using MaxOp = ExtremeOp<T, std::greater<>, false, false>;
+template <class T> using MinOp = ExtremeOp<T, std::less<>, false, false>;
+template <class T> using MaxGeOp = ExtremeOp<T, std::greater<>, true, false>;
+template <class T> using MinLeOp = ExtremeOp<T, std::less<>, true, false>;
+template <class T> using FmaxOp = ExtremeOp<T, std::greater<>, false, true>;
+template <class T> using FminOp = ExtremeOp<T, std::less<>, false, true>;
+template <class T> using FmaxGeOp = ExtremeOp<T, std::greater<>, true, true>;
+template <class T> using FminLeOp = ExtremeOp<T, std::less<>, true, true>;
 
 // C's fmod: the remainder has the dividend's sign. Exact for floats (so the
 // same on every host); integers give 0 for a zero divisor as NumPy does, and
