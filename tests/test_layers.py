@@ -366,3 +366,14 @@ def test_loom_interpreter_handlers_are_split_by_dialect():
         assert fn + "(" in files[name], (name, fn)
     assert "Ops::table()" in code_of(loom / "interp.cpp")
     assert max(len((loom / f).read_text().splitlines()) for f in ("interp.cpp", *(f"interp_{n}.cpp" for n in files))) < 1200
+
+
+def test_elementwise_functions_are_provider_dispatches():
+    """Issue 26 item 1, first family (Note [Array operations are dispatches]): a ufunc call is an
+    elementwise dispatch on the lane's queue, which the emulated provider runs; no closure."""
+    ops = code_of(CORE / "array" / "ops.cpp")
+    start = ops.index("TaskSpec ufunc_task(")
+    body = ops[start:ops.index("\n}\n", start)]
+    assert "t.elementwise = " in body and "ufunc_run" not in body and "[plan]" not in body
+    assert "Dispatch::Kind::Elementwise" in code_of(CORE / "provider" / "emulated" / "queue.cpp")
+    assert "provider::Dispatch::Kind::Elementwise" in code_of(CORE / "runtime" / "scheduler.cpp")

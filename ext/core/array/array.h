@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "array/dims.h"
+#include "dims.h"
 #include "kernels/dtype.h"
 #include "memory/storage.h"
 #include "runtime/graph.h"

@@ -68,7 +68,7 @@ Placement host_visible() {
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
     for (;;) {
-        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label, task.kernel);
+        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label, task.kernel, task.elementwise);
         if (c) {
             if (task.written) task.written->add_writer(c);
             return c;
@@ -380,59 +380,48 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
     t.lane = Lane::Compute;
     check_writable(out, name);
     check_lane_binding(out, t.lane, name);
-    struct Plan {
-        kernels::Ufunc op;
-        kernels::UfuncLoop loop;
-        Dims shape;
-        ArgPlan in[3];
-        size_t nin = 0;
-        ArgPlan out;
-        bool has_where = false;
-        ArgPlan where;
-    };
-    auto plan = std::make_shared<Plan>();
+    // One elementwise dispatch (Note [Array operations are dispatches]): each
+    // array operand is a binding (its use, in t.uses order) with the byte
+    // offset of its element [0, ...] in the used range.
+    auto e = std::make_shared<provider::ElementwiseOp>();
     t.uses.reserve(inputs.size() + 2);
-    plan->op = op;
-    plan->loop = loop;
-    plan->shape = out.shape;
-    plan->out = plan_array(out);
-    for (const auto& o : inputs) {
-        ArgPlan p = plan_operand(o, out.shape);
-        if (!o.scalar) {
-            check_lane_binding(o.arr(), t.lane, name);
-            t.uses.push_back(o.arr().use(Access::Read));
-            p.stage = may_overlap(o.arr(), out) && !same_layout(o.arr(), out);
+    e->op = op;
+    e->loop = loop;
+    e->shape = out.shape;
+    const auto bind = [&](const Array& a, Access access, provider::ArrayArg& arg) {
+        t.uses.push_back(a.use(access));
+        arg.binding = static_cast<int32_t>(t.uses.size() - 1);
+        arg.offset = static_cast<uint64_t>(a.data() - t.uses.back().view.data());
+    };
+    const auto operand = [&](const Operand& o, provider::ArrayArg& arg, bool stage) {
+        arg.dtype = o.dtype;
+        if (o.scalar) {
+            std::memcpy(arg.value, o.value, sizeof arg.value);
+            arg.strides.assign(out.shape.size(), 0);
+            return;
         }
-        plan->in[plan->nin++] = std::move(p);
+        check_lane_binding(o.arr(), t.lane, name);
+        bind(o.arr(), Access::Read, arg);
+        arg.strides = broadcast_strides(o.arr(), out.shape);
+        arg.stage = stage;
+    };
+    for (const auto& o : inputs) {
+        operand(o, e->in[e->nin], !o.scalar && may_overlap(o.arr(), out) && !same_layout(o.arr(), out));
+        ++e->nin;
     }
     if (where) {
-        plan->has_where = true;
-        plan->where = plan_operand(*where, out.shape);
-        if (!where->scalar) {
-            check_lane_binding(where->arr(), t.lane, name);
-            t.uses.push_back(where->arr().use(Access::Read));
-            plan->where.stage = may_overlap(where->arr(), out);
-        }
+        e->has_where = true;
+        operand(*where, e->where, !where->scalar && may_overlap(where->arr(), out));
     }
-    t.uses.push_back(out.use(Access::Write));
+    e->out.dtype = out.dtype;
+    e->out.strides = out.strides;
+    bind(out, Access::Write, e->out);
     t.written = out.base;
     if (out.size() == 0) {
         t.fn = [] {};
         return t;
     }
-    t.fn = [plan] {
-        Plan& p = *plan;
-        std::vector<std::vector<uint8_t>> temps;
-        for (size_t i = 0; i < p.nin; ++i)
-            if (p.in[i].stage) stage_into(p.in[i], p.shape, temps.emplace_back());
-        if (p.has_where && p.where.stage) stage_into(p.where, p.shape, temps.emplace_back());
-        StridedArg args[3];
-        for (size_t i = 0; i < p.nin; ++i) args[i] = p.in[i].arg();
-        StridedArg w{};
-        if (p.has_where) w = p.where.arg();
-        kernels::ufunc_run(p.op, p.loop, static_cast<int>(p.shape.size()), p.shape.data(), args, p.out.arg(),
-                           p.has_where ? &w : nullptr);
-    };
+    t.elementwise = std::move(e);
     return t;
 }
 

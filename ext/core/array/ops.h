@@ -38,6 +38,9 @@ struct TaskSpec {
     // over `uses` (its bindings, in order) on the lane's provider queue, as a
     // graph's kernel entry is (kernel_task; fault injection and traces see it).
     std::shared_ptr<Kernel> kernel;
+    // Set instead of fn: an array operation the provider supplies, dispatched
+    // over `uses` (Note [Array operations are dispatches] in provider/provider.h).
+    std::shared_ptr<const provider::ElementwiseOp> elementwise;
     // The base whose writer list gets the task's completion.
     std::shared_ptr<ArrayBase> written;
     std::string op;     // the operation, as failure messages name it

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common.h"
+#include "dims.h"
+#include "kernels/elementwise.h"
 #include "memory/visibility.h"
 
 namespace hrx::loom {
@@ -96,18 +98,58 @@ public:
     virtual void invoke(const Span* bindings, size_t count) const = 0;
 };
 
+// Note [Array operations are dispatches]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The array layer's operations reach a device the way kernels do: as a
+// dispatch on the lane's queue, over bindings the runtime has leased and
+// made visible, so fault injection, traces, statistics and a native
+// provider see them. The dispatch names an operation the provider supplies
+// (pocl runs its built-in kernels through the same device op as user
+// kernels) and carries its parameters: which binding each operand lies in,
+// at what byte offset, with what strides, or an inline scalar. The emulated
+// provider runs them with the kernels library (provider/emulated/array_ops.cpp);
+// a native one would launch its device code for the same description.
+// Elementwise functions (the ufuncs) are the first family; the other array
+// operations still run as the array layer's tasks (issue 26).
+
+// An operand of an array operation.
+struct ArrayArg {
+    int32_t binding = -1;  // index into the dispatch's bindings; -1: the scalar in `value`
+    uint64_t offset = 0;   // bytes from the binding's start to element [0, ...]
+    DType dtype = DType::Float32;
+    Dims strides;          // bytes per step along each axis (0 where broadcast)
+    // Overlaps the output without being it: the provider reads it through a
+    // contiguous copy made before the operation.
+    bool stage = false;
+    alignas(16) uint8_t value[16] = {};  // complex128 is the widest scalar
+};
+
+// out = op(in...) over `shape` with `loop`'s casts (kernels::ufunc_run's
+// contract); elements where `where` is false keep their value.
+struct ElementwiseOp {
+    kernels::Ufunc op = kernels::Ufunc::Add;
+    kernels::UfuncLoop loop{};
+    Dims shape;
+    ArrayArg in[3];
+    size_t nin = 0;
+    ArrayArg out;
+    bool has_where = false;
+    ArrayArg where;
+};
+
 // One unit of queue work (libamdf's fills, copies and dispatch packets).
 // Spans point into memory the caller keeps alive until the dispatch has
 // finished; `bindings` into an array the caller owns.
 struct Dispatch {
-    enum class Kind : uint8_t { Fill, Copy, Invoke };
+    enum class Kind : uint8_t { Fill, Copy, Invoke, Elementwise };
     Kind kind = Kind::Fill;
-    Span dst;                             // Fill, Copy
-    Span src;                             // Copy (length == dst.length)
-    uint8_t byte = 0;                     // Fill
-    const Executable* program = nullptr;  // Invoke
-    const Span* bindings = nullptr;       // Invoke
-    size_t binding_count = 0;             // Invoke
+    Span dst;                                   // Fill, Copy
+    Span src;                                   // Copy (length == dst.length)
+    uint8_t byte = 0;                           // Fill
+    const Executable* program = nullptr;        // Invoke
+    const ElementwiseOp* elementwise = nullptr; // Elementwise (Note [Array operations are dispatches])
+    const Span* bindings = nullptr;             // Invoke, Elementwise
+    size_t binding_count = 0;                   // Invoke, Elementwise
 };
 
 // An ordered stream of work on one engine. The runtime's lane worker hands

@@ -36,7 +36,8 @@ std::string op_label(const Op& op) {
         case Op::Kind::Copy: return "copy";
         case Op::Kind::Host: return "host";
         case Op::Kind::Kernel: return std::string(engine_name(op.kernel->engine)) + "(" + op.kernel->name + ")";
-        case Op::Kind::Task: return op.label.empty() ? op.name : op.label;
+        case Op::Kind::Task:
+        case Op::Kind::Elementwise: return op.label.empty() ? op.name : op.label;
     }
     return "?";
 }

@@ -858,16 +858,22 @@ void Scheduler::dispatch(Lane lane, const Op& op) {
             d.src = span(op.uses[1].view);
             break;
         default: {
-            if (auto fault = op.kernel->take_fault())
-                fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + *fault);
+            if (op.kind == Op::Kind::Kernel)
+                if (auto fault = op.kernel->take_fault())
+                    fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + *fault);
             provider::Span* spans = inline_spans;
             if (op.uses.size() > kInlineBindings) {
                 heap_spans.resize(op.uses.size());
                 spans = heap_spans.data();
             }
             for (size_t i = 0; i < op.uses.size(); ++i) spans[i] = span(op.uses[i].view);
-            d.kind = provider::Dispatch::Kind::Invoke;
-            d.program = op.kernel->program.get();
+            if (op.kind == Op::Kind::Elementwise) {
+                d.kind = provider::Dispatch::Kind::Elementwise;
+                d.elementwise = op.elementwise.get();
+            } else {
+                d.kind = provider::Dispatch::Kind::Invoke;
+                d.program = op.kernel->program.get();
+            }
             d.bindings = spans;
             d.binding_count = op.uses.size();
             break;
@@ -908,7 +914,8 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
             switch (op.kind) {
                 case Op::Kind::Fill:
                 case Op::Kind::Copy:
-                case Op::Kind::Kernel: dispatch(lane, op); break;
+                case Op::Kind::Kernel:
+                case Op::Kind::Elementwise: dispatch(lane, op); break;
                 case Op::Kind::Task: op.task(); break;
                 case Op::Kind::Host: {
                     std::vector<HostSpan> spans;

@@ -39,6 +39,7 @@ std::shared_ptr<Submission> reusable(Retired& retired) {
             o.uses.clear();
             o.task = nullptr;
             o.kernel.reset();
+            o.elementwise.reset();
             o.host = nullptr;
         } else {
             g.ops.clear();
@@ -79,7 +80,8 @@ struct Stash {
 std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
                                                           std::function<void()>& fn, const std::string& op,
                                                           const std::string& label,
-                                                          std::shared_ptr<Kernel> kernel) {
+                                                          std::shared_ptr<Kernel> kernel,
+                                                          std::shared_ptr<const provider::ElementwiseOp> elementwise) {
     scheduler_->check_accepting(op);
     for (const auto& u : uses)
         if (u.view.buffer->state()->owner().get() != this)
@@ -126,6 +128,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     if (kernel) {
         o.kind = Op::Kind::Kernel;
         o.kernel = std::move(kernel);
+    } else if (elementwise) {
+        o.kind = Op::Kind::Elementwise;
+        o.elementwise = std::move(elementwise);
     } else {
         o.kind = Op::Kind::Task;
         o.task = std::move(fn);

@@ -1,6 +1,6 @@
 // The emulated provider's parts, shared by its translation units: the queue
-// that runs dispatches (queue.cpp) and the loader of Loom program images
-// (program_image.cpp). Nothing outside provider/emulated/ includes this;
+// that runs dispatches (queue.cpp), the array operations it supplies
+// (array_ops.cpp) and the loader of Loom program images (program_image.cpp). Nothing outside provider/emulated/ includes this;
 // the runtime reaches these through the Provider interface.
 #pragma once
 #include <memory>
@@ -12,6 +12,10 @@ namespace hrx::provider::emulated {
 // A queue of `engine` whose dispatches run on the submitting thread: the
 // runtime's lane worker is the engine.
 std::unique_ptr<Queue> make_queue(Engine engine);
+
+// Runs an elementwise dispatch (Note [Array operations are dispatches]) over
+// `bindings` with the kernels library.
+void run_elementwise(const ElementwiseOp& op, const Span* bindings, size_t count);
 
 // `image.source` compiled by the Loom frontend (parse, verify, specialise
 // for image.target with image.config), planned and, for a GPU kernel, bound

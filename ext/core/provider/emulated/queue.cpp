@@ -1,5 +1,5 @@
 // The emulated queue: runs each dispatch (a fill, a copy, a program
-// invocation) on the thread that submits it, so a dispatch has finished, or
+// invocation, an array operation) on the thread that submits it, so a dispatch has finished, or
 // thrown, when submit returns.
 #include <atomic>
 #include <cstring>
@@ -19,6 +19,7 @@ public:
             case Dispatch::Kind::Fill: std::memset(d.dst.data, d.byte, d.dst.length); break;
             case Dispatch::Kind::Copy: std::memcpy(d.dst.data, d.src.data, d.dst.length); break;
             case Dispatch::Kind::Invoke: d.program->invoke(d.bindings, d.binding_count); break;
+            case Dispatch::Kind::Elementwise: run_elementwise(*d.elementwise, d.bindings, d.binding_count); break;
         }
     }
 
