@@ -1,0 +1,282 @@
+#include "kernels/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "errors.h"
+#include "kernels/pool.h"
+
+namespace hrx::kernels {
+namespace {
+
+// Elements per chunk of a split count: large enough that each chunk's
+// private histogram costs little next to its elements.
+constexpr std::int64_t kChunk = 1 << 16;
+
+// The chunks of an n-element count split over the pool: one when the
+// private histograms would cost more than the elements (few elements per bin).
+std::int64_t count_chunks(std::int64_t n, std::int64_t nbins) {
+    const std::int64_t threads = static_cast<std::int64_t>(pool_threads());
+    if (threads <= 1 || n < 2 * kChunk || nbins > n / 8) return 1;
+    return std::min<std::int64_t>(threads * 2, (n + kChunk - 1) / kChunk);
+}
+
+// Counts of the bins `bin_of(i)` returns (a negative bin is skipped) for i < n,
+// split as count_chunks says and added in chunk order (exact: integers).
+template <typename BinOf>
+void count_split(std::int64_t n, std::int64_t nbins, std::int64_t* counts, const BinOf& bin_of) {
+    std::fill(counts, counts + nbins, std::int64_t{0});
+    const std::int64_t chunks = count_chunks(n, nbins);
+    if (chunks == 1) {
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::int64_t b = bin_of(i);
+            if (b >= 0) ++counts[b];
+        }
+        return;
+    }
+    std::vector<std::vector<std::int64_t>> part(static_cast<size_t>(chunks));
+    const std::int64_t step = (n + chunks - 1) / chunks;
+    pool_run(static_cast<size_t>(chunks), [&](size_t c) {
+        std::vector<std::int64_t>& h = part[c];
+        h.assign(static_cast<size_t>(nbins), 0);
+        const std::int64_t lo = static_cast<std::int64_t>(c) * step, hi = std::min(n, lo + step);
+        for (std::int64_t i = lo; i < hi; ++i) {
+            const std::int64_t b = bin_of(i);
+            if (b >= 0) ++h[static_cast<size_t>(b)];
+        }
+    });
+    for (const auto& h : part)
+        for (std::int64_t b = 0; b < nbins; ++b) counts[b] += h[static_cast<size_t>(b)];
+}
+
+// Runs fn(lo, hi) over [0, n) in pieces of at least `grain`, over the pool.
+template <typename Fn>
+void split_range(std::int64_t n, std::int64_t grain, const Fn& fn) {
+    const std::int64_t threads = static_cast<std::int64_t>(pool_threads());
+    const std::int64_t pieces = std::max<std::int64_t>(1, std::min(threads * 4, n / std::max<std::int64_t>(grain, 1)));
+    if (pieces == 1) {
+        fn(std::int64_t{0}, n);
+        return;
+    }
+    const std::int64_t step = (n + pieces - 1) / pieces;
+    pool_run(static_cast<size_t>(pieces), [&](size_t p) {
+        const std::int64_t lo = static_cast<std::int64_t>(p) * step;
+        if (lo < n) fn(lo, std::min(n, lo + step));
+    });
+}
+
+// numpy.histogram's bin of one value: on uniform bins its computed index,
+// then the corrections against the edges; otherwise the last edge <= x.
+template <typename T>
+std::int64_t bin_of(T x, const T* edges, std::int64_t nbins, const UniformBins* u, T first, T last, T denom) {
+    if (u) {
+        if (!(x >= first && x <= last)) return -1;  // outside, or NaN
+        const T d = static_cast<T>(x - first);
+        std::int64_t i = u->wide ? static_cast<std::int64_t>((static_cast<double>(d) / u->denom) * static_cast<double>(nbins))
+                                 : static_cast<std::int64_t>(static_cast<T>(static_cast<T>(d / denom) * static_cast<T>(nbins)));
+        if (i == nbins) --i;
+        if (x < edges[i]) --i;
+        if (i != nbins - 1 && x >= edges[i + 1]) ++i;
+        return i;
+    }
+    if (!(x >= edges[0] && x <= edges[nbins])) return -1;
+    if (x == edges[nbins]) return nbins - 1;
+    // The last edge <= x: edges[i] <= x < edges[i + 1] (upper bound - 1).
+    const T* at = std::upper_bound(edges, edges + nbins + 1, x);
+    return static_cast<std::int64_t>(at - edges) - 1;
+}
+
+template <typename T>
+void bins_typed(const T* data, std::int64_t n, const T* edges, std::int64_t nbins, const UniformBins* u,
+                std::int64_t* bin) {
+    const T first = static_cast<T>(u ? u->first : 0), last = static_cast<T>(u ? u->last : 0);
+    const T denom = static_cast<T>(u ? u->denom : 1);
+    split_range(n, kChunk, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t i = lo; i < hi; ++i) bin[i] = bin_of(data[i], edges, nbins, u, first, last, denom);
+    });
+}
+
+template <typename Acc>
+void add_block(const std::vector<double>& block, std::int64_t nbins, Acc* out) {
+    for (std::int64_t b = 0; b < nbins; ++b) {
+        // NumPy's astype(ntype): float64 to the accumulator, integers truncated.
+        out[b] = static_cast<Acc>(out[b] + static_cast<Acc>(block[static_cast<size_t>(b)]));
+    }
+}
+
+template <typename T>
+void median_typed(T* data, std::int64_t rows, std::int64_t n, T* out) {
+    auto row_median = [n](T* r) -> T {
+        for (std::int64_t i = 0; i < n; ++i)
+            if (std::isnan(r[i])) return std::numeric_limits<T>::quiet_NaN();
+        const std::int64_t k = n / 2;
+        std::nth_element(r, r + k, r + n);
+        // NumPy's mean of the middle slice: a sum from +0.0 (so -0.0 gives +0.0), then / count.
+        const T hi = r[k];
+        if (n % 2) return static_cast<T>(T(0) + hi);
+        const T lo = *std::max_element(r, r + k);
+        return static_cast<T>(static_cast<T>(static_cast<T>(T(0) + lo) + hi) / static_cast<T>(2));
+    };
+    if (rows == 1) {
+        out[0] = row_median(data);
+        return;
+    }
+    split_range(rows, std::max<std::int64_t>(1, kChunk / std::max<std::int64_t>(n, 1)), [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t r = lo; r < hi; ++r) out[r] = row_median(data + r * n);
+    });
+}
+
+// Float32 and Float64 sum in double; Int64 in uint64 (wrapping, no UB).
+template <typename T>
+struct SumOf {
+    using type = double;
+};
+template <>
+struct SumOf<std::int64_t> {
+    using type = std::uint64_t;
+};
+
+template <typename T>
+void correlate_typed(const T* a, std::int64_t n, const T* v, std::int64_t m, std::int64_t left, T* out,
+                     std::int64_t len) {
+    using S = typename SumOf<T>::type;
+    // One output over the taps inside a (Note [Sliding dot order]).
+    auto edge = [&](std::int64_t k) {
+        const std::int64_t s = k - left;  // a index of tap 0
+        const std::int64_t jlo = std::max<std::int64_t>(0, -s), jhi = std::min<std::int64_t>(m, n - s);
+        S acc = 0;
+        for (std::int64_t j = jlo; j < jhi; ++j) acc = static_cast<S>(acc + static_cast<S>(a[s + j]) * static_cast<S>(v[j]));
+        out[k] = static_cast<T>(acc);
+    };
+    // Outputs whose every tap lies inside a: [left, left + n - m], clipped to [0, len).
+    const std::int64_t full_lo = std::min(len, std::max<std::int64_t>(0, left));
+    const std::int64_t full_hi = std::max(full_lo, std::min(len, left + n - m + 1));
+    for (std::int64_t k = 0; k < full_lo; ++k) edge(k);
+    for (std::int64_t k = full_hi; k < len; ++k) edge(k);
+    constexpr std::int64_t B = 256;
+    std::vector<S> vs(static_cast<size_t>(m));
+    for (std::int64_t j = 0; j < m; ++j) vs[static_cast<size_t>(j)] = static_cast<S>(v[j]);
+    const std::int64_t blocks = (full_hi - full_lo + B - 1) / B;
+    split_range(blocks, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(m, 1)), [&](std::int64_t b0, std::int64_t b1) {
+        alignas(64) S acc[B];
+        for (std::int64_t b = b0; b < b1; ++b) {
+            const std::int64_t k0 = full_lo + b * B, cnt = std::min(B, full_hi - k0);
+            const T* base = a + (k0 - left);
+            std::fill(acc, acc + cnt, S(0));
+            for (std::int64_t j = 0; j < m; ++j) {
+                const S w = vs[static_cast<size_t>(j)];
+                const T* x = base + j;
+                for (std::int64_t i = 0; i < cnt; ++i) acc[i] = static_cast<S>(acc[i] + static_cast<S>(x[i]) * w);
+            }
+            for (std::int64_t i = 0; i < cnt; ++i) out[k0 + i] = static_cast<T>(acc[i]);
+        }
+    });
+}
+
+[[noreturn]] void bad_dtype(const char* what, DType dt) {
+    fail(ErrorKind::Message, std::string(what) + ": unsupported dtype " + dtype_name(dt));
+}
+
+}  // namespace
+
+void int_range(const std::int64_t* x, std::int64_t n, std::int64_t* lo, std::int64_t* hi) {
+    std::int64_t mn = x[0], mx = x[0];
+    for (std::int64_t i = 1; i < n; ++i) {
+        mn = std::min(mn, x[i]);
+        mx = std::max(mx, x[i]);
+    }
+    *lo = mn;
+    *hi = mx;
+}
+
+void bincount(const std::int64_t* x, std::int64_t n, std::int64_t nbins, std::int64_t* counts) {
+    count_split(n, nbins, counts, [x](std::int64_t i) { return x[i]; });
+}
+
+void bincount_weighted(const std::int64_t* x, const double* w, std::int64_t n, std::int64_t nbins, double* sums) {
+    std::fill(sums, sums + nbins, 0.0);
+    for (std::int64_t i = 0; i < n; ++i) sums[x[i]] += w[i];
+}
+
+void histogram_bins(DType ct, const std::uint8_t* data, std::int64_t n, const std::uint8_t* edges, std::int64_t nbins,
+                    const UniformBins* uniform, std::int64_t* bin) {
+    switch (ct) {
+        case DType::Float32:
+            return bins_typed(reinterpret_cast<const float*>(data), n, reinterpret_cast<const float*>(edges), nbins,
+                              uniform, bin);
+        case DType::Float64:
+            return bins_typed(reinterpret_cast<const double*>(data), n, reinterpret_cast<const double*>(edges), nbins,
+                              uniform, bin);
+        default: bad_dtype("histogram", ct);
+    }
+}
+
+void histogram_counts(DType ct, const std::uint8_t* data, std::int64_t n, const std::uint8_t* edges,
+                      std::int64_t nbins, const UniformBins* u, std::int64_t* counts) {
+    auto run = [&](auto* x, auto* e) {
+        using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
+        const T first = static_cast<T>(u ? u->first : 0), last = static_cast<T>(u ? u->last : 0);
+        const T denom = static_cast<T>(u ? u->denom : 1);
+        count_split(n, nbins, counts, [&](std::int64_t i) { return bin_of(x[i], e, nbins, u, first, last, denom); });
+    };
+    switch (ct) {
+        case DType::Float32:
+            return run(reinterpret_cast<const float*>(data), reinterpret_cast<const float*>(edges));
+        case DType::Float64:
+            return run(reinterpret_cast<const double*>(data), reinterpret_cast<const double*>(edges));
+        default: bad_dtype("histogram", ct);
+    }
+}
+
+void count_bins(const std::int64_t* bin, std::int64_t n, std::int64_t nbins, std::int64_t* counts) {
+    count_split(n, nbins, counts, [bin](std::int64_t i) { return bin[i]; });
+}
+
+void histogram_weighted(const std::int64_t* bin, const double* w, std::int64_t n, std::int64_t nbins, DType acc,
+                        std::uint8_t* out) {
+    if (acc != DType::Float32 && acc != DType::Float64 && acc != DType::Int64) bad_dtype("histogram", acc);
+    std::memset(out, 0, static_cast<size_t>(nbins * dtype_itemsize(acc)));
+    constexpr std::int64_t block_size = 65536;  // numpy.histogram's BLOCK
+    std::vector<double> block(static_cast<size_t>(nbins));
+    for (std::int64_t lo = 0; lo < n; lo += block_size) {
+        std::fill(block.begin(), block.end(), 0.0);
+        const std::int64_t hi = std::min(n, lo + block_size);
+        for (std::int64_t i = lo; i < hi; ++i)
+            if (bin[i] >= 0) block[static_cast<size_t>(bin[i])] += w[i];
+        if (acc == DType::Float32) add_block(block, nbins, reinterpret_cast<float*>(out));
+        else if (acc == DType::Float64) add_block(block, nbins, reinterpret_cast<double*>(out));
+        else add_block(block, nbins, reinterpret_cast<std::int64_t*>(out));
+    }
+}
+
+void median_rows(DType dt, std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out) {
+    switch (dt) {
+        case DType::Float32: return median_typed(reinterpret_cast<float*>(data), rows, n, reinterpret_cast<float*>(out));
+        case DType::Float64: return median_typed(reinterpret_cast<double*>(data), rows, n, reinterpret_cast<double*>(out));
+        default: bad_dtype("median", dt);
+    }
+}
+
+void correlate(DType dt, const std::uint8_t* a, std::int64_t n, const std::uint8_t* v, std::int64_t m,
+               std::int64_t left, std::uint8_t* out, std::int64_t len) {
+    switch (dt) {
+        case DType::Float32:
+            return correlate_typed(reinterpret_cast<const float*>(a), n, reinterpret_cast<const float*>(v), m, left,
+                                   reinterpret_cast<float*>(out), len);
+        case DType::Float64:
+            return correlate_typed(reinterpret_cast<const double*>(a), n, reinterpret_cast<const double*>(v), m, left,
+                                   reinterpret_cast<double*>(out), len);
+        case DType::Int64:
+            return correlate_typed(reinterpret_cast<const std::int64_t*>(a), n,
+                                   reinterpret_cast<const std::int64_t*>(v), m, left,
+                                   reinterpret_cast<std::int64_t*>(out), len);
+        default: bad_dtype("correlate", dt);
+    }
+}
+
+}  // namespace hrx::kernels
