@@ -23,12 +23,17 @@ def main(repeats: int = 5, n: int = 1 << 21) -> None:
     ints = rng.integers(0, 1000, n)
     sig = rng.standard_normal(1 << 17)
     ker = rng.standard_normal(31)
-    xf, xi, xs, xk = hx.asarray(f), hx.asarray(ints), hx.asarray(sig), hx.asarray(ker)
+    f32 = f.astype(np.float32)
+    xf, xi, xs, xk, x32 = hx.asarray(f), hx.asarray(ints), hx.asarray(sig), hx.asarray(ker), hx.asarray(f32)
     cases = {
         f"median of {n:,} float64": (lambda: hx.median(xf), lambda: np.median(f)),
         f"nanmedian of {n:,} float64": (lambda: hx.nanmedian(xf), lambda: np.nanmedian(f)),
         f"bincount of {n:,} ints < 1000": (lambda: hx.bincount(xi), lambda: np.bincount(ints)),
+        f"bincount of {n:,} ints < 1000, float64 weights": (lambda: hx.bincount(xi, xf),
+                                                            lambda: np.bincount(ints, f)),
         f"histogram of {n:,} float64, 100 bins": (lambda: hx.histogram(xf, 100)[0], lambda: np.histogram(f, 100)),
+        f"histogram of {n:,} float32, 100 bins in (-3, 3)": (lambda: hx.histogram(x32, 100, (-3, 3))[0],
+                                                            lambda: np.histogram(f32, 100, (-3, 3))),
         f"convolve {sig.size:,} x {ker.size} float64": (lambda: hx.convolve(xs, xk), lambda: np.convolve(sig, ker)),
     }
     rows, measured = [], {}

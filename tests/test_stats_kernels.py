@@ -177,6 +177,16 @@ def test_median_of_large_rows_and_views():
             bits_equal(np.median(v, axis=axis), hx.median(hx.asarray(v), axis=axis))
     x[1, 500] = np.nan
     bits_equal(np.median(x, axis=1), hx.median(hx.asarray(x), axis=1))
+    # Long rows select by radix buckets (Note [Radix selection]): the two middle values in one bucket or two,
+    # every value in one bucket, ties, zeros of both signs, float32 and integers.
+    rows = [np.concatenate([np.full(20_000, 1.0), np.full(20_000, 2.0)]), np.full(40_001, -0.0),
+            np.concatenate([np.full(20_000, -0.0), np.full(20_000, 0.0)]),
+            rng.integers(-5, 5, 50_000), rng.standard_normal(65_536).astype(np.float32),
+            np.concatenate([rng.standard_normal(30_000) * 1e-300, rng.standard_normal(30_000) * 1e300]),
+            rng.integers(-2**62, 2**62, 40_000), np.concatenate([np.arange(20_000.0), [np.inf, -np.inf]])]
+    for r in rows:
+        for v in (r, r[::-1], np.sort(r)):
+            bits_equal(np.median(v), hx.median(hx.asarray(v)))
     big = np.array([np.finfo(np.float64).max, np.finfo(np.float64).max, 1.0])
     bits_equal(np.median(big), hx.median(hx.asarray(big)))  # the middle element, not (x + x) / 2 = inf
     with pytest.raises(ValueError, match="median: cannot take the median of an empty reduction"):

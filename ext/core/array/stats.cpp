@@ -1,6 +1,7 @@
 #include "array/stats.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -55,27 +56,50 @@ Array bincount(const Array& x, const Array* w, int64_t minlength, const std::str
         check_reads(both, op);
     }
     RuntimeCore& rt = runtime_of(x);
-    int64_t nbins = minlength;
-    if (x.size() > 0) {
-        // The result's length depends on x's largest value: the host waits for it.
-        auto range = std::make_shared<std::pair<int64_t, int64_t>>();
-        TaskSpec r = compute_task({&x}, {}, op, "bincount_range");
-        r.fn = [x, range] {
-            std::vector<uint8_t> keep;
-            const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, keep));
-            kernels::int_range(v, x.size(), &range->first, &range->second);
-        };
-        run_now(rt, r);
-        if (range->first < 0 || (x.dtype == DType::UInt64 && range->second < 0))
-            fail(ErrorKind::Message, op + ": 'list' argument must have no negative elements");
-        nbins = std::max(nbins, range->second + 1);
-    }
-    // NumPy's empty x gives int64 zeros even with weights.
-    Array out = make_array(rt, x.placement(), Dims{nbins}, w && x.size() > 0 ? DType::Float64 : DType::Int64, op);
-    if (x.size() == 0) return out;
-    TaskSpec t = w ? compute_task({&x, w}, {&out}, op, "bincount") : compute_task({&x}, {&out}, op, "bincount");
-    const Array wa = w ? *w : Array{};
     const bool weighted = w != nullptr;
+    const Array wa = w ? *w : Array{};
+    if (x.size() == 0)  // NumPy's empty x gives int64 zeros even with weights
+        return make_array(rt, x.placement(), Dims{minlength}, DType::Int64, op);
+    // The result's length depends on x's largest value: the host waits for one
+    // pass that counts into a vector it grows (up to a cap near x's size).
+    auto grown = std::make_shared<kernels::GrownCounts>();
+    const int64_t cap = std::max(minlength, x.size()) + (int64_t{1} << 16);
+    TaskSpec g = w ? compute_task({&x, w}, {}, op, "bincount") : compute_task({&x}, {}, op, "bincount");
+    g.fn = [x, wa, weighted, cap, grown] {
+        std::vector<uint8_t> kx, kw;
+        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, kx));
+        const auto* wd = weighted ? reinterpret_cast<const double*>(dense_in(wa, DType::Float64, kw)) : nullptr;
+        kernels::bincount_grown(v, wd, x.size(), cap, *grown);
+    };
+    run_now(rt, g);
+    if (grown->lo < 0 || (x.dtype == DType::UInt64 && !grown->fits))
+        fail(ErrorKind::Message, op + ": 'list' argument must have no negative elements");
+    if (grown->fits) {
+        const int64_t found = static_cast<int64_t>(weighted ? grown->sums.size() : grown->counts.size());
+        const int64_t nbins = std::max(found, minlength);
+        Array out = make_array(rt, x.placement(), Dims{nbins}, weighted ? DType::Float64 : DType::Int64, op);
+        TaskSpec t = compute_task({}, {&out}, op, "bincount");
+        t.fn = [grown, weighted, out, found] {
+            const void* from = weighted ? static_cast<const void*>(grown->sums.data()) : grown->counts.data();
+            if (found > 0) std::memcpy(out.data(), from, static_cast<size_t>(found * 8));
+        };
+        submit(rt, t);
+        return out;
+    }
+    // A value beyond the cap: the range sizes the result, then a second pass counts into it.
+    auto range = std::make_shared<std::pair<int64_t, int64_t>>();
+    TaskSpec r = compute_task({&x}, {}, op, "bincount_range");
+    r.fn = [x, range] {
+        std::vector<uint8_t> keep;
+        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, keep));
+        kernels::int_range(v, x.size(), &range->first, &range->second);
+    };
+    run_now(rt, r);
+    if (range->first < 0 || (x.dtype == DType::UInt64 && range->second < 0))
+        fail(ErrorKind::Message, op + ": 'list' argument must have no negative elements");
+    const int64_t nbins = std::max(minlength, range->second + 1);
+    Array out = make_array(rt, x.placement(), Dims{nbins}, weighted ? DType::Float64 : DType::Int64, op);
+    TaskSpec t = w ? compute_task({&x, w}, {&out}, op, "bincount") : compute_task({&x}, {&out}, op, "bincount");
     t.fn = [x, wa, weighted, out, nbins] {
         std::vector<uint8_t> kx, kw;
         const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, kx));
@@ -153,10 +177,11 @@ Array median(const Array& x, DType ct, DType dtype, const std::string& op) {
     t.fn = [x, ct, out] {
         const int64_t n = x.shape.back();
         const int64_t rows = x.size() / n;
-        std::vector<uint8_t> buf = dense_copy(x, ct);  // reordered by the selection
+        std::vector<uint8_t> keep;
+        const uint8_t* rows_in = dense_in(x, ct, keep);
         const bool direct = out.dtype == ct;
         std::vector<uint8_t> obuf(direct ? 0 : static_cast<size_t>(rows * dtype_itemsize(ct)));
-        kernels::median_rows(ct, buf.data(), rows, n, direct ? out.data() : obuf.data());
+        kernels::median_rows(ct, rows_in, rows, n, direct ? out.data() : obuf.data());
         if (!direct) {
             const Dims from = contiguous_strides(out.shape, ct);
             kernels::copy_cast(out.ndim(), out.shape.data(), kernels::StridedArg{obuf.data(), ct, from.data()},

@@ -5,10 +5,12 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "errors.h"
+#include "kernels/cpu_features.h"
 #include "kernels/pool.h"
 
 namespace hrx::kernels {
@@ -109,25 +111,109 @@ void add_block(const std::vector<double>& block, std::int64_t nbins, Acc* out) {
     }
 }
 
+// NumPy's mean of the middle slice: a sum from +0.0 (so -0.0 gives +0.0), then / count.
 template <typename T>
-void median_typed(T* data, std::int64_t rows, std::int64_t n, T* out) {
-    auto row_median = [n](T* r) -> T {
+T middle_mean(T lo, T hi, bool odd) {
+    if (odd) return static_cast<T>(T(0) + hi);
+    return static_cast<T>(static_cast<T>(static_cast<T>(T(0) + lo) + hi) / static_cast<T>(2));
+}
+
+// The median of a short row: a scratch copy, partitioned.
+template <typename T>
+T median_by_partition(const T* r, std::int64_t n, std::vector<T>& scratch) {
+    scratch.assign(r, r + n);
+    const std::int64_t k = n / 2;
+    std::nth_element(scratch.begin(), scratch.begin() + k, scratch.end());
+    const T hi = scratch[static_cast<size_t>(k)];
+    const T lo = n % 2 ? hi : *std::max_element(scratch.begin(), scratch.begin() + k);
+    return middle_mean(lo, hi, n % 2 != 0);
+}
+
+// Note [Radix selection]: a long row's middle values are found without
+// copying it: one pass counts the elements of each of 65,536 buckets of
+// their order-preserving keys (the top 16 bits: sign, exponent and leading
+// mantissa bits; NaNs are counted apart), the buckets holding ranks n/2 - 1
+// and n/2 are read off the counts, and a second pass gathers only those
+// buckets' elements to partition. The values are exact order statistics, so
+// the result is the partition's, bit for bit.
+template <typename T>
+struct KeyOf;
+template <>
+struct KeyOf<float> {
+    using U = std::uint32_t;
+};
+template <>
+struct KeyOf<double> {
+    using U = std::uint64_t;
+};
+
+template <typename T>
+typename KeyOf<T>::U order_key(T v) {
+    using U = typename KeyOf<T>::U;
+    U u;
+    std::memcpy(&u, &v, sizeof u);
+    constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+    return (u & sign) ? U(~u) : U(u | sign);
+}
+
+template <typename T>
+T median_by_radix(const T* r, std::int64_t n, std::vector<T>& scratch) {
+    constexpr int shift = static_cast<int>(sizeof(T) * 8) - 16;
+    std::vector<std::uint32_t> hist(65536, 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (std::isnan(r[i])) return std::numeric_limits<T>::quiet_NaN();
+        ++hist[static_cast<size_t>(order_key(r[i]) >> shift)];
+    }
+    const std::int64_t k = n / 2, k1 = n % 2 ? k : k - 1;
+    // The bucket holding rank `want`, and the ranks below it.
+    auto locate = [&](std::int64_t want, std::int64_t* below) {
+        std::int64_t acc = 0;
+        for (std::uint32_t b = 0;; ++b) {
+            if (acc + hist[b] > want) {
+                *below = acc;
+                return b;
+            }
+            acc += hist[b];
+        }
+    };
+    std::int64_t below_hi = 0, below_lo = 0;
+    const std::uint32_t bhi = locate(k, &below_hi), blo = locate(k1, &below_lo);
+    scratch.clear();
+    scratch.reserve(static_cast<size_t>(hist[blo] + (blo != bhi ? hist[bhi] : 0)));
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint32_t b = static_cast<std::uint32_t>(order_key(r[i]) >> shift);
+        if (b == blo || b == bhi) scratch.push_back(r[i]);
+    }
+    // Bucket blo's elements first (ranks from below_lo), then bhi's.
+    const auto split = std::partition(scratch.begin(), scratch.end(), [&](T v) {
+        return static_cast<std::uint32_t>(order_key(v) >> shift) == blo;
+    });
+    auto select = [](auto first, auto last, std::int64_t rank) {
+        std::nth_element(first, first + rank, last);
+        return *(first + rank);
+    };
+    const T lo = select(scratch.begin(), split, k1 - below_lo);
+    if (n % 2) return middle_mean(lo, lo, true);
+    const T hi = blo == bhi ? select(scratch.begin(), split, k - below_lo) : select(split, scratch.end(), k - below_hi);
+    return middle_mean(lo, hi, false);
+}
+
+template <typename T>
+void median_typed(const T* data, std::int64_t rows, std::int64_t n, T* out) {
+    auto row_median = [n](const T* r, std::vector<T>& scratch) -> T {
+        if (n >= (1 << 14)) return median_by_radix(r, n, scratch);
         for (std::int64_t i = 0; i < n; ++i)
             if (std::isnan(r[i])) return std::numeric_limits<T>::quiet_NaN();
-        const std::int64_t k = n / 2;
-        std::nth_element(r, r + k, r + n);
-        // NumPy's mean of the middle slice: a sum from +0.0 (so -0.0 gives +0.0), then / count.
-        const T hi = r[k];
-        if (n % 2) return static_cast<T>(T(0) + hi);
-        const T lo = *std::max_element(r, r + k);
-        return static_cast<T>(static_cast<T>(static_cast<T>(T(0) + lo) + hi) / static_cast<T>(2));
+        return median_by_partition(r, n, scratch);
     };
     if (rows == 1) {
-        out[0] = row_median(data);
+        std::vector<T> scratch;
+        out[0] = row_median(data, scratch);
         return;
     }
     split_range(rows, std::max<std::int64_t>(1, kChunk / std::max<std::int64_t>(n, 1)), [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t r = lo; r < hi; ++r) out[r] = row_median(data + r * n);
+        std::vector<T> scratch;
+        for (std::int64_t r = lo; r < hi; ++r) out[r] = row_median(data + r * n, scratch);
     });
 }
 
@@ -140,6 +226,62 @@ template <>
 struct SumOf<std::int64_t> {
     using type = std::uint64_t;
 };
+
+// Outputs [0, cnt) of a block whose every tap lies inside a, from `base` (a
+// at the block's first output's tap 0): tiles of 32 outputs keep their sums
+// in registers over all taps. The same source compiled for AVX-512, AVX2 and
+// the portable ISA (one rounding per product and per sum in every lane, no
+// fused multiply-adds: Note [Sliding dot order]), so every path gives the
+// same bits.
+#define HRX_CORRELATE_BLOCK(NAME, ATTR, T, S)                                                         \
+    ATTR void NAME(const T* base, const S* vs, std::int64_t m, std::int64_t cnt, T* out) {           \
+        std::int64_t i0 = 0;                                                                          \
+        for (; i0 + 32 <= cnt; i0 += 32) {                                                            \
+            S acc[32] = {};                                                                           \
+            for (std::int64_t j = 0; j < m; ++j) {                                                    \
+                const S w = vs[j];                                                                    \
+                const T* x = base + i0 + j;                                                           \
+                for (int t = 0; t < 32; ++t) acc[t] = static_cast<S>(acc[t] + static_cast<S>(x[t]) * w); \
+            }                                                                                         \
+            for (int t = 0; t < 32; ++t) out[i0 + t] = static_cast<T>(acc[t]);                       \
+        }                                                                                             \
+        for (; i0 < cnt; ++i0) {                                                                      \
+            S acc = 0;                                                                                \
+            for (std::int64_t j = 0; j < m; ++j) acc = static_cast<S>(acc + static_cast<S>(base[i0 + j]) * vs[j]); \
+            out[i0] = static_cast<T>(acc);                                                            \
+        }                                                                                             \
+    }
+
+#define HRX_CORRELATE_VARIANTS(T, S, SUFFIX)                                                          \
+    HRX_CORRELATE_BLOCK(block_portable_##SUFFIX, , T, S)                                              \
+    HRX_CORRELATE_BLOCK(block_avx2_##SUFFIX, __attribute__((target("avx2"))), T, S)                   \
+    HRX_CORRELATE_BLOCK(block_avx512_##SUFFIX, __attribute__((target("avx2,avx512f,avx512dq,avx512vl"))), T, S)
+
+HRX_CORRELATE_VARIANTS(float, double, f32)
+HRX_CORRELATE_VARIANTS(double, double, f64)
+HRX_CORRELATE_VARIANTS(std::int64_t, std::uint64_t, i64)
+
+template <typename T, typename S>
+using BlockFn = void (*)(const T*, const S*, std::int64_t, std::int64_t, T*);
+
+// The block kernel of the best ISA this process may use (cpu_features.h).
+template <typename T, typename S>
+BlockFn<T, S> pick_block(BlockFn<T, S> portable, BlockFn<T, S> avx2, BlockFn<T, S> avx512) {
+    const std::string_view path = best_kernel_path();
+    if (path == "portable") return portable;
+    if (path == "avx2") return avx2;
+    return avx512;
+}
+
+BlockFn<float, double> block_fn(const float*) {
+    return pick_block<float, double>(block_portable_f32, block_avx2_f32, block_avx512_f32);
+}
+BlockFn<double, double> block_fn(const double*) {
+    return pick_block<double, double>(block_portable_f64, block_avx2_f64, block_avx512_f64);
+}
+BlockFn<std::int64_t, std::uint64_t> block_fn(const std::int64_t*) {
+    return pick_block<std::int64_t, std::uint64_t>(block_portable_i64, block_avx2_i64, block_avx512_i64);
+}
 
 template <typename T>
 void correlate_typed(const T* a, std::int64_t n, const T* v, std::int64_t m, std::int64_t left, T* out,
@@ -158,22 +300,16 @@ void correlate_typed(const T* a, std::int64_t n, const T* v, std::int64_t m, std
     const std::int64_t full_hi = std::max(full_lo, std::min(len, left + n - m + 1));
     for (std::int64_t k = 0; k < full_lo; ++k) edge(k);
     for (std::int64_t k = full_hi; k < len; ++k) edge(k);
-    constexpr std::int64_t B = 256;
+    constexpr std::int64_t B = 1024;
     std::vector<S> vs(static_cast<size_t>(m));
     for (std::int64_t j = 0; j < m; ++j) vs[static_cast<size_t>(j)] = static_cast<S>(v[j]);
+    const auto block = block_fn(a);
     const std::int64_t blocks = (full_hi - full_lo + B - 1) / B;
-    split_range(blocks, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(m, 1)), [&](std::int64_t b0, std::int64_t b1) {
-        alignas(64) S acc[B];
+    // Pieces of at least ~2 M products: below that a handoff to a busy pool costs more than it saves.
+    split_range(blocks, std::max<std::int64_t>(1, (std::int64_t{1} << 21) / (B * m)), [&](std::int64_t b0, std::int64_t b1) {
         for (std::int64_t b = b0; b < b1; ++b) {
             const std::int64_t k0 = full_lo + b * B, cnt = std::min(B, full_hi - k0);
-            const T* base = a + (k0 - left);
-            std::fill(acc, acc + cnt, S(0));
-            for (std::int64_t j = 0; j < m; ++j) {
-                const S w = vs[static_cast<size_t>(j)];
-                const T* x = base + j;
-                for (std::int64_t i = 0; i < cnt; ++i) acc[i] = static_cast<S>(acc[i] + static_cast<S>(x[i]) * w);
-            }
-            for (std::int64_t i = 0; i < cnt; ++i) out[k0 + i] = static_cast<T>(acc[i]);
+            block(a + (k0 - left), vs.data(), m, cnt, out + k0);
         }
     });
 }
@@ -192,6 +328,78 @@ void int_range(const std::int64_t* x, std::int64_t n, std::int64_t* lo, std::int
     }
     *lo = mn;
     *hi = mx;
+}
+
+void bincount_grown(const std::int64_t* x, const double* w, std::int64_t n, std::int64_t cap, GrownCounts& r) {
+    r = GrownCounts{};
+    if (n == 0) return;
+    if (w) {  // sequential in element order: NumPy's bits
+        std::vector<double>& h = r.sums;
+        std::int64_t lo = x[0], hi = -1;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::int64_t v = x[i];
+            lo = std::min(lo, v);
+            if (v < 0) continue;
+            if (v > hi) {
+                if (v > cap) {
+                    r.fits = false;
+                    return;
+                }
+                hi = v;
+                if (v >= static_cast<std::int64_t>(h.size()))
+                    h.resize(static_cast<size_t>(std::max<std::int64_t>(v + 1, static_cast<std::int64_t>(h.size()) * 2)), 0.0);
+            }
+            h[static_cast<size_t>(v)] += w[i];
+        }
+        h.resize(static_cast<size_t>(hi + 1));
+        r.lo = lo;
+        return;
+    }
+    const std::int64_t chunks = count_chunks(n, 0);
+    const std::int64_t step = (n + chunks - 1) / chunks;
+    struct Part {
+        std::vector<std::int64_t> h;
+        std::int64_t lo = 0, hi = -1;
+        bool fits = true;
+    };
+    std::vector<Part> parts(static_cast<size_t>(chunks));
+    pool_run(static_cast<size_t>(chunks), [&](size_t c) {
+        Part& p = parts[c];
+        const std::int64_t b = static_cast<std::int64_t>(c) * step, e = std::min(n, b + step);
+        if (b >= e) return;
+        std::int64_t lo = x[b], hi = -1;
+        std::vector<std::int64_t>& h = p.h;
+        for (std::int64_t i = b; i < e; ++i) {
+            const std::int64_t v = x[i];
+            lo = std::min(lo, v);
+            if (v < 0) continue;
+            if (v > hi) {
+                if (v > cap) {
+                    p.fits = false;
+                    return;
+                }
+                hi = v;
+                if (v >= static_cast<std::int64_t>(h.size()))
+                    h.resize(static_cast<size_t>(std::max<std::int64_t>(v + 1, static_cast<std::int64_t>(h.size()) * 2)), 0);
+            }
+            ++h[static_cast<size_t>(v)];
+        }
+        p.lo = lo;
+        p.hi = hi;
+    });
+    std::int64_t hi = -1;
+    r.lo = x[0];
+    for (const Part& p : parts) {
+        if (!p.fits) {
+            r.fits = false;
+            return;
+        }
+        r.lo = std::min(r.lo, p.lo);
+        hi = std::max(hi, p.hi);
+    }
+    r.counts.assign(static_cast<size_t>(hi + 1), 0);
+    for (const Part& p : parts)
+        for (std::int64_t b = 0; b <= std::min<std::int64_t>(p.hi, hi); ++b) r.counts[static_cast<size_t>(b)] += p.h[static_cast<size_t>(b)];
 }
 
 void bincount(const std::int64_t* x, std::int64_t n, std::int64_t nbins, std::int64_t* counts) {
@@ -254,10 +462,12 @@ void histogram_weighted(const std::int64_t* bin, const double* w, std::int64_t n
     }
 }
 
-void median_rows(DType dt, std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out) {
+void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out) {
     switch (dt) {
-        case DType::Float32: return median_typed(reinterpret_cast<float*>(data), rows, n, reinterpret_cast<float*>(out));
-        case DType::Float64: return median_typed(reinterpret_cast<double*>(data), rows, n, reinterpret_cast<double*>(out));
+        case DType::Float32:
+            return median_typed(reinterpret_cast<const float*>(data), rows, n, reinterpret_cast<float*>(out));
+        case DType::Float64:
+            return median_typed(reinterpret_cast<const double*>(data), rows, n, reinterpret_cast<double*>(out));
         default: bad_dtype("median", dt);
     }
 }

@@ -19,6 +19,7 @@
 // gives the same bits.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "kernels/dtype.h"
 
@@ -26,6 +27,19 @@ namespace hrx::kernels {
 
 // The least and greatest of the n int64 at x (n > 0).
 void int_range(const std::int64_t* x, std::int64_t n, std::int64_t* lo, std::int64_t* hi);
+
+// One pass of bincount that sizes its own result: the counts (w null) or the
+// float64 weight sums (Note [Counting order]) of the n int64 at x, in a
+// vector of max(x) + 1 entries, and x's least value. A value above `cap`
+// stops the pass with fits = false (the caller sizes the result from x's
+// range and counts again); a negative value is skipped (lo < 0 reports it).
+struct GrownCounts {
+    std::vector<std::int64_t> counts;
+    std::vector<double> sums;
+    std::int64_t lo = 0;
+    bool fits = true;
+};
+void bincount_grown(const std::int64_t* x, const double* w, std::int64_t n, std::int64_t cap, GrownCounts& r);
 
 // counts[b] = occurrences of b among the n int64 at x, for every b < nbins
 // (every x must be in [0, nbins)); counts is zeroed first.
@@ -67,8 +81,10 @@ void histogram_weighted(const std::int64_t* bin, const double* w, std::int64_t n
 // The median of each of `rows` contiguous rows of n > 0 elements of `data`
 // (dtype Float32 or Float64; NaN if the row holds a NaN) into out (the same
 // dtype): NumPy's median, the mean of the middle element or of the middle
-// two in that dtype (((+0.0 + lo) + hi) / 2: NumPy's mean sums from +0.0). `data` is reordered (a scratch copy).
-void median_rows(DType dt, std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out);
+// two in that dtype (((+0.0 + lo) + hi) / 2: NumPy's mean sums from +0.0).
+// Short rows partition a copy; long ones select by radix (Note [Radix
+// selection]); `data` is not modified.
+void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out);
 
 // NumPy's correlate of a (n elements) with v (m elements), both of dtype dt
 // (Float32 and Float64 sum in float64, Int64 wraps): out[k] for k < len (dtype
