@@ -233,3 +233,59 @@ def test_convolve_gives_the_same_bits_on_every_path():
         assert got[k] == s, k
     big = hx.convolve(hx.asarray(a[:5]), hx.asarray(a))  # v longer than a: NumPy swaps them
     np.testing.assert_allclose(hx.to_numpy(big), np.convolve(a[:5], a), rtol=1e-12, atol=1e-12)
+
+
+AT_DTYPES = [np.float64, np.float32, np.int64, np.int32, np.int8, np.uint8, np.uint16]
+
+
+@given(dt=st.sampled_from(AT_DTYPES), name=st.sampled_from(["add", "subtract", "multiply", "minimum", "maximum"]),
+       data=st.data(), via_numpy=st.booleans())
+def test_ufunc_at_matches_numpy_with_repeated_indices(dt, name, data, via_numpy):
+    kind = np.dtype(dt).kind
+    el = st.floats(-100, 100, width=32) if kind == "f" else st.integers(0, 100) if kind == "u" else st.integers(-100, 100)
+    a = data.draw(hnp.arrays(dt, st.integers(1, 30), elements=el))
+    if kind == "f" and data.draw(st.booleans()):
+        a[0] = np.nan  # minimum/maximum propagate it
+    idx = data.draw(hnp.arrays(np.int64, st.integers(0, 60), elements=st.integers(-a.size, a.size - 1)))
+    b = data.draw(st.one_of(hnp.arrays(dt, idx.shape, elements=el), el.map(lambda v: dt(v))))
+    expected = a.copy()
+    with np.errstate(all="ignore"):
+        getattr(np, name).at(expected, idx, b)
+    x = hx.asarray(a)
+    hb = hx.asarray(b) if isinstance(b, np.ndarray) else b
+    if via_numpy:
+        getattr(np, name).at(x, hx.asarray(idx), hb)
+    else:
+        getattr(hx, name).at(x, hx.asarray(idx), hb)
+    bits_equal(expected, x)
+
+
+def test_ufunc_at_takes_numpys_indices_and_refuses_bad_input_unchanged():
+    a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    for index in [(0, slice(None), [1, 1, 3]), ([1, 0, 1],), (Ellipsis, 2), (np.array([[0, 1], [1, 1]]), 1),
+                  a > 10, 1]:
+        expected = a.copy()
+        np.add.at(expected, index, 2.5)
+        x = hx.asarray(a)
+        hx.add.at(x, index, 2.5)
+        bits_equal(expected, x)
+    counts = hx.asarray(np.zeros(4, np.int64))
+    hx.add.at(counts, hx.asarray(np.array([3, 3, 0, 3])), 1)
+    bits_equal(np.array([1, 0, 0, 3]), counts)
+    x = hx.asarray(np.arange(5.0))
+    with pytest.raises(IndexError, match="add.at: index 5 is out of bounds for size 5"):
+        hx.add.at(x, [0, 5], 1.0)
+    with pytest.raises(TypeError, match="cannot cast ufunc 'add' output from float64 to int64"):
+        hx.add.at(hx.asarray(np.zeros(3, np.int64)), [1], 1.5)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        hx.multiply.at(x, [0, 1], hx.asarray(np.ones(3)))
+    with pytest.raises(TypeError, match="second operand needed"):
+        hx.add.at(x, [0])
+    with pytest.raises(TypeError, match="numpy.divide.at for DeviceArray"):
+        np.divide.at(x, [0], 1.0)
+    bits_equal(np.arange(5.0), x)  # every refusal left x as it was
+    y = hx.asarray(np.array([0, 1, 1, 2]))  # indices that are the updated array itself
+    expected = np.array([0, 1, 1, 2])
+    np.add.at(expected, expected.copy(), 1)
+    hx.add.at(y, y, 1)
+    bits_equal(expected, y)

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 
 #include <string>
+#include <utility>
 
 #include "array/stats.h"
 #include "array_bind.h"
@@ -54,6 +55,17 @@ nb::object correlate(nb::handle a, nb::handle v, int64_t left, int64_t len, nb::
     return wrap(stats::correlate(x, w, left, len, dtype_from_py(dtype, op), op));
 }
 
+void ufunc_at(nb::handle a, nb::handle pos, nb::handle vals, const std::string& name, const std::string& op) {
+    static const std::pair<const char*, kernels::AtOp> ops[] = {
+        {"add", kernels::AtOp::Add}, {"subtract", kernels::AtOp::Subtract}, {"multiply", kernels::AtOp::Multiply},
+        {"minimum", kernels::AtOp::Minimum}, {"maximum", kernels::AtOp::Maximum}};
+    for (const auto& [n, at] : ops)
+        if (name == n)
+            return stats::ufunc_at(device_array(a, op, "a"), device_array(pos, op, "indices"),
+                                   device_array(vals, op, "b"), at, op);
+    fail(ErrorKind::Type, op + ": ufunc.at runs add, subtract, multiply, minimum and maximum, not " + name);
+}
+
 }  // namespace
 
 void bind_stats(nb::module_& m) {
@@ -69,6 +81,9 @@ void bind_stats(nb::module_& m) {
     m.def("_correlate", &correlate, "a"_a, "v"_a, "left"_a, "len"_a, "dtype"_a, "op"_a,
           "len outputs of NumPy's correlate of 1-d a with 1-d v in dtype, output k the dot of v with a from "
           "k - left (see hrxarray.correlate).");
+    m.def("_ufunc_at", &ufunc_at, "a"_a, "pos"_a, "vals"_a, "name"_a, "op"_a,
+          "NumPy's ufunc.at in place on a: a.flat[pos[i]] = name(a.flat[pos[i]], vals[i]) in order, vals "
+          "broadcast to pos's shape (see hrxarray.ufunc.at).");
 }
 
 }  // namespace hrx::bind

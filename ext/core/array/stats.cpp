@@ -77,12 +77,19 @@ Array bincount(const Array& x, const Array* w, int64_t minlength, const std::str
     if (grown->fits) {
         const int64_t found = static_cast<int64_t>(weighted ? grown->sums.size() : grown->counts.size());
         const int64_t nbins = std::max(found, minlength);
-        Array out = make_array(rt, x.placement(), Dims{nbins}, weighted ? DType::Float64 : DType::Int64, op);
+        const DType dt = weighted ? DType::Float64 : DType::Int64;
+        Array out = make_array(rt, x.placement(), Dims{nbins}, dt, op);
+        const void* from = weighted ? static_cast<const void*>(grown->sums.data()) : grown->counts.data();
+        if (found == 0) return out;
+        if (out.placement().host_mapped()) {
+            // The counts are host data already: an upload, as hx.asarray's, without another lane hop.
+            Array head = out;
+            head.shape = Dims{found};
+            write_from_host(head, static_cast<const uint8_t*>(from), Dims{8}, dt, op);
+            return out;
+        }
         TaskSpec t = compute_task({}, {&out}, op, "bincount");
-        t.fn = [grown, weighted, out, found] {
-            const void* from = weighted ? static_cast<const void*>(grown->sums.data()) : grown->counts.data();
-            if (found > 0) std::memcpy(out.data(), from, static_cast<size_t>(found * 8));
-        };
+        t.fn = [grown, from, out, found] { std::memcpy(out.data(), from, static_cast<size_t>(found * 8)); };
         submit(rt, t);
         return out;
     }
@@ -210,6 +217,57 @@ Array correlate(const Array& a, const Array& v, int64_t left, int64_t len, DType
     };
     submit(rt, t);
     return out;
+}
+
+}  // namespace hrx::stats
+
+namespace hrx::stats {
+
+void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp at, const std::string& op) {
+    check_element_operand(a, Access::Write, op);
+    check_element_operand(pos, Access::Read, op);
+    check_element_operand(vals, Access::Read, op);
+    const DType dt = a.dtype;
+    if (dt != DType::Float32 && dt != DType::Float64 && !dtype_is_integer(dt))
+        fail(ErrorKind::Type, op + ": supported for float32, float64 and integer arrays, not " + dtype_name(dt));
+    if (!dtype_is_integer(pos.dtype))
+        fail(ErrorKind::Index, op + ": arrays used as indices must be of integer type, not " + dtype_name(pos.dtype));
+    if (!real_numeric(vals.dtype)) fail(ErrorKind::Type, op + ": values must be real, not " + dtype_name(vals.dtype));
+    const Dims* shapes[] = {&vals.shape, &pos.shape};
+    if (broadcast_shapes(shapes, op) != pos.shape)
+        fail(ErrorKind::Message, op + ": shape mismatch: value array of shape " + shape_str(vals.shape) +
+                                     " could not be broadcast to indexing result of shape " + shape_str(pos.shape));
+    const Array* reads[] = {&a, &pos, &vals};
+    check_reads(reads, op);
+    RuntimeCore& rt = runtime_of(a);
+    const int64_t size = a.size();
+    if (pos.size() == 0) return;
+    auto range = std::make_shared<std::pair<int64_t, int64_t>>();
+    TaskSpec r = compute_task({&pos}, {}, op, "at_range");
+    r.fn = [pos, range] {
+        std::vector<uint8_t> keep;
+        kernels::int_range(reinterpret_cast<const int64_t*>(dense_in(pos, DType::Int64, keep)), pos.size(),
+                           &range->first, &range->second);
+    };
+    run_now(rt, r);
+    const int64_t bad = range->first < -size ? range->first : range->second >= size ? range->second : 0;
+    if (range->first < -size || range->second >= size)
+        fail(ErrorKind::Index, op + ": index " + std::to_string(bad) + " is out of bounds for size " +
+                                   std::to_string(size));
+    Array vb = vals;  // vals broadcast to pos's shape (a view)
+    vb.strides = broadcast_strides(vals, pos.shape);
+    vb.shape = pos.shape;
+    TaskSpec t = compute_task({&pos, &vals}, {&a}, op, "ufunc_at");
+    t.fn = [a, pos, vb, at, dt, size] {
+        // pos is read as updates land: a copy when it shares a's memory (np.add.at(x, x, 1)).
+        std::vector<uint8_t> kp;
+        if (pos.base == a.base) kp = dense_copy(pos, DType::Int64);
+        const auto* p = reinterpret_cast<const int64_t*>(kp.empty() ? dense_in(pos, DType::Int64, kp) : kp.data());
+        const std::vector<uint8_t> v = dense_copy(vb, dt);  // a copy: vals may overlap a
+        kernels::ufunc_at(at, dt, a.data(), a.ndim(), a.shape.data(), a.strides.data(), size, p, v.data(),
+                          pos.size());
+    };
+    submit(rt, t);
 }
 
 }  // namespace hrx::stats

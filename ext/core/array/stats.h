@@ -37,3 +37,14 @@ Array median(const Array& x, DType ct, DType dtype, const std::string& op);
 Array correlate(const Array& a, const Array& v, int64_t left, int64_t len, DType dt, const std::string& op);
 
 }  // namespace hrx::stats
+
+namespace hrx::stats {
+
+// NumPy's ufunc.at in place on `a` (float32/float64 or an integer dtype):
+// a.flat[pos[i]] = op(a.flat[pos[i]], vals[i]) for each element of the int64
+// `pos` in C order (negative positions count from the end), `vals` broadcast
+// to pos's shape and cast to a's dtype. Waits for pos's range; IndexError
+// naming `op` for a position out of bounds, before anything is written.
+void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp at, const std::string& op);
+
+}  // namespace hrx::stats

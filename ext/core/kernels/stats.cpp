@@ -490,3 +490,85 @@ void correlate(DType dt, const std::uint8_t* a, std::int64_t n, const std::uint8
 }
 
 }  // namespace hrx::kernels
+
+namespace hrx::kernels {
+namespace {
+
+template <typename T>
+T apply_at(AtOp op, T x, T y) {
+    if constexpr (std::is_integral_v<T>) {
+        // Wrapping arithmetic without overflow UB (no promotion of narrow types to int).
+        using U = std::conditional_t<(sizeof(T) < 8), std::uint32_t, std::uint64_t>;
+        switch (op) {
+            case AtOp::Add: return static_cast<T>(static_cast<U>(static_cast<U>(x) + static_cast<U>(y)));
+            case AtOp::Subtract: return static_cast<T>(static_cast<U>(static_cast<U>(x) - static_cast<U>(y)));
+            case AtOp::Multiply: return static_cast<T>(static_cast<U>(static_cast<U>(x) * static_cast<U>(y)));
+            case AtOp::Minimum: return y < x ? y : x;
+            case AtOp::Maximum: return y > x ? y : x;
+        }
+    } else {
+        switch (op) {
+            case AtOp::Add: return static_cast<T>(x + y);
+            case AtOp::Subtract: return static_cast<T>(x - y);
+            case AtOp::Multiply: return static_cast<T>(x * y);
+            // NumPy's: in1 < in2 || isnan(in1) ? in1 : in2 (> for maximum); equal zeros give in2.
+            case AtOp::Minimum: return (x < y || std::isnan(x)) ? x : y;
+            case AtOp::Maximum: return (x > y || std::isnan(x)) ? x : y;
+        }
+    }
+    return x;
+}
+
+template <typename T>
+void at_typed(AtOp op, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+              std::int64_t size, const std::int64_t* pos, const T* vals, std::int64_t n) {
+    const bool dense = [&] {
+        std::int64_t expect = static_cast<std::int64_t>(sizeof(T));
+        for (int d = ndim - 1; d >= 0; --d) {
+            if (shape[d] != 1 && strides[d] != expect) return false;
+            expect *= shape[d];
+        }
+        return true;
+    }();
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::int64_t p = pos[i] < 0 ? pos[i] + size : pos[i];
+        std::int64_t off = 0;
+        if (dense) {
+            off = p * static_cast<std::int64_t>(sizeof(T));
+        } else {
+            for (int d = ndim - 1; d >= 0; --d) {
+                off += (p % shape[d]) * strides[d];
+                p /= shape[d];
+            }
+        }
+        T cur;
+        std::memcpy(&cur, a + off, sizeof(T));
+        cur = apply_at(op, cur, vals[i]);
+        std::memcpy(a + off, &cur, sizeof(T));
+    }
+}
+
+}  // namespace
+
+void ufunc_at(AtOp op, DType dt, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+              std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals, std::int64_t n) {
+    auto run = [&](auto tag) {
+        using T = decltype(tag);
+        at_typed<T>(op, a, ndim, shape, strides, size, pos, reinterpret_cast<const T*>(vals), n);
+    };
+    switch (dt) {
+        case DType::Float32: return run(float{});
+        case DType::Float64: return run(double{});
+        case DType::Int8: return run(std::int8_t{});
+        case DType::Int16: return run(std::int16_t{});
+        case DType::Int32: return run(std::int32_t{});
+        case DType::Int64: return run(std::int64_t{});
+        case DType::UInt8: return run(std::uint8_t{});
+        case DType::UInt16: return run(std::uint16_t{});
+        case DType::UInt32: return run(std::uint32_t{});
+        case DType::UInt64: return run(std::uint64_t{});
+        default: bad_dtype("ufunc.at", dt);
+    }
+}
+
+}  // namespace hrx::kernels

@@ -93,3 +93,19 @@ void correlate(DType dt, const std::uint8_t* a, std::int64_t n, const std::uint8
                std::int64_t left, std::uint8_t* out, std::int64_t len);
 
 }  // namespace hrx::kernels
+
+namespace hrx::kernels {
+
+// The binary ufuncs ufunc.at applies (NumPy's add.at ... maximum.at).
+enum class AtOp { Add, Subtract, Multiply, Minimum, Maximum };
+
+// NumPy's ufunc.at: for i < n in order, a[pos[i]] = op(a[pos[i]], vals[i]),
+// so a repeated position sees every earlier update. pos are C-order flat
+// positions in [-size, size) (negative ones count from the end) into the
+// array of `ndim` dimensions `shape` with byte `strides` at `a`; vals are n
+// elements of dt (a's dtype: float32/64 or an integer; integers wrap).
+// minimum/maximum propagate NaN as NumPy's do.
+void ufunc_at(AtOp op, DType dt, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+              std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals, std::int64_t n);
+
+}  // namespace hrx::kernels
