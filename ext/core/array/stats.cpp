@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "array/sorting.h"
@@ -242,32 +243,33 @@ void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp
     RuntimeCore& rt = runtime_of(a);
     const int64_t size = a.size();
     if (pos.size() == 0) return;
-    auto range = std::make_shared<std::pair<int64_t, int64_t>>();
-    TaskSpec r = compute_task({&pos}, {}, op, "at_range");
-    r.fn = [pos, range] {
-        std::vector<uint8_t> keep;
-        kernels::int_range(reinterpret_cast<const int64_t*>(dense_in(pos, DType::Int64, keep)), pos.size(),
-                           &range->first, &range->second);
-    };
-    run_now(rt, r);
-    const int64_t bad = range->first < -size ? range->first : range->second >= size ? range->second : 0;
-    if (range->first < -size || range->second >= size)
-        fail(ErrorKind::Index, op + ": index " + std::to_string(bad) + " is out of bounds for size " +
-                                   std::to_string(size));
     Array vb = vals;  // vals broadcast to pos's shape (a view)
     vb.strides = broadcast_strides(vals, pos.shape);
     vb.shape = pos.shape;
+    // One task checks every position, then (all in bounds) applies the updates;
+    // the host waits for it, so an out-of-bounds index raises with a unchanged.
+    auto bad = std::make_shared<std::optional<int64_t>>();
     TaskSpec t = compute_task({&pos, &vals}, {&a}, op, "ufunc_at");
-    t.fn = [a, pos, vb, at, dt, size] {
-        // pos is read as updates land: a copy when it shares a's memory (np.add.at(x, x, 1)).
-        std::vector<uint8_t> kp;
+    t.fn = [a, pos, vb, at, dt, size, bad] {
+        // pos and vals are read as updates land: copies when they share a's memory (np.add.at(x, x, 1)).
+        std::vector<uint8_t> kp, kv;
         if (pos.base == a.base) kp = dense_copy(pos, DType::Int64);
         const auto* p = reinterpret_cast<const int64_t*>(kp.empty() ? dense_in(pos, DType::Int64, kp) : kp.data());
-        const std::vector<uint8_t> v = dense_copy(vb, dt);  // a copy: vals may overlap a
-        kernels::ufunc_at(at, dt, a.data(), a.ndim(), a.shape.data(), a.strides.data(), size, p, v.data(),
-                          pos.size());
+        const int64_t n = pos.size();
+        int64_t lo = 0, hi = 0;
+        kernels::int_range(p, n, &lo, &hi);
+        if (lo < -size || hi >= size) {
+            *bad = lo < -size ? lo : hi;
+            return;
+        }
+        if (vb.base == a.base) kv = dense_copy(vb, dt);
+        const uint8_t* v = kv.empty() ? dense_in(vb, dt, kv) : kv.data();
+        kernels::ufunc_at(at, dt, a.data(), a.ndim(), a.shape.data(), a.strides.data(), size, p, v, n);
     };
-    submit(rt, t);
+    run_now(rt, t);
+    if (*bad)
+        fail(ErrorKind::Index, op + ": index " + std::to_string(**bad) + " is out of bounds for size " +
+                                   std::to_string(size));
 }
 
 }  // namespace hrx::stats

@@ -43,8 +43,9 @@ namespace hrx::stats {
 // NumPy's ufunc.at in place on `a` (float32/float64 or an integer dtype):
 // a.flat[pos[i]] = op(a.flat[pos[i]], vals[i]) for each element of the int64
 // `pos` in C order (negative positions count from the end), `vals` broadcast
-// to pos's shape and cast to a's dtype. Waits for pos's range; IndexError
-// naming `op` for a position out of bounds, before anything is written.
+// to pos's shape and cast to a's dtype. Waits for the update (one task
+// checks every position first); IndexError naming `op` for a position out
+// of bounds, with nothing written.
 void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp at, const std::string& op);
 
 }  // namespace hrx::stats

@@ -494,8 +494,8 @@ void correlate(DType dt, const std::uint8_t* a, std::int64_t n, const std::uint8
 namespace hrx::kernels {
 namespace {
 
-template <typename T>
-T apply_at(AtOp op, T x, T y) {
+template <AtOp op, typename T>
+T apply_at(T x, T y) {
     if constexpr (std::is_integral_v<T>) {
         // Wrapping arithmetic without overflow UB (no promotion of narrow types to int).
         using U = std::conditional_t<(sizeof(T) < 8), std::uint32_t, std::uint64_t>;
@@ -519,8 +519,8 @@ T apply_at(AtOp op, T x, T y) {
     return x;
 }
 
-template <typename T>
-void at_typed(AtOp op, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+template <AtOp op, typename T>
+void at_loop(std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
               std::int64_t size, const std::int64_t* pos, const T* vals, std::int64_t n) {
     const bool dense = [&] {
         std::int64_t expect = static_cast<std::int64_t>(sizeof(T));
@@ -543,8 +543,21 @@ void at_typed(AtOp op, std::uint8_t* a, int ndim, const std::int64_t* shape, con
         }
         T cur;
         std::memcpy(&cur, a + off, sizeof(T));
-        cur = apply_at(op, cur, vals[i]);
+        cur = apply_at<op>(cur, vals[i]);
         std::memcpy(a + off, &cur, sizeof(T));
+    }
+}
+
+// The op as a template argument: no per-element dispatch in the update loop.
+template <typename T>
+void at_typed(AtOp op, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+              std::int64_t size, const std::int64_t* pos, const T* vals, std::int64_t n) {
+    switch (op) {
+        case AtOp::Add: return at_loop<AtOp::Add>(a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Subtract: return at_loop<AtOp::Subtract>(a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Multiply: return at_loop<AtOp::Multiply>(a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Minimum: return at_loop<AtOp::Minimum>(a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Maximum: return at_loop<AtOp::Maximum>(a, ndim, shape, strides, size, pos, vals, n);
     }
 }
 
