@@ -298,8 +298,9 @@ def _slide(x, w, mode):
 
 
 def correlate(a, v, mode="valid") -> DeviceArray:
-    """Cross-correlation of two 1-d sequences (NumPy's ``correlate``: ``v`` conjugated), as a matrix-vector
-    product of ``a``'s sliding windows with ``v`` on the device."""
+    """Cross-correlation of two 1-d sequences (NumPy's ``correlate``: ``v`` conjugated; modes ``valid``,
+    ``same``, ``full``), by the device's sliding dot kernel for real dtypes (float32 sums in float64;
+    Note [Sliding dot order]) and a matrix-vector product of ``a``'s sliding windows otherwise."""
     x, w = _correlate("correlate", a, v, mode)
     if w.dtype.kind == "c":
         w = _U["conjugate"](w)

@@ -252,10 +252,19 @@ struct SumOf<std::int64_t> {
         }                                                                                             \
     }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HRX_STATS_X86 1
 #define HRX_CORRELATE_VARIANTS(T, S, SUFFIX)                                                          \
     HRX_CORRELATE_BLOCK(block_portable_##SUFFIX, , T, S)                                              \
     HRX_CORRELATE_BLOCK(block_avx2_##SUFFIX, __attribute__((target("avx2"))), T, S)                   \
     HRX_CORRELATE_BLOCK(block_avx512_##SUFFIX, __attribute__((target("avx2,avx512f,avx512dq,avx512vl"))), T, S)
+#else
+#define HRX_STATS_X86 0
+#define HRX_CORRELATE_VARIANTS(T, S, SUFFIX)                                                          \
+    HRX_CORRELATE_BLOCK(block_portable_##SUFFIX, , T, S)                                              \
+    constexpr auto block_avx2_##SUFFIX = block_portable_##SUFFIX;                                     \
+    constexpr auto block_avx512_##SUFFIX = block_portable_##SUFFIX;
+#endif
 
 HRX_CORRELATE_VARIANTS(float, double, f32)
 HRX_CORRELATE_VARIANTS(double, double, f64)
@@ -268,7 +277,7 @@ using BlockFn = void (*)(const T*, const S*, std::int64_t, std::int64_t, T*);
 template <typename T, typename S>
 BlockFn<T, S> pick_block(BlockFn<T, S> portable, BlockFn<T, S> avx2, BlockFn<T, S> avx512) {
     const std::string_view path = best_kernel_path();
-    if (path == "portable") return portable;
+    if (!HRX_STATS_X86 || path == "portable") return portable;
     if (path == "avx2") return avx2;
     return avx512;
 }
