@@ -344,21 +344,24 @@ void bincount_grown(const std::int64_t* x, const double* w, std::int64_t n, std:
     if (n == 0) return;
     if (w) {  // sequential in element order: NumPy's bits
         std::vector<double>& h = r.sums;
-        std::int64_t lo = x[0], hi = -1;
+        h.assign(1024, 0.0);
+        double* sums = h.data();
+        std::int64_t lo = x[0], hi = -1, size = 1024;
         for (std::int64_t i = 0; i < n; ++i) {
             const std::int64_t v = x[i];
-            lo = std::min(lo, v);
-            if (v < 0) continue;
-            if (v > hi) {
+            if (static_cast<std::uint64_t>(v) >= static_cast<std::uint64_t>(size)) {  // negative, or beyond the vector
+                lo = std::min(lo, v);
+                if (v < 0) continue;
                 if (v > cap) {
                     r.fits = false;
                     return;
                 }
-                hi = v;
-                if (v >= static_cast<std::int64_t>(h.size()))
-                    h.resize(static_cast<size_t>(std::max<std::int64_t>(v + 1, static_cast<std::int64_t>(h.size()) * 2)), 0.0);
+                size = std::max<std::int64_t>(v + 1, size * 2);
+                h.resize(static_cast<size_t>(size), 0.0);
+                sums = h.data();
             }
-            h[static_cast<size_t>(v)] += w[i];
+            hi = std::max(hi, v);
+            sums[v] += w[i];
         }
         h.resize(static_cast<size_t>(hi + 1));
         r.lo = lo;
