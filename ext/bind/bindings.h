@@ -33,6 +33,8 @@ void bind_dlpack(nanobind::module_& m);
 void bind_array(nanobind::module_& m);
 // Sorting, searching, set and cumulative primitives (bind_sorting.cpp).
 void bind_sorting(nanobind::module_& m);
+// Counting, binning, medians and correlations (bind_stats.cpp).
+void bind_stats(nanobind::module_& m);
 // Advanced indexing and isin primitives (bind_indexing.cpp).
 void bind_indexing(nanobind::module_& m);
 // _core._elementwise: the elementwise/cast/reduction kernels, for tests.

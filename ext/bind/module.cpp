@@ -21,6 +21,7 @@ NB_MODULE(_core, m) {
     hrx::bind::bind_kernels(m);
     hrx::bind::bind_elementwise(m);
     hrx::bind::bind_sorting(m);
+    hrx::bind::bind_stats(m);
     hrx::bind::bind_indexing(m);
     hrx::bind::bind_random(m);
     hrx::bind::bind_manipulation(m);

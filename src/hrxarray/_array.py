@@ -721,8 +721,44 @@ def _array_ufunc(self, uf, method, *inputs, **kwargs):
     if method == "accumulate" and name in ("add", "multiply"):
         (a,) = inputs
         return _ufunc_accumulate(name, a, **kwargs)
+    if method == "at" and name in _AT_UFUNCS:
+        return _ufunc_at(name, *inputs, **kwargs)
     raise TypeError(f"hrxarray does not implement numpy.{uf.__name__}.{method} for DeviceArray (its methods here: "
-                    "reduce, outer, and accumulate for add and multiply)")
+                    "reduce, outer, accumulate for add and multiply, at for add, subtract, multiply, minimum and "
+                    "maximum)")
+
+
+_AT_UFUNCS = ("add", "subtract", "multiply", "minimum", "maximum")
+
+
+def _ufunc_at(name, a, indices, b=None):
+    """NumPy's ufunc.at: ``a[indices] = name(a[indices], b)`` in place, unbuffered (a repeated index sees
+    every earlier update, in index order), on the device (kernels/stats.h's scatter)."""
+    op = f"{name}.at"
+    if name not in _AT_UFUNCS:
+        raise TypeError(f"{op}: hrxarray's ufunc.at runs {', '.join(_AT_UFUNCS)}")
+    if not isinstance(a, DeviceArray):
+        raise TypeError(f"{op}: the first operand must be a DeviceArray (it is updated in place), got "
+                        f"{type(a).__name__}")
+    if b is None:
+        raise TypeError(f"{op}: second operand needed for ufunc")
+    vals = _device(b, op, a)
+    # NumPy's rule: the ufunc's result must cast to a's dtype (same_kind); Python scalars are weak (NEP 50).
+    weak = b if isinstance(b, (bool, int, float)) else vals.dtype
+    res = np.result_type(a.dtype, weak)
+    if not np.can_cast(res, a.dtype, "same_kind"):
+        raise TypeError(f"{op}: cannot cast ufunc '{name}' output from {res} to {a.dtype} with casting rule "
+                        "'same_kind'")
+    pos = None
+    if a.ndim == 1 and not isinstance(indices, (tuple, slice)) and indices is not Ellipsis:
+        idx = _device(indices, op, a)
+        if idx.dtype.kind in "iu":
+            pos = idx  # positions along the one axis (negative ones count from the end)
+    if pos is None:
+        # Any NumPy index: the C-order positions it selects, read off an index of a grid of positions.
+        grid = _core._from_host(np.arange(a.size, dtype=np.int64).reshape(a.shape), None, a.placement, op)
+        pos = grid[indices]
+    _core._ufunc_at(a, pos, vals, name, op)
 
 
 def _ufunc_accumulate(name, a, axis=0, dtype=None, out=None):
@@ -815,6 +851,14 @@ def _ufunc_reduce_method(self, a: object, axis: object = None, dtype: object = N
     reductions accumulate in int64 (uint64 for unsigned) as NumPy's do; float16 and bfloat16 accumulate in
     float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one."""
     return _ufunc_reduce(self, a, axis, dtype, out, keepdims)
+
+
+@_method("at", ufunc)
+def _ufunc_at_method(self, a: DeviceArray, indices: object, b: object = None) -> None:
+    """NumPy's ufunc.at for add, subtract, multiply, minimum and maximum: ``a[indices] = self(a[indices], b)``
+    in place and unbuffered, so a repeated index accumulates every update in index order (``hx.add.at(x, i,
+    1)`` counts). float32, float64 and integer arrays; b is cast to a's dtype (NumPy's same_kind rule)."""
+    _ufunc_at(self.__name__, a, indices, b)
 
 
 # The NumPy protocols keep their own text (their bodies are NumPy dispatch); the method's signature and

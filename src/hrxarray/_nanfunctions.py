@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _array, _manipulation
+from . import _array, _core, _manipulation
 from ._array import DeviceArray, _device, _dtype, _flag
 from ._complex import real
 from ._indexing import take_along_axis
@@ -256,15 +256,20 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
 # --- order statistics ---------------------------------------------------------------------------
 
 
-def _sorted_last(op, x, axis):
-    """(x sorted along the reduced axes, moved last and merged into one; the reduced axes; their length)."""
+def _last(op, x, axis):
+    """(x with the reduced axes moved last and merged into one; the reduced axes; their length)."""
     axes = _array._axes(axis, x.ndim, op)
     if axes is None:
         axes = tuple(range(x.ndim))
     keep = [d for d in range(x.ndim) if d not in axes]
     n = math.prod(x.shape[d] for d in axes)
     moved = x.transpose(tuple(keep) + tuple(axes))
-    flat = moved.reshape(tuple(x.shape[d] for d in keep) + (n,))
+    return moved.reshape(tuple(x.shape[d] for d in keep) + (n,)), axes, n
+
+
+def _sorted_last(op, x, axis):
+    """(x sorted along the reduced axes, moved last and merged into one; the reduced axes; their length)."""
+    flat, axes, n = _last(op, x, axis)
     return sort(flat, axis=-1), axes, n
 
 
@@ -305,7 +310,8 @@ def _check_median(op, x):
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> DeviceArray:
     """The median along ``axis`` (NumPy's ``median``): the mean of the two middle values of an even count.
 
-    Sorts on the compute lane; a slice with a NaN gives NaN. Integers give
+    Selects the middle values of each slice on the compute lane (no full
+    sort; bfloat16 sorts); a slice with a NaN gives NaN. Integers give
     float64, float16 averages in float32 (NumPy's ``mean``).
     ``overwrite_input`` is accepted and ignored.
     """
@@ -313,6 +319,14 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Dev
     x = _device(a, op)
     keepdims = _flag(keepdims, op, "keepdims")
     _check_median(op, x)
+    acc, rdt = _mean_dtype(x.dtype)
+    if acc in (np.float32, np.float64) and x.dtype.kind in "biuf":
+        # A selection kernel per slice (kernels/stats.h): a monotone cast to acc keeps the middle values'
+        # order, and the mean of the middle two is NumPy's, in acc.
+        flat, axes, n = _last(op, x, axis)
+        if n == 0:
+            raise ValueError(f"{op}: cannot take the median of an empty reduction (shape {x.shape}, axis {axis!r})")
+        return _out(_kept(_core._median(flat, acc, rdt, op), x, axes, keepdims), out, op)
     srt, axes, n = _sorted_last(op, x, axis)
     if n == 0:
         raise ValueError(f"{op}: cannot take the median of an empty reduction (shape {x.shape}, axis {axis!r})")

@@ -3,9 +3,9 @@
 ``convolve``/``correlate``, ``interp``, ``kron``/``inner``/``vdot``/``linalg.multi_dot``, the 2-d FFTs,
 the set functions on 1-d arrays, and small elementwise helpers (``isposinf``, ``nan_to_num``, ``sinc`` ...).
 
-Counting is sort-based: ``bincount`` sorts the values and finds each bin's
-boundaries with ``searchsorted`` (no scatter-add on the device yet), so it
-costs a sort of the input. Index data that decides shapes (``delete``'s
+Counting, binning and sliding dot products run device kernels
+(kernels/stats.h through ``_core._bincount``, ``_histogram``, ``_correlate``).
+Index data that decides shapes (``delete``'s
 indices, a bin count) is host data or read once, as NumPy's result shape
 depends on it.
 """
@@ -19,7 +19,7 @@ import operator
 
 import numpy as np
 
-from . import _array, _creation, _indexing, _manipulation, _searching, _set, _sorting, fft
+from . import _array, _core, _creation, _indexing, _manipulation, _searching, _set, _sorting, fft
 from ._array import DeviceArray, _device
 from ._complex import imag, real
 from ._linear_algebra import matmul, tensordot
@@ -44,40 +44,16 @@ def _host_any(mask, op) -> bool:
 def bincount(x, /, weights=None, minlength=0) -> DeviceArray:
     """Occurrences of each value ``0..max(x)`` of a 1-d non-negative integer array (NumPy's ``bincount``).
 
-    With ``weights``, the sum of the weights of each value (float64). The
-    result's length is ``max(max(x) + 1, minlength)``, so this waits for
-    ``max(x)``. Sort-based: ``searchsorted`` of the sorted values finds each
-    bin's boundaries.
+    With ``weights``, the float64 sum of the weights of each value, added in
+    element order as NumPy adds them (the same bits). The result's length is
+    ``max(max(x) + 1, minlength)``, so this waits for ``max(x)``. One device
+    pass counts (Note [Counting order] in kernels/stats.h).
     """
     op = "bincount"
     v = _device(x, op)
-    if v.ndim != 1:
-        raise ValueError(f"{op}: object too deep for desired array (x must be 1-d, got {v.ndim} dimensions)")
-    if v.dtype.kind not in "biu":
-        raise TypeError(f"{op}: cannot cast array data from dtype('{v.dtype}') to dtype('int64') according to the "
-                        "rule 'safe'")
     minlength = operator.index(minlength)
-    if minlength < 0:
-        raise ValueError(f"{op}: 'minlength' must not be negative")
-    w = None
-    if weights is not None:
-        w = _device(weights, op, v)
-        if w.shape != v.shape:
-            raise ValueError(f"{op}: the weights and list don't have the same length")
-    if v.size and _host_any(_U["less"](v, 0), op):
-        raise ValueError(f"{op}: 'list' argument must have no negative elements")
-    n = builtins.max(int(max(v).item()) + 1 if v.size else 0, minlength)
-    v = v.astype(np.int64)
-    if w is None:
-        edges = _searching.searchsorted(_sorting.sort(v), _creation.arange(n + 1, dtype=np.int64,
-                                                                            device=v.placement))
-        return _U["subtract"](edges[1:], edges[:-1])
-    order = _sorting.argsort(v)
-    sv = _indexing.take(v, order)
-    csum = cumulative_sum(_indexing.take(w.astype(np.float64), order), include_initial=True)
-    edges = _searching.searchsorted(sv, _creation.arange(n + 1, dtype=np.int64, device=v.placement))
-    at = _indexing.take(csum, edges)
-    return _U["subtract"](at[1:], at[:-1])
+    w = None if weights is None else _device(weights, op, v)
+    return _core._bincount(v, w, minlength, op)
 
 
 def digitize(x, bins, right=False) -> DeviceArray:
@@ -101,7 +77,18 @@ def digitize(x, bins, right=False) -> DeviceArray:
     return _searching.searchsorted(b, v, side=side)
 
 
+def _unsigned_subtract(a, b):
+    """numpy.histogram's ``last - first``: integers subtract into the unsigned type of their width (no overflow)."""
+    dt = np.result_type(a, b)
+    if dt.kind == "i":
+        udt = np.dtype(f"u{dt.itemsize}")
+        return np.subtract(np.asarray(a, dtype=dt), np.asarray(b, dtype=dt), casting="unsafe", dtype=udt)
+    return np.subtract(a, b, dtype=dt)
+
+
 def _edges(op, a, bins, range_, weights):
+    """(flattened a, edges, uniform): uniform = (first, last, denom, wide) of NumPy's equal-bin index
+    computation, from host scalars typed as NumPy types them, or None for explicit edges."""
     x = _device(a, op).reshape(-1)
     if x.dtype.kind == "c":
         raise TypeError(f"{op}: complex input is not supported")
@@ -118,25 +105,32 @@ def _edges(op, a, bins, range_, weights):
     if n < 1:
         raise ValueError(f"{op}: `bins` must be positive, when an integer")
     if range_ is not None:
-        lo, hi = (float(v) for v in range_)
-        if lo > hi:
+        first, last = range_
+        if first > last:
             raise ValueError(f"{op}: max must be larger than min in range parameter.")
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"{op}: supplied range of [{lo}, {hi}] is not finite")
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"{op}: supplied range of [{first}, {last}] is not finite")
     elif x.size == 0:
-        lo, hi = 0.0, 1.0
+        first, last = 0, 1
     else:
-        lo, hi = float(min(x).item()), float(max(x).item())
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"{op}: autodetected range of [{lo}, {hi}] is not finite")
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    bdt = np.result_type(x.dtype, np.float64) if x.dtype.kind != "f" else x.dtype
+        # NumPy's a.min(), a.max(): scalars of a's dtype, which type the edges and the index arithmetic.
+        first, last = (x.dtype.type(r.item()) for r in (min(x), max(x)))
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"{op}: autodetected range of [{first}, {last}] is not finite")
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    probe = np.empty(0, x.dtype)
+    bdt = np.result_type(first, last, probe)
+    if bdt.kind in "biu":
+        bdt = np.result_type(bdt, float)
     # NumPy's uniform edges: linspace in the bin dtype, from the host (the count and the range are host values).
-    edges = np.linspace(lo, hi, n + 1, endpoint=True, dtype=bdt)
+    edges = np.linspace(first, last, n + 1, endpoint=True, dtype=bdt)
     if np.any(edges[:-1] >= edges[1:]):  # a range too narrow for n distinct edges (subnormals), as NumPy refuses
         raise ValueError(f"{op}: Too many bins for data range. Cannot create {n} finite-sized bins.")
-    return x, _creation.asarray(edges, device=x.placement), (lo, hi, n)
+    denom = _unsigned_subtract(last, first)
+    # The dtype numpy.histogram divides in: (a - first) is in the bin dtype, denom keeps its own type.
+    wide = bool((_unsigned_subtract(np.empty(0, bdt), first) / denom * n).dtype == np.float64)
+    return x, _creation.asarray(edges, device=x.placement), (float(first), float(last), float(denom), wide)
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DeviceArray:
@@ -144,18 +138,51 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DeviceArray:
     return _edges("histogram_bin_edges", a, bins, range, weights)[1]
 
 
+def _histogram_acc(w):
+    """The dtype the device sums ``w`` in (NumPy's: the weights' own; integers in int64), or None: host fallback."""
+    if w is None:
+        return np.dtype(np.int64)
+    if w.dtype in (np.float32, np.float64):
+        return w.dtype
+    return np.dtype(np.int64) if w.dtype.kind in "iu" else None
+
+
 def histogram(a, bins=10, range=None, density=None, weights=None) -> tuple[DeviceArray, DeviceArray]:
     """(counts, edges) of ``a`` (flattened) over ``bins`` (NumPy's ``histogram``).
 
     Bins are half-open except the last, which includes its right edge; values
-    outside the edges are not counted. Each value's bin is found with
-    ``searchsorted`` on the edges and counted with ``bincount``.
+    outside the edges are not counted. Equal bins find each value's bin as
+    NumPy does (its computed index, corrected against the edges), so counts
+    and float weight sums have NumPy's bits; explicit edges bin by binary
+    search. One device pass bins and counts (kernels/stats.h); float16 and
+    bfloat16 data or weights, and bool weights, go through ``searchsorted``
+    and ``bincount``.
     """
     op = "histogram"
-    x, edges, _ = _edges(op, a, bins, range, weights)
+    x, edges, uniform = _edges(op, a, bins, range, weights)
     w = None if weights is None else _device(weights, op, x).reshape(-1)
     if w is not None and w.shape != x.shape:
         raise ValueError(f"{op}: weights should have the same shape as a.")
+    if w is not None and w.dtype.kind == "c":
+        raise TypeError(f"{op}: complex weights are not supported")
+    acc = _histogram_acc(w)
+    ct = np.result_type(x.dtype, edges.dtype)
+    ct = np.result_type(ct, float) if ct.kind in "biu" else ct
+    if acc is not None and ct in (np.float32, np.float64) and x.dtype.kind in "biuf":
+        e = edges if edges.dtype == ct else edges.astype(ct)
+        counts = _core._histogram(x, e, uniform, w, acc, op)
+        if w is not None and counts.dtype != w.dtype and not density:
+            counts = counts.astype(w.dtype)
+    else:
+        counts = _histogram_searched(op, x, edges, w, density)
+    if density:
+        widths = _U["subtract"](edges[1:], edges[:-1]).astype(np.float64)  # NumPy's diff(edges) as float
+        total = sum(counts)
+        return _U["divide"](_U["divide"](counts, widths), total), edges
+    return counts, edges
+
+
+def _histogram_searched(op, x, edges, w, density):
     nb = edges.size - 1
     idx = _U["subtract"](_searching.searchsorted(edges, x, side="right"), 1)
     # The last edge belongs to the last bin.
@@ -163,16 +190,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None) -> tuple[Devic
     inside = _U["logical_and"](_U["greater_equal"](idx, 0), _U["less"](idx, nb))
     idx = _searching.where(inside, idx, nb)  # outside values go to a spare bin, dropped below
     if w is None:
-        counts = bincount(idx, minlength=nb + 1)[:nb]
-    else:
-        counts = bincount(idx, weights=w, minlength=nb + 1)[:nb]
-        if w.dtype.kind in "biu" and not density:
-            counts = counts.astype(w.dtype if w.dtype.kind != "b" else np.int64)
-    if density:
-        widths = _U["subtract"](edges[1:], edges[:-1])
-        total = sum(counts)
-        return _U["divide"](_U["divide"](counts, widths), total), edges
-    return counts, edges
+        return bincount(idx, minlength=nb + 1)[:nb]
+    counts = bincount(idx, weights=w, minlength=nb + 1)[:nb]
+    if w.dtype.kind in "biu" and not density:
+        counts = counts.astype(w.dtype if w.dtype.kind != "b" else np.int64)
+    return counts
 
 
 def _cov_rows(op, m, y, rowvar, dtype):
@@ -247,15 +269,26 @@ def _correlate(op, a, v, mode):
 
 
 def _slide(x, w, mode):
-    """NumPy's correlate of 1-d x with w (no conjugation), each output a dot of a window with w."""
+    """NumPy's correlate of 1-d x with w (no conjugation), each output a dot of a window with w.
+
+    Real dtypes run the device's sliding dot kernel (float32 sums in float64,
+    integers wrap in int64: Note [Sliding dot order]); float16, bfloat16,
+    bool and complex run a matrix-vector product of x's sliding windows.
+    """
     n, m = x.size, w.size
     if n < m:
         x, w, swapped = w, x, True
         n, m = m, n
     else:
         swapped = False
-    pad = {"valid": (0, 0), "same": (m // 2, m - 1 - m // 2), "full": (m - 1, m - 1)}[mode]
     dt = np.result_type(x.dtype, w.dtype)
+    kdt = dt if dt in (np.float32, np.float64) else np.dtype(np.int64) if dt.kind in "iu" else None
+    if kdt is not None:
+        left, length = {"valid": (0, n - m + 1), "same": (m // 2, n), "full": (m - 1, n + m - 1)}[mode]
+        out = _core._correlate(x, w, left, length, kdt, "correlate")
+        out = out if out.dtype == dt else out.astype(dt)
+        return _manipulation.flip(out) if swapped else out
+    pad = {"valid": (0, 0), "same": (m // 2, m - 1 - m // 2), "full": (m - 1, m - 1)}[mode]
     xp = x.astype(dt)
     if pad != (0, 0):
         xp = _manipulation.concatenate([_creation.zeros(pad[0], dtype=dt, device=x.placement), xp,
@@ -265,8 +298,9 @@ def _slide(x, w, mode):
 
 
 def correlate(a, v, mode="valid") -> DeviceArray:
-    """Cross-correlation of two 1-d sequences (NumPy's ``correlate``: ``v`` conjugated), as a matrix-vector
-    product of ``a``'s sliding windows with ``v`` on the device."""
+    """Cross-correlation of two 1-d sequences (NumPy's ``correlate``: ``v`` conjugated; modes ``valid``,
+    ``same``, ``full``), by the device's sliding dot kernel for real dtypes (float32 sums in float64;
+    Note [Sliding dot order]) and a matrix-vector product of ``a``'s sliding windows otherwise."""
     x, w = _correlate("correlate", a, v, mode)
     if w.dtype.kind == "c":
         w = _U["conjugate"](w)

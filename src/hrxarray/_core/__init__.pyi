@@ -1283,6 +1283,13 @@ class ufunc:
         float32 and round once. Empty reductions give the identity, or ValueError for ufuncs without one.
         """
 
+    def at(self, a: DeviceArray, indices: object, b: object = None) -> None:
+        """
+        NumPy's ufunc.at for add, subtract, multiply, minimum and maximum: ``a[indices] = self(a[indices], b)``
+        in place and unbuffered, so a repeated index accumulates every update in index order (``hx.add.at(x, i,
+        1)`` counts). float32, float64 and integer arrays; b is cast to a's dtype (NumPy's same_kind rule).
+        """
+
 class BindingContract:
     """
     One argument of a kernel contract (HRX BindingContract): the minimum accessible extent in bytes (1..=isize::MAX: HRX has no zero-length binding), the required byte alignment (a power of two), every access the code may make through it, and a diagnostic layout label. An extent or alignment outside those raises ValueError naming the field.

@@ -1,0 +1,275 @@
+#include "array/stats.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "array/sorting.h"
+#include "kernels/elementwise.h"
+
+namespace hrx {
+namespace {
+
+// The elements of `a` as a dense buffer of `dt`: a itself when it already is
+// one (no copy), else a converted copy kept in `keep`.
+const uint8_t* dense_in(const Array& a, DType dt, std::vector<uint8_t>& keep) {
+    if (a.dtype == dt && a.c_contiguous()) return a.data();
+    keep = dense_copy(a, dt);
+    return keep.data();
+}
+
+bool real_numeric(DType dt) {
+    const DTypeKind k = dtype_info(dt).kind;
+    return k != DTypeKind::Block && k != DTypeKind::Complex;
+}
+
+void check_real(const Array& a, const std::string& op, const char* what) {
+    check_element_operand(a, Access::Read, op);
+    if (!real_numeric(a.dtype))
+        fail(ErrorKind::Type, op + ": " + what + " must be real, got " + dtype_name(a.dtype));
+}
+
+void check_compute(DType dt, const std::string& op, bool ints) {
+    if (dt != DType::Float32 && dt != DType::Float64 && !(ints && dt == DType::Int64))
+        fail(ErrorKind::Type, op + ": no device kernel computes in " + dtype_name(dt));
+}
+
+}  // namespace
+}  // namespace hrx
+
+namespace hrx::stats {
+
+Array bincount(const Array& x, const Array* w, int64_t minlength, const std::string& op) {
+    check_element_operand(x, Access::Read, op);
+    if (x.ndim() != 1)
+        fail(ErrorKind::Message, op + ": object too deep for desired array (x must be 1-d, got " +
+                                     std::to_string(x.ndim()) + " dimensions)");
+    if (!dtype_is_integer(x.dtype) && x.dtype != DType::Bool)
+        fail(ErrorKind::Type, op + ": cannot cast array data from dtype('" + dtype_name(x.dtype) +
+                                  "') to dtype('int64') according to the rule 'safe'");
+    if (minlength < 0) fail(ErrorKind::Message, op + ": 'minlength' must not be negative");
+    if (w) {
+        check_real(*w, op, "weights");
+        if (w->shape != x.shape) fail(ErrorKind::Message, op + ": the weights and list don't have the same length");
+        const Array* both[] = {&x, w};
+        check_reads(both, op);
+    }
+    RuntimeCore& rt = runtime_of(x);
+    const bool weighted = w != nullptr;
+    const Array wa = w ? *w : Array{};
+    if (x.size() == 0)  // NumPy's empty x gives int64 zeros even with weights
+        return make_array(rt, x.placement(), Dims{minlength}, DType::Int64, op);
+    // The result's length depends on x's largest value: the host waits for one
+    // pass that counts into a vector it grows (up to a cap near x's size).
+    auto grown = std::make_shared<kernels::GrownCounts>();
+    const int64_t cap = std::max(minlength, x.size()) + (int64_t{1} << 16);
+    TaskSpec g = w ? compute_task({&x, w}, {}, op, "bincount") : compute_task({&x}, {}, op, "bincount");
+    g.fn = [x, wa, weighted, cap, grown] {
+        std::vector<uint8_t> kx, kw;
+        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, kx));
+        const auto* wd = weighted ? reinterpret_cast<const double*>(dense_in(wa, DType::Float64, kw)) : nullptr;
+        kernels::bincount_grown(v, wd, x.size(), cap, *grown);
+    };
+    run_now(rt, g);
+    if (grown->lo < 0 || (x.dtype == DType::UInt64 && !grown->fits))
+        fail(ErrorKind::Message, op + ": 'list' argument must have no negative elements");
+    if (grown->fits) {
+        const int64_t found = static_cast<int64_t>(weighted ? grown->sums.size() : grown->counts.size());
+        const int64_t nbins = std::max(found, minlength);
+        const DType dt = weighted ? DType::Float64 : DType::Int64;
+        Array out = make_array(rt, x.placement(), Dims{nbins}, dt, op);
+        const void* from = weighted ? static_cast<const void*>(grown->sums.data()) : grown->counts.data();
+        if (found == 0) return out;
+        if (out.placement().host_mapped()) {
+            // The counts are host data already: an upload, as hx.asarray's, without another lane hop.
+            Array head = out;
+            head.shape = Dims{found};
+            write_from_host(head, static_cast<const uint8_t*>(from), Dims{8}, dt, op);
+            return out;
+        }
+        TaskSpec t = compute_task({}, {&out}, op, "bincount");
+        t.fn = [grown, from, out, found] { std::memcpy(out.data(), from, static_cast<size_t>(found * 8)); };
+        submit(rt, t);
+        return out;
+    }
+    // A value beyond the cap: the range sizes the result, then a second pass counts into it.
+    auto range = std::make_shared<std::pair<int64_t, int64_t>>();
+    TaskSpec r = compute_task({&x}, {}, op, "bincount_range");
+    r.fn = [x, range] {
+        std::vector<uint8_t> keep;
+        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, keep));
+        kernels::int_range(v, x.size(), &range->first, &range->second);
+    };
+    run_now(rt, r);
+    if (range->first < 0 || (x.dtype == DType::UInt64 && range->second < 0))
+        fail(ErrorKind::Message, op + ": 'list' argument must have no negative elements");
+    const int64_t nbins = std::max(minlength, range->second + 1);
+    Array out = make_array(rt, x.placement(), Dims{nbins}, weighted ? DType::Float64 : DType::Int64, op);
+    TaskSpec t = w ? compute_task({&x, w}, {&out}, op, "bincount") : compute_task({&x}, {&out}, op, "bincount");
+    t.fn = [x, wa, weighted, out, nbins] {
+        std::vector<uint8_t> kx, kw;
+        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, kx));
+        if (weighted)
+            kernels::bincount_weighted(v, reinterpret_cast<const double*>(dense_in(wa, DType::Float64, kw)),
+                                       x.size(), nbins, reinterpret_cast<double*>(out.data()));
+        else
+            kernels::bincount(v, x.size(), nbins, reinterpret_cast<int64_t*>(out.data()));
+    };
+    submit(rt, t);
+    return out;
+}
+
+Array histogram(const Array& x, const Array& edges, const kernels::UniformBins* uniform, const Array* w, DType acc,
+                const std::string& op) {
+    check_real(x, op, "a");
+    check_element_operand(edges, Access::Read, op);
+    const DType ct = edges.dtype;
+    check_compute(ct, op, false);
+    if (edges.ndim() != 1 || edges.size() < 2)
+        fail(ErrorKind::Message, op + ": bins must be 1-d with at least 2 edges, got shape " + shape_str(edges.shape));
+    std::vector<const Array*> reads{&x, &edges};
+    if (w) {
+        check_real(*w, op, "weights");
+        if (w->size() != x.size()) fail(ErrorKind::Message, op + ": weights should have the same shape as a.");
+        if (acc != DType::Float32 && acc != DType::Float64 && acc != DType::Int64)
+            fail(ErrorKind::Type, op + ": weights are summed in float32, float64 or int64, not " + dtype_name(acc));
+        reads.push_back(w);
+    }
+    check_reads(reads, op);
+    const int64_t nbins = edges.size() - 1;
+    RuntimeCore& rt = runtime_of(x);
+    Array out = make_array(rt, x.placement(), Dims{nbins}, w ? acc : DType::Int64, op);
+    TaskSpec t = w ? compute_task({&x, &edges, w}, {&out}, op, "histogram")
+                   : compute_task({&x, &edges}, {&out}, op, "histogram");
+    const Array wa = w ? *w : Array{};
+    const bool weighted = w != nullptr, uni = uniform != nullptr;
+    const kernels::UniformBins u = uniform ? *uniform : kernels::UniformBins{};
+    t.fn = [x, edges, wa, weighted, uni, u, acc, ct, out, nbins] {
+        const int64_t n = x.size();
+        // x of any shape is read flat: a dense copy unless already dense in ct.
+        std::vector<uint8_t> kx, ke, kw;
+        const uint8_t* xd = dense_in(x, ct, kx);
+        const uint8_t* ed = dense_in(edges, ct, ke);
+        const kernels::UniformBins* up = uni ? &u : nullptr;
+        if (!weighted) {
+            kernels::histogram_counts(ct, xd, n, ed, nbins, up, reinterpret_cast<int64_t*>(out.data()));
+            return;
+        }
+        std::vector<int64_t> bins(static_cast<size_t>(n));
+        kernels::histogram_bins(ct, xd, n, ed, nbins, up, bins.data());
+        kernels::histogram_weighted(bins.data(), reinterpret_cast<const double*>(dense_in(wa, DType::Float64, kw)),
+                                    n, nbins, acc, out.data());
+    };
+    submit(rt, t);
+    return out;
+}
+
+Array median(const Array& x, DType ct, DType dtype, const std::string& op) {
+    check_real(x, op, "a");
+    check_compute(ct, op, false);
+    if (x.ndim() == 0 || x.shape.back() == 0)
+        fail(ErrorKind::Message, op + ": cannot take the median of an empty reduction (shape " + shape_str(x.shape) +
+                                     ")");
+    if (!real_numeric(dtype)) fail(ErrorKind::Type, op + ": the median's dtype must be real, got " + dtype_name(dtype));
+    Dims shape(x.shape.begin(), x.shape.end() - 1);
+    RuntimeCore& rt = runtime_of(x);
+    Array out = make_array(rt, x.placement(), shape, dtype, op);
+    TaskSpec t = compute_task({&x}, {&out}, op, "median");
+    if (out.size() == 0) {
+        t.fn = [] {};
+        submit(rt, t);
+        return out;
+    }
+    t.fn = [x, ct, out] {
+        const int64_t n = x.shape.back();
+        const int64_t rows = x.size() / n;
+        std::vector<uint8_t> keep;
+        const uint8_t* rows_in = dense_in(x, ct, keep);
+        const bool direct = out.dtype == ct;
+        std::vector<uint8_t> obuf(direct ? 0 : static_cast<size_t>(rows * dtype_itemsize(ct)));
+        kernels::median_rows(ct, rows_in, rows, n, direct ? out.data() : obuf.data());
+        if (!direct) {
+            const Dims from = contiguous_strides(out.shape, ct);
+            kernels::copy_cast(out.ndim(), out.shape.data(), kernels::StridedArg{obuf.data(), ct, from.data()},
+                               kernels::StridedArg{out.data(), out.dtype, out.strides.data()});
+        }
+    };
+    submit(rt, t);
+    return out;
+}
+
+Array correlate(const Array& a, const Array& v, int64_t left, int64_t len, DType dt, const std::string& op) {
+    check_real(a, op, "a");
+    check_real(v, op, "v");
+    check_compute(dt, op, true);
+    if (a.ndim() != 1 || v.ndim() != 1 || a.size() == 0 || v.size() == 0)
+        fail(ErrorKind::Message, op + ": a and v must be non-empty 1-d arrays");
+    if (len < 0) fail(ErrorKind::Message, op + ": negative output length");
+    const Array* both[] = {&a, &v};
+    check_reads(both, op);
+    RuntimeCore& rt = runtime_of(a);
+    Array out = make_array(rt, a.placement(), Dims{len}, dt, op);
+    TaskSpec t = compute_task({&a, &v}, {&out}, op, "correlate");
+    t.fn = [a, v, left, len, dt, out] {
+        std::vector<uint8_t> ka, kv;
+        kernels::correlate(dt, dense_in(a, dt, ka), a.size(), dense_in(v, dt, kv), v.size(), left, out.data(), len);
+    };
+    submit(rt, t);
+    return out;
+}
+
+}  // namespace hrx::stats
+
+namespace hrx::stats {
+
+void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp at, const std::string& op) {
+    check_element_operand(a, Access::Write, op);
+    check_element_operand(pos, Access::Read, op);
+    check_element_operand(vals, Access::Read, op);
+    const DType dt = a.dtype;
+    if (dt != DType::Float32 && dt != DType::Float64 && !dtype_is_integer(dt))
+        fail(ErrorKind::Type, op + ": supported for float32, float64 and integer arrays, not " + dtype_name(dt));
+    if (!dtype_is_integer(pos.dtype))
+        fail(ErrorKind::Index, op + ": arrays used as indices must be of integer type, not " + dtype_name(pos.dtype));
+    if (!real_numeric(vals.dtype)) fail(ErrorKind::Type, op + ": values must be real, not " + dtype_name(vals.dtype));
+    const Dims* shapes[] = {&vals.shape, &pos.shape};
+    if (broadcast_shapes(shapes, op) != pos.shape)
+        fail(ErrorKind::Message, op + ": shape mismatch: value array of shape " + shape_str(vals.shape) +
+                                     " could not be broadcast to indexing result of shape " + shape_str(pos.shape));
+    const Array* reads[] = {&a, &pos, &vals};
+    check_reads(reads, op);
+    RuntimeCore& rt = runtime_of(a);
+    const int64_t size = a.size();
+    if (pos.size() == 0) return;
+    Array vb = vals;  // vals broadcast to pos's shape (a view)
+    vb.strides = broadcast_strides(vals, pos.shape);
+    vb.shape = pos.shape;
+    // One task checks every position, then (all in bounds) applies the updates;
+    // the host waits for it, so an out-of-bounds index raises with a unchanged.
+    auto bad = std::make_shared<std::optional<int64_t>>();
+    TaskSpec t = compute_task({&pos, &vals}, {&a}, op, "ufunc_at");
+    t.fn = [a, pos, vb, at, dt, size, bad] {
+        // pos and vals are read as updates land: copies when they share a's memory (np.add.at(x, x, 1)).
+        std::vector<uint8_t> kp, kv;
+        if (pos.base == a.base) kp = dense_copy(pos, DType::Int64);
+        const auto* p = reinterpret_cast<const int64_t*>(kp.empty() ? dense_in(pos, DType::Int64, kp) : kp.data());
+        const int64_t n = pos.size();
+        int64_t lo = 0, hi = 0;
+        kernels::int_range(p, n, &lo, &hi);
+        if (lo < -size || hi >= size) {
+            *bad = lo < -size ? lo : hi;
+            return;
+        }
+        if (vb.base == a.base) kv = dense_copy(vb, dt);
+        const uint8_t* v = kv.empty() ? dense_in(vb, dt, kv) : kv.data();
+        kernels::ufunc_at(at, dt, a.data(), a.ndim(), a.shape.data(), a.strides.data(), size, p, v, n);
+    };
+    run_now(rt, t);
+    if (*bad)
+        fail(ErrorKind::Index, op + ": index " + std::to_string(**bad) + " is out of bounds for size " +
+                                   std::to_string(size));
+}
+
+}  // namespace hrx::stats
