@@ -984,7 +984,12 @@ bool dp_available() noexcept {
 // kernel runs 8 times on L1-resident zero panels, interleaved, 5 rounds, and
 // the faster by its best round serves every bf16 pair-order product of the
 // process. HRXARRAY_GEMM_KIT=dp or =fma (read once) skips the timing, so
-// that tests and benchmarks can run either kit on such a host.
+// that tests and benchmarks can run either kit on such a host. bench/matmul.py
+// there (2 threads, quiet host, 2026-12-05): n = 256 / 1,024 / 4,096 at
+// 234 / 282 / 279 GFLOP/s with the FMA kit against 192 / 215 / 213 with
+// VDPBF16PS, NumPy float32 (OpenBLAS sgemm) 238 / 313 / 343 in the same runs.
+// Both kits are below sgemm's rate there: the pair order costs the FMAs sgemm
+// does plus packing, and VDPBF16PS has half their peak.
 HRX_TARGET(HRX_AVX512BF16)
 bool dp_faster() noexcept {
     using Clock = std::chrono::steady_clock;
@@ -1090,7 +1095,10 @@ Path best_path() noexcept {
 // each output element is one item's, computed by the same micro-kernel steps
 // over the same K blocks. HRXARRAY_GEMM_PLAN_THREADS=n (read once; for tests)
 // plans for n threads whatever the pool has, so that the grids of hosts with
-// more cores than this one run here too.
+// more cores than this one run here too. kFlopsPerThread from the 2-vCPU
+// Xeon (2026-12-05): 2 threads lose below n = 128 (4.2 MFLOP, break-even) and
+// win from 160 on (204 vs 169 GFLOP/s); bench/thread_scaling.py there: 1 -> 2
+// threads 1.58x at n = 256 and 1.89x at n = 1,024 (OpenBLAS 1.73x / 2.00x).
 constexpr double kFlopsPerThread = 4e6;
 constexpr double kPackA = 0.15;
 
