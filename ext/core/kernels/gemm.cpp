@@ -454,7 +454,7 @@ void micro_fma_avx2(std::size_t kc, const T* __restrict ap, const T* __restrict 
             }
         }
         for (std::size_t s = 0; s < steps; ++s) {
-            const std::size_t kk = kPaired ? s ^ 1u : s;
+            const std::size_t kk = kPaired ? (s ^ 1u) : s;
             if (kPaired && kk >= kc) {
                 // The pad step 0 * 0 of an odd K (Note [Paired k order]).
                 const V z = Y::zero();
