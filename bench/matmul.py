@@ -22,6 +22,10 @@ without both (this process only) and records what it removed.
 
 Writes bench/results/matmul.json (+ .png when matplotlib is present).
 
+On this project's Intel Xeon hosts (AVX512-BF16, AMX) the pair order runs as two AVX-512 FMAs per pair:
+VDPBF16PS retires 0.5/cycle there against 2 FMAs/cycle (Note [bf16 kit choice] in ext/core/kernels/gemm.cpp).
+``HRXARRAY_GEMM_KIT=dp python bench/matmul.py`` measures the VDPBF16PS kit instead.
+
 Run: python bench/matmul.py [repeats=7]
 """
 
@@ -123,6 +127,8 @@ def main(argv):
         "tile_path": raw.kernel_paths()["matmul_tile"],
         "threads": raw.matmul_num_threads(),
         "HRXARRAY_NUM_THREADS": os.environ.get("HRXARRAY_NUM_THREADS"),
+        # "dp" / "fma" / "avx2" force a kit of the pair order (Note [bf16 kit choice] in gemm.cpp).
+        "HRXARRAY_GEMM_KIT": os.environ.get("HRXARRAY_GEMM_KIT"),
         "blas_env_removed": blas_env_removed(),
         "blas_env_note": "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for this benchmark process only",
         "method": f"best of R calls per library, libraries in separate blocks after a {PAUSE_S} s pause",

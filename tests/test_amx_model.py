@@ -389,6 +389,8 @@ def test_hardware_path_matches_the_model_and_can_be_turned_off(tmp_path):
         run_env = env if amx is None else dict(env, HRXARRAY_AMX=amx)
         path, tile_path, same = subprocess.run([sys.executable, "-c", script], env=run_env, capture_output=True,
                                                text=True, check=True, cwd=tmp_path, timeout=300).stdout.split()
-        assert path == "avx512_bf16"
+        # The pair order on VDPBF16PS, or as two AVX-512 FMAs per pair where those are faster
+        # (Note [bf16 kit choice] in gemm.cpp); never on the tiles.
+        assert path in ("avx512_bf16", "avx512")
         assert tile_path in tiles
         assert same == "True"

@@ -1,11 +1,17 @@
 """hrxarray.numerics.matmul against NumPy float64 references (exact, and within the fp32 accumulation bound)."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrxarray import _core
 from hrxarray import numerics as hn
 from hrxarray._core import numerics as raw
 
@@ -274,6 +280,97 @@ def test_vector_and_portable_paths_agree_bitwise(shape):
         raw.matmul_bf16(xa, xb, c_vec, m, k, n)
         raw.matmul_bf16(xa, xb, c_port, m, k, n, portable=True)
         assert_same_bits(c_vec, c_port)
+
+
+# Note [bf16 kit choice] and Note [GEMM threads] in gemm.cpp: either bf16 kit (VDPBF16PS, or two FMAs per
+# pair) and every thread split give the portable kernels' bits. The splits are planned for more threads
+# than this host has (HRXARRAY_GEMM_PLAN_THREADS), so a 16- or 64-core host's grids run here too; c starts
+# as NaN, so an output that no item computes fails as surely as a wrong one.
+SPLIT_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from hrxarray._core import numerics as raw
+    rng = np.random.default_rng(int(sys.argv[1]))
+    ok = True
+    # (m, k, n, batch): threaded sizes with partial tiles, panels and K blocks, odd K, one B chunk
+    # narrower than N (k = 4100: 8 MiB of packed B per chunk), and a batch sharing B.
+    for m, k, n, batch in ((200, 390, 260, 1), (517, 129, 333, 1), (64, 1101, 96, 1), (33, 4100, 530, 1),
+                           (96, 200, 200, 3), (1, 4096, 1024, 1), (700, 64, 40, 1)):
+        for kind in ("bits", "normal"):
+            if kind == "bits":
+                a = rng.integers(0, 1 << 16, size=(batch, m, k), dtype=np.uint16)
+                b = rng.integers(0, 1 << 16, size=(1, k, n), dtype=np.uint16)
+            else:
+                a = (rng.standard_normal((batch, m, k), dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+                b = (rng.standard_normal((1, k, n), dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+            ib = np.zeros(batch, np.int64)
+            c_vec = np.full((batch, m, n), np.nan, np.float32)
+            c_port = np.full((batch, m, n), np.nan, np.float32)
+            raw.matmul_bf16(a, b, c_vec, m, k, n, None, ib)
+            raw.matmul_bf16(a, b, c_port, m, k, n, None, ib, portable=True)
+            nan = np.isnan(c_vec)
+            same = (nan == np.isnan(c_port)).all() and (c_vec[~nan].view(np.uint32) == c_port[~nan].view(np.uint32)).all()
+            if not same:
+                print("differ", m, k, n, batch, kind, file=sys.stderr)
+                ok = False
+    print(raw.kernel_paths()["matmul"], ok)
+""")
+
+
+@pytest.mark.parametrize("kit", ["dp", "fma", "avx2"])
+@pytest.mark.parametrize("plan_threads", [1, 3, 16, 64])
+def test_bf16_kits_and_thread_splits_agree_bitwise(tmp_path, kit, plan_threads):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRXARRAY_GEMM_")}
+    env.update(HRXARRAY_GEMM_KIT=kit, HRXARRAY_GEMM_PLAN_THREADS=str(plan_threads))
+    proc = subprocess.run([sys.executable, "-c", SPLIT_SCRIPT, str(plan_threads)], env=env, capture_output=True,
+                          text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    path, ok = proc.stdout.split()
+    assert ok == "True", proc.stderr
+    # The kit asked for serves the pair order where the CPU has it (else a lower path).
+    best = _core.cpu_features()["kernel_path"]
+    if kit == "fma":
+        assert path != "avx512_bf16"
+    elif kit == "dp" and best in ("avx512_bf16", "amx_bf16"):
+        assert path == "avx512_bf16"
+    elif kit == "avx2":
+        assert path in ("avx2", "portable")
+
+
+# HRXARRAY_GEMM_KIT=avx2 runs the AVX2 kernels on an AVX-512 host: the FMA families' two-rows-at-a-time
+# micro-kernel (float32 and float16 blocked, float64) against the portable kernels, bit for bit.
+TYPED_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from hrxarray._core import numerics as raw
+    rng = np.random.default_rng(7)
+    ok = True
+    for dt in (np.float32, np.float16, np.float64):
+        for m, k, n in ((13, 77, 150), (9, 771, 40), (200, 390, 260), (1, 5, 33), (70, 1000, 31)):
+            a = rng.standard_normal((m, k)).astype(dt)
+            b = rng.standard_normal((k, n)).astype(dt)
+            c_vec = np.full((m, n), np.nan, dt)
+            c_port = np.full((m, n), np.nan, dt)
+            u8 = lambda x: x.reshape(-1).view(np.uint8)
+            raw._matmul_typed(u8(a), u8(b), u8(c_vec), np.dtype(dt).name, np.dtype(dt).name, m, k, n)
+            raw._matmul_typed(u8(a), u8(b), u8(c_port), np.dtype(dt).name, np.dtype(dt).name, m, k, n,
+                              portable=True)
+            if not (c_vec.view(np.uint8) == c_port.view(np.uint8)).all():
+                print("differ", dt, m, k, n, file=sys.stderr)
+                ok = False
+    print(raw.kernel_paths()["matmul"], ok)
+""")
+
+
+def test_avx2_kernels_agree_with_portable_bitwise(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRXARRAY_GEMM_")}
+    env["HRXARRAY_GEMM_KIT"] = "avx2"
+    proc = subprocess.run([sys.executable, "-c", TYPED_SCRIPT], env=env, capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    path, ok = proc.stdout.split()
+    assert ok == "True", proc.stderr
+    assert path in ("avx2", "portable")
 
 
 def test_batched_8x8_vector_and_portable_paths_agree_bitwise():

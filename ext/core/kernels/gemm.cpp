@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -57,6 +59,18 @@ constexpr std::size_t lanes() {
 template <class T>
 constexpr std::size_t nr() {
     return kNV * lanes<T>();
+}
+
+// HRXARRAY_GEMM_KIT (read once; for tests and benchmarks): "dp" or "fma"
+// picks the bf16 kit without timing them (Note [bf16 kit choice]); "avx2"
+// keeps the GEMM and matrix-vector kernels at AVX2 on an AVX-512 host, so
+// that its kernels' bits can be checked there too.
+std::string_view gemm_kit_env() noexcept {
+    static const std::string_view v = [] {
+        const char* env = std::getenv("HRXARRAY_GEMM_KIT");
+        return std::string_view(env ? env : "");
+    }();
+    return v;
 }
 
 // ------------------------------------------------------------ element conversions
@@ -382,12 +396,124 @@ constexpr void fill_micro_avx2(typename Kit<T, T>::Micro* out, std::integer_sequ
     ((out[R + 1] = &micro_avx2<T, kOp, R + 1, kOrder>), ...);
 }
 
+// One ymm of T (float or double) with what micro_fma_avx2 needs.
+template <class T>
+struct Ymm;
+template <>
+struct Ymm<float> {
+    using V = __m256;
+    HRX_TARGET("avx2,fma") static V zero() noexcept { return _mm256_setzero_ps(); }
+    HRX_TARGET("avx2,fma") static V load(const float* p) noexcept { return _mm256_loadu_ps(p); }
+    HRX_TARGET("avx2,fma") static void store(float* p, V v) noexcept { _mm256_storeu_ps(p, v); }
+    HRX_TARGET("avx2,fma") static V set1(float x) noexcept { return _mm256_set1_ps(x); }
+    HRX_TARGET("avx2,fma") static V fma(V a, V b, V acc) noexcept { return _mm256_fmadd_ps(a, b, acc); }
+    HRX_TARGET("avx2,fma") static V add(V a, V b) noexcept { return _mm256_add_ps(a, b); }
+};
+template <>
+struct Ymm<double> {
+    using V = __m256d;
+    HRX_TARGET("avx2,fma") static V zero() noexcept { return _mm256_setzero_pd(); }
+    HRX_TARGET("avx2,fma") static V load(const double* p) noexcept { return _mm256_loadu_pd(p); }
+    HRX_TARGET("avx2,fma") static void store(double* p, V v) noexcept { _mm256_storeu_pd(p, v); }
+    HRX_TARGET("avx2,fma") static V set1(double x) noexcept { return _mm256_set1_pd(x); }
+    HRX_TARGET("avx2,fma") static V fma(V a, V b, V acc) noexcept { return _mm256_fmadd_pd(a, b, acc); }
+    HRX_TARGET("avx2,fma") static V add(V a, V b) noexcept { return _mm256_add_pd(a, b); }
+};
+
+// The FMA families (ascending or paired) on AVX2: micro_body's R x NR tile
+// is 4R ymm, more than the 16 registers, so the tile is taken two rows at a
+// time (8 accumulators, the 4 B vectors of a step loaded once per row pair;
+// the B micro-panel stays in L1 between the passes). Each element takes the
+// same steps in the same order as in micro_body, so the bits are the same.
+template <class T, int R, KOrder kOrder>
+HRX_TARGET("avx2,fma")
+void micro_fma_avx2(std::size_t kc, const T* __restrict ap, const T* __restrict bp, T* __restrict c,
+                    std::size_t ldc, std::size_t ncols, bool load_c) noexcept {
+    using Y = Ymm<T>;
+    using V = typename Y::V;
+    constexpr std::size_t L = 32 / sizeof(T), NR = nr<T>(), NV = NR / L;
+    static_assert(NV == 4, "a row of the tile is four ymm");
+    constexpr bool kPaired = kOrder == KOrder::Paired;
+    constexpr bool kBlocked = blocked_accumulation(Op::Fma, kOrder);
+    const std::size_t steps = kPaired ? (kc + 1) & ~std::size_t{1} : kc;
+    const bool full = ncols == NR;
+    for (int r0 = 0; r0 < R; r0 += 2) {
+        const bool two = r0 + 1 < R;
+        alignas(32) T edge[2][NR];
+        V acc[2][NV];
+        for (int r = 0; r < 2; ++r) {
+            const T* cr = c + static_cast<std::size_t>(r0 + r) * ldc;
+            if (load_c && !kBlocked && (r == 0 || two)) {
+                if (!full) {
+                    for (std::size_t j = 0; j < NR; ++j) edge[r][j] = j < ncols ? cr[j] : T(0);
+                    cr = edge[r];
+                }
+                for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Y::load(cr + v * L);
+            } else {
+                for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Y::zero();
+            }
+        }
+        for (std::size_t s = 0; s < steps; ++s) {
+            const std::size_t kk = kPaired ? (s ^ 1u) : s;
+            if (kPaired && kk >= kc) {
+                // The pad step 0 * 0 of an odd K (Note [Paired k order]).
+                const V z = Y::zero();
+                for (int r = 0; r < 2; ++r)
+                    for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Y::fma(z, z, acc[r][v]);
+                continue;
+            }
+            const T* b = bp + kk * NR;
+            const V b0 = Y::load(b), b1 = Y::load(b + L), b2 = Y::load(b + 2 * L), b3 = Y::load(b + 3 * L);
+            const V x0 = Y::set1(ap[kk * kMR + r0]);
+            acc[0][0] = Y::fma(x0, b0, acc[0][0]);
+            acc[0][1] = Y::fma(x0, b1, acc[0][1]);
+            acc[0][2] = Y::fma(x0, b2, acc[0][2]);
+            acc[0][3] = Y::fma(x0, b3, acc[0][3]);
+            if (two) {
+                const V x1 = Y::set1(ap[kk * kMR + r0 + 1]);
+                acc[1][0] = Y::fma(x1, b0, acc[1][0]);
+                acc[1][1] = Y::fma(x1, b1, acc[1][1]);
+                acc[1][2] = Y::fma(x1, b2, acc[1][2]);
+                acc[1][3] = Y::fma(x1, b3, acc[1][3]);
+            }
+        }
+        for (int r = 0; r < (two ? 2 : 1); ++r) {
+            T* cr = c + static_cast<std::size_t>(r0 + r) * ldc;
+            if (kBlocked && load_c) {
+                const T* src = cr;
+                if (!full) {
+                    for (std::size_t j = 0; j < NR; ++j) edge[r][j] = j < ncols ? cr[j] : T(0);
+                    src = edge[r];
+                }
+                for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Y::add(Y::load(src + v * L), acc[r][v]);
+            }
+            if (full) {
+                for (std::size_t v = 0; v < NV; ++v) Y::store(cr + v * L, acc[r][v]);
+            } else {
+                for (std::size_t v = 0; v < NV; ++v) Y::store(edge[r] + v * L, acc[r][v]);
+                for (std::size_t j = 0; j < ncols; ++j) cr[j] = edge[r][j];
+            }
+        }
+    }
+}
+
+template <class T, KOrder kOrder, int... R>
+constexpr void fill_micro_fma_avx2(typename Kit<T, T>::Micro* out, std::integer_sequence<int, R...>) {
+    ((out[R + 1] = &micro_fma_avx2<T, R + 1, kOrder>), ...);
+}
+
 template <class F>
 const Kit<typename F::T, typename F::S>& kit_avx2() noexcept {
     static const Kit<typename F::T, typename F::S> k = [] {
-        Kit<typename F::T, typename F::S> r = kit_portable<F>();
-        typename Kit<typename F::T, typename F::T>::Micro tmp[kMR + 1] = {};
-        fill_micro_avx2<typename F::T, F::op, F::order>(tmp, std::make_integer_sequence<int, kMR>{});
+        using T = typename F::T;
+        Kit<T, typename F::S> r = kit_portable<F>();
+        typename Kit<T, T>::Micro tmp[kMR + 1] = {};
+        if constexpr (F::op == Op::Fma && F::order != KOrder::Tile &&
+                      (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+            fill_micro_fma_avx2<T, F::order>(tmp, std::make_integer_sequence<int, kMR>{});
+        } else {
+            fill_micro_avx2<T, F::op, F::order>(tmp, std::make_integer_sequence<int, kMR>{});
+        }
         for (std::size_t i = 0; i <= kMR; ++i) r.micro[i] = tmp[i];
         return r;
     }();
@@ -846,6 +972,57 @@ bool dp_available() noexcept {
     return ok;
 }
 
+// Note [bf16 kit choice]
+// VDPBF16PS takes both steps of a pair in one instruction, but its rate
+// differs between CPUs more than the FMA's does. Zen 5 runs it at 2/cycle,
+// twice its fp32 FMA rate; the Intel Xeon (AVX512-BF16 and AMX, 2 vCPUs) this
+// was tuned on runs it at 0.5/cycle against 2 FMAs/cycle, so that the same
+// pairs as two FMAs each go 1.5x as fast: 8 x 32 micro-kernels in L1 at
+// 177 vs 115 GFLOP/s, one thread (2026-12-05). Both kits take exactly the
+// steps of Note [Paired k order], so the choice changes only the speed. At
+// first use (where VDPBF16PS passed dp_matches_fma) each kit's full micro-
+// kernel runs 8 times on L1-resident zero panels, interleaved, 5 rounds, and
+// the faster by its best round serves every bf16 pair-order product of the
+// process. HRXARRAY_GEMM_KIT=dp or =fma (read once) skips the timing, so
+// that tests and benchmarks can run either kit on such a host. bench/matmul.py
+// there (2 threads, quiet host, 2026-12-05): n = 256 / 1,024 / 4,096 at
+// 234 / 282 / 279 GFLOP/s with the FMA kit against 192 / 215 / 213 with
+// VDPBF16PS, NumPy float32 (OpenBLAS sgemm) 238 / 313 / 343 in the same runs.
+// Both kits are below sgemm's rate there: the pair order costs the FMAs sgemm
+// does plus packing, and VDPBF16PS has half their peak.
+HRX_TARGET(HRX_AVX512BF16)
+bool dp_faster() noexcept {
+    using Clock = std::chrono::steady_clock;
+    constexpr std::size_t kc = 256, NR = nr<float>();
+    std::vector<float> buf(kMR * kc + kc * NR + kMR * NR + 16, 0.0f);
+    float* ap = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 63) & ~std::uintptr_t{63});
+    float* bp = ap + kMR * kc;
+    float* c = bp + kc * NR;
+    using Micro = Kit<float, std::uint16_t>::Micro;
+    const Micro kits[2] = {&micro_dp<static_cast<int>(kMR)>, &micro_avx512<float, Op::Fma, static_cast<int>(kMR), true>};
+    FpEnv env(true);
+    double best[2] = {1e30, 1e30};
+    for (int round = 0; round < 5; ++round) {
+        for (int w = 0; w < 2; ++w) {
+            const auto t0 = Clock::now();
+            for (int i = 0; i < 8; ++i) kits[w](kc, ap, bp, c, NR, NR, i > 0);
+            best[w] = std::min(best[w], std::chrono::duration<double>(Clock::now() - t0).count());
+        }
+    }
+    return best[0] < best[1];
+}
+
+// Whether the bf16 pair order runs on VDPBF16PS here (Note [bf16 kit choice]).
+bool dp_chosen() noexcept {
+    static const bool yes = [] {
+        if (!dp_available()) return false;
+        if (gemm_kit_env() == "dp") return true;
+        if (gemm_kit_env() == "fma") return false;
+        return dp_faster();
+    }();
+    return yes;
+}
+
 template <class F>
 const Kit<float, std::uint16_t>& kit_dp() noexcept {
     static const Kit<float, std::uint16_t> k = [] {
@@ -864,6 +1041,20 @@ const Kit<float, std::uint16_t>& kit_dp() noexcept {
     }();
     return k;
 }
+
+// The bf16 pair order as two FMAs per pair (Note [bf16 kit choice]): the
+// AVX-512 kit with K blocks of 256, whose 32 KiB B micro-panel leaves room in
+// the 48 KiB L1 for the A panel and C (the paired order's bits do not depend
+// on the block length; 384 filled the L1: 166 vs 171 GFLOP/s at n = 256).
+template <class F>
+const Kit<float, std::uint16_t>& kit_pair_avx512() noexcept {
+    static const Kit<float, std::uint16_t> k = [] {
+        Kit<float, std::uint16_t> r = kit_avx512<F>();
+        r.kc = 256;
+        return r;
+    }();
+    return k;
+}
 #endif  // HRX_GEMM_X86
 
 enum class Path { Portable, Avx2, Avx512 };
@@ -872,8 +1063,9 @@ Path best_path() noexcept {
 #ifdef HRX_GEMM_X86
     static const Path p = [] {
         const std::string_view best = best_kernel_path();
-        if (best == "amx_bf16" || best == "avx512_bf16" || best == "avx512") return Path::Avx512;
-        return best == "avx2" ? Path::Avx2 : Path::Portable;
+        const bool avx512 = best == "amx_bf16" || best == "avx512_bf16" || best == "avx512";
+        if (avx512 && gemm_kit_env() != "avx2") return Path::Avx512;
+        return avx512 || best == "avx2" ? Path::Avx2 : Path::Portable;
     }();
     return p;
 #else
@@ -882,6 +1074,80 @@ Path best_path() noexcept {
 }
 
 // ------------------------------------------------------------ the driver
+
+// Note [GEMM threads]
+// A product of 2mkn flops runs on t = min(T, 2mkn / kFlopsPerThread) threads
+// (T: the pool's threads), at least 1: below that a thread's share costs less
+// than handing it over. Per B chunk (Note [Blocked GEMM]) the items are a
+// grid of rows x cols parts of the chunk's row tiles (kMR rows) and column
+// panels (NR columns), each part a contiguous range, parts differing by at
+// most one tile or panel; every item packs its rows of A (in blocks of at
+// most kMcMax rows) and computes its whole rectangle over all of K. The grid
+// is the one of least estimated time: waves ceil(items / t) times the
+// largest item, ceil(tiles / rows) x (ceil(panels / cols) + kPackA) in units
+// of one tile-panel product (packing a tile of A costs about kPackA of it, so
+// splitting columns repacks A), times 1 + 0.1 t / items, which favours more,
+// smaller items: the pool hands them out in order to whichever thread is
+// free, so on a shared host a thread that loses its CPU for a while holds up
+// one small item instead of 1/t of the product. With t = T the grid has up
+// to 4t items; with t < T at most t (every item may start on its own
+// thread). Where the split puts an item never changes a bit of the result:
+// each output element is one item's, computed by the same micro-kernel steps
+// over the same K blocks. HRXARRAY_GEMM_PLAN_THREADS=n (read once; for tests)
+// plans for n threads whatever the pool has, so that the grids of hosts with
+// more cores than this one run here too. kFlopsPerThread from the 2-vCPU
+// Xeon (2026-12-05): 2 threads lose below n = 128 (4.2 MFLOP, break-even) and
+// win from 160 on (204 vs 169 GFLOP/s); bench/thread_scaling.py there: 1 -> 2
+// threads 1.58x at n = 256 and 1.89x at n = 1,024 (OpenBLAS 1.73x / 2.00x).
+constexpr double kFlopsPerThread = 4e6;
+constexpr double kPackA = 0.15;
+
+struct Split {
+    std::size_t threads, rows, cols;
+};
+
+// The thread count the plans assume: HRXARRAY_GEMM_PLAN_THREADS, else the pool's.
+std::size_t plan_threads() noexcept {
+    static const std::size_t n = [] {
+        if (const char* env = std::getenv("HRXARRAY_GEMM_PLAN_THREADS")) {
+            char* end = nullptr;
+            const long v = std::strtol(env, &end, 10);
+            if (end != env && *end == '\0' && v > 0 && v <= 4096) return static_cast<std::size_t>(v);
+        }
+        return pool_threads();
+    }();
+    return n;
+}
+
+// Threads for a product of `flops` when up to `most` are allowed.
+std::size_t threads_for(double flops, std::size_t most) noexcept {
+    const double t = std::floor(flops / kFlopsPerThread);
+    return t < 1.0 ? 1 : std::min(most, t >= static_cast<double>(most) ? most : static_cast<std::size_t>(t));
+}
+
+// The item grid for mt row tiles x np panels on t threads of a pool planned as `pool`.
+Split plan_split(std::size_t mt, std::size_t np, std::size_t t, std::size_t pool) noexcept {
+    t = std::max<std::size_t>(1, std::min(t, mt * np));
+    if (t == 1) return {1, 1, 1};
+    const std::size_t most = t < pool ? t : 4 * t;
+    Split best{t, 1, 1};
+    double best_score = 0;
+    for (std::size_t r = 1; r <= std::min(mt, most); ++r) {
+        for (std::size_t q = 1; q <= std::min(np, most / r); ++q) {
+            const std::size_t items = r * q;
+            const double waves = static_cast<double>(ceil_div(items, t));
+            const double est = waves * static_cast<double>(ceil_div(mt, r)) *
+                               (static_cast<double>(ceil_div(np, q)) + kPackA);
+            const double score = est * (1.0 + 0.1 * static_cast<double>(t) / static_cast<double>(items));
+            if (best_score == 0 || score < best_score) {
+                best_score = score;
+                best = {t, r, q};
+            }
+        }
+    }
+    return best;
+}
+
 
 template <class T>
 Scratch<T>& scratch_a() {
@@ -910,9 +1176,9 @@ struct Driver {
     std::size_t M, K, N;
     std::size_t KC = kit.kc;
 
-    // One product c = a @ b, all row-major and dense.
-    void product(const S* a, const S* b, O* c, bool threaded) const {
-        const std::size_t threads = threaded ? pool_threads() : 1;
+    // One product c = a @ b, all row-major and dense, on up to `threads`
+    // threads (Note [GEMM threads]).
+    void product(const S* a, const S* b, O* c, std::size_t threads) const {
         const std::size_t nkb = ceil_div(K, KC);
         std::size_t nc_max = kBChunkBytes / (K * sizeof(T)) / NR * NR;
         nc_max = std::max(nc_max, NR);
@@ -922,9 +1188,10 @@ struct Driver {
         for (std::size_t j0 = 0; j0 < N; j0 += nc_max) {
             const std::size_t nc = std::min(nc_max, N - j0);
             const std::size_t np = ceil_div(nc, NR);
+            const Split sp = plan_split(ceil_div(M, kMR), np, threads, plan_threads());
             // Pack B's chunk: pieces of (k-block, panel group).
             const std::size_t groups =
-                threads == 1 || nkb >= 2 * threads ? 1 : std::min(np, ceil_div(2 * threads, nkb));
+                sp.threads == 1 || nkb >= 2 * sp.threads ? 1 : std::min(np, ceil_div(2 * sp.threads, nkb));
             auto pack = [&](std::size_t piece) {
                 const std::size_t p = piece / groups, g = piece % groups;
                 const std::size_t q0 = g * np / groups, q1 = (g + 1) * np / groups;
@@ -933,23 +1200,26 @@ struct Driver {
                 kit.pack_b(b + k0 * N + j0 + q0 * NR, N, kcp, std::min(nc, q1 * NR) - q0 * NR,
                            bpk + p * KC * np * NR + q0 * ceil_div(kcp, kit.kgroup) * NR);
             };
-            // Work items: (row block, panel range).
-            const std::size_t ic = ceil_div(M, kMcMax);
-            std::size_t js = 1;
-            while (threads > 1 && ic * js < 2 * threads && np >= 4 * js) js *= 2;
-            const std::size_t mc = ceil_div(ceil_div(M, ic), kMR) * kMR;
+            // Work items: the split's grid of (row-tile range, panel range).
+            const std::size_t mt = ceil_div(M, kMR);
             auto item = [&](std::size_t it) {
                 [[maybe_unused]] EnvGuard<F::env> env;
-                const std::size_t i0 = (it / js) * mc, s = it % js;
-                if (i0 >= M) return;
-                block(a, c, bpk, np, nc, j0, i0, std::min(M, i0 + mc), s * np / js, (s + 1) * np / js);
+                const std::size_t r = it / sp.cols, s = it % sp.cols;
+                const std::size_t i0 = r * mt / sp.rows * kMR, i1 = std::min(M, (r + 1) * mt / sp.rows * kMR);
+                const std::size_t q0 = s * np / sp.cols, q1 = (s + 1) * np / sp.cols;
+                if (i0 >= i1 || q0 == q1) return;
+                // Row blocks of at most kMcMax (their packed A stays in L2).
+                const std::size_t nb = ceil_div(i1 - i0, kMcMax);
+                const std::size_t mc = ceil_div(ceil_div(i1 - i0, nb), kMR) * kMR;
+                for (std::size_t i = i0; i < i1; i += mc)
+                    block(a, c, bpk, np, nc, j0, i, std::min(i1, i + mc), q0, q1);
             };
-            if (threads > 1) {
+            if (sp.threads > 1) {
                 pool_run(nkb * groups, pack);
-                pool_run(ic * js, item);
+                pool_run(sp.rows * sp.cols, item);
             } else {
                 for (std::size_t piece = 0; piece < nkb * groups; ++piece) pack(piece);
-                for (std::size_t it = 0; it < ic * js; ++it) item(it);
+                for (std::size_t it = 0; it < sp.rows * sp.cols; ++it) item(it);
             }
         }
         bs.release_if_large();
@@ -1042,7 +1312,7 @@ void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_
             return path == Path::Avx512 ? kit_tile_avx512<F>() : path == Path::Avx2 ? kit_avx2<F>() : kit_portable<F>();
         } else {
             if constexpr (F::paired) {
-                if (path == Path::Avx512 && dp_available()) return kit_dp<F>();
+                if (path == Path::Avx512) return dp_chosen() ? kit_dp<F>() : kit_pair_avx512<F>();
             }
             return path == Path::Avx512 ? kit_avx512<F>() : path == Path::Avx2 ? kit_avx2<F>() : kit_portable<F>();
         }
@@ -1053,22 +1323,25 @@ void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_
 #endif
     const Driver<F> d{kit, m, k, n};
     const double per = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
-    const bool pool = threaded && pool_threads() > 1 && per * static_cast<double>(batch) > 2e6;
-    auto one = [&](std::size_t t, bool split) {
+    const std::size_t most = threaded ? plan_threads() : 1;
+    const bool pool = most > 1 && per * static_cast<double>(batch) > 2e6;
+    auto one = [&](std::size_t t, std::size_t threads) {
         const std::size_t sa = ia ? static_cast<std::size_t>(ia[t]) : t;
         const std::size_t sb = ib ? static_cast<std::size_t>(ib[t]) : t;
-        d.product(a + sa * m * k, b + sb * k * n, c + t * m * n, split);
+        d.product(a + sa * m * k, b + sb * k * n, c + t * m * n, threads);
     };
     if (pool && batch > 1 && per < 8e6) {
         // Many small products: one thread each.
         pool_run(batch, [&](std::size_t t) {
             [[maybe_unused]] EnvGuard<F::env> env;
-            one(t, false);
+            one(t, 1);
         });
         return;
     }
     [[maybe_unused]] EnvGuard<F::env> env;
-    for (std::size_t t = 0; t < batch; ++t) one(t, pool && per > 2e6);
+    // Note [GEMM threads].
+    const std::size_t threads = pool ? threads_for(per, most) : 1;
+    for (std::size_t t = 0; t < batch; ++t) one(t, threads);
 }
 
 // ------------------------------------------------------------ matrix-vector
@@ -1247,7 +1520,7 @@ void gemm(DType in, DType out, const void* a, const void* b, void* c, std::size_
 const char* gemm_path() noexcept {
     switch (best_path()) {
 #ifdef HRX_GEMM_X86
-        case Path::Avx512: return dp_available() ? "avx512_bf16" : "avx512";
+        case Path::Avx512: return dp_chosen() ? "avx512_bf16" : "avx512";
 #else
         case Path::Avx512: return "avx512";
 #endif

@@ -26,13 +26,16 @@
 // the last pair; it changes nothing but a flushed -0 accumulator, to +0).
 // That is what VDPBF16PS computes, acc <- fma(a0, b0, fma(a1, b1, acc)) per
 // lane (Intel's definition; checked against this model on the CPU at first
-// use), and on Zen 5 it runs at twice the fp32 FMA rate (64 FLOP/instruction
-// at 2/cycle: 441 vs 237 GFLOP/s per core measured here). Where the CPU has
-// it, the bf16 kit packs A as 32-bit (k, k+1) pairs per row and B as pairs
+// use). On Zen 5 it runs at twice the fp32 FMA rate (64 FLOP/instruction
+// at 2/cycle: 441 vs 237 GFLOP/s per core); on the Intel Xeon hosts (AVX512-
+// BF16 and AMX) at a quarter of it (0.5/cycle, latency ~8.6, against 2 FMAs/
+// cycle at 3.5 GHz: 112 vs 223 GFLOP/s per core, 2026-12-05), so the kit is
+// chosen per CPU by timing (Note [bf16 kit choice] in gemm.cpp). The
+// VDPBF16PS kit packs A as 32-bit (k, k+1) pairs per row and B as pairs
 // per column (Kit::kgroup = 2, panels half as long) and the micro-kernel is
-// one VDPBF16PS per pair and 16 outputs; the other paths keep fp32 panels and
-// take the same steps as two FMAs. kKc is even, so a pair never straddles a
-// K block.
+// one VDPBF16PS per pair and 16 outputs; the other kits keep fp32 panels and
+// take the same steps as two FMAs. Every K block is even, so a pair never
+// straddles one, and the block length never changes the paired bits.
 #pragma once
 #include <cstddef>
 #include <cstdint>
