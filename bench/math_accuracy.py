@@ -150,7 +150,7 @@ def main(n: int = 10_000_000, names: list[str] | None = None) -> None:
             gb = got.view(np.uint32)
             res = clones(exe, name, x, tmp) if exe is not None else None
             if res is None:
-                row["clones_checked"] = "not run: no g++ here, or a double kernel (tan) outside the harness"
+                row["clones_checked"] = "not run: no g++ here"
             else:
                 ys, flags = res
                 row["clones_checked"] = {"scalar": True, "base": True, "avx2": flags.split()[0] == "1",

@@ -449,26 +449,23 @@ template <class VW> struct freg;
 template <> struct freg<d2> { using T = detail::v::f4; };
 template <> struct freg<d4> { using T = detail::v::f8; };
 template <> struct freg<d8> { using T = detail::v::f16; };
-// kern: a generic lambda over a float vector; fix(x, y) patches lanes that
-// it does not cover. The tail runs as a zero-padded vector (lanes are
-// independent: the same bits as the scalar function).
-template <class VW, class K, class Fix>
-[[gnu::always_inline]] inline void map_ff(const float* x, float* y, std::size_t n, K kern, Fix fix) {
+// kern: a functor over a float vector. The tail runs as a zero-padded
+// vector (lanes are independent: the same bits as the scalar function).
+template <class VW, class K>
+[[gnu::always_inline]] inline void map_ff(const float* x, float* y, std::size_t n, K kern) {
     using FR = typename freg<VW>::T;
     constexpr std::size_t L = sizeof(VW) / sizeof(float);
     std::size_t i = 0;
     for (; i + L <= n; i += L) {
         FR v;
         __builtin_memcpy(&v, x + i, sizeof v);
-        FR r = kern(v);
-        fix(v, r);
+        const FR r = kern(v);
         __builtin_memcpy(y + i, &r, sizeof r);
     }
     if (i < n) {
         FR v = {};
         __builtin_memcpy(&v, x + i, (n - i) * sizeof(float));
-        FR r = kern(v);
-        fix(v, r);
+        const FR r = kern(v);
         __builtin_memcpy(y + i, &r, (n - i) * sizeof(float));
     }
 }
@@ -480,8 +477,6 @@ template <class F> struct bits_of;
 template <> struct bits_of<detail::v::f2> { using T = detail::v::uf2; };
 template <> struct bits_of<detail::v::f4> { using T = detail::v::uf4; };
 template <> struct bits_of<detail::v::f8> { using T = detail::v::uf8; };
-typedef std::uint32_t uf16 __attribute__((vector_size(64)));
-template <> struct bits_of<detail::v::f16> { using T = uf16; };
 // Lanes with !(|x| < kTrigFast) get the scalar function (its exact reduction).
 template <float (*Big)(float)> struct TrigFix {
     template <class F> [[gnu::always_inline]] void operator()(const F& v, F& r) const {
@@ -555,28 +550,28 @@ HRX_FMATH_V32(exp2, HRX_FMATH_K(detail::v::exp2_f<V>(v)), NoFix{})
 HRX_FMATH_V32(atan, HRX_FMATH_K(detail::v::atan_f<V>(v)), NoFix{})
 HRX_FMATH_V32(logistic, HRX_FMATH_K(detail::v::logistic_f<V>(v)), NoFix{})
 HRX_FMATH_V32(silu, HRX_FMATH_K(detail::v::silu_f<V>(v)), NoFix{})
+HRX_FMATH_V32(sin, HRX_FMATH_K(detail::v::sin_fast<V>(v)), TrigFix<detail::sin_big>{})
+HRX_FMATH_V32(cos, HRX_FMATH_K(detail::v::cos_fast<V>(v)), TrigFix<detail::cos_big>{})
 HRX_FMATH_V32(tan, HRX_FMATH_K(detail::v::tan_fast<V>(v)), TrigFix<tan_big>{})
 #undef HRX_FMATH_K
 #undef HRX_FMATH_V32
 // These run on whole registers of floats (Note [float exp in float], Note
 // [float kernels in float]).
-#define HRX_FMATH_FF(name, kern, fix)                                                                   \
+#define HRX_FMATH_FF(name, kern)                                                                        \
     namespace {                                                                                     \
     struct name##_kern {                                                                            \
         template <class T> [[gnu::always_inline]] T operator()(T v) const { return kern(v); }       \
     };                                                                                              \
     }                                                                                               \
-    HRX_FMATH_CLONES(name##_f32_vec, float, (map_ff<VW>(x, y, n, name##_kern{}, fix)))               \
+    HRX_FMATH_CLONES(name##_f32_vec, float, (map_ff<VW>(x, y, n, name##_kern{})))                    \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
-HRX_FMATH_FF(exp, detail::v::exp_ff, NoFix{})
-HRX_FMATH_FF(expm1, detail::v::expm1_ff, NoFix{})
-HRX_FMATH_FF(log, detail::v::log_ff, NoFix{})
-HRX_FMATH_FF(log2, detail::v::log2_ff, NoFix{})
-HRX_FMATH_FF(log10, detail::v::log10_ff, NoFix{})
-HRX_FMATH_FF(log1p, detail::v::log1p_ff, NoFix{})
-HRX_FMATH_FF(sin, detail::v::sin_ff, TrigFix<detail::sin_big>{})
-HRX_FMATH_FF(cos, detail::v::cos_ff, TrigFix<detail::cos_big>{})
-HRX_FMATH_FF(tanh, detail::v::tanh_ff, NoFix{})
+HRX_FMATH_FF(exp, detail::v::exp_ff)
+HRX_FMATH_FF(expm1, detail::v::expm1_ff)
+HRX_FMATH_FF(log, detail::v::log_ff)
+HRX_FMATH_FF(log2, detail::v::log2_ff)
+HRX_FMATH_FF(log10, detail::v::log10_ff)
+HRX_FMATH_FF(log1p, detail::v::log1p_ff)
+HRX_FMATH_FF(tanh, detail::v::tanh_ff)
 #undef HRX_FMATH_FF
 
 #pragma GCC diagnostic pop

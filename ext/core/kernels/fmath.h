@@ -213,6 +213,26 @@ template <class V> HRX_FMATH_VI V cos_poly(V r) {
     return (1.0 - 0.5 * z) + (z * z) * p;
 }
 
+// sin r and cos r for |r| <= pi/4 to float's needs: Taylor to r^9 and r^10
+// (truncation below 2^-28 relative, so the float rounding of the double
+// result is within 0.5 + 2^-4 ulp). The float sin, cos and tan use these.
+template <class V> HRX_FMATH_VI V sin_short(V r) {
+    const V z = r * r;
+    V p = splat<V>(1.0 / 362880.0);
+    p = p * z - 1.0 / 5040.0;
+    p = p * z + 1.0 / 120.0;
+    p = p * z - 1.0 / 6.0;
+    return r + r * z * p;
+}
+template <class V> HRX_FMATH_VI V cos_short(V r) {
+    const V z = r * r;
+    V p = splat<V>(-1.0 / 3628800.0);
+    p = p * z + 1.0 / 40320.0;
+    p = p * z - 1.0 / 720.0;
+    p = p * z + 1.0 / 24.0;
+    return (1.0 - 0.5 * z) + (z * z) * p;
+}
+
 // x - n*pi/2 for |x| < 2^19 (floats): three-part pi/2, each n*Ci exact.
 template <class V> HRX_FMATH_VI V reduce_pio2(V x, V& kd) {
     kd = x * 0x1.45f306dc9c883p-1 + kRound;
@@ -614,58 +634,6 @@ template <class T> HRX_FMATH_VI T tanh_ff(T x) {
     const T res = ifrom<T>(ibits(t) | (ibits(x) & static_cast<std::int32_t>(0x80000000u)));
     return isnan_i(x) ? x : res;
 }
-typedef double d16 __attribute__((vector_size(128)));
-typedef std::uint64_t u16 __attribute__((vector_size(128)));
-template <class T> struct fwide;
-template <> struct fwide<float> { using D = double; using U = std::uint64_t; };
-template <> struct fwide<f4> { using D = d4; using U = u4; };
-template <> struct fwide<f8> { using D = d8; using U = u8; };
-template <> struct fwide<f16> { using D = d16; using U = u16; };
-template <class To, class From> HRX_FMATH_VI To vcvt(From x) {
-    if constexpr (std::is_arithmetic_v<From>) return static_cast<To>(x);
-    else return __builtin_convertvector(x, To);
-}
-template <class T> HRX_FMATH_VI T sincos_ff(T x, int shift) {
-    using D = typename fwide<T>::D;
-    using UD = typename fwide<T>::U;
-    using I = fint<T>;
-    D kd;
-    const D rd = reduce_pio2<D>(vcvt<D>(x), kd);
-    const T rh = vcvt<T>(rd);
-    const T rl = vcvt<T>(rd - vcvt<D>(rh));
-    UD kb;
-    __builtin_memcpy(&kb, &kd, sizeof kb);
-    const I q = vcvt<I>(kb & 3) + shift;  // shift 1: cos x = sin(x + pi/2)
-    const T z = rh * rh;
-    const T a = ifrom<T>(ibits(rh) & static_cast<std::int32_t>(0xfffff000u));
-    const T b = rh - a;
-    const T zerr = ((a * a - z) + 2.0f * (a * b)) + b * b;  // rh^2 - z
-    T ps = fsplat<T>(-1.0f / 39916800.0f);
-    ps = ps * z + (1.0f / 362880.0f);
-    ps = ps * z - (1.0f / 5040.0f);
-    ps = ps * z + (1.0f / 120.0f);  // (sin r - r + r^3/6) / r^5
-    // r^3/6, the large term, from r^3 = r3h + r3l (exact product, z's error)
-    // and 1/6 as two floats.
-    T r3l;
-    const T r3h = two_prod(rh, z, r3l);
-    constexpr float kSixthHi = 0x1.555556p-3f, kSixthLo = -0x1.555556p-28f;
-    const T sl = ((rl - (0.5f * rl) * z) - r3h * kSixthHi) +
-                 ((r3h * z) * ps - (r3h * kSixthLo + (r3l + rh * zerr) * kSixthHi));  // sin r = rh + sl
-    T qc = fsplat<T>(1.0f / 87178291200.0f);
-    qc = qc * z - (1.0f / 479001600.0f);
-    qc = qc * z + (1.0f / 3628800.0f);
-    qc = qc * z - (1.0f / 40320.0f);
-    qc = qc * z + (1.0f / 720.0f);
-    qc = qc * z - (1.0f / 24.0f);  // -(cos r - 1 + z/2) / z^2
-    const T hz = 0.5f * z;
-    const T w = 1.0f - hz;
-    const T cl = (((1.0f - w) - hz) - (0.5f * zerr + rh * rl)) - (z * z) * qc;  // cos r = w + cl
-    const T v = (q & 1) != 0 ? w + cl : rh + sl;
-    const T res = ifrom<T>(ibits(v) ^ ((q & 2) << 30));
-    return shift == 0 ? (x == 0.0f ? x : res) : res;  // sin(-0) is -0
-}
-template <class T> HRX_FMATH_VI T sin_ff(T x) { return sincos_ff(x, 0); }
-template <class T> HRX_FMATH_VI T cos_ff(T x) { return sincos_ff(x, 1); }
 template <class V> HRX_FMATH_VI F<V> exp_f(F<V> x) { return exp_ff<F<V>>(x); }
 template <class V> HRX_FMATH_VI F<V> exp2_f(F<V> x) {
     const F<V> r = narrow<V>(exp2_d(widen<V>(x)));
@@ -681,12 +649,25 @@ template <class V> HRX_FMATH_VI F<V> silu_f(F<V> x) {
     const F<V> mz = from_fbits<V>(UF<V>{} + 0x80000000u);  // -0
     return x != x ? x : (x < -200.0f ? mz : r);
 }
-// tan for |x| < kTrigFast (other lanes are the caller's; sin and cos: sin_ff, cos_ff).
+// sin (shift 0), cos (shift 1: cos x = sin(x + pi/2)) and tan for
+// |x| < kTrigFast (other lanes are the caller's): the double reduction, then
+// sin_short/cos_short, rounded once.
+template <class V> HRX_FMATH_VI F<V> sincos_f(F<V> x, unsigned shift) {
+    V kd;
+    const V r = reduce_pio2(widen<V>(x), kd);
+    const U<V> q = quadrant(kd) + shift;
+    const V s = sin_short(r), c = cos_short(r);
+    const V w = (q & 1) != 0 ? c : s;
+    const F<V> r2 = narrow<V>((q & 2) != 0 ? -w : w);
+    return shift == 0 ? (x == 0 ? x : r2) : r2;  // sin(-0) is -0, which r + r z p turns into +0
+}
+template <class V> HRX_FMATH_VI F<V> sin_fast(F<V> x) { return sincos_f<V>(x, 0); }
+template <class V> HRX_FMATH_VI F<V> cos_fast(F<V> x) { return sincos_f<V>(x, 1); }
 template <class V> HRX_FMATH_VI F<V> tan_fast(F<V> x) {
     V kd;
     const V r = reduce_pio2(widen<V>(x), kd);
     const U<V> odd = quadrant(kd) & 1;
-    const V s = sin_poly(r), c = cos_poly(r);
+    const V s = sin_short(r), c = cos_short(r);
     const F<V> t = narrow<V>(odd != 0 ? -c / s : s / c);
     return x == 0 ? x : t;
 }
@@ -751,11 +732,11 @@ inline float erf(float x) {
 }
 inline float sin(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::sin_big(x);
-    return detail::v::sin_ff(x);
+    return detail::v::sin_fast<double>(x);
 }
 inline float cos(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::cos_big(x);
-    return detail::v::cos_ff(x);
+    return detail::v::cos_fast<double>(x);
 }
 float tan_big(float x);
 inline float tan(float x) {
