@@ -337,8 +337,9 @@ def test_f32_accuracy_bound(op):
     assert d.max() <= 1, (op, int(d.max()), x[int(d.argmax())])
 
 
-# The float kernels that compute in float (Note [float kernels in float], Note [float exp in float]):
-# hx ufunc name, reference on long doubles, Loom op, hard region swept densely.
+# The float functions of fmath's float kernels (Note [float kernels in float], Note [float exp in
+# float]) and its double kernels with float-sized polynomials (sin, cos, tan): hx ufunc name,
+# reference on long doubles, Loom op, hard region swept densely.
 FLOAT_KERNELS = {
     "exp": (np.exp, "expf", (-104.0, 89.0)),
     "expm1": (np.expm1, "expm1f", (-2.0, 2.0)),
@@ -348,6 +349,7 @@ FLOAT_KERNELS = {
     "log1p": (np.log1p, "log1pf", (-0.75, 1.0)),
     "sin": (np.sin, "sinf", (-100.0, 100.0)),
     "cos": (np.cos, "cosf", (-100.0, 100.0)),
+    "tan": (np.tan, "tanf", (-100.0, 100.0)),
     "tanh": (np.tanh, "tanhf", (-10.0, 10.0)),
 }
 
