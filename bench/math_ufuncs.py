@@ -10,8 +10,10 @@ of 0, a few periods for the trigonometric functions). ``x**2`` is ``hx.power(x, 
 must: one rounding of an exact square). Ratio = our time / NumPy's (< 1: hx is faster); the
 calls alternate so a noisy moment hits both.
 
-Writes bench/results/math_ufuncs.json (+ .png). Run: python bench/math_ufuncs.py [repeats=15]
-[n=2097152] (``--quick``: 5 repeats, prints only).
+Rows for 2 M and 16 M values (the sizes issue 28 asks; 16 M is beyond the caches, so memory
+traffic weighs more there). Writes bench/results/math_ufuncs.json (+ .png, 2 M). Run: python
+bench/math_ufuncs.py [repeats=15] [n ...] (default n: 2097152 16777216; ``--quick``: 5 repeats,
+2 M only, prints only).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def cases(n: int) -> dict:
     return {
         "exp": (hx.exp, np.exp, wide, None),
         "log": (hx.log, np.log, pos, None),
+        "log2": (hx.log2, np.log2, pos, None),
+        "log10": (hx.log10, np.log10, pos, None),
         "expm1": (hx.expm1, np.expm1, wide, None),
         "log1p": (hx.log1p, np.log1p, small, None),
         "sin": (hx.sin, np.sin, trig, None),
@@ -49,8 +53,23 @@ def cases(n: int) -> dict:
     }
 
 
-def main(repeats: int = 15, n: int = 2 * 1024 * 1024, quick: bool = False) -> None:
+def main(repeats: int = 15, sizes: tuple[int, ...] = (2 * 1024 * 1024, 16 * 1024 * 1024),
+         quick: bool = False) -> None:
     rows, measured = [], {}
+    for n in sizes:
+        measure(n, repeats, rows, measured)
+    if quick:
+        print("--quick: nothing written")
+        return
+    save_results("math_ufuncs", {"figure": "hx float32 math ufuncs vs NumPy", "sizes": list(sizes),
+                                 "repeats": repeats,
+                                 "threads": int(os.environ.get("HRXARRAY_NUM_THREADS", 0)) or os.cpu_count(),
+                                 "numpy": np.__version__, "table": rows, "measured_ms": measured})
+    plot([r for r in rows if r["n"] == sizes[0]], sizes[0], repeats)
+
+
+def measure(n: int, repeats: int, rows: list, measured: dict) -> None:
+    """Time every case at n values; append the rows and the raw timings (keyed 'op@n')."""
     for name, (ours_f, peer_f, a, extra) in cases(n).items():
         x = hx.asarray(a)
         out = hx.empty(n, np.float32)
@@ -66,19 +85,16 @@ def main(repeats: int = 15, n: int = 2 * 1024 * 1024, quick: bool = False) -> No
         o, p = statistics.median(t_ours) * 1e3, statistics.median(t_peer) * 1e3
         row = {"figure": f"hx.{name} float32, {n:,} values, out= (ms, median of {repeats})", "op": name,
                "value": o, "unit": "ms", "peer": f"numpy {peer_f.__name__} float32", "peer_value": p,
-               "ratio": o / p, "ratio_label": "ours / NumPy"}
+               "ratio": o / p, "ratio_label": "ours / NumPy", "n": n}
         if name == "x**2":
             row["equals_x_times_x"] = bool(np.array_equal(np.asarray(out).view(np.uint32), (a * a).view(np.uint32)))
-        measured[name] = {"hx_ms": [t * 1e3 for t in t_ours], "numpy_ms": [t * 1e3 for t in t_peer]}
+        measured[f"{name}@{n}"] = {"hx_ms": [t * 1e3 for t in t_ours], "numpy_ms": [t * 1e3 for t in t_peer]}
         rows.append(row)
         extra_txt = f"  (== x*x: {row['equals_x_times_x']})" if "equals_x_times_x" in row else ""
-        print(f"{name:7s} hx {o:8.3f} ms   numpy {p:8.3f} ms   ours/NumPy {o / p:6.2f}x{extra_txt}", flush=True)
-    if quick:
-        print("--quick: nothing written")
-        return
-    save_results("math_ufuncs", {"figure": "hx float32 math ufuncs vs NumPy", "n": n, "repeats": repeats,
-                                 "threads": int(os.environ.get("HRXARRAY_NUM_THREADS", 0)) or os.cpu_count(),
-                                 "numpy": np.__version__, "table": rows, "measured_ms": measured})
+        print(f"{name:7s} n={n:>10,} hx {o:8.3f} ms   numpy {p:8.3f} ms   ours/NumPy {o / p:6.2f}x{extra_txt}", flush=True)
+
+
+def plot(rows: list, n: int, repeats: int) -> None:
     plt = pyplot()
     if plt is None:
         return
@@ -97,4 +113,10 @@ def main(repeats: int = 15, n: int = 2 * 1024 * 1024, quick: bool = False) -> No
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     quick = "--quick" in sys.argv
-    main(*(int(a) for a in args[:2]), **({"repeats": 5} if quick and not args else {}), quick=quick)
+    nums = [int(a) for a in args]
+    kw = {"repeats": nums[0]} if nums else ({"repeats": 5} if quick else {})
+    if len(nums) > 1:
+        kw["sizes"] = tuple(nums[1:])
+    elif quick:
+        kw["sizes"] = (2 * 1024 * 1024,)
+    main(**kw, quick=quick)

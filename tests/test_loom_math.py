@@ -7,7 +7,11 @@ variants, rounding, remf, signf and min/max; plan-time refusals; and that hx's u
 same bits as the Loom ops (one implementation)."""
 
 import math
+import os
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -331,6 +335,90 @@ def test_f32_accuracy_bound(op):
         want = reference(f, x).astype(np.float32)
     d = ulp_diff(got, want, "f32")
     assert d.max() <= 1, (op, int(d.max()), x[int(d.argmax())])
+
+
+# The float functions of fmath's float kernels (Note [float kernels in float], Note [float exp in
+# float]) and its double kernels with float-sized polynomials (sin, cos, tan): hx ufunc name,
+# reference on long doubles, Loom op, hard region swept densely.
+FLOAT_KERNELS = {
+    "exp": (np.exp, "expf", (-104.0, 89.0)),
+    "expm1": (np.expm1, "expm1f", (-2.0, 2.0)),
+    "log": (np.log, "logf", (0.5, 2.0)),
+    "log2": (np.log2, "log2f", (0.5, 2.0)),
+    "log10": (np.log10, "log10f", (0.5, 2.0)),
+    "log1p": (np.log1p, "log1pf", (-0.75, 1.0)),
+    "sin": (np.sin, "sinf", (-100.0, 100.0)),
+    "cos": (np.cos, "cosf", (-100.0, 100.0)),
+    "tan": (np.tan, "tanf", (-100.0, 100.0)),
+    "tanh": (np.tanh, "tanhf", (-10.0, 10.0)),
+}
+
+
+def bit_pattern_inputs(name, n):
+    """n random float32 bit patterns (every class), n floats spread over the hard region, specials."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    lo, hi = FLOAT_KERNELS[name][2]
+    dense = rng.uniform(lo, hi, n).astype(np.float32)
+    bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    special = np.array(EDGES + [2.0**-149, -(2.0**-149), 3.4028235e38, -3.4028235e38, 2.0**-24, 88.72283,
+                                -17.328679, 2.0**19, 1.5707964, -0.99999994], np.float32)
+    return np.concatenate([bits, dense, special])
+
+
+@pytest.mark.parametrize("name", list(FLOAT_KERNELS))
+def test_f32_float_kernels_within_1ulp_of_long_double(name):
+    # The error measured against the long double value itself (not against its float rounding):
+    # below 1 ulp means the correctly rounded float or its neighbour, whichever way a double
+    # rounding would go. bench/math_accuracy.py runs the same check over 10^7 inputs.
+    f = FLOAT_KERNELS[name][0]
+    x = bit_pattern_inputs(name, 1 << 15)
+    got = hx.to_numpy(getattr(hx, name)(hx.asarray(x)))
+    wide = np.longdouble if np.finfo(np.longdouble).nmant > 52 else np.float64
+    with np.errstate(all="ignore"):
+        ref = f(x.astype(wide))
+        r32 = ref.astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(ref)), name
+    inf = np.isinf(r32) | np.isinf(got)
+    assert np.array_equal(got[inf & ~np.isnan(ref)], r32[inf & ~np.isnan(ref)]), name
+    fin = np.isfinite(r32) & np.isfinite(got)
+    _, e = np.frexp(np.abs(r32[fin]))
+    ulp = np.ldexp(wide(1), np.maximum(e.astype(np.int64) - 24, -149))
+    err = np.abs(got[fin].astype(wide) - ref[fin]) / ulp
+    bound = 1.0 if wide is np.longdouble else 1.0 + 2.0**-20  # float64: its own rounding, 2^-29 ulp
+    assert err.max() < bound, (name, float(err.max()), x[fin][int(err.argmax())])
+    zero = (r32 == 0) & (got == 0)
+    assert np.array_equal(np.signbit(got[zero]), np.signbit(r32[zero])), name  # signed zeros kept
+
+
+def test_f32_scalar_functions_give_the_array_forms_bits():
+    # The Loom interpreter runs the scalar functions (T = float instances of the kernels); hx's
+    # ufuncs the array forms (this host's widest clone): the same bits, NaNs included. A fresh
+    # process, because a kernel compiled natively earlier in this one would stay native.
+    code = """if True:
+        import sys
+        import numpy as np
+        sys.path.insert(0, %r)
+        import hrxarray as hx
+        from test_loom_math import FLOAT_KERNELS, bit_pattern_inputs, kernel_source
+        bad = []
+        for name, (_, op, _) in FLOAT_KERNELS.items():
+            x = bit_pattern_inputs(name, 1 << 13)
+            k = hx.loom.ufunc(kernel_source(op, "f32", 1, False), "k")
+            assert k.artifact.executor == "interpreter", k.artifact.executor
+            a = hx.to_numpy(getattr(hx, name)(hx.asarray(x))).view(np.uint32)
+            b = hx.to_numpy(k(x)).view(np.uint32)
+            # The interpreter quiets a signalling NaN on the way in (the array forms return it
+            # as it came, as before these kernels): compare NaNs with the quiet bit set.
+            a = np.where(np.isnan(a.view(np.float32)), a | 0x400000, a)
+            b = np.where(np.isnan(b.view(np.float32)), b | 0x400000, b)
+            if not np.array_equal(a, b):
+                bad.append((name, int((a != b).sum())))
+        print(bad)
+    """ % str(Path(__file__).resolve().parent)
+    env = dict(os.environ, HRXARRAY_LOOM_NATIVE="0")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
 
 
 # --------------------------------------------------------------------------- edge cases
