@@ -134,13 +134,62 @@ template <class V> HRX_FMATH_VI V scale_kd(V y, V kd) {
     return (y * s1) * s2;
 }
 
+// 2^(j/16) = kExp2J16Hi[j] + kExp2J16Lo[j].
+alignas(64) constexpr double kExp2J16Hi[16] = {
+    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
+    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
+    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0};
+alignas(64) constexpr double kExp2J16Lo[16] = {
+    0x0.0p+0, 0x1.8a62e4adc610bp-54, -0x1.19041b9d78a76p-55, 0x1.9b07eb6c70573p-54,
+    0x1.6f46ad23182e4p-55, 0x1.ada0911f09ebcp-55, 0x1.d4397afec42e2p-56, 0x1.6324c054647adp-54,
+    -0x1.bdd3413b26456p-54, -0x1.41577ee04992fp-55, 0x1.6e9f156864b27p-54, 0x1.c7c46b071f2bep-56,
+    0x1.7a1cd345dcc81p-54, 0x1.11065895048ddp-55, 0x1.2ed02d75b3707p-55, -0x1.e9c23179c2893p-54};
+// t[j] per lane for j < 16: one two-register permute on AVX-512 (vpermt2pd),
+// lane loads elsewhere; the value does not depend on how.
+template <class V> HRX_FMATH_VI V lookup16(const double* t, U<V> j) {
+    if constexpr (std::is_same_v<V, double>) {
+        return t[j];
+    } else if constexpr (sizeof(V) == 64) {
+        V a, b;
+        __builtin_memcpy(&a, t, sizeof a);
+        __builtin_memcpy(&b, t + 8, sizeof b);
+        return __builtin_shuffle(a, b, j);
+    } else {
+        V r;
+#pragma GCC unroll 8
+        for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = t[j[k]];
+        return r;
+    }
+}
+// e^x: x = (16 m + j) ln2/16 + r, |r| <= ln2/32, e^x = 2^m 2^(j/16) e^r with
+// 2^(j/16) double-double from the table and e^r - 1 = E in plain double
+// (|E| < 0.022, so its rounding reaches the result scaled down 45 times):
+// 2^m (T + (Tlo + T E)), rounded once before the scaling.
 template <class V> HRX_FMATH_VI V exp64(V x) {
     const V c = clamp(x, -746.0, 710.0);
-    V kd, eh, el, s, t;
-    exp_core(c, kd, eh, el);
-    fast_two_sum(splat<V>(1.0), eh, s, t);
-    const V r = scale_kd(s + (t + el), kd);
-    return x != x ? x : r;
+    const V kd = c * 0x1.71547652b82fep+4 + kRound;  // 16 / ln2
+    const V n = kd - kRound;
+    const V r = (c - n * (kLn2Hi64 / 16)) - n * (kLn2Lo64 / 16);  // the first product and difference exact
+    V p = splat<V>(1.0 / 40320.0);
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    const V e = r + (r * r) * p;
+    const U<V> nu = bits(kd) - 0x4338000000000000ULL;  // n (two's complement)
+    const U<V> j = nu & 15;
+    const V t = lookup16<V>(kExp2J16Hi, j);
+    const V y = t + (lookup16<V>(kExp2J16Lo, j) + t * e);
+    // 2^m, m = n >> 4 in [-1077, 1024], as two normal powers of two
+    const U<V> mb = ((nu + (4096ULL << 4)) >> 4) - 2048;  // m + 2048
+    const U<V> m1b = mb >> 1;                             // floor(m/2) + 1024
+    const V s1 = from_bits<V>((m1b - 1) << 52);
+    const V s2 = from_bits<V>((mb - m1b - 1) << 52);
+    const V res = (y * s1) * s2;
+    return x != x ? x : res;
 }
 
 // e^x - 1 = hi + lo (double-double) from exp_core's n and e^r - 1, for
