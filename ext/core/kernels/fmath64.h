@@ -347,7 +347,7 @@ template <class V> HRX_FMATH_VI V tanh64(V x) {
 }
 
 // ---------------------------------------------------------------- atan
-constexpr double kAtanHi[9] = {0.0,
+alignas(64) constexpr double kAtanHi[16] = {0.0,
                                0x1.fd5ba9aac2f6ep-4,
                                0x1.f5b75f92c80ddp-3,
                                0x1.6f61941e4def1p-2,
@@ -356,7 +356,7 @@ constexpr double kAtanHi[9] = {0.0,
                                0x1.4978fa3269ee1p-1,
                                0x1.700a7c5784634p-1,
                                0x1.921fb54442d18p-1};
-constexpr double kAtanLo[9] = {0.0,
+alignas(64) constexpr double kAtanLo[16] = {0.0,
                                -0x1.cd37686760c17p-59,
                                0x1.8ab6e3cf7afbdp-57,
                                -0x1.c63aae6f6e918p-56,
@@ -376,12 +376,7 @@ template <class V> HRX_FMATH_VI V atan64(V x) {
     const V kd = t * 8.0 + kRound;
     const V c = (kd - kRound) * 0.125;
     const U<V> j = bits(kd) & 15;
-    V ah = splat<V>(0.0), al = splat<V>(0.0);
-#pragma GCC unroll 8
-    for (unsigned i = 1; i <= 8; ++i) {
-        ah = j == i ? splat<V>(kAtanHi[i]) : ah;
-        al = j == i ? splat<V>(kAtanLo[i]) : al;
-    }
+    const V ah = lookup16<V>(kAtanHi, j), al = lookup16<V>(kAtanLo, j);  // atan(j/8), j <= 8
     // u = (t - c) / (1 + t c): (a - c) / (1 + a c) below 1, (1 - a c) / (a + c) above.
     V xh, xl;
     split(a, xh, xl);
