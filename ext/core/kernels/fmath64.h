@@ -193,12 +193,11 @@ template <class V> HRX_FMATH_VI V exp64(V x) {
 }
 
 // e^x - 1 = hi + lo (double-double) from exp_core's n and e^r - 1, for
-// n <= 64 (2^n normal): 2^n (e^r - 1) + (2^n - 1).
+// n <= 64 (2^n normal): 2^n (e^r - 1) + (2^n - 1), 2^n - 1 by two-sum.
 template <class V> HRX_FMATH_VI void expm1_dd(V kd, V eh, V el, V& hi, V& lo) {
     const V s = pow2_kd(kd);
-    const V b = s - 1.0;         // exact for n in [-53, 53]
-    const V cc = (s - b) - 1.0;  // what b lost: 0, or -1 (n > 53)
-    V e;
+    V b, cc, e;
+    two_sum(s, splat<V>(-1.0), b, cc);  // 2^n - 1 = b + cc exactly
     two_sum(s * eh, b, hi, e);
     lo = (e + cc) + s * el;
 }
