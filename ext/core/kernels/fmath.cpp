@@ -282,9 +282,8 @@ float gelu_logistic(float x, double scale) {
 }
 
 // ---------------------------------------------------------------- double functions
-// exp, expm1, log, log2, log10, log1p, sin, cos, tan, atan and tanh: fmath64.cpp.
+// exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, atan and tanh: fmath64.cpp.
 
-double exp2(double x) { return std::exp2(x); }
 double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 double cbrt(double x) { return std::cbrt(x); }
 double asin(double x) { return std::asin(x); }
@@ -567,6 +566,7 @@ template <double (*Big)(double)> struct TrigFix64 {
     HRX_FMATH_CLONES(name##_f64_vec, double, map_f64<VW>(x, y, n, [](auto v) { return detail::v::kern(v); }, fix)) \
     void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_vec_run(x, y, n); }
 HRX_FMATH_V64(exp, exp64, NoFix{})
+HRX_FMATH_V64(exp2, exp2_64, NoFix{})
 HRX_FMATH_V64(expm1, expm1_64, NoFix{})
 HRX_FMATH_V64(log, log64, NoFix{})
 HRX_FMATH_V64(log2, log2_64, NoFix{})
@@ -580,7 +580,7 @@ HRX_FMATH_V64(tan, tan64_fast, TrigFix64<detail::tan_big64>{})
 #undef HRX_FMATH_V64
 #define HRX_FMATH_F64(name) \
     void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_loop_run(x, y, n); }
-HRX_FMATH_F64(exp2) HRX_FMATH_F64(sqrt) HRX_FMATH_F64(rsqrt) HRX_FMATH_F64(cbrt) HRX_FMATH_F64(sinturns)
+HRX_FMATH_F64(sqrt) HRX_FMATH_F64(rsqrt) HRX_FMATH_F64(cbrt) HRX_FMATH_F64(sinturns)
 HRX_FMATH_F64(costurns) HRX_FMATH_F64(asin) HRX_FMATH_F64(acos) HRX_FMATH_F64(sinh) HRX_FMATH_F64(cosh)
 HRX_FMATH_F64(asinh) HRX_FMATH_F64(acosh) HRX_FMATH_F64(atanh) HRX_FMATH_F64(erf) HRX_FMATH_F64(erfc)
 HRX_FMATH_F64(logistic) HRX_FMATH_F64(silu) HRX_FMATH_F64(softplus) HRX_FMATH_F64(gelu_erf) HRX_FMATH_F64(gelu_tanh)

@@ -92,6 +92,7 @@ double tan_big64(double x) {
 }  // namespace detail
 
 double exp(double x) { return detail::v::exp64(x); }
+double exp2(double x) { return detail::v::exp2_64(x); }
 double expm1(double x) { return detail::v::expm1_64(x); }
 double log(double x) { return detail::v::log64(x); }
 double log2(double x) { return detail::v::log2_64(x); }

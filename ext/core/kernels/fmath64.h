@@ -166,11 +166,12 @@ template <class V> HRX_FMATH_VI V lookup16(const double* t, U<V> j) {
 // 2^(j/16) double-double from the table and e^r - 1 = E in plain double
 // (|E| < 0.022, so its rounding reaches the result scaled down 45 times):
 // 2^m (T + (Tlo + T E)), rounded once before the scaling.
-template <class V> HRX_FMATH_VI V exp64(V x) {
-    const V c = clamp(x, -746.0, 710.0);
-    const V kd = c * 0x1.71547652b82fep+4 + kRound;  // 16 / ln2
-    const V n = kd - kRound;
-    const V r = (c - n * (kLn2Hi64 / 16)) - n * (kLn2Lo64 / 16);  // the first product and difference exact
+// 2^(n/16) e^r for n held in kd = n + kRound (n >> 4 in [-1080, 1025]) and
+// |r| <= ln2/32: 2^m (T + (Tlo + T E)), E = e^r - 1 in plain double (|E| <
+// 0.022, so its rounding reaches the result scaled down 45 times), rounded
+// once before the scaling by two normal powers of two (the first product
+// exact, so a subnormal result rounds once more).
+template <class V> HRX_FMATH_VI V exp_tab(V kd, V r) {
     V p = splat<V>(1.0 / 40320.0);
     p = p * r + 1.0 / 5040.0;
     p = p * r + 1.0 / 720.0;
@@ -183,12 +184,27 @@ template <class V> HRX_FMATH_VI V exp64(V x) {
     const U<V> j = nu & 15;
     const V t = lookup16<V>(kExp2J16Hi, j);
     const V y = t + (lookup16<V>(kExp2J16Lo, j) + t * e);
-    // 2^m, m = n >> 4 in [-1077, 1024], as two normal powers of two
-    const U<V> mb = ((nu + (4096ULL << 4)) >> 4) - 2048;  // m + 2048
+    const U<V> mb = ((nu + (4096ULL << 4)) >> 4) - 2048;  // m + 2048, m = n >> 4
     const U<V> m1b = mb >> 1;                             // floor(m/2) + 1024
     const V s1 = from_bits<V>((m1b - 1) << 52);
     const V s2 = from_bits<V>((mb - m1b - 1) << 52);
-    const V res = (y * s1) * s2;
+    return (y * s1) * s2;
+}
+// e^x: x = n ln2/16 + r.
+template <class V> HRX_FMATH_VI V exp64(V x) {
+    const V c = clamp(x, -746.0, 710.0);
+    const V kd = c * 0x1.71547652b82fep+4 + kRound;  // 16 / ln2
+    const V n = kd - kRound;
+    const V r = (c - n * (kLn2Hi64 / 16)) - n * (kLn2Lo64 / 16);  // the first product and difference exact
+    const V res = exp_tab(kd, r);
+    return x != x ? x : res;
+}
+// 2^x: x = n/16 + t exactly, r = t ln2 (its rounding is below 2^-58 of the result).
+template <class V> HRX_FMATH_VI V exp2_64(V x) {
+    const V c = clamp(x, -1080.0, 1025.0);
+    const V kd = c * 16.0 + kRound;
+    const V r = (c - (kd - kRound) * 0.0625) * kLn2;
+    const V res = exp_tab(kd, r);
     return x != x ? x : res;
 }
 
