@@ -1,4 +1,4 @@
-// hrx::fmath's double kernels: exp, expm1, log, log2, log10, log1p, tanh,
+// hrx::fmath's double kernels: exp, exp2, expm1, log, log2, log10, log1p, tanh,
 // atan, sin, cos and tan of doubles, written once as templates over a GCC
 // vector of doubles (Note [fmath vector kernels] in fmath.h) so that the
 // scalar double functions (fmath64.cpp, the Loom interpreter's f64) and the
@@ -20,12 +20,18 @@ namespace hrx::fmath::detail {
 // error is scaled down by the size of the term) is plain double. Each kernel
 // ends with one rounding of hi + lo, where lo carries the terms below hi's
 // ulp; its error is that rounding (0.5 ulp) plus a few hundredths of an ulp.
-//   exp, expm1: x = n ln2 + r, |r| <= ln2/2, with n ln2 exact (ln2's head
-//     has 32 bits) and r = rh + rl by two-sum; e^r - 1 = r + r^2/2 + r^3 q(r)
-//     (Taylor to r^13, truncation 4e-18) with r^2 exact, so e^r - 1 is a
-//     double-double E. exp: (1 + E) rounded once, times 2^n as two powers of
-//     two (the first product exact, so subnormal results round once more).
-//     expm1: 2^n E + (2^n - 1) by two-sum (exp's path beyond n = 60).
+//   exp, exp2: x = (16 m + j) ln2/16 + r (exp2: x = m + j/16 + t exactly,
+//     r = t ln2), |r| <= ln2/32, n ln2/16 exact (ln2's head has 32 bits);
+//     e^x = 2^m 2^(j/16) e^r with 2^(j/16) a double-double from a 16-entry
+//     table (one two-register permute on AVX-512) and E = e^r - 1 (Taylor to
+//     r^8) in plain double: |E| < 0.022 scales its rounding down, so
+//     T + (Tlo + T E) rounds once; then 2^m as two powers of two (the first
+//     product exact, so a subnormal result rounds once more: up to 0.75 ulp).
+//   expm1 (and tanh): x = n ln2 + r, |r| <= ln2/2, r = rh + rl by two-sum;
+//     e^r - 1 = r + r^2/2 + r^3 q(r) (Taylor to r^13, truncation 4e-18) with
+//     r^2 exact, so e^r - 1 is a double-double E; expm1 = 2^n E + (2^n - 1),
+//     2^n - 1 exact by two-sum (exp's path beyond x = 41). A table here
+//     (tried) was slower: lanes near 0 still need this path.
 //   log, log2, log10, log1p: x = 2^k (1 + f), 1 + f in [sqrt(1/2), sqrt(2));
 //     log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f), R the
 //     atanh series to s^20; f - f^2/2 is exact (Dekker's square, fast
@@ -42,7 +48,8 @@ namespace hrx::fmath::detail {
 //     and 53 bits; n times each of the first three is exact), the reduced r a
 //     double-double good to 2^-70 relative even for the x closest to a
 //     multiple of pi/2 (their r is near 2^-55); sin and cos by Taylor to
-//     r^17 and r^16 with r^2 exact in cos; tan = sin / cos divided as tanh.
+//     r^17 and r^18 with r^2 exact, and sin's r^3/6 double-double (exact
+//     cube, 1/6 as hi + lo); tan = sin / cos divided as tanh.
 //     Larger |x|: exact Payne-Hanek reduction with 192 bits of 2/pi in
 //     64-bit integers (fmath64.cpp), then the same polynomials.
 // Special values (+-0, subnormals, +-inf, NaN, the overflow and underflow
