@@ -57,7 +57,8 @@
 // libm, no FMA), the same bits on every host and from the scalar function
 // (the interpreter's f64) as from the array forms (the float64 ufuncs,
 // contiguous inputs; native Loom code) at every clone's width (checked over
-// 2 M inputs: scalar, SSE2, AVX2 and AVX-512 instances agree bit for bit).
+// 2 M inputs by bench/fmath64_widths.cpp: the scalar, SSE2, AVX2 and AVX-512
+// instances agree bit for bit).
 // Measured by bench/math_accuracy_f64.py (10^7 inputs per function: random
 // bit patterns over the domain, uniform values, the hard regions and the
 // special values; reference np.longdouble, good to 0.002 ulp), max error in
