@@ -63,8 +63,40 @@ void f32_array_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
         return Array(reinterpret_cast<const float*>(args[0]), reinterpret_cast<float*>(args[1]), static_cast<std::size_t>(n));
     unary_loop<Op<float>>(args, s, n);
 }
+// float64: the functions with fmath64.h's vector kernels go to their array
+// forms the same way (F64Array names them).
+template <template <class> class Op> struct F64Array {
+    static constexpr void (*fn)(const double*, double*, std::size_t) noexcept = nullptr;
+};
+#define HRX_MATH_F64(Op, fn_)                                                       \
+    template <> struct F64Array<Op> {                                               \
+        static constexpr void (*fn)(const double*, double*, std::size_t) noexcept = fn_; \
+    };
+HRX_MATH_F64(ExpOp, fmath::exp_f64)
+HRX_MATH_F64(LogOp, fmath::log_f64)
+HRX_MATH_F64(Log1pOp, fmath::log1p_f64)
+HRX_MATH_F64(Expm1Op, fmath::expm1_f64)
+HRX_MATH_F64(SinOp, fmath::sin_f64)
+HRX_MATH_F64(CosOp, fmath::cos_f64)
+HRX_MATH_F64(TanOp, fmath::tan_f64)
+HRX_MATH_F64(TanhOp, fmath::tanh_f64)
+HRX_MATH_F64(AtanOp, fmath::atan_f64)
+HRX_MATH_F64(Log2Op, fmath::log2_f64)
+HRX_MATH_F64(Log10Op, fmath::log10_f64)
+HRX_MATH_F64(Exp2Op, fmath::exp2_f64)
+#undef HRX_MATH_F64
+template <template <class> class Op>
+void f64_array_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
+    if (s[0] == sizeof(double) && s[1] == sizeof(double) && aligned_for<double>(args[0]) &&
+        aligned_for<double>(args[1]))
+        return F64Array<Op>::fn(reinterpret_cast<const double*>(args[0]), reinterpret_cast<double*>(args[1]),
+                                static_cast<std::size_t>(n));
+    unary_loop<Op<double>>(args, s, n);
+}
 template <template <class> class Op, void (*Array)(const float*, float*, std::size_t) noexcept>
 InnerLoop fmath1(DType t) noexcept {
+    if constexpr (F64Array<Op>::fn != nullptr)
+        if (t == DType::Float64) return &f64_array_loop<Op>;
     return t == DType::Float32 ? &f32_array_loop<Op, Array> : pick1<Op, kFloats>(t);
 }
 

@@ -25,7 +25,9 @@
 //
 // Numerics: Note [Loom math accuracy] in fmath.cpp. float results are within
 // 1 ulp of the correctly rounded value (most are correctly rounded), the same
-// on every host; double results come from the C library except where noted.
+// on every host; double exp, exp2, expm1, log, log2, log10, log1p, tanh, atan, sin,
+// cos and tan are fmath64.h's kernels (within 1 ulp, the same on every host),
+// the other double results come from the C library except where noted.
 // float16/bfloat16 callers compute in float and round the result once.
 #pragma once
 #include <bit>
