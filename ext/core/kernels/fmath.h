@@ -179,16 +179,9 @@ template <class V> HRX_FMATH_VI V expm1_d(V x) {
     return s * expm1_poly(r) + (s - 1.0);
 }
 
-// ln x for a positive finite double (special values are the caller's).
-// x = 2^k * m with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(f / (2 + f)).
-template <class V> HRX_FMATH_VI V log_d(V x) {
-    const U<V> u = bits(x);
-    const U<V> e = (u + 0x00095f619980c433ULL) >> 52;  // biased exponent of the reduced form
-    const V m = from_bits<V>(u - ((e - 1023) << 52));
-    const V k = (from_bits<V>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
-    const V f = m - 1.0;
-    const V s = f / (2.0 + f);
-    const V z = s * s;
+// 2/3 + 2/5 z + ... + 2/21 z^9 in Horner's scheme: log(1 + f) = 2 atanh(s)
+// with s = f / (2 + f), z = s^2 (the float64 kernels' log_poly shares it).
+template <class V> HRX_FMATH_VI V log_series(V z) {
     V p = splat<V>(2.0 / 21.0);
     p = p * z + 2.0 / 19.0;
     p = p * z + 2.0 / 17.0;
@@ -199,6 +192,20 @@ template <class V> HRX_FMATH_VI V log_d(V x) {
     p = p * z + 2.0 / 7.0;
     p = p * z + 2.0 / 5.0;
     p = p * z + 2.0 / 3.0;
+    return p;
+}
+
+// ln x for a positive finite double (special values are the caller's).
+// x = 2^k * m with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(f / (2 + f)).
+template <class V> HRX_FMATH_VI V log_d(V x) {
+    const U<V> u = bits(x);
+    const U<V> e = (u + 0x00095f619980c433ULL) >> 52;  // biased exponent of the reduced form
+    const V m = from_bits<V>(u - ((e - 1023) << 52));
+    const V k = (from_bits<V>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
+    const V f = m - 1.0;
+    const V s = f / (2.0 + f);
+    const V z = s * s;
+    const V p = log_series(z);
     return k * kLn2Hi + ((k * kLn2Lo + s * z * p) + 2.0 * s);
 }
 

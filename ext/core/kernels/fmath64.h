@@ -253,16 +253,7 @@ template <class V> HRX_FMATH_VI void log_poly(V f, V& lh, V& ll, V& rm) {
     const V d = 1.0 / (2.0 + f);
     const V s = f * d;
     const V z = s * s;
-    V p = splat<V>(2.0 / 21.0);
-    p = p * z + 2.0 / 19.0;
-    p = p * z + 2.0 / 17.0;
-    p = p * z + 2.0 / 15.0;
-    p = p * z + 2.0 / 13.0;
-    p = p * z + 2.0 / 11.0;
-    p = p * z + 2.0 / 9.0;
-    p = p * z + 2.0 / 7.0;
-    p = p * z + 2.0 / 5.0;
-    p = p * z + 2.0 / 3.0;
+    const V p = log_series(z);
     V ff, ffe, l1;
     two_sqr(f, ff, ffe);
     const V hf = 0.5 * ff;
