@@ -65,11 +65,15 @@ void f32_array_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
 }
 // float64: the functions with fmath64.h's vector kernels go to their array
 // forms the same way (F64Array names them).
+// `has` is spelled out: comparing a function's address with nullptr is not a
+// constant expression for every compiler setting (the sanitizer builds).
 template <template <class> class Op> struct F64Array {
+    static constexpr bool has = false;
     static constexpr void (*fn)(const double*, double*, std::size_t) noexcept = nullptr;
 };
 #define HRX_MATH_F64(Op, fn_)                                                       \
     template <> struct F64Array<Op> {                                               \
+        static constexpr bool has = true;                                           \
         static constexpr void (*fn)(const double*, double*, std::size_t) noexcept = fn_; \
     };
 HRX_MATH_F64(ExpOp, fmath::exp_f64)
@@ -95,7 +99,7 @@ void f64_array_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
 }
 template <template <class> class Op, void (*Array)(const float*, float*, std::size_t) noexcept>
 InnerLoop fmath1(DType t) noexcept {
-    if constexpr (F64Array<Op>::fn != nullptr)
+    if constexpr (F64Array<Op>::has)
         if (t == DType::Float64) return &f64_array_loop<Op>;
     return t == DType::Float32 ? &f32_array_loop<Op, Array> : pick1<Op, kFloats>(t);
 }
