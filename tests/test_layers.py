@@ -368,12 +368,49 @@ def test_loom_interpreter_handlers_are_split_by_dialect():
     assert max(len((loom / f).read_text().splitlines()) for f in ("interp.cpp", *(f"interp_{n}.cpp" for n in files))) < 1200
 
 
+def task_body(name):
+    ops = code_of(CORE / "array" / "ops.cpp")
+    start = ops.index(f"TaskSpec {name}(")
+    return ops[start:ops.index("\n}\n", start)]
+
+
 def test_elementwise_functions_are_provider_dispatches():
     """Issue 26 item 1, first family (Note [Array operations are dispatches]): a ufunc call is an
     elementwise dispatch on the lane's queue, which the emulated provider runs; no closure."""
-    ops = code_of(CORE / "array" / "ops.cpp")
-    start = ops.index("TaskSpec ufunc_task(")
-    body = ops[start:ops.index("\n}\n", start)]
-    assert "t.elementwise = " in body and "ufunc_run" not in body and "[plan]" not in body
-    assert "Dispatch::Kind::Elementwise" in code_of(CORE / "provider" / "emulated" / "queue.cpp")
-    assert "provider::Dispatch::Kind::Elementwise" in code_of(CORE / "runtime" / "scheduler.cpp")
+    body = task_body("ufunc_task")
+    assert "provider::ElementwiseOp" in body and "t.array = " in body
+    assert "ufunc_run" not in body and "[plan]" not in body
+    assert "Dispatch::Kind::Array: run_array_op" in code_of(CORE / "provider" / "emulated" / "queue.cpp")
+    assert "provider::Dispatch::Kind::Array" in code_of(CORE / "runtime" / "scheduler.cpp")
+
+
+# Each family moved into the provider: the array layer's task builder, the description it fills,
+# and the kernel it must no longer call itself (the emulated provider's array_ops.cpp calls it).
+ARRAY_OP_FAMILIES = {
+    "copy_task": ("CopyCastOp", "copy_cast"),
+    "reduce_task": ("ReduceOp", "reduce_run"),
+    "arg_reduce_task": ("ArgReduceOp", "arg_reduce_run"),
+}
+
+
+@pytest.mark.parametrize("task", sorted(ARRAY_OP_FAMILIES))
+def test_copies_casts_and_reductions_are_provider_dispatches(task):
+    """Issue 26 item 1: copies and casts (bfp16 included) and reductions are dispatches of an
+    operation the provider supplies, like the elementwise functions; what is left of a closure
+    is the empty one of an operation with nothing to do."""
+    description, kernel = ARRAY_OP_FAMILIES[task]
+    body = task_body(task)
+    assert f"provider::{description}" in body and "t.array = " in body
+    assert f"{kernel}(" not in body and "kernels::bfp16" not in body and "_rows(" not in body
+    assert re.findall(r"t\.fn = (\[[^\]]*\][^;]*);", body) in ([], ["[] {}"])
+    assert f"{kernel}(" in code_of(CORE / "provider" / "emulated" / "array_ops.cpp")
+
+
+def test_one_owner_stages_overlapping_operands():
+    """Issue 26 item 1: an operand overlapping the output is staged (read through a dense copy
+    before anything is written) by the provider's resolve alone, for every family; the array
+    layer neither stages inside a task nor copies through a temporary array first."""
+    assert "stage_into" not in code_of(CORE / "array" / "ops.cpp")
+    assert "copy_task(tmp" not in code_of(CORE / "array" / "copy.cpp")
+    provider = code_of(CORE / "provider" / "emulated" / "array_ops.cpp")
+    assert provider.count("if (!a.stage)") == 1

@@ -28,14 +28,9 @@ void into_checked(const Array& dst, Source src, bool even, const std::string& op
     check_device_use(dst, Access::Write, op);
     if (src.host) {
         src.operand = Operand::of(host_transfer::upload(rt, host_visible(), *src.host, op));
-    } else if (!src.operand.scalar && may_overlap(src.operand.arr(), dst) && !same_layout(src.operand.arr(), dst)) {
-        // NumPy's overlap rule: read everything before writing.
-        const Array& a = src.operand.arr();
-        Array tmp = make_array(rt, a.placement(), a.shape, a.dtype, op);
-        TaskSpec t0 = copy_task(tmp, src.operand, op);
-        submit(rt, t0);
-        src.operand = Operand::of(tmp);
     }
+    // A source overlapping dst is read before anything is written: the
+    // dispatch stages it (Note [Array operations are dispatches]).
     TaskSpec t = copy_task(dst, src.operand, op, even);
     submit(rt, t);
 }

@@ -68,7 +68,7 @@ Placement host_visible() {
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
     for (;;) {
-        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label, task.kernel, task.elementwise);
+        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label, task.kernel, task.array);
         if (c) {
             if (task.written) task.written->add_writer(c);
             return c;
@@ -214,8 +214,6 @@ struct ArgPlan {
     Dims strides;
     bool scalar = false;
     alignas(16) uint8_t value[16] = {};
-    // Overlaps the output without being it: copied to a temporary first.
-    bool stage = false;
 
     StridedArg arg() const { return StridedArg{scalar ? const_cast<uint8_t*>(value) : data, dtype, strides.data()}; }
 };
@@ -248,19 +246,6 @@ int64_t shape_size(const Dims& shape) {
     return n;
 }
 
-// Copies a staged operand into a contiguous temporary of `shape` (same dtype)
-// and points the plan at it.
-void stage_into(ArgPlan& p, const Dims& shape, std::vector<uint8_t>& temp) {
-    const int64_t item = dtype_itemsize(p.dtype);
-    temp.resize(static_cast<size_t>(std::max<int64_t>(shape_size(shape) * item, 1)));
-    Dims dense = contiguous_strides(shape, p.dtype);
-    kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), p.arg(),
-                       StridedArg{temp.data(), p.dtype, dense.data()});
-    p.data = temp.data();
-    p.scalar = false;
-    p.strides = std::move(dense);
-}
-
 // Without the leading length-1 axes that go beyond `ndim` (check_assignable allows them).
 Array trim_leading_ones(const Array& a, size_t ndim) {
     Array v = a;
@@ -271,66 +256,23 @@ Array trim_leading_ones(const Array& a, size_t ndim) {
     return v;
 }
 
-// Rows of a BFP16-or-float array: the leading index space of `shape` (all
-// axes but the last) walked in C order, calling fn(leading_offset_in_bytes).
-template <typename Fn>
-void for_each_row(const Dims& shape, const Dims& strides, Fn&& fn) {
-    const size_t lead = shape.empty() ? 0 : shape.size() - 1;
-    for (size_t i = 0; i < lead; ++i)
-        if (shape[i] == 0) return;
-    Dims idx(lead, 0);
-    for (;;) {
-        int64_t off = 0;
-        for (size_t i = 0; i < lead; ++i) off += idx[i] * strides[i];
-        fn(off);
-        size_t d = lead;
-        while (d > 0) {
-            --d;
-            if (++idx[d] < shape[d]) break;
-            idx[d] = 0;
-            if (d == 0) return;
-        }
-        if (lead == 0) return;
-    }
-}
-
-// "element (1, 2)": the C-order index `flat` of an array of `shape`.
-std::string element_at(const Dims& shape, int64_t flat, const char* operand = "") {
-    Dims index(shape.size());
-    for (size_t d = shape.size(); d-- > 0;) {
-        index[d] = shape[d] ? flat % shape[d] : 0;
-        flat = shape[d] ? flat / shape[d] : 0;
-    }
-    return std::string(operand) + (*operand ? " " : "") + "element " + shape_str(index);
-}
-
-// Encodes float32 rows (contiguous, `shape`) into the BFP16 array's blocks.
-// A NaN or Inf fails the operation `what` (a Data error naming the element;
-// "" inside tasks, which the runtime names).
+// The bfp16 row codec (kernels/bfp16.h) over an array's shape and strides.
 void encode_rows(const float* src, const Array& dst_desc, uint8_t* dst, bool even, const std::string& what) {
-    const int64_t n = dst_desc.shape.back();
-    const int64_t blocks = n / 8;
-    if (blocks == 0) return;
-    const float* row = src;
-    for_each_row(dst_desc.shape, dst_desc.strides, [&](int64_t off) {
-        const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(row, static_cast<size_t>(blocks));
-        if (bad >= 0) kernels::bfp16_unencodable(what, element_at(dst_desc.shape, (row - src) + bad), row[bad]);
-        kernels::bfp16_encode(row, dst + off, static_cast<size_t>(blocks),
-                              even ? kernels::BfpRounding::even : kernels::BfpRounding::floor);
-        row += n;
-    });
+    kernels::bfp16_encode_rows(src, dst_desc.ndim(), dst_desc.shape.data(), dst_desc.strides.data(), dst,
+                               even ? kernels::BfpRounding::even : kernels::BfpRounding::floor, what);
 }
 
-// Decodes the BFP16 array's blocks into contiguous float32 rows.
 void decode_rows(const Array& src_desc, const uint8_t* src, float* dst) {
-    const int64_t n = src_desc.shape.back();
-    const int64_t blocks = n / 8;
-    if (blocks == 0) return;
-    float* row = dst;
-    for_each_row(src_desc.shape, src_desc.strides, [&](int64_t off) {
-        kernels::bfp16_decode(src + off, row, static_cast<size_t>(blocks));
-        row += n;
-    });
+    kernels::bfp16_decode_rows(src, src_desc.ndim(), src_desc.shape.data(), src_desc.strides.data(), dst);
+}
+
+// Binds `a` as the next of t's uses, with `access`, and points `arg` at its
+// element [0, ...]: the binding's index and the byte offset in its range.
+void bind_arg(TaskSpec& t, const Array& a, Access access, provider::ArrayArg& arg) {
+    t.uses.push_back(a.use(access));
+    arg.binding = static_cast<int32_t>(t.uses.size() - 1);
+    arg.offset = static_cast<uint64_t>(a.data() - t.uses.back().view.data());
+    arg.dtype = a.dtype;
 }
 
 }  // namespace
@@ -388,11 +330,6 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
     e->op = op;
     e->loop = loop;
     e->shape = out.shape;
-    const auto bind = [&](const Array& a, Access access, provider::ArrayArg& arg) {
-        t.uses.push_back(a.use(access));
-        arg.binding = static_cast<int32_t>(t.uses.size() - 1);
-        arg.offset = static_cast<uint64_t>(a.data() - t.uses.back().view.data());
-    };
     const auto operand = [&](const Operand& o, provider::ArrayArg& arg, bool stage) {
         arg.dtype = o.dtype;
         if (o.scalar) {
@@ -401,7 +338,7 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
             return;
         }
         check_lane_binding(o.arr(), t.lane, name);
-        bind(o.arr(), Access::Read, arg);
+        bind_arg(t, o.arr(), Access::Read, arg);
         arg.strides = broadcast_strides(o.arr(), out.shape);
         arg.stage = stage;
     };
@@ -413,15 +350,14 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
         e->has_where = true;
         operand(*where, e->where, !where->scalar && may_overlap(where->arr(), out));
     }
-    e->out.dtype = out.dtype;
     e->out.strides = out.strides;
-    bind(out, Access::Write, e->out);
+    bind_arg(t, out, Access::Write, e->out);
     t.written = out.base;
     if (out.size() == 0) {
         t.fn = [] {};
         return t;
     }
-    t.elementwise = std::move(e);
+    t.array = std::move(e);
     return t;
 }
 
@@ -435,50 +371,33 @@ TaskSpec copy_task(const Array& dst, const Operand& src_in, const std::string& n
     check_lane_binding(dst, t.lane, name);
     const Operand src =
         src_in.scalar || src_in.arr().ndim() <= dst.ndim() ? src_in : Operand::of(trim_leading_ones(src_in.arr(), dst.shape.size()));
-    if (!src.scalar) {
-        if (may_overlap(src.arr(), dst) && !same_layout(src.arr(), dst))
-            fail(ErrorKind::Message, name + ": source and destination overlap");
-        t.uses.push_back(src.arr().use(Access::Read));
-    }
-    t.uses.push_back(dst.use(Access::Write));
     t.written = dst.base;
     if (dst.size() == 0 || (!src.scalar && same_layout(src.arr(), dst))) {
+        if (!src.scalar) t.uses.push_back(src.arr().use(Access::Read));
+        t.uses.push_back(dst.use(Access::Write));
         t.fn = [] {};
         return t;
     }
-    const bool src_bfp = !src.scalar && src.dtype == DType::BFP16;
-    const bool dst_bfp = dst.dtype == DType::BFP16;
-    if (!src_bfp && !dst_bfp) {
-        ArgPlan s = plan_operand(src, dst.shape);
-        ArgPlan d = plan_array(dst);
-        Dims shape = dst.shape;
-        t.fn = [s, d, shape] {
-            kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), s.arg(), d.arg());
-        };
-        return t;
+    // One copy-cast dispatch (Note [Array operations are dispatches]); a
+    // source overlapping dst is staged by the provider (NumPy's overlap rule).
+    auto c = std::make_shared<provider::CopyCastOp>();
+    c->shape = dst.shape;
+    c->bfp16_even = bfp16_even;
+    t.uses.reserve(2);
+    if (src.scalar) {
+        c->src.dtype = src.dtype;
+        std::memcpy(c->src.value, src.value, sizeof c->src.value);
+        c->src.strides.assign(dst.shape.size(), 0);
+    } else {
+        const Array& a = src.arr();
+        bind_arg(t, a, Access::Read, c->src);
+        // bfp16 conversions keep the shape (check_copy): the blocks' own strides.
+        c->src.strides = a.dtype == DType::BFP16 ? a.strides : broadcast_strides(a, dst.shape);
+        c->src.stage = may_overlap(a, dst);
     }
-    // BFP16 on either side: through contiguous float32 rows of dst's shape (check_copy made them equal).
-    Operand s = src.owned();
-    Array d = dst;
-    t.fn = [s, d, src_bfp, dst_bfp, bfp16_even] {
-        const Dims& shape = d.shape;
-        const int64_t n = shape_size(shape);
-        std::vector<float> rows(static_cast<size_t>(n));
-        Dims dense = contiguous_strides(shape, DType::Float32);
-        StridedArg f32{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, dense.data()};
-        if (src_bfp) {
-            decode_rows(s.arr(), s.arr().data(), rows.data());
-        } else {
-            ArgPlan sp = plan_operand(s, shape);
-            kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), sp.arg(), f32);
-        }
-        if (dst_bfp) {
-            encode_rows(rows.data(), d, d.data(), bfp16_even, "");
-        } else {
-            ArgPlan dp = plan_array(d);
-            kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), f32, dp.arg());
-        }
-    };
+    c->dst.strides = dst.strides;
+    bind_arg(t, dst, Access::Write, c->dst);
+    t.array = std::move(c);
     return t;
 }
 
@@ -493,42 +412,66 @@ TaskSpec reduction_spec(const Array& in, const Array& out, const std::string& na
 
 TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce, const Array& out,
                      double divisor, const std::string& name) {
-    TaskSpec t = reduction_spec(in, out, name);
-    ArgPlan ip = plan_array(in);
-    ArgPlan op_ = plan_array(out);
-    // keepdims layout: reduced dimensions of out get stride 0.
-    for (size_t i = 0; i < reduce.size(); ++i)
-        if (reduce[i]) op_.strides[i] = 0;
-    Dims shape = in.shape;
-    if (may_overlap(in, out)) ip.stage = true;
-    std::vector<char> mask(reduce.begin(), reduce.end());
+    TaskSpec t;
+    t.op = t.label = name;
+    t.lane = Lane::Compute;
+    check_lane_binding(in, t.lane, name);
+    check_writable(out, name);
+    check_lane_binding(out, t.lane, name);
+    t.written = out.base;
     if (out.size() == 0) {
+        t.uses.push_back(in.use(Access::Read));
+        t.uses.push_back(out.use(Access::Write));
         t.fn = [] {};
         return t;
     }
-    t.fn = [op, acc, ip, op_, shape, mask, divisor]() mutable {
-        std::vector<uint8_t> temp;
-        if (ip.stage) stage_into(ip, shape, temp);
-        bool flags[kMaxDims] = {};
-        for (size_t i = 0; i < mask.size(); ++i) flags[i] = mask[i] != 0;
-        kernels::reduce_run(op, acc, static_cast<int>(shape.size()), shape.data(), flags, ip.arg(), op_.arg(),
-                            divisor);
-    };
+    // One reduce dispatch (Note [Array operations are dispatches]); an input
+    // overlapping the output is staged by the provider.
+    auto r = std::make_shared<provider::ReduceOp>();
+    r->op = op;
+    r->acc = acc;
+    r->shape = in.shape;
+    r->divisor = divisor;
+    t.uses.reserve(2);
+    bind_arg(t, in, Access::Read, r->in);
+    r->in.strides = in.strides;
+    r->in.stage = may_overlap(in, out);
+    // keepdims layout: reduced dimensions of out get stride 0.
+    r->out.strides = out.strides;
+    for (size_t i = 0; i < reduce.size(); ++i)
+        if (reduce[i]) {
+            r->reduce |= uint64_t{1} << i;
+            r->out.strides[i] = 0;
+        }
+    bind_arg(t, out, Access::Write, r->out);
+    t.array = std::move(r);
     return t;
 }
 
 TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name) {
-    TaskSpec t = reduction_spec(in, out, name);
-    ArgPlan ip = plan_array(in);
-    ArgPlan op_ = plan_array(out);
+    TaskSpec t;
+    t.op = t.label = name;
+    t.lane = Lane::Compute;
+    check_lane_binding(in, t.lane, name);
+    check_writable(out, name);
+    check_lane_binding(out, t.lane, name);
+    t.written = out.base;
+    // One arg-reduce dispatch (Note [Array operations are dispatches]).
+    auto r = std::make_shared<provider::ArgReduceOp>();
+    r->max = max;
+    r->axis = axis;
+    r->shape = in.shape;
+    t.uses.reserve(2);
+    bind_arg(t, in, Access::Read, r->in);
+    r->in.strides = in.strides;
+    r->in.stage = may_overlap(in, out);
+    r->out.strides = out.strides;
     if (axis < 0)
-        std::fill(op_.strides.begin(), op_.strides.end(), 0);
+        std::fill(r->out.strides.begin(), r->out.strides.end(), 0);
     else
-        op_.strides[static_cast<size_t>(axis)] = 0;
-    Dims shape = in.shape;
-    t.fn = [max, ip, op_, shape, axis] {
-        kernels::arg_reduce_run(max, static_cast<int>(shape.size()), shape.data(), axis, ip.arg(), op_.arg());
-    };
+        r->out.strides[static_cast<size_t>(axis)] = 0;
+    bind_arg(t, out, Access::Write, r->out);
+    t.array = std::move(r);
     return t;
 }
 
@@ -593,7 +536,7 @@ void quantize_dense(float* m, const Dims& shape, bool along_rows, bool even, con
             const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(buf.data(), static_cast<size_t>(line / 8));
             if (bad >= 0) {
                 const int64_t at = c * rows * cols + (along_rows ? l * cols + bad : bad * cols + l);
-                kernels::bfp16_unencodable("", element_at(shape, at, operand), buf[bad]);
+                kernels::bfp16_unencodable("", kernels::element_name(static_cast<int>(shape.size()), shape.data(), at, operand), buf[bad]);
             }
             kernels::bfp16_encode(buf.data(), blocks.data(), static_cast<size_t>(line / 8), rounding);
             kernels::bfp16_decode(blocks.data(), buf.data(), static_cast<size_t>(line / 8));

@@ -40,7 +40,7 @@ struct TaskSpec {
     std::shared_ptr<Kernel> kernel;
     // Set instead of fn: an array operation the provider supplies, dispatched
     // over `uses` (Note [Array operations are dispatches] in provider/provider.h).
-    std::shared_ptr<const provider::ElementwiseOp> elementwise;
+    std::shared_ptr<const provider::ArrayOp> array;
     // The base whose writer list gets the task's completion.
     std::shared_ptr<ArrayBase> written;
     std::string op;     // the operation, as failure messages name it
@@ -158,12 +158,14 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
 
 // dst[...] = src broadcast to dst.shape (check_assignable), cast to dst.dtype
 // (BFP16 encodes with `rounding` or decodes); the lane follows Note [Lanes of
-// array operations]. src must not overlap dst unless identical (callers copy
-// through a temporary otherwise).
+// array operations]: one copy-cast dispatch (Note [Array operations are
+// dispatches] in provider/provider.h), which reads a src overlapping dst
+// through a staged copy (NumPy's overlap rule).
 TaskSpec copy_task(const Array& dst, const Operand& src, const std::string& name, bool bfp16_even = false);
 
 // Reduction of `in` over the dimensions flagged in `reduce` into `out`
-// (keepdims layout: out.ndim == in.ndim, extent 1 on reduced dimensions).
+// (keepdims layout: out.ndim == in.ndim, extent 1 on reduced dimensions):
+// one reduce dispatch, as arg_reduce_task's is one arg-reduce dispatch.
 TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce,
                      const Array& out, double divisor, const std::string& name);
 // argmax/argmin over `axis` (-1: flattened) into int64 `out` (keepdims layout).

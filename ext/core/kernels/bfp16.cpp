@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "errors.h"
 #include "kernels/cpu_features.h"
@@ -366,6 +367,70 @@ void bfp16_unencodable(const std::string& what, const std::string& element, floa
     const char* v = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
     fail(ErrorKind::Data, (what.empty() ? "" : what + ": ") + "bfp16ebs8 has no encoding for NaN or Inf: " + element +
                               " = " + v);
+}
+
+std::string element_name(int ndim, const std::int64_t* shape, std::int64_t flat, const char* operand) {
+    std::vector<std::int64_t> index(static_cast<std::size_t>(ndim));
+    for (int d = ndim; d-- > 0;) {
+        index[static_cast<std::size_t>(d)] = shape[d] ? flat % shape[d] : 0;
+        flat = shape[d] ? flat / shape[d] : 0;
+    }
+    std::string s = std::string(operand) + (*operand ? " " : "") + "element (";
+    for (int d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(index[static_cast<std::size_t>(d)]);
+    return s + (ndim == 1 ? ",)" : ")");
+}
+
+namespace {
+
+// Calls fn(byte offset) for each row of `shape` (every axis but the last)
+// in C order, the offset stepping by `strides`.
+template <typename Fn>
+void for_each_row(int ndim, const std::int64_t* shape, const std::int64_t* strides, Fn&& fn) {
+    const int lead = ndim > 0 ? ndim - 1 : 0;
+    for (int i = 0; i < lead; ++i)
+        if (shape[i] == 0) return;
+    std::vector<std::int64_t> idx(static_cast<std::size_t>(lead), 0);
+    for (;;) {
+        std::int64_t off = 0;
+        for (int i = 0; i < lead; ++i) off += idx[static_cast<std::size_t>(i)] * strides[i];
+        fn(off);
+        int d = lead;
+        while (d > 0) {
+            --d;
+            if (++idx[static_cast<std::size_t>(d)] < shape[d]) break;
+            idx[static_cast<std::size_t>(d)] = 0;
+            if (d == 0) return;
+        }
+        if (lead == 0) return;
+    }
+}
+
+}  // namespace
+
+void bfp16_encode_rows(const float* src, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+                       std::uint8_t* dst, BfpRounding rounding, const std::string& what) {
+    const std::int64_t n = shape[ndim - 1];
+    const std::size_t blocks = static_cast<std::size_t>(n / 8);
+    if (blocks == 0) return;
+    const float* row = src;
+    for_each_row(ndim, shape, strides, [&](std::int64_t off) {
+        const std::ptrdiff_t bad = bfp16_first_nonfinite(row, blocks);
+        if (bad >= 0) bfp16_unencodable(what, element_name(ndim, shape, (row - src) + bad), row[bad]);
+        bfp16_encode(row, dst + off, blocks, rounding);
+        row += n;
+    });
+}
+
+void bfp16_decode_rows(const std::uint8_t* src, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+                       float* dst) noexcept {
+    const std::int64_t n = shape[ndim - 1];
+    const std::size_t blocks = static_cast<std::size_t>(n / 8);
+    if (blocks == 0) return;
+    float* row = dst;
+    for_each_row(ndim, shape, strides, [&](std::int64_t off) {
+        bfp16_decode(src + off, row, blocks);
+        row += n;
+    });
 }
 
 }  // namespace hrx::kernels

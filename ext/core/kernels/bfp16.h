@@ -71,4 +71,17 @@ std::ptrdiff_t bfp16_first_nonfinite(const float* src, std::size_t nblocks) noex
 /// `what` (a task the runtime names itself) leaves out its prefix.
 [[noreturn]] void bfp16_unencodable(const std::string& what, const std::string& element, float value);
 
+/// "element (1, 2)" (after `operand` and a space when it is not empty): the
+/// C-order index `flat` of an array of `shape`, as refusals name an element.
+std::string element_name(int ndim, const std::int64_t* shape, std::int64_t flat, const char* operand = "");
+
+/// The rows of a bfp16 array of `shape` (ndim >= 1; the last axis holds
+/// shape[ndim-1] / 8 blocks), whose leading axes step by `strides` bytes,
+/// from (encode) or to (decode) contiguous float32 rows of `shape`. Encoding
+/// refuses a NaN or Inf with bfp16_unencodable(what, element_name(...)).
+void bfp16_encode_rows(const float* src, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+                       std::uint8_t* dst, BfpRounding rounding, const std::string& what);
+void bfp16_decode_rows(const std::uint8_t* src, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+                       float* dst) noexcept;
+
 }  // namespace hrx::kernels

@@ -109,8 +109,12 @@ public:
 // at what byte offset, with what strides, or an inline scalar. The emulated
 // provider runs them with the kernels library (provider/emulated/array_ops.cpp);
 // a native one would launch its device code for the same description.
-// Elementwise functions (the ufuncs) are the first family; the other array
-// operations still run as the array layer's tasks (issue 26).
+// The families so far: elementwise functions (the ufuncs), copies and casts
+// (bfp16 encoding and decoding included), reductions and arg-reductions;
+// the other array operations still run as the array layer's tasks (issue 26).
+// An operand that overlaps the output without being it is marked `stage`:
+// the provider reads it through a dense copy made before anything is
+// written (NumPy's overlap rule), so no family stages on its own.
 
 // An operand of an array operation.
 struct ArrayArg {
@@ -124,9 +128,20 @@ struct ArrayArg {
     alignas(16) uint8_t value[16] = {};  // complex128 is the widest scalar
 };
 
+// The description of one array operation; `family` says which of the
+// structs below it is.
+struct ArrayOp {
+    enum class Family : uint8_t { Elementwise, CopyCast, Reduce, ArgReduce };
+    const Family family;
+
+protected:
+    explicit ArrayOp(Family f) : family(f) {}
+};
+
 // out = op(in...) over `shape` with `loop`'s casts (kernels::ufunc_run's
 // contract); elements where `where` is false keep their value.
-struct ElementwiseOp {
+struct ElementwiseOp : ArrayOp {
+    ElementwiseOp() : ArrayOp(Family::Elementwise) {}
     kernels::Ufunc op = kernels::Ufunc::Add;
     kernels::UfuncLoop loop{};
     Dims shape;
@@ -137,19 +152,59 @@ struct ElementwiseOp {
     ArrayArg where;
 };
 
+// dst = src over `shape` (src broadcast by its strides, or the scalar in its
+// value), cast to dst's dtype (kernels::copy_cast's conversions). A bfp16
+// side goes through float32 rows: both operands then have `shape` without
+// broadcasting, and a bfp16 operand's strides are its blocks' (the last
+// axis's stride unused); encoding rounds to even when `bfp16_even`, else
+// down (mlir-aie's reference), and refuses NaN and Inf with a Data error.
+struct CopyCastOp : ArrayOp {
+    CopyCastOp() : ArrayOp(Family::CopyCast) {}
+    Dims shape;
+    ArrayArg src;
+    ArrayArg dst;
+    bool bfp16_even = false;
+};
+
+// out = `op` reduced over the axes whose bit is set in `reduce` (bit d: axis
+// d; arrays have at most 64 axes), accumulating in `acc`
+// and divided by `divisor` when nonzero (kernels::reduce_run's contract): out
+// has in's ndim with stride 0 on every reduced axis.
+struct ReduceOp : ArrayOp {
+    ReduceOp() : ArrayOp(Family::Reduce) {}
+    kernels::Ufunc op = kernels::Ufunc::Add;
+    DType acc = DType::Float64;
+    Dims shape;  // in's
+    uint64_t reduce = 0;
+    double divisor = 0;
+    ArrayArg in;
+    ArrayArg out;
+};
+
+// int64 out = the index of the first maximum (`max`) or minimum along `axis`
+// (-1: over everything in C order), kernels::arg_reduce_run's contract.
+struct ArgReduceOp : ArrayOp {
+    ArgReduceOp() : ArrayOp(Family::ArgReduce) {}
+    bool max = true;
+    int axis = -1;
+    Dims shape;  // in's
+    ArrayArg in;
+    ArrayArg out;
+};
+
 // One unit of queue work (libamdf's fills, copies and dispatch packets).
 // Spans point into memory the caller keeps alive until the dispatch has
 // finished; `bindings` into an array the caller owns.
 struct Dispatch {
-    enum class Kind : uint8_t { Fill, Copy, Invoke, Elementwise };
+    enum class Kind : uint8_t { Fill, Copy, Invoke, Array };
     Kind kind = Kind::Fill;
-    Span dst;                                   // Fill, Copy
-    Span src;                                   // Copy (length == dst.length)
-    uint8_t byte = 0;                           // Fill
-    const Executable* program = nullptr;        // Invoke
-    const ElementwiseOp* elementwise = nullptr; // Elementwise (Note [Array operations are dispatches])
-    const Span* bindings = nullptr;             // Invoke, Elementwise
-    size_t binding_count = 0;                   // Invoke, Elementwise
+    Span dst;                             // Fill, Copy
+    Span src;                             // Copy (length == dst.length)
+    uint8_t byte = 0;                     // Fill
+    const Executable* program = nullptr;  // Invoke
+    const ArrayOp* array = nullptr;       // Array (Note [Array operations are dispatches])
+    const Span* bindings = nullptr;       // Invoke, Array
+    size_t binding_count = 0;             // Invoke, Array
 };
 
 // An ordered stream of work on one engine. The runtime's lane worker hands

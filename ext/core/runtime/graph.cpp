@@ -37,7 +37,7 @@ std::string op_label(const Op& op) {
         case Op::Kind::Host: return "host";
         case Op::Kind::Kernel: return std::string(engine_name(op.kernel->engine)) + "(" + op.kernel->name + ")";
         case Op::Kind::Task:
-        case Op::Kind::Elementwise: return op.label.empty() ? op.name : op.label;
+        case Op::Kind::Array: return op.label.empty() ? op.name : op.label;
     }
     return "?";
 }

@@ -105,11 +105,11 @@ public:
     // `label` is the operation's short name in traces ("matmul", "exp").
     // With `kernel` the operation is that kernel's dispatch over `uses` (its
     // bindings, in order) through the lane's provider queue, and fn is unused;
-    // with `elementwise` it is that array operation's dispatch, the same way.
+    // with `array` it is that array operation's dispatch, the same way.
     std::shared_ptr<CompletionState> submit_task(Lane lane, std::vector<Use>& uses, std::function<void()>& fn,
                                                  const std::string& op, const std::string& label,
                                                  std::shared_ptr<Kernel> kernel = nullptr,
-                                                 std::shared_ptr<const provider::ElementwiseOp> elementwise = nullptr);
+                                                 std::shared_ptr<const provider::ArrayOp> array = nullptr);
 
     // Statistics, updated by storages and by the lanes.
     Statistics statistics() const;

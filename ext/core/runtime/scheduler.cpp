@@ -248,12 +248,11 @@ void Scheduler::start() {
         for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
             if (CPU_ISSET(cpu, &mask)) spread_cpus_.push_back(cpu);
 #endif
-    // Note [Lanes hand dispatches to queues]: one queue per device lane, used
-    // only by that lane's thread.
-    for (int i = 0; i < kLaneCount; ++i) {
-        const Engine engine = lane_engine(static_cast<Lane>(i));
-        if (engine != Engine::Host) queues_[i] = runtime_->provider().create_queue(engine, 0);
-    }
+    // Note [Lanes hand dispatches to queues]: one queue per lane, used only
+    // by that lane's thread. The host lane's runs the array operations
+    // between host-mapped memories that no device binds (NpuLocal copies).
+    for (int i = 0; i < kLaneCount; ++i)
+        queues_[i] = runtime_->provider().create_queue(lane_engine(static_cast<Lane>(i)), 0);
     auto self = shared_from_this();
     for (int i = 0; i < kLaneCount; ++i)
         threads_.emplace_back([self, i] { self->worker(static_cast<Lane>(i)); });
@@ -867,9 +866,9 @@ void Scheduler::dispatch(Lane lane, const Op& op) {
                 spans = heap_spans.data();
             }
             for (size_t i = 0; i < op.uses.size(); ++i) spans[i] = span(op.uses[i].view);
-            if (op.kind == Op::Kind::Elementwise) {
-                d.kind = provider::Dispatch::Kind::Elementwise;
-                d.elementwise = op.elementwise.get();
+            if (op.kind == Op::Kind::Array) {
+                d.kind = provider::Dispatch::Kind::Array;
+                d.array = op.array.get();
             } else {
                 d.kind = provider::Dispatch::Kind::Invoke;
                 d.program = op.kernel->program.get();
@@ -915,7 +914,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
                 case Op::Kind::Fill:
                 case Op::Kind::Copy:
                 case Op::Kind::Kernel:
-                case Op::Kind::Elementwise: dispatch(lane, op); break;
+                case Op::Kind::Array: dispatch(lane, op); break;
                 case Op::Kind::Task: op.task(); break;
                 case Op::Kind::Host: {
                     std::vector<HostSpan> spans;

@@ -39,7 +39,7 @@ std::shared_ptr<Submission> reusable(Retired& retired) {
             o.uses.clear();
             o.task = nullptr;
             o.kernel.reset();
-            o.elementwise.reset();
+            o.array.reset();
             o.host = nullptr;
         } else {
             g.ops.clear();
@@ -81,7 +81,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
                                                           std::function<void()>& fn, const std::string& op,
                                                           const std::string& label,
                                                           std::shared_ptr<Kernel> kernel,
-                                                          std::shared_ptr<const provider::ElementwiseOp> elementwise) {
+                                                          std::shared_ptr<const provider::ArrayOp> array) {
     scheduler_->check_accepting(op);
     for (const auto& u : uses)
         if (u.view.buffer->state()->owner().get() != this)
@@ -128,9 +128,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     if (kernel) {
         o.kind = Op::Kind::Kernel;
         o.kernel = std::move(kernel);
-    } else if (elementwise) {
-        o.kind = Op::Kind::Elementwise;
-        o.elementwise = std::move(elementwise);
+    } else if (array) {
+        o.kind = Op::Kind::Array;
+        o.array = std::move(array);
     } else {
         o.kind = Op::Kind::Task;
         o.task = std::move(fn);

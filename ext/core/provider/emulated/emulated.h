@@ -13,9 +13,9 @@ namespace hrx::provider::emulated {
 // runtime's lane worker is the engine.
 std::unique_ptr<Queue> make_queue(Engine engine);
 
-// Runs an elementwise dispatch (Note [Array operations are dispatches]) over
-// `bindings` with the kernels library.
-void run_elementwise(const ElementwiseOp& op, const Span* bindings, size_t count);
+// Runs an array operation's dispatch (Note [Array operations are
+// dispatches]) over `bindings` with the kernels library.
+void run_array_op(const ArrayOp& op, const Span* bindings, size_t count);
 
 // `image.source` compiled by the Loom frontend (parse, verify, specialise
 // for image.target with image.config), planned and, for a GPU kernel, bound

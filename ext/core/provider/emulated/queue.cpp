@@ -19,7 +19,7 @@ public:
             case Dispatch::Kind::Fill: std::memset(d.dst.data, d.byte, d.dst.length); break;
             case Dispatch::Kind::Copy: std::memcpy(d.dst.data, d.src.data, d.dst.length); break;
             case Dispatch::Kind::Invoke: d.program->invoke(d.bindings, d.binding_count); break;
-            case Dispatch::Kind::Elementwise: run_elementwise(*d.elementwise, d.bindings, d.binding_count); break;
+            case Dispatch::Kind::Array: run_array_op(*d.array, d.bindings, d.binding_count); break;
         }
     }
 
