@@ -49,3 +49,38 @@ def test_injected_gpu_fault_poisons_the_graph_and_spares_unrelated_work(rt, npu)
         np.testing.assert_array_equal(v.view(np.int32), np.arange(n, dtype=np.int32) * 3 + 7)
     del a, b, alias, eg, g, c
     assert rt.statistics().live_bytes == live_before
+
+
+ARRAY_DISPATCHES = {
+    "add": (lambda x, y: hx.add(x, y), lambda a, b: a + b),
+    "astype": (lambda x, y: x.astype(hx.float64), lambda a, b: a.astype(np.float64)),
+    "copy": (lambda x, y: x.copy(), lambda a, b: a.copy()),
+    "sum": (lambda x, y: hx.sum(x, axis=0), lambda a, b: a.sum(axis=0)),
+    "argmax": (lambda x, y: hx.argmax(x, axis=1), lambda a, b: a.argmax(axis=1)),
+}
+
+
+@pytest.mark.parametrize("label", sorted(ARRAY_DISPATCHES))
+def test_injected_fault_in_an_array_dispatch_is_a_device_fault(rt, label):
+    """Issue 26 item 1: elementwise, copy-cast and reduce operations are dispatches on a lane's queue,
+    so a fault armed with rt._inject_fault(message, op) reaches them as Kernel._inject_fault reaches
+    kernels: the one dispatch with that trace label fails naming it, every storage it used is poisoned
+    (HRX §2.6), and unrelated arrays and later operations (the fault disarmed) work."""
+    hx_fn, np_fn = ARRAY_DISPATCHES[label]
+    xs = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x, y, other = (hx.asarray(v, placement=hx.Shared(rt.npu())) for v in (xs, xs + 1, xs * 2))
+    for a in (x, y, other):
+        a.block_until_ready()
+    with pytest.raises(ValueError, match="op"):
+        rt._inject_fault("nothing", "")
+    rt._inject_fault("ECC error on the emulated GPU", label)
+    with pytest.raises(hx.BusyError, match="already armed"):
+        rt._inject_fault("a second fault", label)
+    unrelated = hx.negative(other)  # another label does not take the fault
+    bad = hx_fn(x, y)
+    with pytest.raises(hx.ExecutionError, match=f"injected fault in {label}: ECC error on the emulated GPU"):
+        hx.to_numpy(bad)
+    with pytest.raises(hx.DeviceLostError, match="poisoned"):
+        hx.to_numpy(x)
+    np.testing.assert_array_equal(hx.to_numpy(unrelated), -xs * 2)
+    np.testing.assert_array_equal(hx.to_numpy(hx_fn(other, other)), np_fn(xs * 2, xs * 2))

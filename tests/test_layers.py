@@ -381,7 +381,10 @@ def test_elementwise_functions_are_provider_dispatches():
     assert "provider::ElementwiseOp" in body and "t.array = " in body
     assert "ufunc_run" not in body and "[plan]" not in body
     assert "Dispatch::Kind::Array: run_array_op" in code_of(CORE / "provider" / "emulated" / "queue.cpp")
-    assert "provider::Dispatch::Kind::Array" in code_of(CORE / "runtime" / "scheduler.cpp")
+    scheduler = code_of(CORE / "runtime" / "scheduler.cpp")
+    assert "provider::Dispatch::Kind::Array" in scheduler
+    # Fault injection sees array dispatches as it sees kernels (tests/test_failure.py drills it).
+    assert "array_fault().take(op.label)" in scheduler and "kernel->fault.take()" in scheduler
 
 
 # Each family moved into the provider: the array layer's task builder, the description it fills,

@@ -221,7 +221,7 @@ void bind_kernels(nb::module_& m) {
         .def_ro("name", &Kernel::name, "The kernel's name.")
         .def(
             "_inject_fault",
-            [](std::shared_ptr<Kernel> k, const std::string& message) { k->arm_fault(message); },
+            [](std::shared_ptr<Kernel> k, const std::string& message) { k->fault.arm(message, k->name); },
             "message"_a,
             "Fault injection (tests and failure drills): the next execution of this kernel fails with message, "
             "as a device fault would.")

@@ -321,6 +321,16 @@ void bind_runtime(nb::module_& m) {
             "Every device of the runtime: the GPU, then the NPUs.")
         .def("statistics", &RuntimeCore::statistics, "A snapshot of the runtime's Statistics.")
         .def(
+            "_inject_fault",
+            [](RuntimeCore& r, const std::string& message, const std::string& op) {
+                if (op.empty()) fail(ErrorKind::Message, "_inject_fault: op must name an array operation");
+                r.array_fault().arm(message, "the runtime's array operations", op);
+            },
+            "message"_a, "op"_a,
+            "Fault injection (tests and failure drills): the next array operation dispatched on this runtime "
+            "whose trace label is op ('add', 'astype', 'copy', 'sum', ...) fails with message, as a device "
+            "fault would. BusyError when a fault is armed already.")
+        .def(
             "allocate",
             [](RuntimeCore& r, nb::handle nbytes, const PyPlacement& placement) {
                 return r.allocate(byte_count(nbytes, "allocate(" + nb::cast<std::string>(nb::repr(nbytes)) + ", " +

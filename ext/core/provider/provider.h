@@ -114,7 +114,9 @@ public:
 // the other array operations still run as the array layer's tasks (issue 26).
 // An operand that overlaps the output without being it is marked `stage`:
 // the provider reads it through a dense copy made before anything is
-// written (NumPy's overlap rule), so no family stages on its own.
+// written (NumPy's overlap rule), so no family stages on its own. Fault
+// injection reaches them as it reaches kernels: Runtime._inject_fault arms
+// the next dispatch with a given trace label (runtime/fault.h).
 
 // An operand of an array operation.
 struct ArrayArg {
@@ -207,7 +209,8 @@ struct Dispatch {
     size_t binding_count = 0;             // Invoke, Array
 };
 
-// An ordered stream of work on one engine. The runtime's lane worker hands
+// An ordered stream of work on one engine (Engine::Host: the CPU's, for
+// array operations between host-mapped memories no device binds). The runtime's lane worker hands
 // its queue each dispatch of a region and waits for it; the emulated queue
 // runs a dispatch on the submitting thread, a native one on the device.
 class Queue {

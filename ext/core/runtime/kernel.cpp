@@ -140,18 +140,19 @@ provider::Span span_of(const BufferView& view) {
     return {view.data(), view.length, view.buffer->backing().gpu_coherent};
 }
 
-void Kernel::arm_fault(const std::string& message) {
-    std::lock_guard<std::mutex> lock(fault_mu_);
-    if (fault_) fail(ErrorKind::Busy, "_inject_fault: a fault is already armed on " + name);
-    fault_ = message;
-    fault_armed_.store(true, std::memory_order_release);
+void FaultSlot::arm(const std::string& message, const std::string& target, std::string key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (message_) fail(ErrorKind::Busy, "_inject_fault: a fault is already armed on " + target);
+    message_ = message;
+    key_ = std::move(key);
+    armed_.store(true, std::memory_order_release);
 }
 
-std::optional<std::string> Kernel::take_fault() {
-    if (!fault_armed_.load(std::memory_order_acquire)) return std::nullopt;
-    std::lock_guard<std::mutex> lock(fault_mu_);
-    fault_armed_.store(false, std::memory_order_relaxed);
-    return std::exchange(fault_, std::nullopt);
+std::optional<std::string> FaultSlot::take_slow(std::string_view key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!message_ || (!key_.empty() && key_ != key)) return std::nullopt;
+    armed_.store(false, std::memory_order_relaxed);
+    return std::exchange(message_, std::nullopt);
 }
 
 }  // namespace hrx

@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "memory/storage.h"
+#include "runtime/fault.h"
 
 namespace hrx {
 
@@ -68,16 +69,8 @@ struct Kernel {
     // the last handle goes unless a quarantined graph keeps it for ever.
     std::shared_ptr<MemoryReservation> image_charge;
     std::shared_ptr<const provider::Executable> program;
-    // Fault injection (tests and failure drills): the next run throws the
-    // armed message. Arming (a Python thread) and taking (a lane) may race,
-    // so the message is only touched under fault_mu_.
-    void arm_fault(const std::string& message);  // Busy when one is armed already
-    std::optional<std::string> take_fault();     // the armed message, disarming it
-
-private:
-    std::atomic<bool> fault_armed_{false};  // lets take_fault skip the mutex
-    std::mutex fault_mu_;
-    std::optional<std::string> fault_;
+    // Fault injection (runtime/fault.h): the next run throws the armed message.
+    FaultSlot fault;
 };
 
 // The provider's view of a bound view (provider::Span).

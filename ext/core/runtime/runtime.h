@@ -10,6 +10,7 @@
 
 #include "memory/budget.h"
 #include "memory/placement.h"
+#include "runtime/fault.h"
 #include "runtime/graph.h"
 #include "runtime/scheduler.h"
 #include "memory/storage.h"
@@ -90,6 +91,10 @@ public:
                                             const std::vector<std::shared_ptr<CompletionState>>& after,
                                             std::shared_ptr<SlotToken>* slot);
     Scheduler& scheduler() const { return *scheduler_; }
+    // Fault injection for array operations (Note [Array operations are
+    // dispatches]): keyed by the operation's trace label ("add", "astype",
+    // "sum"), taken by the next such dispatch on any lane.
+    FaultSlot& array_fault() { return array_fault_; }
 
     // One-operation submission for the array layer (runtime/task.cpp): `fn`
     // runs on `lane` once every earlier submission whose uses conflict has
@@ -138,6 +143,7 @@ private:
     std::atomic<uint64_t> task_submissions_{0};  // submit_task's share of stats_.submissions
     std::mutex submit_mu_;
     std::shared_ptr<Scheduler> scheduler_;
+    FaultSlot array_fault_;
 };
 
 // The runtime behind a storage owner or an NPU placement's owner (only

@@ -857,9 +857,10 @@ void Scheduler::dispatch(Lane lane, const Op& op) {
             d.src = span(op.uses[1].view);
             break;
         default: {
-            if (op.kind == Op::Kind::Kernel)
-                if (auto fault = op.kernel->take_fault())
-                    fail(ErrorKind::Generic, "injected fault in " + op.kernel->name + ": " + *fault);
+            if (auto fault = op.kind == Op::Kind::Kernel ? op.kernel->fault.take()
+                                                         : runtime_->array_fault().take(op.label))
+                fail(ErrorKind::Generic,
+                     "injected fault in " + (op.kind == Op::Kind::Kernel ? op.kernel->name : op.label) + ": " + *fault);
             provider::Span* spans = inline_spans;
             if (op.uses.size() > kInlineBindings) {
                 heap_spans.resize(op.uses.size());
