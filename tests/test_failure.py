@@ -57,12 +57,13 @@ ARRAY_DISPATCHES = {
     "copy": (lambda x, y: x.copy(), lambda a, b: a.copy()),
     "sum": (lambda x, y: hx.sum(x, axis=0), lambda a, b: a.sum(axis=0)),
     "argmax": (lambda x, y: hx.argmax(x, axis=1), lambda a, b: a.argmax(axis=1)),
+    "matmul": (lambda x, y: hx.matmul(x, y.T), lambda a, b: a @ b.T),
 }
 
 
 @pytest.mark.parametrize("label", sorted(ARRAY_DISPATCHES))
 def test_injected_fault_in_an_array_dispatch_is_a_device_fault(rt, label):
-    """Issue 26 item 1: elementwise, copy-cast and reduce operations are dispatches on a lane's queue,
+    """Issue 26 item 1: elementwise, copy-cast, reduce and matmul operations are dispatches on a lane's queue,
     so a fault armed with rt._inject_fault(message, op) reaches them as Kernel._inject_fault reaches
     kernels: the one dispatch with that trace label fails naming it, every storage it used is poisoned
     (HRX §2.6), and unrelated arrays and later operations (the fault disarmed) work."""

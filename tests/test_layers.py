@@ -393,12 +393,14 @@ ARRAY_OP_FAMILIES = {
     "copy_task": ("CopyCastOp", "copy_cast"),
     "reduce_task": ("ReduceOp", "reduce_run"),
     "arg_reduce_task": ("ArgReduceOp", "arg_reduce_run"),
+    # hx.matmul, the NPU's bf16/bfp16 gemm on the NPU lane included.
+    "matmul_task": ("MatmulOp", "matmul_bf16"),
 }
 
 
 @pytest.mark.parametrize("task", sorted(ARRAY_OP_FAMILIES))
 def test_copies_casts_and_reductions_are_provider_dispatches(task):
-    """Issue 26 item 1: copies and casts (bfp16 included) and reductions are dispatches of an
+    """Issue 26 item 1: copies and casts (bfp16 included), reductions and matmul are dispatches of an
     operation the provider supplies, like the elementwise functions; what is left of a closure
     is the empty one of an operation with nothing to do."""
     description, kernel = ARRAY_OP_FAMILIES[task]

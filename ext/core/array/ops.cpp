@@ -7,7 +7,6 @@
 #include "errors.h"
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
-#include "kernels/matmul.h"
 #include "runtime/blocking.h"
 #include "runtime/runtime.h"
 
@@ -218,32 +217,12 @@ struct ArgPlan {
     StridedArg arg() const { return StridedArg{scalar ? const_cast<uint8_t*>(value) : data, dtype, strides.data()}; }
 };
 
-ArgPlan plan_operand(const Operand& o, const Dims& shape) {
-    ArgPlan p;
-    p.dtype = o.dtype;
-    if (o.scalar) {
-        p.scalar = true;
-        std::memcpy(p.value, o.value, sizeof p.value);
-        p.strides.assign(shape.size(), 0);
-    } else {
-        p.data = o.arr().data();
-        p.strides = broadcast_strides(o.arr(), shape);
-    }
-    return p;
-}
-
 ArgPlan plan_array(const Array& a) {
     ArgPlan p;
     p.dtype = a.dtype;
     p.data = a.data();
     p.strides = a.strides;
     return p;
-}
-
-int64_t shape_size(const Dims& shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
 }
 
 // Without the leading length-1 axes that go beyond `ndim` (check_assignable allows them).
@@ -475,105 +454,9 @@ TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, 
     return t;
 }
 
-namespace {
-
-// For each output batch index (C order over `batch`), the index of the
-// operand matrix (C order over the operand's own batch shape) that feeds it.
-Dims batch_map(const Dims& op_batch, const Dims& batch) {
-    const int64_t total = shape_size(batch);
-    Dims map(static_cast<size_t>(total));
-    const size_t pad = batch.size() - op_batch.size();
-    Dims idx(batch.size(), 0);
-    for (int64_t t = 0; t < total; ++t) {
-        int64_t s = 0;
-        for (size_t i = 0; i < op_batch.size(); ++i) s = s * op_batch[i] + (op_batch[i] == 1 ? 0 : idx[pad + i]);
-        map[static_cast<size_t>(t)] = s;
-        for (size_t d = batch.size(); d-- > 0;) {
-            if (++idx[d] < batch[d]) break;
-            idx[d] = 0;
-        }
-    }
-    return map;
-}
-
-}  // namespace
-
 std::vector<uint8_t> dense_copy(const Array& a, DType dt) {
-    const int64_t n = a.size();
-    std::vector<uint8_t> out(static_cast<size_t>(std::max<int64_t>(n * dtype_itemsize(dt), 1)));
-    Dims dense = contiguous_strides(a.shape, dt);
-    StridedArg dst{out.data(), dt, dense.data()};
-    if (a.dtype == DType::BFP16) {
-        std::vector<float> rows(static_cast<size_t>(n));
-        decode_rows(a, a.data(), rows.data());
-        Dims fd = contiguous_strides(a.shape, DType::Float32);
-        kernels::copy_cast(a.ndim(), a.shape.data(), StridedArg{reinterpret_cast<uint8_t*>(rows.data()), DType::Float32, fd.data()}, dst);
-    } else {
-        ArgPlan p = plan_array(a);
-        kernels::copy_cast(a.ndim(), a.shape.data(), p.arg(), dst);
-    }
-    return out;
+    return kernels::dense_copy(a.ndim(), a.shape.data(), StridedArg{a.data(), a.dtype, a.strides.data()}, dt);
 }
-
-namespace {
-
-// Quantises the dense float32 copy `m` of the matmul operand of `shape`
-// (matrices of rows x cols, row-major) to bfp16ebs8 and back along the rows
-// (`along_rows`) or the columns. A NaN or Inf fails the operation (a Data
-// error naming the `operand`'s element).
-void quantize_dense(float* m, const Dims& shape, bool along_rows, bool even, const char* operand) {
-    const auto rounding = even ? kernels::BfpRounding::even : kernels::BfpRounding::floor;
-    const int64_t rows = shape[shape.size() - 2], cols = shape.back();
-    const int64_t count = rows * cols ? shape_size(shape) / (rows * cols) : 0;
-    const int64_t line = along_rows ? cols : rows;
-    std::vector<float> buf(static_cast<size_t>(line));
-    std::vector<uint8_t> blocks(static_cast<size_t>(line / 8 * 9));
-    for (int64_t c = 0; c < count; ++c) {
-        float* mat = m + c * rows * cols;
-        const int64_t lines = along_rows ? rows : cols;
-        for (int64_t l = 0; l < lines; ++l) {
-            for (int64_t i = 0; i < line; ++i) buf[i] = along_rows ? mat[l * cols + i] : mat[i * cols + l];
-            const std::ptrdiff_t bad = kernels::bfp16_first_nonfinite(buf.data(), static_cast<size_t>(line / 8));
-            if (bad >= 0) {
-                const int64_t at = c * rows * cols + (along_rows ? l * cols + bad : bad * cols + l);
-                kernels::bfp16_unencodable("", kernels::element_name(static_cast<int>(shape.size()), shape.data(), at, operand), buf[bad]);
-            }
-            kernels::bfp16_encode(buf.data(), blocks.data(), static_cast<size_t>(line / 8), rounding);
-            kernels::bfp16_decode(blocks.data(), buf.data(), static_cast<size_t>(line / 8));
-            for (int64_t i = 0; i < line; ++i) (along_rows ? mat[l * cols + i] : mat[i * cols + l]) = buf[i];
-        }
-    }
-}
-
-// A matrix-vector product (A (m, k) @ B (k, 1), or A (1, k) @ B (k, n) as
-// B^T @ A^T) of float32 / float64 computed in place from the matrix's
-// strides, row-major or transposed (Note [Matrix-vector] in
-// kernels/gemm.cpp: the GEMM's bits, without copying the matrix dense).
-// False when the product is not one: the caller takes the general path.
-bool matvec(const Array& A, const Array& B, DType cdt, uint8_t* cptr) {
-    if ((cdt != DType::Float32 && cdt != DType::Float64) || A.dtype != cdt || B.dtype != cdt || A.ndim() != 2 ||
-        B.ndim() != 2)
-        return false;
-    const int64_t m = A.shape[0], k = A.shape[1], n = B.shape[1];
-    const bool column = n == 1;
-    if (!column && m != 1) return false;
-    const Array& mat = column ? A : B;
-    const Array& vec = column ? B : A;
-    const int64_t rows = column ? m : n;
-    const int64_t item = dtype_itemsize(cdt);
-    int64_t rs = column ? mat.strides[0] : mat.strides[1], cs = column ? mat.strides[1] : mat.strides[0];
-    if (rs % item != 0 || cs % item != 0) return false;
-    rs /= item;
-    cs /= item;
-    if (rows == 1) rs = 1;  // never stepped
-    if (k == 1) cs = 1;
-    if (rs < 0 || cs < 0 || (rs != 1 && cs != 1)) return false;
-    const std::vector<uint8_t> x = dense_copy(vec, cdt);
-    return kernels::matvec_typed(cdt, mat.data(), static_cast<size_t>(rs), static_cast<size_t>(cs), x.data(), cptr,
-                                 static_cast<size_t>(rows), static_cast<size_t>(k));
-}
-
-}  // namespace
 
 TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane, MatmulMode mode, bool bfp16_even,
                      const std::string& name) {
@@ -583,64 +466,30 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
     t.lane = lane;
     check_writable(out, name);
     for (const Array* x : {&a, &b, &out}) check_lane_binding(*x, t.lane, name);
-    t.uses.push_back(a.use(Access::Read));
-    t.uses.push_back(b.use(Access::Read));
-    t.uses.push_back(out.use(Access::Write));
     t.written = out.base;
     if (out.size() == 0) {
+        t.uses.push_back(a.use(Access::Read));
+        t.uses.push_back(b.use(Access::Read));
+        t.uses.push_back(out.use(Access::Write));
         t.fn = [] {};
         return t;
     }
-    Array A = a, B = b, C = out;
-    t.fn = [A, B, C, mode, bfp16_even] {
-        const int64_t m = A.shape[A.ndim() - 2], k = A.shape[A.ndim() - 1], n = B.shape[B.ndim() - 1];
-        const Dims batch(C.shape.begin(), C.shape.end() - 2);
-        const Dims ba(A.shape.begin(), A.shape.end() - 2), bb(B.shape.begin(), B.shape.end() - 2);
-        const int64_t total = shape_size(batch);
-        Dims ia, ib;
-        if (ba != batch) ia = batch_map(ba, batch);
-        if (bb != batch) ib = batch_map(bb, batch);
-        const DType cdt = C.dtype;
-        const bool direct = C.c_contiguous();
-        std::vector<uint8_t> cbuf;
-        uint8_t* cptr = C.data();
-        if (!direct) {
-            cbuf.resize(static_cast<size_t>(C.size() * dtype_itemsize(cdt)));
-            cptr = cbuf.data();
-        }
-        if (mode != MatmulMode::Natural) {
-            std::vector<uint8_t> abuf, bbuf;
-            if (mode == MatmulMode::Bfp16) {
-                // Quantise along k in float32, then narrow: bfp16 values are bf16-exact.
-                std::vector<uint8_t> af = dense_copy(A, DType::Float32), bf = dense_copy(B, DType::Float32);
-                quantize_dense(reinterpret_cast<float*>(af.data()), A.shape, true, bfp16_even, "lhs");
-                quantize_dense(reinterpret_cast<float*>(bf.data()), B.shape, false, bfp16_even, "rhs");
-                abuf.resize(af.size() / 2);
-                bbuf.resize(bf.size() / 2);
-                kernels::f32_to_bf16(reinterpret_cast<float*>(af.data()), reinterpret_cast<uint16_t*>(abuf.data()),
-                                     af.size() / 4);
-                kernels::f32_to_bf16(reinterpret_cast<float*>(bf.data()), reinterpret_cast<uint16_t*>(bbuf.data()),
-                                     bf.size() / 4);
-            } else {
-                abuf = dense_copy(A, DType::BFloat16);
-                bbuf = dense_copy(B, DType::BFloat16);
-            }
-            kernels::matmul_bf16(reinterpret_cast<uint16_t*>(abuf.data()), reinterpret_cast<uint16_t*>(bbuf.data()),
-                                 reinterpret_cast<float*>(cptr), static_cast<size_t>(total), static_cast<size_t>(m),
-                                 static_cast<size_t>(k), static_cast<size_t>(n), ia.empty() ? nullptr : ia.data(),
-                                 ib.empty() ? nullptr : ib.data());
-        } else if (!matvec(A, B, cdt, cptr)) {
-            std::vector<uint8_t> abuf = dense_copy(A, cdt), bbuf = dense_copy(B, cdt);
-            kernels::matmul_typed(cdt, cdt, abuf.data(), bbuf.data(), cptr, static_cast<size_t>(total),
-                                  static_cast<size_t>(m), static_cast<size_t>(k), static_cast<size_t>(n),
-                                  ia.empty() ? nullptr : ia.data(), ib.empty() ? nullptr : ib.data());
-        }
-        if (!direct) {
-            Dims dense = contiguous_strides(C.shape, cdt);
-            ArgPlan cp = plan_array(C);
-            kernels::copy_cast(C.ndim(), C.shape.data(), StridedArg{cbuf.data(), cdt, dense.data()}, cp.arg());
-        }
-    };
+    // One matmul dispatch (Note [Array operations are dispatches]): on the
+    // NPU lane it is the NPU's gemm, on the compute lane the GPU's.
+    auto m = std::make_shared<provider::MatmulOp>();
+    m->mode = mode;
+    m->bfp16_even = bfp16_even;
+    m->a_shape = a.shape;
+    m->b_shape = b.shape;
+    m->out_shape = out.shape;
+    t.uses.reserve(3);
+    bind_arg(t, a, Access::Read, m->a);
+    m->a.strides = a.strides;
+    bind_arg(t, b, Access::Read, m->b);
+    m->b.strides = b.strides;
+    bind_arg(t, out, Access::Write, m->out);
+    m->out.strides = out.strides;
+    t.array = std::move(m);
     return t;
 }
 

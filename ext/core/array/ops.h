@@ -181,17 +181,14 @@ TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initialize
 // on the calling thread (inside a task).
 std::vector<uint8_t> dense_copy(const Array& a, DType dt);
 
-// How a matmul multiplies: Natural in out's dtype (kernels::matmul_typed:
-// integers wrap, floats accumulate in their own precision); Bf16 rounds both
-// operands to bfloat16 and accumulates in float32 as the NPU does
-// (kernels::matmul_bf16, out float32); Bfp16 first quantises both operands to
-// bfp16ebs8 along k (k a multiple of 8), then as Bf16.
-enum class MatmulMode : uint8_t { Natural, Bf16, Bfp16 };
+// How a matmul multiplies (provider::MatmulOp says how each mode computes).
+using MatmulMode = provider::MatmulOp::Mode;
 
 // Batched matmul c = a @ b with a: (..., m, k), b: (..., k, n), out: (..., m, n)
 // (batch dimensions already broadcast in out's shape; a and b broadcast to
-// them, as NumPy does) on `lane` (Npu or Compute). out must be C-contiguous or
-// is written through a temporary.
+// them, as NumPy does) on `lane` (Npu or Compute): one matmul dispatch (Note
+// [Array operations are dispatches] in provider/provider.h). out must be
+// C-contiguous or is written through a temporary.
 TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane, MatmulMode mode, bool bfp16_even,
                      const std::string& name);
 

@@ -36,6 +36,7 @@
 #include <string_view>
 
 #include "kernels/bf16.h"
+#include "kernels/bfp16.h"
 #include "kernels/cpu_features.h"
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_impl.h"
@@ -442,6 +443,31 @@ void force_portable_half_casts(bool on) noexcept { ew::g_force_portable.store(on
 
 const char* half_cast_path() noexcept {
     return ew::g_force_portable.load() ? "portable" : ew::half_paths().name;
+}
+
+std::vector<std::uint8_t> dense_copy(int ndim, const std::int64_t* shape, const StridedArg& src, DType dt) {
+    const auto c_strides = [&](std::int64_t item) {
+        std::vector<std::int64_t> st(static_cast<std::size_t>(ndim));
+        for (int i = ndim; i-- > 0;) {
+            st[static_cast<std::size_t>(i)] = item;
+            item *= std::max<std::int64_t>(shape[i], 1);
+        }
+        return st;
+    };
+    std::int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(std::max<std::int64_t>(n * dtype_itemsize(dt), 1)));
+    const std::vector<std::int64_t> dense = c_strides(dtype_itemsize(dt));
+    const StridedArg dst{out.data(), dt, dense.data()};
+    if (src.dtype != DType::BFP16) {
+        copy_cast(ndim, shape, src, dst);
+        return out;
+    }
+    std::vector<float> rows(static_cast<std::size_t>(n));
+    bfp16_decode_rows(src.data, ndim, shape, src.strides, rows.data());
+    const std::vector<std::int64_t> fd = c_strides(sizeof(float));
+    copy_cast(ndim, shape, StridedArg{reinterpret_cast<std::uint8_t*>(rows.data()), DType::Float32, fd.data()}, dst);
+    return out;
 }
 
 }  // namespace hrx::kernels

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "kernels/dtype.h"
 
@@ -131,6 +132,13 @@ void ufunc_run(Ufunc op, const UfuncLoop& loop, int ndim, const std::int64_t* sh
 // details. src and dst must not overlap unless identical. Same-dtype
 // contiguous copies are a memcpy; large casts are split over the pool.
 void copy_cast(int ndim, const std::int64_t* shape, const StridedArg& src, const StridedArg& dst);
+
+// A new C-contiguous copy of `src` (ndim dimensions of `shape`) in dtype
+// `dt` (any numeric; never empty: one byte for zero elements), by copy_cast;
+// a BFP16 src (its strides its blocks', the last axis's unused) decodes
+// through float32 rows. The dense operand copies of matmuls and of array
+// operations that want contiguous input.
+std::vector<std::uint8_t> dense_copy(int ndim, const std::int64_t* shape, const StridedArg& src, DType dt);
 
 // The float16 <-> float32 conversion path in use: "f16c" or "portable".
 const char* half_cast_path() noexcept;

@@ -110,7 +110,8 @@ public:
 // provider runs them with the kernels library (provider/emulated/array_ops.cpp);
 // a native one would launch its device code for the same description.
 // The families so far: elementwise functions (the ufuncs), copies and casts
-// (bfp16 encoding and decoding included), reductions and arg-reductions;
+// (bfp16 encoding and decoding included), reductions and arg-reductions,
+// and matmul (the GPU's, and the NPU's bf16/bfp16 gemm on the NPU lane);
 // the other array operations still run as the array layer's tasks (issue 26).
 // An operand that overlaps the output without being it is marked `stage`:
 // the provider reads it through a dense copy made before anything is
@@ -133,7 +134,7 @@ struct ArrayArg {
 // The description of one array operation; `family` says which of the
 // structs below it is.
 struct ArrayOp {
-    enum class Family : uint8_t { Elementwise, CopyCast, Reduce, ArgReduce };
+    enum class Family : uint8_t { Elementwise, CopyCast, Reduce, ArgReduce, Matmul };
     const Family family;
 
 protected:
@@ -192,6 +193,21 @@ struct ArgReduceOp : ArrayOp {
     Dims shape;  // in's
     ArrayArg in;
     ArrayArg out;
+};
+
+// out (..., m, n) = a (..., m, k) @ b (..., k, n), the batch axes of a and b
+// broadcast to out's as NumPy does. Natural multiplies in out's dtype
+// (kernels::matmul_typed: integers wrap, floats accumulate in their own
+// precision); Bf16 rounds both operands to bfloat16 and accumulates in
+// float32 as the NPU does (kernels::matmul_bf16, out float32); Bfp16 first
+// quantises both operands to bfp16ebs8 along k (k a multiple of 8; rounding
+// to even when `bfp16_even`, a NaN or Inf a Data error), then as Bf16.
+struct MatmulOp : ArrayOp {
+    MatmulOp() : ArrayOp(Family::Matmul) {}
+    enum class Mode : uint8_t { Natural, Bf16, Bfp16 } mode = Mode::Natural;
+    bool bfp16_even = false;
+    Dims a_shape, b_shape, out_shape;
+    ArrayArg a, b, out;
 };
 
 // One unit of queue work (libamdf's fills, copies and dispatch packets).
