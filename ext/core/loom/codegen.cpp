@@ -79,6 +79,9 @@ struct ViewMeta {
     int binding = -1;
     ScalarKind elem = ScalarKind::None;
     size_t rank = 0;
+    // The view's bytes [static_begin, static_end) of its buffer when its offset
+    // and extents are constants (else static_end = -1): Note [Static footprints].
+    int64_t static_begin = 0, static_end = -1;
 };
 
 class Gen {
@@ -135,6 +138,7 @@ public:
         } else {
             g.scratch_bytes = wg_bytes_;
         }
+        scratch_bytes_ = g.scratch_bytes;
         emit_function(body);
         g.buffer_names = buffer_names_;
         g.ir = out_.str();
@@ -148,6 +152,7 @@ private:
     bool folded_;
     const Op& root_;
     int ib_ = 32;
+    uint64_t scratch_bytes_ = 0;
     std::vector<Info> info_;
     std::vector<VK> vk_;
     std::vector<ViewMeta> views_;
@@ -300,6 +305,21 @@ private:
                 m.binding = bindof_[static_cast<size_t>(op.operands[0])];
                 m.elem = t.elem;
                 m.rank = t.dims.size();
+                {
+                    std::optional<int64_t> off = op.indices.empty() ? std::optional<int64_t>(0)
+                                                 : op.indices[0].is_value() ? constant_of(op.indices[0].value)
+                                                                             : std::optional<int64_t>(op.indices[0].constant);
+                    __int128 end = off && *off >= 0 ? static_cast<__int128>(elem_size(t.elem)) : -1;
+                    for (const Dim& d : t.dims) {
+                        if (d.is_dynamic() || d.extent < 0 || end < 0) end = -1;
+                        else end *= d.extent;
+                        if (end > (__int128{1} << 62)) end = -1;
+                    }
+                    if (end >= 0) {
+                        m.static_begin = *off;
+                        m.static_end = static_cast<int64_t>(static_cast<__int128>(*off) + end);
+                    }
+                }
                 vk_[static_cast<size_t>(op.results[0])] = VK::View;
                 views_[static_cast<size_t>(op.results[0])] = m;
                 continue;
@@ -537,6 +557,7 @@ private:
     // A value's storage: an entry-block alloca, or (kernels split at
     // barriers) the current chunk's entry of its per-chunk array in scratch.
     std::string slot(ValueId v) {
+        if (auto c = cached_.find(v); c != cached_.end()) return c->second;
         auto it = chunk_slot_.find(v);
         if (it == chunk_slot_.end()) return "%v" + std::to_string(v);
         // ci_ counts work-items: chunk ci_ / N starts lane_bytes(v) * ci_ / N bytes in.
@@ -669,12 +690,51 @@ private:
         }
     }
 
+    // Note [Values read from earlier chunk loops]
+    //   A chunk loop reads the values earlier chunk loops left in scratch
+    //   (Note [Values across barriers]) once, at the top of each chunk, into
+    //   registers (entry allocas that LLVM promotes): they cannot change in
+    //   this loop, and a read from scratch inside one of its inner loops is
+    //   one LLVM does not hoist (it sits in a conditional block, at an offset
+    //   it cannot prove inside the buffer), so matmul_tiled's k loop reloaded
+    //   its tile rows, two 64-byte vectors, for each of its eight reads.
+    std::map<ValueId, std::string> cached_;
+    int cache_ids_ = 0;
+    static void uses_and_defs(const Op& op, std::set<ValueId>& used, std::set<ValueId>& defined, const std::function<const Type&(ValueId)>& type) {
+        for (ValueId v : op.operands) used.insert(v);
+        for (const IndexEntry& e : op.indices)
+            if (e.is_value()) used.insert(e.value);
+        for (ValueId r : op.results) {
+            defined.insert(r);
+            for (const Dim& d : type(r).dims)
+                if (d.is_dynamic()) used.insert(d.value);
+        }
+        for (const Region& sub : op.regions) {
+            for (ValueId a : sub.args) defined.insert(a);
+            for (const Op& o : sub.ops) uses_and_defs(o, used, defined, type);
+        }
+    }
+    void load_earlier_values(const std::vector<const Op*>& seg) {
+        std::set<ValueId> used, defined;
+        for (const Op* o : seg) uses_and_defs(*o, used, defined, [&](ValueId v) -> const Type& { return vtype(v); });
+        for (ValueId v : used) {
+            if (defined.count(v) || !chunk_slot_.count(v) || vk_[static_cast<size_t>(v)] != VK::Num) continue;
+            const std::string reg = "%early" + std::to_string(cache_ids_++);
+            allocas_ << "  " << reg << " = alloca " << rty(v) << ", align 64\n";
+            const std::string x = get(v);
+            b_ << "  store " << rty(v) << " " << x << ", ptr " << reg << "\n";
+            cached_[v] = reg;
+        }
+    }
+
     void emit_wg_region(const Region& r) {
         std::vector<const Op*> seg;
         auto flush = [&] {
             if (seg.empty()) return;
             chunk_loop([&] {
+                load_earlier_values(seg);
                 for (const Op* o : seg) emit_op(*o, mask_);
+                cached_.clear();
             });
             seg.clear();
         };
@@ -955,7 +1015,13 @@ private:
             b_ << "  ret i32 0\n";
         }
         out_ << "; Loom kernel @" << spec_.symbol << " (hrxarray native executor, " << N << " lanes)\n";
-        out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, ptr noalias %scratch, i64 %first, i64 %n) {\nentry:\n";
+        // Note [Scratch is dereferenceable]: the executor passes Generated::scratch_bytes
+        // of 64-byte aligned memory. Saying so lets LLVM hoist loop-invariant reads of
+        // scratch (values kept across barrier cuts, read in a loop's conditional
+        // blocks) out of the loop, which it may not do for a pointer that might be
+        // invalid: matmul_tiled's inner loop reloaded its tile rows every step.
+        const std::string sattr = scratch_bytes_ ? " dereferenceable(" + std::to_string(scratch_bytes_) + ") align 64" : std::string();
+        out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, ptr noalias" << sattr << " %scratch, i64 %first, i64 %n) {\nentry:\n";
         out_ << allocas_.str() << b_.str() << "}\n\n";
         for (const std::string& d : decls_) out_ << d << "\n";
     }
@@ -1231,10 +1297,28 @@ private:
         }
         const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
         byte0 = emit("add i64 " + off + ", " + emit("mul i64 " + lin + ", " + std::to_string(es)));
+        if (static_inside(m)) return ok;  // Note [Static footprints]
         const std::string endb = emit("add i64 " + byte0 + ", " + std::to_string(contig ? es * ext * N : es * ext));
         ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + byte0 + ", 0"));
         ok = emit("and i1 " + ok + ", " + emit("icmp ule i64 " + endb + ", " + size_.at(m.binding)));
         return ok;
+    }
+    // Note [Static footprints]
+    //   A view of workgroup memory (an alloca of a constant size) at a
+    //   constant offset with constant extents lies inside its buffer or not,
+    //   once for all: when it does, an access whose every index passed its
+    //   axis check touches bytes inside the view, so the byte check of the
+    //   fast path (Note [Lane-affine accesses]) would always pass and is left
+    //   out. In matmul_tiled's inner loop that was most of each LDS read's
+    //   cost: the axis checks are loop-invariant (the tile row) or folded by
+    //   LLVM (the k index of a constant-bound loop), the byte check was not.
+    //   A view that reaches outside its buffer keeps the check, which then
+    //   fails as the interpreter's does.
+    bool static_inside(const ViewMeta& m) const {
+        if (m.static_end < 0) return false;
+        for (const auto& [v, at] : wg_alloca_)
+            if (bindof_[static_cast<size_t>(v)] == m.binding) return m.static_begin >= 0 && m.static_end <= at.second;
+        return false;
     }
     bool any_varying_index(const Op& op) const {
         for (const IndexEntry& e : op.indices)
