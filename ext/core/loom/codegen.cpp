@@ -1054,21 +1054,40 @@ private:
         mask_ = emit("icmp slt " + vt("i64") + " " + emit("add " + vt("i64") + " " + splat("i64", g) + ", " + iota()) + ", " + splat("i64", g1));
         const std::string w0 = emit("load i64, ptr " + ws);
         const std::string i0 = emit("load i64, ptr " + is);
-        // Coordinates into slots: a chunk inside one workgroup (the common
-        // case) takes them from scalars; one spanning workgroups divides.
+        // Note [Two copies of a folded body]
+        //   A chunk inside one workgroup (the common case) takes its
+        //   coordinates from scalars; one spanning workgroups divides. The
+        //   body is emitted once for each, so that in the first copy LLVM sees
+        //   the workgroup ids and every value made of them as splats of
+        //   scalars (one multiply, not a 64-bit vector multiply per lane
+        //   group, and lane 0 of an index as a scalar): a single copy joined
+        //   the two cases through memory and did the vector work per chunk.
         const std::string V = vt("i64");
         static const char* names[] = {"items", "wgl", "ix", "iy", "iz", "gx", "gy", "gz"};
-        std::map<std::string, std::string> sl;
-        for (const char* nm : names) {
-            sl[nm] = "%f" + std::string(nm) + id;
-            allocas_ << "  " << sl[nm] << " = alloca " << V << "\n";
-        }
-        auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl[nm] << "\n"; };
+        auto slots = [&](const std::string& path) {
+            std::map<std::string, std::string> sl;
+            for (const char* nm : names) {
+                sl[nm] = "%f" + std::string(nm) + path + id;
+                allocas_ << "  " << sl[nm] << " = alloca " << V << "\n";
+            }
+            return sl;
+        };
+        auto body_with = [&](const std::map<std::string, std::string>& sl) {
+            items_ = emit("load " + V + ", ptr " + sl.at("items"));
+            wgl_ = emit("load " + V + ", ptr " + sl.at("wgl"));
+            for (int a = 0; a < 3; ++a) {
+                fold_item_[a] = sl.at(names[2 + a]);
+                fold_wg_[a] = sl.at(names[5 + a]);
+            }
+            emit_region(body, mask_);
+        };
         const std::string inside = emit("icmp ule i64 " + emit("add i64 " + i0 + ", " + std::to_string(N)) + ", " + W_);
         const std::string lf = label("foldfast"), ls = label("foldslow"), lj = label("foldjoin");
         cbr(inside, lf, ls);
         block(lf);
         {
+            const auto sl = slots("f");
+            auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl.at(nm) << "\n"; };
             items_ = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
             set_affine(i0);
             keep("items", items_);
@@ -1086,10 +1105,13 @@ private:
             keep("gx", splat("i64", wx));
             keep("gy", splat("i64", wy));
             keep("gz", splat("i64", wz));
+            body_with(sl);
             br(lj);
         }
         block(ls);
         {
+            const auto sl = slots("s");
+            auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl.at(nm) << "\n"; };
             b_ << "  store i1 false, ptr %affine\n";  // lanes of two workgroups
             const std::string off = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
             items_ = divmod(off, W_, true);
@@ -1098,16 +1120,10 @@ private:
             keep("wgl", wgl_);
             for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
             for (int a = 0; a < 3; ++a) keep(names[5 + a], split_wg(a));
+            body_with(sl);
             br(lj);
         }
         block(lj);
-        items_ = emit("load " + V + ", ptr " + sl["items"]);
-        wgl_ = emit("load " + V + ", ptr " + sl["wgl"]);
-        for (int a = 0; a < 3; ++a) {
-            fold_item_[a] = sl[names[2 + a]];
-            fold_wg_[a] = sl[names[5 + a]];
-        }
-        emit_region(body, mask_);
         const std::string g2 = emit("load i64, ptr " + cs);
         const std::string g3 = emit("add i64 " + g2 + ", " + std::to_string(N));
         b_ << "  store i64 " << g3 << ", ptr " << cs << "\n";
