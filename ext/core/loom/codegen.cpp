@@ -111,6 +111,7 @@ public:
         // subgroups) fill every chunk: work-items of consecutive workgroups
         // share one, and workgroup ids vary between its lanes, as there.
         fold_ = folded_ && !split_ && !uses_subgroup_ && wg_bytes_ == 0;
+        if (fold_) N = kFoldedLanes;
         if (uses_subgroup_) {
             const int sg = spec_.facts.subgroup_size;
             if (sg != 8 && sg != 16 && sg != 32 && sg != 64) refuse("subgroup collectives with a subgroup size of " + std::to_string(sg));
