@@ -348,7 +348,7 @@ private:
     std::atomic<uint64_t> next_id_{1};
 
     std::mutex trace_mu_;
-    bool tracing_ = false;
+    std::atomic<bool> tracing_{false};  // set under trace_mu_; read without it first (Note [Untraced regions read no clock])
     size_t trace_capacity_ = 0;
     uint64_t trace_dropped_ = 0;
     std::list<TraceEvent> trace_;
