@@ -277,7 +277,7 @@ void Scheduler::shutdown() {
 }
 
 std::shared_ptr<CompletionState> Scheduler::make_completion() {
-    return std::make_shared<CompletionState>(std::weak_ptr<void>(shared_from_this()), next_id_.fetch_add(1));
+    return std::make_shared<CompletionState>(std::weak_ptr<void>(weak_from_this()), next_id_.fetch_add(1));
 }
 
 void Scheduler::signal_lane(int lane) {
