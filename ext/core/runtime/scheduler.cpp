@@ -624,14 +624,18 @@ void Submission::take_leases(const std::vector<std::pair<std::shared_ptr<Storage
 }
 
 void Submission::release_leases() {
-    for (auto& [storage, access] : leases) storage->release_device_use(access);
+    end_leases();
     leases.clear();
+}
+
+void Submission::end_leases() {
+    for (auto& [storage, access] : leases) storage->release_device_use(access);
 }
 
 void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                                 std::vector<std::shared_ptr<Submission>>* finished) {
-    auto sub = *it;
-    sub->release_leases();
+    auto sub = std::move(*it);
+    sub->end_leases();
     // The run gives its slot back before anyone can observe the completion,
     // so `submit().wait()` in a loop never finds the slot still held.
     sub->slot.reset();
