@@ -17,6 +17,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <exception>
+#include <utility>
 #include <span>
 
 #include "array/creation.h"
@@ -301,7 +303,11 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
 // vectorcall entry (the type's tp_vectorcall_offset points at `vectorcall`),
 // which hands the call's own argument array, self prepended, to the same
 // nanobind __call__ overloads: no tuple or dict is made, and the parse, the
-// errors and their translation are exactly those of __call__. Objects whose
+// errors and their translation are exactly those of __call__. The two most
+// common forms, f(x, y) and f(x, y, out=z), skip nanobind's overload
+// matching too and go to ufunc_apply as the keyword overload would; their
+// errors are rethrown inside a nanobind function, so they are translated as
+// every binding's are. Objects whose
 // entry is null (Loom ufuncs, a subclass) take the type's __call__ as before.
 struct PyUfunc {
     vectorcallfunc vectorcall = nullptr;
@@ -310,10 +316,36 @@ struct PyUfunc {
 
 // The type's __call__ (nanobind's overload set), for ufunc_vectorcall.
 PyObject* g_ufunc_call = nullptr;
+// A nanobind function that rethrows t_failure, so that an exception of the
+// direct path below leaves with nanobind's translation (HrxError kinds,
+// python_error) like every other call's.
+PyObject* g_rethrow = nullptr;
+thread_local std::exception_ptr t_failure;
 
 PyObject* ufunc_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    const Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    const Py_ssize_t total = n + nkw;
+    const PyUfunc& u = *nb::inst_ptr<PyUfunc>(self);
+    const UfuncInfo& info = kernels::ufunc_info(u.op);
+    // The common calls, f(x, y) and f(x, y, out=z), go straight to
+    // ufunc_apply, as ufunc_call_kw would send them (no nanobind overload
+    // matching, no argument tuple); everything else goes through __call__.
+    if (n == info.nin && g_rethrow &&
+        (nkw == 0 || (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") == 0))) {
+        try {
+            CallArgs c;
+            for (Py_ssize_t i = 0; i < n; ++i) c.inputs[i] = args[i];
+            c.nin = static_cast<size_t>(n);
+            c.out = nkw ? nb::handle(args[n]) : nb::handle(Py_None);
+            c.dtype = Py_None;
+            c.where = Py_True;
+            return ufunc_apply(u.op, c).release().ptr();
+        } catch (...) {
+            t_failure = std::current_exception();
+            return PyObject_CallNoArgs(g_rethrow);  // always NULL, with the translated error set
+        }
+    }
     if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {
         // The caller lets args[-1] be borrowed for self (PEP 590).
         PyObject** slot = const_cast<PyObject**>(args) - 1;
@@ -350,6 +382,12 @@ void enable_ufunc_vectorcall(nb::handle cls, std::span<const nb::object> objects
     const auto offset = offset_of(objects[0]);
     for (const auto& o : objects)
         if (offset_of(o) != offset || offset <= 0) return;
+    nb::object rethrow = nb::cpp_function([] {
+        std::exception_ptr e = std::exchange(t_failure, nullptr);
+        if (e) std::rethrow_exception(e);
+        throw nb::type_error("ufunc call: no pending error to raise");
+    });
+    g_rethrow = rethrow.release().ptr();
     for (const auto& o : objects) nb::inst_ptr<PyUfunc>(o)->vectorcall = &ufunc_vectorcall;
     type->tp_vectorcall_offset = offset + static_cast<Py_ssize_t>(offsetof(PyUfunc, vectorcall));
     type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
