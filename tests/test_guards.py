@@ -748,3 +748,69 @@ def test_many_waiters_all_wake(rt, npu, watchdog):
     for _, box in waiters:
         box["value"].release()
     assert buf._state()["host_readers"] == 0
+
+
+def test_device_leases_end_without_losing_a_host_waiter(rt, watchdog):
+    """Note [Device leases end without the lock]: a lease ends without the storage mutex (a lane retiring a
+    submission) and notifies only when a host guard waits. With more threads than CPUs (6 submitting
+    graphs that write or read the allocation, 4 mapping the
+    same allocation with blocking read and write guards, which wait for device use and are refused by each
+    other) no waiter may miss its release (a hang, caught by the watchdog), no write mapping may coexist
+    with a device lease, and the counts end at zero."""
+    buf = alloc(rt, "HostVisible")
+    rounds = 150
+    errors, overlaps, mapped = [], [], []
+
+    def device(t):
+        try:
+            g = rt.graph()
+            if t % 2:
+                g.fill(buf, t)  # a device writer of buf
+            else:
+                g.copy_on(alloc(rt, "HostVisible"), buf, "upload")  # a device reader of buf
+            run = g.prepare()
+            last = None
+            for _ in range(rounds):
+                try:
+                    last = run.submit()
+                except hx.BusyError:  # a live host guard or a full runtime: refused, nothing changed
+                    time.sleep(0)
+            if last is not None:
+                assert last.wait(60), f"device thread {t} timed out"
+        except BaseException as e:  # reported below
+            errors.append((t, e))
+
+    def host(t):
+        try:
+            k = 0
+            while k < rounds // 3:
+                try:
+                    m = buf.map_write() if (t + k) % 2 else buf.map_read()
+                except hx.BusyError as e:  # another host guard (those are refused, not waited for)
+                    assert "conflicting host mapping" in str(e), e
+                    time.sleep(0)
+                    continue
+                k += 1
+                state = buf._state()
+                if m.writable and (state["device_writers"] or state["device_readers"]):
+                    overlaps.append(state)
+                if not m.writable and state["device_writers"]:
+                    overlaps.append(state)
+                mapped.append(t)
+                m.release()
+        except BaseException as e:  # reported below
+            errors.append((100 + t, e))
+
+    threads = [threading.Thread(target=device, args=(t,), daemon=True) for t in range(6)]
+    threads += [threading.Thread(target=host, args=(t,), daemon=True) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)
+        assert not th.is_alive(), "a thread hung: a host guard missed the end of a device lease"
+    assert not errors, errors
+    assert not overlaps, [sorted(o.items()) for o in overlaps[:2]]
+    assert len(mapped) == 4 * (rounds // 3)
+    state = buf._state()
+    assert state["device_writers"] == 0 and state["device_readers"] == 0
+    assert not state["host_writer"] and state["host_readers"] == 0

@@ -70,8 +70,17 @@ def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
         assert (CORE / "loom" / name).exists()
     # One owner of the built-ins' device code: their Loom sources; no hand-written bodies left.
     assert not (emulated / "builtins.cpp").exists()
-    assert "load_loom" in (emulated / "provider.cpp").read_text()
-    assert "builtin_source(name).text" in (CORE / "runtime" / "programs.cpp").read_text()
+    # Built-ins load as planned programs, as artifacts do (Note [Built-ins load as planned programs]):
+    # the runtime plans their source, the provider never parses or plans Loom.
+    programs = (CORE / "runtime" / "programs.cpp").read_text()
+    assert "builtin_source(name).text" in programs and "loom_run(" in programs
+    for f in emulated.glob("*.*"):
+        text = f.read_text()
+        assert "parse_module" not in text and "Program::plan" not in text and "specialize(" not in text, f.name
+    provider_h = (CORE / "provider" / "provider.h").read_text()
+    image = provider_h[provider_h.index("struct ProgramImage"):]
+    image = image[:image.index("};")]
+    assert "source" not in image, "a program image carries a planned program, not Loom source"
     # The scheduler hands fills, copies and kernels to the queue instead of running them.
     scheduler = (CORE / "runtime" / "scheduler.cpp").read_text()
     assert "std::memcpy(op.uses" not in scheduler and "kernel->run(" not in scheduler

@@ -17,6 +17,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <exception>
+#include <utility>
 #include <span>
 
 #include "array/creation.h"
@@ -292,9 +294,105 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
                        out_obj);
 }
 
+// Note [Ufunc calls by vectorcall]: `hx.add(x, y, out=z)` on a nanobind
+// object whose type defines __call__ went through CPython's slot_tp_call:
+// a type lookup of __call__, an argument tuple, a keyword dict built from
+// the call's keyword names, a second tuple with self prepended, and then
+// nanobind unpacking the dict into keyword names again: a fifth of a
+// one-element operation's cost. Each built-in ufunc object instead carries a
+// vectorcall entry (the type's tp_vectorcall_offset points at `vectorcall`),
+// which hands the call's own argument array, self prepended, to the same
+// nanobind __call__ overloads: no tuple or dict is made, and the parse, the
+// errors and their translation are exactly those of __call__. The two most
+// common forms, f(x, y) and f(x, y, out=z), skip nanobind's overload
+// matching too and go to ufunc_apply as the keyword overload would; their
+// errors are rethrown inside a nanobind function, so they are translated as
+// every binding's are. Objects whose
+// entry is null (Loom ufuncs, a subclass) take the type's __call__ as before.
 struct PyUfunc {
-    Ufunc op;
+    vectorcallfunc vectorcall = nullptr;
+    Ufunc op{};
 };
+
+// The type's __call__ (nanobind's overload set), for ufunc_vectorcall.
+PyObject* g_ufunc_call = nullptr;
+// A nanobind function that rethrows t_failure, so that an exception of the
+// direct path below leaves with nanobind's translation (HrxError kinds,
+// python_error) like every other call's.
+PyObject* g_rethrow = nullptr;
+thread_local std::exception_ptr t_failure;
+
+PyObject* ufunc_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    const Py_ssize_t total = n + nkw;
+    const PyUfunc& u = *nb::inst_ptr<PyUfunc>(self);
+    const UfuncInfo& info = kernels::ufunc_info(u.op);
+    // The common calls, f(x, y) and f(x, y, out=z), go straight to
+    // ufunc_apply, as ufunc_call_kw would send them (no nanobind overload
+    // matching, no argument tuple); everything else goes through __call__.
+    if (n == info.nin && g_rethrow &&
+        (nkw == 0 || (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") == 0))) {
+        try {
+            CallArgs c;
+            for (Py_ssize_t i = 0; i < n; ++i) c.inputs[i] = args[i];
+            c.nin = static_cast<size_t>(n);
+            c.out = nkw ? nb::handle(args[n]) : nb::handle(Py_None);
+            c.dtype = Py_None;
+            c.where = Py_True;
+            return ufunc_apply(u.op, c).release().ptr();
+        } catch (...) {
+            t_failure = std::current_exception();
+            return PyObject_CallNoArgs(g_rethrow);  // always NULL, with the translated error set
+        }
+    }
+    if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {
+        // The caller lets args[-1] be borrowed for self (PEP 590).
+        PyObject** slot = const_cast<PyObject**>(args) - 1;
+        PyObject* saved = *slot;
+        *slot = self;
+        PyObject* r = PyObject_Vectorcall(g_ufunc_call, slot, static_cast<size_t>(n + 1), kwnames);
+        *slot = saved;
+        return r;
+    }
+    constexpr Py_ssize_t kInline = 8;
+    PyObject* inline_args[kInline + 1];
+    std::vector<PyObject*> heap;
+    PyObject** all = inline_args;
+    if (total > kInline) {
+        heap.resize(static_cast<size_t>(total) + 1);
+        all = heap.data();
+    }
+    all[0] = self;
+    for (Py_ssize_t i = 0; i < total; ++i) all[i + 1] = args[i];
+    return PyObject_Vectorcall(g_ufunc_call, all, static_cast<size_t>(n + 1), kwnames);
+}
+
+// Gives the built-in ufunc objects of `cls` their vectorcall entry (Note
+// [Ufunc calls by vectorcall]); left as they are when nanobind does not keep
+// them inline at one offset.
+void enable_ufunc_vectorcall(nb::handle cls, std::span<const nb::object> objects) {
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    g_ufunc_call = PyDict_GetItemString(type->tp_dict, "__call__");
+    if (!g_ufunc_call || objects.empty()) return;
+    Py_INCREF(g_ufunc_call);
+    const auto offset_of = [](const nb::object& o) {
+        return reinterpret_cast<char*>(nb::inst_ptr<PyUfunc>(o)) - reinterpret_cast<char*>(o.ptr());
+    };
+    const auto offset = offset_of(objects[0]);
+    for (const auto& o : objects)
+        if (offset_of(o) != offset || offset <= 0) return;
+    nb::object rethrow = nb::cpp_function([] {
+        std::exception_ptr e = std::exchange(t_failure, nullptr);
+        if (e) std::rethrow_exception(e);
+        throw nb::type_error("ufunc call: no pending error to raise");
+    });
+    g_rethrow = rethrow.release().ptr();
+    for (const auto& o : objects) nb::inst_ptr<PyUfunc>(o)->vectorcall = &ufunc_vectorcall;
+    type->tp_vectorcall_offset = offset + static_cast<Py_ssize_t>(offsetof(PyUfunc, vectorcall));
+    type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+    PyType_Modified(type);
+}
 
 nb::object ufunc_call(const PyUfunc& u, nb::args args, nb::kwargs kwargs) {
     const UfuncInfo& info = kernels::ufunc_info(u.op);
@@ -608,7 +706,7 @@ void bind_loom_ufunc(nb::module_& lm) {
 }
 
 void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
-    nb::class_<PyUfunc>(m, "ufunc", nb::dynamic_attr(),
+    auto ufunc_cls = nb::class_<PyUfunc>(m, "ufunc", nb::dynamic_attr(),
                         "An elementwise function over DeviceArrays (hx.add, hx.exp, ...), run on the GPU compute "
                         "lane: NumPy's broadcasting, NEP 50 scalar promotion (with ml_dtypes' bfloat16 rules), "
                         "out=, dtype= and where=. The result is returned at once; its data is ready when the "
@@ -637,13 +735,18 @@ void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
         .def("__repr__", [](const PyUfunc& u) { return std::string("<hrxarray.ufunc '") + kernels::ufunc_info(u.op).name + "'>"; });
 
     nb::dict ufuncs;
+    std::vector<nb::object> objects;
     for (int i = 0; i < kernels::kUfuncCount; ++i) {
         const Ufunc op = static_cast<Ufunc>(i);
-        nb::object u = nb::cast(PyUfunc{op});
+        PyUfunc value;
+        value.op = op;
+        nb::object u = nb::cast(value);
         // An instance attribute: __name__ on the type is the type's own name.
         u.attr("__name__") = kernels::ufunc_info(op).name;
         ufuncs[kernels::ufunc_info(op).name] = u;
+        objects.push_back(u);
     }
+    enable_ufunc_vectorcall(ufunc_cls, objects);
     m.attr("_ufuncs") = ufuncs;
     // The same objects as attributes of a submodule whose __all__ is the
     // kernel table's names: stubgen types each one (`add: ufunc`), and

@@ -79,6 +79,9 @@ struct ViewMeta {
     int binding = -1;
     ScalarKind elem = ScalarKind::None;
     size_t rank = 0;
+    // The view's bytes [static_begin, static_end) of its buffer when its offset
+    // and extents are constants (else static_end = -1): Note [Static footprints].
+    int64_t static_begin = 0, static_end = -1;
 };
 
 class Gen {
@@ -108,6 +111,7 @@ public:
         // subgroups) fill every chunk: work-items of consecutive workgroups
         // share one, and workgroup ids vary between its lanes, as there.
         fold_ = folded_ && !split_ && !uses_subgroup_ && wg_bytes_ == 0;
+        if (fold_) N = kFoldedLanes;
         if (uses_subgroup_) {
             const int sg = spec_.facts.subgroup_size;
             if (sg != 8 && sg != 16 && sg != 32 && sg != 64) refuse("subgroup collectives with a subgroup size of " + std::to_string(sg));
@@ -135,6 +139,7 @@ public:
         } else {
             g.scratch_bytes = wg_bytes_;
         }
+        scratch_bytes_ = g.scratch_bytes;
         emit_function(body);
         g.buffer_names = buffer_names_;
         g.ir = out_.str();
@@ -148,6 +153,7 @@ private:
     bool folded_;
     const Op& root_;
     int ib_ = 32;
+    uint64_t scratch_bytes_ = 0;
     std::vector<Info> info_;
     std::vector<VK> vk_;
     std::vector<ViewMeta> views_;
@@ -300,6 +306,21 @@ private:
                 m.binding = bindof_[static_cast<size_t>(op.operands[0])];
                 m.elem = t.elem;
                 m.rank = t.dims.size();
+                {
+                    std::optional<int64_t> off = op.indices.empty() ? std::optional<int64_t>(0)
+                                                 : op.indices[0].is_value() ? constant_of(op.indices[0].value)
+                                                                             : std::optional<int64_t>(op.indices[0].constant);
+                    __int128 end = off && *off >= 0 ? static_cast<__int128>(elem_size(t.elem)) : -1;
+                    for (const Dim& d : t.dims) {
+                        if (d.is_dynamic() || d.extent < 0 || end < 0) end = -1;
+                        else end *= d.extent;
+                        if (end > (__int128{1} << 62)) end = -1;
+                    }
+                    if (end >= 0) {
+                        m.static_begin = *off;
+                        m.static_end = static_cast<int64_t>(static_cast<__int128>(*off) + end);
+                    }
+                }
                 vk_[static_cast<size_t>(op.results[0])] = VK::View;
                 views_[static_cast<size_t>(op.results[0])] = m;
                 continue;
@@ -537,6 +558,7 @@ private:
     // A value's storage: an entry-block alloca, or (kernels split at
     // barriers) the current chunk's entry of its per-chunk array in scratch.
     std::string slot(ValueId v) {
+        if (auto c = cached_.find(v); c != cached_.end()) return c->second;
         auto it = chunk_slot_.find(v);
         if (it == chunk_slot_.end()) return "%v" + std::to_string(v);
         // ci_ counts work-items: chunk ci_ / N starts lane_bytes(v) * ci_ / N bytes in.
@@ -669,12 +691,51 @@ private:
         }
     }
 
+    // Note [Values read from earlier chunk loops]
+    //   A chunk loop reads the values earlier chunk loops left in scratch
+    //   (Note [Values across barriers]) once, at the top of each chunk, into
+    //   registers (entry allocas that LLVM promotes): they cannot change in
+    //   this loop, and a read from scratch inside one of its inner loops is
+    //   one LLVM does not hoist (it sits in a conditional block, at an offset
+    //   it cannot prove inside the buffer), so matmul_tiled's k loop reloaded
+    //   its tile rows, two 64-byte vectors, for each of its eight reads.
+    std::map<ValueId, std::string> cached_;
+    int cache_ids_ = 0;
+    static void uses_and_defs(const Op& op, std::set<ValueId>& used, std::set<ValueId>& defined, const std::function<const Type&(ValueId)>& type) {
+        for (ValueId v : op.operands) used.insert(v);
+        for (const IndexEntry& e : op.indices)
+            if (e.is_value()) used.insert(e.value);
+        for (ValueId r : op.results) {
+            defined.insert(r);
+            for (const Dim& d : type(r).dims)
+                if (d.is_dynamic()) used.insert(d.value);
+        }
+        for (const Region& sub : op.regions) {
+            for (ValueId a : sub.args) defined.insert(a);
+            for (const Op& o : sub.ops) uses_and_defs(o, used, defined, type);
+        }
+    }
+    void load_earlier_values(const std::vector<const Op*>& seg) {
+        std::set<ValueId> used, defined;
+        for (const Op* o : seg) uses_and_defs(*o, used, defined, [&](ValueId v) -> const Type& { return vtype(v); });
+        for (ValueId v : used) {
+            if (defined.count(v) || !chunk_slot_.count(v) || vk_[static_cast<size_t>(v)] != VK::Num) continue;
+            const std::string reg = "%early" + std::to_string(cache_ids_++);
+            allocas_ << "  " << reg << " = alloca " << rty(v) << ", align 64\n";
+            const std::string x = get(v);
+            b_ << "  store " << rty(v) << " " << x << ", ptr " << reg << "\n";
+            cached_[v] = reg;
+        }
+    }
+
     void emit_wg_region(const Region& r) {
         std::vector<const Op*> seg;
         auto flush = [&] {
             if (seg.empty()) return;
             chunk_loop([&] {
+                load_earlier_values(seg);
                 for (const Op* o : seg) emit_op(*o, mask_);
+                cached_.clear();
             });
             seg.clear();
         };
@@ -955,7 +1016,13 @@ private:
             b_ << "  ret i32 0\n";
         }
         out_ << "; Loom kernel @" << spec_.symbol << " (hrxarray native executor, " << N << " lanes)\n";
-        out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, ptr noalias %scratch, i64 %first, i64 %n) {\nentry:\n";
+        // Note [Scratch is dereferenceable]: the executor passes Generated::scratch_bytes
+        // of 64-byte aligned memory. Saying so lets LLVM hoist loop-invariant reads of
+        // scratch (values kept across barrier cuts, read in a loop's conditional
+        // blocks) out of the loop, which it may not do for a pointer that might be
+        // invalid: matmul_tiled's inner loop reloaded its tile rows every step.
+        const std::string sattr = scratch_bytes_ ? " dereferenceable(" + std::to_string(scratch_bytes_) + ") align 64" : std::string();
+        out_ << "define i32 @loom_wg(ptr noalias %ctx, ptr noalias %err, ptr noalias" << sattr << " %scratch, i64 %first, i64 %n) {\nentry:\n";
         out_ << allocas_.str() << b_.str() << "}\n\n";
         for (const std::string& d : decls_) out_ << d << "\n";
     }
@@ -988,21 +1055,40 @@ private:
         mask_ = emit("icmp slt " + vt("i64") + " " + emit("add " + vt("i64") + " " + splat("i64", g) + ", " + iota()) + ", " + splat("i64", g1));
         const std::string w0 = emit("load i64, ptr " + ws);
         const std::string i0 = emit("load i64, ptr " + is);
-        // Coordinates into slots: a chunk inside one workgroup (the common
-        // case) takes them from scalars; one spanning workgroups divides.
+        // Note [Two copies of a folded body]
+        //   A chunk inside one workgroup (the common case) takes its
+        //   coordinates from scalars; one spanning workgroups divides. The
+        //   body is emitted once for each, so that in the first copy LLVM sees
+        //   the workgroup ids and every value made of them as splats of
+        //   scalars (one multiply, not a 64-bit vector multiply per lane
+        //   group, and lane 0 of an index as a scalar): a single copy joined
+        //   the two cases through memory and did the vector work per chunk.
         const std::string V = vt("i64");
         static const char* names[] = {"items", "wgl", "ix", "iy", "iz", "gx", "gy", "gz"};
-        std::map<std::string, std::string> sl;
-        for (const char* nm : names) {
-            sl[nm] = "%f" + std::string(nm) + id;
-            allocas_ << "  " << sl[nm] << " = alloca " << V << "\n";
-        }
-        auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl[nm] << "\n"; };
+        auto slots = [&](const std::string& path) {
+            std::map<std::string, std::string> sl;
+            for (const char* nm : names) {
+                sl[nm] = "%f" + std::string(nm) + path + id;
+                allocas_ << "  " << sl[nm] << " = alloca " << V << "\n";
+            }
+            return sl;
+        };
+        auto body_with = [&](const std::map<std::string, std::string>& sl) {
+            items_ = emit("load " + V + ", ptr " + sl.at("items"));
+            wgl_ = emit("load " + V + ", ptr " + sl.at("wgl"));
+            for (int a = 0; a < 3; ++a) {
+                fold_item_[a] = sl.at(names[2 + a]);
+                fold_wg_[a] = sl.at(names[5 + a]);
+            }
+            emit_region(body, mask_);
+        };
         const std::string inside = emit("icmp ule i64 " + emit("add i64 " + i0 + ", " + std::to_string(N)) + ", " + W_);
         const std::string lf = label("foldfast"), ls = label("foldslow"), lj = label("foldjoin");
         cbr(inside, lf, ls);
         block(lf);
         {
+            const auto sl = slots("f");
+            auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl.at(nm) << "\n"; };
             items_ = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
             set_affine(i0);
             keep("items", items_);
@@ -1020,10 +1106,13 @@ private:
             keep("gx", splat("i64", wx));
             keep("gy", splat("i64", wy));
             keep("gz", splat("i64", wz));
+            body_with(sl);
             br(lj);
         }
         block(ls);
         {
+            const auto sl = slots("s");
+            auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl.at(nm) << "\n"; };
             b_ << "  store i1 false, ptr %affine\n";  // lanes of two workgroups
             const std::string off = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
             items_ = divmod(off, W_, true);
@@ -1032,16 +1121,10 @@ private:
             keep("wgl", wgl_);
             for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
             for (int a = 0; a < 3; ++a) keep(names[5 + a], split_wg(a));
+            body_with(sl);
             br(lj);
         }
         block(lj);
-        items_ = emit("load " + V + ", ptr " + sl["items"]);
-        wgl_ = emit("load " + V + ", ptr " + sl["wgl"]);
-        for (int a = 0; a < 3; ++a) {
-            fold_item_[a] = sl[names[2 + a]];
-            fold_wg_[a] = sl[names[5 + a]];
-        }
-        emit_region(body, mask_);
         const std::string g2 = emit("load i64, ptr " + cs);
         const std::string g3 = emit("add i64 " + g2 + ", " + std::to_string(N));
         b_ << "  store i64 " << g3 << ", ptr " << cs << "\n";
@@ -1231,10 +1314,28 @@ private:
         }
         const std::string off = emit("load i64, ptr %vo" + std::to_string(view));
         byte0 = emit("add i64 " + off + ", " + emit("mul i64 " + lin + ", " + std::to_string(es)));
+        if (static_inside(m)) return ok;  // Note [Static footprints]
         const std::string endb = emit("add i64 " + byte0 + ", " + std::to_string(contig ? es * ext * N : es * ext));
         ok = emit("and i1 " + ok + ", " + emit("icmp sge i64 " + byte0 + ", 0"));
         ok = emit("and i1 " + ok + ", " + emit("icmp ule i64 " + endb + ", " + size_.at(m.binding)));
         return ok;
+    }
+    // Note [Static footprints]
+    //   A view of workgroup memory (an alloca of a constant size) at a
+    //   constant offset with constant extents lies inside its buffer or not,
+    //   once for all: when it does, an access whose every index passed its
+    //   axis check touches bytes inside the view, so the byte check of the
+    //   fast path (Note [Lane-affine accesses]) would always pass and is left
+    //   out. In matmul_tiled's inner loop that was most of each LDS read's
+    //   cost: the axis checks are loop-invariant (the tile row) or folded by
+    //   LLVM (the k index of a constant-bound loop), the byte check was not.
+    //   A view that reaches outside its buffer keeps the check, which then
+    //   fails as the interpreter's does.
+    bool static_inside(const ViewMeta& m) const {
+        if (m.static_end < 0) return false;
+        for (const auto& [v, at] : wg_alloca_)
+            if (bindof_[static_cast<size_t>(v)] == m.binding) return m.static_begin >= 0 && m.static_end <= at.second;
+        return false;
     }
     bool any_varying_index(const Op& op) const {
         for (const IndexEntry& e : op.indices)

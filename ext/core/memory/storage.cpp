@@ -81,16 +81,24 @@ bool StorageState::device_conflict_locked(bool write) const {
 // Note [Lane threads never wait] (runtime/scheduler.h): on a lane thread the
 // wait must be able to end without the running region; it is checked again
 // now and then, as later submissions may take leases the wait then needs.
-void StorageState::wait_for_device_use(std::unique_lock<std::mutex>& lock, const std::string& who) {
+// Note [Device leases end without the lock]: the waiter announces itself in
+// device_waiters_ and then looks at the lease counts once more (both
+// sequentially consistent), so a release that it does not see sees it.
+void StorageState::wait_for_device_use(std::unique_lock<std::mutex>& lock, bool write, const std::string& who) {
     LaneWaits* here = lane_waits_here();
-    if (!here) {
-        changed_.wait(lock);
-        return;
+    if (here) {
+        lock.unlock();  // lock order: the scheduler mutex first
+        here->refuse_stuck_wait(who, this);
+        lock.lock();
     }
-    lock.unlock();  // lock order: the scheduler mutex first
-    here->refuse_stuck_wait(who, this);
-    lock.lock();
-    changed_.wait_for(lock, LaneWaits::kRecheck);
+    device_waiters_.fetch_add(1, std::memory_order_seq_cst);
+    if (device_conflict_locked(write)) {
+        if (here)
+            changed_.wait_for(lock, LaneWaits::kRecheck);
+        else
+            changed_.wait(lock);
+    }
+    device_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void StorageState::acquire_host(bool write, bool wait, const std::string& who) {
@@ -103,7 +111,7 @@ void StorageState::acquire_host(bool write, bool wait, const std::string& who) {
         if (host_conflict_locked(write, &why)) fail(ErrorKind::Busy, who + ": conflicting host mapping (" + why + ")");
         if (!device_conflict_locked(write)) break;
         if (!wait) fail(ErrorKind::Busy, who + ": allocation is in device use");
-        wait_for_device_use(lock, who);
+        wait_for_device_use(lock, write, who);
     }
     // Acquire for the host before the guard is handed out; nothing has been
     // changed yet if this throws.
@@ -142,7 +150,7 @@ uint64_t StorageState::acquire_host_lease(bool writable, std::string_view who_vi
                                       ")");
         if (!device_conflict_locked(writable)) break;
         if (!wait) fail(ErrorKind::Busy, who() + ": allocation is in device use");
-        wait_for_device_use(lock, who());
+        wait_for_device_use(lock, writable, who());
     }
     make_visible_locked(Engine::Host);
     ++host_leases_;
@@ -185,14 +193,23 @@ void StorageState::acquire_device_use(Access access) {
     }
 }
 
+// Note [Device leases end without the lock]: a lease is taken under mu_
+// (it must be checked against the host guards and poison), but it ends on a
+// lane at every retirement, where taking mu_ met the submitter taking the
+// next operation's lease on the same storage: a contended mutex, a futex
+// round trip, per operation. So the counts are atomics, raised under mu_ and
+// lowered here without it. Whoever reads them under mu_ (a host guard, a
+// lease check) sees a count that may only drop meanwhile, and the drop is a
+// release that its sequentially consistent load acquires (the device's
+// writes happen before a host mapping granted on it). A thread that waits
+// for the drop counts itself in device_waiters_ before its last look
+// (wait_for_device_use); the release reads that count after its drop, and
+// only when someone waits does it take mu_ (the waiter holds it until its
+// wait has begun) and notify.
 void StorageState::release_device_use(Access access) {
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (access_writes(access))
-            --device_writers_;
-        else
-            --device_readers_;
-    }
+    (access_writes(access) ? device_writers_ : device_readers_).fetch_sub(1, std::memory_order_seq_cst);
+    if (device_waiters_.load(std::memory_order_seq_cst) == 0) return;
+    { std::lock_guard<std::mutex> lock(mu_); }
     changed_.notify_all();
 }
 
@@ -284,18 +301,21 @@ uint64_t StorageState::make_visible_locked(Engine engine) {
 }
 
 uint64_t StorageState::make_visible(Engine engine) {
+    if (visibility_.visible_to(engine)) return 0;  // Note [Visibility read without the lock]
     std::lock_guard<std::mutex> lock(mu_);
     return make_visible_locked(engine);
 }
 
 void StorageState::mark_written(Engine engine) {
+    if (visibility_.written_by_only(engine)) return;  // Note [Visibility read without the lock]
     std::lock_guard<std::mutex> lock(mu_);
     visibility_.mark_written(engine);
 }
 
 void StorageState::check_engine_access(Engine engine, Access access, const std::string& who) const {
-    std::lock_guard<std::mutex> lock(mu_);
     if (!access_reads(access) || visibility_.visible_to(engine)) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (visibility_.visible_to(engine)) return;
     fail(ErrorKind::Generic, who + ": visibility violation: " + engine_name(engine) +
                                  " would read bytes last written by " + engine_name(visibility_.last_writer()) +
                                  " that were never made visible to it (a cache transition was skipped)");
@@ -326,8 +346,8 @@ const provider::Memory& StorageState::add_import(std::unique_ptr<provider::Memor
 
 GuardSnapshot StorageState::guards() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return {host_readers_, host_writer_, host_leases_, writable_host_leases_, device_readers_, device_writers_,
-            external_};
+    return {host_readers_, host_writer_, host_leases_, writable_host_leases_, device_readers_.load(),
+            device_writers_.load(), external_};
 }
 
 void StorageState::host_cache_control(HostCacheOp op, uint64_t offset, uint64_t length) {

@@ -4,8 +4,11 @@
 // everything HRX says aliases share: lifetime, host-guard state, device-use
 // leases, poison and visibility state. A Buffer is one handle on it with its
 // own placement (an adopted alias is Shared while its source is GpuLocal).
-// Every state change happens under the state's mutex; waits use its condition
-// variable, so a host guard blocked on device work wakes when a lease drops.
+// Every state change happens under the state's mutex, except the two a lane
+// makes on every operation (Note [Device leases end without the lock] in
+// storage.cpp; Note [Visibility read without the lock] in
+// visibility_state.h); waits use its condition variable, so a host guard
+// blocked on device work wakes when a lease drops.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -123,8 +126,9 @@ public:
     void host_cache_control(HostCacheOp op, uint64_t offset, uint64_t length);
 
 private:
-    // One wait (under `lock`) for conflicting device use to drop; the caller re-checks.
-    void wait_for_device_use(std::unique_lock<std::mutex>& lock, const std::string& who);
+    // One wait (under `lock`) for device use conflicting with `write` to
+    // drop; the caller re-checks.
+    void wait_for_device_use(std::unique_lock<std::mutex>& lock, bool write, const std::string& who);
     uint64_t make_visible_locked(Engine engine);
     bool host_conflict_locked(bool write, std::string* why) const;
     bool device_conflict_locked(bool write) const;
@@ -151,8 +155,10 @@ private:
     };
     std::vector<LeaseInfo> leases_;
     uint64_t next_lease_ = 1;
-    int device_readers_ = 0;
-    int device_writers_ = 0;
+    // Raised under mu_, lowered without it (Note [Device leases end without the lock]).
+    std::atomic<int> device_readers_{0};
+    std::atomic<int> device_writers_{0};
+    std::atomic<int> device_waiters_{0};  // threads in wait_for_device_use
     bool external_ = false;
     std::optional<std::string> poison_;
     std::atomic<bool> poisoned_{false};  // poison_ is set, readable without mu_

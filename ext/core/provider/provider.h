@@ -61,28 +61,15 @@ struct Span {
     bool coherent = false;
 };
 
-// A program image the provider loads for one engine: `source`, the Loom
-// module defining `symbol`, and its configuration, each key's value in Loom
-// spelling with every default applied (loom::Specialization's shape); the
-// provider compiles it (the emulated one with the Loom frontend and runs it
-// with the Loom executor).
+// A program image the provider loads for one engine: a Loom program the
+// frontend compiled and planned (a Loom artifact, hx.loom.compile, or a
+// built-in, Note [Built-ins load as planned programs]), as the emulated
+// provider's image of it: the planned program, the constant block its GPU
+// kernel is loaded with, and the launch (null for NPU pipelines). A native
+// provider would receive the program's device binary here.
 struct ProgramImage {
     Engine engine = Engine::Gpu;
-    std::string target;
-    std::string symbol;
-    std::map<std::string, std::string> config;
-    std::string source;
-    // GPU kernels from `source`: the launch they are loaded for, as the
-    // workload's raw 64-bit slots (loom.md §5.2) and each scalar of the
-    // device signature by name (without '%'), in Loom spelling.
-    std::vector<uint64_t> workload;
-    std::map<std::string, std::string> arguments;
     bool checked = false;  // Loom: loom.md §4.4's checked mode
-    // Instead of `source`: a Loom artifact compiled ahead (hx.loom.compile,
-    // Artifact.program), as the emulated provider's image of it: the planned
-    // program, the constant block its GPU kernel is loaded with, and the
-    // launch (null for NPU pipelines). A native provider would receive the
-    // artifact's device binary here.
     std::shared_ptr<const loom::Program> planned;
     std::vector<uint8_t> constants;
     std::shared_ptr<const loom::LaunchConfig> launch;

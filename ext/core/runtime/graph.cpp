@@ -73,16 +73,10 @@ void PreparedGraph::release_slot() {
     --slots_in_use_;
 }
 
-bool PreparedGraph::quarantined() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return quarantined_;
-}
+bool PreparedGraph::quarantined() const { return quarantined_.load(std::memory_order_acquire); }
 
 void PreparedGraph::quarantine() {
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        quarantined_ = true;
-    }
+    quarantined_.store(true, std::memory_order_release);
     for (const auto& k : npu_kernels)
         if (k->image_charge) k->image_charge->keep_forever();
 }

@@ -2,6 +2,7 @@
 // (HRX §2.2, §2.8). Bindings are immutable after prepare(); replays allocate
 // nothing.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -107,7 +108,9 @@ public:
 private:
     mutable std::mutex mu_;
     int64_t slots_in_use_ = 0;
-    bool quarantined_ = false;
+    // Read by every reuse of a task submission (Note [Pooled task storage]):
+    // a flag that is never lowered needs no lock.
+    std::atomic<bool> quarantined_{false};
 };
 
 class GraphBuilder {

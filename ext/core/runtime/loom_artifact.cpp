@@ -160,13 +160,17 @@ uint64_t loom_scalar_bits(const ScalarArg& value, const loom::Param& param, cons
 
 std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::map<std::string, ScalarArg>& scalars,
                                          const std::string& who) {
-    const loom::Program& p = program_of(artifact, who);
+    return loom_pack_constants(program_of(artifact, who), artifact.symbol, scalars, who);
+}
+
+std::vector<uint8_t> loom_pack_constants(const loom::Program& p, const std::string& symbol,
+                                         const std::map<std::string, ScalarArg>& scalars, const std::string& who) {
     for (const auto& [name, value] : scalars) {
         bool known = false;
         for (const auto& d : p.device_params()) known = known || (!d.is_buffer && d.name == name);
         if (!known)
             fail(ErrorKind::Message, who + ": unknown device scalar '" + name + "' (device scalars of @" +
-                                         artifact.symbol + ": " + device_scalar_names(p) + ")");
+                                         symbol + ": " + device_scalar_names(p) + ")");
     }
     std::vector<uint8_t> block(p.constant_byte_length(), 0);
     for (const auto& d : p.device_params()) {
@@ -174,7 +178,7 @@ std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::ma
         auto it = scalars.find(d.name);
         if (it == scalars.end())
             fail(ErrorKind::Message, who + ": device scalar '" + d.name + "' (" + loom::scalar_name(d.type) +
-                                         ") is required (device scalars of @" + artifact.symbol + ": " +
+                                         ") is required (device scalars of @" + symbol + ": " +
                                          device_scalar_names(p) + ")");
         const int bits = static_cast<int>(d.byte_length * 8);
         const uint64_t v = scalar_bits_of(it->second, d.type, bits, [&] {

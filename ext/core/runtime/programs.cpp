@@ -136,26 +136,53 @@ std::string loom_spelling(const ConfigValue& v) {
     return buf;
 }
 
-// The provider's image of a built-in program: its Loom source, and every key
-// of `config` (defaults applied) spelled. An NPU program's keys are its Loom
-// config keys; a GPU kernel's `elements` is its workload and its %count, and
-// every other key the device scalar of that name (dt, delta). The image runs
-// in checked mode (loom.md §4.4) on a runtime created with it.
-provider::ProgramImage program_image(const RuntimeCore& runtime, Engine engine, const std::string& target,
-                                     const std::string& name, const KernelConfig& config) {
-    provider::ProgramImage image{engine, target, name, {}, {}, {}, {}, runtime.options().checked};
-    image.source = std::string(builtin_source(name).text);
+// Note [Built-ins load as planned programs]
+// A built-in program loads the way a Loom artifact does: its Loom source
+// (runtime/builtin_sources.h) is compiled and planned here by the frontend,
+// and the provider receives the planned program with its launch and
+// constant block (ProgramImage::planned), so programs have one path into
+// every provider. An NPU program's keys are its Loom config keys; a GPU
+// kernel's `elements` is its workload and its %count, and every other key
+// the device scalar of that name (dt, delta). Reals are the float32 values
+// the configuration spells (loom_spelling). The program runs in checked
+// mode (loom.md §4.4) on a runtime created with it.
+std::shared_ptr<const provider::Executable> load_builtin(const RuntimeCore& runtime, Engine engine,
+                                                         const std::string& target, const std::string& name,
+                                                         const KernelConfig& config) {
+    const std::string who = "load_program('" + name + "')";
+    std::map<std::string, std::string> spelled;
+    std::map<std::string, ScalarArg> scalars;
+    std::vector<uint64_t> workload;
     for (const auto& [key, v] : config) {
         if (engine == Engine::Npu) {
-            image.config[key] = loom_spelling(v);
-        } else if (key == "elements") {
-            image.workload = {static_cast<uint64_t>(v.i)};
-            image.arguments["count"] = loom_spelling(v);
+            spelled[key] = loom_spelling(v);
+            continue;
+        }
+        ScalarArg a;
+        if (v.is_int) {
+            a.i = v.i;
         } else {
-            image.arguments[key] = loom_spelling(v);
+            a.is_float = true;
+            a.f = static_cast<double>(static_cast<float>(v.f));
+        }
+        if (key == "elements") {
+            workload = {static_cast<uint64_t>(v.i)};
+            scalars["count"] = a;
+        } else {
+            scalars[key] = a;
         }
     }
-    return image;
+    const loom::ParsedModule parsed = loom::parse_module(std::string(builtin_source(name).text));
+    loom::Specialization spec{name, target, spelled};
+    std::shared_ptr<const loom::Program> plan = loom::Program::plan(loom::specialize(parsed.module, spec));
+    loom::LaunchConfig launch;
+    std::vector<uint8_t> constants;
+    if (plan->is_gpu()) {
+        launch = plan->launch_config(workload);
+        constants = loom_pack_constants(*plan, name, scalars, who);
+    }
+    return loom_run(runtime.provider(), engine, std::move(plan), std::move(constants), launch,
+                    runtime.options().checked);
 }
 
 }  // namespace
@@ -241,8 +268,7 @@ std::shared_ptr<GpuKernel> make_gpu_kernel(const GpuDevice& gpu, const std::stri
         full["elements"] = ConfigValue::integer(static_cast<int64_t>(n));
         full["delta"] = ConfigValue::real(float_key(who, config, "delta", 1.0));
     }
-    k->program = gpu.runtime->provider().load_program(
-        program_image(*gpu.runtime, Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full));
+    k->program = load_builtin(*gpu.runtime, Engine::Gpu, gpu.runtime->endpoint(Engine::Gpu, gpu.index).target, name, full);
     k->contract.validate();
     return k;
 }
@@ -274,9 +300,8 @@ std::shared_ptr<NpuKernel> load_npu_artifact(const NpuDevice& npu, const Artifac
     k->columns = static_cast<int>(columns);
     k->program = artifact.program ? loom_run(npu.runtime->provider(), Engine::Npu, artifact.program, {},
                                              loom::LaunchConfig{}, npu.runtime->options().checked)
-                                  : npu.runtime->provider().load_program(
-                                        program_image(*npu.runtime, Engine::Npu, artifact.target, artifact.name,
-                                                      artifact.config));
+                                  : load_builtin(*npu.runtime, Engine::Npu, artifact.target, artifact.name,
+                                                 artifact.config);
     if (const auto& budget = npu.runtime->options().memory_budget)
         k->image_charge = std::make_shared<MemoryReservation>(
             budget, artifact.bytes, op + " image of " + std::to_string(artifact.bytes) + " bytes");

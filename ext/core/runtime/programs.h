@@ -150,6 +150,9 @@ struct ScalarArg {
 // facts). Message for missing, unknown, mistyped or out-of-range values.
 std::vector<uint8_t> loom_pack_constants(const Artifact& artifact, const std::map<std::string, ScalarArg>& scalars,
                                          const std::string& who);
+// The same for a planned program whose symbol is `symbol` (built-ins).
+std::vector<uint8_t> loom_pack_constants(const loom::Program& program, const std::string& symbol,
+                                         const std::map<std::string, ScalarArg>& scalars, const std::string& who);
 // One device scalar's bits as loom_pack_constants stores them (its
 // byte_length's worth, little-endian), or Message naming `who` and the scalar.
 uint64_t loom_scalar_bits(const ScalarArg& value, const loom::Param& param, const std::string& who);

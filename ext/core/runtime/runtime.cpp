@@ -245,6 +245,7 @@ Statistics RuntimeCore::statistics() const {
     std::lock_guard<std::mutex> lock(stats_mu_);
     Statistics s = stats_;
     s.submissions += task_submissions_.load(std::memory_order_relaxed);
+    s.completions += completions_.load(std::memory_order_relaxed);
     return s;
 }
 
@@ -266,10 +267,7 @@ void RuntimeCore::count_free(uint64_t bytes) {
     stats_.live_bytes -= std::min(bytes, stats_.live_bytes);
 }
 
-void RuntimeCore::count_completion() {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    ++stats_.completions;
-}
+void RuntimeCore::count_completion() { completions_.fetch_add(1, std::memory_order_relaxed); }
 
 void RuntimeCore::count_copied(uint64_t bytes) {
     std::lock_guard<std::mutex> lock(stats_mu_);

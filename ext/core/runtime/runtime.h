@@ -141,6 +141,8 @@ private:
     mutable std::mutex stats_mu_;
     Statistics stats_;
     std::atomic<uint64_t> task_submissions_{0};  // submit_task's share of stats_.submissions
+    // stats_.completions, counted by a lane at every retirement without stats_mu_.
+    std::atomic<uint64_t> completions_{0};
     std::mutex submit_mu_;
     std::shared_ptr<Scheduler> scheduler_;
     FaultSlot array_fault_;

@@ -276,7 +276,7 @@ void Scheduler::shutdown() {
 }
 
 std::shared_ptr<CompletionState> Scheduler::make_completion() {
-    return std::make_shared<CompletionState>(std::weak_ptr<void>(shared_from_this()), next_id_.fetch_add(1));
+    return std::make_shared<CompletionState>(std::weak_ptr<void>(weak_from_this()), next_id_.fetch_add(1));
 }
 
 void Scheduler::signal_lane(int lane) {
@@ -623,14 +623,18 @@ void Submission::take_leases(const std::vector<std::pair<std::shared_ptr<Storage
 }
 
 void Submission::release_leases() {
-    for (auto& [storage, access] : leases) storage->release_device_use(access);
+    end_leases();
     leases.clear();
+}
+
+void Submission::end_leases() {
+    for (auto& [storage, access] : leases) storage->release_device_use(access);
 }
 
 void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator it,
                                 std::vector<std::shared_ptr<Submission>>* finished) {
-    auto sub = *it;
-    sub->release_leases();
+    auto sub = std::move(*it);
+    sub->end_leases();
     // The run gives its slot back before anyone can observe the completion,
     // so `submit().wait()` in a loop never finds the slot still held.
     sub->slot.reset();
@@ -888,7 +892,11 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     const Region& region = sub.graph->regions[index];
     const Engine engine = lane_engine(lane);
     const bool checked = runtime_->options().check_visibility;
-    const auto t0 = std::chrono::steady_clock::now();
+    // Note [Untraced regions read no clock]: a region that starts while no
+    // trace runs is not recorded, so it reads no clock and takes no trace
+    // lock (two clock reads and a mutex per array operation otherwise).
+    const bool traced = tracing_.load(std::memory_order_acquire);
+    const auto t0 = traced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     bool failed = false;
     // The operation a failure belongs to, when it is not a device fault: one
     // whose input was lost to poison before anything ran, or whose kernel
@@ -963,6 +971,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
             sub.failure = std::move(o);
         }
     }
+    if (!traced) return !failed;
     const auto t1 = std::chrono::steady_clock::now();
     // The trace event is recorded before the region counts as done, so a
     // caller that waited for the completion finds it in the trace.
@@ -974,7 +983,7 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
     ev.submission = sub.completion->id();
     {
         std::lock_guard<std::mutex> lock(trace_mu_);
-        if (tracing_) {
+        if (tracing_.load(std::memory_order_relaxed)) {
             ev.op = region_label(sub.graph->ops, region);
             const Op& first = sub.graph->ops[region.ops.front()];
             if (!first.name.empty() && first.name != ev.op) ev.detail = first.name;
@@ -993,18 +1002,19 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
 void Scheduler::start_trace(size_t capacity) {
     if (capacity == 0) fail(ErrorKind::Message, "start_trace: capacity must be at least 1");
     std::lock_guard<std::mutex> lock(trace_mu_);
-    if (tracing_) fail(ErrorKind::Busy, "start_trace: a trace is already running");
-    tracing_ = true;
+    if (tracing_.load(std::memory_order_relaxed)) fail(ErrorKind::Busy, "start_trace: a trace is already running");
     trace_capacity_ = capacity;
     trace_dropped_ = 0;
     trace_.clear();
     trace_origin_ = std::chrono::steady_clock::now();
+    tracing_.store(true, std::memory_order_release);
 }
 
 std::vector<TraceEvent> Scheduler::finish_trace(uint64_t* dropped) {
     std::lock_guard<std::mutex> lock(trace_mu_);
-    if (!tracing_) fail(ErrorKind::Message, "finish_trace: no trace is running; call start_trace first");
-    tracing_ = false;
+    if (!tracing_.load(std::memory_order_relaxed))
+        fail(ErrorKind::Message, "finish_trace: no trace is running; call start_trace first");
+    tracing_.store(false, std::memory_order_relaxed);
     *dropped = trace_dropped_;
     std::vector<TraceEvent> out(trace_.begin(), trace_.end());
     trace_.clear();

@@ -348,7 +348,7 @@ private:
     std::atomic<uint64_t> next_id_{1};
 
     std::mutex trace_mu_;
-    bool tracing_ = false;
+    std::atomic<bool> tracing_{false};  // set under trace_mu_; read without it first (Note [Untraced regions read no clock])
     size_t trace_capacity_ = 0;
     uint64_t trace_dropped_ = 0;
     std::list<TraceEvent> trace_;
@@ -383,8 +383,14 @@ struct Submission {
     // and gives back the leases already taken. Held until retirement.
     void take_leases(const std::vector<std::pair<std::shared_ptr<StorageState>, bool>>& storages,
                      const std::string& op);
-    // Gives every lease back (at retirement, or when a submission is refused after take_leases).
+    // Gives every lease back when a submission is refused after take_leases.
     void release_leases();
+    // Gives every lease back at retirement, on a lane, keeping the storage
+    // handles: they are dropped where the submission is reused or destroyed,
+    // on its submitting thread (Note [Freed where allocated] in
+    // scheduler.cpp), so the lane never touches the storages' reference
+    // counts, which the submitter changes for every operation.
+    void end_leases();
 };
 
 }  // namespace hrx

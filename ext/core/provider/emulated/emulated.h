@@ -1,6 +1,6 @@
 // The emulated provider's parts, shared by its translation units: the queue
 // that runs dispatches (queue.cpp), the array operations it supplies
-// (array_ops.cpp) and the loader of Loom program images (program_image.cpp). Nothing outside provider/emulated/ includes this;
+// (array_ops.cpp); Loom program images are loaded by program_image.cpp (planned.h). Nothing outside provider/emulated/ includes this;
 // the runtime reaches these through the Provider interface.
 #pragma once
 #include <memory>
@@ -16,12 +16,5 @@ std::unique_ptr<Queue> make_queue(Engine engine);
 // Runs an array operation's dispatch (Note [Array operations are
 // dispatches]) over `bindings` with the kernels library.
 void run_array_op(const ArrayOp& op, const Span* bindings, size_t count);
-
-// `image.source` compiled by the Loom frontend (parse, verify, specialise
-// for image.target with image.config), planned and, for a GPU kernel, bound
-// to its launch (image.workload) and constant block (image.arguments):
-// loom::CompileError for Loom's refusals, Message for a missing or
-// malformed argument. Invocations run the plan (loom/plan.h).
-std::shared_ptr<const Executable> load_loom(const ProgramImage& image);
 
 }  // namespace hrx::provider::emulated

@@ -182,13 +182,9 @@ public:
     std::unique_ptr<Queue> create_queue(Engine engine, int) override { return emulated::make_queue(engine); }
 
     std::shared_ptr<const Executable> load_program(const ProgramImage& image) override {
-        if (image.planned)
-            return loom_executable(image.planned, image.constants,
-                                   image.launch ? *image.launch : loom::LaunchConfig{}, image.checked);
-        if (image.source.empty())
-            fail(ErrorKind::Message, "load_program('" + image.symbol +
-                                         "'): the emulated provider loads Loom images; this one has no source");
-        return emulated::load_loom(image);
+        if (!image.planned) fail(ErrorKind::Message, "load_program: the emulated provider loads planned Loom programs; this image has none");
+        return loom_executable(image.planned, image.constants, image.launch ? *image.launch : loom::LaunchConfig{},
+                               image.checked);
     }
 };
 
