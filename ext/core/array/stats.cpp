@@ -166,7 +166,7 @@ Array histogram(const Array& x, const Array& edges, const kernels::UniformBins* 
     return out;
 }
 
-Array median(const Array& x, DType ct, DType dtype, const std::string& op) {
+Array median(const Array& x, DType ct, DType dtype, bool skip_nan, const std::string& op) {
     check_real(x, op, "a");
     check_compute(ct, op, false);
     if (x.ndim() == 0 || x.shape.back() == 0)
@@ -182,14 +182,14 @@ Array median(const Array& x, DType ct, DType dtype, const std::string& op) {
         submit(rt, t);
         return out;
     }
-    t.fn = [x, ct, out] {
+    t.fn = [x, ct, out, skip_nan] {
         const int64_t n = x.shape.back();
         const int64_t rows = x.size() / n;
         std::vector<uint8_t> keep;
         const uint8_t* rows_in = dense_in(x, ct, keep);
         const bool direct = out.dtype == ct;
         std::vector<uint8_t> obuf(direct ? 0 : static_cast<size_t>(rows * dtype_itemsize(ct)));
-        kernels::median_rows(ct, rows_in, rows, n, direct ? out.data() : obuf.data());
+        kernels::median_rows(ct, rows_in, rows, n, direct ? out.data() : obuf.data(), skip_nan);
         if (!direct) {
             const Dims from = contiguous_strides(out.shape, ct);
             kernels::copy_cast(out.ndim(), out.shape.data(), kernels::StridedArg{obuf.data(), ct, from.data()},

@@ -200,21 +200,38 @@ T median_by_radix(const T* r, std::int64_t n, std::vector<T>& scratch) {
 }
 
 template <typename T>
-void median_typed(const T* data, std::int64_t rows, std::int64_t n, T* out) {
-    auto row_median = [n](const T* r, std::vector<T>& scratch) -> T {
-        if (n >= (1 << 14)) return median_by_radix(r, n, scratch);
-        for (std::int64_t i = 0; i < n; ++i)
-            if (std::isnan(r[i])) return std::numeric_limits<T>::quiet_NaN();
-        return median_by_partition(r, n, scratch);
+T median_of(const T* r, std::int64_t n, std::vector<T>& scratch) {
+    if (n >= (1 << 14)) return median_by_radix(r, n, scratch);
+    for (std::int64_t i = 0; i < n; ++i)
+        if (std::isnan(r[i])) return std::numeric_limits<T>::quiet_NaN();
+    return median_by_partition(r, n, scratch);
+}
+
+template <typename T>
+void median_typed(const T* data, std::int64_t rows, std::int64_t n, T* out, bool skip_nan) {
+    // nanmedian: a row holding NaNs gives the median of its numbers (a copy of them), NaN when it has none.
+    auto row_median = [n, skip_nan](const T* r, std::vector<T>& scratch, std::vector<T>& numbers) -> T {
+        std::int64_t i = 0;
+        if (skip_nan) {
+            while (i < n && !std::isnan(r[i])) ++i;
+            if (i < n) {
+                numbers.assign(r, r + i);
+                for (++i; i < n; ++i)
+                    if (!std::isnan(r[i])) numbers.push_back(r[i]);
+                if (numbers.empty()) return std::numeric_limits<T>::quiet_NaN();
+                return median_of(numbers.data(), static_cast<std::int64_t>(numbers.size()), scratch);
+            }
+        }
+        return median_of(r, n, scratch);
     };
     if (rows == 1) {
-        std::vector<T> scratch;
-        out[0] = row_median(data, scratch);
+        std::vector<T> scratch, numbers;
+        out[0] = row_median(data, scratch, numbers);
         return;
     }
     split_range(rows, std::max<std::int64_t>(1, kChunk / std::max<std::int64_t>(n, 1)), [&](std::int64_t lo, std::int64_t hi) {
-        std::vector<T> scratch;
-        for (std::int64_t r = lo; r < hi; ++r) out[r] = row_median(data + r * n, scratch);
+        std::vector<T> scratch, numbers;
+        for (std::int64_t r = lo; r < hi; ++r) out[r] = row_median(data + r * n, scratch, numbers);
     });
 }
 
@@ -475,12 +492,15 @@ void histogram_weighted(const std::int64_t* bin, const double* w, std::int64_t n
     }
 }
 
-void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out) {
+void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out,
+                 bool skip_nan) {
     switch (dt) {
         case DType::Float32:
-            return median_typed(reinterpret_cast<const float*>(data), rows, n, reinterpret_cast<float*>(out));
+            return median_typed(reinterpret_cast<const float*>(data), rows, n, reinterpret_cast<float*>(out),
+                                skip_nan);
         case DType::Float64:
-            return median_typed(reinterpret_cast<const double*>(data), rows, n, reinterpret_cast<double*>(out));
+            return median_typed(reinterpret_cast<const double*>(data), rows, n, reinterpret_cast<double*>(out),
+                                skip_nan);
         default: bad_dtype("median", dt);
     }
 }

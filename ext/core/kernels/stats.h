@@ -83,8 +83,10 @@ void histogram_weighted(const std::int64_t* bin, const double* w, std::int64_t n
 // dtype): NumPy's median, the mean of the middle element or of the middle
 // two in that dtype (((+0.0 + lo) + hi) / 2: NumPy's mean sums from +0.0).
 // Short rows partition a copy; long ones select by radix (Note [Radix
-// selection]); `data` is not modified.
-void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out);
+// selection]); `data` is not modified. With skip_nan (nanmedian) a row's NaNs
+// are left out (the median of its other elements; NaN when it has none).
+void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out,
+                 bool skip_nan = false);
 
 // NumPy's correlate of a (n elements) with v (m elements), both of dtype dt
 // (Float32 and Float64 sum in float64, Int64 wraps): out[k] for k < len (dtype
