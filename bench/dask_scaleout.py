@@ -23,6 +23,14 @@ this machine's two cores; the figures measure Dask's overhead and the shape of s
 Writes bench/results/dask_scaleout.json (+ dask_scaleout.png when matplotlib is present).
 
 Run: python bench/dask_scaleout.py [n=4096] [block=1024] [repeats=3]
+
+``python bench/dask_scaleout.py overhead [repeats=7]`` measures only the per-task overhead, against
+Dask on NumPy blocks in the same run, and writes bench/results/dask_overhead.json: one two-worker
+cluster holds both kinds of input and the timed computations alternate between them, so load on the
+host falls on both alike. Two graphs: a tiny elementwise one (``((x + 1) * 2).sum()``, 2,048² float32
+in 64-blocks: 1,024 blocks, the compute negligible), whose per-task figure is the wall time per task
+and worker; and the matmul of the figure above at n = 1,024 in 128- and 256-blocks (bf16 through
+``hrxarray.dask.matmul``; float32 and Dask's own @ for NumPy), less the block products' time.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import time
 from _common import RESULTS, pyplot, save_results, timings_s
 
 os.environ.setdefault("HRXARRAY_NUM_THREADS", "1")  # this process's own block timings: one core, as a worker
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # NumPy's too (the Nanny caps the workers' OpenBLAS so)
 
 import numpy as np  # noqa: E402
 
@@ -132,7 +141,80 @@ def _serialise_s(repeats: int) -> dict:
             "numpy_two_copies_s": copying, "ratio_to_two_copies": ours / copying, "target": "<= 2x NumPy"}
 
 
+def _overhead(repeats: int) -> int:
+    """Per-task overhead of DeviceArray blocks and of NumPy blocks, alternating on one cluster."""
+    import dask
+    import dask.array as da
+    import ml_dtypes
+    from distributed import Client, wait
+
+    import hrxarray.dask as hd
+
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    graphs: dict = {}
+    with hd.local_cluster(npu=2) as cluster, Client(cluster, timeout="120s") as client:
+        for kind in ("hrx", "numpy"):
+            with dask.config.set({"array.backend": kind}):
+                rs = da.random.RandomState(0)
+                e = rs.standard_normal((2048, 2048), chunks=64).astype(np.float32)
+                mats = {b: (rs.standard_normal((1024, 1024), chunks=b), rs.standard_normal((1024, 1024), chunks=b))
+                        for b in (128, 256)}
+            dt = bf16 if kind == "hrx" else np.dtype(np.float32)
+            mats = {b: client.persist([x.astype(dt), y.astype(dt)]) for b, (x, y) in mats.items()}
+            e = client.persist(e)
+            wait([e, *[v for xy in mats.values() for v in xy]], timeout=600)
+            graphs[(kind, "elementwise", 64)] = ((e + 1) * 2).sum()
+            for b, (x, y) in mats.items():
+                graphs[(kind, "matmul", b)] = (hd.matmul(x, y) if kind == "hrx" else x @ y).sum(dtype=np.float32)
+        times: dict = {key: [] for key in graphs}
+        for key, g in graphs.items():
+            client.compute(g).result(timeout=600)  # warm-up
+        for _ in range(repeats):
+            for key, g in graphs.items():
+                t0 = time.perf_counter()
+                client.compute(g).result(timeout=600)
+                times[key].append(time.perf_counter() - t0)
+    rows = []
+    for (kind, graph, b), g in graphs.items():
+        tasks = len(g.__dask_graph__())
+        wall = statistics.median(times[(kind, graph, b)])
+        compute = 0.0
+        if graph == "matmul":
+            compute = (1024 // b) ** 3 * (_block_product_s(b, repeats) if kind == "hrx" else _numpy_product_s(b, repeats))
+        rows.append({"kind": kind, "graph": graph, "block": b, "tasks": tasks, "median_s": wall,
+                     "block_products_s": compute, "overhead_per_task_s": (wall - compute / 2) / (tasks / 2)})
+    table = []
+    for r in rows:
+        if r["kind"] != "hrx":
+            continue
+        peer = next(p for p in rows if p["kind"] == "numpy" and p["graph"] == r["graph"] and p["block"] == r["block"])
+        label = (f"{r['graph']} graph, {r['block']}-blocks ({r['tasks']} tasks; NumPy blocks {peer['tasks']}), "
+                 "overhead per task and worker")
+        print(f"{label}: {r['overhead_per_task_s'] * 1e3:.2f} ms, NumPy blocks {peer['overhead_per_task_s'] * 1e3:.2f} ms "
+              f"({r['overhead_per_task_s'] / peer['overhead_per_task_s']:.2f}x)", flush=True)
+        table.append({"figure": label, "value": r["overhead_per_task_s"] * 1e3, "unit": "ms",
+                      "peer": "Dask on NumPy blocks", "peer_value": peer["overhead_per_task_s"] * 1e3,
+                      "ratio": r["overhead_per_task_s"] / peer["overhead_per_task_s"], "ratio_label": "ours / peer"})
+    path = save_results("dask_overhead", {
+        "table": table, "figure": "Dask per-task overhead, DeviceArray blocks vs NumPy blocks, two workers",
+        "rows": rows, "repeats": repeats, "target": "<= 1 ms per task (issue 28)",
+        "method": "local_cluster(npu=2), one process and thread per worker, HRXARRAY_NUM_THREADS=1; both kinds' "
+                  "inputs persisted on the same cluster, timed computations alternating; median of repeats; "
+                  "per task and worker = (wall - block products / 2) / (tasks / 2)"})
+    print(f"wrote {path}")
+    return 0
+
+
+def _numpy_product_s(block: int, repeats: int) -> float:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((block, block)).astype(np.float32)
+    b = rng.standard_normal((block, block)).astype(np.float32)
+    return statistics.median(timings_s(lambda: a @ b, repeats, warmup=1))
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "overhead":
+        return _overhead(int(argv[1]) if len(argv) > 1 else 7)
     n = int(argv[0]) if argv else 4096
     block = int(argv[1]) if len(argv) > 1 else 1024
     repeats = int(argv[2]) if len(argv) > 2 else 3

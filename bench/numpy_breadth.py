@@ -31,9 +31,15 @@ def main(repeats: int = 5, n: int = 1 << 21) -> None:
     ker = rng.standard_normal(31)
     f32 = f.astype(np.float32)
     xf, xi, xs, xk, x32 = hx.asarray(f), hx.asarray(ints), hx.asarray(sig), hx.asarray(ker), hx.asarray(f32)
+    fnan = np.where(rng.random(n) < 0.1, np.nan, f)
+    fnan2 = fnan.reshape(n // 1024, 1024)
+    xnan, xnan2 = hx.asarray(fnan), hx.asarray(fnan2)
     cases = {
         f"median of {n:,} float64": (lambda: hx.median(xf), lambda: np.median(f)),
         f"nanmedian of {n:,} float64": (lambda: hx.nanmedian(xf), lambda: np.nanmedian(f)),
+        f"nanmedian of {n:,} float64, 10% NaN": (lambda: hx.nanmedian(xnan), lambda: np.nanmedian(fnan)),
+        f"nanmedian of {n:,} float64, 10% NaN, along axis 1 of {n // 1024:,} x 1024":
+            (lambda: hx.nanmedian(xnan2, axis=1), lambda: np.nanmedian(fnan2, axis=1)),
         f"bincount of {n:,} ints < 1000": (lambda: hx.bincount(xi), lambda: np.bincount(ints)),
         f"bincount of {n:,} ints < 1000, float64 weights": (lambda: hx.bincount(xi, xf),
                                                             lambda: np.bincount(ints, f)),

@@ -1,6 +1,6 @@
 """The cluster scenarios of tests/test_dask_cluster.py, run in a child process the test can kill.
 
-``python tests/dask_cluster_job.py matmul|local|resources`` prints one JSON line of
+``python tests/dask_cluster_job.py matmul|local|resources|spread`` prints one JSON line of
 facts; the test asserts on them. A hung cluster then costs the test its
 timeout, never the suite.
 """
@@ -117,5 +117,55 @@ def resources():
     return out
 
 
+def _block(seed):
+    import hrxarray as hx
+
+    return hx.asarray(np.random.default_rng(seed).standard_normal((512, 512)).astype(np.float32) / 32)
+
+
+def _squares(x):
+    import hrxarray as hx
+
+    y = x
+    for _ in range(8):
+        y = hx.matmul(y, x)
+    return y  # returned pending: the device is still working when the task returns
+
+
+def spread():
+    """Tasks returning pending DeviceArrays, all inputs on one worker: where the scheduler runs them.
+
+    28 blocks are made on the first worker; 4 tasks teach the scheduler the
+    function's duration, then 24 more run. A task that looks free (~0 s) is
+    never worth moving a block for, so all 24 stay on the first worker; a task
+    timed over its device work is stolen by the idle worker.
+    """
+    import os
+
+    from distributed import Client, LocalCluster, get_task_stream, wait
+
+    import dask
+
+    os.environ["HRXARRAY_NUM_THREADS"] = "1"  # the worker processes inherit it: one core each
+    # Stealing is how an idle worker gets tasks whose inputs live elsewhere; balancing every 20 ms
+    # (default 100 ms) lets it act within the run.
+    with dask.config.set({"distributed.scheduler.work-stealing-interval": "20ms"}), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=":0") as cluster, Client(cluster, timeout="60s") as client:
+        workers = sorted(client.scheduler_info()["workers"])
+        blocks = [client.submit(_block, i, workers=[workers[0]], pure=False) for i in range(28)]
+        wait(blocks, timeout=120)
+        client.gather([client.submit(_squares, b, pure=False) for b in blocks[:4]])
+        with get_task_stream(client) as ts:
+            results = client.gather([client.submit(_squares, b, pure=False) for b in blocks[4:]])
+        ran = {w: 0 for w in workers}
+        for t in ts.data:
+            if str(t["key"]).startswith("_squares"):
+                ran[t["worker"]] += 1
+        durations = client.run_on_scheduler(
+            lambda dask_scheduler: {p: tp.duration_average for p, tp in dask_scheduler.task_prefixes.items()})
+        return {"ran": [ran[w] for w in workers], "type": type(results[0]).__name__,
+                "ready": all(r.ready() for r in results), "duration_s": [d for p, d in durations.items() if "squares" in p]}
+
+
 if __name__ == "__main__":
-    print(json.dumps({"matmul": matmul, "local": local, "resources": resources}[sys.argv[1]]()))
+    print(json.dumps({"matmul": matmul, "local": local, "resources": resources, "spread": spread}[sys.argv[1]]()))

@@ -382,7 +382,8 @@ def test18_numpy_functions_dispatch_or_refuse():
     np.testing.assert_allclose(hx.to_numpy(got), a @ a.T)
     check_equal(np.where(x > 5, x, -1.0), np.where(a > 5, a, -1.0))
     check_equal(np.stack([x, x]), np.stack([a, a]))
-    for fn in (np.gradient, np.lexsort, np.i0):  # cond, trapezoid, histogram dispatch now (_numpy_more.py)
+    # cond, trapezoid, histogram (_numpy_more.py), gradient and lexsort (_numpy_fill.py) dispatch now
+    for fn in (np.unwrap, np.i0):
         with pytest.raises(TypeError, match=f"implement {fn.__module__}.{fn.__qualname__} for"):
             fn(x)
 

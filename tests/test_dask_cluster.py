@@ -67,6 +67,15 @@ def test_npu_tasks_never_run_on_the_cpu_worker():
         assert r[how]["ran"] and "cpu0" not in r[how]["ran"], r[how]
 
 
+def test_pending_results_spread_over_workers():
+    # Note [Pending results and the Dask scheduler]: every input lives on the first worker and each task
+    # returns a pending DeviceArray; timed at ~0 s the tasks would all stay there (24 and 0), timed over
+    # their device work the idle worker steals a share.
+    r = run("spread")
+    assert sum(r["ran"]) == 24 and r["type"] == "DeviceArray" and r["ready"]
+    assert min(r["ran"]) >= 4, r  # 12 and 12 here; 24 and 0 when pending results were timed at ~0 s
+
+
 def test_the_example_runs_on_two_workers(tmp_path):
     out, _ = run_killable([str(EXAMPLE), "256", "64"], "examples/dask_matmul.py", cwd=tmp_path)
     assert "n=256 block=64: bf16 matmul on 2 workers matches NumPy" in out and "column sums match" in out

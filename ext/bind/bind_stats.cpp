@@ -44,9 +44,9 @@ nb::object histogram(nb::handle x, nb::handle edges, nb::handle uniform, nb::han
     return wrap(stats::histogram(in, e, uni ? &u : nullptr, w, a, op));
 }
 
-nb::object median(nb::handle x, nb::handle ct, nb::handle dtype, const std::string& op) {
+nb::object median(nb::handle x, nb::handle ct, nb::handle dtype, bool skip_nan, const std::string& op) {
     const Array& in = device_array(x, op, "a");
-    return wrap(stats::median(in, dtype_from_py(ct, op), dtype_from_py(dtype, op), op));
+    return wrap(stats::median(in, dtype_from_py(ct, op), dtype_from_py(dtype, op), skip_nan, op));
 }
 
 nb::object correlate(nb::handle a, nb::handle v, int64_t left, int64_t len, nb::handle dtype, const std::string& op) {
@@ -75,9 +75,9 @@ void bind_stats(nb::module_& m) {
     m.def("_histogram", &histogram, "x"_a, "edges"_a, "uniform"_a.none(), "weights"_a.none(), "acc"_a.none(), "op"_a,
           "NumPy's histogram counts (or weight sums in acc) of x over the ascending edges; uniform = (first, last, "
           "denom, wide) selects NumPy's equal-bin index computation (see hrxarray.histogram).");
-    m.def("_median", &median, "x"_a, "ct"_a, "dtype"_a, "op"_a,
-          "The median over x's last axis, selected in ct (float32/float64) and returned in dtype (see "
-          "hrxarray.median).");
+    m.def("_median", &median, "x"_a, "ct"_a, "dtype"_a, "skip_nan"_a, "op"_a,
+          "The median over x's last axis, selected in ct (float32/float64) and returned in dtype; skip_nan "
+          "leaves each row's NaNs out (see hrxarray.median, hrxarray.nanmedian).");
     m.def("_correlate", &correlate, "a"_a, "v"_a, "left"_a, "len"_a, "dtype"_a, "op"_a,
           "len outputs of NumPy's correlate of 1-d a with 1-d v in dtype, output k the dot of v with a from "
           "k - left (see hrxarray.correlate).");

@@ -280,7 +280,7 @@ from ._numpy_more import (
     kron as kron,
     vdot as vdot,
 )
-from . import _numpy_breadth, _numpy_more
+from . import _numpy_breadth, _numpy_more, _numpy_fill
 from . import _serialize  # noqa: F401 (registers DeviceArray with copyreg: pickling is its serialiser)
 from . import _dask_hooks
 

@@ -742,13 +742,16 @@ def _ufunc_at(name, a, indices, b=None):
                         f"{type(a).__name__}")
     if b is None:
         raise TypeError(f"{op}: second operand needed for ufunc")
+    # NumPy's ufunc.at converts b with asarray (a Python scalar is not weak here: 1.5 is float64) and runs
+    # the loop of result_type(a, b), casting each result back to a's dtype unsafely (Note [ufunc.at in a
+    # wider type] in kernels/stats.cpp): the values go over in that type.
     vals = _device(b, op, a)
-    # NumPy's rule: the ufunc's result must cast to a's dtype (same_kind); Python scalars are weak (NEP 50).
-    weak = b if isinstance(b, (bool, int, float)) else vals.dtype
-    res = np.result_type(a.dtype, weak)
-    if not np.can_cast(res, a.dtype, "same_kind"):
-        raise TypeError(f"{op}: cannot cast ufunc '{name}' output from {res} to {a.dtype} with casting rule "
-                        "'same_kind'")
+    try:
+        ct = np.result_type(a.dtype, vals.dtype)
+    except TypeError as e:
+        raise TypeError(f"{op}: no {name} loop for {a.dtype} and {vals.dtype} ({e})") from None
+    if ct != vals.dtype and ct.kind in "biuf" and ct.itemsize <= 8:
+        vals = vals.astype(ct)
     pos = None
     if a.ndim == 1 and not isinstance(indices, (tuple, slice)) and indices is not Ellipsis:
         idx = _device(indices, op, a)
@@ -857,7 +860,9 @@ def _ufunc_reduce_method(self, a: object, axis: object = None, dtype: object = N
 def _ufunc_at_method(self, a: DeviceArray, indices: object, b: object = None) -> None:
     """NumPy's ufunc.at for add, subtract, multiply, minimum and maximum: ``a[indices] = self(a[indices], b)``
     in place and unbuffered, so a repeated index accumulates every update in index order (``hx.add.at(x, i,
-    1)`` counts). float32, float64 and integer arrays; b is cast to a's dtype (NumPy's same_kind rule)."""
+    1)`` counts). bool, integer, float16, float32 and float64 arrays; as NumPy's, each update runs in the
+    result type of a's and b's dtypes (a Python scalar b counts as float64/int64/bool) and is cast back to
+    a's dtype unsafely, so float64 values added to a float16 array round once per update."""
     _ufunc_at(self.__name__, a, indices, b)
 
 

@@ -106,14 +106,33 @@ def install() -> None:
 
 
 def register_sizeof(sizeof: Any) -> None:
-    """The ``dask.sizeof`` entry point: a DeviceArray's size is its byte count.
+    """The ``dask.sizeof`` entry point: a DeviceArray's size is its byte count, once its writers have finished.
 
     Importing this module imported hrxarray, whose ``install`` hooks the rest.
     """
-    sizeof.register(DeviceArray)(_nbytes)
+    sizeof.register(DeviceArray)(_settled_nbytes)
 
 
-def _nbytes(x: Any) -> int:
+# Note [Pending results and the Dask scheduler]: hrxarray's operations return
+# at once, so a Dask task whose result is a pending DeviceArray ends before its
+# device work does, and distributed times it at ~0 s. The scheduler then
+# believes the task's worker has no backlog: it never moves a task to an idle
+# worker to spare a busy one (work stealing skips tasks that short), and every
+# task whose inputs live on one worker runs there
+# (tests/test_dask_cluster.py: test_pending_results_spread_over_workers).
+# distributed sizes a task's result (dask.sizeof) inside the window it times
+# (worker._run_task_simple: sizeof(result) is taken before the meter stops), so
+# the size waits for the array's writers: the measured duration is then the
+# device work's, and a busy worker looks busy. A settled array costs one
+# ready() check. A failed writer is not raised here (outside the task's own
+# error handling it would take the worker down): the error surfaces where the
+# result is used, as it does without Dask.
+def _settled_nbytes(x: Any) -> int:
+    if not x.ready():
+        try:
+            x.block_until_ready()
+        except Exception:  # noqa: BLE001 (the consumer of the result meets the error)
+            pass
     return int(x.nbytes)
 
 

@@ -55,10 +55,9 @@ def _row_times_column(a_blocks: list, b_blocks: list, acc: np.dtype, out_dtype: 
     parts = [_product(a, b, acc) for a, b in zip(a_blocks, b_blocks)]
     while len(parts) > 1:
         parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
-    # Waiting here makes the task last as long as the device works on it: the
-    # scheduler balances workers by task durations, and a task that returned
-    # a pending array at once looked free, so one worker got them all.
-    return parts[0].astype(out_dtype, copy=False).block_until_ready()
+    # Returned pending: distributed's size of the result waits for it, inside the task's timing
+    # (Note [Pending results and the Dask scheduler] in hrxarray/_dask_hooks.py).
+    return parts[0].astype(out_dtype, copy=False)
 
 
 def matmul(x: Any, y: Any) -> da.Array:

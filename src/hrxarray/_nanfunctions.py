@@ -326,7 +326,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Dev
         flat, axes, n = _last(op, x, axis)
         if n == 0:
             raise ValueError(f"{op}: cannot take the median of an empty reduction (shape {x.shape}, axis {axis!r})")
-        return _out(_kept(_core._median(flat, acc, rdt, op), x, axes, keepdims), out, op)
+        return _out(_kept(_core._median(flat, acc, rdt, False, op), x, axes, keepdims), out, op)
     srt, axes, n = _sorted_last(op, x, axis)
     if n == 0:
         raise ValueError(f"{op}: cannot take the median of an empty reduction (shape {x.shape}, axis {axis!r})")
@@ -339,9 +339,10 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Dev
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> DeviceArray:
     """The median along ``axis`` ignoring NaNs (NumPy's ``nanmedian``).
 
-    NaNs sort last, so each slice's numbers are its first ``count`` sorted
-    elements and the middle ones are gathered per slice. An all-NaN slice
-    gives NaN and NumPy's ``RuntimeWarning: All-NaN slice encountered``.
+    float16/32/64 slices run the selection kernel of ``median`` with each
+    slice's NaNs left out (no sort); other floats (bfloat16) sort, NaNs
+    last, and gather each slice's middle numbers. An all-NaN slice gives NaN
+    and NumPy's ``RuntimeWarning: All-NaN slice encountered``.
     """
     op = "nanmedian"
     x = _device(a, op)
@@ -349,6 +350,15 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> 
     _check_median(op, x)
     if x.dtype.kind != "f":
         return median(x, axis, out, overwrite_input, keepdims)
+    acc, rdt = _mean_dtype(x.dtype)
+    if acc in (np.float32, np.float64):
+        flat, axes, n = _last(op, x, axis)
+        if n == 0:
+            raise ValueError(f"{op}: cannot take the median of an empty reduction (shape {x.shape}, axis {axis!r})")
+        r = _core._median(flat, acc, rdt, True, op)
+        if _any(_U["logical_and"].reduce(_U["isnan"](flat), axis=-1)):
+            _warn("All-NaN slice encountered")
+        return _out(_kept(r, x, axes, keepdims), out, op)
     srt, axes, n = _sorted_last(op, x, axis)
     if n == 0:
         raise ValueError(f"{op}: cannot take the median of an empty reduction (shape {x.shape}, axis {axis!r})")

@@ -166,7 +166,7 @@ Array histogram(const Array& x, const Array& edges, const kernels::UniformBins* 
     return out;
 }
 
-Array median(const Array& x, DType ct, DType dtype, const std::string& op) {
+Array median(const Array& x, DType ct, DType dtype, bool skip_nan, const std::string& op) {
     check_real(x, op, "a");
     check_compute(ct, op, false);
     if (x.ndim() == 0 || x.shape.back() == 0)
@@ -182,14 +182,14 @@ Array median(const Array& x, DType ct, DType dtype, const std::string& op) {
         submit(rt, t);
         return out;
     }
-    t.fn = [x, ct, out] {
+    t.fn = [x, ct, out, skip_nan] {
         const int64_t n = x.shape.back();
         const int64_t rows = x.size() / n;
         std::vector<uint8_t> keep;
         const uint8_t* rows_in = dense_in(x, ct, keep);
         const bool direct = out.dtype == ct;
         std::vector<uint8_t> obuf(direct ? 0 : static_cast<size_t>(rows * dtype_itemsize(ct)));
-        kernels::median_rows(ct, rows_in, rows, n, direct ? out.data() : obuf.data());
+        kernels::median_rows(ct, rows_in, rows, n, direct ? out.data() : obuf.data(), skip_nan);
         if (!direct) {
             const Dims from = contiguous_strides(out.shape, ct);
             kernels::copy_cast(out.ndim(), out.shape.data(), kernels::StridedArg{obuf.data(), ct, from.data()},
@@ -228,12 +228,22 @@ void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp
     check_element_operand(a, Access::Write, op);
     check_element_operand(pos, Access::Read, op);
     check_element_operand(vals, Access::Read, op);
-    const DType dt = a.dtype;
-    if (dt != DType::Float32 && dt != DType::Float64 && !dtype_is_integer(dt))
-        fail(ErrorKind::Type, op + ": supported for float32, float64 and integer arrays, not " + dtype_name(dt));
+    const DType dt = a.dtype, ct = vals.dtype;
+    auto at_type = [](DType d) {
+        return d == DType::Bool || d == DType::Float16 || d == DType::Float32 || d == DType::Float64 ||
+               dtype_is_integer(d);
+    };
+    if (!at_type(dt))
+        fail(ErrorKind::Type, op + ": supported for bool, integer, float16, float32 and float64 arrays, not " +
+                                  dtype_name(dt));
     if (!dtype_is_integer(pos.dtype))
         fail(ErrorKind::Index, op + ": arrays used as indices must be of integer type, not " + dtype_name(pos.dtype));
-    if (!real_numeric(vals.dtype)) fail(ErrorKind::Type, op + ": values must be real, not " + dtype_name(vals.dtype));
+    // vals arrive in the loop's type (the caller casts them: Note [ufunc.at in a wider type]).
+    if (!at_type(ct))
+        fail(ErrorKind::Type, op + ": values must be bool, integer, float16, float32 or float64, not " +
+                                  dtype_name(ct));
+    if (at == kernels::AtOp::Subtract && ct == DType::Bool)
+        fail(ErrorKind::Type, op + ": numpy boolean subtract, the `-` operator, is not supported");
     const Dims* shapes[] = {&vals.shape, &pos.shape};
     if (broadcast_shapes(shapes, op) != pos.shape)
         fail(ErrorKind::Message, op + ": shape mismatch: value array of shape " + shape_str(vals.shape) +
@@ -250,7 +260,7 @@ void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp
     // the host waits for it, so an out-of-bounds index raises with a unchanged.
     auto bad = std::make_shared<std::optional<int64_t>>();
     TaskSpec t = compute_task({&pos, &vals}, {&a}, op, "ufunc_at");
-    t.fn = [a, pos, vb, at, dt, size, bad] {
+    t.fn = [a, pos, vb, at, dt, ct, size, bad] {
         // pos and vals are read as updates land: copies when they share a's memory (np.add.at(x, x, 1)).
         std::vector<uint8_t> kp, kv;
         if (pos.base == a.base) kp = dense_copy(pos, DType::Int64);
@@ -262,9 +272,9 @@ void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp
             *bad = lo < -size ? lo : hi;
             return;
         }
-        if (vb.base == a.base) kv = dense_copy(vb, dt);
-        const uint8_t* v = kv.empty() ? dense_in(vb, dt, kv) : kv.data();
-        kernels::ufunc_at(at, dt, a.data(), a.ndim(), a.shape.data(), a.strides.data(), size, p, v, n);
+        if (vb.base == a.base) kv = dense_copy(vb, ct);
+        const uint8_t* v = kv.empty() ? dense_in(vb, ct, kv) : kv.data();
+        kernels::ufunc_at(at, dt, ct, a.data(), a.ndim(), a.shape.data(), a.strides.data(), size, p, v, n);
     };
     run_now(rt, t);
     if (*bad)

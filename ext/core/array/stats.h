@@ -28,8 +28,9 @@ Array histogram(const Array& x, const Array& edges, const kernels::UniformBins* 
 
 // The median over the last axis of `x` (any real dtype, at least 1 element
 // per row), computed in `ct` (float32 or float64, which orders x's values as
-// x's dtype does) and returned in `dtype`: shape x.shape[:-1].
-Array median(const Array& x, DType ct, DType dtype, const std::string& op);
+// x's dtype does) and returned in `dtype`: shape x.shape[:-1]. skip_nan:
+// NumPy's nanmedian (each row's NaNs left out; NaN for an all-NaN row).
+Array median(const Array& x, DType ct, DType dtype, bool skip_nan, const std::string& op);
 
 // NumPy's correlate (no conjugation) of the 1-d `a` with the 1-d `v`, both
 // cast to `dt` (float32, float64 or int64): `len` outputs, output k the dot

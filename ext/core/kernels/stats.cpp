@@ -11,6 +11,7 @@
 
 #include "errors.h"
 #include "kernels/cpu_features.h"
+#include "kernels/elementwise_impl.h"
 #include "kernels/pool.h"
 
 namespace hrx::kernels {
@@ -199,21 +200,38 @@ T median_by_radix(const T* r, std::int64_t n, std::vector<T>& scratch) {
 }
 
 template <typename T>
-void median_typed(const T* data, std::int64_t rows, std::int64_t n, T* out) {
-    auto row_median = [n](const T* r, std::vector<T>& scratch) -> T {
-        if (n >= (1 << 14)) return median_by_radix(r, n, scratch);
-        for (std::int64_t i = 0; i < n; ++i)
-            if (std::isnan(r[i])) return std::numeric_limits<T>::quiet_NaN();
-        return median_by_partition(r, n, scratch);
+T median_of(const T* r, std::int64_t n, std::vector<T>& scratch) {
+    if (n >= (1 << 14)) return median_by_radix(r, n, scratch);
+    for (std::int64_t i = 0; i < n; ++i)
+        if (std::isnan(r[i])) return std::numeric_limits<T>::quiet_NaN();
+    return median_by_partition(r, n, scratch);
+}
+
+template <typename T>
+void median_typed(const T* data, std::int64_t rows, std::int64_t n, T* out, bool skip_nan) {
+    // nanmedian: a row holding NaNs gives the median of its numbers (a copy of them), NaN when it has none.
+    auto row_median = [n, skip_nan](const T* r, std::vector<T>& scratch, std::vector<T>& numbers) -> T {
+        std::int64_t i = 0;
+        if (skip_nan) {
+            while (i < n && !std::isnan(r[i])) ++i;
+            if (i < n) {
+                numbers.assign(r, r + i);
+                for (++i; i < n; ++i)
+                    if (!std::isnan(r[i])) numbers.push_back(r[i]);
+                if (numbers.empty()) return std::numeric_limits<T>::quiet_NaN();
+                return median_of(numbers.data(), static_cast<std::int64_t>(numbers.size()), scratch);
+            }
+        }
+        return median_of(r, n, scratch);
     };
     if (rows == 1) {
-        std::vector<T> scratch;
-        out[0] = row_median(data, scratch);
+        std::vector<T> scratch, numbers;
+        out[0] = row_median(data, scratch, numbers);
         return;
     }
     split_range(rows, std::max<std::int64_t>(1, kChunk / std::max<std::int64_t>(n, 1)), [&](std::int64_t lo, std::int64_t hi) {
-        std::vector<T> scratch;
-        for (std::int64_t r = lo; r < hi; ++r) out[r] = row_median(data + r * n, scratch);
+        std::vector<T> scratch, numbers;
+        for (std::int64_t r = lo; r < hi; ++r) out[r] = row_median(data + r * n, scratch, numbers);
     });
 }
 
@@ -474,12 +492,15 @@ void histogram_weighted(const std::int64_t* bin, const double* w, std::int64_t n
     }
 }
 
-void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out) {
+void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out,
+                 bool skip_nan) {
     switch (dt) {
         case DType::Float32:
-            return median_typed(reinterpret_cast<const float*>(data), rows, n, reinterpret_cast<float*>(out));
+            return median_typed(reinterpret_cast<const float*>(data), rows, n, reinterpret_cast<float*>(out),
+                                skip_nan);
         case DType::Float64:
-            return median_typed(reinterpret_cast<const double*>(data), rows, n, reinterpret_cast<double*>(out));
+            return median_typed(reinterpret_cast<const double*>(data), rows, n, reinterpret_cast<double*>(out),
+                                skip_nan);
         default: bad_dtype("median", dt);
     }
 }
@@ -573,10 +594,97 @@ void at_typed(AtOp op, std::uint8_t* a, int ndim, const std::int64_t* shape, con
     }
 }
 
+// Compute types with no C++ arithmetic of their own: bool (uint8 0/1) and float16 (its bits).
+struct AtBool {
+    std::uint8_t v;
+};
+struct AtHalf {
+    std::uint16_t v;
+};
+
+template <AtOp op, typename C>
+C apply_mixed(C x, C y) {
+    if constexpr (std::is_same_v<C, AtBool>) {
+        // NumPy's bool loops: add and maximum are or, multiply and minimum are and (subtract has none).
+        const bool either = x.v || y.v, both = x.v && y.v;
+        return C{static_cast<std::uint8_t>(op == AtOp::Add || op == AtOp::Maximum ? either : both)};
+    } else if constexpr (std::is_same_v<C, AtHalf>) {
+        // NumPy's float16 loops compute in float32 and round once; its float16 minimum/maximum keep the
+        // first operand when the two are equal (in1 <= in2 || isnan(in1)), unlike float32's.
+        const float fx = ew::half_to_float(x.v), fy = ew::half_to_float(y.v);
+        if constexpr (op == AtOp::Minimum) return (fx <= fy || std::isnan(fx)) ? x : y;
+        if constexpr (op == AtOp::Maximum) return (fx >= fy || std::isnan(fx)) ? x : y;
+        return C{ew::float_to_half(apply_at<op>(fx, fy))};
+    } else {
+        return apply_at<op>(x, y);
+    }
+}
+
+// Note [ufunc.at in a wider type]: NumPy's ufunc.at runs the ufunc's loop for
+// (a's dtype, the values' dtype) with unsafe casting: each update reads
+// a[p] cast to the loop's type ct, applies the op there and casts the result
+// back to a's dtype, so a repeated position sees every earlier update rounded
+// to a's dtype (np.add.at on float16 with float64 values adds in float64 and
+// rounds each sum once to float16). The casts are copy_cast's
+// (Note [Cast semantics] in casts.cpp), one element at a time.
+template <AtOp op, typename C>
+void at_mixed(DType dt, DType ct, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+              std::int64_t size, const std::int64_t* pos, const C* vals, std::int64_t n) {
+    const ew::CastFn load = ew::cast_fn(dt, ct), store = ew::cast_fn(ct, dt);
+    if (!load || !store) bad_dtype("ufunc.at", dt);
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::int64_t p = pos[i] < 0 ? pos[i] + size : pos[i];
+        std::int64_t off = 0;
+        for (int d = ndim - 1; d >= 0; --d) {
+            off += (p % shape[d]) * strides[d];
+            p /= shape[d];
+        }
+        C cur;
+        load(reinterpret_cast<const char*>(a + off), 0, reinterpret_cast<char*>(&cur), 0, 1);
+        cur = apply_mixed<op>(cur, vals[i]);
+        store(reinterpret_cast<const char*>(&cur), 0, reinterpret_cast<char*>(a + off), 0, 1);
+    }
+}
+
+template <typename C>
+void at_mixed_typed(AtOp op, DType dt, DType ct, std::uint8_t* a, int ndim, const std::int64_t* shape,
+                    const std::int64_t* strides, std::int64_t size, const std::int64_t* pos, const std::uint8_t* v,
+                    std::int64_t n) {
+    const C* vals = reinterpret_cast<const C*>(v);
+    switch (op) {
+        case AtOp::Add: return at_mixed<AtOp::Add>(dt, ct, a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Subtract: return at_mixed<AtOp::Subtract>(dt, ct, a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Multiply: return at_mixed<AtOp::Multiply>(dt, ct, a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Minimum: return at_mixed<AtOp::Minimum>(dt, ct, a, ndim, shape, strides, size, pos, vals, n);
+        case AtOp::Maximum: return at_mixed<AtOp::Maximum>(dt, ct, a, ndim, shape, strides, size, pos, vals, n);
+    }
+}
+
 }  // namespace
 
-void ufunc_at(AtOp op, DType dt, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
-              std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals, std::int64_t n) {
+void ufunc_at(AtOp op, DType dt, DType ct, std::uint8_t* a, int ndim, const std::int64_t* shape,
+              const std::int64_t* strides, std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals,
+              std::int64_t n) {
+    if (dt != ct || dt == DType::Bool || dt == DType::Float16) {
+        auto run = [&](auto tag) {
+            at_mixed_typed<decltype(tag)>(op, dt, ct, a, ndim, shape, strides, size, pos, vals, n);
+        };
+        switch (ct) {
+            case DType::Bool: return run(AtBool{});
+            case DType::Float16: return run(AtHalf{});
+            case DType::Float32: return run(float{});
+            case DType::Float64: return run(double{});
+            case DType::Int8: return run(std::int8_t{});
+            case DType::Int16: return run(std::int16_t{});
+            case DType::Int32: return run(std::int32_t{});
+            case DType::Int64: return run(std::int64_t{});
+            case DType::UInt8: return run(std::uint8_t{});
+            case DType::UInt16: return run(std::uint16_t{});
+            case DType::UInt32: return run(std::uint32_t{});
+            case DType::UInt64: return run(std::uint64_t{});
+            default: bad_dtype("ufunc.at", ct);
+        }
+    }
     auto run = [&](auto tag) {
         using T = decltype(tag);
         at_typed<T>(op, a, ndim, shape, strides, size, pos, reinterpret_cast<const T*>(vals), n);

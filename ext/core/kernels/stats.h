@@ -83,8 +83,10 @@ void histogram_weighted(const std::int64_t* bin, const double* w, std::int64_t n
 // dtype): NumPy's median, the mean of the middle element or of the middle
 // two in that dtype (((+0.0 + lo) + hi) / 2: NumPy's mean sums from +0.0).
 // Short rows partition a copy; long ones select by radix (Note [Radix
-// selection]); `data` is not modified.
-void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out);
+// selection]); `data` is not modified. With skip_nan (nanmedian) a row's NaNs
+// are left out (the median of its other elements; NaN when it has none).
+void median_rows(DType dt, const std::uint8_t* data, std::int64_t rows, std::int64_t n, std::uint8_t* out,
+                 bool skip_nan = false);
 
 // NumPy's correlate of a (n elements) with v (m elements), both of dtype dt
 // (Float32 and Float64 sum in float64, Int64 wraps): out[k] for k < len (dtype
@@ -102,10 +104,14 @@ enum class AtOp { Add, Subtract, Multiply, Minimum, Maximum };
 // NumPy's ufunc.at: for i < n in order, a[pos[i]] = op(a[pos[i]], vals[i]),
 // so a repeated position sees every earlier update. pos are C-order flat
 // positions in [-size, size) (negative ones count from the end) into the
-// array of `ndim` dimensions `shape` with byte `strides` at `a`; vals are n
-// elements of dt (a's dtype: float32/64 or an integer; integers wrap).
-// minimum/maximum propagate NaN as NumPy's do.
-void ufunc_at(AtOp op, DType dt, std::uint8_t* a, int ndim, const std::int64_t* shape, const std::int64_t* strides,
-              std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals, std::int64_t n);
+// array of `ndim` dimensions `shape` with byte `strides` at `a` (of dtype dt:
+// bool, an integer, float16, float32 or float64); vals are n elements of ct,
+// the type the op runs in (NumPy's loop for a's and the values' dtypes:
+// Note [ufunc.at in a wider type] in stats.cpp); integers wrap, minimum and
+// maximum propagate NaN as NumPy's do, bool add/maximum are or and
+// multiply/minimum and (a bool subtract is refused before this).
+void ufunc_at(AtOp op, DType dt, DType ct, std::uint8_t* a, int ndim, const std::int64_t* shape,
+              const std::int64_t* strides, std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals,
+              std::int64_t n);
 
 }  // namespace hrx::kernels

@@ -1287,7 +1287,9 @@ class ufunc:
         """
         NumPy's ufunc.at for add, subtract, multiply, minimum and maximum: ``a[indices] = self(a[indices], b)``
         in place and unbuffered, so a repeated index accumulates every update in index order (``hx.add.at(x, i,
-        1)`` counts). float32, float64 and integer arrays; b is cast to a's dtype (NumPy's same_kind rule).
+        1)`` counts). bool, integer, float16, float32 and float64 arrays; as NumPy's, each update runs in the
+        result type of a's and b's dtypes (a Python scalar b counts as float64/int64/bool) and is cast back to
+        a's dtype unsafely, so float64 values added to a float16 array round once per update.
         """
 
 class BindingContract:

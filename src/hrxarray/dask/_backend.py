@@ -72,25 +72,24 @@ class RandomState:
         self._rng = random.default_rng(np.random.SeedSequence(np.asarray(seed, dtype=np.uint32).tolist())
                                        if seed is not None else None)
 
-    # Each method returns its block once drawn: a task that returned a pending
-    # array would look free to the scheduler, which would then put every block
-    # on the first worker (see hrxarray.dask.matmul).
+    # The blocks are returned pending; on a distributed worker the task's timing
+    # still covers the draw (Note [Pending results and the Dask scheduler]).
     def random_sample(self, size: Any = None) -> DeviceArray:
-        return self._rng.random(size, placement=placement()).block_until_ready()
+        return self._rng.random(size, placement=placement())
 
     random = random_sample
 
     def standard_normal(self, size: Any = None) -> DeviceArray:
-        return self._rng.standard_normal(size, placement=placement()).block_until_ready()
+        return self._rng.standard_normal(size, placement=placement())
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> DeviceArray:
-        return self._rng.normal(loc, scale, size, placement=placement()).block_until_ready()
+        return self._rng.normal(loc, scale, size, placement=placement())
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> DeviceArray:
-        return self._rng.uniform(low, high, size, placement=placement()).block_until_ready()
+        return self._rng.uniform(low, high, size, placement=placement())
 
     def randint(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64) -> DeviceArray:
-        return self._rng.integers(low, high, size, dtype=dtype, placement=placement()).block_until_ready()
+        return self._rng.integers(low, high, size, dtype=dtype, placement=placement())
 
 
 class HrxBackendEntrypoint(ArrayBackendEntrypoint):
