@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise_impl.h"
+#include "kernels/fmath.h"
 
 namespace hrx::kernels::ew {
 
@@ -137,20 +138,11 @@ template <class T> struct PowerOp : Same2<T> {
             }
             return static_cast<T>(r);
         } else {
-            // Small integer exponents multiply, as NumPy's float loops do for
-            // 2: x**2 is then the one rounding of the exact square, bit-equal
-            // to x * x (the C library's powf, which its vector variant may
-            // replace, missed that by an ulp) and several times faster. The
-            // float cube is exact-square-times-x in double, rounded to double
-            // and then to float: within 1 ulp, like the rest of the float math.
-            if (b == 2) return a * a;
-            if constexpr (std::is_same_v<T, float>) {
-                if (b == 3) {
-                    const double d = a;
-                    return static_cast<float>(d * d * d);
-                }
-            }
-            return std::pow(a, b);
+            // hrx::fmath's pow (the Loom executors' too): x**2 is x * x, the
+            // one rounding of the exact square (NumPy's loops do the same),
+            // the rest within 1 ulp (fmath's vector kernels, whose array forms
+            // the contiguous loops call), NumPy's special cases.
+            return fmath::pow(a, b);
         }
     }
 };
@@ -239,7 +231,10 @@ InnerLoop find_arith_loop(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Divide: return pick2<DivOp, kFloats>(t);
         case Ufunc::FloorDivide: return pick2<FloorDivOp, kInts | kFloats>(t);
         case Ufunc::Remainder: return pick2<RemainderOp, kInts | kFloats>(t);
-        case Ufunc::Power: return pick2<PowerOp, kInts | kFloats>(t);
+        case Ufunc::Power:
+            if (t == DType::Float32) return &array2_loop<PowerOp<float>, float, fmath::pow_f32>;
+            if (t == DType::Float64) return &array2_loop<PowerOp<double>, double, fmath::pow_f64>;
+            return pick2<PowerOp, kInts | kFloats>(t);
         case Ufunc::Maximum:
             if (is_bool) return &binary_loop<OrOp<bool>>;
             return f16 ? &binary_loop<MaxGeOp<float>> : pick2<MaxOp, kInts | kFloats>(t);

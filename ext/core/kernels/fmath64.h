@@ -52,6 +52,16 @@ namespace hrx::fmath::detail {
 //     cube, 1/6 as hi + lo); tan = sin / cos divided as tanh.
 //     Larger |x|: exact Payne-Hanek reduction with 192 bits of 2/pi in
 //     64-bit integers (fmath64.cpp), then the same polynomials.
+//   asin, acos: |x| <= 1/2: s = |x|, asin s = s + s z P(z), z = s^2 (Taylor
+//     to s^49, truncation below 2^-58); above: z = (1 - |x|)/2 exactly, s =
+//     sqrt z as a double-double (residual by Dekker's square), asin |x| =
+//     pi/2 - 2 asin s, acos x = 2 asin s or pi - 2 asin s; pi/2 and pi
+//     double-double. The error is the final rounding plus below 0.2 ulp.
+//   atan2: t = min/max of |y|, |x| as a double-double quotient, atan's table
+//     and series (as atan), then pi/2 - w and pi - w as double-doubles.
+//   sinh, cosh: |x| < 1 (sinh) Taylor to x^19; up to 22 (e^a -+ e^-a)/2 with
+//     e^a double-double from exp_core and e^-a its reciprocal with one
+//     residual step; beyond, e^a / 2 scaled by two powers of two.
 // Special values (+-0, subnormals, +-inf, NaN, the overflow and underflow
 // thresholds) follow C99 Annex F as NumPy's loops do; a NaN input is returned
 // as it is. Measured: bench/math_accuracy_f64.py (the Note [Loom math
@@ -390,6 +400,26 @@ alignas(64) constexpr double kAtanLo[16] = {0.0,
                                0x1.1a62633145c07p-55};
 constexpr double kPio2Hi = 0x1.921fb54442d18p+0;
 constexpr double kPio2Lo = 0x1.1a62633145c07p-54;
+// atan(c) + atan(u) = wh + wl for u = (nh + nl) / (dh + dl) (normalised
+// double-doubles, |u| <= 1/16) and atan(c) = ah + al: u divided with one
+// residual (Dekker's product), then the atan series to u^15.
+template <class V> HRX_FMATH_VI void atan_tail(V nh, V nl, V dh, V dl, V ah, V al, V& wh, V& wl) {
+    const V rd = 1.0 / dh;
+    const V uh = nh * rd;
+    V p, pe;
+    two_prod(uh, dh, p, pe);
+    const V ul = ((((nh - p) - pe) + nl) - uh * dl) * rd;
+    const V z = uh * uh;
+    V q = splat<V>(-1.0 / 15.0);
+    q = q * z + 1.0 / 13.0;
+    q = q * z - 1.0 / 11.0;
+    q = q * z + 1.0 / 9.0;
+    q = q * z - 1.0 / 7.0;
+    q = q * z + 1.0 / 5.0;
+    q = q * z - 1.0 / 3.0;
+    fast_two_sum(ah, uh, wh, wl);
+    wl = wl + (al + (ul + uh * z * q));
+}
 template <class V> HRX_FMATH_VI V atan64(V x) {
     const V a = clamp(fabs(x), 0.0, 0x1p60);  // beyond 2^60 atan rounds to pi/2
     const auto big = a > 1.0;
@@ -414,27 +444,386 @@ template <class V> HRX_FMATH_VI V atan64(V x) {
     dl = big ? e2 : e1 + pl;
     fast_two_sum(nh, nl, nh, nl);  // nh or dh alone had only xh's 26 bits
     fast_two_sum(dh, dl, dh, dl);
-    const V rd = 1.0 / dh;
-    const V uh = nh * rd;
-    V p, pe;
-    two_prod(uh, dh, p, pe);
-    const V ul = ((((nh - p) - pe) + nl) - uh * dl) * rd;
-    const V z = uh * uh;
-    V q = splat<V>(-1.0 / 15.0);
-    q = q * z + 1.0 / 13.0;
-    q = q * z - 1.0 / 11.0;
-    q = q * z + 1.0 / 9.0;
-    q = q * z - 1.0 / 7.0;
-    q = q * z + 1.0 / 5.0;
-    q = q * z - 1.0 / 3.0;
     V wh, wl;
-    fast_two_sum(ah, uh, wh, wl);
-    wl = wl + (al + (ul + uh * z * q));
+    atan_tail(nh, nl, dh, dl, ah, al, wh, wl);
     V bh, bl;
     fast_two_sum(splat<V>(kPio2Hi), -wh, bh, bl);
     bl = bl + (kPio2Lo - wl);
     const V r = big ? bh + bl : wh + wl;
     return x != x ? x : copysign(r, x);
+}
+
+// ---------------------------------------------------------------- atan2
+constexpr double kPiHi = 0x1.921fb54442d18p+1;
+constexpr double kPiLo = 0x1.1a62633145c07p-53;
+// atan2(y, x): t = min(|y|, |x|) / max(|y|, |x|) <= 1 as th + tl (tl from
+// the exact residual of the division, computed on operands scaled by a
+// common power of two so Dekker's product neither overflows nor underflows;
+// th < 2^-300 needs no tl), atan t = atan c + atan u as atan64 (t <= 1:
+// u = (t - c) / (1 + t c), t - c exact by Sterbenz), then pi/2 - w where
+// |y| > |x| and pi - w where x has its sign bit set, each as a double-double;
+// the sign of y last. The special values (zeros, infinities) fall out of the
+// same path with t = 0 (0/0) or 1 (inf/inf), as C99 Annex F and NumPy have them.
+template <class V> HRX_FMATH_VI V atan2_64(V y, V x) {
+    const V ay = fabs(y), ax = fabs(x);
+    const auto swap = ay > ax;
+    const V n = swap ? ax : ay, d = swap ? ay : ax;
+    V th = n / d;
+    th = d == 0.0 ? splat<V>(0.0) : th;       // atan2(+-0, +-0)
+    th = n == kInf64 ? splat<V>(1.0) : th;    // both infinite: pi/4
+    V sc = splat<V>(1.0);
+    sc = d >= 0x1p512 ? splat<V>(0x1p-600) : sc;
+    sc = d < 0x1p-512 ? splat<V>(0x1p600) : sc;
+    const V ns = n * sc, ds = d * sc;
+    V p, pe;
+    two_prod(th, ds, p, pe);
+    V tl = ((ns - p) - pe) / ds;
+    tl = th < 0x1p-300 ? splat<V>(0.0) : tl;
+    tl = th == 1.0 ? splat<V>(0.0) : tl;
+    const V kd = th * 8.0 + kRound;
+    const V c = (kd - kRound) * 0.125;
+    const U<V> j = bits(kd) & 15;
+    const V ah = lookup16<V>(kAtanHi, j), al = lookup16<V>(kAtanLo, j);
+    V nh, nl, dh, dl, th_h, th_l;
+    fast_two_sum(th - c, tl, nh, nl);  // th - c exact
+    split(th, th_h, th_l);
+    fast_two_sum(splat<V>(1.0), th_h * c, dh, dl);  // the products exact: c has at most 4 bits
+    dl = dl + (th_l * c + tl * c);
+    fast_two_sum(dh, dl, dh, dl);
+    V wh, wl;
+    atan_tail(nh, nl, dh, dl, ah, al, wh, wl);
+    wh = th < 0x1p-300 ? th : wh;  // atan t = t there (and the residuals could be subnormal)
+    wl = th < 0x1p-300 ? splat<V>(0.0) : wl;
+    V bh, bl;
+    fast_two_sum(splat<V>(kPio2Hi), -wh, bh, bl);
+    bl = bl + (kPio2Lo - wl);
+    wh = swap ? bh : wh;
+    wl = swap ? bl : wl;
+    V ch, cl;
+    fast_two_sum(splat<V>(kPiHi), -wh, ch, cl);
+    cl = cl + (kPiLo - wl);
+    const auto neg = bits(x) >= 0x8000000000000000ULL;  // sign bit set: -0 too
+    const V r = neg ? ch + cl : wh + wl;
+    const V res = copysign(r, y);
+    return y != y ? y : (x != x ? x : res);
+}
+
+// ---------------------------------------------------------------- asin, acos
+// The correctly rounded square root of w >= 0 per lane (so the same bits on
+// every host): SSE2's sqrtpd two lanes at a time on x86-64 (std::sqrt's
+// errno path keeps GCC from vectorising it), the lanes one by one elsewhere.
+template <class V> HRX_FMATH_VI V vsqrt(V w) {
+    if constexpr (std::is_same_v<V, double>) {
+        return __builtin_sqrt(w);
+    } else {
+        V r;
+#if defined(__x86_64__) && defined(__GNUC__)
+        constexpr unsigned L = sizeof(V) / sizeof(double);
+#pragma GCC unroll 4
+        for (unsigned k = 0; k < L; k += 2) {
+            d2 h = {w[k], w[k + 1]};
+            h = __builtin_ia32_sqrtpd(h);
+            r[k] = h[0];
+            r[k + 1] = h[1];
+        }
+#else
+        for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = __builtin_sqrt(w[k]);
+#endif
+        return r;
+    }
+}
+// asin s = s + s z P(z), z = s^2 <= 1/4: the Taylor coefficients
+// (2n)! / (4^n n!^2 (2n + 1)) to n = 24 (truncation below 2^-58 of s).
+constexpr double asin_coef(int n) {
+    double c = 1.0;
+    for (int i = 1; i <= n; ++i) c = c * (2 * i - 1) / (2 * i);
+    return c / (2 * n + 1);
+}
+template <class V> HRX_FMATH_VI V asin_poly(V z) {
+    V p = splat<V>(asin_coef(24));
+#pragma GCC unroll 24
+    for (int k = 23; k >= 1; --k) p = p * z + asin_coef(k);
+    return p;
+}
+// |x| <= 1/2: s = |x|, z = s^2; above: z = (1 - |x|)/2 (exact) and s = sqrt z
+// as sh + sl (the residual z - sh^2 exact by Dekker's square), with
+// asin |x| = pi/2 - 2 asin s and acos |x| = 2 asin s. tail = sl + s z P(z).
+template <class V> HRX_FMATH_VI void asin_parts(V a, V& sh, V& tail, decltype(V{} > V{})& big) {
+    big = a > 0.5;
+    const V w = (1.0 - a) * 0.5;
+    const V z = big ? w : a * a;
+    const V r = vsqrt(w > 0.0 ? w : splat<V>(0.0));
+    V q, qe;
+    two_sqr(r, q, qe);
+    V rl = ((w - q) - qe) / (r + r);
+    rl = r > 0.0 ? rl : splat<V>(0.0);
+    sh = big ? r : a;
+    const V sl = big ? rl : splat<V>(0.0);
+    tail = sl + sh * z * asin_poly(z);
+}
+template <class V> HRX_FMATH_VI V asin64(V x) {
+    const V a = fabs(x);
+    V sh, tail;
+    decltype(V{} > V{}) big;
+    asin_parts(a, sh, tail, big);
+    V h, l;
+    two_sum(splat<V>(kPio2Hi), -(sh + sh), h, l);
+    const V rb = h + (l + (kPio2Lo - (tail + tail)));
+    V r = big ? rb : sh + tail;
+    r = a > 1.0 ? splat<V>(kNaN64) : r;
+    const V res = copysign(r, x);
+    return x != x ? x : (a > 1.0 ? r : res);
+}
+template <class V> HRX_FMATH_VI V acos64(V x) {
+    const V a = fabs(x);
+    V sh, tail;
+    decltype(V{} > V{}) big;
+    asin_parts(a, sh, tail, big);
+    // |x| <= 1/2: pi/2 -+ asin |x|; x > 1/2: 2 asin s; x < -1/2: pi - 2 asin s.
+    const auto neg = x < 0.0;
+    const V s2 = sh + sh, t2 = tail + tail;
+    V mh, ml;
+    two_sum(splat<V>(kPio2Hi), neg ? sh : -sh, mh, ml);
+    const V rm = mh + (ml + (kPio2Lo + (neg ? tail : -tail)));
+    V ph, pl;
+    two_sum(splat<V>(kPiHi), -s2, ph, pl);
+    const V rp = ph + (pl + (kPiLo - t2));
+    V r = big ? (neg ? rp : s2 + t2) : rm;
+    r = a > 1.0 ? splat<V>(kNaN64) : r;
+    return x != x ? x : r;
+}
+
+// ---------------------------------------------------------------- sinh, cosh
+// |x| < 1: sinh by Taylor, a + a z P(z) (to a^19, truncation below 2^-58);
+// cosh and 1 <= |x| <= 22 (sinh): (e^a -+ e^-a) / 2 with e^a = 2^n (1 + E)
+// double-double from exp_core and e^-a its reciprocal with one residual
+// step (Dekker's product); beyond 22 (e^-2a below 2^-63) e^a / 2 scaled by two
+// powers of two, which reaches 2^1024 (sinh and cosh overflow past 710.47).
+template <class V> HRX_FMATH_VI void exp_pair(V a, V& eh, V& el, V& rh, V& rl, V& kd) {
+    V e0, e1, s, t;
+    exp_core(a, kd, e0, e1);
+    fast_two_sum(splat<V>(1.0), e0, s, t);
+    t = t + e1;
+    const V p2 = pow2_kd(kd);  // a <= 22.5: n <= 33
+    fast_two_sum(s * p2, t * p2, eh, el);
+    rh = 1.0 / eh;
+    V p, pe;
+    two_prod(rh, eh, p, pe);
+    rl = rh * (((1.0 - p) - pe) - el * rh);
+}
+template <class V> HRX_FMATH_VI V exp_half_big(V a) {
+    V kd, e0, e1, s, t;
+    exp_core(clamp(a, 0.0, 711.0), kd, e0, e1);
+    fast_two_sum(splat<V>(1.0), e0, s, t);
+    return scale_kd(s + (t + e1), kd - 1.0);
+}
+template <class V> HRX_FMATH_VI V sinh64(V x) {
+    const V a = fabs(x);
+    const V z = a * a;
+    V p = splat<V>(1.0 / 121645100408832000.0);  // 1/19!
+    p = p * z + 1.0 / 355687428096000.0;
+    p = p * z + 1.0 / 1307674368000.0;
+    p = p * z + 1.0 / 6227020800.0;
+    p = p * z + 1.0 / 39916800.0;
+    p = p * z + 1.0 / 362880.0;
+    p = p * z + 1.0 / 5040.0;
+    p = p * z + 1.0 / 120.0;
+    p = p * z + 1.0 / 6.0;
+    const V small = a + a * z * p;
+    V eh, el, rh, rl, kd;
+    exp_pair(clamp(a, 0.0, 22.5), eh, el, rh, rl, kd);
+    V h, l;
+    two_sum(eh, -rh, h, l);
+    const V mid = 0.5 * (h + (l + (el - rl)));
+    V r = a < 1.0 ? small : mid;
+    r = a > 22.0 ? exp_half_big(a) : r;
+    return x != x ? x : copysign(r, x);
+}
+template <class V> HRX_FMATH_VI V cosh64(V x) {
+    const V a = fabs(x);
+    V eh, el, rh, rl, kd;
+    exp_pair(clamp(a, 0.0, 22.5), eh, el, rh, rl, kd);
+    V h, l;
+    two_sum(eh, rh, h, l);
+    V r = 0.5 * (h + (l + (el + rl)));
+    r = a > 22.0 ? exp_half_big(a) : r;
+    return x != x ? x : r;
+}
+
+// ---------------------------------------------------------------- pow
+// x^y = e^(y log|x|) with log|x| = L a double-double good to about 2^-70
+// relative (so y L, |y L| <= 746, is good to 2^-60 absolute: 0.02 ulp of the
+// result): |x| = 2^k m, m in [sqrt(1/2), sqrt(2)), c = j/128 the nearest
+// 128th (j in [90, 182]), invc = 1/c rounded, m invc = 1 + r exactly
+// (Dekker's product; |r| < 2^-7.4), log m = -log(invc) + log1p(r) with
+// -log(invc) a double-double from the table (exact values, computed to 200
+// bits) and log1p(r) = r - r^2/2 (double-double) + r^3 P(r) (Taylor to r^11).
+// j = 128 (m near 1) has invc = 1 and no table term, so L stays relatively
+// accurate as x nears 1. Then y L = Ph + Pl (Dekker's product) and e^(Ph +
+// Pl) by exp64's table path with Pl added to the reduced argument. The sign
+// (odd integer y) and the special cases (C99 Annex F, NumPy's) by selects;
+// x**2 is x * x.
+alignas(64) constexpr double kPowInvC[93] = {
+    0x1.6c16c16c16c17p+0, 0x1.6816816816817p+0, 0x1.642c8590b2164p+0, 0x1.6058160581606p+0,
+    0x1.5c9882b931057p+0, 0x1.58ed2308158edp+0, 0x1.5555555555555p+0, 0x1.51d07eae2f815p+0,
+    0x1.4e5e0a72f0539p+0, 0x1.4afd6a052bf5bp+0, 0x1.47ae147ae147bp+0, 0x1.446f86562d9fbp+0,
+    0x1.4141414141414p+0, 0x1.3e22cbce4a902p+0, 0x1.3b13b13b13b14p+0, 0x1.3813813813814p+0,
+    0x1.3521cfb2b78c1p+0, 0x1.323e34a2b10bfp+0, 0x1.2f684bda12f68p+0, 0x1.2c9fb4d812ca0p+0,
+    0x1.29e4129e4129ep+0, 0x1.27350b8812735p+0, 0x1.2492492492492p+0, 0x1.21fb78121fb78p+0,
+    0x1.1f7047dc11f70p+0, 0x1.1cf06ada2811dp+0, 0x1.1a7b9611a7b96p+0, 0x1.1811811811812p+0,
+    0x1.15b1e5f75270dp+0, 0x1.135c81135c811p+0, 0x1.1111111111111p+0, 0x1.0ecf56be69c90p+0,
+    0x1.0c9714fbcda3bp+0, 0x1.0a6810a6810a7p+0, 0x1.0842108421084p+0, 0x1.0624dd2f1a9fcp+0,
+    0x1.0410410410410p+0, 0x1.0204081020408p+0, 0x1.0000000000000p+0, 0x1.fc07f01fc07f0p-1,
+    0x1.f81f81f81f820p-1, 0x1.f44659e4a4271p-1, 0x1.f07c1f07c1f08p-1, 0x1.ecc07b301ecc0p-1,
+    0x1.e9131abf0b767p-1, 0x1.e573ac901e574p-1, 0x1.e1e1e1e1e1e1ep-1, 0x1.de5d6e3f8868ap-1,
+    0x1.dae6076b981dbp-1, 0x1.d77b654b82c34p-1, 0x1.d41d41d41d41dp-1, 0x1.d0cb58f6ec074p-1,
+    0x1.cd85689039b0bp-1, 0x1.ca4b3055ee191p-1, 0x1.c71c71c71c71cp-1, 0x1.c3f8f01c3f8f0p-1,
+    0x1.c0e070381c0e0p-1, 0x1.bdd2b899406f7p-1, 0x1.bacf914c1bad0p-1, 0x1.b7d6c3dda338bp-1,
+    0x1.b4e81b4e81b4fp-1, 0x1.b2036406c80d9p-1, 0x1.af286bca1af28p-1, 0x1.ac5701ac5701bp-1,
+    0x1.a98ef606a63bep-1, 0x1.a6d01a6d01a6dp-1, 0x1.a41a41a41a41ap-1, 0x1.a16d3f97a4b02p-1,
+    0x1.9ec8e951033d9p-1, 0x1.9c2d14ee4a102p-1, 0x1.999999999999ap-1, 0x1.970e4f80cb872p-1,
+    0x1.948b0fcd6e9e0p-1, 0x1.920fb49d0e229p-1, 0x1.8f9c18f9c18fap-1, 0x1.8d3018d3018d3p-1,
+    0x1.8acb90f6bf3aap-1, 0x1.886e5f0abb04ap-1, 0x1.8618618618618p-1, 0x1.83c977ab2beddp-1,
+    0x1.8181818181818p-1, 0x1.7f405fd017f40p-1, 0x1.7d05f417d05f4p-1, 0x1.7ad2208e0ecc3p-1,
+    0x1.78a4c8178a4c8p-1, 0x1.767dce434a9b1p-1, 0x1.745d1745d1746p-1, 0x1.724287f46debcp-1,
+    0x1.702e05c0b8170p-1, 0x1.6e1f76b4337c7p-1, 0x1.6c16c16c16c17p-1, 0x1.6a13cd1537290p-1,
+    0x1.6816816816817p-1};
+alignas(64) constexpr double kPowLogCHi[93] = {
+    -0x1.68ac83e9c6a15p-2, -0x1.5d5bddf595f31p-2, -0x1.522ae0738a3d7p-2, -0x1.4718dc271c41cp-2,
+    -0x1.3c25277333183p-2, -0x1.314f1e1d35ce3p-2, -0x1.269621134db91p-2, -0x1.1bf99635a6b95p-2,
+    -0x1.1178e8227e47ap-2, -0x1.07138604d5864p-2, -0x1.f991c6cb3b37ap-3, -0x1.e530effe71013p-3,
+    -0x1.d1037f2655e7bp-3, -0x1.bd087383bd8aap-3, -0x1.a93ed3c8ad9e5p-3, -0x1.95a5adcf70182p-3,
+    -0x1.823c16551a3c0p-3, -0x1.6f0128b756ab9p-3, -0x1.5bf406b543db0p-3, -0x1.4913d8333b563p-3,
+    -0x1.365fcb0159014p-3, -0x1.23d712a49c201p-3, -0x1.1178e8227e47ap-3, -0x1.fe89139dbd565p-4,
+    -0x1.da7276384469ep-4, -0x1.b6ac88dad5b1dp-4, -0x1.9335e5d594988p-4, -0x1.700d30aeac0e8p-4,
+    -0x1.4d3115d207eacp-4, -0x1.2aa04a44717a1p-4, -0x1.08598b59e3a06p-4, -0x1.ccb73cdddb2d0p-5,
+    -0x1.894aa149fb34bp-5, -0x1.466aed42de3f9p-5, -0x1.0415d89e74440p-5, -0x1.8492528c8cac5p-6,
+    -0x1.0205658935837p-6, -0x1.010157588de69p-7, 0x0p+0, 0x1.fe02a6b106799p-8,
+    0x1.fc0a8b0fc03c4p-7, 0x1.7b91b07d5b126p-6, 0x1.f829b0e7832f8p-6, 0x1.39e87b9febd68p-5,
+    0x1.77458f632dcffp-5, 0x1.b42dd711971b9p-5, 0x1.f0a30c01162a8p-5, 0x1.16536eea37ae3p-4,
+    0x1.341d7961bd1d0p-4, 0x1.51b073f06183cp-4, 0x1.6f0d28ae56b4ep-4, 0x1.8c345d6319b23p-4,
+    0x1.a926d3a4ad562p-4, 0x1.c5e548f5bc743p-4, 0x1.e27076e2af2eap-4, 0x1.fec9131dbeabcp-4,
+    0x1.0d77e7cd08e5bp-3, 0x1.1b72ad52f67a2p-3, 0x1.29552f81ff521p-3, 0x1.371fc201e8f75p-3,
+    0x1.44d2b6ccb7d1cp-3, 0x1.526e5e3a1b438p-3, 0x1.5ff3070a793d6p-3, 0x1.6d60fe719d21bp-3,
+    0x1.7ab890210d907p-3, 0x1.87fa06520c911p-3, 0x1.9525a9cf456b6p-3, 0x1.a23bc1fe2b561p-3,
+    0x1.af3c94e80bff3p-3, 0x1.bc286742d8cd4p-3, 0x1.c8ff7c79a9a20p-3, 0x1.d5c216b4fbb94p-3,
+    0x1.e27076e2af2e8p-3, 0x1.ef0adcbdc5935p-3, 0x1.fb9186d5e3e29p-3, 0x1.0402594b4d041p-2,
+    0x1.0a324e27390e2p-2, 0x1.1058bf9ae4ad4p-2, 0x1.1675cababa60fp-2, 0x1.1c898c16999fbp-2,
+    0x1.22941fbcf7966p-2, 0x1.2895a13de86a4p-2, 0x1.2e8e2bae11d31p-2, 0x1.347dd9a987d56p-2,
+    0x1.3a64c556945eap-2, 0x1.404308686a7e4p-2, 0x1.4618bc21c5ec2p-2, 0x1.4be5f957778a1p-2,
+    0x1.51aad872df82ep-2, 0x1.5767717455a6cp-2, 0x1.5d1bdbf5809cap-2, 0x1.62c82f2b9c796p-2,
+    0x1.686c81e9b14adp-2};
+alignas(64) constexpr double kPowLogCLo[93] = {
+    0x1.acd8a9145ff44p-57, -0x1.d5f75b9a23ae4p-59, -0x1.3840b263acb43p-56, -0x1.d8fb4c14c56eep-56,
+    -0x1.152d81af5713ap-56, -0x1.22966f61a3c23p-56, -0x1.e0efadd9db02ap-56, 0x1.e9575c2124912p-56,
+    -0x1.b8ce2d07f1cb7p-56, 0x1.24e912b16ec8bp-60, -0x1.ecca0cdf30143p-58, 0x1.f7627ef82f3f0p-57,
+    0x1.3f3adb7b71cbcp-58, 0x1.1165504ad749ep-59, -0x1.bcafa9de97202p-57, -0x1.8a16283fdbd1cp-57,
+    -0x1.6dcd318f4187ep-57, 0x1.37967087859b9p-59, 0x1.1f5b44c0df7f7p-61, 0x1.0d5604930f137p-58,
+    -0x1.bea08d2dca256p-57, -0x1.51c7e9efae297p-57, 0x1.0e63a5f01c693p-58, 0x1.ac9f4215f9394p-58,
+    -0x1.401fa71733017p-58, 0x1.002bf768e52d0p-58, 0x1.478a85704ccb7p-58, -0x1.a36a677b4c8b2p-59,
+    -0x1.da7d0b1e10b2fp-60, -0x1.aea2c72d05c08p-58, 0x1.dd7009902bf32p-58, 0x1.e48fb0500efd5p-59,
+    0x1.2ba0b44cfaee5p-59, 0x1.9badefe942718p-60, -0x1.c05cf1d753621p-59, 0x1.d192d0619fa68p-60,
+    -0x1.27c8e8416e717p-60, -0x1.46662d417cecep-62, 0x0p+0, -0x1.e44b7e3711e7fp-67,
+    -0x1.83092c5964281p-62, -0x1.6d80ab38e9430p-62, 0x1.33e3f04f1ef25p-60, -0x1.5bfa937f551b7p-59,
+    0x1.8d3ca87b92968p-63, 0x1.0a34531f67db5p-59, 0x1.85f325c5bbacdp-59, 0x1.2189705cf74cap-58,
+    -0x1.3599f227becbbp-58, -0x1.5b61c65e5741ap-58, -0x1.20db323097324p-59, -0x1.294d2f5668495p-58,
+    -0x1.d7a16eab1e2adp-59, 0x1.2eb0bf7c0b0d9p-59, -0x1.61578001e015ap-60, -0x1.5746b9981b36cp-58,
+    0x1.9a5dc5e9030adp-57, -0x1.fbe7ee5c69946p-57, 0x1.301771c407dc0p-57, 0x1.e6cb62af18a02p-62,
+    0x1.7d3d950f87e23p-59, -0x1.546ff8a470d3ap-57, -0x1.bc60efafc6f6cp-58, 0x1.d551d97132e87p-57,
+    -0x1.1072534a57e7dp-57, -0x1.9f7fdbfa08d9ap-57, -0x1.26fb3e2b1d1dap-57, 0x1.24dc46c1ea664p-57,
+    0x1.a3398064df33ep-57, 0x1.cfce744870f57p-58, -0x1.4f689f8434011p-57, -0x1.a37794d03657dp-58,
+    -0x1.61578001e015ep-59, 0x1.e8637950dc20dp-57, 0x1.355519b0de535p-57, -0x1.08ec217a5022dp-57,
+    0x1.bdcfde8061c03p-56, 0x1.3f415699663ecp-63, 0x1.ce63eab883727p-61, 0x1.9f1a39d500e3cp-56,
+    -0x1.dbd7ac258a2bdp-58, 0x1.7ad24c13f040fp-56, -0x1.1e99b72bd7bf2p-57, -0x1.16ea62c048cfbp-56,
+    0x1.cbcd735d03424p-60, -0x1.f79f6c1059cdbp-57, -0x1.7a42642661c62p-61, -0x1.4b366b609027ap-58,
+    -0x1.d8db0a7cc1543p-56, -0x1.fb2a49af933e8p-57, -0x1.7dc9c7c23801fp-56, -0x1.090a0dd59fe35p-58,
+    0x1.710af840538e3p-56};
+
+template <class V> HRX_FMATH_VI V gather(const double* t, U<V> j) {
+    if constexpr (std::is_same_v<V, double>) {
+        return t[j];
+    } else {
+        V r;
+#pragma GCC unroll 8
+        for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = t[j[k]];
+        return r;
+    }
+}
+// log x = lh + ll for a positive finite x (subnormals included).
+template <class V> HRX_FMATH_VI void log_pow(V x, V& lh, V& ll) {
+    const auto sub = x < 0x1p-1022;
+    const V xs = sub ? x * 0x1p52 : x;
+    const U<V> u = bits(xs);
+    const U<V> e = (u + 0x00095f619980c433ULL) >> 52;
+    const V m = from_bits<V>(u - ((e - 1023) << 52));
+    V k = (from_bits<V>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
+    k = sub ? k - 52.0 : k;
+    const V jd = m * 128.0 + kRound;
+    const U<V> j = (bits(jd) & 0xff) - 90;
+    const V invc = gather<V>(kPowInvC, j);
+    V p, pe, rh, rl;
+    two_prod(m, invc, p, pe);
+    fast_two_sum(p - 1.0, pe, rh, rl);  // p - 1 exact (Sterbenz)
+    V q, qe;
+    two_sqr(rh, q, qe);
+    V a, b;
+    fast_two_sum(rh, -0.5 * q, a, b);
+    V P = splat<V>(1.0 / 11.0);
+    P = P * rh - 1.0 / 10.0;
+    P = P * rh + 1.0 / 9.0;
+    P = P * rh - 1.0 / 8.0;
+    P = P * rh + 1.0 / 7.0;
+    P = P * rh - 1.0 / 6.0;
+    P = P * rh + 1.0 / 5.0;
+    P = P * rh - 1.0 / 4.0;
+    P = P * rh + 1.0 / 3.0;
+    const V tail = b + ((rl - rh * rl) - 0.5 * qe) + (rh * q) * P;
+    // k ln2 + T + (a + tail)
+    V s1, e1, s2, e2;
+    fast_two_sum(k * kLn2Hi64, gather<V>(kPowLogCHi, j), s1, e1);
+    two_sum(s1, a, s2, e2);
+    const V lo = ((e1 + e2) + (gather<V>(kPowLogCLo, j) + k * kLn2Lo64)) + tail;
+    fast_two_sum(s2, lo, lh, ll);
+}
+template <class V> HRX_FMATH_VI V pow64(V x, V y) {
+    const V ax = fabs(x), ay = fabs(y);
+    V lh, ll;
+    log_pow(bits(ax) - 1 < 0x7fefffffffffffffULL ? ax : splat<V>(1.0), lh, ll);
+    const V yc = ay < 0x1p900 ? y : copysign(splat<V>(0x1p900), y);
+    V ph, pe;
+    two_prod(yc, lh, ph, pe);
+    const V pl = pe + yc * ll;
+    const V c = clamp(ph, -746.0, 710.0);
+    const V kd = c * 0x1.71547652b82fep+4 + kRound;  // 16 / ln2
+    const V n = kd - kRound;
+    const V r = ((c - n * (kLn2Hi64 / 16)) - n * (kLn2Lo64 / 16)) + pl;
+    V res = exp_tab(kd, r);
+    res = ph > 710.0 ? splat<V>(kInf64) : res;
+    res = ph < -746.0 ? splat<V>(0.0) : res;
+    // |x| = 0 or inf: 0 or inf by the sign of y (times the sign below)
+    res = ax == 0.0 ? (y < 0.0 ? splat<V>(kInf64) : splat<V>(0.0)) : res;
+    res = ax == kInf64 ? (y < 0.0 ? splat<V>(0.0) : splat<V>(kInf64)) : res;
+    // y an odd integer / not an integer, by its magnitude's range.
+    const V kd2 = (ay < 0x1p51 ? y : splat<V>(0.0)) + kRound;
+    const U<V> yb = bits(y);
+    U<V> odd = (kd2 - kRound) == y ? bits(kd2) & 1 : U<V>{} + 0;
+    U<V> nonint = (kd2 - kRound) == y ? U<V>{} + 0 : U<V>{} + 1;
+    odd = ay < 0x1p51 ? odd : ((yb & 1) != 0 ? U<V>{} + 0 : (yb >> 1) & 1);  // [2^51, 2^52): ulp 1/2
+    nonint = ay < 0x1p51 ? nonint : yb & 1;
+    odd = ay < 0x1p52 ? odd : yb & 1;  // [2^52, 2^53): ulp 1
+    nonint = ay < 0x1p52 ? nonint : U<V>{} + 0;
+    odd = ay < 0x1p53 ? odd : U<V>{} + 0;  // beyond: even
+    const U<V> xs = bits(x) >> 63;
+    res = (odd & xs) != 0 ? -res : res;
+    res = x < 0.0 ? (x == -kInf64 ? res : (nonint != 0 ? splat<V>(kNaN64) : res)) : res;
+    res = x != x ? x + y : res;
+    res = y != y ? x + y : res;
+    res = y == 2.0 ? x * x : res;  // x**2 == x * x, bit for bit
+    res = ay == kInf64 ? (x == -1.0 ? splat<V>(1.0) : res) : res;
+    // |x| < 1 with y = +-inf and |x| > 1: the generic path (y clamped to 2^900) gives 0 or inf
+    res = x == 1.0 ? splat<V>(1.0) : res;
+    res = y == 0.0 ? splat<V>(1.0) : res;
+    return res;
 }
 
 // ---------------------------------------------------------------- sin, cos, tan
@@ -521,6 +910,62 @@ template <class V> HRX_FMATH_VI V tan64_fast(V x) {
 }
 
 }  // namespace v
+
+// ---------------------------------------------------------------- float kernels on fmath64's
+// asin, acos, sinh, cosh and atan2 of floats: the float64 kernels (within 1
+// ulp of double) on the widened input, rounded once to float: within 0.5 +
+// 2^-28 float ulp. pow: e^(y ln|x|) from fmath.h's double cores (the
+// product's error, |y ln x| <= 104 times a few 2^-53, is below 2^-43 of the
+// result), rounded once, then the sign and NumPy's (C99's) special cases.
+namespace v {
+template <class V> HRX_FMATH_VI F<V> asin_f(F<V> x) { return narrow<V>(asin64(widen<V>(x))); }
+template <class V> HRX_FMATH_VI F<V> acos_f(F<V> x) { return narrow<V>(acos64(widen<V>(x))); }
+template <class V> HRX_FMATH_VI F<V> sinh_f(F<V> x) { return narrow<V>(sinh64(widen<V>(x))); }
+template <class V> HRX_FMATH_VI F<V> cosh_f(F<V> x) { return narrow<V>(cosh64(widen<V>(x))); }
+template <class V> HRX_FMATH_VI F<V> atan2_f(F<V> y, F<V> x) {
+    return narrow<V>(atan2_64(widen<V>(y), widen<V>(x)));
+}
+template <class V> HRX_FMATH_VI F<V> pow_f(F<V> xf, F<V> yf) {
+    using UF_ = UF<V>;
+    const V x = widen<V>(xf), y = widen<V>(yf);
+    const V ax = fabs(x);
+    V lx = log_d(bits(ax) - 1 < 0x7fefffffffffffffULL ? ax : splat<V>(1.0));
+    lx = ax == 0.0 ? splat<V>(-1e300) : lx;  // |x|^y then over- or underflows as it should
+    lx = ax == kInf ? splat<V>(1e300) : lx;
+    F<V> r = narrow<V>(exp_d(y * lx));
+    // y an odd integer: |y| < 2^24 (floats beyond are even), y + kRound - kRound == y, bit 0 of kd.
+    const auto small = fabs(y) < 0x1p24;
+    const V kd = (small ? y : splat<V>(0.0)) + kRound;
+    const V n = kd - kRound;
+    U<V> odd = bits(kd) & 1;
+    odd = n == y ? odd : U<V>{} + 0;
+    U<V> nonint = n == y ? U<V>{} + 0 : U<V>{} + 1;
+    nonint = small ? nonint : U<V>{} + 0;
+    UF_ oddf, nonintf;
+    if constexpr (std::is_same_v<V, double>) {
+        oddf = static_cast<std::uint32_t>(odd);
+        nonintf = static_cast<std::uint32_t>(nonint);
+    } else {
+        oddf = __builtin_convertvector(odd, UF_);
+        nonintf = __builtin_convertvector(nonint, UF_);
+    }
+    const UF_ xs = fbits<V>(xf) >> 31;  // x's sign bit (-0 too)
+    r = (oddf & xs) != 0 ? -r : r;
+    // finite x < 0 and y not an integer: NaN (-0 and -inf follow the sign rule above)
+    const F<V> qnan = from_fbits<V>(UF_{} + 0x7fc00000u);
+    r = xf < 0.0f ? (xf == -std::numeric_limits<float>::infinity() ? r : (nonintf != 0 ? qnan : r)) : r;
+    r = xf != xf ? xf + yf : r;
+    r = yf != yf ? xf + yf : r;
+    r = yf == 2.0f ? xf * xf : r;  // x**2 == x * x, bit for bit
+    const F<V> one = from_fbits<V>(UF_{} + 0x3f800000u);
+    const UF_ yb = fbits<V>(yf) & 0x7fffffffu;
+    r = yb == 0x7f800000u ? (xf == -1.0f ? one : r) : r;
+    r = xf == 1.0f ? one : r;
+    r = yf == 0.0f ? one : r;
+    return r;
+}
+}  // namespace v
+
 #pragma GCC diagnostic pop
 
 // sin, cos, tan of a double with !(|x| < kTrigFast64) (inf and NaN too):
