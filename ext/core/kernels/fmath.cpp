@@ -25,9 +25,11 @@
 // u = (t - c)/(1 + t c), |u| <= 1/16, a series to u^13. sinturns/costurns
 // reduce exactly (4x - round(4x) is exact).
 // cbrt rounds fmath's own double cbrt (below), so it is host independent too.
-// asin, acos, sinh, cosh and atan2 round fmath64.h's double kernels (within 1
-// ulp of double, so within 0.5 + 2^-28 float ulp; vector code as the rest,
-// Note [float64 kernels]); erf evaluates erf_small / erfcx_mid as a vector
+// atan2 rounds fmath64.h's double kernel (within 1 ulp of double, so within
+// 0.5 + 2^-28 float ulp; vector code as the rest, Note [float64 kernels]);
+// asin, acos, sinh and cosh use those kernels' reductions in plain double
+// with shorter series (asin_f and so on in fmath64.h, a few 2^-53 relative
+// before the float rounding); erf evaluates erf_small / erfcx_mid as a vector
 // kernel (erf_f); pow is e^(y ln|x|) from the double cores (pow_f in
 // fmath64.h: error below 2^-43 relative before the float rounding), with
 // x**2 == x * x and C99's special cases. Measured by bench/math_accuracy.py

@@ -740,11 +740,18 @@ template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
 // erf: |x| < 1 by erf_small's Taylor series, up to 4 by 1 - e^(-z^2)
 // erfcx(z) (kErfcxA's Chebyshev series by Clenshaw's recurrence), 1 beyond
 // (erf(4) rounds to 1 in float); both computed, the lane picks one.
+struct ErfCoefs {
+    double c[18];
+    constexpr ErfCoefs() : c{} {
+        for (int n = 0; n <= 17; ++n) c[n] = erf_taylor_coef(n);
+    }
+};
+inline constexpr ErfCoefs kErfC{};
 template <class V> HRX_FMATH_VI V erf_small_v(V x) {
     const V z = x * x;
-    V p = splat<V>(erf_taylor_coef(17));
+    V p = splat<V>(kErfC.c[17]);
 #pragma GCC unroll 20
-    for (int n = 16; n >= 0; --n) p = p * z + erf_taylor_coef(n);
+    for (int n = 16; n >= 0; --n) p = p * z + kErfC.c[n];
     return 0x1.20dd750429b6dp+0 * (x * p);
 }
 template <class V> HRX_FMATH_VI V erfcx_mid_v(V z) {

@@ -539,11 +539,37 @@ constexpr double asin_coef(int n) {
     for (int i = 1; i <= n; ++i) c = c * (2 * i - 1) / (2 * i);
     return c / (2 * n + 1);
 }
+// The coefficients as a table: a loop calling asin_coef that GCC did not
+// unroll computed them per element, 100 ns a value.
+struct AsinCoefs {
+    double c[25];
+    constexpr AsinCoefs() : c{} {
+        for (int k = 0; k <= 24; ++k) c[k] = asin_coef(k);
+    }
+};
+inline constexpr AsinCoefs kAsinC{};
+// sum c[k + 1] z^k for k < 24 in Estrin's scheme (pairs, then pairs of
+// pairs by z^2, z^4, z^8, z^16): a dependency chain of 6 steps instead of
+// Horner's 24, which kept the vector units waiting.
 template <class V> HRX_FMATH_VI V asin_poly(V z) {
-    V p = splat<V>(asin_coef(24));
-#pragma GCC unroll 24
-    for (int k = 23; k >= 1; --k) p = p * z + asin_coef(k);
-    return p;
+    V a[12];
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) a[i] = kAsinC.c[2 * i + 1] + z * kAsinC.c[2 * i + 2];
+    const V z2 = z * z, z4 = z2 * z2, z8 = z4 * z4, z16 = z8 * z8;
+    V b[6];
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) b[i] = a[2 * i] + z2 * a[2 * i + 1];
+    const V d0 = b[0] + z4 * b[1], d1 = b[2] + z4 * b[3], d2 = b[4] + z4 * b[5];
+    return (d0 + z8 * d1) + z16 * d2;
+}
+// The same series to z^11 (truncation below 2^-33 of s for z <= 1/4), for
+// the float kernels.
+template <class V> HRX_FMATH_VI V asin_poly_f(V z) {
+    V a[6];
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) a[i] = kAsinC.c[2 * i + 1] + z * kAsinC.c[2 * i + 2];
+    const V z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+    return ((a[0] + z2 * a[1]) + z4 * (a[2] + z2 * a[3])) + z8 * (a[4] + z2 * a[5]);
 }
 // |x| <= 1/2: s = |x|, z = s^2; above: z = (1 - |x|)/2 (exact) and s = sqrt z
 // as sh + sl (the residual z - sh^2 exact by Dekker's square), with
@@ -912,16 +938,60 @@ template <class V> HRX_FMATH_VI V tan64_fast(V x) {
 }  // namespace v
 
 // ---------------------------------------------------------------- float kernels on fmath64's
-// asin, acos, sinh, cosh and atan2 of floats: the float64 kernels (within 1
-// ulp of double) on the widened input, rounded once to float: within 0.5 +
-// 2^-28 float ulp. pow: e^(y ln|x|) from fmath.h's double cores (the
+// atan2 of floats: the float64 kernel (within 1 ulp of double) on the
+// widened inputs, rounded once to float: within 0.5 + 2^-28 float ulp. asin,
+// acos, sinh, cosh: the float64 kernels' reductions in plain double with
+// shorter polynomials (errors a few 2^-53), rounded once. pow: e^(y ln|x|) from fmath.h's double cores (the
 // product's error, |y ln x| <= 104 times a few 2^-53, is below 2^-43 of the
 // result), rounded once, then the sign and NumPy's (C99's) special cases.
 namespace v {
-template <class V> HRX_FMATH_VI F<V> asin_f(F<V> x) { return narrow<V>(asin64(widen<V>(x))); }
-template <class V> HRX_FMATH_VI F<V> acos_f(F<V> x) { return narrow<V>(acos64(widen<V>(x))); }
-template <class V> HRX_FMATH_VI F<V> sinh_f(F<V> x) { return narrow<V>(sinh64(widen<V>(x))); }
-template <class V> HRX_FMATH_VI F<V> cosh_f(F<V> x) { return narrow<V>(cosh64(widen<V>(x))); }
+// asin, acos: asin64's reduction in plain double with asin_poly_f (error a
+// few 2^-53 relative, then one rounding to float).
+template <class V> HRX_FMATH_VI void asin_fd(V a, V& r, decltype(V{} > V{})& big) {
+    big = a > 0.5;
+    const V w = (1.0 - a) * 0.5;
+    const V z = big ? w : a * a;
+    const V s = big ? vsqrt(w > 0.0 ? w : splat<V>(0.0)) : a;
+    r = s + s * z * asin_poly_f(z);
+}
+template <class V> HRX_FMATH_VI F<V> asin_f(F<V> xf) {
+    const V x = widen<V>(xf), a = fabs(x);
+    V r;
+    decltype(V{} > V{}) big;
+    asin_fd(a, r, big);
+    r = big ? kPio2Hi - (r + r) : r;
+    r = a > 1.0 ? splat<V>(kNaN64) : copysign(r, x);
+    return xf != xf ? xf : narrow<V>(r);
+}
+template <class V> HRX_FMATH_VI F<V> acos_f(F<V> xf) {
+    const V x = widen<V>(xf), a = fabs(x);
+    V r;
+    decltype(V{} > V{}) big;
+    asin_fd(a, r, big);
+    const V r2 = r + r;
+    const V rb = x < 0.0 ? kPiHi - r2 : r2;
+    r = big ? rb : kPio2Hi - copysign(r, x);
+    r = a > 1.0 ? splat<V>(kNaN64) : r;
+    return xf != xf ? xf : narrow<V>(r);
+}
+// sinh, cosh: e = e^|x| by exp_d (clamped, so float infinities come from the
+// rounding), (e -+ 1/e) / 2; sinh below 1 by Taylor to x^11 (truncation
+// below 2^-32).
+template <class V> HRX_FMATH_VI F<V> sinh_f(F<V> xf) {
+    const V x = widen<V>(xf), a = fabs(x);
+    const V z = a * a;
+    const V p = (1.0 / 6.0 + z * (1.0 / 120.0)) + (z * z) * ((1.0 / 5040.0 + z * (1.0 / 362880.0)) +
+                                                          z * z * (1.0 / 39916800.0));
+    const V e = exp_d(a);
+    const V r = a < 1.0 ? a + a * z * p : 0.5 * (e - 1.0 / e);
+    return xf != xf ? xf : narrow<V>(copysign(r, x));
+}
+template <class V> HRX_FMATH_VI F<V> cosh_f(F<V> xf) {
+    const V a = fabs(widen<V>(xf));
+    const V e = exp_d(a);
+    const V r = 0.5 * (e + 1.0 / e);
+    return xf != xf ? xf : narrow<V>(r);
+}
 template <class V> HRX_FMATH_VI F<V> atan2_f(F<V> y, F<V> x) {
     return narrow<V>(atan2_64(widen<V>(y), widen<V>(x)));
 }
