@@ -625,23 +625,21 @@ template <class V> HRX_FMATH_VI V acos64(V x) {
 // double-double from exp_core and e^-a its reciprocal with one residual
 // step (Dekker's product); beyond 22 (e^-2a below 2^-63) e^a / 2 scaled by two
 // powers of two, which reaches 2^1024 (sinh and cosh overflow past 710.47).
-template <class V> HRX_FMATH_VI void exp_pair(V a, V& eh, V& el, V& rh, V& rl, V& kd) {
-    V e0, e1, s, t;
-    exp_core(a, kd, e0, e1);
+// One exp_core for both paths: a clamped to 711; below 22.5 (n <= 33) e^a =
+// 2^n (1 + E) as a double-double and its reciprocal, beyond e^a / 2 by
+// scale_kd (the lanes of the other path compute garbage, not selected).
+template <class V> HRX_FMATH_VI void exp_pair(V a, V& eh, V& el, V& rh, V& rl, V& big) {
+    V kd, e0, e1, s, t;
+    exp_core(clamp(a, 0.0, 711.0), kd, e0, e1);
     fast_two_sum(splat<V>(1.0), e0, s, t);
     t = t + e1;
-    const V p2 = pow2_kd(kd);  // a <= 22.5: n <= 33
+    big = scale_kd(s + t, kd - 1.0);
+    const V p2 = pow2_kd(kd);
     fast_two_sum(s * p2, t * p2, eh, el);
     rh = 1.0 / eh;
     V p, pe;
     two_prod(rh, eh, p, pe);
     rl = rh * (((1.0 - p) - pe) - el * rh);
-}
-template <class V> HRX_FMATH_VI V exp_half_big(V a) {
-    V kd, e0, e1, s, t;
-    exp_core(clamp(a, 0.0, 711.0), kd, e0, e1);
-    fast_two_sum(splat<V>(1.0), e0, s, t);
-    return scale_kd(s + (t + e1), kd - 1.0);
 }
 template <class V> HRX_FMATH_VI V sinh64(V x) {
     const V a = fabs(x);
@@ -656,23 +654,23 @@ template <class V> HRX_FMATH_VI V sinh64(V x) {
     p = p * z + 1.0 / 120.0;
     p = p * z + 1.0 / 6.0;
     const V small = a + a * z * p;
-    V eh, el, rh, rl, kd;
-    exp_pair(clamp(a, 0.0, 22.5), eh, el, rh, rl, kd);
+    V eh, el, rh, rl, big;
+    exp_pair(a, eh, el, rh, rl, big);
     V h, l;
     two_sum(eh, -rh, h, l);
     const V mid = 0.5 * (h + (l + (el - rl)));
     V r = a < 1.0 ? small : mid;
-    r = a > 22.0 ? exp_half_big(a) : r;
+    r = a > 22.0 ? big : r;
     return x != x ? x : copysign(r, x);
 }
 template <class V> HRX_FMATH_VI V cosh64(V x) {
     const V a = fabs(x);
-    V eh, el, rh, rl, kd;
-    exp_pair(clamp(a, 0.0, 22.5), eh, el, rh, rl, kd);
+    V eh, el, rh, rl, big;
+    exp_pair(a, eh, el, rh, rl, big);
     V h, l;
     two_sum(eh, rh, h, l);
     V r = 0.5 * (h + (l + (el + rl)));
-    r = a > 22.0 ? exp_half_big(a) : r;
+    r = a > 22.0 ? big : r;
     return x != x ? x : r;
 }
 
