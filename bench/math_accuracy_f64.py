@@ -97,6 +97,9 @@ def inputs(name, n, rng):
         parts = [random_bits(rng, 3 * q, 1032), rng.uniform(-711, 711, q), rng.uniform(-25, 25, q),
                  rng.uniform(-1, 1, q) * 2.0 ** rng.integers(-60, 0, q),
                  near(rng, [1.0, -1.0, 22.0, -22.0, 710.4758600739439, -710.4758600739439, 0.5], 2 * q)]
+    elif name == "erf":
+        parts = [random_bits(rng, 3 * q, 1026), rng.uniform(-6.5, 6.5, 3 * q), rng.uniform(-0.6, 0.6, q),
+                 near(rng, [0.5, -0.5, 5.921, -5.921, 0.5625, 1.0], q)]
     elif name == "power":  # the base; the exponent: arctan2_x's draw, scaled (see measure)
         parts = [random_bits(rng, 2 * q, 2046), rng.uniform(0, 10, 2 * q), -rng.uniform(0, 10, q),
                  1 + rng.uniform(-1, 1, 2 * q) * 2.0 ** rng.integers(-50, -1, 2 * q), rng.uniform(0, 2, q)]
@@ -131,6 +134,27 @@ FUNCS = {"exp": (hx.exp, np.exp), "expm1": (hx.expm1, np.expm1), "log": (hx.log,
          "cos": (hx.cos, np.cos), "tan": (hx.tan, np.tan), "arcsin": (hx.arcsin, np.arcsin),
          "arccos": (hx.arccos, np.arccos), "sinh": (hx.sinh, np.sinh), "cosh": (hx.cosh, np.cosh),
          "arctan2": (hx.arctan2, np.arctan2), "power": (hx.power, np.power)}
+
+
+def _erf_loom(x):
+    """erf of doubles: no ufunc (NumPy has none); the Loom op erff on f64 (the interpreter or native
+    code: the same kernel, fmath64.h's erf64)."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_loom_math import run_op
+    return hx.asarray(run_op("erff", "f64", hx.to_numpy(x)))
+
+
+def _erfl(x):
+    """The C library's long double erf of each value (glibc's erfl: within an ulp of 2^-64)."""
+    import ctypes
+    f = ctypes.CDLL("libm.so.6").erfl
+    f.restype, f.argtypes = ctypes.c_longdouble, [ctypes.c_longdouble]
+    flat = np.asarray(x, LD).ravel()
+    return np.array([f(v) for v in flat.tolist()], LD).reshape(np.shape(x))
+
+
+FUNCS["erf"] = (_erf_loom, lambda x: _erfl(x) if x.dtype == LD else np.vectorize(__import__("math").erf)(x))
 
 
 def arctan2_x(y, rng):

@@ -594,6 +594,30 @@ def test_erff_within_1ulp_of_double():
     assert np.array_equal(np.signbit(got[zero]), np.signbit(x[zero]))
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs a long double wider than double")
+def test_erf_f64_within_1ulp_of_long_double():
+    # fmath64.h's erf64 (the Loom op on f64: scalar function or array form) against the C library's
+    # long double erfl, over every magnitude, the Taylor/table switch at 1/2 and the point (5.921)
+    # where erf starts to round to 1.
+    import ctypes
+    try:
+        erfl = ctypes.CDLL("libm.so.6").erfl
+    except OSError:
+        pytest.skip("no libm.so.6")
+    erfl.restype, erfl.argtypes = ctypes.c_longdouble, [ctypes.c_longdouble]
+    rng = np.random.default_rng(17)
+    n = 1 << 13
+    bits = ((rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63)) | (rng.integers(0, 1027, n, dtype=np.uint64)
+            << np.uint64(52)) | rng.integers(0, 1 << 52, n, dtype=np.uint64)).view(np.float64)
+    x = np.concatenate([bits, rng.uniform(-6.5, 6.5, n), 0.5 + rng.uniform(-1e-3, 1e-3, 256),
+                        5.921 + rng.uniform(-1e-2, 1e-2, 256), F64_SPECIALS])
+    got = run_op("erff", "f64", x)
+    ref = np.array([erfl(v) for v in x.tolist()], np.longdouble)
+    err = f64_ulp_error(got, ref)
+    assert err.max() <= 1.0, (float(err.max()), float(x[int(err.argmax())]).hex())
+    assert np.array_equal(np.signbit(got[x == 0]), np.signbit(x[x == 0]))
+
+
 # --------------------------------------------------------------------------- edge cases
 
 def f32(*v):

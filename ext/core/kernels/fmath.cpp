@@ -72,7 +72,8 @@
 // kept (sin(-0) = -0 and so on).
 //
 // double functions: exp, exp2, expm1, log, log2, log10, log1p, tanh, atan,
-// sin, cos and tan (and, later that day, asin, acos, atan2, sinh and cosh)
+// sin, cos and tan (and, later that day, asin, acos, atan2, sinh, cosh, erf
+// and pow)
 // are fmath64.h's vector kernels since 2026-12-05 (Note
 // [float64 kernels]: double-double where an error would reach the result, no
 // libm, no FMA), the same bits on every host and from the scalar function
@@ -90,7 +91,7 @@
 // glibc's exp2l. The special values (+-0, subnormals, +-inf, NaN, the
 // overflow and underflow thresholds) give NumPy's results (and tanh(19) and
 // tanh(pi), where NumPy is 0.57 and 0.67 ulp off, are correctly rounded).
-// asin, acos, atan2, sinh, cosh: bench/math_accuracy_f64.py's figures in
+// asin, acos, atan2, sinh, cosh, erf: bench/math_accuracy_f64.py's figures in
 // bench/results/math_accuracy_f64.json; pow is fmath64.h's pow64 (x**2 =
 // x * x). The other double functions are the C
 // library's (glibc: within 1 ulp, documented per function), except cbrt
@@ -322,7 +323,7 @@ double cosh(double x) { return detail::v::cosh64(x); }
 double asinh(double x) { return std::asinh(x); }
 double acosh(double x) { return std::acosh(x); }
 double atanh(double x) { return std::atanh(x); }
-double erf(double x) { return std::erf(x); }
+double erf(double x) { return detail::v::erf64(x); }
 double erfc(double x) { return std::erfc(x); }
 double pow(double a, double b) { return detail::v::pow64(a, b); }
 double atan2(double y, double x) { return detail::v::atan2_64(y, x); }
@@ -655,12 +656,13 @@ HRX_FMATH_V64(asin, asin64, NoFix{})
 HRX_FMATH_V64(acos, acos64, NoFix{})
 HRX_FMATH_V64(sinh, sinh64, NoFix{})
 HRX_FMATH_V64(cosh, cosh64, NoFix{})
+HRX_FMATH_V64(erf, erf64, NoFix{})
 #undef HRX_FMATH_V64
 #define HRX_FMATH_F64(name) \
     void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_loop_run(x, y, n); }
 HRX_FMATH_F64(sqrt) HRX_FMATH_F64(rsqrt) HRX_FMATH_F64(cbrt) HRX_FMATH_F64(sinturns)
 HRX_FMATH_F64(costurns)
-HRX_FMATH_F64(asinh) HRX_FMATH_F64(acosh) HRX_FMATH_F64(atanh) HRX_FMATH_F64(erf) HRX_FMATH_F64(erfc)
+HRX_FMATH_F64(asinh) HRX_FMATH_F64(acosh) HRX_FMATH_F64(atanh) HRX_FMATH_F64(erfc)
 HRX_FMATH_F64(logistic) HRX_FMATH_F64(silu) HRX_FMATH_F64(softplus) HRX_FMATH_F64(gelu_erf) HRX_FMATH_F64(gelu_tanh)
 #undef HRX_FMATH_F64
 
