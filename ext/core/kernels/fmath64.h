@@ -891,8 +891,8 @@ template <class V> HRX_FMATH_VI V pow64(V x, V y) {
     const U<V> xs = bits(x) >> 63;
     res = (odd & xs) != 0 ? -res : res;
     res = x < 0.0 ? (x == -kInf64 ? res : (nonint != 0 ? splat<V>(kNaN64) : res)) : res;
-    res = x != x ? x + y : res;
-    res = y != y ? x + y : res;
+    res = y != y ? from_bits<V>(bits(y) | 0x0008000000000000ULL) : res;  // quieted, x's first (as pow_f)
+    res = x != x ? from_bits<V>(bits(x) | 0x0008000000000000ULL) : res;
     res = y == 2.0 ? x * x : res;  // x**2 == x * x, bit for bit
     res = ay == kInf64 ? (x == -1.0 ? splat<V>(1.0) : res) : res;
     // |x| < 1 with y = +-inf and |x| > 1: the generic path (y clamped to 2^900) gives 0 or inf
@@ -1103,8 +1103,10 @@ template <class V> HRX_FMATH_VI F<V> pow_f(F<V> xf, F<V> yf) {
     // finite x < 0 and y not an integer: NaN (-0 and -inf follow the sign rule above)
     const F<V> qnan = from_fbits<V>(UF_{} + 0x7fc00000u);
     r = xf < 0.0f ? (xf == -std::numeric_limits<float>::infinity() ? r : (nonintf != 0 ? qnan : r)) : r;
-    r = xf != xf ? xf + yf : r;
-    r = yf != yf ? xf + yf : r;
+    // A NaN operand gives it, quieted, x's first (no x + y: the compiler may
+    // swap the operands of +, and which NaN's payload wins would then differ).
+    r = yf != yf ? from_fbits<V>(fbits<V>(yf) | 0x00400000u) : r;
+    r = xf != xf ? from_fbits<V>(fbits<V>(xf) | 0x00400000u) : r;
     r = yf == 2.0f ? xf * xf : r;  // x**2 == x * x, bit for bit
     const F<V> one = from_fbits<V>(UF_{} + 0x3f800000u);
     const UF_ yb = fbits<V>(yf) & 0x7fffffffu;
