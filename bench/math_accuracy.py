@@ -250,6 +250,14 @@ def main(n: int = 10_000_000, names: list[str] | None = None) -> None:
                   f"  specials bad {row['special_value_mismatches']}  -0 bad {row['zero_sign_mismatches']}"
                   f"  clones {row.get('clone_bit_mismatches_vs_ufunc')}"
                   f"  loom {row['loom_interpreter_bit_mismatches_vs_ufunc']}", flush=True)
+    if names:  # a partial run keeps the other functions' rows of the last full run
+        import json
+        from _common import RESULTS
+        old = RESULTS / "math_accuracy.json"
+        if old.exists():
+            done = {r["function"] for r in rows}
+            kept = [r for r in json.loads(old.read_text()).get("table", []) if r["function"] not in done]
+            rows = kept + rows
     path = save_results("math_accuracy", {
         "figure": "hx float32 math ufuncs: max error vs a long double reference, and bit agreement of the "
                   "scalar / baseline / AVX2 / AVX-512 kernels and the Loom interpreter",
