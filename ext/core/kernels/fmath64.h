@@ -876,18 +876,21 @@ template <class V> HRX_FMATH_VI V pow64(V x, V y) {
     res = ph > 710.0 ? splat<V>(kInf64) : res;
     res = ph < -746.0 ? splat<V>(0.0) : res;
     // |x| = 0 or inf: 0 or inf by the sign of y (times the sign below)
-    res = ax == 0.0 ? (y < 0.0 ? splat<V>(kInf64) : splat<V>(0.0)) : res;
-    res = ax == kInf64 ? (y < 0.0 ? splat<V>(0.0) : splat<V>(kInf64)) : res;
+    const V zres = y < 0.0 ? splat<V>(kInf64) : splat<V>(0.0);  // 0^y; inf^y is the other one
+    res = ax == 0.0 ? zres : res;
+    res = ax == kInf64 ? from_bits<V>(bits(zres) ^ 0x7ff0000000000000ULL) : res;
     // y an odd integer / not an integer, by its magnitude's range.
-    const V kd2 = (ay < 0x1p51 ? y : splat<V>(0.0)) + kRound;
-    const U<V> yb = bits(y);
-    U<V> odd = (kd2 - kRound) == y ? bits(kd2) & 1 : U<V>{} + 0;
-    U<V> nonint = (kd2 - kRound) == y ? U<V>{} + 0 : U<V>{} + 1;
-    odd = ay < 0x1p51 ? odd : ((yb & 1) != 0 ? U<V>{} + 0 : (yb >> 1) & 1);  // [2^51, 2^52): ulp 1/2
-    nonint = ay < 0x1p51 ? nonint : yb & 1;
-    odd = ay < 0x1p52 ? odd : yb & 1;  // [2^52, 2^53): ulp 1
-    nonint = ay < 0x1p52 ? nonint : U<V>{} + 0;
-    odd = ay < 0x1p53 ? odd : U<V>{} + 0;  // beyond: even
+    // As 0/1 integer lanes, one select per comparison (selects sharing a
+    // mask became lane-by-lane code): below 2^51 by kRound, [2^51, 2^52)
+    // (ulp 1/2) and [2^52, 2^53) (ulp 1) by the low bits, even beyond.
+    const U<V> one = U<V>{} + 1, zero = U<V>{} + 0;
+    const V kd2 = clamp(y, -0x1p51, 0x1p51) + kRound;
+    const U<V> eq = (kd2 - kRound) == y ? one : zero;
+    const U<V> r51 = ay < 0x1p51 ? one : zero, r52 = ay < 0x1p52 ? one : zero, r53 = ay < 0x1p53 ? one : zero;
+    const U<V> yb = bits(y), b0 = yb & 1, b1 = (yb >> 1) & 1;
+    const U<V> m5152 = r52 & (r51 ^ 1), m5253 = r53 & (r52 ^ 1);
+    const U<V> odd = (bits(kd2) & eq & r51) | (b1 & (b0 ^ 1) & m5152) | (b0 & m5253);
+    const U<V> nonint = ((eq ^ 1) & r51) | (b0 & m5152);
     const U<V> xs = bits(x) >> 63;
     res = (odd & xs) != 0 ? -res : res;
     res = x < 0.0 ? (x == -kInf64 ? res : (nonint != 0 ? splat<V>(kNaN64) : res)) : res;
@@ -1083,13 +1086,13 @@ template <class V> HRX_FMATH_VI F<V> pow_f(F<V> xf, F<V> yf) {
     lx = ax == kInf ? splat<V>(1e300) : lx;
     F<V> r = narrow<V>(exp_d(y * lx));
     // y an odd integer: |y| < 2^24 (floats beyond are even), y + kRound - kRound == y, bit 0 of kd.
-    const auto small = fabs(y) < 0x1p24;
-    const V kd = (small ? y : splat<V>(0.0)) + kRound;
-    const V n = kd - kRound;
-    U<V> odd = bits(kd) & 1;
-    odd = n == y ? odd : U<V>{} + 0;
-    U<V> nonint = n == y ? U<V>{} + 0 : U<V>{} + 1;
-    nonint = small ? nonint : U<V>{} + 0;
+    // (integer 0/1 lanes from one select per comparison: GCC 12 turned the
+    // earlier selects on a shared mask into lane-by-lane code)
+    const V kd = clamp(y, -0x1p24, 0x1p24) + kRound;
+    const U<V> eq = (kd - kRound) == y ? U<V>{} + 1 : U<V>{} + 0;
+    const U<V> small = fabs(y) < 0x1p24 ? U<V>{} + 1 : U<V>{} + 0;
+    const U<V> odd = bits(kd) & eq;  // bit 0: y = +-2^24 is even
+    const U<V> nonint = (eq ^ 1) & small;
     UF_ oddf, nonintf;
     if constexpr (std::is_same_v<V, double>) {
         oddf = static_cast<std::uint32_t>(odd);
