@@ -574,36 +574,38 @@ template <class V> HRX_FMATH_VI V asin_poly_f(V z) {
 // |x| <= 1/2: s = |x|, z = s^2; above: z = (1 - |x|)/2 (exact) and s = sqrt z
 // as sh + sl (the residual z - sh^2 exact by Dekker's square), with
 // asin |x| = pi/2 - 2 asin s and acos |x| = 2 asin s. tail = sl + s z P(z).
-template <class V> HRX_FMATH_VI void asin_parts(V a, V& sh, V& tail, decltype(V{} > V{})& big) {
-    big = a > 0.5;
+// Lanes of a where m is all ones, of b where it is zero (bit operations: a
+// mask shared by several selects became lane-by-lane code in GCC 12).
+template <class V> HRX_FMATH_VI V blend(U<V> m, V a, V b) { return from_bits<V>((bits(a) & m) | (bits(b) & ~m)); }
+template <class V> HRX_FMATH_VI void asin_parts(V a, V& sh, V& tail, U<V>& big) {
+    big = a > 0.5 ? U<V>{} + ~0ULL : U<V>{} + 0;
     const V w = (1.0 - a) * 0.5;
-    const V z = big ? w : a * a;
+    const V z = blend(big, w, a * a);
     const V r = vsqrt(w > 0.0 ? w : splat<V>(0.0));
     V q, qe;
     two_sqr(r, q, qe);
     V rl = ((w - q) - qe) / (r + r);
     rl = r > 0.0 ? rl : splat<V>(0.0);
-    sh = big ? r : a;
-    const V sl = big ? rl : splat<V>(0.0);
+    sh = blend(big, r, a);
+    const V sl = blend(big, rl, splat<V>(0.0));
     tail = sl + sh * z * asin_poly(z);
 }
 template <class V> HRX_FMATH_VI V asin64(V x) {
     const V a = fabs(x);
     V sh, tail;
-    decltype(V{} > V{}) big;
+    U<V> big;
     asin_parts(a, sh, tail, big);
     V h, l;
     two_sum(splat<V>(kPio2Hi), -(sh + sh), h, l);
     const V rb = h + (l + (kPio2Lo - (tail + tail)));
-    V r = big ? rb : sh + tail;
-    r = a > 1.0 ? splat<V>(kNaN64) : r;
-    const V res = copysign(r, x);
-    return x != x ? x : (a > 1.0 ? r : res);
+    const V r = copysign(blend(big, rb, sh + tail), x);
+    const V res = a > 1.0 ? splat<V>(kNaN64) : r;
+    return x != x ? x : res;
 }
 template <class V> HRX_FMATH_VI V acos64(V x) {
     const V a = fabs(x);
     V sh, tail;
-    decltype(V{} > V{}) big;
+    U<V> big;
     asin_parts(a, sh, tail, big);
     // |x| <= 1/2: pi/2 -+ asin |x|; x > 1/2: 2 asin s; x < -1/2: pi - 2 asin s.
     const auto neg = x < 0.0;
@@ -614,7 +616,7 @@ template <class V> HRX_FMATH_VI V acos64(V x) {
     V ph, pl;
     two_sum(splat<V>(kPiHi), -s2, ph, pl);
     const V rp = ph + (pl + (kPiLo - t2));
-    V r = big ? (neg ? rp : s2 + t2) : rm;
+    V r = blend(big, neg ? rp : s2 + t2, rm);
     r = a > 1.0 ? splat<V>(kNaN64) : r;
     return x != x ? x : r;
 }
