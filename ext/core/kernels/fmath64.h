@@ -453,6 +453,9 @@ template <class V> HRX_FMATH_VI V atan64(V x) {
     return x != x ? x : copysign(r, x);
 }
 
+// Lanes of a where m is all ones, of b where it is zero (bit operations: a
+// mask shared by several selects became lane-by-lane code in GCC 12).
+template <class V> HRX_FMATH_VI V blend(U<V> m, V a, V b) { return from_bits<V>((bits(a) & m) | (bits(b) & ~m)); }
 // ---------------------------------------------------------------- atan2
 constexpr double kPiHi = 0x1.921fb54442d18p+1;
 constexpr double kPiLo = 0x1.1a62633145c07p-53;
@@ -466,8 +469,9 @@ constexpr double kPiLo = 0x1.1a62633145c07p-53;
 // same path with t = 0 (0/0) or 1 (inf/inf), as C99 Annex F and NumPy have them.
 template <class V> HRX_FMATH_VI V atan2_64(V y, V x) {
     const V ay = fabs(y), ax = fabs(x);
-    const auto swap = ay > ax;
-    const V n = swap ? ax : ay, d = swap ? ay : ax;
+    // Masks used more than once are integer lanes for blend (Note at blend).
+    const U<V> swap = ay > ax ? U<V>{} + ~0ULL : U<V>{} + 0;
+    const V n = blend(swap, ax, ay), d = blend(swap, ay, ax);
     V th = n / d;
     th = d == 0.0 ? splat<V>(0.0) : th;       // atan2(+-0, +-0)
     th = n == kInf64 ? splat<V>(1.0) : th;    // both infinite: pi/4
@@ -477,8 +481,8 @@ template <class V> HRX_FMATH_VI V atan2_64(V y, V x) {
     const V ns = n * sc, ds = d * sc;
     V p, pe;
     two_prod(th, ds, p, pe);
-    V tl = ((ns - p) - pe) / ds;
-    tl = th < 0x1p-300 ? splat<V>(0.0) : tl;
+    const U<V> tiny = th < 0x1p-300 ? U<V>{} + ~0ULL : U<V>{} + 0;
+    V tl = blend(tiny, splat<V>(0.0), ((ns - p) - pe) / ds);
     tl = th == 1.0 ? splat<V>(0.0) : tl;
     const V kd = th * 8.0 + kRound;
     const V c = (kd - kRound) * 0.125;
@@ -492,13 +496,13 @@ template <class V> HRX_FMATH_VI V atan2_64(V y, V x) {
     fast_two_sum(dh, dl, dh, dl);
     V wh, wl;
     atan_tail(nh, nl, dh, dl, ah, al, wh, wl);
-    wh = th < 0x1p-300 ? th : wh;  // atan t = t there (and the residuals could be subnormal)
-    wl = th < 0x1p-300 ? splat<V>(0.0) : wl;
+    wh = blend(tiny, th, wh);  // atan t = t there (and the residuals could be subnormal)
+    wl = blend(tiny, splat<V>(0.0), wl);
     V bh, bl;
     fast_two_sum(splat<V>(kPio2Hi), -wh, bh, bl);
     bl = bl + (kPio2Lo - wl);
-    wh = swap ? bh : wh;
-    wl = swap ? bl : wl;
+    wh = blend(swap, bh, wh);
+    wl = blend(swap, bl, wl);
     V ch, cl;
     fast_two_sum(splat<V>(kPiHi), -wh, ch, cl);
     cl = cl + (kPiLo - wl);
@@ -574,9 +578,6 @@ template <class V> HRX_FMATH_VI V asin_poly_f(V z) {
 // |x| <= 1/2: s = |x|, z = s^2; above: z = (1 - |x|)/2 (exact) and s = sqrt z
 // as sh + sl (the residual z - sh^2 exact by Dekker's square), with
 // asin |x| = pi/2 - 2 asin s and acos |x| = 2 asin s. tail = sl + s z P(z).
-// Lanes of a where m is all ones, of b where it is zero (bit operations: a
-// mask shared by several selects became lane-by-lane code in GCC 12).
-template <class V> HRX_FMATH_VI V blend(U<V> m, V a, V b) { return from_bits<V>((bits(a) & m) | (bits(b) & ~m)); }
 template <class V> HRX_FMATH_VI void asin_parts(V a, V& sh, V& tail, U<V>& big) {
     big = a > 0.5 ? U<V>{} + ~0ULL : U<V>{} + 0;
     const V w = (1.0 - a) * 0.5;
