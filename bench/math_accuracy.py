@@ -52,7 +52,27 @@ FUNCS = {
     "cos": (hx.cos, np.cos, "cosf", (-100.0, 100.0)),
     "tan": (hx.tan, np.tan, "tanf", (-100.0, 100.0)),
     "tanh": (hx.tanh, np.tanh, "tanhf", (-10.0, 10.0)),
+    "arcsin": (hx.arcsin, np.arcsin, "asinf", (-1.0, 1.0)),
+    "arccos": (hx.arccos, np.arccos, "acosf", (-1.0, 1.0)),
+    "sinh": (hx.sinh, np.sinh, "sinhf", (-90.0, 90.0)),
+    "cosh": (hx.cosh, np.cosh, "coshf", (-90.0, 90.0)),
+    # erf has no ufunc (NumPy has none): the Loom op runs it (interpreter); the reference is
+    # float64 math.erf (within an ulp of double: 2^-29 float ulp, as long double's own error is
+    # negligible here).
+    "erf": (None, None, "erff", (-4.5, 4.5)),
 }
+# Binary functions (ufunc, Loom op, x range, y range of the uniform part): 10^7 pairs of random
+# bit patterns, uniform pairs over the ranges, and every pair of the special values.
+FUNCS2 = {
+    "arctan2": (hx.arctan2, "atan2f", (-5.0, 5.0), (-5.0, 5.0)),
+    "power": (hx.power, "powf", (-10.0, 10.0), (-40.0, 40.0)),
+}
+
+
+def erf_ref(x):
+    import math
+    f = np.vectorize(lambda v: math.erf(v), otypes=[np.float64])
+    return f(x.astype(np.float64)).astype(LD)
 
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0**-149, -(2.0**-149), 2.0**-126,
                      -(2.0**-126), 3.4028235e38, -3.4028235e38, 0.5, -0.5, 2.0**-24, -(2.0**-24), 88.72283,
@@ -102,7 +122,7 @@ def errors(x: np.ndarray, got: np.ndarray, ref_f) -> dict:
         zero_sign_bad = (r32 == 0) & (got == 0) & (np.signbit(r32) != np.signbit(got))
         i = int(np.argmax(err))
         cr = (got.view(np.uint32) == r32.view(np.uint32)) | (nan_ref & nan_got)
-    return {"inputs": len(x), "max_ulp_error": float(err[i]), "worst_input": float(x[i]),
+    return {"inputs": len(x), "max_ulp_error": float(err[i]), "worst_index": i, "worst_input": float(x[i]),
             "worst_input_hex": float(x[i]).hex(), "results_at_or_above_1_ulp": int((err >= 1).sum()),
             "correctly_rounded_fraction": float(cr.mean()), "special_value_mismatches": int(special_bad.sum()),
             "zero_sign_mismatches": int(zero_sign_bad.sum())}
@@ -114,16 +134,27 @@ def build_clones(tmp: Path) -> Path | None:
         return None
     exe = tmp / "fmath_clones"
     subprocess.run([gxx, "-std=c++20", "-O3", "-ffp-contract=off", "-Wno-psabi", f"-I{ROOT / 'ext/core'}",
-                    str(ROOT / "bench/fmath_clones.cpp"), str(ROOT / "ext/core/kernels/fmath.cpp"), "-o", str(exe)],
+                    str(ROOT / "bench/fmath_clones.cpp"), str(ROOT / "ext/core/kernels/fmath.cpp"),
+                    str(ROOT / "ext/core/kernels/fmath64.cpp"), "-o", str(exe)],
                    check=True)
     return exe
+
+
+# The harness's names (fmath's) where they differ from the ufunc's.
+CLONE_NAME = {"arcsin": "asin", "arccos": "acos", "arctan2": "atan2", "power": "pow"}
+
+
+def quiet(b: np.ndarray) -> np.ndarray:
+    """float32 bits with a NaN's quiet bit set: the Loom interpreter quiets a signalling NaN as it
+    loads it, the array forms return it as it came."""
+    return np.where(np.isnan(b.view(np.float32)), b | 0x400000, b)
 
 
 def clones(exe: Path, name: str, x: np.ndarray, tmp: Path) -> tuple[np.ndarray, str] | None:
     """The scalar, base, AVX2 and AVX-512 results, or None for a function without a float kernel."""
     src, dst = tmp / "in.bin", tmp / "out.bin"
     x.tofile(src)
-    r = subprocess.run([str(exe), name, str(src), str(dst)], capture_output=True, text=True)
+    r = subprocess.run([str(exe), CLONE_NAME.get(name, name), str(src), str(dst)], capture_output=True, text=True)
     if r.returncode == 3:
         return None
     r.check_returncode()
@@ -136,16 +167,63 @@ def loom_interpreter(op: str, x: np.ndarray) -> np.ndarray:
     return run_op(op, "f32", x)
 
 
+def binary_row(name: str, n: int, rng, exe, tmp: Path) -> dict:
+    ufunc, op, (xlo, xhi), (ylo, yhi) = FUNCS2[name]
+    bits = lambda: rng.integers(0, 1 << 32, n // 2, dtype=np.uint64).astype(np.uint32).view(np.float32)  # noqa: E731
+    sx, sy = np.meshgrid(SPECIALS, SPECIALS)
+    a = np.concatenate([bits(), rng.uniform(xlo, xhi, n // 2).astype(np.float32), sx.ravel()])
+    b = np.concatenate([bits(), rng.uniform(ylo, yhi, n // 2).astype(np.float32), sy.ravel()])
+    if name == "power":  # half of the negative bases with integer exponents (a sign, not NaN)
+        k = n // 2 + np.arange(0, n // 2, 2)
+        b[k] = np.round(b[k])
+    got = hx.to_numpy(ufunc(hx.asarray(a), hx.asarray(b)))
+    ref_np = getattr(np, name)
+    row = {"function": name, **errors(a, got, lambda _: ref_np(a.astype(LD), b.astype(LD)))}
+    row["worst_input_y_hex"] = float(b[row["worst_index"]]).hex()
+    with np.errstate(all="ignore"):
+        want = ref_np(a, b)  # NumPy's special values
+    row["nan_mismatches_vs_numpy"] = int((np.isnan(want) != np.isnan(got)).sum())
+    gb = got.view(np.uint32)
+    if exe is not None:
+        src, dst = tmp / "in.bin", tmp / "out.bin"
+        np.concatenate([a, b]).tofile(src)
+        r = subprocess.run([str(exe), CLONE_NAME[name], str(src), str(dst)], capture_output=True, text=True,
+                           check=True)
+        ys = np.fromfile(dst, np.float32).reshape(4, len(a))
+        flags = r.stdout.split()
+        row["clones_checked"] = {"scalar": True, "base": True, "avx2": flags[0] == "1", "avx512": flags[1] == "1"}
+        row["clone_bit_mismatches_vs_ufunc"] = {
+            k: int((ys[j].view(np.uint32) != gb).sum()) for j, k in enumerate(["scalar", "base", "avx2", "avx512"])}
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_loom_math import run_op
+    m = 1 << 18
+    row["loom_interpreter_inputs"] = m
+    row["loom_interpreter_bit_mismatches_vs_ufunc"] = int(
+        (quiet(run_op(op, "f32", a[:m], b[:m]).view(np.uint32)) != quiet(gb[:m])).sum())
+    print(f"{name:6s} n={row['inputs']:,}  max err {row['max_ulp_error']:.4f} ulp  >=1ulp: "
+          f"{row['results_at_or_above_1_ulp']}  CR {row['correctly_rounded_fraction']:.6f}  NaN vs NumPy "
+          f"{row['nan_mismatches_vs_numpy']}  -0 bad {row['zero_sign_mismatches']}  clones "
+          f"{row.get('clone_bit_mismatches_vs_ufunc')}  loom {row['loom_interpreter_bit_mismatches_vs_ufunc']}",
+          flush=True)
+    return row
+
+
 def main(n: int = 10_000_000, names: list[str] | None = None) -> None:
     rng = np.random.default_rng(2026)
     rows = []
     with tempfile.TemporaryDirectory() as td:
         tmp = Path(td)
         exe = build_clones(tmp)
-        for name in names or list(FUNCS):
+        for name in names or list(FUNCS) + list(FUNCS2):
+            if name in FUNCS2:
+                rows.append(binary_row(name, n, rng, exe, tmp))
+                continue
             ufunc, ref_f, op, _ = FUNCS[name]
             x = inputs(name, n, rng)
-            got = hx.to_numpy(ufunc(hx.asarray(x)))
+            if ufunc is None:  # erf: the Loom op
+                got, ref_f = loom_interpreter(op, x), erf_ref
+            else:
+                got = hx.to_numpy(ufunc(hx.asarray(x)))
             row = {"function": name, **errors(x, got, ref_f)}
             gb = got.view(np.uint32)
             res = clones(exe, name, x, tmp) if exe is not None else None
@@ -155,14 +233,15 @@ def main(n: int = 10_000_000, names: list[str] | None = None) -> None:
                 ys, flags = res
                 row["clones_checked"] = {"scalar": True, "base": True, "avx2": flags.split()[0] == "1",
                                          "avx512": flags.split()[1] == "1"}
+                # erf's "ufunc" is the Loom interpreter: NaNs compared with the quiet bit set.
+                q = quiet if ufunc is None else (lambda b: b)  # noqa: E731
                 row["clone_bit_mismatches_vs_ufunc"] = {
-                    k: int((ys[j].view(np.uint32) != gb).sum()) for j, k in enumerate(["scalar", "base", "avx2",
-                                                                                          "avx512"])}
+                    k: int((q(ys[j].view(np.uint32)) != q(gb)).sum()) for j, k in enumerate(["scalar", "base", "avx2",
+                                                                                             "avx512"])}
             sub = x[: 1 << 18]
             row["loom_interpreter_inputs"] = len(sub)
             # The interpreter quiets signalling NaNs as it loads them; the array forms return them
             # as they came: NaNs compared with the quiet bit set.
-            quiet = lambda b: np.where(np.isnan(b.view(np.float32)), b | 0x400000, b)  # noqa: E731
             row["loom_interpreter_bit_mismatches_vs_ufunc"] = int(
                 (quiet(loom_interpreter(op, sub).view(np.uint32)) != quiet(gb[: len(sub)])).sum())
             rows.append(row)
@@ -171,6 +250,14 @@ def main(n: int = 10_000_000, names: list[str] | None = None) -> None:
                   f"  specials bad {row['special_value_mismatches']}  -0 bad {row['zero_sign_mismatches']}"
                   f"  clones {row.get('clone_bit_mismatches_vs_ufunc')}"
                   f"  loom {row['loom_interpreter_bit_mismatches_vs_ufunc']}", flush=True)
+    if names:  # a partial run keeps the other functions' rows of the last full run
+        import json
+        from _common import RESULTS
+        old = RESULTS / "math_accuracy.json"
+        if old.exists():
+            done = {r["function"] for r in rows}
+            kept = [r for r in json.loads(old.read_text()).get("table", []) if r["function"] not in done]
+            rows = kept + rows
     path = save_results("math_accuracy", {
         "figure": "hx float32 math ufuncs: max error vs a long double reference, and bit agreement of the "
                   "scalar / baseline / AVX2 / AVX-512 kernels and the Loom interpreter",

@@ -89,6 +89,22 @@ def inputs(name, n, rng):
         parts = [random_bits(rng, 3 * q, 2046), rng.uniform(-20, 20, 2 * q),
                  rng.uniform(-1, 1, q) * 2.0 ** rng.integers(-60, 0, q),
                  near(rng, list(b) + list(1 / b) + [1.0, -1.0, 2.0**60, 2.0**27], q)]
+    elif name in ("arcsin", "arccos"):
+        parts = [-random_bits(rng, q, 1022) , random_bits(rng, 2 * q, 1023), rng.uniform(-1, 1, 2 * q),
+                 rng.uniform(-1, 1, q) * 2.0 ** rng.integers(-60, 0, q),
+                 near(rng, [0.5, -0.5, 1.0, -1.0, 0.0], q), near(rng, [0.5, -0.5, 1.0, -1.0], q, 1 << 40)]
+    elif name in ("sinh", "cosh"):
+        parts = [random_bits(rng, 3 * q, 1032), rng.uniform(-711, 711, q), rng.uniform(-25, 25, q),
+                 rng.uniform(-1, 1, q) * 2.0 ** rng.integers(-60, 0, q),
+                 near(rng, [1.0, -1.0, 22.0, -22.0, 710.4758600739439, -710.4758600739439, 0.5], 2 * q)]
+    elif name == "erf":
+        parts = [random_bits(rng, 3 * q, 1026), rng.uniform(-6.5, 6.5, 3 * q), rng.uniform(-0.6, 0.6, q),
+                 near(rng, [0.5, -0.5, 5.921, -5.921, 0.5625, 1.0], q)]
+    elif name == "power":  # the base; the exponent: arctan2_x's draw, scaled (see measure)
+        parts = [random_bits(rng, 2 * q, 2046), rng.uniform(0, 10, 2 * q), -rng.uniform(0, 10, q),
+                 1 + rng.uniform(-1, 1, 2 * q) * 2.0 ** rng.integers(-50, -1, 2 * q), rng.uniform(0, 2, q)]
+    elif name == "arctan2":  # the y operand; x: arctan2_x
+        parts = [random_bits(rng, 3 * q, 2046), rng.uniform(-5, 5, 3 * q), rng.uniform(-1, 1, 2 * q)]
     else:  # sin, cos, tan
         parts = [random_bits(rng, 2 * q, 2046), rng.uniform(-10, 10, q), rng.uniform(-2.0**20, 2.0**20, q),
                  pio2_multiples(rng, q, 1 << 20), pio2_multiples(rng, q, 1 << 24),
@@ -115,16 +131,71 @@ def ulp_error(got, ref):
 FUNCS = {"exp": (hx.exp, np.exp), "expm1": (hx.expm1, np.expm1), "log": (hx.log, np.log),
          "log2": (hx.log2, np.log2), "log10": (hx.log10, np.log10), "log1p": (hx.log1p, np.log1p),
          "tanh": (hx.tanh, np.tanh), "arctan": (hx.arctan, np.arctan), "sin": (hx.sin, np.sin),
-         "cos": (hx.cos, np.cos), "tan": (hx.tan, np.tan)}
+         "cos": (hx.cos, np.cos), "tan": (hx.tan, np.tan), "arcsin": (hx.arcsin, np.arcsin),
+         "arccos": (hx.arccos, np.arccos), "sinh": (hx.sinh, np.sinh), "cosh": (hx.cosh, np.cosh),
+         "arctan2": (hx.arctan2, np.arctan2), "power": (hx.power, np.power)}
+
+
+def _erf_loom(x):
+    """erf of doubles: no ufunc (NumPy has none); the Loom op erff on f64 (the interpreter or native
+    code: the same kernel, fmath64.h's erf64)."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_loom_math import run_op
+    return hx.asarray(run_op("erff", "f64", hx.to_numpy(x)))
+
+
+def _erf_ref(x):
+    """erf in np.longdouble (tests/test_loom_math.py's erf_reference: Taylor series about every
+    eighth from coefficients computed in Python's decimal, good to a few 2^-64); NumPy has no erf,
+    so the "numpy" column is Python's math.erf (the C library's double erf)."""
+    import math
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_loom_math import erf_reference
+    return erf_reference(x) if x.dtype == LD else np.vectorize(math.erf)(x)
+
+
+FUNCS["erf"] = (_erf_loom, _erf_ref)
+
+
+def arctan2_x(y, rng):
+    """The x operand of arctan2 for the y inputs: random bit patterns, uniform values, near |y|
+    (the switch between atan t and pi/2 - atan(1/t)) and every special value against every y."""
+    n = len(y)
+    q = n // 4
+    x = np.concatenate([random_bits(rng, q, 2046), rng.uniform(-5, 5, q),
+                        y[2 * q:3 * q] * (1 + rng.uniform(-1e-3, 1e-3, q)) * np.where(rng.integers(0, 2, q), 1, -1),
+                        rng.uniform(-1, 1, n - 3 * q) * 2.0 ** rng.integers(-60, 60, n - 3 * q)])
+    x[: len(SPECIALS) ** 2] = np.repeat(SPECIALS, len(SPECIALS))[:n]
+    y[: len(SPECIALS) ** 2] = np.tile(SPECIALS, len(SPECIALS))[:n]
+    return x
 
 
 def measure(name, n, chunk=1 << 20):
     ours_f, np_f = FUNCS[name]
-    x_all = inputs(name, n, np.random.default_rng(zlib_seed(name)))
+    rng = np.random.default_rng(zlib_seed(name))
+    x_all = inputs(name, n, rng)
+    if name in ("arctan2", "power"):  # x_all holds the first operand
+        x2_all = arctan2_x(x_all, rng)
+        if name == "power":  # exponents: a fifth integers (signs of negative bases), the rest scaled to
+            # keep |y log x| mostly below 800 (over- and underflow are covered by the bit patterns)
+            lx = np.abs(np.log(np.abs(np.where(np.isfinite(x_all) & (x_all != 0), x_all, 2.0))))
+            y = rng.uniform(-1, 1, len(x_all)) * np.minimum(800 / np.maximum(lx, 1e-300), 1e15)
+            k = rng.integers(0, 5, len(x_all)) == 0
+            y[k] = np.round(rng.uniform(-60, 60, int(k.sum())))
+            x2_all = np.where(np.arange(len(x_all)) < len(x_all) // 4, x2_all, y)
+            x2_all[: len(SPECIALS) ** 2] = np.repeat(SPECIALS, len(SPECIALS))
+        ours_1, np_1 = ours_f, np_f
+        ours_f = lambda yv, _x2=None: ours_1(yv, hx.asarray(x2_cur[0]))  # noqa: E731
+        np_f = lambda yv: np_1(yv, x2_cur[0].astype(yv.dtype))  # noqa: E731
+    x2_cur = [None]
     worst, worst_x, np_worst, np_worst_x, over_half = 0.0, 0.0, 0.0, 0.0, 0
     with np.errstate(all="ignore"):
         for i in range(0, len(x_all), chunk):
             x = x_all[i:i + chunk]
+            if name in ("arctan2", "power"):
+                x2_cur[0] = x2_all[i:i + chunk]
             got = hx.to_numpy(ours_f(hx.asarray(x)))
             ref = np_f(x.astype(LD))
             err = ulp_error(got, ref)
@@ -137,6 +208,9 @@ def measure(name, n, chunk=1 << 20):
             over_half += int(np.count_nonzero(err > 0.5))
         # The special values against NumPy's results, bit for bit (NaN: both NaN).
         sp = SPECIALS
+        if name in ("arctan2", "power"):
+            sp = x_all[: len(SPECIALS) ** 2]
+            x2_cur[0] = x2_all[: len(sp)]
         got, want = hx.to_numpy(ours_f(hx.asarray(sp))), np_f(sp)
         bad = ~((got.view(np.int64) == want.view(np.int64)) | (np.isnan(got) & np.isnan(want)))
     return {"op": name, "inputs": len(x_all), "max_ulp": worst, "at": worst_x.hex(),

@@ -34,6 +34,7 @@ def cases(n: int) -> dict:
     pos = rng.uniform(1e-3, 1e3, n).astype(np.float32)
     small = rng.uniform(-0.9, 1.0, n).astype(np.float32)
     trig = rng.uniform(-20, 20, n).astype(np.float32)
+    unit = rng.uniform(-1, 1, n).astype(np.float32)
     # name: (hx ufunc, numpy ufunc, input, extra operand or None)
     return {
         "exp": (hx.exp, np.exp, wide, None),
@@ -50,6 +51,13 @@ def cases(n: int) -> dict:
         "sqrt": (hx.sqrt, np.sqrt, pos, None),
         "x**2": (hx.power, np.power, wide, 2),
         "x**3": (hx.power, np.power, wide, 3),
+        "arcsin": (hx.arcsin, np.arcsin, unit, None),
+        "arccos": (hx.arccos, np.arccos, unit, None),
+        "sinh": (hx.sinh, np.sinh, wide, None),
+        "cosh": (hx.cosh, np.cosh, wide, None),
+        "arctan2": (hx.arctan2, np.arctan2, wide, trig),
+        "x**2.5": (hx.power, np.power, pos, 2.5),
+        "x**y": (hx.power, np.power, pos, small * 10),
     }
 
 
@@ -77,6 +85,11 @@ def measure(n: int, repeats: int, rows: list, measured: dict) -> None:
         if extra is None:
             ours = lambda: ours_f(x, out=out).block_until_ready()  # noqa: E731
             peer = lambda: peer_f(a, out=np_out)  # noqa: E731
+        elif isinstance(extra, np.ndarray):  # a second array operand
+            e_np = extra.astype(np.float32)
+            e_hx = hx.asarray(e_np)
+            ours = lambda: ours_f(x, e_hx, out=out).block_until_ready()  # noqa: E731
+            peer = lambda: peer_f(a, e_np, out=np_out)  # noqa: E731
         else:
             e_np = np.float32(extra)
             ours = lambda: ours_f(x, e_np, out=out).block_until_ready()  # noqa: E731

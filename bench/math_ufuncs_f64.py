@@ -33,6 +33,7 @@ def cases(n: int) -> dict:
     x = rng.uniform(0.01, 10, n)
     wide = rng.uniform(-1e4, 1e4, n)
     small = rng.uniform(-0.5, 0.5, n)
+    unit = rng.uniform(-1, 1, n)
     # name: (hx ufunc, numpy ufunc, input)
     return {
         "exp": (hx.exp, np.exp, x),
@@ -48,18 +49,31 @@ def cases(n: int) -> dict:
         "sin wide": (hx.sin, np.sin, wide),
         "tanh": (hx.tanh, np.tanh, x),
         "arctan": (hx.arctan, np.arctan, x),
+        "arcsin": (hx.arcsin, np.arcsin, unit),
+        "arccos": (hx.arccos, np.arccos, unit),
+        "sinh": (hx.sinh, np.sinh, x),
+        "cosh": (hx.cosh, np.cosh, x),
+        "arctan2": (hx.arctan2, np.arctan2, x, small),
+        "x**y": (hx.power, np.power, x, small * 10),
+        "x**2": (hx.power, np.power, x, 2.0),
     }
 
 
 def main(repeats: int = 11, quick: bool = False) -> None:
     rows, measured = [], {}
     for n in SIZES[:1] if quick else SIZES:
-        for name, (ours_f, peer_f, a) in cases(n).items():
+        for name, (ours_f, peer_f, a, *second) in cases(n).items():
             x = hx.asarray(a)
             out = hx.empty(n, np.float64)
             np_out = np.empty(n, np.float64)
-            ours = lambda: ours_f(x, out=out).block_until_ready()  # noqa: E731
-            peer = lambda: peer_f(a, out=np_out)  # noqa: E731
+            if second:  # a binary ufunc: an array or a scalar second operand
+                b_np = second[0]
+                b_hx = hx.asarray(b_np) if isinstance(b_np, np.ndarray) else b_np
+                ours = lambda: ours_f(x, b_hx, out=out).block_until_ready()  # noqa: E731
+                peer = lambda: peer_f(a, b_np, out=np_out)  # noqa: E731
+            else:
+                ours = lambda: ours_f(x, out=out).block_until_ready()  # noqa: E731
+                peer = lambda: peer_f(a, out=np_out)  # noqa: E731
             t_ours, t_peer = alternating_timings_s(ours, peer, repeats)
             o, p = statistics.median(t_ours) * 1e3, statistics.median(t_peer) * 1e3
             rows.append({"figure": f"hx.{name} float64, {n:,} values, out= (ms, median of {repeats})",

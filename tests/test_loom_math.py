@@ -352,6 +352,10 @@ FLOAT_KERNELS = {
     "cos": (np.cos, "cosf", (-100.0, 100.0)),
     "tan": (np.tan, "tanf", (-100.0, 100.0)),
     "tanh": (np.tanh, "tanhf", (-10.0, 10.0)),
+    "arcsin": (np.arcsin, "asinf", (-1.0, 1.0)),
+    "arccos": (np.arccos, "acosf", (-1.0, 1.0)),
+    "sinh": (np.sinh, "sinhf", (-90.0, 90.0)),
+    "cosh": (np.cosh, "coshf", (-90.0, 90.0)),
 }
 
 
@@ -432,7 +436,8 @@ def test_f32_scalar_functions_give_the_array_forms_bits():
 F64_KERNELS = {"expf": ("exp", 1032), "exp2f": ("exp2", 1033), "expm1f": ("expm1", 1032), "logf": ("log", 2046),
                "log2f": ("log2", 2046), "log10f": ("log10", 2046), "log1pf": ("log1p", 2046),
                "tanhf": ("tanh", 1030), "atanf": ("arctan", 2046), "sinf": ("sin", 2046),
-               "cosf": ("cos", 2046), "tanf": ("tan", 2046)}
+               "cosf": ("cos", 2046), "tanf": ("tan", 2046), "asinf": ("arcsin", 1023), "acosf": ("arccos", 1023),
+               "sinhf": ("sinh", 1032), "coshf": ("cosh", 1032)}
 F64_SPECIALS = [0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 2.2250738585072014e-308, np.inf, -np.inf, np.nan,
                 709.782712893384, 709.7827128933841, -745.1332191019411, -745.1332191019412, 2.0**20, -(2.0**20),
                 1.5707963267948966, 3.141592653589793, 1.0 + 2.0**-52, 1.0 - 2.0**-53, -1.0 + 2.0**-53, 1e300]
@@ -461,7 +466,8 @@ def test_f64_accuracy_bound(op):
     sign = np.uint64(0) if op in ("logf", "log2f", "log10f") else rng.integers(0, 2, n // 2, dtype=np.uint64)
     bits = ((sign << np.uint64(63)) | (e << np.uint64(52)) | m).view(np.float64)
     lo, hi = {"expf": (-745.2, 709.8), "exp2f": (-1075, 1024), "expm1f": (-40, 709.8), "logf": (0, 10), "log2f": (0, 10),
-              "log10f": (0, 10), "log1pf": (-1, 2), "tanhf": (-20, 20)}.get(op, (-20, 20))
+              "log10f": (0, 10), "log1pf": (-1, 2), "tanhf": (-20, 20), "asinf": (-1, 1), "acosf": (-1, 1),
+              "sinhf": (-711, 711), "coshf": (-711, 711)}.get(op, (-20, 20))
     x = np.concatenate([bits, rng.uniform(lo, hi, n // 2), F64_SPECIALS])
     if op == "log1pf":  # mostly in the domain, (-1, 0] included
         x[:n // 2] = np.where(x[:n // 2] < -1, -1 / (1 + np.abs(x[:n // 2])), x[:n // 2])
@@ -481,7 +487,8 @@ def test_f64_special_values_follow_numpy():
     # C99 Annex F results, as NumPy's float64 loops give them (NaN: any NaN).
     x = np.array(F64_SPECIALS + [-2.0, -1e300, 710.0, -746.0, 41.0, -40.0, 19.0, 20.0, 2.0**60, -(2.0**60)])
     with np.errstate(all="ignore"):
-        for name in ("exp", "expm1", "log", "log2", "log10", "log1p", "tanh", "arctan", "sin", "cos", "tan"):
+        for name in ("exp", "expm1", "log", "log2", "log10", "log1p", "tanh", "arctan", "sin", "cos", "tan",
+                     "arcsin", "arccos", "sinh", "cosh"):
             got, want = hx.to_numpy(getattr(hx, name)(hx.asarray(x))), getattr(np, name)(x)
             special = ~np.isfinite(want) | (want == 0) | ~np.isfinite(x) | (x == 0)
             assert np.array_equal(np.isnan(got), np.isnan(want)), name
@@ -489,6 +496,187 @@ def test_f64_special_values_follow_numpy():
             assert ok[special].all(), (name, x[special & ~ok], got[special & ~ok], want[special & ~ok])
             close = np.abs(got - want) <= 2 * np.spacing(np.abs(want))
             assert close[~special].all(), (name, x[~special & ~close])
+
+
+# --------------------------------------------------------------------------- binary kernels, erf
+
+# arctan2 and power (float32 and float64) have vector kernels (the ufunc's contiguous
+# loops, Loom's native code) and their scalar instances (the Loom interpreter): within 1 ulp of a
+# long double reference, NumPy's special values, the same bits from the ufunc and the Loom op.
+BIN_SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 1.5, -1.5,
+                2.0**-149, -(2.0**-149), 2.0**-126, 3.4028235e38, -3.4028235e38, 2.0**25, -(2.0**25), 0.999, 7.0]
+
+
+def binary_inputs(name, n, dtype):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    width = np.dtype(dtype).itemsize * 8
+    udt = np.uint32 if width == 32 else np.uint64
+    bits = lambda: rng.integers(0, 1 << width, n, dtype=np.uint64).astype(udt).view(dtype)  # noqa: E731
+    u = lambda lo, hi: rng.uniform(lo, hi, n).astype(dtype)  # noqa: E731
+    if name == "power":
+        x = np.concatenate([bits(), u(0, 10), -u(0, 10)])
+        y = np.concatenate([bits(), u(-40, 40), np.round(u(-40, 40))])
+    else:
+        x = np.concatenate([bits(), u(-5, 5), u(-1e-3, 1e-3)])
+        y = np.concatenate([bits(), u(-5, 5), u(-5, 5)])
+    sx, sy = np.meshgrid(np.array(BIN_SPECIALS, dtype), np.array(BIN_SPECIALS, dtype))
+    return np.concatenate([x, sx.ravel()]), np.concatenate([y, sy.ravel()])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs a long double wider than double")
+@pytest.mark.parametrize("name,op,dtype", [("arctan2", "atan2f", np.float32), ("arctan2", "atan2f", np.float64),
+                                           ("power", "powf", np.float32), ("power", "powf", np.float64)])
+def test_binary_kernels_within_1ulp_and_special_values(name, op, dtype):
+    a, b = binary_inputs(name, 1 << 13, dtype)
+    got = hx.to_numpy(getattr(hx, name)(hx.asarray(a), hx.asarray(b)))
+    with np.errstate(all="ignore"):
+        ref = getattr(np, name)(a.astype(np.longdouble), b.astype(np.longdouble))
+        want = getattr(np, name)(a, b)  # NumPy's special values (NaN: any NaN)
+    with np.errstate(all="ignore"):
+        if dtype == np.float64:
+            err = f64_ulp_error(got, ref)
+        else:
+            r32 = ref.astype(np.float32)
+            fin = np.isfinite(r32) & np.isfinite(got)
+            _, e = np.frexp(np.where(fin, r32, 1))
+            ulp = np.ldexp(np.longdouble(1), np.maximum(e.astype(np.int64) - 24, -149))
+            err = np.where(fin, np.abs(got.astype(np.longdouble) - np.where(fin, ref, 0)) / ulp, 0)
+            err = err.astype(np.float64)
+            assert np.array_equal(got[~fin & ~np.isnan(ref)], r32[~fin & ~np.isnan(ref)]), name
+    assert err.max() < 1.0, (name, float(err.max()), a[int(err.argmax())], b[int(err.argmax())])
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (a[np.isnan(got) != np.isnan(want)][:5])
+    zero = (want == 0) & ~np.isnan(got)
+    assert np.array_equal(np.signbit(got[zero]), np.signbit(want[zero])), name
+    # The Loom op (the scalar function, or native code's array form) gives the ufunc's bits.
+    ty = "f32" if dtype == np.float32 else "f64"
+    loom = run_op(op, ty, a, b)
+    udt = np.uint32 if ty == "f32" else np.uint64
+    ok = (loom.view(udt) == got.view(udt)) | (np.isnan(loom) & np.isnan(got))
+    assert ok.all(), (name, a[~ok][:4], b[~ok][:4])
+
+
+def test_power_of_two_is_the_square_and_scalar_exponents_broadcast():
+    x = np.random.default_rng(5).standard_normal(1001).astype(np.float32) * 1e3
+    xs = np.concatenate([x, np.float32([0, -0.0, np.inf, -np.inf, np.nan, 2.0**-149, 3e38])])
+    with np.errstate(over="ignore"):
+        sq = xs * xs
+    ok = lambda got: ((got.view(np.uint32) == sq.view(np.uint32)) | (np.isnan(got) & np.isnan(sq))).all()  # noqa: E731
+    assert ok(hx.to_numpy(hx.asarray(xs) ** 2))
+    assert ok(hx.to_numpy(hx.pow(hx.asarray(xs), hx.asarray(np.float32(2)))))
+    assert ok(hx.to_numpy(hx.pow(hx.asarray(xs), hx.asarray(np.full_like(xs, 2)))))
+    # A scalar base or exponent (stride 0) gives the bits of the full arrays.
+    y = np.linspace(-3, 3, 1001, dtype=np.float32)
+    full = hx.to_numpy(hx.pow(hx.asarray(np.full_like(y, 1.7)), hx.asarray(y)))
+    assert np.array_equal(hx.to_numpy(hx.pow(hx.asarray(np.float32(1.7)), hx.asarray(y))), full)
+    full = hx.to_numpy(hx.pow(hx.asarray(np.abs(x)), hx.asarray(np.full_like(x, 0.37))))
+    assert np.array_equal(hx.to_numpy(hx.pow(hx.asarray(np.abs(x)), hx.asarray(np.float32(0.37)))), full)
+
+
+def test_erff_within_1ulp_of_double():
+    # erf has no ufunc: the Loom op only (interpreter or native, the same kernel); float64 math.erf
+    # (within an ulp of double) rounded to float, as in test_f32_accuracy_bound but with more
+    # inputs in the hard region and every bit class.
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(-4.5, 4.5, 1 << 14).astype(np.float32),
+                        rng.integers(0, 1 << 32, 1 << 13, dtype=np.uint64).astype(np.uint32).view(np.float32),
+                        np.float32(EDGES)])
+    got = run_op("erff", "f32", x)
+    ref = np.array([math.erf(float(v)) if np.isfinite(v) else (np.sign(v) if np.isinf(v) else np.nan)
+                    for v in x])
+    r32 = ref.astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(r32))
+    fin = np.isfinite(r32)
+    _, e = np.frexp(np.where(fin & (r32 != 0), r32, 1))
+    ulp = np.ldexp(1.0, np.maximum(e - 24, -149))
+    err = np.abs(got[fin].astype(np.float64) - ref[fin]) / ulp[fin]
+    assert err.max() < 1.0 + 2.0**-20, (float(err.max()), x[fin][int(err.argmax())])
+    zero = r32 == 0
+    assert np.array_equal(np.signbit(got[zero]), np.signbit(x[zero]))
+
+
+def _erf_centre_coefficients():
+    """erf(c + h) = sum_k a_k h^k about c = 0, 1/8, ..., 6 (to h^24), computed in Python's decimal
+    to 40 digits (Hermite polynomials times 2/sqrt(pi) e^-c^2, erf(c) by its series) and held as
+    np.longdouble: the reference for float64 erf. Independent of fmath's own tables (other
+    centres, other method for erf(c))."""
+    from decimal import Decimal, getcontext
+    getcontext().prec = 60
+    # pi by the series in the decimal module's documentation
+    getcontext().prec += 2
+    lasts, t, s, n, na, d, da = 0, Decimal(3), 3, 1, 0, 0, 24
+    while s != lasts:
+        lasts = s
+        n, na = n + na, na + 8
+        d, da = d + da, da + 32
+        t = (t * n) / d
+        s += t
+    getcontext().prec -= 2
+    c2 = 2 / (+s).sqrt()
+    rows = []
+    for i in range(49):
+        c = Decimal(i) / 8
+        e, term, k = Decimal(0), c, 0
+        while True:  # erf(c) = 2/sqrt(pi) sum (-1)^k c^(2k+1) / (k! (2k+1))
+            e += term / (2 * k + 1)
+            k += 1
+            term = -term * c * c / k
+            if abs(term) < Decimal(10) ** -55:
+                break
+        g = c2 * (-(c * c)).exp()
+        h = [Decimal(1), 2 * c]
+        for k in range(1, 25):
+            h.append(2 * c * h[k] - 2 * k * h[k - 1])
+        row, fact = [c2 * e], Decimal(1)
+        for k in range(1, 25):
+            fact *= k
+            row.append(g * (-1) ** (k - 1) * h[k - 1] / fact)
+        rows.append([np.longdouble(str(v)) for v in row])
+    return np.array(rows, np.longdouble)
+
+
+def erf_reference(x):
+    """erf of doubles in np.longdouble (good to a few 2^-64 relative): the Taylor series about the
+    nearest eighth (|h| <= 1/16), 1 beyond 6."""
+    global _ERF_COEF
+    if "_ERF_COEF" not in globals():
+        _ERF_COEF = _erf_centre_coefficients()
+    xl = np.asarray(x, np.float64).astype(np.longdouble)
+    a = np.abs(xl)
+    i = np.clip(np.round(np.where(np.isfinite(a), a, 0) * 8), 0, 48).astype(np.int64)
+    h = np.where(a > 6.02, 0, a - i.astype(np.longdouble) / 8)
+    acc = np.zeros_like(a)
+    with np.errstate(invalid="ignore"):
+        for k in range(24, -1, -1):
+            acc = acc * h + _ERF_COEF[i, k]
+    r = np.where(a > 6.02, np.longdouble(1), acc)
+    r = np.where(np.isnan(xl), xl, r)
+    return np.copysign(r, xl)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs a long double wider than double")
+def test_erf_reference_agrees_with_the_c_library():
+    # glibc's erf is within an ulp of double: the reference must be too (a check of the reference).
+    x = np.random.default_rng(3).uniform(-6.5, 6.5, 2000)
+    diff = np.abs(erf_reference(x) - np.vectorize(math.erf)(x).astype(np.longdouble))
+    assert (diff <= np.spacing(np.abs(np.vectorize(math.erf)(x)))).all()
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs a long double wider than double")
+def test_erf_f64_within_1ulp_of_long_double():
+    # fmath64.h's erf64 (the Loom op on f64: scalar function or array form) against erf_reference
+    # (long double), over every magnitude, the Taylor/table switch at 1/2 and the point (5.921)
+    # where erf starts to round to 1.
+    rng = np.random.default_rng(17)
+    n = 1 << 13
+    bits = ((rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63)) | (rng.integers(0, 1027, n, dtype=np.uint64)
+            << np.uint64(52)) | rng.integers(0, 1 << 52, n, dtype=np.uint64)).view(np.float64)
+    x = np.concatenate([bits, rng.uniform(-6.5, 6.5, n), 0.5 + rng.uniform(-1e-3, 1e-3, 256),
+                        5.921 + rng.uniform(-1e-2, 1e-2, 256), F64_SPECIALS])
+    got = run_op("erff", "f64", x)
+    ref = erf_reference(x)
+    err = f64_ulp_error(got, ref)
+    assert err.max() <= 1.0, (float(err.max()), float(x[int(err.argmax())]).hex())
+    assert np.array_equal(np.signbit(got[x == 0]), np.signbit(x[x == 0]))
 
 
 # --------------------------------------------------------------------------- edge cases

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise_impl.h"
+#include "kernels/fmath.h"
 
 namespace hrx::kernels::ew {
 
@@ -137,23 +138,31 @@ template <class T> struct PowerOp : Same2<T> {
             }
             return static_cast<T>(r);
         } else {
-            // Small integer exponents multiply, as NumPy's float loops do for
-            // 2: x**2 is then the one rounding of the exact square, bit-equal
-            // to x * x (the C library's powf, which its vector variant may
-            // replace, missed that by an ulp) and several times faster. The
-            // float cube is exact-square-times-x in double, rounded to double
-            // and then to float: within 1 ulp, like the rest of the float math.
-            if (b == 2) return a * a;
-            if constexpr (std::is_same_v<T, float>) {
-                if (b == 3) {
-                    const double d = a;
-                    return static_cast<float>(d * d * d);
-                }
-            }
-            return std::pow(a, b);
+            // hrx::fmath's pow (the Loom executors' too): x**2 is x * x, the
+            // one rounding of the exact square (NumPy's loops do the same),
+            // the rest within 1 ulp (fmath's vector kernels, whose array forms
+            // the contiguous loops call), NumPy's special cases.
+            return fmath::pow(a, b);
         }
     }
 };
+
+// Float power: a contiguous x**2 with a scalar exponent (x ** 2, the common
+// case) is the plain square loop, which the compiler vectorises: the bits of
+// fmath::pow's own x**2 branch (x * x) without computing e^(2 ln|x|) first.
+// Everything else goes to fmath's pow array form (array2_loop).
+template <class T, void (*Array)(const T*, const T*, T*, std::size_t) noexcept>
+void power_float_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
+    constexpr std::int64_t z = sizeof(T);
+    if (s[1] == 0 && s[0] == z && s[2] == z && aligned_for<T>(args[0]) && aligned_for<T>(args[1]) &&
+        aligned_for<T>(args[2]) && *reinterpret_cast<const T*>(args[1]) == T(2)) {
+        const T* a = reinterpret_cast<const T*>(args[0]);
+        T* o = reinterpret_cast<T*>(args[2]);
+        for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] * a[i];
+        return;
+    }
+    array2_loop<PowerOp<T>, T, Array>(args, s, n);
+}
 
 // maximum/minimum propagate NaN (the first one when both are); fmax/fmin
 // ignore it: a NaN operand yields the other (the first NaN when both are).
@@ -239,7 +248,10 @@ InnerLoop find_arith_loop(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Divide: return pick2<DivOp, kFloats>(t);
         case Ufunc::FloorDivide: return pick2<FloorDivOp, kInts | kFloats>(t);
         case Ufunc::Remainder: return pick2<RemainderOp, kInts | kFloats>(t);
-        case Ufunc::Power: return pick2<PowerOp, kInts | kFloats>(t);
+        case Ufunc::Power:
+            if (t == DType::Float32) return &power_float_loop<float, fmath::pow_f32>;
+            if (t == DType::Float64) return &power_float_loop<double, fmath::pow_f64>;
+            return pick2<PowerOp, kInts | kFloats>(t);
         case Ufunc::Maximum:
             if (is_bool) return &binary_loop<OrOp<bool>>;
             return f16 ? &binary_loop<MaxGeOp<float>> : pick2<MaxOp, kInts | kFloats>(t);

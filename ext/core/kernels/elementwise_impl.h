@@ -266,6 +266,32 @@ void unary_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
     for (std::int64_t i = 0; i < n; ++i, pa += s[0], po += s[1]) store<R>(po, F::f(load<A>(pa)));
 }
 
+// A binary float loop whose contiguous case (either operand may be a
+// broadcast scalar, stride 0) goes to an array form Array(a, b, out, n) of
+// hrx::fmath (vectorised, the same bits as Op's per-element function, which
+// the other layouts use). A scalar operand is repeated into a small buffer.
+template <class Op, class T, void (*Array)(const T*, const T*, T*, std::size_t) noexcept>
+void array2_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
+    constexpr std::int64_t z = sizeof(T);
+    if (aligned_for<T>(args[0]) && aligned_for<T>(args[1]) && aligned_for<T>(args[2]) && s[2] == z &&
+        (s[0] == z || s[0] == 0) && (s[1] == z || s[1] == 0)) {
+        const T* a = reinterpret_cast<const T*>(args[0]);
+        const T* b = reinterpret_cast<const T*>(args[1]);
+        T* o = reinterpret_cast<T*>(args[2]);
+        if (s[0] != 0 && s[1] != 0) return Array(a, b, o, static_cast<std::size_t>(n));
+        constexpr std::int64_t kChunk = 256;
+        alignas(64) T rep[kChunk];
+        const T v = s[0] == 0 ? a[0] : b[0];
+        for (std::int64_t k = 0; k < kChunk; ++k) rep[k] = v;
+        for (std::int64_t i = 0; i < n; i += kChunk) {
+            const std::int64_t m = n - i < kChunk ? n - i : kChunk;
+            Array(s[0] == 0 ? rep : a + i, s[1] == 0 ? rep : b + i, o + i, static_cast<std::size_t>(m));
+        }
+        return;
+    }
+    binary_loop<Op>(args, s, n);
+}
+
 // The types of an op (Note [Compute types]): inputs A (and B), result R.
 template <class A_, class B_, class R_> struct Sig2 {
     using A = A_;

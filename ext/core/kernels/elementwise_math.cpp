@@ -4,8 +4,10 @@
 // The transcendentals are hrx::fmath's (kernels/fmath.h), the implementation
 // Loom kernels use too: float32 (and float16/bfloat16, computed in float32)
 // within 1 ulp of the correctly rounded result and the same on every host,
-// float64 the C library's (Note [Elementwise numerics]). Contiguous float32
-// loops call fmath's vectorised array forms. sqrt is correctly rounded
+// float64 fmath64.h's kernels where they exist (the rest the C library's,
+// Note [Elementwise numerics]). Contiguous float32 and float64 loops call
+// fmath's vectorised array forms (arctan2 too; power's float32 loop in
+// elementwise_arith.cpp likewise). sqrt is correctly rounded
 // everywhere and so bit-exact.
 #include <cmath>
 #include <cstdint>
@@ -88,6 +90,10 @@ HRX_MATH_F64(AtanOp, fmath::atan_f64)
 HRX_MATH_F64(Log2Op, fmath::log2_f64)
 HRX_MATH_F64(Log10Op, fmath::log10_f64)
 HRX_MATH_F64(Exp2Op, fmath::exp2_f64)
+HRX_MATH_F64(CoshOp, fmath::cosh_f64)
+HRX_MATH_F64(SinhOp, fmath::sinh_f64)
+HRX_MATH_F64(AcosOp, fmath::acos_f64)
+HRX_MATH_F64(AsinOp, fmath::asin_f64)
 #undef HRX_MATH_F64
 template <template <class> class Op>
 void f64_array_loop(char* const* args, const std::int64_t* s, std::int64_t n) {
@@ -285,7 +291,10 @@ InnerLoop find_math_loop(Ufunc op, const UfuncLoop& loop) noexcept {
         case Ufunc::Exp2: return fmath1<Exp2Op, fmath::exp2_f32>(t);
         case Ufunc::Logaddexp2: return pick2<Logaddexp2Op, kFloats>(t);
         case Ufunc::Heaviside: return pick2<HeavisideOp, kFloats>(t);
-        case Ufunc::Arctan2: return pick2<Atan2Op, kFloats>(t);
+        case Ufunc::Arctan2:
+            if (t == DType::Float32) return &array2_loop<Atan2Op<float>, float, fmath::atan2_f32>;
+            if (t == DType::Float64) return &array2_loop<Atan2Op<double>, double, fmath::atan2_f64>;
+            return pick2<Atan2Op, kFloats>(t);
         case Ufunc::Logaddexp: return pick2<LogaddexpOp, kFloats>(t);
         case Ufunc::Copysign: return pick2<CopysignOp, kFloats>(t);
         case Ufunc::Signbit: return pick1<SignbitOp, kFloats>(t);

@@ -25,8 +25,22 @@
 // u = (t - c)/(1 + t c), |u| <= 1/16, a series to u^13. sinturns/costurns
 // reduce exactly (4x - round(4x) is exact).
 // cbrt rounds fmath's own double cbrt (below), so it is host independent too.
-// The colder ones (the other inverse trigonometric and hyperbolic
-// functions, sinh, cosh, softplus, pow, atan2)
+// atan2 rounds fmath64.h's double kernel (within 1 ulp of double, so within
+// 0.5 + 2^-28 float ulp; vector code as the rest, Note [float64 kernels]);
+// asin, acos, sinh and cosh use those kernels' reductions in plain double
+// with shorter series (asin_f and so on in fmath64.h, a few 2^-53 relative
+// before the float rounding); erf evaluates erf_small / erfcx_mid as a vector
+// kernel (erf_f); pow is e^(y ln|x|) from the double cores (pow_f in
+// fmath64.h: error below 2^-43 relative before the float rounding), with
+// x**2 == x * x and C99's special cases. Measured by bench/math_accuracy.py
+// (2026-12-05, 10^7 random bit patterns plus a dense sweep each, against long
+// double; erf against float64 math.erf): max 0.501 (asin), 0.501 (acos),
+// 0.500 (sinh, cosh, erf, atan2, pow) ulp, 99.9999% or more correctly
+// rounded; the scalar, SSE2, AVX2 and AVX-512 instances and the Loom
+// interpreter give the same bits (bench/fmath_clones.cpp), and so does an
+// arm64 build under qemu (2^18 inputs per function, float and double, scalar
+// and array forms).
+// The colder ones (asinh, acosh, atanh, softplus)
 // evaluate glibc's double function and round to float: its double result is
 // within an ulp of the exact value, so the float rounding differs from the
 // correctly rounded float only when the exact value lies within 2^-29 ulp of a
@@ -64,7 +78,9 @@
 // kept (sin(-0) = -0 and so on).
 //
 // double functions: exp, exp2, expm1, log, log2, log10, log1p, tanh, atan,
-// sin, cos and tan are fmath64.h's vector kernels since 2026-12-05 (Note
+// sin, cos and tan (and, later that day, asin, acos, atan2, sinh, cosh, erf
+// and pow)
+// are fmath64.h's vector kernels since 2026-12-05 (Note
 // [float64 kernels]: double-double where an error would reach the result, no
 // libm, no FMA), the same bits on every host and from the scalar function
 // (the interpreter's f64) as from the array forms (the float64 ufuncs,
@@ -81,6 +97,11 @@
 // glibc's exp2l. The special values (+-0, subnormals, +-inf, NaN, the
 // overflow and underflow thresholds) give NumPy's results (and tanh(19) and
 // tanh(pi), where NumPy is 0.57 and 0.67 ulp off, are correctly rounded).
+// asin 0.738, acos 0.659, atan2 0.502, sinh 0.801, cosh 0.548, pow 0.754
+// (subnormal results, rounded twice as exp's), erf 0.816 (against a long
+// double reference built in tests/test_loom_math.py; glibc's erf measures
+// 1.070 there); NumPy's loops 0.75 to 0.85 in the same run. pow's x**2 is
+// x * x. bench/fmath64_widths.cpp: 1, 2, 4 and 8 lanes agree bit for bit.
 // The other double functions are the C
 // library's (glibc: within 1 ulp, documented per function), except cbrt
 // (fmath's own, within half an ulp: glibc's is 3 ulp off), hypot (below),
@@ -201,15 +222,15 @@ constexpr double kSqrt2OverPi = 0x1.9884533d43651p-1;
 }  // namespace
 
 float cbrt(float x) { return via_double(x, [](double d) { return cbrt(d); }); }
-float asin(float x) { return via_double(x, [](double d) { return std::asin(d); }); }
-float acos(float x) { return via_double(x, [](double d) { return std::acos(d); }); }
-float sinh(float x) { return via_double(x, [](double d) { return std::sinh(d); }); }
-float cosh(float x) { return via_double(x, [](double d) { return std::cosh(d); }); }
+float asin(float x) { return detail::v::asin_f<double>(x); }
+float acos(float x) { return detail::v::acos_f<double>(x); }
+float sinh(float x) { return detail::v::sinh_f<double>(x); }
+float cosh(float x) { return detail::v::cosh_f<double>(x); }
 float asinh(float x) { return via_double(x, [](double d) { return std::asinh(d); }); }
 float acosh(float x) { return via_double(x, [](double d) { return std::acosh(d); }); }
 float atanh(float x) { return via_double(x, [](double d) { return std::atanh(d); }); }
-float pow(float a, float b) { return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b))); }
-float atan2(float y, float x) { return static_cast<float>(std::atan2(static_cast<double>(y), static_cast<double>(x))); }
+float pow(float a, float b) { return detail::v::pow_f<double>(a, b); }
+float atan2(float y, float x) { return detail::v::atan2_f<double>(y, x); }
 
 // The squares and their sum are exact in double, so one sqrt rounds (twice:
 // double then float, which is within the bound).
@@ -304,17 +325,17 @@ float gelu_logistic(float x, double scale) {
 // exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, atan and tanh: fmath64.cpp.
 
 double rsqrt(double x) { return 1.0 / std::sqrt(x); }
-double asin(double x) { return std::asin(x); }
-double acos(double x) { return std::acos(x); }
-double sinh(double x) { return std::sinh(x); }
-double cosh(double x) { return std::cosh(x); }
+double asin(double x) { return detail::v::asin64(x); }
+double acos(double x) { return detail::v::acos64(x); }
+double sinh(double x) { return detail::v::sinh64(x); }
+double cosh(double x) { return detail::v::cosh64(x); }
 double asinh(double x) { return std::asinh(x); }
 double acosh(double x) { return std::acosh(x); }
 double atanh(double x) { return std::atanh(x); }
-double erf(double x) { return std::erf(x); }
+double erf(double x) { return detail::v::erf64(x); }
 double erfc(double x) { return std::erfc(x); }
-double pow(double a, double b) { return std::pow(a, b); }
-double atan2(double y, double x) { return std::atan2(y, x); }
+double pow(double a, double b) { return detail::v::pow64(a, b); }
+double atan2(double y, double x) { return detail::v::atan2_64(y, x); }
 
 // 4x - round(4x) is exact below 2^52 (larger doubles are whole turns); the
 // reduced angle is within pi/4, where glibc's sin and cos are accurate.
@@ -547,6 +568,11 @@ template <float (*Big)(float)> struct TrigFix {
 
 }  // namespace
 
+// The kernels' lambdas must be inlined into each clone: a lambda is not
+// compiled for its enclosing function's target, so an out-of-line one would
+// take the clone's wide vectors in another ABI (GCC 12 left some out of line
+// once kernels grew, -Wpsabi's warning, and their results were garbage).
+#define HRX_FMATH_LAMBDA __attribute__((always_inline))
 #ifdef HRX_FMATH_AVX2
 #define HRX_FMATH_CLONES(fname, T, body)                                                               \
     namespace {                                                                                        \
@@ -621,7 +647,7 @@ template <double (*Big)(double)> struct TrigFix64 {
 };
 }  // namespace
 #define HRX_FMATH_V64(name, kern, fix)                                                                        \
-    HRX_FMATH_CLONES(name##_f64_vec, double, map_f64<VW>(x, y, n, [](auto v) { return detail::v::kern(v); }, fix)) \
+    HRX_FMATH_CLONES(name##_f64_vec, double, map_f64<VW>(x, y, n, [](auto v) HRX_FMATH_LAMBDA { return detail::v::kern(v); }, fix)) \
     void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_vec_run(x, y, n); }
 HRX_FMATH_V64(exp, exp64, NoFix{})
 HRX_FMATH_V64(exp2, exp2_64, NoFix{})
@@ -635,28 +661,32 @@ HRX_FMATH_V64(atan, atan64, NoFix{})
 HRX_FMATH_V64(sin, sin64_fast, TrigFix64<detail::sin_big64>{})
 HRX_FMATH_V64(cos, cos64_fast, TrigFix64<detail::cos_big64>{})
 HRX_FMATH_V64(tan, tan64_fast, TrigFix64<detail::tan_big64>{})
+HRX_FMATH_V64(asin, asin64, NoFix{})
+HRX_FMATH_V64(acos, acos64, NoFix{})
+HRX_FMATH_V64(sinh, sinh64, NoFix{})
+HRX_FMATH_V64(cosh, cosh64, NoFix{})
+HRX_FMATH_V64(erf, erf64, NoFix{})
 #undef HRX_FMATH_V64
 #define HRX_FMATH_F64(name) \
     void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_loop_run(x, y, n); }
 HRX_FMATH_F64(sqrt) HRX_FMATH_F64(rsqrt) HRX_FMATH_F64(cbrt) HRX_FMATH_F64(sinturns)
-HRX_FMATH_F64(costurns) HRX_FMATH_F64(asin) HRX_FMATH_F64(acos) HRX_FMATH_F64(sinh) HRX_FMATH_F64(cosh)
-HRX_FMATH_F64(asinh) HRX_FMATH_F64(acosh) HRX_FMATH_F64(atanh) HRX_FMATH_F64(erf) HRX_FMATH_F64(erfc)
+HRX_FMATH_F64(costurns)
+HRX_FMATH_F64(asinh) HRX_FMATH_F64(acosh) HRX_FMATH_F64(atanh) HRX_FMATH_F64(erfc)
 HRX_FMATH_F64(logistic) HRX_FMATH_F64(silu) HRX_FMATH_F64(softplus) HRX_FMATH_F64(gelu_erf) HRX_FMATH_F64(gelu_tanh)
 #undef HRX_FMATH_F64
 
 #define HRX_FMATH_F32(name)                                                                        \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_loop_run(x, y, n); }
 HRX_FMATH_F32(sqrt) HRX_FMATH_F32(rsqrt) HRX_FMATH_F32(cbrt)
-HRX_FMATH_F32(sinturns) HRX_FMATH_F32(costurns) HRX_FMATH_F32(asin) HRX_FMATH_F32(acos)
-HRX_FMATH_F32(sinh) HRX_FMATH_F32(cosh) HRX_FMATH_F32(asinh)
-HRX_FMATH_F32(acosh) HRX_FMATH_F32(atanh) HRX_FMATH_F32(erf) HRX_FMATH_F32(erfc)
+HRX_FMATH_F32(sinturns) HRX_FMATH_F32(costurns) HRX_FMATH_F32(asinh)
+HRX_FMATH_F32(acosh) HRX_FMATH_F32(atanh) HRX_FMATH_F32(erfc)
 HRX_FMATH_F32(softplus) HRX_FMATH_F32(gelu_erf) HRX_FMATH_F32(gelu_tanh)
 #undef HRX_FMATH_F32
 
 #define HRX_FMATH_V32(name, kern, fix)                                                                 \
     HRX_FMATH_CLONES(name##_f32_vec, float, map_f32<VW>(x, y, n, kern, fix))                                  \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
-#define HRX_FMATH_K(expr) [](auto tag, auto v) { using V = decltype(tag); return expr; }
+#define HRX_FMATH_K(expr) [](auto tag, auto v) HRX_FMATH_LAMBDA { using V = decltype(tag); return expr; }
 HRX_FMATH_V32(exp2, HRX_FMATH_K(detail::v::exp2_f<V>(v)), NoFix{})
 HRX_FMATH_V32(atan, HRX_FMATH_K(detail::v::atan_f<V>(v)), NoFix{})
 HRX_FMATH_V32(logistic, HRX_FMATH_K(detail::v::logistic_f<V>(v)), NoFix{})
@@ -664,6 +694,11 @@ HRX_FMATH_V32(silu, HRX_FMATH_K(detail::v::silu_f<V>(v)), NoFix{})
 HRX_FMATH_V32(sin, HRX_FMATH_K(detail::v::sin_fast<V>(v)), TrigFix<detail::sin_big>{})
 HRX_FMATH_V32(cos, HRX_FMATH_K(detail::v::cos_fast<V>(v)), TrigFix<detail::cos_big>{})
 HRX_FMATH_V32(tan, HRX_FMATH_K(detail::v::tan_fast<V>(v)), TrigFix<tan_big>{})
+HRX_FMATH_V32(asin, HRX_FMATH_K(detail::v::asin_f<V>(v)), NoFix{})
+HRX_FMATH_V32(acos, HRX_FMATH_K(detail::v::acos_f<V>(v)), NoFix{})
+HRX_FMATH_V32(sinh, HRX_FMATH_K(detail::v::sinh_f<V>(v)), NoFix{})
+HRX_FMATH_V32(cosh, HRX_FMATH_K(detail::v::cosh_f<V>(v)), NoFix{})
+HRX_FMATH_V32(erf, HRX_FMATH_K(detail::v::erf_f<V>(v)), NoFix{})
 #undef HRX_FMATH_K
 #undef HRX_FMATH_V32
 // These run on whole registers of floats (Note [float exp in float], Note
@@ -687,15 +722,102 @@ HRX_FMATH_FF(tanh, detail::v::tanh_ff)
 
 #pragma GCC diagnostic pop
 
-#define HRX_FMATH_BINARY(name)                                                                            \
-    void name##_f32(const float* a, const float* b, float* y, std::size_t n) noexcept {                   \
-        for (std::size_t i = 0; i < n; ++i) y[i] = name(a[i], b[i]);                                      \
-    }                                                                                                     \
-    void name##_f64(const double* a, const double* b, double* y, std::size_t n) noexcept {                \
-        for (std::size_t i = 0; i < n; ++i) y[i] = name(a[i], b[i]);                                      \
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+// Binary functions: atan2 (float and double) and float pow run their
+// vector kernels over the clone's lanes (zero-padded tail); hypot calls the
+// scalar function per element.
+namespace {
+template <class V, class K>
+[[gnu::always_inline]] inline void map2_f32(const float* a, const float* b, float* y, std::size_t n, K kern) {
+    using F = detail::v::F<V>;
+    constexpr std::size_t L = sizeof(V) / sizeof(double);
+    std::size_t i = 0;
+    for (; i + L <= n; i += L) {
+        F u, v;
+        __builtin_memcpy(&u, a + i, sizeof u);
+        __builtin_memcpy(&v, b + i, sizeof v);
+        const F r = kern(V{}, u, v);
+        __builtin_memcpy(y + i, &r, sizeof r);
     }
-HRX_FMATH_BINARY_LIST(HRX_FMATH_BINARY)
-#undef HRX_FMATH_BINARY
+    if (i < n) {
+        F u = {}, v = {};
+        __builtin_memcpy(&u, a + i, (n - i) * sizeof(float));
+        __builtin_memcpy(&v, b + i, (n - i) * sizeof(float));
+        const F r = kern(V{}, u, v);
+        __builtin_memcpy(y + i, &r, (n - i) * sizeof(float));
+    }
+}
+template <class V, class K>
+[[gnu::always_inline]] inline void map2_f64(const double* a, const double* b, double* y, std::size_t n, K kern) {
+    constexpr std::size_t L = sizeof(V) / sizeof(double);
+    std::size_t i = 0;
+    for (; i + L <= n; i += L) {
+        V u, v;
+        __builtin_memcpy(&u, a + i, sizeof u);
+        __builtin_memcpy(&v, b + i, sizeof v);
+        const V r = kern(u, v);
+        __builtin_memcpy(y + i, &r, sizeof r);
+    }
+    if (i < n) {
+        V u = {}, v = {};
+        __builtin_memcpy(&u, a + i, (n - i) * sizeof(double));
+        __builtin_memcpy(&v, b + i, (n - i) * sizeof(double));
+        const V r = kern(u, v);
+        __builtin_memcpy(y + i, &r, (n - i) * sizeof(double));
+    }
+}
+}  // namespace
+#ifdef HRX_FMATH_AVX2
+#define HRX_FMATH_CLONES2(fname, T, body)                                                                     \
+    namespace {                                                                                               \
+    [[gnu::flatten]] void fname##_base(const T* a, const T* b, T* y, std::size_t n) noexcept {                \
+        using VW [[maybe_unused]] = d2;                                                                       \
+        body;                                                                                                 \
+    }                                                                                                         \
+    __attribute__((target("avx2"), flatten)) void fname##_avx2(const T* a, const T* b, T* y,                  \
+                                                               std::size_t n) noexcept {                      \
+        using VW [[maybe_unused]] = d4;                                                                       \
+        body;                                                                                                 \
+    }                                                                                                         \
+    __attribute__((target("avx512f,avx512dq"), flatten)) void fname##_avx512(const T* a, const T* b, T* y,   \
+                                                                            std::size_t n) noexcept {         \
+        using VW [[maybe_unused]] = d8;                                                                       \
+        body;                                                                                                 \
+    }                                                                                                         \
+    }                                                                                                         \
+    static void fname##_run(const T* a, const T* b, T* y, std::size_t n) noexcept {                           \
+        if (has_avx512()) fname##_avx512(a, b, y, n);                                                         \
+        else if (has_avx2()) fname##_avx2(a, b, y, n);                                                        \
+        else fname##_base(a, b, y, n);                                                                        \
+    }
+#else
+#define HRX_FMATH_CLONES2(fname, T, body)                                                                     \
+    static void fname##_run(const T* a, const T* b, T* y, std::size_t n) noexcept {                           \
+        using VW [[maybe_unused]] = d2;                                                                       \
+        body;                                                                                                 \
+    }
+#endif
+HRX_FMATH_CLONES2(pow_f32_vec, float,
+                  map2_f32<VW>(a, b, y, n, [](auto tag, auto u, auto v) HRX_FMATH_LAMBDA { return detail::v::pow_f<decltype(tag)>(u, v); }))
+HRX_FMATH_CLONES2(atan2_f32_vec, float,
+                  map2_f32<VW>(a, b, y, n, [](auto tag, auto u, auto v) HRX_FMATH_LAMBDA { return detail::v::atan2_f<decltype(tag)>(u, v); }))
+HRX_FMATH_CLONES2(pow_f64_vec, double,
+                  map2_f64<VW>(a, b, y, n, [](auto u, auto v) HRX_FMATH_LAMBDA { return detail::v::pow64(u, v); }))
+HRX_FMATH_CLONES2(atan2_f64_vec, double,
+                  map2_f64<VW>(a, b, y, n, [](auto u, auto v) HRX_FMATH_LAMBDA { return detail::v::atan2_64(u, v); }))
+#undef HRX_FMATH_CLONES2
+void pow_f32(const float* a, const float* b, float* y, std::size_t n) noexcept { pow_f32_vec_run(a, b, y, n); }
+void atan2_f32(const float* a, const float* b, float* y, std::size_t n) noexcept { atan2_f32_vec_run(a, b, y, n); }
+void atan2_f64(const double* a, const double* b, double* y, std::size_t n) noexcept { atan2_f64_vec_run(a, b, y, n); }
+void pow_f64(const double* a, const double* b, double* y, std::size_t n) noexcept { pow_f64_vec_run(a, b, y, n); }
+#pragma GCC diagnostic pop
+void hypot_f32(const float* a, const float* b, float* y, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) y[i] = hypot(a[i], b[i]);
+}
+void hypot_f64(const double* a, const double* b, double* y, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) y[i] = hypot(a[i], b[i]);
+}
 
 void gelu_logistic_f32(const float* x, float* y, std::size_t n, double scale) noexcept {
     for (std::size_t i = 0; i < n; ++i) y[i] = gelu_logistic(x[i], scale);

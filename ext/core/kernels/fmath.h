@@ -26,7 +26,8 @@
 // Numerics: Note [Loom math accuracy] in fmath.cpp. float results are within
 // 1 ulp of the correctly rounded value (most are correctly rounded), the same
 // on every host; double exp, exp2, expm1, log, log2, log10, log1p, tanh, atan, sin,
-// cos and tan are fmath64.h's kernels (within 1 ulp, the same on every host),
+// cos, tan, asin, acos, atan2, sinh and cosh are fmath64.h's kernels (within 1
+// ulp, the same on every host),
 // the other double results come from the C library except where noted.
 // float16/bfloat16 callers compute in float and round the result once.
 #pragma once
@@ -736,6 +737,43 @@ template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
     const F<V> r = copysignf<V>(narrow<V>(res), x);
     return x != x ? x : r;
 }
+// erf: |x| < 1 by erf_small's Taylor series, up to 4 by 1 - e^(-z^2)
+// erfcx(z) (kErfcxA's Chebyshev series by Clenshaw's recurrence), 1 beyond
+// (erf(4) rounds to 1 in float); both computed, the lane picks one.
+struct ErfCoefs {
+    double c[18];
+    constexpr ErfCoefs() : c{} {
+        for (int n = 0; n <= 17; ++n) c[n] = erf_taylor_coef(n);
+    }
+};
+inline constexpr ErfCoefs kErfC{};
+template <class V> HRX_FMATH_VI V erf_small_v(V x) {
+    const V z = x * x;
+    V p = splat<V>(kErfC.c[17]);
+#pragma GCC unroll 20
+    for (int n = 16; n >= 0; --n) p = p * z + kErfC.c[n];
+    return 0x1.20dd750429b6dp+0 * (x * p);
+}
+template <class V> HRX_FMATH_VI V erfcx_mid_v(V z) {
+    const V t = (2.0 * z - 5.0) / 3.0;
+    V b = splat<V>(0.0), b1 = splat<V>(0.0);
+#pragma GCC unroll 32
+    for (int k = 25; k >= 1; --k) {
+        const V nb = (2.0 * t) * b - b1 + kErfcxA[k];
+        b1 = b;
+        b = nb;
+    }
+    return t * b - b1 + kErfcxA[0];
+}
+template <class V> HRX_FMATH_VI F<V> erf_f(F<V> x) {
+    const V a = fabs(widen<V>(x));
+    const V s = erf_small_v(a < 1.0 ? a : splat<V>(1.0));
+    V z = a < 1.0 ? splat<V>(1.0) : a;
+    z = z > 4.0 ? splat<V>(4.0) : z;
+    const V big = 1.0 - exp_d(-(z * z)) * erfcx_mid_v(z);
+    const F<V> r = copysignf<V>(narrow<V>(a < 1.0 ? s : big), x);
+    return x != x ? x : r;
+}
 }  // namespace detail::v
 #pragma GCC diagnostic pop
 
@@ -751,14 +789,7 @@ inline float rsqrt(float x) { return static_cast<float>(1.0 / std::sqrt(static_c
 inline float logistic(float x) { return detail::v::logistic_f<double>(x); }
 inline float silu(float x) { return detail::v::silu_f<double>(x); }
 inline float tanh(float x) { return detail::v::tanh_ff(x); }
-inline float erf(float x) {
-    const double a = std::fabs(static_cast<double>(x));
-    const double s = detail::erf_small(a < 1.0 ? a : 1.0);
-    const double z = a < 1.0 ? 1.0 : (a > 4.0 ? 4.0 : a);
-    const double big = 1.0 - detail::exp_d(-(z * z)) * detail::erfcx_mid(z);
-    const float r = std::copysign(static_cast<float>(a < 1.0 ? s : big), x);
-    return x != x ? x : r;
-}
+inline float erf(float x) { return detail::v::erf_f<double>(x); }
 inline float sin(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::sin_big(x);
     return detail::v::sin_fast<double>(x);
