@@ -714,10 +714,8 @@ constexpr double kAtanJ8[9] = {0.0,
                                0x1.4978fa3269ee1p-1,
                                0x1.700a7c5784634p-1,
                                0x1.921fb54442d18p-1};
-template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
-    const V a = fabs(widen<V>(x));
-    const auto big = a > 1.0;
-    const V t = (big ? splat<V>(1.0) : a) / (big ? a : splat<V>(1.0));
+// atan t for t in [0, 1] in double (float atan and atan2 share it).
+template <class V> HRX_FMATH_VI V atan_unit_d(V t) {
     const V kd = t * 8.0 + kRound;
     const V c = (kd - kRound) * 0.125;
     const U<V> j = bits(kd) & 15;
@@ -732,7 +730,13 @@ template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
     p = p * z - 1.0 / 7.0;
     p = p * z + 1.0 / 5.0;
     p = p * z - 1.0 / 3.0;
-    const V w = at + (u + u * z * p);
+    return at + (u + u * z * p);
+}
+template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
+    const V a = fabs(widen<V>(x));
+    const auto big = a > 1.0;
+    const V t = (big ? splat<V>(1.0) : a) / (big ? a : splat<V>(1.0));
+    const V w = atan_unit_d(t);
     const V res = big ? 0x1.921fb54442d18p+0 - w : w;
     const F<V> r = copysignf<V>(narrow<V>(res), x);
     return x != x ? x : r;

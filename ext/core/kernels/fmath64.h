@@ -1048,9 +1048,9 @@ template <class V> HRX_FMATH_VI F<V> cosh_f(F<V> xf) {
     return xf != xf ? xf : narrow<V>(r);
 }
 // atan2 of floats in plain double: t = min/max of |y|, |x| (one division,
-// exact to 2^-53), atan t as atan_f (atan c from kAtanJ8, the series of
-// u = (t - c) / (1 + t c) to u^13), then pi/2 - w and pi - w (results above
-// pi/4: no cancellation); the special values as atan2_64's.
+// exact to 2^-53), atan t by atan_unit_d (fmath.h, float atan's), then
+// pi/2 - w and pi - w (results above pi/4: no cancellation); the special
+// values as atan2_64's.
 template <class V> HRX_FMATH_VI F<V> atan2_f(F<V> yf, F<V> xf) {
     const V y = widen<V>(yf), x = widen<V>(xf);
     const V ay = fabs(y), ax = fabs(x);
@@ -1059,21 +1059,7 @@ template <class V> HRX_FMATH_VI F<V> atan2_f(F<V> yf, F<V> xf) {
     V t = n / d;
     t = d == 0.0 ? splat<V>(0.0) : t;
     t = n == kInf64 ? splat<V>(1.0) : t;
-    const V kd = t * 8.0 + kRound;
-    const V c = (kd - kRound) * 0.125;
-    const U<V> j = bits(kd) & 15;
-    V at = splat<V>(0.0);
-#pragma GCC unroll 8
-    for (unsigned k = 1; k <= 8; ++k) at = j == k ? splat<V>(kAtanJ8[k]) : at;
-    const V u = (t - c) / (1.0 + t * c);
-    const V z = u * u;
-    V p = splat<V>(1.0 / 13.0);
-    p = p * z - 1.0 / 11.0;
-    p = p * z + 1.0 / 9.0;
-    p = p * z - 1.0 / 7.0;
-    p = p * z + 1.0 / 5.0;
-    p = p * z - 1.0 / 3.0;
-    V w = at + (u + u * z * p);
+    V w = atan_unit_d(t);
     w = swap ? kPio2Hi - w : w;
     const auto neg = bits(x) >= 0x8000000000000000ULL;
     w = neg ? kPiHi - w : w;
