@@ -382,15 +382,9 @@ TaskSpec copy_task(const Array& dst, const Operand& src_in, const std::string& n
 
 namespace {
 
-// The common part of reductions: compute lane, `in` read, `out` written.
-TaskSpec reduction_spec(const Array& in, const Array& out, const std::string& name) {
-    return compute_task({&in}, {&out}, name, name);
-}
-
-}  // namespace
-
-TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce, const Array& out,
-                     double divisor, const std::string& name) {
+// The common head of the reduction dispatches: compute lane, `in` and `out`
+// bound there, `out` writable and written.
+TaskSpec reduction_head(const Array& in, const Array& out, const std::string& name) {
     TaskSpec t;
     t.op = t.label = name;
     t.lane = Lane::Compute;
@@ -398,6 +392,14 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
     check_writable(out, name);
     check_lane_binding(out, t.lane, name);
     t.written = out.base;
+    return t;
+}
+
+}  // namespace
+
+TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::vector<bool>& reduce, const Array& out,
+                     double divisor, const std::string& name) {
+    TaskSpec t = reduction_head(in, out, name);
     if (out.size() == 0) {
         t.uses.push_back(in.use(Access::Read));
         t.uses.push_back(out.use(Access::Write));
@@ -428,13 +430,7 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
 }
 
 TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, const std::string& name) {
-    TaskSpec t;
-    t.op = t.label = name;
-    t.lane = Lane::Compute;
-    check_lane_binding(in, t.lane, name);
-    check_writable(out, name);
-    check_lane_binding(out, t.lane, name);
-    t.written = out.base;
+    TaskSpec t = reduction_head(in, out, name);
     // One arg-reduce dispatch (Note [Array operations are dispatches]).
     auto r = std::make_shared<provider::ArgReduceOp>();
     r->max = max;
