@@ -660,36 +660,10 @@ void at_mixed_typed(AtOp op, DType dt, DType ct, std::uint8_t* a, int ndim, cons
     }
 }
 
-}  // namespace
-
-void ufunc_at(AtOp op, DType dt, DType ct, std::uint8_t* a, int ndim, const std::int64_t* shape,
-              const std::int64_t* strides, std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals,
-              std::int64_t n) {
-    if (dt != ct || dt == DType::Bool || dt == DType::Float16) {
-        auto run = [&](auto tag) {
-            at_mixed_typed<decltype(tag)>(op, dt, ct, a, ndim, shape, strides, size, pos, vals, n);
-        };
-        switch (ct) {
-            case DType::Bool: return run(AtBool{});
-            case DType::Float16: return run(AtHalf{});
-            case DType::Float32: return run(float{});
-            case DType::Float64: return run(double{});
-            case DType::Int8: return run(std::int8_t{});
-            case DType::Int16: return run(std::int16_t{});
-            case DType::Int32: return run(std::int32_t{});
-            case DType::Int64: return run(std::int64_t{});
-            case DType::UInt8: return run(std::uint8_t{});
-            case DType::UInt16: return run(std::uint16_t{});
-            case DType::UInt32: return run(std::uint32_t{});
-            case DType::UInt64: return run(std::uint64_t{});
-            default: bad_dtype("ufunc.at", ct);
-        }
-    }
-    auto run = [&](auto tag) {
-        using T = decltype(tag);
-        at_typed<T>(op, a, ndim, shape, strides, size, pos, reinterpret_cast<const T*>(vals), n);
-    };
-    switch (dt) {
+// run(T{}) for the C type T of a numeric dtype (float32/64 and the integers).
+template <typename Run>
+void with_numeric_type(DType t, Run&& run) {
+    switch (t) {
         case DType::Float32: return run(float{});
         case DType::Float64: return run(double{});
         case DType::Int8: return run(std::int8_t{});
@@ -700,8 +674,27 @@ void ufunc_at(AtOp op, DType dt, DType ct, std::uint8_t* a, int ndim, const std:
         case DType::UInt16: return run(std::uint16_t{});
         case DType::UInt32: return run(std::uint32_t{});
         case DType::UInt64: return run(std::uint64_t{});
-        default: bad_dtype("ufunc.at", dt);
+        default: bad_dtype("ufunc.at", t);
     }
+}
+
+}  // namespace
+
+void ufunc_at(AtOp op, DType dt, DType ct, std::uint8_t* a, int ndim, const std::int64_t* shape,
+              const std::int64_t* strides, std::int64_t size, const std::int64_t* pos, const std::uint8_t* vals,
+              std::int64_t n) {
+    if (dt != ct || dt == DType::Bool || dt == DType::Float16) {
+        auto run = [&](auto tag) {
+            at_mixed_typed<decltype(tag)>(op, dt, ct, a, ndim, shape, strides, size, pos, vals, n);
+        };
+        if (ct == DType::Bool) return run(AtBool{});
+        if (ct == DType::Float16) return run(AtHalf{});
+        return with_numeric_type(ct, run);
+    }
+    with_numeric_type(dt, [&](auto tag) {
+        using T = decltype(tag);
+        at_typed<T>(op, a, ndim, shape, strides, size, pos, reinterpret_cast<const T*>(vals), n);
+    });
 }
 
 }  // namespace hrx::kernels
