@@ -69,6 +69,30 @@ def alternating_timings_s(ours, peer, repeats: int) -> tuple[list[float], list[f
     return t_ours, t_peer
 
 
+def ufunc_vs_numpy_s(ours_f, peer_f, a, second, repeats: int):
+    """Times hx ufunc ``ours_f`` against NumPy's ``peer_f`` over the array ``a`` (and ``second``: None,
+    or a second operand, an array or a scalar, as NumPy gets it), both writing into an existing
+    result of a's dtype, alternately (alternating_timings_s): (our seconds, NumPy's seconds, our
+    result)."""
+    import numpy as np  # here, so that importing _common does not import hrxarray
+
+    import hrxarray as hx
+
+    x = hx.asarray(a)
+    out = hx.empty(a.shape, a.dtype)
+    np_out = np.empty(a.shape, a.dtype)
+    if second is None:
+        ours = lambda: ours_f(x, out=out).block_until_ready()  # noqa: E731
+        peer = lambda: peer_f(a, out=np_out)  # noqa: E731
+    else:
+        b_np = second
+        b_hx = hx.asarray(b_np) if isinstance(b_np, np.ndarray) else b_np
+        ours = lambda: ours_f(x, b_hx, out=out).block_until_ready()  # noqa: E731
+        peer = lambda: peer_f(a, b_np, out=np_out)  # noqa: E731
+    t_ours, t_peer = alternating_timings_s(ours, peer, repeats)
+    return t_ours, t_peer, out
+
+
 # The ISA features that decide the kernels' paths (issue 27): recorded with every figure.
 ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 import hrxarray as hx
-from _common import RESULTS, alternating_timings_s, pyplot, save_results
+from _common import RESULTS, pyplot, save_results, ufunc_vs_numpy_s
 
 
 def cases(n: int) -> dict:
@@ -79,22 +79,11 @@ def main(repeats: int = 15, sizes: tuple[int, ...] = (2 * 1024 * 1024, 16 * 1024
 def measure(n: int, repeats: int, rows: list, measured: dict) -> None:
     """Time every case at n values; append the rows and the raw timings (keyed 'op@n')."""
     for name, (ours_f, peer_f, a, extra) in cases(n).items():
-        x = hx.asarray(a)
-        out = hx.empty(n, np.float32)
-        np_out = np.empty(n, np.float32)
-        if extra is None:
-            ours = lambda: ours_f(x, out=out).block_until_ready()  # noqa: E731
-            peer = lambda: peer_f(a, out=np_out)  # noqa: E731
-        elif isinstance(extra, np.ndarray):  # a second array operand
-            e_np = extra.astype(np.float32)
-            e_hx = hx.asarray(e_np)
-            ours = lambda: ours_f(x, e_hx, out=out).block_until_ready()  # noqa: E731
-            peer = lambda: peer_f(a, e_np, out=np_out)  # noqa: E731
-        else:
-            e_np = np.float32(extra)
-            ours = lambda: ours_f(x, e_np, out=out).block_until_ready()  # noqa: E731
-            peer = lambda: peer_f(a, e_np, out=np_out)  # noqa: E731
-        t_ours, t_peer = alternating_timings_s(ours, peer, repeats)
+        if isinstance(extra, np.ndarray):  # a second array operand
+            extra = extra.astype(np.float32)
+        elif extra is not None:
+            extra = np.float32(extra)
+        t_ours, t_peer, out = ufunc_vs_numpy_s(ours_f, peer_f, a, extra, repeats)
         o, p = statistics.median(t_ours) * 1e3, statistics.median(t_peer) * 1e3
         row = {"figure": f"hx.{name} float32, {n:,} values, out= (ms, median of {repeats})", "op": name,
                "value": o, "unit": "ms", "peer": f"numpy {peer_f.__name__} float32", "peer_value": p,

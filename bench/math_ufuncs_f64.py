@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 import hrxarray as hx
-from _common import RESULTS, alternating_timings_s, pyplot, save_results
+from _common import RESULTS, pyplot, save_results, ufunc_vs_numpy_s
 
 SIZES = (2 * 1024 * 1024, 16 * 1024 * 1024)
 
@@ -63,25 +63,14 @@ def main(repeats: int = 11, quick: bool = False) -> None:
     rows, measured = [], {}
     for n in SIZES[:1] if quick else SIZES:
         for name, (ours_f, peer_f, a, *second) in cases(n).items():
-            x = hx.asarray(a)
-            out = hx.empty(n, np.float64)
-            np_out = np.empty(n, np.float64)
-            if second:  # a binary ufunc: an array or a scalar second operand
-                b_np = second[0]
-                b_hx = hx.asarray(b_np) if isinstance(b_np, np.ndarray) else b_np
-                ours = lambda: ours_f(x, b_hx, out=out).block_until_ready()  # noqa: E731
-                peer = lambda: peer_f(a, b_np, out=np_out)  # noqa: E731
-            else:
-                ours = lambda: ours_f(x, out=out).block_until_ready()  # noqa: E731
-                peer = lambda: peer_f(a, out=np_out)  # noqa: E731
-            t_ours, t_peer = alternating_timings_s(ours, peer, repeats)
+            t_ours, t_peer, out = ufunc_vs_numpy_s(ours_f, peer_f, a, second[0] if second else None, repeats)
             o, p = statistics.median(t_ours) * 1e3, statistics.median(t_peer) * 1e3
             rows.append({"figure": f"hx.{name} float64, {n:,} values, out= (ms, median of {repeats})",
                          "op": name, "n": n, "value": o, "unit": "ms", "peer": f"numpy {peer_f.__name__} float64",
                          "peer_value": p, "ratio": o / p, "ratio_label": "ours / NumPy"})
             measured[f"{name} {n}"] = {"hx_ms": [t * 1e3 for t in t_ours], "numpy_ms": [t * 1e3 for t in t_peer]}
             print(f"{name:12s} n={n:>9,} hx {o:8.3f} ms   numpy {p:8.3f} ms   ours/NumPy {o / p:6.2f}x", flush=True)
-            del x, out, np_out
+            del out
     if quick:
         print("--quick: nothing written")
         return
