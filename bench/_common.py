@@ -46,6 +46,37 @@ def sustained(call, calls: int, last=None):
     return run
 
 
+def tiny_add_loops(calls: int):
+    """The sustained tiny-op figure's two loops: (ours, peer, check).
+
+    ``ours()`` runs ``calls`` back-to-back one-element float32
+    ``hx.add(x, y, out=z)`` then one wait; ``peer()`` the same number of
+    ``np.add(a, b, out=c)``; ``check()`` asserts that ours computed 1 + 1.
+    Divide a timing by ``calls`` for the per-call cost.
+    """
+    import numpy as np
+
+    import hrxarray as hx
+
+    x, y, z = hx.asarray(np.ones(1, np.float32)), hx.asarray(np.ones(1, np.float32)), hx.empty(1, np.float32)
+    a, b, c = np.ones(1, np.float32), np.ones(1, np.float32), np.empty(1, np.float32)
+    add = hx.add
+
+    def ours():
+        for _ in range(calls):
+            add(x, y, out=z)
+        z.block_until_ready()
+
+    def peer():
+        for _ in range(calls):
+            np.add(a, b, out=c)
+
+    def check():
+        assert hx.to_numpy(z)[0] == 2.0
+
+    return ours, peer, check
+
+
 def timings_s(fn, repeats: int, warmup: int = 2) -> list[float]:
     """Calls fn() warmup times, then times it repeats times: the seconds of each timed call."""
     for _ in range(warmup):

@@ -35,7 +35,7 @@ import sys
 import numpy as np
 
 import hrxarray as hx
-from _common import RESULTS, pyplot, save_results, timings_s
+from _common import RESULTS, pyplot, save_results, timings_s, tiny_add_loops
 
 
 def figure(hx_fn, np_fn, repeats):
@@ -86,21 +86,9 @@ def main(repeats: int) -> dict:
 
 def tiny_op(repeats: int, calls: int = 2000) -> dict:
     """Per-call seconds of `calls` back-to-back one-element hx.add(out=) then one wait, vs np.add(out=)."""
-    x, y, z = hx.asarray(np.ones(1, np.float32)), hx.asarray(np.ones(1, np.float32)), hx.empty(1, np.float32)
-    a, b, c = np.ones(1, np.float32), np.ones(1, np.float32), np.empty(1, np.float32)
-    add = hx.add
-
-    def ours():
-        for _ in range(calls):
-            add(x, y, out=z)
-        z.block_until_ready()
-
-    def peer():
-        for _ in range(calls):
-            np.add(a, b, out=c)
-
+    ours, peer, check = tiny_add_loops(calls)
     f = figure(ours, peer, max(repeats, 9))
-    assert hx.to_numpy(z)[0] == 2.0
+    check()
     return {k: (v / calls if k.endswith("_s") else v) for k, v in f.items()} | {"calls": calls}
 
 

@@ -32,7 +32,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import alternating_timings_s, blas_env_removed, drop_blas_overrides, save_results, timings_s
+from _common import (alternating_timings_s, blas_env_removed, drop_blas_overrides, save_results, timings_s,
+                     tiny_add_loops)
 
 THREADS = (1, 2, 4, 8, 16)
 GEMM_SIZES = (256, 1024)
@@ -53,21 +54,9 @@ def child(repeats: int) -> dict:
     from hrxarray import numerics as hn
 
     out = {"threads": hx._core.numerics.matmul_num_threads()}
-    x, y, z = (hx.asarray(np.ones(1, np.float32)) for _ in range(3))
-    a, b, c = np.ones(1, np.float32), np.ones(1, np.float32), np.empty(1, np.float32)
-    add = hx.add
-
-    def ours():
-        for _ in range(TINY_CALLS):
-            add(x, y, out=z)
-        z.block_until_ready()
-
-    def peer():
-        for _ in range(TINY_CALLS):
-            np.add(a, b, out=c)
-
+    ours, peer, check = tiny_add_loops(TINY_CALLS)
     t_ours, t_peer = alternating_timings_s(ours, peer, max(repeats, 9))
-    assert hx.to_numpy(z)[0] == 2.0
+    check()
     out["tiny_add_us"] = {"ours": statistics.median(t_ours) / TINY_CALLS * 1e6,
                           "numpy": statistics.median(t_peer) / TINY_CALLS * 1e6}
     rng = np.random.default_rng(0)
