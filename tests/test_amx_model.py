@@ -193,15 +193,27 @@ def test_model_batches_and_broadcast_indices():
 
 
 def test_model_threads_and_column_chunks_change_nothing():
-    # (70, 1100, 90) and (40, 64, 600) run threaded over several column chunks; the same products
-    # one column block at a time (no split, one chunk) must give the same bits.
+    # (70, 2200, 120) is large enough to run threaded (Note [AMX threads]) and has one panel per
+    # column chunk; (40, 64, 600) spans several column chunks. The same products one column block at
+    # a time (no split, one chunk) must give the same bits.
     rng = np.random.default_rng(9)
-    for m, k, n in [(70, 1100, 90), (40, 64, 600)]:
+    for m, k, n in [(70, 2200, 120), (40, 64, 600)]:
         a, b = operands(rng, "tiny", (m, k)), operands(rng, "tiny", (k, n))
         whole = model(a, b, m, k, n)[0]
         for j0 in range(0, n, 32):
             bj = np.ascontiguousarray(b[:, j0:j0 + 32])
             assert_same_bits(whole[:, j0:j0 + 32], model(a, bj, m, k, bj.shape[1])[0])
+
+
+def test_model_batches_of_small_products_on_threads_change_nothing():
+    # 40 products of 64 x 256 x 64 are each too small for a thread split but together large enough
+    # for one product per thread (Note [AMX threads]); each must be the product computed alone.
+    rng = np.random.default_rng(11)
+    m, k, n, batch = 64, 256, 64, 40
+    a, b = operands(rng, "normal", (batch, m, k)), operands(rng, "normal", (batch, k, n))
+    got = model(a, b, m, k, n, batch=batch)
+    for t in range(batch):
+        assert_same_bits(got[t], model(a[t], b[t], m, k, n)[0])
 
 
 def test_raw_flags_are_checked():

@@ -304,6 +304,24 @@ Scratch<u32>& slots_b() {
     return s;
 }
 
+// Note [AMX threads]
+// A product of 2mkn flops runs on min(T, 2mkn / kAmxFlopsPerThread) threads,
+// at least one, as Note [GEMM threads] plans the FMA kits: below that, handing
+// a share to a pool thread costs more than computing it. The tiles compute
+// about four times the FMA kits' rate per core (2-vCPU Xeon, 2026-12-05: one
+// thread 14.6 us at n = 128, 36 us at 192, 68 us at 256), so the share is
+// four times theirs. Before this, every tile product of 32 x 64 x 32 and up
+// went to the pool: on a loaded 2-core host a 64^3 product then took 0.8 ms
+// instead of 7 us. Batches of small products run one product per thread. The
+// split never changes a bit: each C block is one item's, computed by the same
+// tile steps.
+constexpr double kAmxFlopsPerThread = 16e6;
+
+std::size_t amx_threads(double flops, std::size_t most) noexcept {
+    const double t = std::floor(flops / kAmxFlopsPerThread);
+    return t < 1.0 ? 1 : std::min(most, t >= static_cast<double>(most) ? most : static_cast<std::size_t>(t));
+}
+
 template <class U>
 struct AmxDriver {
     std::size_t M, K, N;
@@ -338,8 +356,7 @@ struct AmxDriver {
         if (nfull < chunks && nfull > 0) U::config(full);
     }
 
-    void product(const u16* a, const u16* b, float* c, bool threaded) const {
-        const std::size_t threads = threaded ? pool_threads() : 1;
+    void product(const u16* a, const u16* b, float* c, std::size_t threads) const {
         const std::size_t panel = chunks * kChunkSlots;  // slots per packed B panel
         const std::size_t np_all = ceil_div(N, kBlock);
         const std::size_t np_max = std::max<std::size_t>(1, chunk_bytes / (panel * sizeof(u32)));
@@ -397,11 +414,20 @@ void run_amx(std::size_t chunk_bytes, const u16* a, const u16* b, float* c, std:
         return;
     }
     const AmxDriver<U> d{m, k, n, chunk_bytes};
-    for (std::size_t t = 0; t < batch; ++t) {
+    const double per = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+    const std::size_t most = threaded ? pool_threads() : 1;
+    const std::size_t threads = amx_threads(per, most);
+    auto one = [&](std::size_t t, std::size_t product_threads) {
         const std::size_t sa = ia ? static_cast<std::size_t>(ia[t]) : t;
         const std::size_t sb = ib ? static_cast<std::size_t>(ib[t]) : t;
-        d.product(a + sa * m * k, b + sb * k * n, c + t * m * n, threaded);
+        d.product(a + sa * m * k, b + sb * k * n, c + t * m * n, product_threads);
+    };
+    if (threads == 1 && batch > 1 && amx_threads(per * static_cast<double>(batch), most) > 1) {
+        // Many small products: one thread each (scratch is per thread).
+        pool_run(batch, [&](std::size_t t) { one(t, 1); });
+        return;
     }
+    for (std::size_t t = 0; t < batch; ++t) one(t, threads);
 }
 
 #ifdef HRX_AMX_X86
