@@ -599,6 +599,71 @@ def test_kernels_run_concurrently_from_threads():
         assert np.array_equal(h, wh) and np.array_equal(b, wb)
 
 
+POOL_STRESS = r"""
+import sys, threading
+import numpy as np, ml_dtypes
+from hrxarray import numerics as hn
+from hrxarray._core import numerics as raw
+assert raw.matmul_num_threads() == 8, raw.matmul_num_threads()
+rng = np.random.default_rng(5)
+# Sizes on both sides of the thread thresholds: jobs of 1, a few and many items, tile and pair orders.
+cases = []
+for n in (40, 96, 200, 300):
+    a = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    for order in ("pair", "tile"):
+        cases.append((a, b, order, hn.matmul(a, b, order=order)))
+# Jobs of sleeping items from every thread too: all pool threads then get a CPU and claim items, so a
+# caller that returned before its items finished, or an item run twice, shows.
+probes = []
+x = rng.standard_normal(1 << 21).astype(np.float32)
+want_bits = hn.to_bfloat16(x).view(np.uint16).copy()
+errors = []
+
+def work(w):
+    try:
+        for it in range(12):
+            a, b, order, want = cases[(w + it) % len(cases)]
+            got = hn.matmul(a, b, order=order)
+            if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
+                errors.append(("matmul", w, it, order, a.shape))
+            if not np.array_equal(hn.to_bfloat16(x).view(np.uint16), want_bits):
+                errors.append(("to_bfloat16", w, it))
+            once, finished, used = raw._pool_probe(24, 300)
+            probes.append(used)
+            if not (once and finished):
+                errors.append(("pool_probe", w, it, once, finished))
+    except BaseException as e:
+        errors.append(repr(e))
+
+threads = [threading.Thread(target=work, args=(w,)) for w in range(6)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+# One probe alone holds the pool: its sleeping items spread over several of its 8 threads.
+if raw._pool_probe(64, 500)[2] < 2:
+    errors.append("a lone probe ran on one thread")
+print("errors", errors, "threads per probe", sorted(set(probes)))
+sys.exit(1 if errors else 0)
+"""
+
+
+def test_pool_jobs_from_many_threads_with_more_pool_threads_than_cores(tmp_path):
+    # Note [Claims, not check-ins] in kernels/pool.cpp: 6 Python threads start pool jobs at once (one
+    # job runs on the pool, the others inline) on a pool of 8 threads, more than this host's cores;
+    # every result must be the bits computed before, and nothing may hang.
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "pool_stress.py"
+    script.write_text(POOL_STRESS)
+    env = {**os.environ, "HRXARRAY_POOL_THREADS": "8"}
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_numerics_and_bfloat16_are_reachable_from_the_package():
     import ml_dtypes
 

@@ -19,6 +19,7 @@
 #include "kernels/bfp16.h"
 #include "kernels/dtype.h"
 #include "kernels/matmul.h"
+#include "kernels/pool.h"
 
 namespace nb = nanobind;
 
@@ -293,6 +294,19 @@ void bind_numerics(nb::module_& parent) {
           "c[t] = a[ia[t]] @ b[ib[t]] with in_dtype -> out_dtype one of bool -> bool,\n"
           "each integer type -> itself (wrapping), float16 -> float16, bfloat16 ->\n"
           "float32, float32 -> float32, float64 -> float64 (numerics in matmul.h).");
+    m.def(
+        "_pool_probe",
+        [](std::size_t items, std::size_t item_us) {
+            kernels::PoolProbe p;
+            {
+                ReleaseGil release;
+                p = kernels::pool_probe(items, item_us);
+            }
+            return nb::make_tuple(p.each_once, p.all_finished_at_return, p.threads_used);
+        },
+        nb::arg("items"), nb::arg("item_us"),
+        "Private (tests): runs `items` sleeping items of item_us microseconds through the kernels'\n"
+        "pool and returns (each item ran once, all had finished at return, threads that ran items).");
     m.def("matmul_num_threads", &kernels::matmul_num_threads,
           "Threads a large matmul uses (caller included; HRXARRAY_NUM_THREADS caps it).");
     m.def("kernel_paths", &kernel_paths,

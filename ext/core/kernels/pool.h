@@ -11,6 +11,9 @@ namespace hrx::kernels {
 
 /// Threads a job may use, the caller included: min(online CPUs,
 /// HRXARRAY_NUM_THREADS if set to a positive integer), at least 1. Read once.
+/// HRXARRAY_POOL_THREADS=n (1..1024; for tests) makes the pool exactly n
+/// threads, more than the host's CPUs too, so that a many-core host's
+/// hand-offs run on this one.
 std::size_t pool_threads() noexcept;
 
 /// Runs fn(item) for every item < items, each exactly once, and returns when
@@ -20,5 +23,18 @@ std::size_t pool_threads() noexcept;
 /// order. If the pool cannot be created (thread creation failed) every item
 /// runs inline. fn must not throw.
 void pool_run(std::size_t items, const std::function<void(std::size_t)>& fn) noexcept;
+
+/// What pool_probe saw: every item ran exactly once, all had finished when
+/// pool_run returned, and how many distinct threads ran items.
+struct PoolProbe {
+    bool each_once;
+    bool all_finished_at_return;
+    std::size_t threads_used;
+};
+
+/// Runs `items` items of `item_us` microseconds each (sleeping, so that every
+/// pool thread gets a CPU even on a small host) through pool_run and reports
+/// what happened: the pool's contract as a test sees it.
+PoolProbe pool_probe(std::size_t items, std::size_t item_us);
 
 }  // namespace hrx::kernels
