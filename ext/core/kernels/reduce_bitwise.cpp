@@ -19,17 +19,7 @@ bool run(Ufunc op, const ReduceCtx& c) {
 }  // namespace
 
 bool reduce_bitwise_ints(Ufunc op, const ReduceCtx& c) {
-    switch (c.ct) {
-        case DType::Int8:
-        case DType::UInt8: return run<std::uint8_t>(op, c);
-        case DType::Int16:
-        case DType::UInt16: return run<std::uint16_t>(op, c);
-        case DType::Int32:
-        case DType::UInt32: return run<std::uint32_t>(op, c);
-        case DType::Int64:
-        case DType::UInt64: return run<std::uint64_t>(op, c);
-        default: return false;
-    }
+    return with_int_type<true>(c.ct, [&](auto tag) { return run<decltype(tag)>(op, c); });
 }
 
 }  // namespace hrx::kernels::ew

@@ -41,6 +41,28 @@ template <class T> inline constexpr int kLanes = sizeof(T) == 8 ? 16 : 32;
 // lanes of a tile (kLanes * 16 KiB) then sit in L2.
 template <class T> inline constexpr std::int64_t kTile = 16384 / sizeof(T);
 
+// Runs run(T{}) for integer dtype t and returns its result; false for any
+// other dtype. T is t's own type, or with `by_width` the unsigned type of
+// its width (for ops whose bits do not depend on signedness).
+template <bool by_width, class Run>
+bool with_int_type(DType t, Run&& run) {
+    using I8 = std::conditional_t<by_width, std::uint8_t, std::int8_t>;
+    using I16 = std::conditional_t<by_width, std::uint16_t, std::int16_t>;
+    using I32 = std::conditional_t<by_width, std::uint32_t, std::int32_t>;
+    using I64 = std::conditional_t<by_width, std::uint64_t, std::int64_t>;
+    switch (t) {
+        case DType::Int8: return run(I8{});
+        case DType::Int16: return run(I16{});
+        case DType::Int32: return run(I32{});
+        case DType::Int64: return run(I64{});
+        case DType::UInt8: return run(std::uint8_t{});
+        case DType::UInt16: return run(std::uint16_t{});
+        case DType::UInt32: return run(std::uint32_t{});
+        case DType::UInt64: return run(std::uint64_t{});
+        default: return false;
+    }
+}
+
 // Everything one reduction needs, prepared by reduce_run.
 struct ReduceCtx {
     DType ct;         // compute type of the accumulation

@@ -38,17 +38,7 @@ bool reduce_ints(Ufunc op, const ReduceCtx& c) {
     if (c.ct == DType::Bool) return run_bool(op, c);
     if (op == Ufunc::Maximum || op == Ufunc::Minimum) return reduce_minmax_ints(op, c);
     if (op != Ufunc::Add && op != Ufunc::Multiply) return reduce_bitwise_ints(op, c);
-    switch (c.ct) {
-        case DType::Int8:
-        case DType::UInt8: return run<std::uint8_t>(op, c);
-        case DType::Int16:
-        case DType::UInt16: return run<std::uint16_t>(op, c);
-        case DType::Int32:
-        case DType::UInt32: return run<std::uint32_t>(op, c);
-        case DType::Int64:
-        case DType::UInt64: return run<std::uint64_t>(op, c);
-        default: return false;
-    }
+    return with_int_type<true>(c.ct, [&](auto tag) { return run<decltype(tag)>(op, c); });
 }
 
 }  // namespace hrx::kernels::ew

@@ -16,17 +16,7 @@ bool run(Ufunc op, const ReduceCtx& c) {
 }  // namespace
 
 bool reduce_minmax_ints(Ufunc op, const ReduceCtx& c) {
-    switch (c.ct) {
-        case DType::Int8: return run<std::int8_t>(op, c);
-        case DType::Int16: return run<std::int16_t>(op, c);
-        case DType::Int32: return run<std::int32_t>(op, c);
-        case DType::Int64: return run<std::int64_t>(op, c);
-        case DType::UInt8: return run<std::uint8_t>(op, c);
-        case DType::UInt16: return run<std::uint16_t>(op, c);
-        case DType::UInt32: return run<std::uint32_t>(op, c);
-        case DType::UInt64: return run<std::uint64_t>(op, c);
-        default: return false;
-    }
+    return with_int_type<false>(c.ct, [&](auto tag) { return run<decltype(tag)>(op, c); });
 }
 
 }  // namespace hrx::kernels::ew
