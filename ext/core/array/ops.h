@@ -177,6 +177,16 @@ TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, 
 TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initializer_list<const Array*> writes,
                       const std::string& name, const std::string& label);
 
+// Makes t an operation with nothing to do (a zero-size result): an empty
+// dispatch that only orders t's uses.
+void nothing_to_do(TaskSpec& t);
+
+// `a` as a dispatch operand (provider::Tensor: its shape, strides and the
+// byte offset of its element [0, ...] in one of t's uses that covers it, a
+// writing one when `access` writes), for the operations of
+// provider/array_ops.h; t's uses are already in place (compute_task).
+provider::Tensor tensor_of(const TaskSpec& t, const Array& a, Access access = Access::Read);
+
 // A dense row-major copy of `a` in dtype `dt` (any numeric; BFP16 decodes),
 // on the calling thread (inside a task).
 std::vector<uint8_t> dense_copy(const Array& a, DType dt);
