@@ -90,11 +90,7 @@ def test_emulated_provider_runs_dispatches_and_the_builtins_are_loom():
 # Where core code outside the provider runs an executable itself instead of dispatching it on a lane's
 # provider queue. Loaded kernels (hx.loom.function, graphs) are queue dispatches (Scheduler::dispatch);
 # what is listed is left of issue 26 item 1.
-CORE_MAY_INVOKE = {
-    # hx.loom.ufunc's task for staged operands (casts, broadcasts, strides) stages them around one
-    # invocation; a call whose operands bind as they are is a dispatch (Note [Loom ufunc launches]).
-    "array/loom_ufunc.cpp": 1,
-}
+CORE_MAY_INVOKE = {}  # hx.loom.ufunc's staged calls are StagedInvokeOp dispatches now
 
 
 def test_loaded_kernels_run_as_dispatches_on_a_provider_queue():
@@ -428,3 +424,33 @@ def test_one_owner_stages_overlapping_operands():
     assert "copy_task(tmp" not in code_of(CORE / "array" / "copy.cpp")
     provider = code_of(CORE / "provider" / "emulated" / "array_ops.cpp")
     assert provider.count("if (!a.stage)") == 1
+
+
+# The one array operation left a closure: hx.fft's region enters Python on the lane thread to call
+# NumPy's pocketfft (Note [FFTs through NumPy's pocketfft] in array/fft.h); a provider cannot run
+# Python, and hrxarray writes no FFT of its own.
+ARRAY_MAY_SUBMIT_CLOSURES = {"array/fft.cpp": 1}
+
+
+def test_array_operations_submit_no_closures():
+    """Issue 26 item 1: every array operation is a dispatch of an operation the provider supplies
+    (provider/provider.h, provider/array_ops.h), run by the emulated provider; the array layer
+    builds descriptions and submits no closures (an operation with nothing to do is an EmptyOp)."""
+    found = {}
+    for p in sorted((CORE / "array").glob("*.cpp")):
+        n = len(re.findall(r"\.fn\s*=", code_of(p)))
+        if n:
+            found[str(p.relative_to(CORE))] = n
+    assert found == ARRAY_MAY_SUBMIT_CLOSURES
+    runs = code_of(CORE / "provider" / "emulated" / "more_ops.cpp")
+    families = re.findall(r"struct (\w+Op) : ArrayOp", (CORE / "provider" / "array_ops.h").read_text())
+    assert len(families) >= 20
+    for f in families:
+        if f != "EmptyOp":  # nothing to run
+            assert f"as<{f}>(op)" in runs, f"the emulated provider does not run {f}"
+    # The array layer describes; the kernels that compute are called by the provider alone.
+    for name in ("gather(", "scatter(", "sort_rows(", "argsort_rows(", "unique_groups(", "scan_rows(",
+                 "copy_triangle(", "random_real(", "bincount(", "median_rows(", "ufunc_at(", "invoke("):
+        for p in (CORE / "array").glob("*.cpp"):
+            assert f"kernels::{name}" not in code_of(p) and f"->{name}" not in code_of(p), (name, p.name)
+    assert "run<float>" not in code_of(CORE / "array" / "linalg.cpp")
