@@ -88,7 +88,7 @@ def test_injected_fault_in_an_array_dispatch_is_a_device_fault(rt, label):
 
 
 # Issue 26 item 1, the other families (provider/array_ops.h): indexing, sorting, searching, sets,
-# scans, rearrangements, statistics, linalg. label -> (call, NumPy's result); an operation whose
+# scans, rearrangements, statistics, linalg, fft. label -> (call, NumPy's result); an operation whose
 # answer the host waits for (a count, a bound: mask count, nonzero, unique) fails at the call.
 MORE_ARRAY_DISPATCHES = {
     "isin": (lambda x, y: hx.isin(x, y), lambda a, b: np.isin(a, b)),
@@ -108,6 +108,7 @@ MORE_ARRAY_DISPATCHES = {
     "correlate": (lambda x, y: hx.correlate(x[0], y[1], mode="full"),
                   lambda a, b: np.correlate(a[0], b[1], mode="full")),
     "svdvals": (lambda x, y: hx.linalg.svdvals(x), lambda a, b: np.linalg.svd(a, compute_uv=False)),
+    "fft": (lambda x, y: hx.fft.fft(x, axis=1), lambda a, b: np.fft.fft(a, axis=1)),
 }
 
 

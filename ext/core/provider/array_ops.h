@@ -9,6 +9,7 @@
 // (shared_ptr members) receive the answers the host waits for.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -227,6 +228,18 @@ struct LinalgDispatchOp : ArrayOp {
     Tensor a, b;
     bool has_b = false;
     std::vector<Tensor> outs;
+};
+
+// hx.fft's transform of `in` into `out` (its two bindings): a host function
+// the queue runs in order with the other dispatches, as hipLaunchHostFunc
+// does. Its body is NumPy's pocketfft entered through Python (Note [FFTs
+// through NumPy's pocketfft] in array/fft.h): hrxarray writes no FFT, so the
+// provider supplies none and runs the caller's; it must not keep pointers
+// into the bindings after it returns.
+struct FftOp : ArrayOp {
+    FftOp() : ArrayOp(Family::Fft) {}
+    Tensor in, out;
+    std::function<void()> body;
 };
 
 // A loaded program (hx.loom.ufunc's, Note [Loom ufunc operands]) invoked

@@ -516,6 +516,7 @@ void run_more_array_op(const ArrayOp& op, const Span* b, size_t n) {
         case F::Median: return run_median(as<MedianOp>(op), b, n);
         case F::Correlate: return run_correlate(as<CorrelateOp>(op), b, n);
         case F::UfuncAt: return run_ufunc_at(as<UfuncAtOp>(op), b, n);
+        case F::Fft: return as<FftOp>(op).body();
         case F::Linalg: return run_linalg(as<LinalgDispatchOp>(op), b, n);
         case F::StagedInvoke: return run_staged_invoke(as<StagedInvokeOp>(op), b, n);
         case F::Empty: return;
