@@ -91,7 +91,7 @@ Placement host_visible() {
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
     for (;;) {
-        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label, task.kernel, task.array);
+        auto c = rt.submit_task(task.lane, task.uses, task.op, task.label, task.kernel, task.array);
         if (c) {
             if (task.written) task.written->add_writer(c);
             return c;
@@ -229,8 +229,7 @@ void check_writable(const Array& a, const std::string& op) {
 
 namespace {
 
-// One operand of a task, resolved to raw memory: the task's uses keep the
-// buffers alive, scalars live in the closure.
+// An array resolved to raw memory, for the host transfers on the calling thread.
 struct ArgPlan {
     uint8_t* data = nullptr;
     DType dtype = DType::Float32;
