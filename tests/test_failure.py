@@ -109,7 +109,25 @@ MORE_ARRAY_DISPATCHES = {
                   lambda a, b: np.correlate(a[0], b[1], mode="full")),
     "svdvals": (lambda x, y: hx.linalg.svdvals(x), lambda a, b: np.linalg.svd(a, compute_uv=False)),
     "fft": (lambda x, y: hx.fft.fft(x, axis=1), lambda a, b: np.fft.fft(a, axis=1)),
+    "index bounds": (lambda x, y: x[hx.asarray([2, 0], device=x.device)], lambda a, b: a[[2, 0]]),
+    "scatter": (lambda x, y: _assigned(x, y), lambda a, b: _assigned(a.copy(), b)),
+    "ufunc_at": (lambda x, y: _added_at(hx, x), lambda a, b: _added_at(np, a.copy())),
+    "bincount": (lambda x, y: hx.bincount(hx.astype(x[0], hx.int64)), lambda a, b: np.bincount(a[0].astype(np.int64))),
 }
+# The dispatches with these labels read an array made from x (an index array, a mask, a cast), not x;
+# those write x in place, whose failed writer then fails every read of it.
+READ_ONLY_A_TEMPORARY = {"mask count", "index bounds", "bincount"}
+WRITE_X = {"scatter", "ufunc_at"}
+
+
+def _assigned(a, b):
+    a[[0, 2] if isinstance(a, np.ndarray) else hx.asarray([0, 2], device=a.device)] = b[:2]
+    return a
+
+
+def _added_at(xp, a):
+    xp.add.at(a, [0, 0, 2] if xp is np else hx.asarray([0, 0, 2], device=a.device), 1.0)
+    return a
 
 
 @pytest.mark.parametrize("label", sorted(MORE_ARRAY_DISPATCHES))
@@ -125,7 +143,10 @@ def test_injected_fault_reaches_every_array_family(rt, label):
     rt._inject_fault("ECC error on the emulated GPU", label)
     with pytest.raises(hx.ExecutionError, match=f"injected fault in {label}: ECC error on the emulated GPU"):
         hx.to_numpy(hx_fn(x, y))
-    if label != "mask count":  # which reads the mask x > 4, not x
+    if label in WRITE_X:
+        with pytest.raises(hx.ExecutionError, match=f"injected fault in {label}"):
+            hx.to_numpy(x)
+    elif label not in READ_ONLY_A_TEMPORARY:
         with pytest.raises(hx.DeviceLostError, match="poisoned"):
             hx.to_numpy(x)
     got = hx.to_numpy(hx_fn(other, other))
