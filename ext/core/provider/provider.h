@@ -96,15 +96,19 @@ public:
 // at what byte offset, with what strides, or an inline scalar. The emulated
 // provider runs them with the kernels library (provider/emulated/array_ops.cpp);
 // a native one would launch its device code for the same description.
-// The families: elementwise functions (the ufuncs), copies and casts
-// (bfp16 encoding and decoding included), reductions and arg-reductions,
-// and matmul (the GPU's, and the NPU's bf16/bfp16 gemm on the NPU lane)
-// here; indexing, sorting, searching, sets, scans, rearrangements, random
-// draws and the statistics in provider/array_ops.h, which only the array
-// layer and the emulated provider include. An operation whose answer the
-// host needs before it goes on (a bound, a count that sizes a result)
-// writes it to a host slot its description points to, as a native queue
-// returns a small result block with its completion.
+// Every array operation is one (the runtime runs no closures). The
+// families: elementwise functions (the ufuncs), copies and casts (bfp16
+// encoding and decoding included), reductions and arg-reductions, and
+// matmul (the GPU's, and the NPU's bf16/bfp16 gemm on the NPU lane) here;
+// indexing, sorting, searching, sets, scans, rearrangements, random draws,
+// the statistics, linalg (the host's LAPACK), hx.loom.ufunc's staged
+// invocations, hx.fft (a host function the queue runs in order, NumPy's
+// pocketfft) and the empty operation of a zero-size result in
+// provider/array_ops.h, which only the array layer and the emulated
+// provider include. An operation whose answer the host needs before it
+// goes on (a bound, a count that sizes a result) writes it to a host slot
+// its description points to, as a native queue returns a small result
+// block with its completion.
 // An operand that overlaps the output without being it is marked `stage`:
 // the provider reads it through a dense copy made before anything is
 // written (NumPy's overlap rule), so no family stages on its own. Fault
