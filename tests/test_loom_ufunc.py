@@ -362,7 +362,7 @@ def test_function_launches_are_provider_dispatches_that_faults_and_traces_see():
 def test_ufunc_calls_whose_operands_bind_as_they_are_are_dispatches(axpy):
     """Note [Loom ufunc launches]: operands that bind as they are make one dispatch of the kernel on the
     compute lane's queue (traced as the GPU kernel, like a graph entry); staged operands (a cast here)
-    make one array-layer task that stages around the invocation. Both give NumPy's result."""
+    make one staged-invoke dispatch that stages around the invocation. Both give NumPy's result."""
     rt = hx.default_runtime()
     xs = np.linspace(-1, 1, 64, dtype=np.float32)
     ys = np.linspace(3, 2, 64, dtype=np.float32)
@@ -375,6 +375,25 @@ def test_ufunc_calls_whose_operands_bind_as_they_are_are_dispatches(axpy):
     np.testing.assert_allclose(hx.to_numpy(direct), np.float32(2) * xs + ys, rtol=1e-6)
     ops = [e["op"] for e in rt.finish_trace().events if e["lane"] == "compute"]
     assert "gpu(axpy_f32)" in ops and "axpy_f32" in ops
+
+
+def test_an_injected_fault_reaches_a_staged_ufunc_call(axpy):
+    """Issue 26 item 1: a staged call (a float64 operand cast to the kernel's float32) is a dispatch
+    (provider::StagedInvokeOp) that Runtime._inject_fault reaches by the kernel's symbol: the call's
+    result fails naming it, its operands are poisoned, and a later call works."""
+    rt = hx.Runtime()
+    place = hx.Shared(rt.npu())
+    xs = np.linspace(-1, 1, 16, dtype=np.float32)
+    x, y64 = hx.asarray(xs, placement=place), hx.asarray(xs.astype(np.float64) + 1, placement=place)
+    hx.to_numpy(x), hx.to_numpy(y64)
+    rt._inject_fault("ECC error on the emulated GPU", "axpy_f32")
+    bad = axpy(x, y64, alpha=2.0)
+    with pytest.raises(hx.ExecutionError, match="injected fault in axpy_f32: ECC error"):
+        hx.to_numpy(bad)
+    with pytest.raises(hx.DeviceLostError, match="poisoned"):
+        hx.to_numpy(y64)
+    good = axpy(hx.asarray(xs, placement=place), hx.asarray(xs.astype(np.float64), placement=place), alpha=2.0)
+    np.testing.assert_allclose(hx.to_numpy(good), np.float32(2) * xs + xs, rtol=1e-6)
 
 
 def test_a_refused_function_call_allocates_and_uploads_nothing():

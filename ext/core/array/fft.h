@@ -1,4 +1,4 @@
-// FFTs (hx.fft) as compute-lane tasks whose body is NumPy's pocketfft.
+// FFTs (hx.fft) as compute-lane dispatches (provider::FftOp) whose body is NumPy's pocketfft.
 //
 // Note [FFTs through NumPy's pocketfft]: FFTs are not written by hand.
 // NumPy 2 compiles pocketfft into numpy.fft (_pocketfft_umath) and exports

@@ -5,7 +5,7 @@
 #include "array/creation.h"
 #include "array/sorting.h"
 #include "errors.h"
-#include "kernels/set.h"
+#include "provider/array_ops.h"
 
 namespace hrx {
 
@@ -19,71 +19,20 @@ void add_reads(TaskSpec& t, const std::vector<Array>& arrays) {
     }
 }
 
-// An index array as int64 the kernels can read: itself when it already is
-// dense int64, else a dense copy kept in `keep`.
-const int64_t* int64_data(const Array& a, std::vector<std::vector<uint8_t>>& keep) {
-    if (a.dtype == DType::Int64 && a.c_contiguous()) return reinterpret_cast<const int64_t*>(a.data());
-    keep.push_back(dense_copy(a, DType::Int64));
-    return reinterpret_cast<const int64_t*>(keep.back().data());
+// One advanced-index dispatch (gather or scatter) of v at `axes` by `indices`
+// (Note [Array operations are dispatches]), its dense side to be set.
+std::shared_ptr<provider::AdvancedIndexOp> index_op(const TaskSpec& t, bool scatter, const Array& v,
+                                                    const std::vector<int>& axes, const std::vector<Array>& indices,
+                                                    const IndexLayout& layout) {
+    auto op = std::make_shared<provider::AdvancedIndexOp>(scatter);
+    op->v = tensor_of(t, v, scatter ? Access::Write : Access::Read);
+    op->axes = axes;
+    for (const Array& i : indices) op->indices.push_back(tensor_of(t, i));
+    op->bshape = layout.bshape;
+    op->rest = layout.rest;
+    op->insert_at = layout.insert_at;
+    return op;
 }
-
-// Element strides of a dense array of `shape` broadcast to `to` (right-aligned).
-Dims dense_broadcast_strides(const Dims& shape, const Dims& to) {
-    Dims s(to.size(), 0);
-    const size_t pad = to.size() - shape.size();
-    int64_t step = 1;
-    for (size_t i = shape.size(); i-- > 0;) {
-        s[pad + i] = shape[i] == 1 ? 0 : step;
-        step *= shape[i];
-    }
-    return s;
-}
-
-// The position in the result of v's axis rest[r].
-size_t rest_position(const IndexLayout& l, size_t r) {
-    return r < static_cast<size_t>(l.insert_at) ? r : r + l.bshape.size();
-}
-
-// What gather and scatter share: the index arguments and the loop over B
-// and the sub-blocks, `other` being the strides of the dense side (the
-// result, or the values broadcast to it) over the result's dimensions.
-struct PlanData {
-    std::vector<std::vector<uint8_t>> keep;
-    std::vector<Dims> istrides;
-    std::vector<kernels::IndexArg> args;
-    Dims rows, sub_shape, sub_indexed, sub_dense;
-    kernels::GatherPlan plan;
-
-    PlanData(const Array& v, const std::vector<int>& axes, const std::vector<Array>& indices, const IndexLayout& l,
-             const Dims& other, kernels::IndexMode mode, bool scatter) {
-        for (size_t j = 0; j < indices.size(); ++j) {
-            istrides.push_back(dense_broadcast_strides(indices[j].shape, l.bshape));
-            const int64_t* data = int64_data(indices[j], keep);
-            const auto ax = static_cast<size_t>(axes[j]);
-            args.push_back(kernels::IndexArg{data, nullptr, v.shape[ax], v.strides[ax]});
-        }
-        for (size_t j = 0; j < args.size(); ++j) args[j].strides = istrides[j].data();
-        const size_t nb = l.bshape.size();
-        for (size_t d = 0; d < nb; ++d) rows.push_back(other[static_cast<size_t>(l.insert_at) + d]);
-        for (size_t r = 0; r < l.rest.size(); ++r) {
-            const auto ax = static_cast<size_t>(l.rest[r]);
-            sub_shape.push_back(v.shape[ax]);
-            sub_indexed.push_back(v.strides[ax]);
-            sub_dense.push_back(other[rest_position(l, r)]);
-        }
-        plan.nb = static_cast<int>(nb);
-        plan.bshape = l.bshape.data();
-        plan.k = static_cast<int>(args.size());
-        plan.idx = args.data();
-        plan.row_strides = rows.data();
-        plan.m = static_cast<int>(sub_shape.size());
-        plan.sub_shape = sub_shape.data();
-        plan.sub_src = scatter ? sub_dense.data() : sub_indexed.data();
-        plan.sub_dst = scatter ? sub_indexed.data() : sub_dense.data();
-        plan.itemsize = dtype_itemsize(v.dtype);
-        plan.mode = mode;
-    }
-};
 
 }  // namespace
 
@@ -120,12 +69,10 @@ IndexLayout index_layout(const Dims& vshape, const std::vector<int>& axes, const
 TaskSpec index_range_task(const Array& idx, std::shared_ptr<std::pair<int64_t, int64_t>> range,
                           const std::string& name) {
     TaskSpec t = compute_task({&idx}, {}, name, "index bounds");
-    t.fn = [idx, range = std::move(range)] {
-        std::vector<uint8_t> buf;
-        if (!idx.c_contiguous()) buf = dense_copy(idx, idx.dtype);
-        kernels::index_range(idx.dtype, idx.c_contiguous() ? idx.data() : buf.data(), idx.size(), &range->first,
-                             &range->second);
-    };
+    auto op = std::make_shared<provider::IndexRangeOp>();
+    op->idx = tensor_of(t, idx);
+    op->range = std::move(range);
+    t.array = std::move(op);
     return t;
 }
 
@@ -141,13 +88,13 @@ TaskSpec gather_task(const Array& v, const std::vector<int>& axes, const std::ve
     TaskSpec t = compute_task({&v}, {&out}, name, "gather");
     add_reads(t, indices);
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
-    t.fn = [v, axes, indices, layout, mode, out] {
-        PlanData p(v, axes, indices, layout, out.strides, mode, false);
-        kernels::gather(p.plan, v.data(), out.data());
-    };
+    auto op = index_op(t, false, v, axes, indices, layout);
+    op->mode = mode;
+    op->dense = tensor_of(t, out, Access::Write);
+    t.array = std::move(op);
     return t;
 }
 
@@ -158,7 +105,7 @@ TaskSpec scatter_task(const Array& v, const std::vector<int>& axes, const std::v
     int64_t positions = 1;
     for (int64_t d : layout.result) positions *= d;
     if (positions == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
     // Leading length-1 axes beyond the result's (NumPy's assignment rule) go.
@@ -167,22 +114,20 @@ TaskSpec scatter_task(const Array& v, const std::vector<int>& axes, const std::v
         vals.shape.erase(vals.shape.begin());
         vals.strides.erase(vals.strides.begin());
     }
-    const Dims strides = broadcast_strides(vals, layout.result);
-    t.fn = [v, axes, indices, layout, vals, strides] {
-        PlanData p(v, axes, indices, layout, strides, kernels::IndexMode::Raise, true);
-        kernels::scatter(p.plan, vals.data(), v.data());
-    };
+    auto op = index_op(t, true, v, axes, indices, layout);
+    op->dense = tensor_of(t, vals);
+    op->dense.shape = layout.result;
+    op->dense.at.strides = broadcast_strides(vals, layout.result);
+    t.array = std::move(op);
     return t;
 }
 
 TaskSpec mask_count_task(const Array& mask, std::shared_ptr<int64_t> count, const std::string& name) {
     TaskSpec t = compute_task({&mask}, {}, name, "mask count");
-    t.fn = [mask, count = std::move(count)] {
-        std::vector<uint8_t> buf;
-        const bool direct = mask.dtype == DType::Bool && mask.c_contiguous();
-        if (!direct) buf = dense_copy(mask, DType::Bool);
-        *count = kernels::mask_count(direct ? mask.data() : buf.data(), mask.size());
-    };
+    auto op = std::make_shared<provider::MaskCountOp>();
+    op->mask = tensor_of(t, mask);
+    op->count = std::move(count);
+    t.array = std::move(op);
     return t;
 }
 
@@ -190,29 +135,16 @@ TaskSpec compress_task(const Array& v, int axis, const Array& mask, int insert_a
                        const std::string& name) {
     TaskSpec t = compute_task({&v, &mask}, {&out}, name, "compress");
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
-    t.fn = [v, axis, mask, insert_at, out] {
-        std::vector<uint8_t> buf;
-        const bool direct = mask.dtype == DType::Bool && mask.c_contiguous();
-        if (!direct) buf = dense_copy(mask, DType::Bool);
-        const int k = mask.ndim();
-        Dims steps, sub_shape, sub_src, sub_dst;
-        for (int d = 0; d < k; ++d) steps.push_back(v.strides[static_cast<size_t>(axis + d)]);
-        size_t r = 0;
-        for (int a = 0; a < v.ndim(); ++a) {
-            if (a >= axis && a < axis + k) continue;
-            sub_shape.push_back(v.shape[static_cast<size_t>(a)]);
-            sub_src.push_back(v.strides[static_cast<size_t>(a)]);
-            sub_dst.push_back(out.strides[r < static_cast<size_t>(insert_at) ? r : r + 1]);
-            ++r;
-        }
-        const auto at = static_cast<size_t>(insert_at);
-        kernels::compress(direct ? mask.data() : buf.data(), k, mask.shape.data(), steps.data(), out.shape[at],
-                          out.strides[at], static_cast<int>(sub_shape.size()), sub_shape.data(), sub_src.data(),
-                          sub_dst.data(), dtype_itemsize(v.dtype), v.data(), out.data());
-    };
+    auto op = std::make_shared<provider::CompressOp>();
+    op->v = tensor_of(t, v);
+    op->mask = tensor_of(t, mask);
+    op->out = tensor_of(t, out, Access::Write);
+    op->axis = axis;
+    op->insert_at = insert_at;
+    t.array = std::move(op);
     return t;
 }
 
@@ -221,11 +153,13 @@ TaskSpec isin_task(const Array& x1, const Array& x2, DType common, bool invert, 
     TaskSpec t = compute_task({&x1, &x2}, {&out}, name, "isin");
     // float16 and bfloat16 compare as float32, which holds them exactly.
     const DType cmp = common == DType::Float16 || common == DType::BFloat16 ? DType::Float32 : common;
-    t.fn = [x1, x2, cmp, invert, out] {
-        if (x1.size() == 0) return;
-        const std::vector<uint8_t> a = dense_copy(x1, cmp), b = dense_copy(x2, cmp);
-        kernels::isin(cmp, a.data(), x1.size(), b.data(), x2.size(), invert, out.data());
-    };
+    auto op = std::make_shared<provider::IsInOp>();
+    op->x1 = tensor_of(t, x1);
+    op->x2 = tensor_of(t, x2);
+    op->out = tensor_of(t, out, Access::Write);
+    op->cmp = cmp;
+    op->invert = invert;
+    t.array = std::move(op);
     return t;
 }
 

@@ -20,31 +20,14 @@
 #include <vector>
 
 #include "array/ops.h"
+#include "kernels/lapack.h"
 
 namespace hrx {
 
-enum class LinalgOp : uint8_t {
-    Solve,          // a (..., M, M), b (..., M, K) -> x (..., M, K)
-    Inv,            // a (..., M, M) -> (..., M, M)
-    Cholesky,       // lower L with a = L L^H
-    CholeskyUpper,  // upper U with a = U^H U
-    Det,            // (...)
-    Slogdet,        // sign (...) in a's dtype, logabsdet (...) real
-    Eigh,           // eigenvalues (..., M) real, eigenvectors (..., M, M)
-    Eigvalsh,       // eigenvalues (..., M) real
-    Eig,            // eigenvalues (..., M), eigenvectors (..., M, M), both complex
-    Eigvals,        // eigenvalues (..., M) complex
-    QrReduced,      // Q (..., M, K), R (..., K, N), K = min(M, N)
-    QrComplete,     // Q (..., M, M), R (..., M, N)
-    SvdReduced,     // U (..., M, K), S (..., K) real, Vh (..., K, N)
-    SvdFull,        // U (..., M, M), S (..., K) real, Vh (..., N, N)
-    Svdvals,        // S (..., K) real
-};
+using LinalgOp = kernels::LinalgOp;
+using kernels::lapack_loaded;
+using kernels::load_lapack;
 
-// dlopens the LAPACK library at `path` once (later calls do nothing) and
-// resolves every routine; Unsupported naming what is missing.
-void load_lapack(const std::string& path);
-bool lapack_loaded();
 
 // The shapes and dtypes of op's results for `a` (and `b` for Solve):
 // ValueError naming `name` for non-square or too few dimensions, TypeError-like

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "errors.h"
+#include "provider/array_ops.h"
 #include "kernels/elementwise.h"
 #include "loom/ir.h"
 #include "loom/plan.h"
@@ -102,69 +103,18 @@ std::shared_ptr<const Launch> launch_for(provider::Provider& provider, const Def
     return l;
 }
 
-// One operand of the task: bound as it is, or staged (Note [Loom ufunc operands]).
-struct Bound {
-    bool direct = false;
-    provider::Span span;  // direct: the array's bytes
-    kernels::StridedArg src{};  // staged input: its elements (broadcast strides) or scalar
-    Dims strides;               // staged: the source's (input) or destination's (out) strides
-    alignas(16) uint8_t value[16] = {};
-    bool scalar = false;
-    uint8_t* data = nullptr;
-    DType dtype = DType::Float32;  // the source's (input) dtype
-};
-
-struct Plan {
-    std::shared_ptr<const Launch> launch;
-    Dims shape;
-    int64_t count = 0;
-    std::vector<Bound> bound;  // inputs, then outputs
-    size_t nin = 0;
-};
-
-struct FreeDeleter {
-    void operator()(uint8_t* p) const { std::free(p); }
-};
-
-void run(const Plan& p) {
-    const size_t n = p.bound.size();
-    std::vector<provider::Span> spans(n);
-    std::vector<std::unique_ptr<uint8_t, FreeDeleter>> temps(n);
-    const int nd = static_cast<int>(p.shape.size());
-    const size_t align = std::max<size_t>(64, p.launch->alignment);
-    for (size_t i = 0; i < n; ++i) {
-        const Bound& b = p.bound[i];
-        if (b.direct) {
-            spans[i] = b.span;
-            continue;
-        }
-        const size_t bytes = static_cast<size_t>(p.count) * static_cast<size_t>(dtype_itemsize(p.launch->dtypes[i]));
-        temps[i].reset(static_cast<uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align)));
-        if (!temps[i]) throw std::bad_alloc();
-        spans[i] = provider::Span{temps[i].get(), bytes, false};
-        if (i < p.nin) {
-            const Dims dense = contiguous_strides(p.shape, p.launch->dtypes[i]);
-            const kernels::StridedArg src{b.scalar ? const_cast<uint8_t*>(b.value) : b.data, b.dtype, b.strides.data()};
-            kernels::copy_cast(nd, p.shape.data(), src, kernels::StridedArg{temps[i].get(), p.launch->dtypes[i], dense.data()});
-        }
-    }
-    p.launch->kernel->program->invoke(spans.data(), n);
-    for (size_t i = p.nin; i < n; ++i) {
-        const Bound& b = p.bound[i];
-        if (b.direct) continue;
-        const Dims dense = contiguous_strides(p.shape, p.launch->dtypes[i]);
-        kernels::copy_cast(nd, p.shape.data(), kernels::StridedArg{temps[i].get(), p.launch->dtypes[i], dense.data()},
-                           kernels::StridedArg{b.data, p.launch->dtypes[i], b.strides.data()});
-    }
+// `a` as an operand bound by t's last use (pushed for it).
+provider::ArrayArg last_use(const TaskSpec& t, const Array& a) {
+    provider::ArrayArg x;
+    x.binding = static_cast<int32_t>(t.uses.size() - 1);
+    x.offset = static_cast<uint64_t>(a.data() - t.uses.back().view.data());
+    x.dtype = a.dtype;
+    x.strides = a.strides;
+    return x;
 }
 
 bool aligned(const Array& a, uint64_t alignment) {
     return reinterpret_cast<uintptr_t>(a.data()) % alignment == 0;
-}
-
-provider::Span span_of_array(const Array& a) {
-    const auto [first, end] = a.extent();
-    return span_of(BufferView{a.buffer(), first, end - first});
 }
 
 }  // namespace
@@ -363,57 +313,55 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     t.op = who;
     t.label = def.artifact.symbol;
     t.lane = Lane::Compute;
-    auto plan = std::make_shared<Plan>();
-    plan->launch = launch;
-    plan->shape = shape;
-    plan->count = count;
-    plan->nin = nin;
-    plan->bound.resize(nin + nout);
+    // All operands bound as they are: one dispatch of the loaded kernel (uses
+    // are its bindings, in order: inputs, then outputs); else one staged
+    // invocation (Note [Loom ufunc operands]).
+    auto staged = std::make_shared<provider::StagedInvokeOp>();
+    staged->program = launch->kernel->program;
+    staged->shape = shape;
+    staged->count = count;
+    staged->nin = nin;
+    staged->alignment = launch->alignment;
+    staged->bindings.resize(nin + nout);
     const uint64_t alignment = launch->alignment;
+    bool direct = true;
     for (size_t i = 0; i < nin; ++i) {
-        Bound& b = plan->bound[i];
+        provider::StagedInvokeOp::Binding& b = staged->bindings[i];
+        b.dtype = def.dtypes[i];
         const Operand& o = operands[i];
-        b.dtype = o.dtype;
         if (o.scalar) {
-            b.scalar = true;
-            std::memcpy(b.value, o.value, sizeof b.value);
-            b.strides.assign(shape.size(), 0);
+            direct = false;
+            b.at.dtype = o.dtype;
+            std::memcpy(b.at.value, o.value, sizeof b.at.value);
+            b.at.strides.assign(shape.size(), 0);
             continue;
         }
         const Array& a = o.arr();
         check_lane_binding(a, t.lane, who);
         t.uses.push_back(a.use(Access::Read));
+        b.at = last_use(t, a);
         b.direct = a.dtype == def.dtypes[i] && a.shape == shape && a.c_contiguous() && aligned(a, alignment);
-        if (b.direct) {
-            b.span = span_of_array(a);
-        } else {
-            b.data = a.data();
-            b.strides = broadcast_strides(a, shape);
-        }
+        if (!b.direct) b.at.strides = broadcast_strides(a, shape);
+        direct = direct && b.direct;
     }
     for (size_t j = 0; j < nout; ++j) {
         const Array& o = *written[j];
-        Bound& b = plan->bound[nin + j];
+        provider::StagedInvokeOp::Binding& b = staged->bindings[nin + j];
+        b.dtype = def.dtypes[nin + j];
         t.uses.push_back(o.use(Access::Write));
         bool alone = true;
         for (size_t i = 0; i < nin; ++i)
             alone = alone && (operands[i].scalar || !may_overlap(operands[i].arr(), o));
         for (size_t k = 0; k < j; ++k) alone = alone && !may_overlap(*written[k], o);
+        b.at = last_use(t, o);
         b.direct = alone && o.c_contiguous() && aligned(o, alignment);
-        if (b.direct) {
-            b.span = span_of_array(o);
-        } else {
-            b.data = o.data();
-            b.strides = o.strides;
-        }
+        direct = direct && b.direct;
     }
     t.written = written[0]->base;
-    bool direct = true;
-    for (const Bound& b : plan->bound) direct = direct && b.direct;
     if (direct)
-        t.kernel = launch->kernel;  // uses are the bindings, in order: inputs, then outputs
+        t.kernel = launch->kernel;
     else
-        t.fn = [plan] { run(*plan); };
+        t.array = std::move(staged);
     auto c = submit(*cx.rt, t);
     for (size_t j = 1; j < nout; ++j) written[j]->base->add_writer(c);
     return results;

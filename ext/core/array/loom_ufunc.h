@@ -12,10 +12,10 @@
 // already are that (a C-contiguous device array of the kernel's dtype and the
 // broadcast shape, aligned as the kernel's footprint asks) are bound as they
 // are; the others (scalars, host data, other dtypes, broadcast or strided
-// arrays) are staged into a dense temporary inside the task, as ufunc_task
-// stages overlapping inputs. An out= that is not dense, or that shares memory
-// with an input, gets the program's result through a temporary, copied into
-// it in the same task (NumPy's overlap rule: the inputs are read before out
+// arrays) are staged into a dense temporary inside the dispatch, as the
+// provider stages ufunc_task's overlapping inputs. An out= that is not dense,
+// or that shares memory with an input, gets the program's result through a
+// temporary, copied into it in the same dispatch (NumPy's overlap rule: the inputs are read before out
 // is written). So a call is one submission whatever its operands.
 //
 // Note [Loom ufunc launches]: everything that does not depend on the call is
@@ -28,8 +28,9 @@
 // are (the kernel's dtypes, the broadcast shape, C-contiguous, aligned, no
 // output overlapping another operand) is one dispatch of the cached kernel
 // on the compute lane's provider queue, as a graph's kernel entry is; a call
-// that stages casts, broadcasts or strides runs as one array-layer task that
-// stages around one invocation (Note [Loom ufunc operands]).
+// that stages casts, broadcasts or strides is one StagedInvokeOp dispatch
+// (provider/array_ops.h), which stages around one invocation (Note [Loom
+// ufunc operands]).
 #pragma once
 #include <memory>
 #include <mutex>

@@ -4,7 +4,7 @@
 
 #include "array/sorting.h"
 #include "errors.h"
-#include "kernels/manipulation.h"
+#include "provider/array_ops.h"
 
 namespace hrx {
 
@@ -28,52 +28,32 @@ TaskSpec gather_task(const Array& in, std::vector<std::vector<int64_t>> index, c
                      const std::string& name) {
     TaskSpec t = compute_task({&in}, {&out}, name, "gather");
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
-    // Index tables become byte offsets in place on the lane (a repeat of a
-    // large array has a table as long as its result: no second copy of it,
-    // and no work on the caller's thread). The task runs once.
-    t.fn = [in, out, index = std::move(index)]() mutable {
-        std::vector<const int64_t*> offsets(index.size());
-        for (size_t d = 0; d < index.size(); ++d) {
-            const int64_t stride = in.strides[d];
-            auto& table = index[d];
-            if (table.empty()) {
-                table.resize(static_cast<size_t>(out.shape[d]));
-                for (size_t j = 0; j < table.size(); ++j) table[j] = static_cast<int64_t>(j);
-            }
-            for (int64_t& i : table) i *= stride;
-            offsets[d] = table.data();
-        }
-        kernels::gather_outer(out.ndim(), out.shape.data(), offsets.data(), in.data(), out.data(),
-                              dtype_itemsize(in.dtype));
-    };
+    // One outer-gather dispatch (Note [Array operations are dispatches]); its
+    // index tables become byte offsets in place on the lane (no second copy
+    // of a table as long as a repeat's result, and no work on the caller's thread).
+    auto op = std::make_shared<provider::OuterGatherOp>();
+    op->in = tensor_of(t, in);
+    op->out = tensor_of(t, out, Access::Write);
+    op->index = std::move(index);
+    t.array = std::move(op);
     return t;
 }
 
 TaskSpec triangle_task(const Array& in, int64_t k, bool lower, const Array& out, const std::string& name) {
     TaskSpec t = compute_task({&in}, {&out}, name, lower ? "tril" : "triu");
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
-    t.fn = [in, out, k, lower] {
-        const size_t nd = in.shape.size();
-        const int64_t m = in.shape[nd - 2];
-        const int64_t n = in.shape[nd - 1];
-        // The byte offset of each matrix of the batch (leading axes, C order).
-        std::vector<int64_t> starts{0};
-        for (size_t d = 0; d + 2 < nd; ++d) {
-            std::vector<int64_t> next;
-            next.reserve(starts.size() * static_cast<size_t>(in.shape[d]));
-            for (const int64_t s : starts)
-                for (int64_t i = 0; i < in.shape[d]; ++i) next.push_back(s + i * in.strides[d]);
-            starts = std::move(next);
-        }
-        kernels::copy_triangle(in.data(), starts.data(), static_cast<int64_t>(starts.size()), m, n, in.strides[nd - 2],
-                               in.strides[nd - 1], out.data(), dtype_itemsize(out.dtype), k, lower);
-    };
+    auto op = std::make_shared<provider::TriangleOp>();
+    op->in = tensor_of(t, in);
+    op->out = tensor_of(t, out, Access::Write);
+    op->k = k;
+    op->lower = lower;
+    t.array = std::move(op);
     return t;
 }
 

@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "kernels/bf16.h"
 #include "kernels/bfp16.h"
+#include "provider/array_ops.h"
 #include "runtime/blocking.h"
 #include "runtime/runtime.h"
 
@@ -32,6 +33,29 @@ TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initialize
 }
 
 using kernels::StridedArg;
+
+void nothing_to_do(TaskSpec& t) {
+    static const auto empty = std::make_shared<const provider::EmptyOp>();
+    t.array = empty;
+}
+
+provider::Tensor tensor_of(const TaskSpec& t, const Array& a, Access access) {
+    provider::Tensor x;
+    x.shape = a.shape;
+    x.at.dtype = a.dtype;
+    x.at.strides = a.strides;
+    const uint8_t* first = a.data();
+    const auto [lo, hi] = a.extent();
+    for (size_t i = 0; i < t.uses.size(); ++i) {
+        const Use& u = t.uses[i];
+        if (u.view.buffer != a.buffer() || lo < u.view.offset || hi > u.view.offset + u.view.length) continue;
+        if (access_writes(access) && !access_writes(u.access)) continue;
+        x.at.binding = static_cast<int32_t>(i);
+        x.at.offset = static_cast<uint64_t>(first - u.view.data());
+        return x;
+    }
+    fail(ErrorKind::Message, t.op + ": internal error: an operand is not among the dispatch's bindings");
+}
 
 const Dims& Operand::shape() const {
     static const Dims scalar_shape{};
@@ -67,7 +91,7 @@ Placement host_visible() {
 
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
     for (;;) {
-        auto c = rt.submit_task(task.lane, task.uses, task.fn, task.op, task.label, task.kernel, task.array);
+        auto c = rt.submit_task(task.lane, task.uses, task.op, task.label, task.kernel, task.array);
         if (c) {
             if (task.written) task.written->add_writer(c);
             return c;
@@ -205,8 +229,7 @@ void check_writable(const Array& a, const std::string& op) {
 
 namespace {
 
-// One operand of a task, resolved to raw memory: the task's uses keep the
-// buffers alive, scalars live in the closure.
+// An array resolved to raw memory, for the host transfers on the calling thread.
 struct ArgPlan {
     uint8_t* data = nullptr;
     DType dtype = DType::Float32;
@@ -333,7 +356,7 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
     bind_arg(t, out, Access::Write, e->out);
     t.written = out.base;
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
     t.array = std::move(e);
@@ -354,7 +377,7 @@ TaskSpec copy_task(const Array& dst, const Operand& src_in, const std::string& n
     if (dst.size() == 0 || (!src.scalar && same_layout(src.arr(), dst))) {
         if (!src.scalar) t.uses.push_back(src.arr().use(Access::Read));
         t.uses.push_back(dst.use(Access::Write));
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
     // One copy-cast dispatch (Note [Array operations are dispatches]); a
@@ -403,7 +426,7 @@ TaskSpec reduce_task(kernels::Ufunc op, DType acc, const Array& in, const std::v
     if (out.size() == 0) {
         t.uses.push_back(in.use(Access::Read));
         t.uses.push_back(out.use(Access::Write));
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
     // One reduce dispatch (Note [Array operations are dispatches]); an input
@@ -467,7 +490,7 @@ TaskSpec matmul_task(const Array& a, const Array& b, const Array& out, Lane lane
         t.uses.push_back(a.use(Access::Read));
         t.uses.push_back(b.use(Access::Read));
         t.uses.push_back(out.use(Access::Write));
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
     // One matmul dispatch (Note [Array operations are dispatches]): on the

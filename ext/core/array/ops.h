@@ -1,10 +1,11 @@
 // Array operations as runtime tasks: each builds one TaskSpec (lane, uses,
-// closure) that is submitted with submit() below by the core operation that
+// and the dispatch: a provider ArrayOp description or a loaded kernel) that
+// is submitted with submit() below by the core operation that
 // owns the whole call (elementwise.h, reductions.h, matmul.h, indexing.h,
 // sorting.h, ...: checks, allocation, submission, waits); the bindings only
-// parse, call and wrap. The closures hold raw pointers into buffers that the
-// task's uses keep alive until retirement, plus everything else by value;
-// they never touch Python.
+// parse, call and wrap. A description names its operands by binding (an
+// index into the task's uses, which keep the buffers alive until
+// retirement) and holds everything else by value.
 //
 // Note [Lanes of array operations]: elementwise functions, reductions, casts
 // and copies between GPU-bindable placements run on the GPU compute lane;
@@ -14,7 +15,6 @@
 // host lane; matmul of NPU-bindable bf16/bfp16 operands on the NPU lane.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -33,13 +33,12 @@ struct Kernel;
 struct TaskSpec {
     Lane lane = Lane::Compute;
     std::vector<Use> uses;
-    std::function<void()> fn;
-    // Set instead of fn: the operation is one dispatch of this loaded kernel
+    // One of the two: the operation is one dispatch of this loaded kernel
     // over `uses` (its bindings, in order) on the lane's provider queue, as a
-    // graph's kernel entry is (kernel_task; fault injection and traces see it).
+    // graph's kernel entry is (kernel_task; fault injection and traces see it),
     std::shared_ptr<Kernel> kernel;
-    // Set instead of fn: an array operation the provider supplies, dispatched
-    // over `uses` (Note [Array operations are dispatches] in provider/provider.h).
+    // or of an array operation the provider supplies, over `uses` (Note
+    // [Array operations are dispatches] in provider/provider.h).
     std::shared_ptr<const provider::ArrayOp> array;
     // The base whose writer list gets the task's completion.
     std::shared_ptr<ArrayBase> written;
@@ -71,15 +70,6 @@ struct Operand {
         return o;
     }
     const Array& arr() const { return ref ? *ref : own; }
-    // An owning copy (what a task closure may keep).
-    Operand owned() const {
-        Operand o = *this;
-        if (ref) {
-            o.own = *ref;
-            o.ref = nullptr;
-        }
-        return o;
-    }
     const Dims& shape() const;
 };
 
@@ -176,6 +166,16 @@ TaskSpec arg_reduce_task(bool max, const Array& in, int axis, const Array& out, 
 // caller records the completion on the others).
 TaskSpec compute_task(std::initializer_list<const Array*> reads, std::initializer_list<const Array*> writes,
                       const std::string& name, const std::string& label);
+
+// Makes t an operation with nothing to do (a zero-size result): an empty
+// dispatch that only orders t's uses.
+void nothing_to_do(TaskSpec& t);
+
+// `a` as a dispatch operand (provider::Tensor: its shape, strides and the
+// byte offset of its element [0, ...] in one of t's uses that covers it, a
+// writing one when `access` writes), for the operations of
+// provider/array_ops.h; t's uses are already in place (compute_task).
+provider::Tensor tensor_of(const TaskSpec& t, const Array& a, Access access = Access::Read);
 
 // A dense row-major copy of `a` in dtype `dt` (any numeric; BFP16 decodes),
 // on the calling thread (inside a task).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "provider/array_ops.h"
 
 namespace hrx {
 
@@ -15,6 +16,19 @@ TaskSpec random_spec(const Array& out, const std::string& op, const char* label)
     if (!out.c_contiguous()) fail(ErrorKind::Message, op + ": the result must be C-contiguous, got " + out.describe());
     check_device_use(out, Access::Write, op);
     return compute_task({}, {&out}, op, label);
+}
+
+// One random dispatch (Note [Array operations are dispatches]) of stream
+// `s` into `out`, drawing n values.
+std::shared_ptr<provider::RandomOp> random_op(const TaskSpec& t, provider::RandomOp::Kind kind, RandomStream s,
+                                              int64_t n, const Array& out) {
+    auto op = std::make_shared<provider::RandomOp>();
+    op->kind = kind;
+    op->key = s.key;
+    op->counter = s.counter;
+    op->n = n;
+    op->out = tensor_of(t, out, Access::Write);
+    return op;
 }
 
 void check_integer_result(const Array& out, const std::string& op) {
@@ -32,9 +46,11 @@ RandomTask random_real_task(kernels::RandomDist dist, RandomStream s, double a, 
     r.task = random_spec(out, op, dist == kernels::RandomDist::Uniform ? "random.uniform" : "random.normal");
     const int64_t n = out.size();
     r.blocks = kernels::random_real_blocks(dist, out.dtype, n);
-    uint8_t* data = out.data();
-    const DType dt = out.dtype;
-    r.task.fn = [=] { kernels::random_real(dist, dt, s.key, s.counter, n, a, b, data); };
+    auto d = random_op(r.task, provider::RandomOp::Kind::Real, s, n, out);
+    d->dist = dist;
+    d->a = a;
+    d->b = b;
+    r.task.array = std::move(d);
     return r;
 }
 
@@ -44,9 +60,10 @@ RandomTask random_integers_task(RandomStream s, uint64_t low, uint64_t range, co
     r.task = random_spec(out, op, "random.integers");
     const int64_t n = out.size();
     r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(&range, 1), n);
-    uint8_t* data = out.data();
-    const DType dt = out.dtype;
-    r.task.fn = [=] { kernels::random_integers(dt, s.key, s.counter, n, low, range, data); };
+    auto d = random_op(r.task, provider::RandomOp::Kind::Integers, s, n, out);
+    d->low = low;
+    d->range = range;
+    r.task.array = std::move(d);
     return r;
 }
 
@@ -60,11 +77,10 @@ RandomTask random_integers_each_task(RandomStream s, std::vector<uint64_t> low, 
     RandomTask r;
     r.task = random_spec(out, op, "random.integers");
     r.blocks = kernels::random_integer_blocks(kernels::random_integers_narrow(range.data(), n), n);
-    uint8_t* data = out.data();
-    const DType dt = out.dtype;
-    r.task.fn = [=, low = std::move(low), range = std::move(range)] {
-        kernels::random_integers_each(dt, s.key, s.counter, n, low.data(), range.data(), data);
-    };
+    auto d = random_op(r.task, provider::RandomOp::Kind::IntegersEach, s, n, out);
+    d->lows = std::move(low);
+    d->ranges = std::move(range);
+    r.task.array = std::move(d);
     return r;
 }
 
@@ -76,7 +92,6 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
     RandomTask r;
     r.task = random_spec(out, op, "random.choice");
     std::size_t row_bytes = 0;
-    const uint8_t* src_data = nullptr;
     if (src) {
         if (!src->c_contiguous() || src->dtype == DType::BFP16)
             fail(ErrorKind::Message, op + ": the population must be C-contiguous and not bfp16, got " + src->describe());
@@ -87,7 +102,6 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
         check_device_use(*src, Access::Read, op);
         r.task.uses.push_back(src->use(Access::Read));
         row_bytes = how.population > 0 ? static_cast<std::size_t>(src->nbytes() / how.population) : 0;
-        src_data = src->data();  // kept alive by the read use until the task retires
     }
     switch (how.kind) {
         case Kind::Uniform: {
@@ -98,34 +112,18 @@ RandomTask random_choice_task(const RandomIndices& how, RandomStream s, int64_t 
         case Kind::Cdf: r.blocks = kernels::random_real_blocks(kernels::RandomDist::Uniform, DType::Float64, count); break;
         case Kind::Sample: r.blocks = kernels::random_sample_blocks(how.population, count, !how.probs.empty()); break;
     }
-    int64_t* idx_out = src ? nullptr : reinterpret_cast<int64_t*>(out.data());
-    uint8_t* dst = out.data();
-    const std::string name = op;
-    r.task.fn = [how, s, count, src_data, row_bytes, idx_out, dst, name] {
-        std::vector<int64_t> tmp;
-        int64_t* idx = idx_out;
-        if (!idx) {
-            tmp.resize(static_cast<std::size_t>(count));
-            idx = tmp.data();
-        }
-        switch (how.kind) {
-            case Kind::Uniform:
-                kernels::random_integers(DType::Int64, s.key, s.counter, count, 0,
-                                         static_cast<uint64_t>(how.population), idx);
-                break;
-            case Kind::Cdf:
-                kernels::random_choice_cdf(s.key, s.counter, count, how.probs.data(),
-                                           static_cast<int64_t>(how.probs.size()), idx);
-                break;
-            case Kind::Sample:
-                if (!kernels::random_sample(s.key, s.counter, how.population, count,
-                                            how.probs.empty() ? nullptr : how.probs.data(), how.sorted, idx))
-                    fail(ErrorKind::OutOfMemory, name + ": no memory for the sampling keys of " +
-                                                     std::to_string(how.population) + " elements");
-                break;
-        }
-        if (src_data) kernels::gather_rows(src_data, row_bytes, idx, count, dst);
-    };
+    const auto kind = how.kind == Kind::Uniform ? provider::RandomOp::Kind::Uniform
+                      : how.kind == Kind::Cdf   ? provider::RandomOp::Kind::Cdf
+                                                : provider::RandomOp::Kind::Sample;
+    auto d = random_op(r.task, kind, s, count, out);
+    d->population = how.population;
+    d->probs = how.probs;
+    d->sorted = how.sorted;
+    d->has_src = src != nullptr;
+    if (src) d->src = tensor_of(r.task, *src);
+    d->row_bytes = static_cast<int64_t>(row_bytes);
+    d->name = op;
+    r.task.array = std::move(d);
     return r;
 }
 

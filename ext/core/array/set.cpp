@@ -1,22 +1,34 @@
 #include "array/set.h"
 
 #include "array/sorting.h"
-#include "kernels/sort.h"
+#include "provider/array_ops.h"
 
 namespace hrx {
+
+namespace {
+
+// The four results of a unique dispatch (Note [Array operations are dispatches]).
+void bind_results(const TaskSpec& t, provider::UniqueOp& op, const Array& values, const Array& index,
+                  const Array& inverse, const Array& counts) {
+    op.values = tensor_of(t, values, Access::Write);
+    op.index = tensor_of(t, index, Access::Write);
+    op.inverse = tensor_of(t, inverse, Access::Write);
+    op.counts = tensor_of(t, counts, Access::Write);
+}
+
+}  // namespace
 
 TaskSpec unique_task(const Array& in, bool equal_nan, const Array& values, const Array& index,
                      const Array& inverse, const Array& counts, std::shared_ptr<int64_t> count,
                      const std::string& name) {
     check_sortable(in.dtype, name);
     TaskSpec t = compute_task({&in}, {&values, &index, &inverse, &counts}, name, "unique");
-    t.fn = [in, equal_nan, values, index, inverse, counts, count = std::move(count)] {
-        std::vector<uint8_t> buf;
-        if (!in.c_contiguous()) buf = dense_copy(in, in.dtype);
-        auto i64 = [](const Array& a) { return reinterpret_cast<int64_t*>(a.data()); };
-        *count = kernels::unique_groups(in.dtype, in.c_contiguous() ? in.data() : buf.data(), in.size(), equal_nan,
-                                        values.data(), i64(index), i64(inverse), i64(counts));
-    };
+    auto op = std::make_shared<provider::UniqueOp>(false);
+    op->in = tensor_of(t, in);
+    op->equal_nan = equal_nan;
+    bind_results(t, *op, values, index, inverse, counts);
+    op->count = std::move(count);
+    t.array = std::move(op);
     return t;
 }
 
@@ -31,15 +43,11 @@ TaskSpec unique_axis_task(const Array& in, int axis, const Array& values, const 
     rows.strides.erase(rows.strides.begin() + axis);
     rows.shape.insert(rows.shape.begin(), in.shape[ax]);
     rows.strides.insert(rows.strides.begin(), in.strides[ax]);
-    t.fn = [rows, values, index, inverse, counts, count = std::move(count)] {
-        std::vector<uint8_t> buf;
-        if (!rows.c_contiguous()) buf = dense_copy(rows, rows.dtype);
-        const int64_t n = rows.shape[0];
-        const int64_t m = n == 0 ? 0 : rows.size() / n;
-        auto i64 = [](const Array& a) { return reinterpret_cast<int64_t*>(a.data()); };
-        *count = kernels::unique_rows(rows.dtype, rows.c_contiguous() ? rows.data() : buf.data(), n, m, values.data(),
-                                      i64(index), i64(inverse), i64(counts));
-    };
+    auto op = std::make_shared<provider::UniqueOp>(true);
+    op->in = tensor_of(t, rows);
+    bind_results(t, *op, values, index, inverse, counts);
+    op->count = std::move(count);
+    t.array = std::move(op);
     return t;
 }
 

@@ -1,10 +1,8 @@
 #include "array/sorting.h"
 
-#include <cstring>
-#include <utility>
+#include <memory>
 
-#include "kernels/elementwise.h"
-#include "kernels/sort.h"
+#include "provider/array_ops.h"
 
 namespace hrx {
 
@@ -43,53 +41,17 @@ TaskSpec sort_task(const Array& in, int axis, bool descending, bool indices, con
     check_sortable(in.dtype, name);
     TaskSpec t = compute_task({&in}, {&out}, name, indices ? "argsort" : "sort");
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
-    const Array src = axis_last(in, axis);
-    const Array dst = axis_last(out, axis);
-    t.fn = [src, dst, descending, indices] {
-        const int64_t n = src.shape.back();
-        const int64_t rows = src.size() / n;
-        // Rows already in place (the sorted axis is last and dense) are
-        // sorted where they are; anything else goes through a dense copy.
-        const bool direct_out = dst.c_contiguous();
-        std::vector<uint8_t> buf;
-        if (indices) {
-            const bool direct_in = src.c_contiguous();
-            if (!direct_in) buf = dense_copy(src, src.dtype);
-            const uint8_t* keys = direct_in ? src.data() : buf.data();
-            std::vector<uint8_t> obuf;
-            if (!direct_out) obuf.resize(static_cast<size_t>(dst.size() * 8));
-            auto* idx = reinterpret_cast<int64_t*>(direct_out ? dst.data() : obuf.data());
-            kernels::argsort_rows(src.dtype, keys, idx, rows, n, descending);
-            if (!direct_out) {
-                const Dims dense = contiguous_strides(dst.shape, DType::Int64);
-                kernels::copy_cast(dst.ndim(), dst.shape.data(),
-                                   kernels::StridedArg{obuf.data(), DType::Int64, dense.data()},
-                                   kernels::StridedArg{dst.data(), DType::Int64, dst.strides.data()});
-            }
-            return;
-        }
-        if (direct_out) {
-            // Dense rows are read where they are; others are gathered into dst first.
-            const uint8_t* from = src.data();
-            if (!src.c_contiguous()) {
-                const Dims dense = contiguous_strides(dst.shape, dst.dtype);
-                kernels::copy_cast(src.ndim(), src.shape.data(),
-                                   kernels::StridedArg{src.data(), src.dtype, src.strides.data()},
-                                   kernels::StridedArg{dst.data(), dst.dtype, dense.data()});
-                from = dst.data();
-            }
-            kernels::sort_rows(dst.dtype, from, dst.data(), rows, n, descending);
-            return;
-        }
-        buf = dense_copy(src, src.dtype);
-        kernels::sort_rows(src.dtype, buf.data(), buf.data(), rows, n, descending);
-        const Dims dense = contiguous_strides(dst.shape, dst.dtype);
-        kernels::copy_cast(dst.ndim(), dst.shape.data(), kernels::StridedArg{buf.data(), dst.dtype, dense.data()},
-                           kernels::StridedArg{dst.data(), dst.dtype, dst.strides.data()});
-    };
+    // One sort dispatch (Note [Array operations are dispatches]) over the
+    // rows along `axis`, moved last in views of in and out.
+    auto op = std::make_shared<provider::SortOp>();
+    op->src = tensor_of(t, axis_last(in, axis));
+    op->dst = tensor_of(t, axis_last(out, axis), Access::Write);
+    op->descending = descending;
+    op->indices = indices;
+    t.array = std::move(op);
     return t;
 }
 

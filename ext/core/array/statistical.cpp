@@ -1,10 +1,9 @@
 #include "array/statistical.h"
 
-#include <cstring>
+#include <memory>
 
 #include "array/sorting.h"
-#include "kernels/elementwise.h"
-#include "kernels/scan.h"
+#include "provider/array_ops.h"
 
 namespace hrx {
 
@@ -12,38 +11,17 @@ TaskSpec cumulative_task(const Array& in, int axis, bool product, bool include_i
                          const std::string& name) {
     TaskSpec t = compute_task({&in}, {&out}, name, product ? "cumulative_prod" : "cumulative_sum");
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         return t;
     }
-    const Array src = axis_last(in, axis);
-    const Array dst = axis_last(out, axis);
-    t.fn = [src, dst, product, include_initial] {
-        const DType dt = dst.dtype;
-        const int64_t item = dtype_itemsize(dt);
-        const int64_t n = src.shape.back();
-        const int64_t m = dst.shape.back();
-        const int64_t rows = dst.size() / m;
-        std::vector<uint8_t> inbuf, outbuf;
-        const bool direct_in = src.dtype == dt && src.c_contiguous();
-        if (!direct_in) inbuf = dense_copy(src, dt);
-        const uint8_t* x = direct_in ? src.data() : inbuf.data();
-        const bool direct_out = dst.c_contiguous();
-        if (!direct_out) outbuf.resize(static_cast<size_t>(dst.size() * item));
-        uint8_t* y = direct_out ? dst.data() : outbuf.data();
-        if (include_initial) {
-            alignas(16) uint8_t identity[16] = {};  // complex128 is the widest element
-            const double one = product ? 1.0 : 0.0;
-            kernels::copy_cast(0, nullptr, kernels::StridedArg{reinterpret_cast<uint8_t*>(const_cast<double*>(&one)), DType::Float64, nullptr},
-                               kernels::StridedArg{identity, dt, nullptr});
-            for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * m * item, identity, static_cast<size_t>(item));
-        }
-        kernels::scan_rows(dt, product, x, n * item, y + (include_initial ? item : 0), m * item, rows, n);
-        if (!direct_out) {
-            const Dims dense = contiguous_strides(dst.shape, dt);
-            kernels::copy_cast(dst.ndim(), dst.shape.data(), kernels::StridedArg{outbuf.data(), dt, dense.data()},
-                               kernels::StridedArg{dst.data(), dt, dst.strides.data()});
-        }
-    };
+    // One scan dispatch (Note [Array operations are dispatches]) over the
+    // rows along `axis`, moved last in views of in and out.
+    auto op = std::make_shared<provider::CumulativeOp>();
+    op->src = tensor_of(t, axis_last(in, axis));
+    op->dst = tensor_of(t, axis_last(out, axis), Access::Write);
+    op->product = product;
+    op->include_initial = include_initial;
+    t.array = std::move(op);
     return t;
 }
 

@@ -7,18 +7,10 @@
 #include <vector>
 
 #include "array/sorting.h"
-#include "kernels/elementwise.h"
+#include "provider/array_ops.h"
 
 namespace hrx {
 namespace {
-
-// The elements of `a` as a dense buffer of `dt`: a itself when it already is
-// one (no copy), else a converted copy kept in `keep`.
-const uint8_t* dense_in(const Array& a, DType dt, std::vector<uint8_t>& keep) {
-    if (a.dtype == dt && a.c_contiguous()) return a.data();
-    keep = dense_copy(a, dt);
-    return keep.data();
-}
 
 bool real_numeric(DType dt) {
     const DTypeKind k = dtype_info(dt).kind;
@@ -34,6 +26,17 @@ void check_real(const Array& a, const std::string& op, const char* what) {
 void check_compute(DType dt, const std::string& op, bool ints) {
     if (dt != DType::Float32 && dt != DType::Float64 && !(ints && dt == DType::Int64))
         fail(ErrorKind::Type, op + ": no device kernel computes in " + dtype_name(dt));
+}
+
+// One bincount pass (Note [Array operations are dispatches]) over x (and w).
+std::shared_ptr<provider::BincountOp> bincount_op(const TaskSpec& t, provider::BincountOp::Pass pass, const Array& x,
+                                                  const Array* w) {
+    auto op = std::make_shared<provider::BincountOp>();
+    op->pass = pass;
+    op->x = tensor_of(t, x);
+    op->weighted = w != nullptr;
+    if (w) op->w = tensor_of(t, *w);
+    return op;
 }
 
 }  // namespace
@@ -58,7 +61,6 @@ Array bincount(const Array& x, const Array* w, int64_t minlength, const std::str
     }
     RuntimeCore& rt = runtime_of(x);
     const bool weighted = w != nullptr;
-    const Array wa = w ? *w : Array{};
     if (x.size() == 0)  // NumPy's empty x gives int64 zeros even with weights
         return make_array(rt, x.placement(), Dims{minlength}, DType::Int64, op);
     // The result's length depends on x's largest value: the host waits for one
@@ -66,12 +68,10 @@ Array bincount(const Array& x, const Array* w, int64_t minlength, const std::str
     auto grown = std::make_shared<kernels::GrownCounts>();
     const int64_t cap = std::max(minlength, x.size()) + (int64_t{1} << 16);
     TaskSpec g = w ? compute_task({&x, w}, {}, op, "bincount") : compute_task({&x}, {}, op, "bincount");
-    g.fn = [x, wa, weighted, cap, grown] {
-        std::vector<uint8_t> kx, kw;
-        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, kx));
-        const auto* wd = weighted ? reinterpret_cast<const double*>(dense_in(wa, DType::Float64, kw)) : nullptr;
-        kernels::bincount_grown(v, wd, x.size(), cap, *grown);
-    };
+    auto gop = bincount_op(g, provider::BincountOp::Pass::Grown, x, w);
+    gop->cap = cap;
+    gop->grown = grown;
+    g.array = std::move(gop);
     run_now(rt, g);
     if (grown->lo < 0 || (x.dtype == DType::UInt64 && !grown->fits))
         fail(ErrorKind::Message, op + ": 'list' argument must have no negative elements");
@@ -90,33 +90,31 @@ Array bincount(const Array& x, const Array* w, int64_t minlength, const std::str
             return out;
         }
         TaskSpec t = compute_task({}, {&out}, op, "bincount");
-        t.fn = [grown, from, out, found] { std::memcpy(out.data(), from, static_cast<size_t>(found * 8)); };
+        auto d = std::make_shared<provider::HostWriteOp>();
+        d->out = tensor_of(t, out, Access::Write);
+        d->from = from;
+        d->keep = grown;
+        d->bytes = found * 8;
+        t.array = std::move(d);
         submit(rt, t);
         return out;
     }
     // A value beyond the cap: the range sizes the result, then a second pass counts into it.
     auto range = std::make_shared<std::pair<int64_t, int64_t>>();
     TaskSpec r = compute_task({&x}, {}, op, "bincount_range");
-    r.fn = [x, range] {
-        std::vector<uint8_t> keep;
-        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, keep));
-        kernels::int_range(v, x.size(), &range->first, &range->second);
-    };
+    auto rop = bincount_op(r, provider::BincountOp::Pass::Range, x, nullptr);
+    rop->range = range;
+    r.array = std::move(rop);
     run_now(rt, r);
     if (range->first < 0 || (x.dtype == DType::UInt64 && range->second < 0))
         fail(ErrorKind::Message, op + ": 'list' argument must have no negative elements");
     const int64_t nbins = std::max(minlength, range->second + 1);
     Array out = make_array(rt, x.placement(), Dims{nbins}, weighted ? DType::Float64 : DType::Int64, op);
     TaskSpec t = w ? compute_task({&x, w}, {&out}, op, "bincount") : compute_task({&x}, {&out}, op, "bincount");
-    t.fn = [x, wa, weighted, out, nbins] {
-        std::vector<uint8_t> kx, kw;
-        const auto* v = reinterpret_cast<const int64_t*>(dense_in(x, DType::Int64, kx));
-        if (weighted)
-            kernels::bincount_weighted(v, reinterpret_cast<const double*>(dense_in(wa, DType::Float64, kw)),
-                                       x.size(), nbins, reinterpret_cast<double*>(out.data()));
-        else
-            kernels::bincount(v, x.size(), nbins, reinterpret_cast<int64_t*>(out.data()));
-    };
+    auto d = bincount_op(t, provider::BincountOp::Pass::Count, x, w);
+    d->out = tensor_of(t, out, Access::Write);
+    d->nbins = nbins;
+    t.array = std::move(d);
     submit(rt, t);
     return out;
 }
@@ -143,25 +141,18 @@ Array histogram(const Array& x, const Array& edges, const kernels::UniformBins* 
     Array out = make_array(rt, x.placement(), Dims{nbins}, w ? acc : DType::Int64, op);
     TaskSpec t = w ? compute_task({&x, &edges, w}, {&out}, op, "histogram")
                    : compute_task({&x, &edges}, {&out}, op, "histogram");
-    const Array wa = w ? *w : Array{};
-    const bool weighted = w != nullptr, uni = uniform != nullptr;
-    const kernels::UniformBins u = uniform ? *uniform : kernels::UniformBins{};
-    t.fn = [x, edges, wa, weighted, uni, u, acc, ct, out, nbins] {
-        const int64_t n = x.size();
-        // x of any shape is read flat: a dense copy unless already dense in ct.
-        std::vector<uint8_t> kx, ke, kw;
-        const uint8_t* xd = dense_in(x, ct, kx);
-        const uint8_t* ed = dense_in(edges, ct, ke);
-        const kernels::UniformBins* up = uni ? &u : nullptr;
-        if (!weighted) {
-            kernels::histogram_counts(ct, xd, n, ed, nbins, up, reinterpret_cast<int64_t*>(out.data()));
-            return;
-        }
-        std::vector<int64_t> bins(static_cast<size_t>(n));
-        kernels::histogram_bins(ct, xd, n, ed, nbins, up, bins.data());
-        kernels::histogram_weighted(bins.data(), reinterpret_cast<const double*>(dense_in(wa, DType::Float64, kw)),
-                                    n, nbins, acc, out.data());
-    };
+    auto d = std::make_shared<provider::HistogramOp>();
+    d->x = tensor_of(t, x);
+    d->edges = tensor_of(t, edges);
+    d->weighted = w != nullptr;
+    if (w) d->w = tensor_of(t, *w);
+    d->out = tensor_of(t, out, Access::Write);
+    d->uni = uniform != nullptr;
+    if (uniform) d->u = *uniform;
+    d->acc = acc;
+    d->ct = ct;
+    d->nbins = nbins;
+    t.array = std::move(d);
     submit(rt, t);
     return out;
 }
@@ -178,24 +169,16 @@ Array median(const Array& x, DType ct, DType dtype, bool skip_nan, const std::st
     Array out = make_array(rt, x.placement(), shape, dtype, op);
     TaskSpec t = compute_task({&x}, {&out}, op, "median");
     if (out.size() == 0) {
-        t.fn = [] {};
+        nothing_to_do(t);
         submit(rt, t);
         return out;
     }
-    t.fn = [x, ct, out, skip_nan] {
-        const int64_t n = x.shape.back();
-        const int64_t rows = x.size() / n;
-        std::vector<uint8_t> keep;
-        const uint8_t* rows_in = dense_in(x, ct, keep);
-        const bool direct = out.dtype == ct;
-        std::vector<uint8_t> obuf(direct ? 0 : static_cast<size_t>(rows * dtype_itemsize(ct)));
-        kernels::median_rows(ct, rows_in, rows, n, direct ? out.data() : obuf.data(), skip_nan);
-        if (!direct) {
-            const Dims from = contiguous_strides(out.shape, ct);
-            kernels::copy_cast(out.ndim(), out.shape.data(), kernels::StridedArg{obuf.data(), ct, from.data()},
-                               kernels::StridedArg{out.data(), out.dtype, out.strides.data()});
-        }
-    };
+    auto d = std::make_shared<provider::MedianOp>();
+    d->x = tensor_of(t, x);
+    d->out = tensor_of(t, out, Access::Write);
+    d->ct = ct;
+    d->skip_nan = skip_nan;
+    t.array = std::move(d);
     submit(rt, t);
     return out;
 }
@@ -212,10 +195,14 @@ Array correlate(const Array& a, const Array& v, int64_t left, int64_t len, DType
     RuntimeCore& rt = runtime_of(a);
     Array out = make_array(rt, a.placement(), Dims{len}, dt, op);
     TaskSpec t = compute_task({&a, &v}, {&out}, op, "correlate");
-    t.fn = [a, v, left, len, dt, out] {
-        std::vector<uint8_t> ka, kv;
-        kernels::correlate(dt, dense_in(a, dt, ka), a.size(), dense_in(v, dt, kv), v.size(), left, out.data(), len);
-    };
+    auto d = std::make_shared<provider::CorrelateOp>();
+    d->a = tensor_of(t, a);
+    d->v = tensor_of(t, v);
+    d->out = tensor_of(t, out, Access::Write);
+    d->left = left;
+    d->len = len;
+    d->dt = dt;
+    t.array = std::move(d);
     submit(rt, t);
     return out;
 }
@@ -260,22 +247,20 @@ void ufunc_at(const Array& a, const Array& pos, const Array& vals, kernels::AtOp
     // the host waits for it, so an out-of-bounds index raises with a unchanged.
     auto bad = std::make_shared<std::optional<int64_t>>();
     TaskSpec t = compute_task({&pos, &vals}, {&a}, op, "ufunc_at");
-    t.fn = [a, pos, vb, at, dt, ct, size, bad] {
-        // pos and vals are read as updates land: copies when they share a's memory (np.add.at(x, x, 1)).
-        std::vector<uint8_t> kp, kv;
-        if (pos.base == a.base) kp = dense_copy(pos, DType::Int64);
-        const auto* p = reinterpret_cast<const int64_t*>(kp.empty() ? dense_in(pos, DType::Int64, kp) : kp.data());
-        const int64_t n = pos.size();
-        int64_t lo = 0, hi = 0;
-        kernels::int_range(p, n, &lo, &hi);
-        if (lo < -size || hi >= size) {
-            *bad = lo < -size ? lo : hi;
-            return;
-        }
-        if (vb.base == a.base) kv = dense_copy(vb, ct);
-        const uint8_t* v = kv.empty() ? dense_in(vb, ct, kv) : kv.data();
-        kernels::ufunc_at(at, dt, ct, a.data(), a.ndim(), a.shape.data(), a.strides.data(), size, p, v, n);
-    };
+    // pos and vals are read as updates land: staged when they share a's memory (np.add.at(x, x, 1)).
+    auto d = std::make_shared<provider::UfuncAtOp>();
+    d->a = tensor_of(t, a, Access::Write);
+    d->pos = tensor_of(t, pos);
+    d->pos.at.stage = pos.base == a.base;
+    d->vals = tensor_of(t, vals);
+    d->vals.shape = vb.shape;
+    d->vals.at.strides = vb.strides;
+    d->vals.at.stage = vals.base == a.base;
+    d->at = at;
+    d->dt = dt;
+    d->ct = ct;
+    d->bad = bad;
+    t.array = std::move(d);
     run_now(rt, t);
     if (*bad)
         fail(ErrorKind::Index, op + ": index " + std::to_string(**bad) + " is out of bounds for size " +

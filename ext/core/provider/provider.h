@@ -96,10 +96,19 @@ public:
 // at what byte offset, with what strides, or an inline scalar. The emulated
 // provider runs them with the kernels library (provider/emulated/array_ops.cpp);
 // a native one would launch its device code for the same description.
-// The families so far: elementwise functions (the ufuncs), copies and casts
-// (bfp16 encoding and decoding included), reductions and arg-reductions,
-// and matmul (the GPU's, and the NPU's bf16/bfp16 gemm on the NPU lane);
-// the other array operations still run as the array layer's tasks (issue 26).
+// Every array operation is one (the runtime runs no closures). The
+// families: elementwise functions (the ufuncs), copies and casts (bfp16
+// encoding and decoding included), reductions and arg-reductions, and
+// matmul (the GPU's, and the NPU's bf16/bfp16 gemm on the NPU lane) here;
+// indexing, sorting, searching, sets, scans, rearrangements, random draws,
+// the statistics, linalg (the host's LAPACK), hx.loom.ufunc's staged
+// invocations, hx.fft (a host function the queue runs in order, NumPy's
+// pocketfft) and the empty operation of a zero-size result in
+// provider/array_ops.h, which only the array layer and the emulated
+// provider include. An operation whose answer the host needs before it
+// goes on (a bound, a count that sizes a result) writes it to a host slot
+// its description points to, as a native queue returns a small result
+// block with its completion.
 // An operand that overlaps the output without being it is marked `stage`:
 // the provider reads it through a dense copy made before anything is
 // written (NumPy's overlap rule), so no family stages on its own. Fault
@@ -121,7 +130,15 @@ struct ArrayArg {
 // The description of one array operation; `family` says which of the
 // structs below it is.
 struct ArrayOp {
-    enum class Family : uint8_t { Elementwise, CopyCast, Reduce, ArgReduce, Matmul };
+    enum class Family : uint8_t {
+        Elementwise, CopyCast, Reduce, ArgReduce, Matmul,
+        // provider/array_ops.h
+        IndexRange, IndexGather, IndexScatter, MaskCount, Compress, IsIn,
+        Sort, SearchSorted, Nonzero, Unique, UniqueRows, Cumulative,
+        OuterGather, Triangle, Random,
+        Bincount, Histogram, Median, Correlate, UfuncAt, HostWrite,
+        Fft, Linalg, StagedInvoke, Empty,
+    };
     const Family family;
 
 protected:
@@ -154,6 +171,13 @@ struct CopyCastOp : ArrayOp {
     ArrayArg src;
     ArrayArg dst;
     bool bfp16_even = false;
+};
+
+// An operand with its own shape (the operations of provider/array_ops.h,
+// whose operands do not share one): `at.strides` are its byte strides.
+struct Tensor {
+    ArrayArg at;
+    Dims shape;
 };
 
 // out = `op` reduced over the axes whose bit is set in `reduce` (bit d: axis

@@ -36,7 +36,6 @@ std::string op_label(const Op& op) {
         case Op::Kind::Copy: return "copy";
         case Op::Kind::Host: return "host";
         case Op::Kind::Kernel: return std::string(engine_name(op.kernel->engine)) + "(" + op.kernel->name + ")";
-        case Op::Kind::Task:
         case Op::Kind::Array: return op.label.empty() ? op.name : op.label;
     }
     return "?";

@@ -43,19 +43,17 @@ struct Use {
 };
 
 struct Op {
-    // Task: a closure of the array layer (runtime/task.cpp), pure C++.
     // Array: an array operation the provider supplies (Note [Array
     // operations are dispatches] in provider/provider.h).
-    enum class Kind : uint8_t { Fill, Copy, Host, Kernel, Task, Array } kind = Kind::Fill;
+    enum class Kind : uint8_t { Fill, Copy, Host, Kernel, Array } kind = Kind::Fill;
     Lane lane = Lane::Compute;
     std::vector<Use> uses;  // Fill: [dst]; Copy: [dst, src]; Host: the accesses
     uint8_t byte = 0;
     HostFn host;
     std::shared_ptr<Kernel> kernel;  // Kernel: uses are its bindings, in order
-    std::function<void()> task;      // Task: runs on the lane thread, never touches Python
     std::shared_ptr<const provider::ArrayOp> array;  // Array: uses are its bindings
-    std::string name;                // Task: the operation, named in failure messages
-    std::string label;               // Task: its short name in traces ("matmul", "exp", "astype")
+    std::string name;                // Array: the operation, named in failure messages
+    std::string label;               // Array: its short name in traces ("matmul", "exp", "astype")
 };
 
 struct Region {

@@ -96,25 +96,23 @@ public:
     // "sum"), taken by the next such dispatch on any lane.
     FaultSlot& array_fault() { return array_fault_; }
 
-    // One-operation submission for the array layer (runtime/task.cpp): `fn`
-    // runs on `lane` once every earlier submission whose uses conflict has
-    // finished, with the uses made visible to the lane's engine and device
-    // leases held from now to retirement, exactly as for a one-region graph.
-    // The refusals are submit()'s (DeviceLost for poisoned storage, Busy for a
-    // conflicting host mapping or lease) except capacity: when the runtime is
-    // full it returns nullptr having changed nothing (uses and fn are left
-    // as they were), and the caller waits with
-    // scheduler().wait_for_room(max_submissions) (outside the GIL) and
-    // retries, so array operations apply backpressure instead of failing. On
-    // success uses and fn are moved from.
-    // `label` is the operation's short name in traces ("matmul", "exp").
-    // With `kernel` the operation is that kernel's dispatch over `uses` (its
-    // bindings, in order) through the lane's provider queue, and fn is unused;
-    // with `array` it is that array operation's dispatch, the same way.
-    std::shared_ptr<CompletionState> submit_task(Lane lane, std::vector<Use>& uses, std::function<void()>& fn,
-                                                 const std::string& op, const std::string& label,
-                                                 std::shared_ptr<Kernel> kernel = nullptr,
-                                                 std::shared_ptr<const provider::ArrayOp> array = nullptr);
+    // One-operation submission for the array layer (runtime/task.cpp): one
+    // dispatch through `lane`'s provider queue, of `kernel` over `uses` (its
+    // bindings, in order) or of the `array` operation (Note [Array operations
+    // are dispatches]); exactly one is given (Message otherwise). It runs once
+    // every earlier submission whose uses conflict has finished, with the uses
+    // made visible to the lane's engine and device leases held from now to
+    // retirement, exactly as for a one-region graph. The refusals are
+    // submit()'s (DeviceLost for poisoned storage, Busy for a conflicting host
+    // mapping or lease) except capacity: when the runtime is full it returns
+    // nullptr having changed nothing (uses are left as they were), and the
+    // caller waits with scheduler().wait_for_room(max_submissions) (outside
+    // the GIL) and retries, so array operations apply backpressure instead of
+    // failing. On success uses are moved from. `label` is the operation's
+    // short name in traces ("matmul", "exp").
+    std::shared_ptr<CompletionState> submit_task(Lane lane, std::vector<Use>& uses, const std::string& op,
+                                                 const std::string& label, std::shared_ptr<Kernel> kernel,
+                                                 std::shared_ptr<const provider::ArrayOp> array);
 
     // Statistics, updated by storages and by the lanes.
     Statistics statistics() const;

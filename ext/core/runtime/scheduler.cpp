@@ -924,7 +924,6 @@ bool Scheduler::run_region(Submission& sub, size_t index, Lane lane) {
                 case Op::Kind::Copy:
                 case Op::Kind::Kernel:
                 case Op::Kind::Array: dispatch(lane, op); break;
-                case Op::Kind::Task: op.task(); break;
                 case Op::Kind::Host: {
                     std::vector<HostSpan> spans;
                     for (const auto& u : op.uses)

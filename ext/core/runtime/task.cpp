@@ -37,7 +37,6 @@ std::shared_ptr<Submission> reusable(Retired& retired) {
         if (g.ops.size() == 1) {
             Op& o = g.ops[0];
             o.uses.clear();
-            o.task = nullptr;
             o.kernel.reset();
             o.array.reset();
             o.host = nullptr;
@@ -77,11 +76,10 @@ struct Stash {
 
 }  // namespace
 
-std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses,
-                                                          std::function<void()>& fn, const std::string& op,
-                                                          const std::string& label,
-                                                          std::shared_ptr<Kernel> kernel,
+std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses, const std::string& op,
+                                                          const std::string& label, std::shared_ptr<Kernel> kernel,
                                                           std::shared_ptr<const provider::ArrayOp> array) {
+    if (!kernel == !array) fail(ErrorKind::Message, op + ": a submission is one kernel or one array dispatch");
     scheduler_->check_accepting(op);
     for (const auto& u : uses)
         if (u.view.buffer->state()->owner().get() != this)
@@ -128,12 +126,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     if (kernel) {
         o.kind = Op::Kind::Kernel;
         o.kernel = std::move(kernel);
-    } else if (array) {
+    } else {
         o.kind = Op::Kind::Array;
         o.array = std::move(array);
-    } else {
-        o.kind = Op::Kind::Task;
-        o.task = std::move(fn);
     }
     o.name = op;
     o.label = label;

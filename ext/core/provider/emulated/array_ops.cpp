@@ -14,8 +14,6 @@
 
 namespace hrx::provider::emulated {
 
-namespace {
-
 int64_t element_count(const Dims& shape) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -53,6 +51,8 @@ kernels::StridedArg resolve(const ArrayArg& a, const Span* bindings, size_t coun
     kernels::copy_cast(static_cast<int>(shape.size()), shape.data(), s, {temp.data(), a.dtype, dense.data()});
     return {temp.data(), a.dtype, dense.data()};
 }
+
+namespace {
 
 kernels::StridedArg output(const ArrayArg& a, const Span* bindings, size_t count) {
     return {bound(a, bindings, count), a.dtype, a.strides.data()};
@@ -268,8 +268,8 @@ void run_array_op(const ArrayOp& op, const Span* bindings, size_t count) {
         case ArrayOp::Family::Reduce: return run_reduce(static_cast<const ReduceOp&>(op), bindings, count);
         case ArrayOp::Family::ArgReduce: return run_arg_reduce(static_cast<const ArgReduceOp&>(op), bindings, count);
         case ArrayOp::Family::Matmul: return run_matmul(static_cast<const MatmulOp&>(op), bindings, count);
+        default: return run_more_array_op(op, bindings, count);
     }
-    throw std::invalid_argument("array dispatch: unknown operation family");
 }
 
 }  // namespace hrx::provider::emulated
