@@ -814,6 +814,16 @@ private:
     std::string rty(ValueId v) const { return ty(reg_type(kind(v)), vary(v)); }
 
     std::string get(ValueId v) {
+        // Note [Lane 0 as a scalar]: in the copy for one-dimensional launches every
+        // stride fact holds, so such a value is remade where a (rare) vector use
+        // needs it, and the chunk's common path computes no vector of it.
+        if (one_d_ && vary(v))
+            if (auto z = lane0_.find(v); z != lane0_.end())
+            if (auto st = stride_.find(v); st != stride_.end()) {
+                std::string steps = "<";
+                for (int l = 0; l < N; ++l) steps += (l ? ", i64 " : "i64 ") + std::to_string(st->second * l);
+                return emit("add " + vt("i64") + " " + splat("i64", z->second) + ", " + steps + ">");
+            }
         return emit("load " + rty(v) + ", ptr " + slot(v));
     }
     // v's value as varying (`want`) or scalar.
@@ -2000,7 +2010,7 @@ private:
                 const std::string lz = emit("call i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 false)");
                 declare("declare i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
                 const std::string last = emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz);
-                const std::string l64 = emit("zext i" + std::to_string(N) + " " + last + " to i64");
+                const std::string l64 = N == 64 ? last : emit("zext i" + std::to_string(N) + " " + last + " to i64");
                 const std::string x = emit("extractelement " + rty(val) + " " + get(val) + ", i64 " + l64);
                 const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("st"), j = label("stj");
                 cbr(a, s, j);
@@ -2575,7 +2585,8 @@ private:
                 const std::string bits = mask_bits(mask);
                 const std::string lz = emit("call i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 false)");
                 declare("declare i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
-                last = emit("zext i" + std::to_string(N) + " " + emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz) + " to i64");
+                last = emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz);
+                if (N < 64) last = emit("zext i" + std::to_string(N) + " " + last + " to i64");
             }
             const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("vst"), j = label("vstj");
             cbr(a, s, j);
