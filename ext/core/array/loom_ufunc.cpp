@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string_view>
 
 #include "errors.h"
 #include "kernels/elementwise.h"
@@ -86,19 +87,35 @@ std::shared_ptr<const Launch> launch_for(provider::Provider& provider, const Def
                                          const std::vector<uint8_t>& constants, bool checked) {
     // Loaded code is the provider's: the key names it (a definition serves every runtime).
     const void* loader = &provider;
-    std::string key(sizeof loader + sizeof count + 1 + constants.size(), '\0');
-    std::memcpy(key.data(), &loader, sizeof loader);
-    std::memcpy(key.data() + sizeof loader, &count, sizeof count);
-    key[sizeof loader + sizeof count] = checked ? 1 : 0;
-    if (!constants.empty()) std::memcpy(key.data() + sizeof loader + sizeof count + 1, constants.data(), constants.size());
+    // The key's bytes on the stack (a string only when the launch is new or not the last one).
+    const size_t len = sizeof loader + sizeof count + 1 + constants.size();
+    char small[64];
+    std::string big;
+    char* k = small;
+    if (len > sizeof small) {
+        big.resize(len);
+        k = big.data();
+    }
+    std::memcpy(k, &loader, sizeof loader);
+    std::memcpy(k + sizeof loader, &count, sizeof count);
+    k[sizeof loader + sizeof count] = checked ? 1 : 0;
+    if (!constants.empty()) std::memcpy(k + sizeof loader + sizeof count + 1, constants.data(), constants.size());
+    const std::string_view key(k, len);
     {
         std::lock_guard<std::mutex> lock(def.mu);
-        if (auto it = def.launches.find(key); it != def.launches.end()) return it->second;
+        if (def.last && def.last_key == key) return def.last;
+        if (auto it = def.launches.find(std::string(key)); it != def.launches.end()) {
+            def.last_key = key;
+            def.last = it->second;
+            return it->second;
+        }
     }
     auto l = make_launch(provider, def, count, constants, checked);
     std::lock_guard<std::mutex> lock(def.mu);
     if (def.launches.size() >= 64) def.launches.clear();
-    def.launches.emplace(std::move(key), l);
+    def.launches.emplace(std::string(key), l);
+    def.last_key = key;
+    def.last = l;
     return l;
 }
 
@@ -331,7 +348,10 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     }
     const int64_t count = checked_size(shape, def.dtypes[0], who);
     const std::vector<uint8_t> constants = pack(def, count, scalars);
-    std::vector<Operand> operands(nin);
+    // Fixed storage for the usual few inputs (no allocation per call).
+    Operand small_ops[4];
+    std::vector<Operand> many_ops(nin > 4 ? nin : 0);
+    const std::span<Operand> operands = nin > 4 ? std::span<Operand>(many_ops) : std::span<Operand>(small_ops, nin);
     for (size_t i = 0; i < nin; ++i)
         if (inputs[i].kind == Input::Kind::Scalar) operands[i] = to_operand(inputs[i], who);
     std::shared_ptr<const Launch> launch;
@@ -363,6 +383,7 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     t.op = who;
     t.label = def.artifact.symbol;
     t.lane = Lane::Compute;
+    t.uses.reserve(nin + nout);
     auto plan = std::make_shared<Plan>();
     plan->launch = launch;
     plan->shape = shape;

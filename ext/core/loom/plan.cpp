@@ -1711,14 +1711,15 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
 
 void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector<uint8_t>& constants, const LaunchConfig& launch,
                       const ExecOptions& options) const {
-    const std::string who = "run(@" + spec_.symbol + ")";
+    // Named on failure only (every run passes here).
+    const auto who = [&] { return "run(@" + spec_.symbol + ")"; };
     size_t nbuf = 0;
     for (const Param& p : dparams_)
         if (p.is_buffer) ++nbuf;
     if (bindings.size() != nbuf)
-        fail(ErrorKind::Message, who + ": takes " + std::to_string(nbuf) + " buffer binding(s), got " + std::to_string(bindings.size()));
+        fail(ErrorKind::Message, who() + ": takes " + std::to_string(nbuf) + " buffer binding(s), got " + std::to_string(bindings.size()));
     if (constants.size() < const_len_)
-        fail(ErrorKind::Message, who + ": the constant block holds " + std::to_string(constants.size()) + " bytes, the device signature needs " + std::to_string(const_len_));
+        fail(ErrorKind::Message, who() + ": the constant block holds " + std::to_string(constants.size()) + " bytes, the device signature needs " + std::to_string(const_len_));
     interp::Shared sh;
     sh.spec = &spec_;
     sh.options = options;
@@ -1733,7 +1734,7 @@ void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector
             const Op* cfg = nullptr;
             for (const Op& op : spec_.root->regions[0].ops)
                 if (op.name == "kernel.launch.config") cfg = &op;
-            fail(ErrorKind::Execution, who + ": " + (cfg ? loc_of(*cfg) + ": kernel.launch.config: " : std::string()) + bad);
+            fail(ErrorKind::Execution, who() + ": " + (cfg ? loc_of(*cfg) + ": kernel.launch.config: " : std::string()) + bad);
         }
         const uint64_t entry = native_entry_.load(std::memory_order_acquire);
         const int64_t items = launch.workgroup_size[0] * launch.workgroup_size[1] * launch.workgroup_size[2];
@@ -1853,17 +1854,18 @@ std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, co
     auto triple = [](const std::array<int64_t, 3>& a) {
         return "(" + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ", " + std::to_string(a[2]) + ")";
     };
-    const std::string shape = "workgroups " + triple(workgroups) + " of workgroup_size " + triple(workgroup_size);
+    // Built on failure only: a launch checks its geometry on every run.
+    const auto shape = [&] { return "workgroups " + triple(workgroups) + " of workgroup_size " + triple(workgroup_size); };
     int64_t total = 1;
     for (size_t d = 0; d < 3; ++d) {
         if (workgroup_size[d] <= 0) return "workgroup_size must be nonzero in every dimension, got " + triple(workgroup_size);
         if (workgroups[d] < 0) return "negative workgroup count in " + triple(workgroups);
         int64_t items = 0;
         if (__builtin_mul_overflow(workgroups[d], workgroup_size[d], &items) || items > kMaxGridDimItems)
-            return shape + ": more than " + std::to_string(kMaxGridDimItems) + " work-items along axis " + "xyz"[d] +
+            return shape() + ": more than " + std::to_string(kMaxGridDimItems) + " work-items along axis " + "xyz"[d] +
                    " (HSA's 32-bit grid size)";
         if (__builtin_mul_overflow(total, items, &total))
-            return shape + ": the work-item count overflows a 64-bit integer";
+            return shape() + ": the work-item count overflows a 64-bit integer";
     }
     return {};
 }
