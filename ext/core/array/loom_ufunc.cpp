@@ -319,8 +319,12 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     // its value is then converted to the loop's type directly, as NumPy
     // converts a Python scalar operand to the loop's descriptor (never
     // through the other operands' dtype first).
-    const std::unique_ptr<bool[]> none(new bool[nin]());
-    resolve_weak(inputs, none.get(), false);
+    // Fixed storage for the usual few operands here and below: a call's allocations are most of
+    // what it costs beyond hx.add's (Note [Loom ufunc launches]).
+    constexpr size_t kFew = 8;
+    bool none_small[kFew] = {};
+    std::unique_ptr<bool[]> none_big(nin > kFew ? new bool[nin]() : nullptr);
+    resolve_weak(inputs, nin > kFew ? none_big.get() : none_small, false);
     for (size_t i = 0; i < nin; ++i) {
         const DType want = def.dtypes[i];
         if (inputs[i].dtype == DType::BFP16)
@@ -333,10 +337,15 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
         if (inputs[i].kind == Input::Kind::Scalar && inputs[i].scalar.weak) inputs[i].dtype = want;
     }
     // NumPy's rule: the inputs broadcast to out's shape, never out to theirs.
-    std::vector<const Dims*> shapes;
-    for (const Input& in : inputs) shapes.push_back(&in.shape());
-    for (const Array* o : outs) shapes.push_back(&o->shape);
-    const Dims shape = broadcast_shapes(shapes, who);
+    const Dims* shapes_small[kFew];
+    std::vector<const Dims*> shapes_many;
+    const size_t nshapes = inputs.size() + outs.size();
+    if (nshapes > kFew) shapes_many.resize(nshapes);
+    const Dims** shapes = nshapes > kFew ? shapes_many.data() : shapes_small;
+    size_t ns = 0;
+    for (const Input& in : inputs) shapes[ns++] = &in.shape();
+    for (const Array* o : outs) shapes[ns++] = &o->shape;
+    const Dims shape = broadcast_shapes(std::span<const Dims* const>(shapes, nshapes), who);
     for (size_t j = 0; j < outs.size(); ++j) {
         const Array& o = *outs[j];
         if (o.shape != shape)
@@ -370,12 +379,15 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     for (size_t i = 0; i < nin; ++i)
         if (inputs[i].kind != Input::Kind::Scalar) operands[i] = Operand::borrow(inputs[i].array());
     std::optional<std::vector<Array>> results;
-    std::vector<const Array*> written(outs.begin(), outs.end());
+    const Array* written_small[kFew];
+    std::vector<const Array*> written_many(nout > kFew ? nout : 0);
+    const Array** written = nout > kFew ? written_many.data() : written_small;
+    for (size_t j = 0; j < outs.size(); ++j) written[j] = outs[j];
     if (outs.empty()) {
         results.emplace();
         for (size_t j = 0; j < nout; ++j)
             results->push_back(make_array(*cx.rt, cx.placement, shape, def.dtypes[nin + j], who));
-        for (const Array& r : *results) written.push_back(&r);
+        for (size_t j = 0; j < nout; ++j) written[j] = &(*results)[j];
     }
     if (!count) return results;
 
@@ -384,15 +396,13 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     t.label = def.artifact.symbol;
     t.lane = Lane::Compute;
     t.uses.reserve(nin + nout);
-    auto plan = std::make_shared<Plan>();
-    plan->launch = launch;
-    plan->shape = shape;
-    plan->count = count;
-    plan->nin = nin;
-    plan->bound.resize(nin + nout);
+    // The bindings; a Plan is made only for a call that stages (the usual call binds as it is).
+    Bound bound_small[kFew];
+    std::vector<Bound> bound_many(nin + nout > kFew ? nin + nout : 0);
+    const std::span<Bound> bound = nin + nout > kFew ? std::span<Bound>(bound_many) : std::span<Bound>(bound_small, nin + nout);
     const uint64_t alignment = launch->alignment;
     for (size_t i = 0; i < nin; ++i) {
-        Bound& b = plan->bound[i];
+        Bound& b = bound[i];
         const Operand& o = operands[i];
         b.dtype = o.dtype;
         if (o.scalar) {
@@ -414,7 +424,7 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     }
     for (size_t j = 0; j < nout; ++j) {
         const Array& o = *written[j];
-        Bound& b = plan->bound[nin + j];
+        Bound& b = bound[nin + j];
         t.uses.push_back(o.use(Access::Write));
         bool alone = true;
         for (size_t i = 0; i < nin; ++i)
@@ -430,11 +440,18 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     }
     t.written = written[0]->base;
     bool direct = true;
-    for (const Bound& b : plan->bound) direct = direct && b.direct;
-    if (direct)
+    for (const Bound& b : bound) direct = direct && b.direct;
+    if (direct) {
         t.kernel = launch->kernel;  // uses are the bindings, in order: inputs, then outputs
-    else
+    } else {
+        auto plan = std::make_shared<Plan>();
+        plan->launch = launch;
+        plan->shape = shape;
+        plan->count = count;
+        plan->nin = nin;
+        plan->bound.assign(bound.begin(), bound.end());
         t.fn = [plan] { run(*plan); };
+    }
     auto c = submit(*cx.rt, t);
     for (size_t j = 1; j < nout; ++j) written[j]->base->add_writer(c);
     return results;
