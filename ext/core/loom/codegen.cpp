@@ -2701,13 +2701,15 @@ private:
             const std::string p = pa ? pa->s : "";
             const ValueId a0 = op.operands.at(0);
             const ScalarKind k = kind(a0);
-            std::string x = A(0), y = A(1), c;
+            std::string c;
             if (n == "scalar.cmpf") {
-                c = emit("fcmp " + fcmp_pred(p) + " " + ty(reg_type(k), v) + " " + x + ", " + y);
+                c = emit("fcmp " + fcmp_pred(p) + " " + ty(reg_type(k), v) + " " + A(0) + ", " + A(1));
             } else {
                 const std::string pp = icmp_pred(p);
+                // The operands are read where the vector compare runs: on the path of
+                // Note [Lane 0 as a scalar] they may be vectors made for it alone.
                 auto vector_cmp = [&] {
-                    std::string x1 = x, y1 = y;
+                    std::string x1 = A(0), y1 = A(1);
                     if (pp[0] == 'u') {
                         x1 = uval(k, x1, v);
                         y1 = uval(k, y1, v);
