@@ -1756,9 +1756,9 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
     using Entry = int32_t (*)(const native::Ctx*, native::ErrorRecord*, uint8_t*, int64_t, int64_t);
     const Entry fn = reinterpret_cast<Entry>(static_cast<uintptr_t>(entry));
     // Enough items to balance the pool, each a few thousand work-items at
-    // least. Item 0 runs alone first (Note [Small native launches]), so it is kept a
-    // small share of the work: with 4 items per thread it was an eighth on two
-    // threads, and a 16 M Loom add ran at 0.8x hx.add's bandwidth.
+    // least. A probe runs alone first (Note [Small native launches]), so it is
+    // kept a small share of the work: as the first of 4 items per thread it was
+    // an eighth on two threads, and a 16 M Loom add ran at 0.8x hx.add's bandwidth.
     const int64_t threads = static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads()));
     const int64_t items = std::max<int64_t>(1, std::min<int64_t>(G, std::min<int64_t>(threads * 16, (G * W + 4095) / 4096)));
     // Workgroups [g0, g1) through the entry; `e` is the caller's record for them.
@@ -1785,9 +1785,12 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
         uint8_t* s = raw ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64) : nullptr;
         if (fn(&c, &e, s, g0, g1 - g0) != 0) native_failure(e, launch, bindings);
     };
-    auto first_of = [&](int64_t it) { return it * G / items; };
     native::ErrorRecord e0;
     if (items == 1 || kernels::pool_threads() <= 1) return run_range(0, G, e0);
+    // The probe: a small first range (a 64th of a thread's share at most), so that
+    // the pool idles little while it runs alone; then `items` ranges of the rest.
+    const int64_t probe = std::max<int64_t>(1, std::min<int64_t>(G / items, G / (threads * 64)));
+    auto first_of = [&](int64_t it) { return it == 0 ? 0 : probe + (it - 1) * (G - probe) / items; };
     // Note [Small native launches]
     // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
     // Waking the pool's threads costs microseconds on an idle host and up to a
@@ -1795,20 +1798,20 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
     // is a few microseconds (an elementwise kernel over 65,536 elements) lost
     // most of its time there: hx.add stays on the calling thread below 2^20
     // elements. Work per work-item differs too much between kernels for a
-    // fixed threshold, so the first item runs here and is timed; when the
-    // others would take under kSerialNs together, they follow it here, as one
-    // call of the entry (a call per item cost a short launch a tenth of its time).
-    // The failure of the lowest workgroup range is reported either way: item
-    // 0's stops the launch, and the rest run in order or through run_items.
+    // fixed threshold, so a first range runs here and is timed; when the rest
+    // would take under kSerialNs at its pace, it follows here, as one call of
+    // the entry (a call per item cost a short launch a tenth of its time).
+    // The failure of the lowest workgroup range is reported either way: the
+    // probe's stops the launch, and the rest run in order or through run_items.
     constexpr int64_t kSerialNs = 100'000;
     const auto t0 = std::chrono::steady_clock::now();
     run_range(0, first_of(1), e0);
     const int64_t dt = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    if (dt * (items - 1) < kSerialNs) return run_range(first_of(1), G, e0);
+    if (dt * (G - probe) < kSerialNs * probe) return run_range(probe, G, e0);
     std::vector<native::ErrorRecord> errs(static_cast<size_t>(items));
-    run_items(static_cast<size_t>(items - 1), true, [&](size_t it) {
+    run_items(static_cast<size_t>(items), true, [&](size_t it) {
         const int64_t k = static_cast<int64_t>(it) + 1;
-        run_range(first_of(k), first_of(k + 1), errs[static_cast<size_t>(k)]);
+        run_range(first_of(k), first_of(k + 1), errs[it]);
     });
 }
 
