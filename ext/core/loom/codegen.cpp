@@ -111,7 +111,6 @@ public:
         // subgroups) fill every chunk: work-items of consecutive workgroups
         // share one, and workgroup ids vary between its lanes, as there.
         fold_ = folded_ && !split_ && !uses_subgroup_ && wg_bytes_ == 0;
-        if (fold_) N = kFoldedLanes;
         if (uses_subgroup_) {
             const int sg = spec_.facts.subgroup_size;
             if (sg != 8 && sg != 16 && sg != 32 && sg != 64) refuse("subgroup collectives with a subgroup size of " + std::to_string(sg));
@@ -123,6 +122,7 @@ public:
             analyse(body);
             if (!changed_) break;
         }
+        if (fold_) N = varying_division(body) ? kFoldedLanesDividing : kFoldedLanes;
         if (split_) {
             check_barriers(body);
             // Per-chunk arrays for every varying value, after the workgroup memory.
@@ -230,6 +230,17 @@ private:
     }
 
     static std::string base(const std::string& n) { return n.substr(n.find('.') + 1); }
+    // Whether r divides a varying integer (or takes its remainder), at any depth:
+    // such a kernel folds into chunks of kFoldedLanesDividing (codegen.h).
+    bool varying_division(const Region& r) const {
+        static const std::set<std::string> division = {"div", "rem", "divsi", "remsi", "divui", "remui"};
+        for (const Op& op : r.ops) {
+            if (division.count(base(op.name)) && !op.results.empty() && vary(op.results[0])) return true;
+            for (const Region& sub : op.regions)
+                if (varying_division(sub)) return true;
+        }
+        return false;
+    }
 
     // Subgroup collectives (phase 2): a chunk is one subgroup.
     static bool is_collective(const std::string& n) {

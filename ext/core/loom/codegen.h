@@ -82,6 +82,11 @@ inline constexpr int kNativeLanes = 16;
 // at 65,536 from 12.3-13.2 to 11.1-11.3 us, and exp over 1 M from 0.59 ms
 // (32 lanes, before) to 0.44-0.45 ms, one thread, 2026-12-05.
 inline constexpr int kFoldedLanes = 64;
+// ... except kernels that divide varying integers (rope's row and pair of a
+// work-item): their vector index math (a 64-bit division through doubles,
+// then gathers) spills at 64 lanes. Rope over 512 x 32 x 128 took 14-16 ms
+// with 64 lanes against 11-12 ms with 32 (one thread, busy host).
+inline constexpr int kFoldedLanesDividing = 32;
 // Kernels split at barriers keep each varying value per work-item, for
 // workgroups of at most this many work-items (larger ones are interpreted).
 inline constexpr int64_t kMaxSplitItems = 1024;
