@@ -1083,3 +1083,84 @@ def test_nan_propagating_min_max_keep_the_first_nans_payload(op):
     assert outs[0][0] == "ok" and outs[0] == outs[1]
     got = np.frombuffer(outs[0][1][2], np.uint32)
     assert list(got[:4]) == [0x7FC00011, 0x7FC00022, 0x7FC00011, 0x7FC00005]
+
+
+# --- compares of a lane-stepping index (Note [Lane 0 as a scalar]) ---------------------------
+
+_PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+
+
+def _cmp_kernel(width: int, rows: int, groups: int) -> tuple[str, int]:
+    """A folded kernel storing, per work-item, every compare of %j = dispatch x + %shift with %u."""
+    items = width * rows * groups
+    lines = [f"""amdgpu.target<gfx1151> @gpu
+kernel.def target(@gpu) export("cmps") @cmps() {{
+  %one = index.constant 1 : index
+  %w = index.constant {width} : index
+  %h = index.constant {rows} : index
+  %g = index.constant {groups} : index
+  kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %h, %one) : index
+}} launch(%shift_hi: index, %shift_lo: index, %u_hi: index, %u_lo: index, %out: buffer) {{
+  %z = index.constant 0 : offset
+  %two32 = index.constant 4294967296 : index
+  %shift = index.madd %shift_hi, %two32, %shift_lo : index
+  %u = index.madd %u_hi, %two32, %u_lo : index
+  %x = kernel.workitem.dispatch.id<x> : index
+  %y = kernel.workitem.dispatch.id<y> : index
+  %span = index.constant {width * groups} : index
+  %row = index.madd %y, %span, %x : index
+  %j = index.add %x, %shift : index
+  %ov = buffer.view %out[%z] : buffer -> view<{items}x{2 * len(_PREDS)}xi32>"""]
+    for k, p in enumerate(_PREDS):
+        for side, (a, b) in enumerate((("%j", "%u"), ("%u", "%j"))):
+            col = 2 * k + side
+            lines.append(f"  %c{col} = index.cmp {p}, {a}, {b} : index")
+            lines.append(f"  %e{col} = scalar.extui %c{col} : i1 to i32")
+            lines.append(f"  %k{col} = index.constant {col} : index")
+            lines.append(f"  view.store %e{col}, %ov[%row, %k{col}] : i32, view<{items}x{2 * len(_PREDS)}xi32>")
+    return "\n".join(lines) + "\n  kernel.return\n}\n", items
+
+
+def _cmp_reference(p: str, a: int, b: int) -> bool:
+    if p[0] == "u":
+        a, b = a % 2**64, b % 2**64
+    return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[p.lstrip("su") if p not in ("eq", "ne") else p]
+
+
+def _split64(name: str, v: int) -> dict:
+    # Index scalars in the constant block are 32 bits: v = hi * 2^32 + lo (mod 2^64), both int32.
+    lo = ((v & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
+    hi = (((v - lo) % 2**64) >> 32 ^ 0x80000000) - 0x80000000
+    return {f"{name}_hi": hi, f"{name}_lo": lo}
+
+
+_EDGES = [0, 1, -1, 31, 32, 33, 2**63 - 1, -(2**63), 2**63 - 20, -(2**63) + 5, -40, -5, 100, 2**32]
+
+
+@pytest.mark.parametrize("width,rows,groups", [(256, 1, 2), (64, 2, 3), (48, 1, 5), (3, 1, 40)])
+@settings(max_examples=8, deadline=None)
+@given(shift=st.one_of(st.sampled_from(_EDGES), st.integers(-(2**63), 2**63 - 1)),
+       du=st.one_of(st.sampled_from([0, 1, 5, 31, 32, 40, -1, 200, 511, 512]), st.integers(-(2**63), 2**63 - 1)))
+def test_lane_stepping_compares_match_the_interpreter_and_python(width, rows, groups, shift, du):
+    # %j steps by one from lane to lane, %u by zero: native code counts the lanes below %u
+    # instead of comparing vectors, where the chunk's lanes do not wrap in the compare's order.
+    # Shifts near 2^63 and 2^64 make %j wrap inside a chunk; %u near %j's range puts the
+    # boundary inside a chunk. Widths: one-dimensional launches, a two-dimensional
+    # workgroup, and chunks that span workgroups (the other copies of a folded body).
+    src, items = _cmp_kernel(width, rows, groups)
+    art = hx.loom.compile(src, "cmps", target="gfx1151")
+    assert art.executor == "native", art.executor_reason
+    u = (shift + du + 2**63) % 2**64 - 2**63
+    consts = art.pack_constants(**_split64("shift", shift), **_split64("u", u))
+    out = [np.zeros(items * 2 * len(_PREDS) * 4, np.uint8)]
+    want = _run(art, out, consts, [], interpret=True)
+    got = _run(art, out, consts, [], interpret=False)
+    assert want[0] == "ok" and got == want
+    res = np.frombuffer(want[1][0], np.int32).reshape(items, 2 * len(_PREDS))
+    span = width * groups
+    for row in range(0, items, 7):
+        x = row % span
+        j = (x + shift + 2**63) % 2**64 - 2**63
+        for k, p in enumerate(_PREDS):
+            assert res[row, 2 * k] == _cmp_reference(p, j, u), (row, p)
+            assert res[row, 2 * k + 1] == _cmp_reference(p, u, j), (row, p)

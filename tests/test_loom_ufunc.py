@@ -415,3 +415,59 @@ def test_a_refused_function_call_allocates_and_uploads_nothing():
     after = rt.statistics()
     assert (after.allocations, after.peak_bytes, after.live_bytes) == (
         before.allocations, before.peak_bytes, before.live_bytes)
+
+
+def _sum_kernel(k: int) -> str:
+    """out = x0 + x1 + ... + x{k-1} over float32, k inputs (left to right, as NumPy's chain of adds)."""
+    ins = ", ".join(f"%x{i}: buffer" for i in range(k))
+    body = []
+    for i in range(k):
+        body.append(f"    %v{i} = buffer.view %x{i}[%origin] : buffer -> view<[%count]xf32>")
+        body.append(f"    %a{i} = view.load %v{i}[%i] : view<[%count]xf32> -> f32")
+    acc = "%a0"
+    for i in range(1, k):
+        body.append(f"    %s{i} = scalar.addf {acc}, %a{i} : f32")
+        acc = f"%s{i}"
+    return f"""amdgpu.target<gfx1151> @gpu {{subgroup_size = 32}}
+kernel.def target(@gpu) export("sum{k}") @sum{k}(%count: index) {{
+  %one = index.constant 1 : index
+  %width = index.constant 64 : index
+  %spare = index.constant 63 : index
+  %n = index.assume %count [range(%count, 1, 1073741824)] : index
+  %padded = index.add %n, %spare : index
+  %groups = index.div %padded, %width : index
+  kernel.launch.config workgroups(%groups, %one, %one) workgroup_size(%width, %one, %one) : index
+}} launch(%count: index, {ins}, %out: buffer) {{
+  %origin = index.constant 0 : offset
+  %i = kernel.workitem.dispatch.id<x> : index
+  %os = buffer.view %out[%origin] : buffer -> view<[%count]xf32>
+  %inside = index.cmp ult, %i, %count : index
+  scf.if %inside {{
+{chr(10).join(body)}
+    view.store {acc}, %os[%i] : f32, view<[%count]xf32>
+  }}
+  kernel.return
+}}
+"""
+
+
+@pytest.mark.parametrize("k", [5, 9])
+def test_ufunc_with_many_inputs(k):
+    # More operands than the call path keeps in fixed storage (4 inputs, 8 bindings): direct,
+    # broadcast (staged) and host inputs, sizes on both sides of a chunk.
+    f = loom.ufunc(_sum_kernel(k), f"sum{k}")
+    assert (f.nin, f.nout) == (k, 1)
+    rng = np.random.default_rng(k)
+    for n in (1, 100, 5000):
+        xs = [rng.standard_normal(n).astype(np.float32) for _ in range(k)]
+        args = [hx.asarray(x) for x in xs]
+        args[1] = xs[1]  # a host array
+        xs[2] = xs[2][:1]  # broadcast from one element
+        args[2] = hx.asarray(xs[2])
+        want = xs[0] + xs[1]
+        for x in xs[2:]:
+            want = want + x
+        np.testing.assert_array_equal(hx.to_numpy(f(*args)), want)
+        out = hx.empty((n,), np.float32)
+        assert f(*[hx.asarray(np.broadcast_to(x, (n,)).copy()) for x in xs], out=out) is out
+        np.testing.assert_array_equal(hx.to_numpy(out), want)

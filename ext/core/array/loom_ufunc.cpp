@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string_view>
 
 #include "errors.h"
 #include "provider/array_ops.h"
@@ -87,27 +88,43 @@ std::shared_ptr<const Launch> launch_for(provider::Provider& provider, const Def
                                          const std::vector<uint8_t>& constants, bool checked) {
     // Loaded code is the provider's: the key names it (a definition serves every runtime).
     const void* loader = &provider;
-    std::string key(sizeof loader + sizeof count + 1 + constants.size(), '\0');
-    std::memcpy(key.data(), &loader, sizeof loader);
-    std::memcpy(key.data() + sizeof loader, &count, sizeof count);
-    key[sizeof loader + sizeof count] = checked ? 1 : 0;
-    if (!constants.empty()) std::memcpy(key.data() + sizeof loader + sizeof count + 1, constants.data(), constants.size());
+    // The key's bytes on the stack (a string only when the launch is new or not the last one).
+    const size_t len = sizeof loader + sizeof count + 1 + constants.size();
+    char small[64];
+    std::string big;
+    char* k = small;
+    if (len > sizeof small) {
+        big.resize(len);
+        k = big.data();
+    }
+    std::memcpy(k, &loader, sizeof loader);
+    std::memcpy(k + sizeof loader, &count, sizeof count);
+    k[sizeof loader + sizeof count] = checked ? 1 : 0;
+    if (!constants.empty()) std::memcpy(k + sizeof loader + sizeof count + 1, constants.data(), constants.size());
+    const std::string_view key(k, len);
     {
         std::lock_guard<std::mutex> lock(def.mu);
-        if (auto it = def.launches.find(key); it != def.launches.end()) return it->second;
+        if (def.last && def.last_key == key) return def.last;
+        if (auto it = def.launches.find(std::string(key)); it != def.launches.end()) {
+            def.last_key = key;
+            def.last = it->second;
+            return it->second;
+        }
     }
     auto l = make_launch(provider, def, count, constants, checked);
     std::lock_guard<std::mutex> lock(def.mu);
     if (def.launches.size() >= 64) def.launches.clear();
-    def.launches.emplace(std::move(key), l);
+    def.launches.emplace(std::string(key), l);
+    def.last_key = key;
+    def.last = l;
     return l;
 }
 
-// `a` as an operand bound by t's last use (pushed for it).
-provider::ArrayArg last_use(const TaskSpec& t, const Array& a) {
+// `a` as an operand bound by t's use number `use` (pushed for it).
+provider::ArrayArg use_arg(const TaskSpec& t, size_t use, const Array& a) {
     provider::ArrayArg x;
-    x.binding = static_cast<int32_t>(t.uses.size() - 1);
-    x.offset = static_cast<uint64_t>(a.data() - t.uses.back().view.data());
+    x.binding = static_cast<int32_t>(use);
+    x.offset = static_cast<uint64_t>(a.data() - t.uses[use].view.data());
     x.dtype = a.dtype;
     x.strides = a.strides;
     return x;
@@ -252,8 +269,12 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     // its value is then converted to the loop's type directly, as NumPy
     // converts a Python scalar operand to the loop's descriptor (never
     // through the other operands' dtype first).
-    const std::unique_ptr<bool[]> none(new bool[nin]());
-    resolve_weak(inputs, none.get(), false);
+    // Fixed storage for the usual few operands here and below: a call's allocations are most of
+    // what it costs beyond hx.add's (Note [Loom ufunc launches]).
+    constexpr size_t kFew = 8;
+    bool none_small[kFew] = {};
+    std::unique_ptr<bool[]> none_big(nin > kFew ? new bool[nin]() : nullptr);
+    resolve_weak(inputs, nin > kFew ? none_big.get() : none_small, false);
     for (size_t i = 0; i < nin; ++i) {
         const DType want = def.dtypes[i];
         if (inputs[i].dtype == DType::BFP16)
@@ -266,10 +287,15 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
         if (inputs[i].kind == Input::Kind::Scalar && inputs[i].scalar.weak) inputs[i].dtype = want;
     }
     // NumPy's rule: the inputs broadcast to out's shape, never out to theirs.
-    std::vector<const Dims*> shapes;
-    for (const Input& in : inputs) shapes.push_back(&in.shape());
-    for (const Array* o : outs) shapes.push_back(&o->shape);
-    const Dims shape = broadcast_shapes(shapes, who);
+    const Dims* shapes_small[kFew];
+    std::vector<const Dims*> shapes_many;
+    const size_t nshapes = inputs.size() + outs.size();
+    if (nshapes > kFew) shapes_many.resize(nshapes);
+    const Dims** shapes = nshapes > kFew ? shapes_many.data() : shapes_small;
+    size_t ns = 0;
+    for (const Input& in : inputs) shapes[ns++] = &in.shape();
+    for (const Array* o : outs) shapes[ns++] = &o->shape;
+    const Dims shape = broadcast_shapes(std::span<const Dims* const>(shapes, nshapes), who);
     for (size_t j = 0; j < outs.size(); ++j) {
         const Array& o = *outs[j];
         if (o.shape != shape)
@@ -281,7 +307,10 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     }
     const int64_t count = checked_size(shape, def.dtypes[0], who);
     const std::vector<uint8_t> constants = pack(def, count, scalars);
-    std::vector<Operand> operands(nin);
+    // Fixed storage for the usual few inputs (no allocation per call).
+    Operand small_ops[4];
+    std::vector<Operand> many_ops(nin > 4 ? nin : 0);
+    const std::span<Operand> operands = nin > 4 ? std::span<Operand>(many_ops) : std::span<Operand>(small_ops, nin);
     for (size_t i = 0; i < nin; ++i)
         if (inputs[i].kind == Input::Kind::Scalar) operands[i] = to_operand(inputs[i], who);
     std::shared_ptr<const Launch> launch;
@@ -300,12 +329,15 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     for (size_t i = 0; i < nin; ++i)
         if (inputs[i].kind != Input::Kind::Scalar) operands[i] = Operand::borrow(inputs[i].array());
     std::optional<std::vector<Array>> results;
-    std::vector<const Array*> written(outs.begin(), outs.end());
+    const Array* written_small[kFew];
+    std::vector<const Array*> written_many(nout > kFew ? nout : 0);
+    const Array** written = nout > kFew ? written_many.data() : written_small;
+    for (size_t j = 0; j < outs.size(); ++j) written[j] = outs[j];
     if (outs.empty()) {
         results.emplace();
         for (size_t j = 0; j < nout; ++j)
             results->push_back(make_array(*cx.rt, cx.placement, shape, def.dtypes[nin + j], who));
-        for (const Array& r : *results) written.push_back(&r);
+        for (size_t j = 0; j < nout; ++j) written[j] = &(*results)[j];
     }
     if (!count) return results;
 
@@ -313,55 +345,74 @@ std::optional<std::vector<Array>> call(const CallEnv& env, const Definition& def
     t.op = who;
     t.label = def.artifact.symbol;
     t.lane = Lane::Compute;
-    // All operands bound as they are: one dispatch of the loaded kernel (uses
-    // are its bindings, in order: inputs, then outputs); else one staged
-    // invocation (Note [Loom ufunc operands]).
-    auto staged = std::make_shared<provider::StagedInvokeOp>();
-    staged->program = launch->kernel->program;
-    staged->shape = shape;
-    staged->count = count;
-    staged->nin = nin;
-    staged->alignment = launch->alignment;
-    staged->bindings.resize(nin + nout);
+    t.uses.reserve(nin + nout);
     const uint64_t alignment = launch->alignment;
-    bool direct = true;
-    for (size_t i = 0; i < nin; ++i) {
-        provider::StagedInvokeOp::Binding& b = staged->bindings[i];
-        b.dtype = def.dtypes[i];
-        const Operand& o = operands[i];
-        if (o.scalar) {
-            direct = false;
-            b.at.dtype = o.dtype;
-            std::memcpy(b.at.value, o.value, sizeof b.at.value);
-            b.at.strides.assign(shape.size(), 0);
-            continue;
-        }
-        const Array& a = o.arr();
-        check_lane_binding(a, t.lane, who);
-        t.uses.push_back(a.use(Access::Read));
-        b.at = last_use(t, a);
-        b.direct = a.dtype == def.dtypes[i] && a.shape == shape && a.c_contiguous() && aligned(a, alignment);
-        if (!b.direct) b.at.strides = broadcast_strides(a, shape);
-        direct = direct && b.direct;
-    }
-    for (size_t j = 0; j < nout; ++j) {
+    auto in_direct = [&](size_t i) {
+        const Array& a = operands[i].arr();
+        return a.dtype == def.dtypes[i] && a.shape == shape && a.c_contiguous() && aligned(a, alignment);
+    };
+    auto out_direct = [&](size_t j) {
         const Array& o = *written[j];
-        provider::StagedInvokeOp::Binding& b = staged->bindings[nin + j];
-        b.dtype = def.dtypes[nin + j];
-        t.uses.push_back(o.use(Access::Write));
         bool alone = true;
         for (size_t i = 0; i < nin; ++i)
             alone = alone && (operands[i].scalar || !may_overlap(operands[i].arr(), o));
         for (size_t k = 0; k < j; ++k) alone = alone && !may_overlap(*written[k], o);
-        b.at = last_use(t, o);
-        b.direct = alone && o.c_contiguous() && aligned(o, alignment);
-        direct = direct && b.direct;
+        return alone && o.c_contiguous() && aligned(o, alignment);
+    };
+    // Uses are the bindings, in order: inputs (scalars have none), then outputs.
+    bool direct = true;
+    for (size_t i = 0; i < nin; ++i) {
+        if (operands[i].scalar) {
+            direct = false;
+            continue;
+        }
+        const Array& a = operands[i].arr();
+        check_lane_binding(a, t.lane, who);
+        t.uses.push_back(a.use(Access::Read));
+        direct = direct && in_direct(i);
+    }
+    for (size_t j = 0; j < nout; ++j) {
+        t.uses.push_back(written[j]->use(Access::Write));
+        direct = direct && out_direct(j);
     }
     t.written = written[0]->base;
-    if (direct)
+    if (direct) {
+        // All operands bound as they are: one dispatch of the loaded kernel.
         t.kernel = launch->kernel;
-    else
+    } else {
+        // Else one staged invocation (Note [Loom ufunc operands]); only such
+        // a call allocates its description.
+        auto staged = std::make_shared<provider::StagedInvokeOp>();
+        staged->program = launch->kernel->program;
+        staged->shape = shape;
+        staged->count = count;
+        staged->nin = nin;
+        staged->alignment = alignment;
+        staged->bindings.resize(nin + nout);
+        size_t use = 0;
+        for (size_t i = 0; i < nin; ++i) {
+            provider::StagedInvokeOp::Binding& b = staged->bindings[i];
+            b.dtype = def.dtypes[i];
+            const Operand& o = operands[i];
+            if (o.scalar) {
+                b.at.dtype = o.dtype;
+                std::memcpy(b.at.value, o.value, sizeof b.at.value);
+                b.at.strides.assign(shape.size(), 0);
+                continue;
+            }
+            const Array& a = o.arr();
+            b.at = use_arg(t, use++, a);
+            b.direct = in_direct(i);
+            if (!b.direct) b.at.strides = broadcast_strides(a, shape);
+        }
+        for (size_t j = 0; j < nout; ++j) {
+            provider::StagedInvokeOp::Binding& b = staged->bindings[nin + j];
+            b.dtype = def.dtypes[nin + j];
+            b.at = use_arg(t, use++, *written[j]);
+            b.direct = out_direct(j);
+        }
         t.array = std::move(staged);
+    }
     auto c = submit(*cx.rt, t);
     for (size_t j = 1; j < nout; ++j) written[j]->base->add_writer(c);
     return results;

@@ -63,9 +63,14 @@ struct Definition {
     std::vector<const loom::Param*> slots;
     size_t constant_bytes = 0;
 
-    // Note [Loom ufunc launches]; bounded, cleared when full.
+    // Note [Loom ufunc launches]; bounded, cleared when full. `last` is the
+    // launch the previous call used and `last_key` its key: a call that
+    // repeats it (the usual loop) compares the key bytes, with no string
+    // made and no hash taken.
     mutable std::mutex mu;
     mutable std::unordered_map<std::string, std::shared_ptr<const Launch>> launches;
+    mutable std::string last_key;
+    mutable std::shared_ptr<const Launch> last;
 };
 
 // The definition of `artifact` (a Loom GPU artifact) as a ufunc with `nin`

@@ -111,7 +111,6 @@ public:
         // subgroups) fill every chunk: work-items of consecutive workgroups
         // share one, and workgroup ids vary between its lanes, as there.
         fold_ = folded_ && !split_ && !uses_subgroup_ && wg_bytes_ == 0;
-        if (fold_) N = kFoldedLanes;
         if (uses_subgroup_) {
             const int sg = spec_.facts.subgroup_size;
             if (sg != 8 && sg != 16 && sg != 32 && sg != 64) refuse("subgroup collectives with a subgroup size of " + std::to_string(sg));
@@ -123,6 +122,7 @@ public:
             analyse(body);
             if (!changed_) break;
         }
+        if (fold_) N = varying_division(body) ? kFoldedLanesDividing : kFoldedLanes;
         if (split_) {
             check_barriers(body);
             // Per-chunk arrays for every varying value, after the workgroup memory.
@@ -178,6 +178,12 @@ private:
     bool fold_ = false;        // chunks span workgroups (codegen.h's `folded`)
     std::string wgl_;          // fold_: <N x i64> linear workgroup ids of the chunk
     std::string fold_item_[3], fold_wg_[3];  // fold_: slots of the lanes' work-item and workgroup coordinates
+    // fold_, in the copy for chunks inside one workgroup: lane 0's coordinates
+    // as i64 scalars ("" elsewhere), and lane 0's value of the varying values
+    // known from them (Note [Lane 0 as a scalar]).
+    std::string fold0_item_[3], fold0_wg_[3];
+    bool one_d_ = false;       // fold_: emitting the copy for one-dimensional launches
+    std::map<ValueId, std::string> lane0_;
     std::map<ValueId, int64_t> chunk_slot_;  // scratch offset of a varying value's per-chunk array
     std::map<ValueId, std::pair<int64_t, int64_t>> wg_alloca_;  // workgroup alloca → (scratch offset, bytes)
     uint64_t wg_bytes_ = 0;
@@ -224,6 +230,17 @@ private:
     }
 
     static std::string base(const std::string& n) { return n.substr(n.find('.') + 1); }
+    // Whether r divides a varying integer (or takes its remainder), at any depth:
+    // such a kernel folds into chunks of kFoldedLanesDividing (codegen.h).
+    bool varying_division(const Region& r) const {
+        static const std::set<std::string> division = {"div", "rem", "divsi", "remsi", "divui", "remui"};
+        for (const Op& op : r.ops) {
+            if (division.count(base(op.name)) && !op.results.empty() && vary(op.results[0])) return true;
+            for (const Region& sub : op.regions)
+                if (varying_division(sub)) return true;
+        }
+        return false;
+    }
 
     // Subgroup collectives (phase 2): a chunk is one subgroup.
     static bool is_collective(const std::string& n) {
@@ -551,6 +568,14 @@ private:
         return emit("shufflevector " + vt(scalar_ty) + " " + a + ", " + vt(scalar_ty) + " poison, <" + std::to_string(N) + " x i32> zeroinitializer");
     }
     std::string mask_bits(const std::string& m) { return emit("bitcast " + vt("i1") + " " + m + " to i" + std::to_string(N)); }
+    // <N x i1> with lanes [0, c) set, for an i64 c read as unsigned (c >= N: all).
+    std::string low_lanes(const std::string& c) {
+        const std::string full = emit("icmp uge i64 " + c + ", " + std::to_string(N));
+        const std::string sh = emit("shl i64 1, " + emit("select i1 " + full + ", i64 0, i64 " + c));
+        std::string bits = emit("select i1 " + full + ", i64 -1, i64 " + emit("sub i64 " + sh + ", 1"));
+        if (N < 64) bits = emit("trunc i64 " + bits + " to i" + std::to_string(N));
+        return emit("bitcast i" + std::to_string(N) + " " + bits + " to " + vt("i1"));
+    }
     std::string any(const std::string& m) { return emit("icmp ne i" + std::to_string(N) + " " + mask_bits(m) + ", 0"); }
     std::string all(const std::string& m) { return emit("icmp eq i" + std::to_string(N) + " " + mask_bits(m) + ", -1"); }
     void declare(const std::string& d) { decls_.insert(d); }
@@ -800,6 +825,16 @@ private:
     std::string rty(ValueId v) const { return ty(reg_type(kind(v)), vary(v)); }
 
     std::string get(ValueId v) {
+        // Note [Lane 0 as a scalar]: in the copy for one-dimensional launches every
+        // stride fact holds, so such a value is remade where a (rare) vector use
+        // needs it, and the chunk's common path computes no vector of it.
+        if (one_d_ && vary(v))
+            if (auto z = lane0_.find(v); z != lane0_.end())
+            if (auto st = stride_.find(v); st != stride_.end()) {
+                std::string steps = "<";
+                for (int l = 0; l < N; ++l) steps += (l ? ", i64 " : "i64 ") + std::to_string(st->second * l);
+                return emit("add " + vt("i64") + " " + splat("i64", z->second) + ", " + steps + ">");
+            }
         return emit("load " + rty(v) + ", ptr " + slot(v));
     }
     // v's value as varying (`want`) or scalar.
@@ -1052,7 +1087,7 @@ private:
         cbr(emit("icmp slt i64 " + g + ", " + g1), b, done);
         block(b);
         ci_ = g;
-        mask_ = emit("icmp slt " + vt("i64") + " " + emit("add " + vt("i64") + " " + splat("i64", g) + ", " + iota()) + ", " + splat("i64", g1));
+        mask_ = low_lanes(emit("sub i64 " + g1 + ", " + g));
         const std::string w0 = emit("load i64, ptr " + ws);
         const std::string i0 = emit("load i64, ptr " + is);
         // Note [Two copies of a folded body]
@@ -1080,14 +1115,24 @@ private:
                 fold_item_[a] = sl.at(names[2 + a]);
                 fold_wg_[a] = sl.at(names[5 + a]);
             }
+            lane0_.clear();
             emit_region(body, mask_);
+            lane0_.clear();
+            for (int a = 0; a < 3; ++a) fold0_item_[a] = fold0_wg_[a] = "";
         };
         const std::string inside = emit("icmp ule i64 " + emit("add i64 " + i0 + ", " + std::to_string(N)) + ", " + W_);
-        const std::string lf = label("foldfast"), ls = label("foldslow"), lj = label("foldjoin");
-        cbr(inside, lf, ls);
-        block(lf);
-        {
-            const auto sl = slots("f");
+        const std::string lf1 = label("foldflat"), lf = label("foldfast"), ls = label("foldslow"), lj = label("foldjoin");
+        const std::string lw = label("foldwhich");
+        // A one-dimensional grid of one-dimensional workgroups (every
+        // elementwise kernel) gets a copy of its own: there the lanes' ids are
+        // lane 0's plus the lane, with no test per chunk of the launch's shape.
+        const std::string one_d = emit("and i1 " + emit("icmp eq i64 " + W_ + ", " + wgs_[0]) + ", " +
+                                       emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1"));
+        cbr(inside, lw, ls);
+        block(lw);
+        cbr(one_d, lf1, lf);
+        auto fast_copy = [&](const char* path) {
+            const auto sl = slots(path);
             auto keep = [&](const char* nm, const std::string& x) { b_ << "  store " << V << " " << x << ", ptr " << sl.at(nm) << "\n"; };
             items_ = emit("add " + V + " " + splat("i64", i0) + ", " + iota());
             set_affine(i0);
@@ -1095,7 +1140,7 @@ private:
             keep("wgl", splat("i64", w0));
             for (int a = 0; a < 3; ++a) keep(names[2 + a], split_items(a));
             // A one-dimensional grid (the common case) needs no division per chunk.
-            const std::string grid1 = emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
+            const std::string grid1 = one_d_ ? std::string("true") : emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
             const std::string wx = choose_s("i64", grid1, [&] { return w0; }, [&] { return emit("urem i64 " + w0 + ", " + wgc_[0]); });
             const std::string wy = choose_s("i64", grid1, [&] { return std::string("0"); }, [&] {
                 return emit("urem i64 " + emit("udiv i64 " + w0 + ", " + wgc_[0]) + ", " + wgc_[1]);
@@ -1106,9 +1151,27 @@ private:
             keep("gx", splat("i64", wx));
             keep("gy", splat("i64", wy));
             keep("gz", splat("i64", wz));
+            // Lane 0's coordinates (Note [Lane 0 as a scalar]): split_items' for lane 0 alone.
+            const std::string flat = flat_wg();
+            fold0_item_[0] = choose_s("i64", flat, [&] { return i0; }, [&] { return emit("urem i64 " + i0 + ", " + wgs_[0]); });
+            fold0_item_[1] = choose_s("i64", flat, [&] { return std::string("0"); }, [&] {
+                return emit("urem i64 " + emit("udiv i64 " + i0 + ", " + wgs_[0]) + ", " + wgs_[1]);
+            });
+            fold0_item_[2] = choose_s("i64", flat, [&] { return std::string("0"); }, [&] {
+                return emit("udiv i64 " + i0 + ", " + emit("mul i64 " + wgs_[0] + ", " + wgs_[1]));
+            });
+            fold0_wg_[0] = wx;
+            fold0_wg_[1] = wy;
+            fold0_wg_[2] = wz;
             body_with(sl);
             br(lj);
-        }
+        };
+        block(lf1);
+        one_d_ = true;
+        fast_copy("o");
+        one_d_ = false;
+        block(lf);
+        fast_copy("f");
         block(ls);
         {
             const auto sl = slots("s");
@@ -1157,10 +1220,14 @@ private:
         b_ << "  ret i32 0\n";
     }
 
+    // Whether the workgroup is one-dimensional (an i1; "true" in the copy of
+    // Note [Two copies of a folded body] for one-dimensional launches).
+    std::string flat_wg() { return one_d_ ? std::string("true") : emit("icmp eq i64 " + W_ + ", " + wgs_[0]); }
+
     // Folded kernels: the lanes' workgroup ids along axis a.
     std::string split_wg(int a) {
         // A one-dimensional grid (the common case): the linear id itself.
-        const std::string flat = emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
+        const std::string flat = one_d_ ? std::string("true") : emit("icmp eq i64 " + emit("mul i64 " + wgc_[1] + ", " + wgc_[2]) + ", 1");
         const std::string wgl = wgl_;
         return choose(flat, [&] { return a == 0 ? wgl : std::string("zeroinitializer"); }, [&] {
             if (a == 0) return divmod(wgl, wgc_[0], true);
@@ -1205,7 +1272,7 @@ private:
     // The chunk starting at work-item `first` (its lanes first + l) is lane-affine:
     // a one-dimensional workgroup, or the chunk inside one row of x.
     void set_affine(const std::string& first) {
-        const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
+        const std::string flat = flat_wg();
         const std::string ok = choose_s("i1", flat, [&] { return std::string("true"); }, [&] {
             const std::string r = emit("urem i64 " + first + ", " + wgs_[0]);
             return emit("icmp ule i64 " + emit("add i64 " + r + ", " + std::to_string(N)) + ", " + wgs_[0]);
@@ -1268,6 +1335,103 @@ private:
             if (p && c) keep(*p + *c);
         }
     }
+    // Note [Lane 0 as a scalar]
+    //   In the copy of a folded body for chunks inside one workgroup (Note
+    //   [Two copies of a folded body]) the generator knows lane 0's
+    //   coordinates as scalars, and from them lane 0's value of each value
+    //   that Note [Lane-affine accesses] gives a stride (the same ops, on
+    //   scalars). The fast path of an access then takes its lane-0 index from
+    //   there instead of extracting it from a vector the vector code may not
+    //   otherwise need, and a compare of a value stepping by one with one
+    //   stepping by zero (`%i < %count`, every elementwise kernel's guard) is
+    //   a scalar count of the lanes below the bound, made a lane mask by a
+    //   shift: no 64-bit vector compare per chunk (Loom add at 65,536 float32
+    //   spent most of its time in such vector index work). lane0_ holds the
+    //   values of the copy being emitted; it is cleared between copies, and
+    //   empty where no copy set the coordinates (lane 0 is then extracted).
+    std::string lane0(ValueId v) {
+        if (!vary(v)) return get(v);
+        auto it = lane0_.find(v);
+        return it == lane0_.end() ? std::string() : it->second;
+    }
+    void note_lane0(const Op& op) {
+        if (op.results.size() != 1) return;
+        const ValueId r = op.results[0];
+        if (!vary(r) || !stride_.count(r)) return;
+        std::vector<std::string> x;
+        for (ValueId o : op.operands) {
+            std::string z = lane0(o);
+            if (z.empty()) return;
+            x.push_back(std::move(z));
+        }
+        const std::string& n = op.name;
+        const std::string b = base(n);
+        std::string z;
+        if ((n == "index.assume" || n == "scalar.assume") && !x.empty()) z = x[0];
+        else if (x.size() == 2 && (b == "add" || b == "addi")) z = emit("add i64 " + x[0] + ", " + x[1]);
+        else if (x.size() == 2 && (b == "sub" || b == "subi")) z = emit("sub i64 " + x[0] + ", " + x[1]);
+        else if (x.size() == 2 && (b == "mul" || b == "muli" || n == "index.scale")) z = emit("mul i64 " + x[0] + ", " + x[1]);
+        else if (x.size() == 3 && n == "index.madd") z = emit("add i64 " + emit("mul i64 " + x[0] + ", " + x[1]) + ", " + x[2]);
+        else return;
+        lane0_[r] = z;
+    }
+    // Note [Lane 0 as a scalar]: the <N x i64> 0/1 result of `icmp p` on a
+    // and b, 64-bit integers of which one steps by one from lane to lane and
+    // the other by zero, or "" when they are not such. Lane l of the stepping
+    // one is x0 + l (mod 2^64) when the chunk's %affine flag holds; where the
+    // N lanes also do not wrap in p's order, they rise, and the lanes below
+    // (or at) the other value u are the first ones. Otherwise the vector
+    // compare `slow` runs.
+    std::string affine_cmp(std::string p, ValueId a, ValueId b, const std::function<std::string()>& slow) {
+        if (!wide_int(kind(a)) || !wide_int(kind(b))) return "";
+        const auto sa = stride_of(a), sb = stride_of(b);
+        if (!sa || !sb) return "";
+        if (*sa == 0 && *sb == 1) {
+            static const std::map<std::string, std::string> swapped = {
+                {"eq", "eq"}, {"ne", "ne"}, {"slt", "sgt"}, {"sle", "sge"}, {"sgt", "slt"}, {"sge", "sle"},
+                {"ult", "ugt"}, {"ule", "uge"}, {"ugt", "ult"}, {"uge", "ule"}};
+            p = swapped.at(p);
+            std::swap(a, b);
+        } else if (!(*sa == 1 && *sb == 0)) {
+            return "";
+        }
+        const std::string x0 = lane0(a), u = lane0(b);
+        if (x0.empty() || u.empty()) return "";
+        const bool sgn = p[0] == 's';
+        std::string ok = emit("load i1, ptr %affine");
+        if (p != "eq" && p != "ne") {
+            const std::string top = sgn ? std::to_string(INT64_MAX - (N - 1)) : std::to_string(-int64_t{N});
+            ok = emit("and i1 " + ok + ", " + emit(std::string("icmp ") + (sgn ? "sle" : "ule") + " i64 " + x0 + ", " + top));
+        }
+        return choose(ok, [&] {
+            const std::string d = emit("sub i64 " + u + ", " + x0);
+            std::string m;
+            if (p == "eq" || p == "ne") {
+                const std::string in = emit("icmp ult i64 " + d + ", " + std::to_string(N));
+                const std::string bit = emit("shl i64 1, " + emit("select i1 " + in + ", i64 " + d + ", i64 0"));
+                std::string bits = emit("select i1 " + in + ", i64 " + bit + ", i64 0");
+                if (N < 64) bits = emit("trunc i64 " + bits + " to i" + std::to_string(N));
+                m = emit("bitcast i" + std::to_string(N) + " " + bits + " to " + vt("i1"));
+                if (p == "ne") m = emit("xor " + vt("i1") + " " + m + ", " + splat("i1", "true"));
+            } else {
+                const std::string o = sgn ? "s" : "u";
+                const bool lt = p.substr(1) == "lt" || p.substr(1) == "ge";   // counts the lanes below u, else those at or below
+                std::string c;
+                if (lt) {
+                    const std::string above = emit("icmp " + o + "gt i64 " + u + ", " + x0);
+                    c = emit("select i1 " + above + ", i64 " + d + ", i64 0");
+                } else {
+                    const std::string atop = emit("icmp " + o + "ge i64 " + u + ", " + x0);
+                    const std::string lim = emit("select i1 " + emit("icmp ult i64 " + d + ", " + std::to_string(N - 1)) + ", i64 " + d + ", i64 " +
+                                                 std::to_string(N - 1));
+                    c = emit("select i1 " + atop + ", i64 " + emit("add i64 " + lim + ", 1") + ", i64 0");
+                }
+                m = low_lanes(c);
+                if (p.substr(1) == "ge" || p.substr(1) == "gt") m = emit("xor " + vt("i1") + " " + m + ", " + splat("i1", "true"));
+            }
+            return emit("zext " + vt("i1") + " " + m + " to " + vt("i64"));
+        }, slow);
+    }
     // The scalar test of Note [Lane-affine accesses] for op's element of
     // `view`: "" when the indices have no such form; else the i1 that the
     // fast path may run, with lane 0's byte offset in `byte0` and whether
@@ -1301,7 +1465,8 @@ private:
             std::string i0 = std::to_string(op.indices[d].constant);
             if (op.indices[d].is_value()) {
                 const ValueId iv = op.indices[d].value;
-                i0 = vary(iv) ? emit("extractelement " + vt("i64") + " " + get(iv) + ", i64 0") : get(iv);
+                i0 = lane0(iv);
+                if (i0.empty()) i0 = emit("extractelement " + vt("i64") + " " + get(iv) + ", i64 0");
             }
             // The last element any lane touches on this axis (a vector's footprint: ext of them).
             const int64_t reach = st[d] * (N - 1) + (d + 1 == rank ? ext - 1 : 0);
@@ -1381,6 +1546,7 @@ private:
         if (is_collective(n)) return emit_collective(op, mask);
         emit_num(op, mask);
         note_stride(op);
+        note_lane0(op);
     }
 
     // --- coordinates --------------------------------------------------------
@@ -1407,6 +1573,7 @@ private:
     // `cond ? fast() : slow()` for <N x i64> values, with a branch, so that
     // only the side taken is computed.
     std::string choose(const std::string& cond, const std::function<std::string()>& fast, const std::function<std::string()>& slow) {
+        if (cond == "true") return fast();
         const std::string id = std::to_string(lbl_++);
         const std::string sl = "%pick" + id, lf = "pickf" + id, ls = "picks" + id, lj = "pickj" + id;
         allocas_ << "  " << sl << " = alloca " << vt("i64") << "\n";
@@ -1427,6 +1594,7 @@ private:
     // cond is false (a select would compute both sides every chunk).
     std::string choose_s(const std::string& T, const std::string& cond, const std::function<std::string()>& fast,
                          const std::function<std::string()>& slow) {
+        if (cond == "true") return fast();
         const std::string id = std::to_string(lbl_++);
         const std::string sl = "%spick" + id, lf = "spickf" + id, ls = "spicks" + id, lj = "spickj" + id;
         allocas_ << "  " << sl << " = alloca " << T << "\n";
@@ -1445,7 +1613,7 @@ private:
 
     std::string split_items(int a) {
         // One-dimensional workgroups (the common case): the id itself.
-        const std::string flat = emit("icmp eq i64 " + W_ + ", " + wgs_[0]);
+        const std::string flat = flat_wg();
         const std::string items = items_;
         return choose(flat, [&] { return a == 0 ? items : std::string("zeroinitializer"); }, [&] {
             if (a == 0) return divmod(items, wgs_[0], true);
@@ -1474,14 +1642,22 @@ private:
         if (n == "kernel.workitem.id" || n == "kernel.workitem.dispatch.id" || n == "kernel.workgroup.id")
             stride_[v] = n != "kernel.workgroup.id" && a == 0 ? 1 : 0;
         if (uses_subgroup_ && (n == "kernel.subgroup.id" || n == "kernel.subgroup.lane.id")) stride_[v] = n == "kernel.subgroup.id" ? 0 : 1;
-        if (fold_ && n == "kernel.workgroup.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_wg_[a]), true);
-        if (fold_ && n == "kernel.workitem.id") return put(v, emit("load " + vt("i64") + ", ptr " + fold_item_[a]), true);
+        if (fold_ && n == "kernel.workgroup.id") {
+            if (!fold0_wg_[a].empty()) lane0_[v] = fold0_wg_[a];
+            return put(v, emit("load " + vt("i64") + ", ptr " + fold_wg_[a]), true);
+        }
+        if (fold_ && n == "kernel.workitem.id") {
+            if (!fold0_item_[a].empty()) lane0_[v] = fold0_item_[a];
+            return put(v, emit("load " + vt("i64") + ", ptr " + fold_item_[a]), true);
+        }
         if (n == "kernel.workgroup.id") return put(v, wgid_[a], false);
         if (n == "kernel.workitem.id") return put(v, split_items(a), true);
         if (n == "kernel.subgroup.id") return put(v, emit("sdiv " + vt("i64") + " " + items_ + ", " + splat("i64", std::to_string(sg))), true);
         if (n == "kernel.subgroup.lane.id") return put(v, emit("srem " + vt("i64") + " " + items_ + ", " + splat("i64", std::to_string(sg))), true);
         if (n == "kernel.workitem.dispatch.id") {
             if (fold_) {
+                if (!fold0_wg_[a].empty() && !fold0_item_[a].empty())
+                    lane0_[v] = emit("add i64 " + emit("mul i64 " + fold0_wg_[a] + ", " + wgs_[a]) + ", " + fold0_item_[a]);
                 const std::string gw = emit("load " + vt("i64") + ", ptr " + fold_wg_[a]);
                 const std::string it = emit("load " + vt("i64") + ", ptr " + fold_item_[a]);
                 const std::string g = emit("mul " + vt("i64") + " " + gw + ", " + splat("i64", wgs_[a]));
@@ -1845,7 +2021,7 @@ private:
                 const std::string lz = emit("call i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 false)");
                 declare("declare i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
                 const std::string last = emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz);
-                const std::string l64 = emit("zext i" + std::to_string(N) + " " + last + " to i64");
+                const std::string l64 = N == 64 ? last : emit("zext i" + std::to_string(N) + " " + last + " to i64");
                 const std::string x = emit("extractelement " + rty(val) + " " + get(val) + ", i64 " + l64);
                 const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("st"), j = label("stj");
                 cbr(a, s, j);
@@ -2420,7 +2596,8 @@ private:
                 const std::string bits = mask_bits(mask);
                 const std::string lz = emit("call i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + " " + bits + ", i1 false)");
                 declare("declare i" + std::to_string(N) + " @llvm.ctlz.i" + std::to_string(N) + "(i" + std::to_string(N) + ", i1)");
-                last = emit("zext i" + std::to_string(N) + " " + emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz) + " to i64");
+                last = emit("sub i" + std::to_string(N) + " " + std::to_string(N - 1) + ", " + lz);
+                if (N < 64) last = emit("zext i" + std::to_string(N) + " " + last + " to i64");
             }
             const std::string a = emit("and i1 " + any(mask) + ", " + emit("xor i1 " + last_bad_ + ", true")), s = label("vst"), j = label("vstj");
             cbr(a, s, j);
@@ -2535,16 +2712,26 @@ private:
             const std::string p = pa ? pa->s : "";
             const ValueId a0 = op.operands.at(0);
             const ScalarKind k = kind(a0);
-            std::string x = A(0), y = A(1), c;
+            std::string c;
             if (n == "scalar.cmpf") {
-                c = emit("fcmp " + fcmp_pred(p) + " " + ty(reg_type(k), v) + " " + x + ", " + y);
+                c = emit("fcmp " + fcmp_pred(p) + " " + ty(reg_type(k), v) + " " + A(0) + ", " + A(1));
             } else {
                 const std::string pp = icmp_pred(p);
-                if (pp[0] == 'u') {
-                    x = uval(k, x, v);
-                    y = uval(k, y, v);
+                // The operands are read where the vector compare runs: on the path of
+                // Note [Lane 0 as a scalar] they may be vectors made for it alone.
+                auto vector_cmp = [&] {
+                    std::string x1 = A(0), y1 = A(1);
+                    if (pp[0] == 'u') {
+                        x1 = uval(k, x1, v);
+                        y1 = uval(k, y1, v);
+                    }
+                    return emit("zext " + ty("i1", v) + " " + emit("icmp " + pp + " " + IT + " " + x1 + ", " + y1) + " to " + IT);
+                };
+                if (v) {
+                    const std::string fast = affine_cmp(pp, a0, op.operands.at(1), vector_cmp);
+                    if (!fast.empty()) return put(r, fast, true);
                 }
-                c = emit("icmp " + pp + " " + IT + " " + x + ", " + y);
+                return put(r, vector_cmp(), v);
             }
             return put(r, emit("zext " + ty("i1", v) + " " + c + " to " + IT), v);
         }

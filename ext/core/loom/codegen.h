@@ -73,12 +73,20 @@ namespace native {
 // Work-items per chunk (SIMD lanes of the generated code).
 inline constexpr int kNativeLanes = 16;
 // Work-items per chunk of a folded kernel (no workgroup memory, barriers or
-// subgroups: nothing ties a chunk to the hardware's lanes). Twice the vector
-// width halves the scalar work per work-item (the chunk's coordinates and
-// bounds checks) for a few more registers: Loom add at 65,536 float32 took
-// 17.5 us instead of 23.2 (64 lanes: 16.8), exp over 1 M 0.62 ms instead of
-// 0.68 (64 lanes: 0.66), one thread, 2026-12-05.
-inline constexpr int kFoldedLanes = 32;
+// subgroups: nothing ties a chunk to the hardware's lanes). Four times the
+// vector width divides the scalar work per work-item (the chunk's mask and
+// bounds checks) for more registers. With 32 lanes Loom add at 65,536
+// float32 took 17.5 us instead of 23.2 with 16 (64 lanes: 16.8), 2026-12-05.
+// Once the index vectors left the chunk's common path (Note [Lane 0 as a
+// scalar]) the scalar work was what remained: 64 lanes took the add ufunc
+// at 65,536 from 12.3-13.2 to 11.1-11.3 us, and exp over 1 M from 0.59 ms
+// (32 lanes, before) to 0.44-0.45 ms, one thread, 2026-12-05.
+inline constexpr int kFoldedLanes = 64;
+// ... except kernels that divide varying integers (rope's row and pair of a
+// work-item): their vector index math (a 64-bit division through doubles,
+// then gathers) spills at 64 lanes. Rope over 512 x 32 x 128 took 14-16 ms
+// with 64 lanes against 11-12 ms with 32 (one thread, busy host).
+inline constexpr int kFoldedLanesDividing = 32;
 // Kernels split at barriers keep each varying value per work-item, for
 // workgroups of at most this many work-items (larger ones are interpreted).
 inline constexpr int64_t kMaxSplitItems = 1024;

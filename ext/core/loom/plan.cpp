@@ -1193,11 +1193,8 @@ void LoomProgram::bind_device_args(Exec& x, Exec::Frame& fr, const Region& body)
 }
 
 // Runs items over the pool and rethrows the failure of the lowest item.
-// probe: run item 0 on the calling thread first and keep the rest there too
-// when they would take less than waking the pool costs (Note [Small native
-// launches]).
 template <class Fn>
-void run_items(size_t items, bool parallel, const Fn& fn, bool probe = false) {
+void run_items(size_t items, bool parallel, const Fn& fn) {
     std::mutex mu;
     size_t bad = SIZE_MAX;
     std::exception_ptr err;
@@ -1216,24 +1213,7 @@ void run_items(size_t items, bool parallel, const Fn& fn, bool probe = false) {
             }
         }
     };
-    if (parallel && items > 1 && kernels::pool_threads() > 1 && probe) {
-        // Note [Small native launches]
-        // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-        // Waking the pool's threads costs microseconds on an idle host and up to a
-        // scheduler time slice (~1 ms) on a busy one, so a native launch whose work
-        // is a few microseconds (an elementwise kernel over 65,536 elements) lost
-        // most of its time there: hx.add stays on the calling thread below 2^20
-        // elements. Work per work-item differs too much between kernels for a
-        // fixed threshold, so the first item runs here and is timed; when the
-        // others would take under kSerialNs together, they follow it here.
-        constexpr int64_t kSerialNs = 100'000;
-        const auto t0 = std::chrono::steady_clock::now();
-        one(0);
-        const int64_t dt = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-        if (dt * static_cast<int64_t>(items - 1) < kSerialNs)
-            for (size_t it = 1; it < items; ++it) one(it);
-        else kernels::pool_run(items - 1, [&](size_t it) { one(it + 1); });
-    } else if (parallel && items > 1 && kernels::pool_threads() > 1) kernels::pool_run(items, one);
+    if (parallel && items > 1 && kernels::pool_threads() > 1) kernels::pool_run(items, one);
     else
         for (size_t it = 0; it < items; ++it) one(it);
     if (err) std::rethrow_exception(err);
@@ -1711,14 +1691,15 @@ void LoomProgram::run_npu(const interp::Shared& sh) const {
 
 void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector<uint8_t>& constants, const LaunchConfig& launch,
                       const ExecOptions& options) const {
-    const std::string who = "run(@" + spec_.symbol + ")";
+    // Named on failure only (every run passes here).
+    const auto who = [&] { return "run(@" + spec_.symbol + ")"; };
     size_t nbuf = 0;
     for (const Param& p : dparams_)
         if (p.is_buffer) ++nbuf;
     if (bindings.size() != nbuf)
-        fail(ErrorKind::Message, who + ": takes " + std::to_string(nbuf) + " buffer binding(s), got " + std::to_string(bindings.size()));
+        fail(ErrorKind::Message, who() + ": takes " + std::to_string(nbuf) + " buffer binding(s), got " + std::to_string(bindings.size()));
     if (constants.size() < const_len_)
-        fail(ErrorKind::Message, who + ": the constant block holds " + std::to_string(constants.size()) + " bytes, the device signature needs " + std::to_string(const_len_));
+        fail(ErrorKind::Message, who() + ": the constant block holds " + std::to_string(constants.size()) + " bytes, the device signature needs " + std::to_string(const_len_));
     interp::Shared sh;
     sh.spec = &spec_;
     sh.options = options;
@@ -1733,7 +1714,7 @@ void LoomProgram::run(const std::vector<MemorySpan>& bindings, const std::vector
             const Op* cfg = nullptr;
             for (const Op& op : spec_.root->regions[0].ops)
                 if (op.name == "kernel.launch.config") cfg = &op;
-            fail(ErrorKind::Execution, who + ": " + (cfg ? loc_of(*cfg) + ": kernel.launch.config: " : std::string()) + bad);
+            fail(ErrorKind::Execution, who() + ": " + (cfg ? loc_of(*cfg) + ": kernel.launch.config: " : std::string()) + bad);
         }
         const uint64_t entry = native_entry_.load(std::memory_order_acquire);
         const int64_t items = launch.workgroup_size[0] * launch.workgroup_size[1] * launch.workgroup_size[2];
@@ -1752,15 +1733,21 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
     const int64_t W = launch.workgroup_size[0] * launch.workgroup_size[1] * launch.workgroup_size[2];
     const int64_t G = launch.workgroups[0] * launch.workgroups[1] * launch.workgroups[2];
     if (W <= 0 || G <= 0) return;
-    std::vector<uint8_t*> bases;
-    std::vector<uint64_t> sizes;
-    for (const MemorySpan& s : bindings) {
-        bases.push_back(s.data);
-        sizes.push_back(s.size);
+    // Fixed storage for the usual few bindings: a short launch's allocations show.
+    constexpr size_t kFew = 8;
+    uint8_t* bases_small[kFew];
+    uint64_t sizes_small[kFew];
+    std::vector<uint8_t*> bases_many(bindings.size() > kFew ? bindings.size() : 0);
+    std::vector<uint64_t> sizes_many(bases_many.size());
+    uint8_t** bases = bindings.size() > kFew ? bases_many.data() : bases_small;
+    uint64_t* sizes = bindings.size() > kFew ? sizes_many.data() : sizes_small;
+    for (size_t k = 0; k < bindings.size(); ++k) {
+        bases[k] = bindings[k].data;
+        sizes[k] = bindings[k].size;
     }
     native::Ctx c;
-    c.bases = bases.data();
-    c.sizes = sizes.data();
+    c.bases = bases;
+    c.sizes = sizes;
     c.constants = constants.data();
     for (size_t d = 0; d < 3; ++d) {
         c.workgroups[d] = launch.workgroups[d];
@@ -1769,15 +1756,13 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
     using Entry = int32_t (*)(const native::Ctx*, native::ErrorRecord*, uint8_t*, int64_t, int64_t);
     const Entry fn = reinterpret_cast<Entry>(static_cast<uintptr_t>(entry));
     // Enough items to balance the pool, each a few thousand work-items at
-    // least. Item 0 runs alone first (the probe of run_items), so it is kept a
-    // small share of the work: with 4 items per thread it was an eighth on two
-    // threads, and a 16 M Loom add ran at 0.8x hx.add's bandwidth.
+    // least. A probe runs alone first (Note [Small native launches]), so it is
+    // kept a small share of the work: as the first of 4 items per thread it was
+    // an eighth on two threads, and a 16 M Loom add ran at 0.8x hx.add's bandwidth.
     const int64_t threads = static_cast<int64_t>(std::max<size_t>(1, kernels::pool_threads()));
     const int64_t items = std::max<int64_t>(1, std::min<int64_t>(G, std::min<int64_t>(threads * 16, (G * W + 4095) / 4096)));
-    std::vector<native::ErrorRecord> errs(static_cast<size_t>(items));
-    run_items(static_cast<size_t>(items), true, [&](size_t it) {
-        const int64_t g0 = static_cast<int64_t>(it) * G / items, g1 = static_cast<int64_t>(it + 1) * G / items;
-        native::ErrorRecord& e = errs[it];
+    // Workgroups [g0, g1) through the entry; `e` is the caller's record for them.
+    auto run_range = [&](int64_t g0, int64_t g1, native::ErrorRecord& e) {
         // Workgroup memory and per-chunk values (codegen.h), 64-byte aligned. The
         // code writes scratch before reading it, so each thread keeps one buffer for
         // every call: a fresh allocation of this size is fresh pages, which the
@@ -1799,7 +1784,35 @@ void LoomProgram::run_native(const std::vector<MemorySpan>& bindings, const std:
         }
         uint8_t* s = raw ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64) : nullptr;
         if (fn(&c, &e, s, g0, g1 - g0) != 0) native_failure(e, launch, bindings);
-    }, /*probe=*/true);
+    };
+    native::ErrorRecord e0;
+    if (items == 1 || kernels::pool_threads() <= 1) return run_range(0, G, e0);
+    // The probe: a small first range (a 64th of a thread's share at most), so that
+    // the pool idles little while it runs alone; then `items` ranges of the rest.
+    const int64_t probe = std::max<int64_t>(1, std::min<int64_t>(G / items, G / (threads * 64)));
+    auto first_of = [&](int64_t it) { return it == 0 ? 0 : probe + (it - 1) * (G - probe) / items; };
+    // Note [Small native launches]
+    // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    // Waking the pool's threads costs microseconds on an idle host and up to a
+    // scheduler time slice (~1 ms) on a busy one, so a native launch whose work
+    // is a few microseconds (an elementwise kernel over 65,536 elements) lost
+    // most of its time there: hx.add stays on the calling thread below 2^20
+    // elements. Work per work-item differs too much between kernels for a
+    // fixed threshold, so a first range runs here and is timed; when the rest
+    // would take under kSerialNs at its pace, it follows here, as one call of
+    // the entry (a call per item cost a short launch a tenth of its time).
+    // The failure of the lowest workgroup range is reported either way: the
+    // probe's stops the launch, and the rest run in order or through run_items.
+    constexpr int64_t kSerialNs = 100'000;
+    const auto t0 = std::chrono::steady_clock::now();
+    run_range(0, first_of(1), e0);
+    const int64_t dt = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    if (dt * (G - probe) < kSerialNs * probe) return run_range(probe, G, e0);
+    std::vector<native::ErrorRecord> errs(static_cast<size_t>(items));
+    run_items(static_cast<size_t>(items), true, [&](size_t it) {
+        const int64_t k = static_cast<int64_t>(it) + 1;
+        run_range(first_of(k), first_of(k + 1), errs[it]);
+    });
 }
 
 // The interpreter's ExecutionError text (Exec::fail_at, Exec::where) for a
@@ -1853,17 +1866,18 @@ std::string launch_geometry_problem(const std::array<int64_t, 3>& workgroups, co
     auto triple = [](const std::array<int64_t, 3>& a) {
         return "(" + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ", " + std::to_string(a[2]) + ")";
     };
-    const std::string shape = "workgroups " + triple(workgroups) + " of workgroup_size " + triple(workgroup_size);
+    // Built on failure only: a launch checks its geometry on every run.
+    const auto shape = [&] { return "workgroups " + triple(workgroups) + " of workgroup_size " + triple(workgroup_size); };
     int64_t total = 1;
     for (size_t d = 0; d < 3; ++d) {
         if (workgroup_size[d] <= 0) return "workgroup_size must be nonzero in every dimension, got " + triple(workgroup_size);
         if (workgroups[d] < 0) return "negative workgroup count in " + triple(workgroups);
         int64_t items = 0;
         if (__builtin_mul_overflow(workgroups[d], workgroup_size[d], &items) || items > kMaxGridDimItems)
-            return shape + ": more than " + std::to_string(kMaxGridDimItems) + " work-items along axis " + "xyz"[d] +
+            return shape() + ": more than " + std::to_string(kMaxGridDimItems) + " work-items along axis " + "xyz"[d] +
                    " (HSA's 32-bit grid size)";
         if (__builtin_mul_overflow(total, items, &total))
-            return shape + ": the work-item count overflows a 64-bit integer";
+            return shape() + ": the work-item count overflows a 64-bit integer";
     }
     return {};
 }
