@@ -280,7 +280,23 @@ def rows_rates(d):
     return rows
 
 
+def rows_accuracy(d):
+    """math_accuracy*.json: each function's largest error in ulp (NumPy's on the same inputs as the peer
+    where the file has it)."""
+    rows = []
+    for r in d["table"]:
+        name = r.get("function", r.get("op"))
+        worst = r.get("max_ulp_error", r.get("max_ulp"))
+        peer = r.get("numpy_max_ulp")
+        rows.append({"figure": f"{name}: largest error over {r['inputs']:,} inputs (target ≤ 1 ulp)",
+                     "value": worst, "unit": "ulp", "peer": "NumPy, same inputs" if peer is not None else "—",
+                     "peer_value": peer, "ratio": None, "ratio_label": ""})
+    return rows
+
+
 ADAPTERS = {
+    "math_accuracy": rows_accuracy,
+    "math_accuracy_f64": rows_accuracy,
     "matmul": rows_matmul,
     "conversions": rows_rates,
     "bfp16": rows_rates,
@@ -313,7 +329,7 @@ def collect(results=None):
             continue
         name = path.stem
         try:
-            rows = d["table"] if "table" in d else ADAPTERS.get(name, rows_generic)(d)
+            rows = ADAPTERS[name](d) if name in ADAPTERS else d["table"] if "table" in d else rows_generic(d)
         except (KeyError, TypeError, ZeroDivisionError) as exc:
             print(f"  {path.name}: unexpected layout ({exc!r}); listing its numbers", file=sys.stderr)
             rows = rows_generic(d)

@@ -143,3 +143,17 @@ def test_thread_scaling_table():
     assert abs(s["value"] - 4.0) < 1e-12 and s["peer_value"] == 4.0 and abs(s["ratio"] - 1.0) < 1e-12
     assert "matmul n = 256 scaling 1 → 2 threads (ideal 2x)" in rows
     assert len(rows) == 3 + 2 * 3 + 2 * 2
+
+
+def test_the_committed_results_render_and_every_row_has_a_figure_and_a_value():
+    # `python bench/run.py --table-only` over the files in bench/results/ (it once stopped with a
+    # KeyError on the accuracy files, whose rows have their own layout).
+    run = load("run")
+    figures = run.collect()
+    assert figures, "no result files found"
+    for name, (_, rows) in figures.items():
+        for r in rows:
+            assert "figure" in r and "value" in r, (name, r)
+    text = run.render(figures)
+    for name in figures:
+        assert f"### {name}" in text
