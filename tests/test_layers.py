@@ -460,3 +460,18 @@ def test_array_operations_submit_no_closures():
         for p in (CORE / "array").glob("*.cpp"):
             assert f"kernels::{name}" not in code_of(p) and f"->{name}" not in code_of(p), (name, p.name)
     assert "run<float>" not in code_of(CORE / "array" / "linalg.cpp")
+
+
+def test_no_other_projects_packages_or_binaries_in_the_tree():
+    # Nothing from another project is copied into this one: no wheels, archives or prebuilt
+    # libraries among the tracked files (a wheel of mpmath once slipped in with a test change).
+    import shutil
+    import subprocess
+
+    root = CORE.parents[1]
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("needs a git checkout")
+    files = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout
+    foreign = [f for f in files.splitlines()
+               if re.search(r"\.(whl|egg|tar\.gz|tgz|tar\.bz2|zip|so|a|dll|dylib|pyd)$", f)]
+    assert not foreign, foreign
