@@ -172,23 +172,7 @@ alignas(64) constexpr double kExp2J16Lo[16] = {
     0x1.6f46ad23182e4p-55, 0x1.ada0911f09ebcp-55, 0x1.d4397afec42e2p-56, 0x1.6324c054647adp-54,
     -0x1.bdd3413b26456p-54, -0x1.41577ee04992fp-55, 0x1.6e9f156864b27p-54, 0x1.c7c46b071f2bep-56,
     0x1.7a1cd345dcc81p-54, 0x1.11065895048ddp-55, 0x1.2ed02d75b3707p-55, -0x1.e9c23179c2893p-54};
-// t[j] per lane for j < 16: one two-register permute on AVX-512 (vpermt2pd),
-// lane loads elsewhere; the value does not depend on how.
-template <class V> HRX_FMATH_VI V lookup16(const double* t, U<V> j) {
-    if constexpr (std::is_same_v<V, double>) {
-        return t[j];
-    } else if constexpr (sizeof(V) == 64) {
-        V a, b;
-        __builtin_memcpy(&a, t, sizeof a);
-        __builtin_memcpy(&b, t + 8, sizeof b);
-        return __builtin_shuffle(a, b, j);
-    } else {
-        V r;
-#pragma GCC unroll 8
-        for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = t[j[k]];
-        return r;
-    }
-}
+// (lookup16, the table lookups: fmath.h.)
 // e^x: x = (16 m + j) ln2/16 + r, |r| <= ln2/32, e^x = 2^m 2^(j/16) e^r with
 // 2^(j/16) double-double from the table and e^r - 1 = E in plain double
 // (|E| < 0.022, so its rounding reaches the result scaled down 45 times):
@@ -1089,14 +1073,41 @@ template <class V> HRX_FMATH_VI F<V> atan2_f(F<V> yf, F<V> xf) {
     const F<V> r = narrow<V>(copysign(w, y));
     return yf != yf ? yf : (xf != xf ? xf : r);
 }
+// ln x and e^x sized for pow_f: log_d's reduction with the atanh series to
+// s^13 (truncation below 2^-39 relative);
+// exp_d's reduction with Taylor to r^8 (below 2^-32 relative). With |y ln x|
+// <= 104 (beyond, the float result over- or underflows) the product's error
+// stays below 2^-32 of the result: 0.5 + 2^-8 ulp at most after rounding.
+template <class V> HRX_FMATH_VI V log_pf(V x) {
+    const U<V> u = bits(x);
+    const U<V> e = (u + 0x00095f619980c433ULL) >> 52;
+    const V m = from_bits<V>(u - ((e - 1023) << 52));
+    const V k = (from_bits<V>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
+    const V f = m - 1.0;
+    const V s = f / (2.0 + f);
+    const V z = s * s, z2 = z * z;
+    const V p = ((2.0 / 3.0 + z * (2.0 / 5.0)) + z2 * (2.0 / 7.0 + z * (2.0 / 9.0))) +
+                (z2 * z2) * (2.0 / 11.0 + z * (2.0 / 13.0));
+    return k * kLn2Hi + ((k * kLn2Lo + s * z * p) + 2.0 * s);
+}
+template <class V> HRX_FMATH_VI V exp_pf(V x) {
+    x = clamp(x, -708.0, 709.0);
+    const V kd = x * kLog2e + kRound;
+    const V n = kd - kRound;
+    const V r = (x - n * kLn2Hi) - n * kLn2Lo;
+    const V r2 = r * r, r4 = r2 * r2;
+    const V q = ((0.5 + r * (1.0 / 6.0)) + r2 * (1.0 / 24.0 + r * (1.0 / 120.0))) +
+                r4 * ((1.0 / 720.0 + r * (1.0 / 5040.0)) + r2 * (1.0 / 40320.0));
+    return (1.0 + (r + r2 * q)) * pow2_of(kd);
+}
 template <class V> HRX_FMATH_VI F<V> pow_f(F<V> xf, F<V> yf) {
     using UF_ = UF<V>;
     const V x = widen<V>(xf), y = widen<V>(yf);
     const V ax = fabs(x);
-    V lx = log_d(bits(ax) - 1 < 0x7fefffffffffffffULL ? ax : splat<V>(1.0));
+    V lx = log_pf(bits(ax) - 1 < 0x7fefffffffffffffULL ? ax : splat<V>(1.0));
     lx = ax == 0.0 ? splat<V>(-1e300) : lx;  // |x|^y then over- or underflows as it should
     lx = ax == kInf ? splat<V>(1e300) : lx;
-    F<V> r = narrow<V>(exp_d(y * lx));
+    F<V> r = narrow<V>(exp_pf(y * lx));
     // y an odd integer: |y| < 2^24 (floats beyond are even), y + kRound - kRound == y, bit 0 of kd.
     // (integer 0/1 lanes from one select per comparison: GCC 12 turned the
     // earlier selects on a shared mask into lane-by-lane code)
