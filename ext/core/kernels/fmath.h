@@ -387,8 +387,21 @@ namespace detail::v {
 template <class V> using F = typename traits<V>::F;
 template <class V> using UF = typename traits<V>::UF;
 template <class V> HRX_FMATH_VI V widen(F<V> x) {
-    if constexpr (std::is_same_v<V, double>) return static_cast<double>(x);
-    else return __builtin_convertvector(x, V);
+    if constexpr (std::is_same_v<V, double>) {
+        return static_cast<double>(x);
+    } else {
+#if defined(__x86_64__) && defined(__GNUC__)
+        // GCC 12 converts 8 floats as two halves (extract, two vcvtps2pd,
+        // insert); one vcvtps2pd ymm -> zmm is exact the same. d8 only exists
+        // in the AVX-512 clones (as vsqrt in fmath64.h).
+        if constexpr (sizeof(V) == 64) {
+            V r;
+            __asm__("vcvtps2pd %1, %0" : "=v"(r) : "v"(x));
+            return r;
+        }
+#endif
+        return __builtin_convertvector(x, V);
+    }
 }
 template <class V> HRX_FMATH_VI F<V> narrow(V x) {
     if constexpr (std::is_same_v<V, double>) return static_cast<float>(x);
