@@ -92,7 +92,14 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // the wide types live only inside inlined code
 // Masks are not combined (&&, ||, & or |): GCC 12 lowers such selects lane
-// by lane; chains of selects on one comparison each stay vector code.
+// by lane; chains of selects on one comparison each stay vector code. The
+// same holds for nested selects (c1 ? (c2 ? a : b) : b), for several selects
+// of one value (merged into one select on an OR), and for `c ? 1 : 0` with a
+// double comparison and integer lanes; combine conditions as 0/1 integer
+// lanes from the comparison's own mask (as01 in fmath64.h) and select once.
+// Check the clones' code after a change (objdump -d of fmath.o: scalar
+// vucomisd/vpinsrq/vpextrq in a _avx512 loop mean a select went lane by
+// lane; float64 pow had 245 such instructions per 8 lanes until 2026-12-05).
 #define HRX_FMATH_VI [[gnu::always_inline]] inline
 namespace v {
 typedef double d2 __attribute__((vector_size(16)));
