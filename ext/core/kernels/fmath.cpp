@@ -504,6 +504,7 @@ template <class V, class K, class Fix>
     using F = detail::v::F<V>;
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         F v;
         __builtin_memcpy(&v, x + i, sizeof v);
@@ -531,6 +532,7 @@ template <class VW, class K>
     using FR = typename freg<VW>::T;
     constexpr std::size_t L = sizeof(VW) / sizeof(float);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         FR v;
         __builtin_memcpy(&v, x + i, sizeof v);
@@ -654,6 +656,7 @@ template <class V, class K, class Fix>
 [[gnu::always_inline]] inline void map_f64(const double* x, double* y, std::size_t n, K kern, Fix fix) {
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         V v;
         __builtin_memcpy(&v, x + i, sizeof v);
@@ -767,6 +770,7 @@ template <class V, class K>
     using F = detail::v::F<V>;
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         F u, v;
         __builtin_memcpy(&u, a + i, sizeof u);
@@ -786,6 +790,7 @@ template <class V, class K>
 [[gnu::always_inline]] inline void map2_f64(const double* a, const double* b, double* y, std::size_t n, K kern) {
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         V u, v;
         __builtin_memcpy(&u, a + i, sizeof u);
