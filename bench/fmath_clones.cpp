@@ -3,7 +3,7 @@
 // float vectors of 4 lanes with the baseline (SSE2), 8 with AVX2, 16 with
 // AVX-512; for those in double (sin, cos, tan), 2, 4 and 8 lanes; and the
 // scalar functions (the Loom interpreter's); and the float kernels on
-// fmath64.h's double kernels (asin, acos, sinh, cosh, erf; atan2 and pow of
+// double kernels (asin, acos, sinh, cosh, erf, tanh, atan; atan2 and pow of
 // two inputs) at 2, 4 and 8 lanes. bench/math_accuracy.py builds this with the
 // project's flags (-O3 -ffp-contract=off) and compares the four outputs bit
 // for bit. Usage: fmath_clones NAME IN OUT (IN: n floats; OUT: 4 n floats,
@@ -19,11 +19,11 @@
 using namespace hrx::fmath::detail::v;
 
 // Float kernels (whole registers of floats) and double kernels (floats widened, 2, 4 or 8 lanes).
-#define HRX_FF_LIST(X) X(exp) X(expm1) X(log) X(log2) X(log10) X(log1p) X(tanh)
+#define HRX_FF_LIST(X) X(exp) X(expm1) X(log) X(log2) X(log10) X(log1p)
 #define HRX_FD_LIST(X) X(sin, hrx::fmath::detail::sin_big) X(cos, hrx::fmath::detail::cos_big) X(tan, hrx::fmath::tan_big)
 // Float kernels on fmath64.h's double kernels (asin_f and so on: every lane, no fix-up), and
 // the binary ones (IN holds a, then b).
-#define HRX_FV_LIST(X) X(asin) X(acos) X(sinh) X(cosh) X(erf)
+#define HRX_FV_LIST(X) X(asin) X(acos) X(sinh) X(cosh) X(erf) X(tanh) X(atan)
 #define HRX_FV2_LIST(X) X(atan2) X(pow)
 
 template <class T, class K> [[gnu::always_inline]] inline void map(K kern, const float* x, float* y, std::size_t n) {

@@ -52,6 +52,7 @@ FUNCS = {
     "cos": (hx.cos, np.cos, "cosf", (-100.0, 100.0)),
     "tan": (hx.tan, np.tan, "tanf", (-100.0, 100.0)),
     "tanh": (hx.tanh, np.tanh, "tanhf", (-10.0, 10.0)),
+    "arctan": (hx.arctan, np.arctan, "atanf", (-20.0, 20.0)),
     "arcsin": (hx.arcsin, np.arcsin, "asinf", (-1.0, 1.0)),
     "arccos": (hx.arccos, np.arccos, "acosf", (-1.0, 1.0)),
     "sinh": (hx.sinh, np.sinh, "sinhf", (-90.0, 90.0)),
@@ -141,7 +142,7 @@ def build_clones(tmp: Path) -> Path | None:
 
 
 # The harness's names (fmath's) where they differ from the ufunc's.
-CLONE_NAME = {"arcsin": "asin", "arccos": "acos", "arctan2": "atan2", "power": "pow"}
+CLONE_NAME = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "power": "pow"}
 
 
 def quiet(b: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@
 // Note [Loom math accuracy]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~
 // float functions compute in double and round once to float, except exp,
-// expm1, log, log2, log10, log1p and tanh, which compute in float with float
+// expm1, log, log2, log10 and log1p, which compute in float with float
 // pairs where a rounding matters (Note [float exp in float], Note [float
 // kernels in float] in fmath.h; measured below 1 ulp from the exact value,
 // figures there). The other hot ones
@@ -27,9 +27,10 @@
 // cbrt rounds fmath's own double cbrt (below), so it is host independent too.
 // atan2 rounds fmath64.h's double kernel (within 1 ulp of double, so within
 // 0.5 + 2^-28 float ulp; vector code as the rest, Note [float64 kernels]);
-// asin, acos, sinh and cosh use those kernels' reductions in plain double
-// with shorter series (asin_f and so on in fmath64.h, a few 2^-53 relative
-// before the float rounding); erf evaluates erf_small / erfcx_mid as a vector
+// asin and acos use those kernels' reductions in plain double with shorter
+// series, sinh and cosh e^|x| and e^-|x| from one reduction and the even and
+// odd halves of one series, without a division (asin_f and so on in
+// fmath64.h, a few 2^-53 relative before the float rounding); erf evaluates erf_small / erfcx_mid as a vector
 // kernel (erf_f); pow is e^(y ln|x|) from the double cores (pow_f in
 // fmath64.h: error below 2^-43 relative before the float rounding), with
 // x**2 == x * x and C99's special cases. Measured by bench/math_accuracy.py
@@ -503,6 +504,7 @@ template <class V, class K, class Fix>
     using F = detail::v::F<V>;
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         F v;
         __builtin_memcpy(&v, x + i, sizeof v);
@@ -530,6 +532,7 @@ template <class VW, class K>
     using FR = typename freg<VW>::T;
     constexpr std::size_t L = sizeof(VW) / sizeof(float);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         FR v;
         __builtin_memcpy(&v, x + i, sizeof v);
@@ -546,25 +549,59 @@ template <class VW, class K>
 struct NoFix {
     template <class F> [[gnu::always_inline]] void operator()(const F&, F&) const {}
 };
-// The unsigned vector of a float vector's bits.
-template <class F> struct bits_of;
-template <> struct bits_of<detail::v::f2> { using T = detail::v::uf2; };
-template <> struct bits_of<detail::v::f4> { using T = detail::v::uf4; };
-template <> struct bits_of<detail::v::f8> { using T = detail::v::uf8; };
-// Lanes with !(|x| < kTrigFast) get the scalar function (its exact reduction).
+// Lanes with !(|x| < kTrigFast) (and inf/NaN) get the scalar function (its
+// exact reduction). Note [Trig lanes beyond the fast reduction]: checking
+// each vector's lanes in the kernel loop cost a lane-by-lane OR of the mask
+// (GCC 12 has no vector any-of): 20 scalar instructions of a 70-instruction
+// loop. Instead a block of kTrigBlock values is scanned first, by a max of
+// the magnitudes' bits that vectorises; the vector loop then runs without
+// checks, and only a block that has such lanes is patched afterwards, from a
+// copy of its input (y may be x).
+constexpr std::size_t kTrigBlock = 512;
+template <class T, class U> [[gnu::always_inline]] inline U max_magnitude_bits(const T* x, std::size_t n) {
+    U m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        U u;
+        __builtin_memcpy(&u, x + i, sizeof u);
+        u &= static_cast<U>(~U{0} >> 1);
+        m = u > m ? u : m;
+    }
+    return m;
+}
 template <float (*Big)(float)> struct TrigFix {
-    template <class F> [[gnu::always_inline]] void operator()(const F& v, F& r) const {
-        using UF = typename bits_of<F>::T;
-        constexpr int L = sizeof(F) / sizeof(float);
-        // |x| >= kTrigFast, inf and NaN, as one unsigned compare of the bits.
-        const auto big = ((UF)v & 0x7fffffffu) >= std::bit_cast<std::uint32_t>(detail::kTrigFast);
-        std::uint32_t any = 0;
-        for (int k = 0; k < L; ++k) any |= static_cast<std::uint32_t>(big[k]);
-        if (__builtin_expect(any, 0))
-            for (int k = 0; k < L; ++k)
-                if (big[k]) r[k] = Big(v[k]);
+    using T = float;
+    static constexpr std::uint32_t kLimit = std::bit_cast<std::uint32_t>(detail::kTrigFast);
+    static bool any_big(const float* x, std::size_t n) { return max_magnitude_bits<float, std::uint32_t>(x, n) >= kLimit; }
+    static void patch(const float* x, float* y, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i)
+            if (!(std::fabs(x[i]) < detail::kTrigFast)) y[i] = Big(x[i]);
     }
 };
+template <double (*Big)(double)> struct TrigFix64 {
+    using T = double;
+    static constexpr std::uint64_t kLimit = std::bit_cast<std::uint64_t>(detail::v::kTrigFast64);
+    static bool any_big(const double* x, std::size_t n) { return max_magnitude_bits<double, std::uint64_t>(x, n) >= kLimit; }
+    static void patch(const double* x, double* y, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i)
+            if (!(std::fabs(x[i]) < detail::v::kTrigFast64)) y[i] = Big(x[i]);
+    }
+};
+// map (one of the map_* loops, with NoFix) over blocks of kTrigBlock, each
+// scanned first and patched by Fix where it has lanes beyond the fast path.
+template <class Fix, class Map>
+[[gnu::always_inline]] inline void map_trig(const typename Fix::T* x, typename Fix::T* y, std::size_t n, Map map) {
+    for (std::size_t i = 0; i < n; i += kTrigBlock) {
+        const std::size_t m = std::min(kTrigBlock, n - i);
+        if (__builtin_expect(!Fix::any_big(x + i, m), 1)) {
+            map(x + i, y + i, m);
+            continue;
+        }
+        typename Fix::T saved[kTrigBlock];
+        __builtin_memcpy(saved, x + i, m * sizeof(saved[0]));
+        map(saved, y + i, m);
+        Fix::patch(saved, y + i, m);
+    }
+}
 
 }  // namespace
 
@@ -619,6 +656,7 @@ template <class V, class K, class Fix>
 [[gnu::always_inline]] inline void map_f64(const double* x, double* y, std::size_t n, K kern, Fix fix) {
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         V v;
         __builtin_memcpy(&v, x + i, sizeof v);
@@ -634,20 +672,13 @@ template <class V, class K, class Fix>
         __builtin_memcpy(y + i, &r, (n - i) * sizeof(double));
     }
 }
-template <double (*Big)(double)> struct TrigFix64 {
-    template <class V> [[gnu::always_inline]] void operator()(const V& v, V& r) const {
-        constexpr int L = sizeof(V) / sizeof(double);
-        const auto big = !(detail::v::fabs(v) < detail::v::kTrigFast64);
-        std::uint64_t any = 0;
-        for (int k = 0; k < L; ++k) any |= static_cast<std::uint64_t>(big[k]);
-        if (__builtin_expect(any, 0))
-            for (int k = 0; k < L; ++k)
-                if (big[k]) r[k] = Big(v[k]);
-    }
-};
 }  // namespace
 #define HRX_FMATH_V64(name, kern, fix)                                                                        \
     HRX_FMATH_CLONES(name##_f64_vec, double, map_f64<VW>(x, y, n, [](auto v) HRX_FMATH_LAMBDA { return detail::v::kern(v); }, fix)) \
+    void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_vec_run(x, y, n); }
+#define HRX_FMATH_T64(name, kern, big)                                                                        \
+    HRX_FMATH_CLONES(name##_f64_vec, double, map_trig<TrigFix64<big>>(x, y, n, [](const double* xx, double* yy, std::size_t nn) HRX_FMATH_LAMBDA { \
+        map_f64<VW>(xx, yy, nn, [](auto v) HRX_FMATH_LAMBDA { return detail::v::kern(v); }, NoFix{}); })) \
     void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_vec_run(x, y, n); }
 HRX_FMATH_V64(exp, exp64, NoFix{})
 HRX_FMATH_V64(exp2, exp2_64, NoFix{})
@@ -658,15 +689,16 @@ HRX_FMATH_V64(log10, log10_64, NoFix{})
 HRX_FMATH_V64(log1p, log1p64, NoFix{})
 HRX_FMATH_V64(tanh, tanh64, NoFix{})
 HRX_FMATH_V64(atan, atan64, NoFix{})
-HRX_FMATH_V64(sin, sin64_fast, TrigFix64<detail::sin_big64>{})
-HRX_FMATH_V64(cos, cos64_fast, TrigFix64<detail::cos_big64>{})
-HRX_FMATH_V64(tan, tan64_fast, TrigFix64<detail::tan_big64>{})
+HRX_FMATH_T64(sin, sin64_fast, detail::sin_big64)
+HRX_FMATH_T64(cos, cos64_fast, detail::cos_big64)
+HRX_FMATH_T64(tan, tan64_fast, detail::tan_big64)
 HRX_FMATH_V64(asin, asin64, NoFix{})
 HRX_FMATH_V64(acos, acos64, NoFix{})
 HRX_FMATH_V64(sinh, sinh64, NoFix{})
 HRX_FMATH_V64(cosh, cosh64, NoFix{})
 HRX_FMATH_V64(erf, erf64, NoFix{})
 #undef HRX_FMATH_V64
+#undef HRX_FMATH_T64
 #define HRX_FMATH_F64(name) \
     void name##_f64(const double* x, double* y, std::size_t n) noexcept { name##_f64_loop_run(x, y, n); }
 HRX_FMATH_F64(sqrt) HRX_FMATH_F64(rsqrt) HRX_FMATH_F64(cbrt) HRX_FMATH_F64(sinturns)
@@ -687,20 +719,26 @@ HRX_FMATH_F32(softplus) HRX_FMATH_F32(gelu_erf) HRX_FMATH_F32(gelu_tanh)
     HRX_FMATH_CLONES(name##_f32_vec, float, map_f32<VW>(x, y, n, kern, fix))                                  \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
 #define HRX_FMATH_K(expr) [](auto tag, auto v) HRX_FMATH_LAMBDA { using V = decltype(tag); return expr; }
+#define HRX_FMATH_T32(name, kern, big)                                                                 \
+    HRX_FMATH_CLONES(name##_f32_vec, float, map_trig<TrigFix<big>>(x, y, n, [](const float* xx, float* yy, std::size_t nn) HRX_FMATH_LAMBDA { \
+        map_f32<VW>(xx, yy, nn, kern, NoFix{}); }))                                                  \
+    void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
 HRX_FMATH_V32(exp2, HRX_FMATH_K(detail::v::exp2_f<V>(v)), NoFix{})
 HRX_FMATH_V32(atan, HRX_FMATH_K(detail::v::atan_f<V>(v)), NoFix{})
 HRX_FMATH_V32(logistic, HRX_FMATH_K(detail::v::logistic_f<V>(v)), NoFix{})
 HRX_FMATH_V32(silu, HRX_FMATH_K(detail::v::silu_f<V>(v)), NoFix{})
-HRX_FMATH_V32(sin, HRX_FMATH_K(detail::v::sin_fast<V>(v)), TrigFix<detail::sin_big>{})
-HRX_FMATH_V32(cos, HRX_FMATH_K(detail::v::cos_fast<V>(v)), TrigFix<detail::cos_big>{})
-HRX_FMATH_V32(tan, HRX_FMATH_K(detail::v::tan_fast<V>(v)), TrigFix<tan_big>{})
+HRX_FMATH_T32(sin, HRX_FMATH_K(detail::v::sin_fast<V>(v)), detail::sin_big)
+HRX_FMATH_T32(cos, HRX_FMATH_K(detail::v::cos_fast<V>(v)), detail::cos_big)
+HRX_FMATH_T32(tan, HRX_FMATH_K(detail::v::tan_fast<V>(v)), tan_big)
 HRX_FMATH_V32(asin, HRX_FMATH_K(detail::v::asin_f<V>(v)), NoFix{})
 HRX_FMATH_V32(acos, HRX_FMATH_K(detail::v::acos_f<V>(v)), NoFix{})
 HRX_FMATH_V32(sinh, HRX_FMATH_K(detail::v::sinh_f<V>(v)), NoFix{})
 HRX_FMATH_V32(cosh, HRX_FMATH_K(detail::v::cosh_f<V>(v)), NoFix{})
 HRX_FMATH_V32(erf, HRX_FMATH_K(detail::v::erf_f<V>(v)), NoFix{})
+HRX_FMATH_V32(tanh, HRX_FMATH_K(detail::v::tanh_f<V>(v)), NoFix{})
 #undef HRX_FMATH_K
 #undef HRX_FMATH_V32
+#undef HRX_FMATH_T32
 // These run on whole registers of floats (Note [float exp in float], Note
 // [float kernels in float]).
 #define HRX_FMATH_FF(name, kern)                                                                        \
@@ -712,12 +750,11 @@ HRX_FMATH_V32(erf, HRX_FMATH_K(detail::v::erf_f<V>(v)), NoFix{})
     HRX_FMATH_CLONES(name##_f32_vec, float, (map_ff<VW>(x, y, n, name##_kern{})))                    \
     void name##_f32(const float* x, float* y, std::size_t n) noexcept { name##_f32_vec_run(x, y, n); }
 HRX_FMATH_FF(exp, detail::v::exp_ff)
-HRX_FMATH_FF(expm1, detail::v::expm1_ff)
 HRX_FMATH_FF(log, detail::v::log_ff)
 HRX_FMATH_FF(log2, detail::v::log2_ff)
 HRX_FMATH_FF(log10, detail::v::log10_ff)
 HRX_FMATH_FF(log1p, detail::v::log1p_ff)
-HRX_FMATH_FF(tanh, detail::v::tanh_ff)
+HRX_FMATH_FF(expm1, detail::v::expm1_ff)
 #undef HRX_FMATH_FF
 
 #pragma GCC diagnostic pop
@@ -733,6 +770,7 @@ template <class V, class K>
     using F = detail::v::F<V>;
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         F u, v;
         __builtin_memcpy(&u, a + i, sizeof u);
@@ -752,6 +790,7 @@ template <class V, class K>
 [[gnu::always_inline]] inline void map2_f64(const double* a, const double* b, double* y, std::size_t n, K kern) {
     constexpr std::size_t L = sizeof(V) / sizeof(double);
     std::size_t i = 0;
+#pragma GCC unroll 2
     for (; i + L <= n; i += L) {
         V u, v;
         __builtin_memcpy(&u, a + i, sizeof u);

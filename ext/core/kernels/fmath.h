@@ -81,7 +81,7 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 // tanh, atan, logistic and silu: the scalar functions and the baseline, AVX2
 // and AVX-512 array forms give the same bits, and so does an arm64 build
 // (GCC 12 cross compiler, run under qemu-aarch64).
-// Since 2026-12-05 exp, expm1, log, log2, log10, log1p and tanh are float
+// Since 2026-12-05 exp, expm1, log, log2, log10 and log1p are float
 // kernels instead (Note [float exp in float], Note [float kernels in
 // float]), and sin, cos and tan evaluate sin_short/cos_short, polynomials
 // sized for a float result. bench/math_accuracy.py rechecks the agreement
@@ -92,7 +92,14 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // the wide types live only inside inlined code
 // Masks are not combined (&&, ||, & or |): GCC 12 lowers such selects lane
-// by lane; chains of selects on one comparison each stay vector code.
+// by lane; chains of selects on one comparison each stay vector code. The
+// same holds for nested selects (c1 ? (c2 ? a : b) : b), for several selects
+// of one value (merged into one select on an OR), and for `c ? 1 : 0` with a
+// double comparison and integer lanes; combine conditions as 0/1 integer
+// lanes from the comparison's own mask (as01 in fmath64.h) and select once.
+// Check the clones' code after a change (objdump -d of fmath.o: scalar
+// vucomisd/vpinsrq/vpextrq in a _avx512 loop mean a select went lane by
+// lane; float64 pow had 245 such instructions per 8 lanes until 2026-12-05).
 #define HRX_FMATH_VI [[gnu::always_inline]] inline
 namespace v {
 typedef double d2 __attribute__((vector_size(16)));
@@ -387,8 +394,21 @@ namespace detail::v {
 template <class V> using F = typename traits<V>::F;
 template <class V> using UF = typename traits<V>::UF;
 template <class V> HRX_FMATH_VI V widen(F<V> x) {
-    if constexpr (std::is_same_v<V, double>) return static_cast<double>(x);
-    else return __builtin_convertvector(x, V);
+    if constexpr (std::is_same_v<V, double>) {
+        return static_cast<double>(x);
+    } else {
+#if defined(__x86_64__) && defined(__GNUC__)
+        // GCC 12 converts 8 floats as two halves (extract, two vcvtps2pd,
+        // insert); one vcvtps2pd ymm -> zmm is exact the same. d8 only exists
+        // in the AVX-512 clones (as vsqrt in fmath64.h).
+        if constexpr (sizeof(V) == 64) {
+            V r;
+            __asm__("vcvtps2pd %1, %0" : "=v"(r) : "v"(x));
+            return r;
+        }
+#endif
+        return __builtin_convertvector(x, V);
+    }
 }
 template <class V> HRX_FMATH_VI F<V> narrow(V x) {
     if constexpr (std::is_same_v<V, double>) return static_cast<float>(x);
@@ -458,7 +478,8 @@ template <class T> HRX_FMATH_VI T exp_ff(T x) {
 }
 // Note [float kernels in float]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// log, log2, log10, log1p, expm1 and tanh compute in float too
+// log, log2, log10, log1p and expm1 compute in float too (tanh did until
+// Note [float tanh in double])
 // (2026-12-05), on whole registers as exp_ff (16 lanes on AVX-512, 8 with
 // AVX2, 4 on the baseline), with the roundings that matter carried as float
 // pairs (TwoSum, Dekker products by 12-bit halves) so the result stays below
@@ -640,29 +661,36 @@ template <class T> HRX_FMATH_VI T expm1_ff(T x) {
     res = (ibits(x) & 0x7fffffff) == 0 ? ifrom<T>(ibits(x) & static_cast<std::int32_t>(0x80000000u)) : res;  // -0
     return isnan_i(x) ? x : res;
 }
-// (nh + nl) / (dh + dl) to a few 2^-40 relative before the final rounding:
-// t0 = n / d, then one correction by the exact residual.
-template <class T> HRX_FMATH_VI T div_pair(T nh, T nl, T dh, T dl) {
-    const T d = dh + dl;
-    const T t0 = (nh + nl) / d;
-    T pe;
-    const T p = two_prod(t0, dh, pe);
-    const T rho = (((nh - p) - pe) + nl) - t0 * dl;
-    return t0 + rho / d;
+// e^a - 1 in double for tanh_f (Note [float tanh in double]): a = n ln2 +
+// r (Cody-Waite), e^r - 1 by Taylor to r^9 (Estrin; truncation below 2^-37
+// relative), e^a - 1 = 2^n p + (2^n - 1) with 2^n - 1 exact (0 <= n <= 29).
+template <class V> HRX_FMATH_VI V expm1_short(V a) {
+    const V kd = a * kLog2e + kRound;
+    const V n = kd - kRound;
+    const V r = (a - n * kLn2Hi) - n * kLn2Lo;
+    const V r2 = r * r, r4 = r2 * r2;
+    const V q = ((0.5 + r * (1.0 / 6.0)) + r2 * (1.0 / 24.0 + r * (1.0 / 120.0))) +
+                r4 * ((1.0 / 720.0 + r * (1.0 / 5040.0)) + r2 * (1.0 / 40320.0 + r * (1.0 / 362880.0)));
+    const V s = pow2_of(kd);
+    return s * (r + r2 * q) + (s - 1.0);
 }
-// tanh |x| = u / (u + 2), u = expm1(2|x|) as a pair (|x| clamped to 10,
-// where tanh is 1 in float), divided by div_pair; the sign copied back.
-template <class T> HRX_FMATH_VI T tanh_ff(T x) {
-    T a = fabsf_(x);
-    a = a < 10.0f ? a : fsplat<T>(10.0f);
-    T ul, p;
-    fint<T> ni;
-    const T uh = expm1_pair(a + a, ul, p, ni);
-    T de;
-    const T dh = two_sum<T>(uh, fsplat<T>(2.0f), de);
-    const T t = div_pair(uh, ul, dh, de + ul);
-    const T res = ifrom<T>(ibits(t) | (ibits(x) & static_cast<std::int32_t>(0x80000000u)));
-    return isnan_i(x) ? x : res;
+// Note [float tanh in double]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// tanh was a float kernel with float pairs (TwoSum, Dekker products and a
+// corrected division, removed) to stay within 1 ulp. In double it
+// needs none of that: tanh |x| = E / (E + 2) with E = expm1_short(2|x|), |x|
+// clamped to 10 (tanh is 1 in float from 9.01), one division; the error is a
+// few 2^-37 relative before the rounding to float (max 0.5000 ulp measured,
+// against 0.69 for the float one), and the sign is copied back (+-0 stay). On this
+// Xeon (AVX-512, one thread, in cache) it takes 1.2 ns a value against 1.35.
+// The same in double for expm1 was slower than expm1_ff (1.04 against 0.89
+// ns), so expm1 stays in float (2026-12-05).
+template <class V> HRX_FMATH_VI F<V> tanh_f(F<V> xf) {
+    V a = fabs(widen<V>(xf));
+    a = a < 10.0 ? a : splat<V>(10.0);
+    const V e = expm1_short(a + a);
+    const F<V> r = copysignf<V>(narrow<V>(e / (e + 2.0)), xf);
+    return xf != xf ? xf : r;
 }
 template <class V> HRX_FMATH_VI F<V> exp_f(F<V> x) { return exp_ff<F<V>>(x); }
 template <class V> HRX_FMATH_VI F<V> exp2_f(F<V> x) {
@@ -705,7 +733,25 @@ template <class V> HRX_FMATH_VI F<V> tan_fast(F<V> x) {
 // atan t = atan c + atan u with u = (t - c) / (1 + t c), |u| <= 1/16, whose
 // series to u^13 is within 2^-55 relative; atan(j/8) comes from a table by
 // selects. |x| > 1 gives pi/2 - atan(1/|x|). Error a few 1e-16 relative.
-constexpr double kAtanJ8[9] = {0.0,
+// t[j] per lane for a table of up to 16 doubles (64-byte aligned, 16
+// entries readable): one two-register permute on AVX-512, loads by lane
+// elsewhere. Exact: every host gives the same bits.
+template <class V> HRX_FMATH_VI V lookup16(const double* t, U<V> j) {
+    if constexpr (std::is_same_v<V, double>) {
+        return t[j];
+    } else if constexpr (sizeof(V) == 64) {
+        V a, b;
+        __builtin_memcpy(&a, t, sizeof a);
+        __builtin_memcpy(&b, t + 8, sizeof b);
+        return __builtin_shuffle(a, b, j);
+    } else {
+        V r;
+#pragma GCC unroll 8
+        for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = t[j[k]];
+        return r;
+    }
+}
+alignas(64) constexpr double kAtanJ8[16] = {0.0,
                                0x1.fd5ba9aac2f6ep-4,
                                0x1.f5b75f92c80ddp-3,
                                0x1.6f61941e4def1p-2,
@@ -715,28 +761,37 @@ constexpr double kAtanJ8[9] = {0.0,
                                0x1.700a7c5784634p-1,
                                0x1.921fb54442d18p-1};
 // atan t for t in [0, 1] in double (float atan and atan2 share it).
+// atan c + atan u for u = num / den, c = j/8: the table value and the
+// series of u to u^9 (|u| <= 1/16: the rest is below 2^-43 of u).
+template <class V> HRX_FMATH_VI V atan_tail(V num, V den, U<V> j) {
+    const V at = lookup16<V>(kAtanJ8, j);  // j <= 8
+    const V u = num / den;
+    const V z = u * u;
+    const V p = (-1.0 / 3.0 + z * (1.0 / 5.0)) + (z * z) * (-1.0 / 7.0 + z * (1.0 / 9.0));
+    return at + (u + u * z * p);
+}
 template <class V> HRX_FMATH_VI V atan_unit_d(V t) {
     const V kd = t * 8.0 + kRound;
     const V c = (kd - kRound) * 0.125;
     const U<V> j = bits(kd) & 15;
-    V at = splat<V>(0.0);
-#pragma GCC unroll 8
-    for (unsigned k = 1; k <= 8; ++k) at = j == k ? splat<V>(kAtanJ8[k]) : at;
-    const V u = (t - c) / (1.0 + t * c);
-    const V z = u * u;
-    V p = splat<V>(1.0 / 13.0);
-    p = p * z - 1.0 / 11.0;
-    p = p * z + 1.0 / 9.0;
-    p = p * z - 1.0 / 7.0;
-    p = p * z + 1.0 / 5.0;
-    p = p * z - 1.0 / 3.0;
-    return at + (u + u * z * p);
+    return atan_tail(t - c, 1.0 + t * c, j);
 }
+// atan |x| with one division: |x| <= 1: c = round(8|x|)/8, u = (|x| - c) /
+// (1 + c|x|); above: c = round(8/|x|)/8 counted by comparisons with the
+// midpoints 8/(k - 1/2) (their rounding only moves |u| a hair past 1/16),
+// u = (1/|x| - c) / (1 + c/|x|) = (1 - c|x|) / (|x| + c), and pi/2 - the sum.
+constexpr double kAtanMid[8] = {16.0, 16.0 / 3, 16.0 / 5, 16.0 / 7, 16.0 / 9, 16.0 / 11, 16.0 / 13, 16.0 / 15};
 template <class V> HRX_FMATH_VI F<V> atan_f(F<V> x) {
     const V a = fabs(widen<V>(x));
     const auto big = a > 1.0;
-    const V t = (big ? splat<V>(1.0) : a) / (big ? a : splat<V>(1.0));
-    const V w = atan_unit_d(t);
+    const V kd = a * 8.0 + kRound;  // |x| <= 1
+    U<V> jb = U<V>{} + 0;
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) jb = a < kAtanMid[k] ? jb + 1 : jb;
+    const U<V> j = big ? jb : bits(kd) & 15;
+    const V c = (from_bits<V>(j | 0x4338000000000000ULL) - kRound) * 0.125;  // j exactly, by kRound's bits
+    const V ab = a < 0x1p60 ? a : splat<V>(0x1p60);  // inf: c = 0 and 0 * inf would be NaN
+    const V w = atan_tail(big ? 1.0 - c * ab : a - c, big ? ab + c : 1.0 + a * c, j);
     const V res = big ? 0x1.921fb54442d18p+0 - w : w;
     const F<V> r = copysignf<V>(narrow<V>(res), x);
     return x != x ? x : r;
@@ -792,7 +847,7 @@ inline float atan(float x) { return detail::v::atan_f<double>(x); }
 inline float rsqrt(float x) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x))); }
 inline float logistic(float x) { return detail::v::logistic_f<double>(x); }
 inline float silu(float x) { return detail::v::silu_f<double>(x); }
-inline float tanh(float x) { return detail::v::tanh_ff(x); }
+inline float tanh(float x) { return detail::v::tanh_f<double>(x); }
 inline float erf(float x) { return detail::v::erf_f<double>(x); }
 inline float sin(float x) {
     if (!(std::fabs(x) < detail::kTrigFast)) return detail::sin_big(x);

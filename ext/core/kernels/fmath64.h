@@ -172,23 +172,7 @@ alignas(64) constexpr double kExp2J16Lo[16] = {
     0x1.6f46ad23182e4p-55, 0x1.ada0911f09ebcp-55, 0x1.d4397afec42e2p-56, 0x1.6324c054647adp-54,
     -0x1.bdd3413b26456p-54, -0x1.41577ee04992fp-55, 0x1.6e9f156864b27p-54, 0x1.c7c46b071f2bep-56,
     0x1.7a1cd345dcc81p-54, 0x1.11065895048ddp-55, 0x1.2ed02d75b3707p-55, -0x1.e9c23179c2893p-54};
-// t[j] per lane for j < 16: one two-register permute on AVX-512 (vpermt2pd),
-// lane loads elsewhere; the value does not depend on how.
-template <class V> HRX_FMATH_VI V lookup16(const double* t, U<V> j) {
-    if constexpr (std::is_same_v<V, double>) {
-        return t[j];
-    } else if constexpr (sizeof(V) == 64) {
-        V a, b;
-        __builtin_memcpy(&a, t, sizeof a);
-        __builtin_memcpy(&b, t + 8, sizeof b);
-        return __builtin_shuffle(a, b, j);
-    } else {
-        V r;
-#pragma GCC unroll 8
-        for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = t[j[k]];
-        return r;
-    }
-}
+// (lookup16, the table lookups: fmath.h.)
 // e^x: x = (16 m + j) ln2/16 + r, |r| <= ln2/32, e^x = 2^m 2^(j/16) e^r with
 // 2^(j/16) double-double from the table and e^r - 1 = E in plain double
 // (|E| < 0.022, so its rounding reaches the result scaled down 45 times):
@@ -516,19 +500,23 @@ template <class V> HRX_FMATH_VI V atan2_64(V y, V x) {
 // The correctly rounded square root of w >= 0 per lane (so the same bits on
 // every host): SSE2's sqrtpd two lanes at a time on x86-64 (std::sqrt's
 // errno path keeps GCC from vectorising it), the lanes one by one elsewhere.
+// sqrt lane by lane (correctly rounded, so any instruction gives the same
+// bits). GCC has no generic vector sqrt (std::sqrt sets errno, so it stays
+// scalar); on x86-64 the whole register is one instruction in inline
+// assembly: d8 is only instantiated in the AVX-512 clones and d4 in the AVX2
+// ones, which is what makes vsqrtpd on a zmm or ymm register valid there.
+// (The earlier loop of 2-lane sqrtpd with its shuffles was 25 of asin's
+// instructions.)
 template <class V> HRX_FMATH_VI V vsqrt(V w) {
     if constexpr (std::is_same_v<V, double>) {
         return __builtin_sqrt(w);
     } else {
         V r;
 #if defined(__x86_64__) && defined(__GNUC__)
-        constexpr unsigned L = sizeof(V) / sizeof(double);
-#pragma GCC unroll 4
-        for (unsigned k = 0; k < L; k += 2) {
-            d2 h = {w[k], w[k + 1]};
-            h = __builtin_ia32_sqrtpd(h);
-            r[k] = h[0];
-            r[k + 1] = h[1];
+        if constexpr (sizeof(V) == 64 || sizeof(V) == 32) {
+            __asm__("vsqrtpd %1, %0" : "=v"(r) : "v"(w));
+        } else {
+            r = __builtin_ia32_sqrtpd(w);
         }
 #else
         for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = __builtin_sqrt(w[k]);
@@ -709,6 +697,26 @@ template <class V> HRX_FMATH_VI V gather(const double* t, U<V> j) {
         return t[j];
     } else {
         V r;
+#if defined(__x86_64__) && defined(__GNUC__)
+        // Loads are exact, so the hardware gather gives the lane loads' bits;
+        // GCC 12 did not emit it and loaded lane by lane (3 tables, 72 scalar
+        // moves per 8 pow lanes). d8 only exists in the AVX-512 clones and d4
+        // in the AVX2 ones (as vsqrt).
+        if constexpr (sizeof(V) == 64) {
+            __asm__("kxnorw %%k0, %%k0, %%k1\n\t"
+                    "vpxorq %0, %0, %0\n\t"
+                    "vgatherqpd (%1,%2,8), %0%{%%k1%}"
+                    : "=&v"(r) : "r"(t), "v"(j) : "k1", "memory");
+            return r;
+        } else if constexpr (sizeof(V) == 32) {
+            V m;
+            __asm__("vpcmpeqd %1, %1, %1\n\t"
+                    "vxorpd %0, %0, %0\n\t"
+                    "vgatherqpd %1, (%2,%3,8), %0"
+                    : "=&x"(r), "=&x"(m) : "r"(t), "x"(j) : "memory");
+            return r;
+        }
+#endif
 #pragma GCC unroll 8
         for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) r[k] = t[j[k]];
         return r;
@@ -828,6 +836,13 @@ alignas(64) constexpr double kPowLogCLo[93] = {
     0x1.710af840538e3p-56};
 
 // log x = lh + ll for a positive finite x (subnormals included).
+// A comparison as 0/1 integer lanes. Spelled as the comparison's own mask
+// (-1 or 0 per lane) and 1: GCC 12 compiled `c ? 1 : 0` with a double
+// comparison and integer values lane by lane (88 scalar compares in pow64).
+template <class V, class M> HRX_FMATH_VI U<V> as01(M m) {
+    if constexpr (std::is_same_v<V, double>) return m ? 1 : 0;
+    else return (U<V>)m & 1;
+}
 template <class V> HRX_FMATH_VI void log_pow(V x, V& lh, V& ll) {
     const auto sub = x < 0x1p-1022;
     const V xs = sub ? x * 0x1p52 : x;
@@ -888,22 +903,24 @@ template <class V> HRX_FMATH_VI V pow64(V x, V y) {
     // (ulp 1/2) and [2^52, 2^53) (ulp 1) by the low bits, even beyond.
     const U<V> one = U<V>{} + 1, zero = U<V>{} + 0;
     const V kd2 = clamp(y, -0x1p51, 0x1p51) + kRound;
-    const U<V> eq = (kd2 - kRound) == y ? one : zero;
-    const U<V> r51 = ay < 0x1p51 ? one : zero, r52 = ay < 0x1p52 ? one : zero, r53 = ay < 0x1p53 ? one : zero;
+    const U<V> eq = as01<V>((kd2 - kRound) == y);
+    const U<V> r51 = as01<V>(ay < 0x1p51), r52 = as01<V>(ay < 0x1p52), r53 = as01<V>(ay < 0x1p53);
     const U<V> yb = bits(y), b0 = yb & 1, b1 = (yb >> 1) & 1;
     const U<V> m5152 = r52 & (r51 ^ 1), m5253 = r53 & (r52 ^ 1);
     const U<V> odd = (bits(kd2) & eq & r51) | (b1 & (b0 ^ 1) & m5152) | (b0 & m5253);
     const U<V> nonint = ((eq ^ 1) & r51) | (b0 & m5152);
     const U<V> xs = bits(x) >> 63;
     res = (odd & xs) != 0 ? -res : res;
-    res = x < 0.0 ? (x == -kInf64 ? res : (nonint != 0 ? splat<V>(kNaN64) : res)) : res;
+    // Masks combined as 0/1 integer lanes, one select each (nested selects
+    // became lane-by-lane compares: 245 scalar instructions per 8 lanes).
+    res = (as01<V>(x < 0.0) & as01<V>(x > -kInf64) & nonint) != 0 ? splat<V>(kNaN64) : res;
     res = y != y ? from_bits<V>(bits(y) | 0x0008000000000000ULL) : res;  // quieted, x's first (as pow_f)
     res = x != x ? from_bits<V>(bits(x) | 0x0008000000000000ULL) : res;
     res = y == 2.0 ? x * x : res;  // x**2 == x * x, bit for bit
-    res = ay == kInf64 ? (x == -1.0 ? splat<V>(1.0) : res) : res;
-    // |x| < 1 with y = +-inf and |x| > 1: the generic path (y clamped to 2^900) gives 0 or inf
-    res = x == 1.0 ? splat<V>(1.0) : res;
-    res = y == 0.0 ? splat<V>(1.0) : res;
+    // (-1)^+-inf, 1^y and x^0 are 1; |x| < 1 with y = +-inf and |x| > 1: the
+    // generic path (y clamped to 2^900) gives 0 or inf.
+    const U<V> is1 = (as01<V>(ay == kInf64) & as01<V>(x == -1.0)) | as01<V>(x == 1.0) | as01<V>(y == 0.0);
+    res = is1 != 0 ? splat<V>(1.0) : res;
     return res;
 }
 
@@ -1029,22 +1046,41 @@ template <class V> HRX_FMATH_VI F<V> acos_f(F<V> xf) {
     r = a > 1.0 ? splat<V>(kNaN64) : r;
     return xf != xf ? xf : narrow<V>(r);
 }
-// sinh, cosh: e = e^|x| by exp_d (clamped, so float infinities come from the
-// rounding), (e -+ 1/e) / 2; sinh below 1 by Taylor to x^11 (truncation
-// below 2^-32).
+// sinh, cosh: a = |x| = n ln2 + r (Cody-Waite, |r| <= 0.347), e^r = C + S
+// with C and S its even and odd Taylor parts to r^9 (truncation below 2^-36
+// relative), so e^-r = C - S without a division: e^a / 2 = 2^(n-1) (C + S),
+// e^-a / 2 = 2^(-n-1) (C - S) (a clamped to 100: float overflows well
+// before, 2^-101 stays a normal double). sinh below 1 by Taylor to x^11
+// (truncation below 2^-32). Errors a few 2^-53 relative before the one
+// rounding to float (sinh's difference loses at most a factor 1.16 for
+// a >= 1). The division they replace cost a third of the time.
+template <class V> HRX_FMATH_VI void exp_halves(V a, V& up, V& down) {
+    a = a < 100.0 ? a : splat<V>(100.0);
+    const V kd = a * kLog2e + kRound;
+    const V n = kd - kRound;
+    const V r = (a - n * kLn2Hi) - n * kLn2Lo;
+    const V z = r * r;
+    const V c = 1.0 + z * ((0.5 + z * (1.0 / 24.0)) + (z * z) * ((1.0 / 720.0) + z * (1.0 / 40320.0)));
+    const V s = r + r * (z * ((1.0 / 6.0 + z * (1.0 / 120.0)) + (z * z) * ((1.0 / 5040.0) + z * (1.0 / 362880.0))));
+    const U<V> nb = bits(kd);
+    up = (c + s) * from_bits<V>((nb + 1022) << 52);    // 2^(n-1)
+    down = (c - s) * from_bits<V>((1022 - nb) << 52);  // 2^(-n-1)
+}
 template <class V> HRX_FMATH_VI F<V> sinh_f(F<V> xf) {
     const V x = widen<V>(xf), a = fabs(x);
     const V z = a * a;
     const V p = (1.0 / 6.0 + z * (1.0 / 120.0)) + (z * z) * ((1.0 / 5040.0 + z * (1.0 / 362880.0)) +
                                                           z * z * (1.0 / 39916800.0));
-    const V e = exp_d(a);
-    const V r = a < 1.0 ? a + a * z * p : 0.5 * (e - 1.0 / e);
+    V up, down;
+    exp_halves(a, up, down);
+    const V r = a < 1.0 ? a + a * z * p : up - down;
     return xf != xf ? xf : narrow<V>(copysign(r, x));
 }
 template <class V> HRX_FMATH_VI F<V> cosh_f(F<V> xf) {
     const V a = fabs(widen<V>(xf));
-    const V e = exp_d(a);
-    const V r = 0.5 * (e + 1.0 / e);
+    V up, down;
+    exp_halves(a, up, down);
+    const V r = up + down;
     return xf != xf ? xf : narrow<V>(r);
 }
 // atan2 of floats in plain double: t = min/max of |y|, |x| (one division,
@@ -1066,20 +1102,47 @@ template <class V> HRX_FMATH_VI F<V> atan2_f(F<V> yf, F<V> xf) {
     const F<V> r = narrow<V>(copysign(w, y));
     return yf != yf ? yf : (xf != xf ? xf : r);
 }
+// ln x and e^x sized for pow_f: log_d's reduction with the atanh series to
+// s^13 (truncation below 2^-39 relative);
+// exp_d's reduction with Taylor to r^8 (below 2^-32 relative). With |y ln x|
+// <= 104 (beyond, the float result over- or underflows) the product's error
+// stays below 2^-32 of the result: 0.5 + 2^-8 ulp at most after rounding.
+template <class V> HRX_FMATH_VI V log_pf(V x) {
+    const U<V> u = bits(x);
+    const U<V> e = (u + 0x00095f619980c433ULL) >> 52;
+    const V m = from_bits<V>(u - ((e - 1023) << 52));
+    const V k = (from_bits<V>(e | 0x4330000000000000ULL) - 0x1p52) - 1023.0;
+    const V f = m - 1.0;
+    const V s = f / (2.0 + f);
+    const V z = s * s, z2 = z * z;
+    const V p = ((2.0 / 3.0 + z * (2.0 / 5.0)) + z2 * (2.0 / 7.0 + z * (2.0 / 9.0))) +
+                (z2 * z2) * (2.0 / 11.0 + z * (2.0 / 13.0));
+    return k * kLn2Hi + ((k * kLn2Lo + s * z * p) + 2.0 * s);
+}
+template <class V> HRX_FMATH_VI V exp_pf(V x) {
+    x = clamp(x, -708.0, 709.0);
+    const V kd = x * kLog2e + kRound;
+    const V n = kd - kRound;
+    const V r = (x - n * kLn2Hi) - n * kLn2Lo;
+    const V r2 = r * r, r4 = r2 * r2;
+    const V q = ((0.5 + r * (1.0 / 6.0)) + r2 * (1.0 / 24.0 + r * (1.0 / 120.0))) +
+                r4 * ((1.0 / 720.0 + r * (1.0 / 5040.0)) + r2 * (1.0 / 40320.0));
+    return (1.0 + (r + r2 * q)) * pow2_of(kd);
+}
 template <class V> HRX_FMATH_VI F<V> pow_f(F<V> xf, F<V> yf) {
     using UF_ = UF<V>;
     const V x = widen<V>(xf), y = widen<V>(yf);
     const V ax = fabs(x);
-    V lx = log_d(bits(ax) - 1 < 0x7fefffffffffffffULL ? ax : splat<V>(1.0));
+    V lx = log_pf(bits(ax) - 1 < 0x7fefffffffffffffULL ? ax : splat<V>(1.0));
     lx = ax == 0.0 ? splat<V>(-1e300) : lx;  // |x|^y then over- or underflows as it should
     lx = ax == kInf ? splat<V>(1e300) : lx;
-    F<V> r = narrow<V>(exp_d(y * lx));
+    F<V> r = narrow<V>(exp_pf(y * lx));
     // y an odd integer: |y| < 2^24 (floats beyond are even), y + kRound - kRound == y, bit 0 of kd.
     // (integer 0/1 lanes from one select per comparison: GCC 12 turned the
     // earlier selects on a shared mask into lane-by-lane code)
     const V kd = clamp(y, -0x1p24, 0x1p24) + kRound;
-    const U<V> eq = (kd - kRound) == y ? U<V>{} + 1 : U<V>{} + 0;
-    const U<V> small = fabs(y) < 0x1p24 ? U<V>{} + 1 : U<V>{} + 0;
+    const U<V> eq = as01<V>((kd - kRound) == y);
+    const U<V> small = as01<V>(fabs(y) < 0x1p24);
     const U<V> odd = bits(kd) & eq;  // bit 0: y = +-2^24 is even
     const U<V> nonint = (eq ^ 1) & small;
     UF_ oddf, nonintf;
