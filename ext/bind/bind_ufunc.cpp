@@ -53,6 +53,22 @@ bool is_python_scalar(nb::handle h) {
 
 namespace {
 
+// Note [DeviceArrays by their exact type]: nanobind's isinstance and cast
+// look the C++ type up in its type map (a hash of the type_info) and then
+// walk the Python type's bases: about a hundred instructions per check, and
+// the per-operation path checked each operand two or three times (foreign
+// operands, then the parse). An object whose type is exactly DeviceArray
+// (the usual case) is recognised by one pointer comparison here, its Array
+// read straight from the instance; subclasses and anything else take
+// is_array/array_of as before, so the answers are the same.
+PyTypeObject* g_array_type = nullptr;
+
+// The Array of `h` when h is a DeviceArray, else null.
+const Array* device_of(nb::handle h) {
+    if (Py_TYPE(h.ptr()) == g_array_type && nb::inst_ready(h)) return &nb::inst_ptr<PyArray>(h)->a;
+    return is_array(h) ? &array_of(h) : nullptr;
+}
+
 // --- Python objects as core descriptions --------------------------------------------
 
 void parse_int(nb::handle h, Scalar& s) {
@@ -139,10 +155,10 @@ bool is_zero_d_host_array(nb::handle h) {
 // so that every check of the call runs before anything is uploaded); `keep`
 // holds the converted data for the call.
 void parse_array(nb::handle h, Input& in, nb::object& keep, const std::string& op) {
-    if (is_array(h)) {
+    if (const Array* a = device_of(h)) {
         in.kind = Input::Kind::Device;
-        in.device = &array_of(h);
-        in.dtype = in.device->dtype;
+        in.device = a;
+        in.dtype = a->dtype;
         return;
     }
     keep = host_array(h, nullptr, op);
@@ -153,7 +169,7 @@ void parse_array(nb::handle h, Input& in, nb::object& keep, const std::string& o
 
 // An operand of an elementwise function: a number, else as parse_array.
 void parse_input(nb::handle h, Input& in, nb::object& keep, const std::string& op) {
-    if (!is_array(h) && parse_number(h, in.scalar, op)) {
+    if (!device_of(h) && parse_number(h, in.scalar, op)) {
         in.kind = Input::Kind::Scalar;
         in.dtype = in.scalar.dtype;
         return;
@@ -164,9 +180,8 @@ void parse_input(nb::handle h, Input& in, nb::object& keep, const std::string& o
 // out=: a DeviceArray or None (nullptr).
 const Array* parse_out(nb::handle out, const std::string& op) {
     if (out.is_none()) return nullptr;
-    if (!is_array(out))
-        throw nb::type_error((op + ": out must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(out.type()))).c_str());
-    return &array_of(out);
+    if (const Array* a = device_of(out)) return a;
+    throw nb::type_error((op + ": out must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(out.type()))).c_str());
 }
 
 nb::object wrap_result(std::optional<Array>&& r, nb::handle out) {
@@ -245,7 +260,7 @@ std::optional<nb::object> foreign_override(const std::string& name, const CallAr
     bool maybe = false;
     for (size_t i = 0; i < c.nin; ++i) {
         const nb::handle h = c.inputs[i];
-        maybe |= !is_array(h) && !is_python_scalar(h) && !numpy_operand(h);
+        maybe |= !device_of(h) && !is_python_scalar(h) && !numpy_operand(h);
     }
     if (!maybe) return std::nullopt;
     nb::list inputs;
@@ -706,6 +721,7 @@ void bind_loom_ufunc(nb::module_& lm) {
 }
 
 void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
+    g_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
     auto ufunc_cls = nb::class_<PyUfunc>(m, "ufunc", nb::dynamic_attr(),
                         "An elementwise function over DeviceArrays (hx.add, hx.exp, ...), run on the GPU compute "
                         "lane: NumPy's broadcasting, NEP 50 scalar promotion (with ml_dtypes' bfloat16 rules), "

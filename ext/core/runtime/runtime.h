@@ -106,7 +106,9 @@ public:
     // as they were), and the caller waits with
     // scheduler().wait_for_room(max_submissions) (outside the GIL) and
     // retries, so array operations apply backpressure instead of failing. On
-    // success uses and fn are moved from.
+    // success fn is moved from and uses is left empty, with the room of an
+    // earlier operation's uses for the caller's next one (Note [Pooled task
+    // storage] in runtime/task.cpp).
     // `label` is the operation's short name in traces ("matmul", "exp").
     // With `kernel` the operation is that kernel's dispatch over `uses` (its
     // bindings, in order) through the lane's provider queue, and fn is unused;
@@ -147,6 +149,11 @@ private:
     std::shared_ptr<Scheduler> scheduler_;
     FaultSlot array_fault_;
 };
+
+// An ElementwiseOp record for the array layer's next elementwise dispatch:
+// an emptied one of this thread's finished operations when there is one
+// (Note [Pooled task storage] in runtime/task.cpp), else a new one.
+std::shared_ptr<provider::ElementwiseOp> spare_elementwise_op();
 
 // The runtime behind a storage owner or an NPU placement's owner (only
 // RuntimeCore implements StorageOwner).

@@ -101,14 +101,14 @@ void Scheduler::refuse_stuck_wait(const std::string& op, const StorageState* sto
     if (completion && completion == t_running->completion.get())
         fail_stuck(op, "its own submission to finish");
     for (const auto& lease : t_running->leases)
-        if (storage && lease.first.get() == storage)
+        if (storage && lease.first == storage)
             fail_stuck(op, "an allocation its own submission uses on a device (use the array the host region is "
                            "given for it) to be released");
     for (const Submission* s : stuck_locked()) {
         if (completion && s->completion.get() == completion)
             fail_stuck(op, "a submission that needs this lane or is ordered after its own to finish");
         for (const auto& lease : s->leases)
-            if (storage && lease.first.get() == storage)
+            if (storage && lease.first == storage)
                 fail_stuck(op, "an allocation in use by a submission that needs this lane or is ordered after its "
                                "own to be released");
     }
@@ -618,7 +618,7 @@ void Submission::take_leases(const std::vector<std::pair<std::shared_ptr<Storage
             release_leases();
             throw;
         }
-        leases.push_back({storage, a});
+        leases.push_back({storage.get(), a});
     }
 }
 
