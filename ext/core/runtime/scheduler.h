@@ -303,6 +303,7 @@ private:
     std::condition_variable room_cv_;  // enough submissions retired (wait_for_room)
     size_t room_waiters_ = 0;          // threads outside the lanes in wait_for_room, under mu_
     size_t room_low_mark_ = 0;         // they wake when pending_ is this small (Note [Room in batches])
+    bool room_ready_ = false;          // under mu_: notify room_cv_ once mu_ is released (Note [Room notified outside the lock])
     std::list<std::shared_ptr<Submission>> pending_;
     // Retired submissions not yet destroyed (Note [Freed where allocated]), a
     // lock-free chain through Submission::link: the next submission, drain()
