@@ -276,6 +276,27 @@ std::optional<nb::object> foreign_override(const std::string& name, const CallAr
     return uf(*nb::tuple(inputs), **kwargs);
 }
 
+// The Inputs of one call, constructed only for its operands: an Input holds
+// four Dims, a Scalar and an Array, and making and destroying the three
+// slots and the mask of every call, used or not, was a twentieth of a
+// one-element operation's instructions.
+struct InputSlots {
+    union {
+        Input v[3];
+    };
+    size_t n = 0;
+    InputSlots() {}
+    ~InputSlots() {
+        while (n > 0) v[--n].~Input();
+    }
+    InputSlots(const InputSlots&) = delete;
+    InputSlots& operator=(const InputSlots&) = delete;
+    Input& add() {
+        new (&v[n]) Input();
+        return v[n++];
+    }
+};
+
 nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
     const std::string name = kernels::ufunc_info(op).name;
     if (auto deferred = foreign_override(name, c)) return std::move(*deferred);
@@ -287,25 +308,25 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
     }
     const Array* out = parse_out(out_obj, name);
     // Fixed-size storage: this is the per-operation path (no heap here).
-    Input inputs[3];
+    InputSlots inputs;
     nb::object keep[4];
-    for (size_t i = 0; i < c.nin; ++i) parse_input(c.inputs[i], inputs[i], keep[i], name);
+    for (size_t i = 0; i < c.nin; ++i) parse_input(c.inputs[i], inputs.add(), keep[i], name);
     elementwise::Where where;
-    Input mask;
+    std::optional<Input> mask;
     if (c.where.is_valid() && !c.where.is_none() && c.where.ptr() != Py_True) {
         if (c.where.ptr() == Py_False) {
             where.kind = elementwise::Where::Kind::Nowhere;
         } else {
-            parse_input(c.where, mask, keep[3], name);
+            parse_input(c.where, mask.emplace(), keep[3], name);
             where.kind = elementwise::Where::Kind::Mask;
-            where.mask = &mask;
+            where.mask = &*mask;
         }
     }
     DType dtype{};
     const bool has_dtype = c.dtype.is_valid() && !c.dtype.is_none();
     if (has_dtype) dtype = dtype_from_py(c.dtype, name);
-    return wrap_result(elementwise::call(g_env, op, std::span<Input>(inputs, c.nin), out, has_dtype ? &dtype : nullptr,
-                                         where),
+    return wrap_result(elementwise::call(g_env, op, std::span<Input>(inputs.v, inputs.n), out,
+                                         has_dtype ? &dtype : nullptr, where),
                        out_obj);
 }
 

@@ -275,8 +275,70 @@ void Scheduler::shutdown() {
     threads_.clear();
 }
 
+// Note [Pooled completions]: every array operation makes a completion, and
+// its last handle goes on the submitting thread (Note [Freed where
+// allocated]), mostly in bursts: a batch of retired submissions at a time.
+// Bursts of more frees than malloc's per-thread cache holds (7 per size)
+// sent every completion through malloc's slow paths. So the blocks
+// (control block and state, one size) are kept per thread, up to
+// kCompletionBlocks, by the allocator of make_completion: a free goes to the
+// freeing thread's blocks, the next allocation there takes one. The blocks
+// live in trivially destructible thread storage, usable until the thread is
+// gone; a release object frees them when the thread ends, and later frees
+// on that thread go straight back to the heap.
+namespace {
+constexpr size_t kCompletionBlocks = 64;
+
+struct CompletionBlocks {
+    void* block[kCompletionBlocks];
+    size_t count;
+    size_t size;  // the one block size kept (0: none yet)
+    bool closed;  // the thread is ending: no more blocks kept
+};
+thread_local CompletionBlocks t_completion_blocks{};
+
+struct CompletionBlocksRelease {
+    ~CompletionBlocksRelease() {
+        CompletionBlocks& b = t_completion_blocks;
+        b.closed = true;
+        while (b.count > 0) ::operator delete(b.block[--b.count]);
+    }
+};
+thread_local CompletionBlocksRelease t_completion_release;
+
+template <class T>
+struct CompletionAllocator {
+    using value_type = T;
+    CompletionAllocator() = default;
+    template <class U>
+    CompletionAllocator(const CompletionAllocator<U>&) noexcept {}
+    T* allocate(size_t n) {
+        CompletionBlocks& b = t_completion_blocks;
+        const size_t bytes = n * sizeof(T);
+        if (b.count > 0 && b.size == bytes) return static_cast<T*>(b.block[--b.count]);
+        return static_cast<T*>(::operator new(bytes));
+    }
+    void deallocate(T* p, size_t n) noexcept {
+        CompletionBlocks& b = t_completion_blocks;
+        const size_t bytes = n * sizeof(T);
+        if (!b.closed && b.count < kCompletionBlocks && (b.size == 0 || b.size == bytes)) {
+            (void)&t_completion_release;  // this thread's blocks are freed when it ends
+            b.size = bytes;
+            b.block[b.count++] = p;
+            return;
+        }
+        ::operator delete(p);
+    }
+    template <class U>
+    bool operator==(const CompletionAllocator<U>&) const noexcept {
+        return true;
+    }
+};
+}  // namespace
+
 std::shared_ptr<CompletionState> Scheduler::make_completion() {
-    return std::make_shared<CompletionState>(std::weak_ptr<void>(weak_from_this()), next_id_.fetch_add(1));
+    return std::allocate_shared<CompletionState>(CompletionAllocator<CompletionState>{},
+                                                 std::weak_ptr<void>(weak_from_this()), next_id_.fetch_add(1));
 }
 
 void Scheduler::signal_lane(int lane) {
