@@ -567,13 +567,16 @@ void Scheduler::bury(std::unique_lock<std::mutex>& lock) {
 }
 
 // Note [Room in batches]: a thread outside the lanes that finds the runtime
-// full sleeps until half of the pending submissions have retired, not just
-// one. A loop of small array operations outruns the lanes; waking it at every
-// retirement cost a futex wake and a context switch per operation (on two
-// CPUs most of a one-element operation's time), while waking it once per
-// limit/2 retirements lets it refill the queue in one go. A backlog that does
-// not shrink (held up outside the runtime) costs at most kRoomBatchWait
-// before the one-free-slot rule applies again.
+// full sleeps until three quarters of the pending submissions have retired,
+// not just one. A loop of small array operations outruns the lanes; waking
+// it at every retirement cost a futex wake and a context switch per
+// operation (on two CPUs most of a one-element operation's time), while
+// waking it once per 3*limit/4 retirements lets it refill the queue in one
+// go (with limit/2 it slept once per 34 one-element additions, with limit/4
+// once per 49; the quarter left keeps a lane on another CPU busy while the
+// waiter wakes). A backlog that does not shrink (held up outside the
+// runtime) costs at most kRoomBatchWait before the one-free-slot rule
+// applies again.
 //
 // Note [Room notified outside the lock]: the retirement that makes room is
 // found under mu_, but the waiters are notified only after the worker has
@@ -592,7 +595,7 @@ void Scheduler::wait_for_room(size_t limit) {
     auto room = [&] { return pending_count_.load(std::memory_order_relaxed) < limit || stopping_ || closed_.load(); };
     if (running_here() != this) {
         if (room()) return;
-        const size_t low = limit / 2;
+        const size_t low = limit / 4;
         auto roomy = [&] { return pending_count_.load(std::memory_order_relaxed) <= low || stopping_ || closed_.load(); };
         ++room_waiters_;
         room_low_mark_ = std::max(room_low_mark_, low);
