@@ -82,6 +82,16 @@ std::shared_ptr<Submission> reusable(Retired& retired) {
     return nullptr;
 }
 
+// Note [Task storages do not own]: a graph's storage list holds the handles
+// that keep its storages alive, but a one-operation submission's own graph
+// has its op's uses for that (each use's Buffer holds its storage), cleared
+// together with the list when the submission is reused. So the list of a
+// task submission holds non-owning handles (shared_ptr's aliasing
+// constructor with no owner): copying and dropping them touches no
+// reference count. Those counts sit beside storage state that the lanes read
+// and write for every operation, and an atomic add on such a line was the
+// most expensive instruction of submit_task.
+
 // Emptied submissions kept by the thread that submits: what enqueue hands
 // back arrives after this call's submission is made, so it serves the next.
 // They hold nothing (no runtime), so one runtime's may serve another's.
@@ -145,8 +155,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     for (const auto& u : uses) {
         const auto& st = u.view.buffer->state();
         auto it = std::find_if(storages.begin(), storages.end(), [&](const auto& p) { return p.first == st; });
+        // Note [Task storages do not own]: a handle without a control block.
         if (it == storages.end())
-            storages.push_back({st, access_writes(u.access)});
+            storages.push_back({std::shared_ptr<StorageState>(std::shared_ptr<void>(), st.get()), access_writes(u.access)});
         else
             it->second = it->second || access_writes(u.access);
     }
