@@ -53,6 +53,22 @@ bool is_python_scalar(nb::handle h) {
 
 namespace {
 
+// Note [DeviceArrays by their exact type]: nanobind's isinstance and cast
+// look the C++ type up in its type map (a hash of the type_info) and then
+// walk the Python type's bases: about a hundred instructions per check, and
+// the per-operation path checked each operand two or three times (foreign
+// operands, then the parse). An object whose type is exactly DeviceArray
+// (the usual case) is recognised by one pointer comparison here, its Array
+// read straight from the instance; subclasses and anything else take
+// is_array/array_of as before, so the answers are the same.
+PyTypeObject* g_array_type = nullptr;
+
+// The Array of `h` when h is a DeviceArray, else null.
+const Array* device_of(nb::handle h) {
+    if (Py_TYPE(h.ptr()) == g_array_type && nb::inst_ready(h)) return &nb::inst_ptr<PyArray>(h)->a;
+    return is_array(h) ? &array_of(h) : nullptr;
+}
+
 // --- Python objects as core descriptions --------------------------------------------
 
 void parse_int(nb::handle h, Scalar& s) {
@@ -139,10 +155,10 @@ bool is_zero_d_host_array(nb::handle h) {
 // so that every check of the call runs before anything is uploaded); `keep`
 // holds the converted data for the call.
 void parse_array(nb::handle h, Input& in, nb::object& keep, const std::string& op) {
-    if (is_array(h)) {
+    if (const Array* a = device_of(h)) {
         in.kind = Input::Kind::Device;
-        in.device = &array_of(h);
-        in.dtype = in.device->dtype;
+        in.device = a;
+        in.dtype = a->dtype;
         return;
     }
     keep = host_array(h, nullptr, op);
@@ -153,7 +169,7 @@ void parse_array(nb::handle h, Input& in, nb::object& keep, const std::string& o
 
 // An operand of an elementwise function: a number, else as parse_array.
 void parse_input(nb::handle h, Input& in, nb::object& keep, const std::string& op) {
-    if (!is_array(h) && parse_number(h, in.scalar, op)) {
+    if (!device_of(h) && parse_number(h, in.scalar, op)) {
         in.kind = Input::Kind::Scalar;
         in.dtype = in.scalar.dtype;
         return;
@@ -164,9 +180,8 @@ void parse_input(nb::handle h, Input& in, nb::object& keep, const std::string& o
 // out=: a DeviceArray or None (nullptr).
 const Array* parse_out(nb::handle out, const std::string& op) {
     if (out.is_none()) return nullptr;
-    if (!is_array(out))
-        throw nb::type_error((op + ": out must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(out.type()))).c_str());
-    return &array_of(out);
+    if (const Array* a = device_of(out)) return a;
+    throw nb::type_error((op + ": out must be a DeviceArray, got " + nb::cast<std::string>(nb::repr(out.type()))).c_str());
 }
 
 nb::object wrap_result(std::optional<Array>&& r, nb::handle out) {
@@ -245,7 +260,7 @@ std::optional<nb::object> foreign_override(const std::string& name, const CallAr
     bool maybe = false;
     for (size_t i = 0; i < c.nin; ++i) {
         const nb::handle h = c.inputs[i];
-        maybe |= !is_array(h) && !is_python_scalar(h) && !numpy_operand(h);
+        maybe |= !device_of(h) && !is_python_scalar(h) && !numpy_operand(h);
     }
     if (!maybe) return std::nullopt;
     nb::list inputs;
@@ -261,6 +276,27 @@ std::optional<nb::object> foreign_override(const std::string& name, const CallAr
     return uf(*nb::tuple(inputs), **kwargs);
 }
 
+// The Inputs of one call, constructed only for its operands: an Input holds
+// four Dims, a Scalar and an Array, and making and destroying the three
+// slots and the mask of every call, used or not, was a twentieth of a
+// one-element operation's instructions.
+struct InputSlots {
+    union {
+        Input v[3];
+    };
+    size_t n = 0;
+    InputSlots() {}
+    ~InputSlots() {
+        while (n > 0) v[--n].~Input();
+    }
+    InputSlots(const InputSlots&) = delete;
+    InputSlots& operator=(const InputSlots&) = delete;
+    Input& add() {
+        new (&v[n]) Input();
+        return v[n++];
+    }
+};
+
 nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
     const std::string name = kernels::ufunc_info(op).name;
     if (auto deferred = foreign_override(name, c)) return std::move(*deferred);
@@ -272,25 +308,25 @@ nb::object ufunc_apply(Ufunc op, const CallArgs& c) {
     }
     const Array* out = parse_out(out_obj, name);
     // Fixed-size storage: this is the per-operation path (no heap here).
-    Input inputs[3];
+    InputSlots inputs;
     nb::object keep[4];
-    for (size_t i = 0; i < c.nin; ++i) parse_input(c.inputs[i], inputs[i], keep[i], name);
+    for (size_t i = 0; i < c.nin; ++i) parse_input(c.inputs[i], inputs.add(), keep[i], name);
     elementwise::Where where;
-    Input mask;
+    std::optional<Input> mask;
     if (c.where.is_valid() && !c.where.is_none() && c.where.ptr() != Py_True) {
         if (c.where.ptr() == Py_False) {
             where.kind = elementwise::Where::Kind::Nowhere;
         } else {
-            parse_input(c.where, mask, keep[3], name);
+            parse_input(c.where, mask.emplace(), keep[3], name);
             where.kind = elementwise::Where::Kind::Mask;
-            where.mask = &mask;
+            where.mask = &*mask;
         }
     }
     DType dtype{};
     const bool has_dtype = c.dtype.is_valid() && !c.dtype.is_none();
     if (has_dtype) dtype = dtype_from_py(c.dtype, name);
-    return wrap_result(elementwise::call(g_env, op, std::span<Input>(inputs, c.nin), out, has_dtype ? &dtype : nullptr,
-                                         where),
+    return wrap_result(elementwise::call(g_env, op, std::span<Input>(inputs.v, inputs.n), out,
+                                         has_dtype ? &dtype : nullptr, where),
                        out_obj);
 }
 
@@ -706,6 +742,7 @@ void bind_loom_ufunc(nb::module_& lm) {
 }
 
 void bind_ufuncs(nb::module_& m, nb::class_<PyArray>& cls) {
+    g_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
     auto ufunc_cls = nb::class_<PyUfunc>(m, "ufunc", nb::dynamic_attr(),
                         "An elementwise function over DeviceArrays (hx.add, hx.exp, ...), run on the GPU compute "
                         "lane: NumPy's broadcasting, NEP 50 scalar promotion (with ml_dtypes' bfloat16 rules), "

@@ -89,11 +89,22 @@ Placement host_visible() {
     return p;
 }
 
+namespace {
+// An emptied uses vector for this thread's next elementwise task: submit_task
+// hands back the room of a finished operation's uses (Note [Pooled task
+// storage] in runtime/task.cpp), so the per-operation path allocates none.
+thread_local std::vector<Use> t_spare_uses;
+}  // namespace
+
 std::shared_ptr<CompletionState> submit(RuntimeCore& rt, TaskSpec& task) {
     for (;;) {
         auto c = rt.submit_task(task.lane, task.uses, task.op, task.label, task.kernel, task.array);
         if (c) {
             if (task.written) task.written->add_writer(c);
+            if (task.uses.capacity() > t_spare_uses.capacity()) {
+                task.uses.clear();
+                t_spare_uses.swap(task.uses);
+            }
             return c;
         }
         BlockingWait wait;
@@ -326,34 +337,52 @@ TaskSpec ufunc_task(kernels::Ufunc op, const kernels::UfuncLoop& loop, std::span
     check_lane_binding(out, t.lane, name);
     // One elementwise dispatch (Note [Array operations are dispatches]): each
     // array operand is a binding (its use, in t.uses order) with the byte
-    // offset of its element [0, ...] in the used range.
-    auto e = std::make_shared<provider::ElementwiseOp>();
+    // offset of its element [0, ...] in the used range. The record and the
+    // uses vector are a finished operation's when this thread has one (Note
+    // [Pooled task storage] in runtime/task.cpp).
+    std::shared_ptr<provider::ElementwiseOp> e = spare_elementwise_op();
+    t.uses.swap(t_spare_uses);
+    t.uses.clear();
     t.uses.reserve(inputs.size() + 2);
     e->op = op;
     e->loop = loop;
     e->shape = out.shape;
-    const auto operand = [&](const Operand& o, provider::ArrayArg& arg, bool stage) {
+    // Each array's byte range is worked out once and serves its use, its
+    // offset and the overlap test against out (may_overlap's rule).
+    const auto [out_first, out_end] = out.extent();
+    const StorageState* out_storage = out.base->storage().get();
+    const auto bind = [&](const Array& a, uint64_t first, uint64_t end, Access access, provider::ArrayArg& arg) {
+        t.uses.push_back(Use{BufferView{a.base->buffer(), first, end - first}, access});
+        arg.binding = static_cast<int32_t>(t.uses.size() - 1);
+        arg.offset = static_cast<uint64_t>(a.offset) - first;
+        arg.dtype = a.dtype;
+    };
+    // `identical_ok`: an input laid out exactly as out is read in place (NumPy's overlap rule).
+    const auto operand = [&](const Operand& o, provider::ArrayArg& arg, bool identical_ok) {
         arg.dtype = o.dtype;
         if (o.scalar) {
             std::memcpy(arg.value, o.value, sizeof arg.value);
             arg.strides.assign(out.shape.size(), 0);
             return;
         }
-        check_lane_binding(o.arr(), t.lane, name);
-        bind_arg(t, o.arr(), Access::Read, arg);
-        arg.strides = broadcast_strides(o.arr(), out.shape);
-        arg.stage = stage;
+        const Array& a = o.arr();
+        check_lane_binding(a, t.lane, name);
+        const auto [first, end] = a.extent();
+        bind(a, first, end, Access::Read, arg);
+        arg.strides = broadcast_strides(a, out.shape);
+        const bool overlaps = a.base->storage().get() == out_storage && first < out_end && out_first < end;
+        arg.stage = overlaps && !(identical_ok && same_layout(a, out));
     };
     for (const auto& o : inputs) {
-        operand(o, e->in[e->nin], !o.scalar && may_overlap(o.arr(), out) && !same_layout(o.arr(), out));
+        operand(o, e->in[e->nin], true);
         ++e->nin;
     }
     if (where) {
         e->has_where = true;
-        operand(*where, e->where, !where->scalar && may_overlap(where->arr(), out));
+        operand(*where, e->where, false);
     }
     e->out.strides = out.strides;
-    bind_arg(t, out, Access::Write, e->out);
+    bind(out, out_first, out_end, Access::Write, e->out);
     t.written = out.base;
     if (out.size() == 0) {
         nothing_to_do(t);

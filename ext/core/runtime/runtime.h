@@ -108,8 +108,10 @@ public:
     // nullptr having changed nothing (uses are left as they were), and the
     // caller waits with scheduler().wait_for_room(max_submissions) (outside
     // the GIL) and retries, so array operations apply backpressure instead of
-    // failing. On success uses are moved from. `label` is the operation's
-    // short name in traces ("matmul", "exp").
+    // failing. On success uses is left empty, with the room of an earlier
+    // operation's uses for the caller's next one (Note [Pooled task storage]
+    // in runtime/task.cpp). `label` is the operation's short name in traces
+    // ("matmul", "exp").
     std::shared_ptr<CompletionState> submit_task(Lane lane, std::vector<Use>& uses, const std::string& op,
                                                  const std::string& label, std::shared_ptr<Kernel> kernel,
                                                  std::shared_ptr<const provider::ArrayOp> array);
@@ -145,6 +147,11 @@ private:
     std::shared_ptr<Scheduler> scheduler_;
     FaultSlot array_fault_;
 };
+
+// An ElementwiseOp record for the array layer's next elementwise dispatch:
+// an emptied one of this thread's finished operations when there is one
+// (Note [Pooled task storage] in runtime/task.cpp), else a new one.
+std::shared_ptr<provider::ElementwiseOp> spare_elementwise_op();
 
 // The runtime behind a storage owner or an NPU placement's owner (only
 // RuntimeCore implements StorageOwner).

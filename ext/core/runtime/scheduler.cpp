@@ -101,14 +101,14 @@ void Scheduler::refuse_stuck_wait(const std::string& op, const StorageState* sto
     if (completion && completion == t_running->completion.get())
         fail_stuck(op, "its own submission to finish");
     for (const auto& lease : t_running->leases)
-        if (storage && lease.first.get() == storage)
+        if (storage && lease.first == storage)
             fail_stuck(op, "an allocation its own submission uses on a device (use the array the host region is "
                            "given for it) to be released");
     for (const Submission* s : stuck_locked()) {
         if (completion && s->completion.get() == completion)
             fail_stuck(op, "a submission that needs this lane or is ordered after its own to finish");
         for (const auto& lease : s->leases)
-            if (storage && lease.first.get() == storage)
+            if (storage && lease.first == storage)
                 fail_stuck(op, "an allocation in use by a submission that needs this lane or is ordered after its "
                                "own to be released");
     }
@@ -275,8 +275,70 @@ void Scheduler::shutdown() {
     threads_.clear();
 }
 
+// Note [Pooled completions]: every array operation makes a completion, and
+// its last handle goes on the submitting thread (Note [Freed where
+// allocated]), mostly in bursts: a batch of retired submissions at a time.
+// Bursts of more frees than malloc's per-thread cache holds (7 per size)
+// sent every completion through malloc's slow paths. So the blocks
+// (control block and state, one size) are kept per thread, up to
+// kCompletionBlocks, by the allocator of make_completion: a free goes to the
+// freeing thread's blocks, the next allocation there takes one. The blocks
+// live in trivially destructible thread storage, usable until the thread is
+// gone; a release object frees them when the thread ends, and later frees
+// on that thread go straight back to the heap.
+namespace {
+constexpr size_t kCompletionBlocks = 64;
+
+struct CompletionBlocks {
+    void* block[kCompletionBlocks];
+    size_t count;
+    size_t size;  // the one block size kept (0: none yet)
+    bool closed;  // the thread is ending: no more blocks kept
+};
+thread_local CompletionBlocks t_completion_blocks{};
+
+struct CompletionBlocksRelease {
+    ~CompletionBlocksRelease() {
+        CompletionBlocks& b = t_completion_blocks;
+        b.closed = true;
+        while (b.count > 0) ::operator delete(b.block[--b.count]);
+    }
+};
+thread_local CompletionBlocksRelease t_completion_release;
+
+template <class T>
+struct CompletionAllocator {
+    using value_type = T;
+    CompletionAllocator() = default;
+    template <class U>
+    CompletionAllocator(const CompletionAllocator<U>&) noexcept {}
+    T* allocate(size_t n) {
+        CompletionBlocks& b = t_completion_blocks;
+        const size_t bytes = n * sizeof(T);
+        if (b.count > 0 && b.size == bytes) return static_cast<T*>(b.block[--b.count]);
+        return static_cast<T*>(::operator new(bytes));
+    }
+    void deallocate(T* p, size_t n) noexcept {
+        CompletionBlocks& b = t_completion_blocks;
+        const size_t bytes = n * sizeof(T);
+        if (!b.closed && b.count < kCompletionBlocks && (b.size == 0 || b.size == bytes)) {
+            (void)&t_completion_release;  // this thread's blocks are freed when it ends
+            b.size = bytes;
+            b.block[b.count++] = p;
+            return;
+        }
+        ::operator delete(p);
+    }
+    template <class U>
+    bool operator==(const CompletionAllocator<U>&) const noexcept {
+        return true;
+    }
+};
+}  // namespace
+
 std::shared_ptr<CompletionState> Scheduler::make_completion() {
-    return std::make_shared<CompletionState>(std::weak_ptr<void>(weak_from_this()), next_id_.fetch_add(1));
+    return std::allocate_shared<CompletionState>(CompletionAllocator<CompletionState>{},
+                                                 std::weak_ptr<void>(weak_from_this()), next_id_.fetch_add(1));
 }
 
 void Scheduler::signal_lane(int lane) {
@@ -505,13 +567,24 @@ void Scheduler::bury(std::unique_lock<std::mutex>& lock) {
 }
 
 // Note [Room in batches]: a thread outside the lanes that finds the runtime
-// full sleeps until half of the pending submissions have retired, not just
-// one. A loop of small array operations outruns the lanes; waking it at every
-// retirement cost a futex wake and a context switch per operation (on two
-// CPUs most of a one-element operation's time), while waking it once per
-// limit/2 retirements lets it refill the queue in one go. A backlog that does
-// not shrink (held up outside the runtime) costs at most kRoomBatchWait
-// before the one-free-slot rule applies again.
+// full sleeps until three quarters of the pending submissions have retired,
+// not just one. A loop of small array operations outruns the lanes; waking
+// it at every retirement cost a futex wake and a context switch per
+// operation (on two CPUs most of a one-element operation's time), while
+// waking it once per 3*limit/4 retirements lets it refill the queue in one
+// go (with limit/2 it slept once per 34 one-element additions, with limit/4
+// once per 49; the quarter left keeps a lane on another CPU busy while the
+// waiter wakes). A backlog that does not shrink (held up outside the
+// runtime) costs at most kRoomBatchWait before the one-free-slot rule
+// applies again.
+//
+// Note [Room notified outside the lock]: the retirement that makes room is
+// found under mu_, but the waiters are notified only after the worker has
+// released it (room_ready_ carries the news). A waiter woken under the lock
+// found mu_ held, slept again on the mutex and needed a second wake-up: two
+// futex round trips and context switches per batch instead of one. No
+// wake-up is lost: the count that makes room changes under mu_, which a
+// waiter holds from its check of the count until its wait begins.
 namespace {
 constexpr std::chrono::milliseconds kRoomBatchWait{2};
 }
@@ -522,7 +595,7 @@ void Scheduler::wait_for_room(size_t limit) {
     auto room = [&] { return pending_count_.load(std::memory_order_relaxed) < limit || stopping_ || closed_.load(); };
     if (running_here() != this) {
         if (room()) return;
-        const size_t low = limit / 2;
+        const size_t low = limit / 4;
         auto roomy = [&] { return pending_count_.load(std::memory_order_relaxed) <= low || stopping_ || closed_.load(); };
         ++room_waiters_;
         room_low_mark_ = std::max(room_low_mark_, low);
@@ -618,7 +691,7 @@ void Submission::take_leases(const std::vector<std::pair<std::shared_ptr<Storage
             release_leases();
             throw;
         }
-        leases.push_back({storage, a});
+        leases.push_back({storage.get(), a});
     }
 }
 
@@ -642,8 +715,9 @@ void Scheduler::finalize_locked(std::list<std::shared_ptr<Submission>>::iterator
     pending_.erase(it);  // the submission goes to retired_ once its completion is finished
     const size_t left = pending_count_.fetch_sub(1, std::memory_order_relaxed) - 1;
     // Note [Room in batches]. A lane thread waiting for room polls with a
-    // timeout, so only the batch waiters need this.
-    if (room_waiters_ > 0 && left <= room_low_mark_) room_cv_.notify_all();
+    // timeout, so only the batch waiters need this; the worker notifies
+    // once it has released mu_ (Note [Room notified outside the lock]).
+    if (room_waiters_ > 0 && left <= room_low_mark_) room_ready_ = true;
     ++releasing_;
     finished->push_back(std::move(sub));
 }
@@ -774,7 +848,9 @@ void Scheduler::worker(Lane lane) {
         if (!finished.empty()) {
             bool any_unsuccessful = false;
             for (auto& f : finished) any_unsuccessful = any_unsuccessful || f->failed || f->completion->cancel_requested();
+            const bool room = std::exchange(room_ready_, false);
             lock.unlock();
+            if (room) room_cv_.notify_all();
             std::vector<std::function<void()>> callbacks;
             for (auto& f : finished) {
                 auto cbs = f->completion->finish(f->failed ? f->failure

@@ -303,6 +303,7 @@ private:
     std::condition_variable room_cv_;  // enough submissions retired (wait_for_room)
     size_t room_waiters_ = 0;          // threads outside the lanes in wait_for_room, under mu_
     size_t room_low_mark_ = 0;         // they wake when pending_ is this small (Note [Room in batches])
+    bool room_ready_ = false;          // under mu_: notify room_cv_ once mu_ is released (Note [Room notified outside the lock])
     std::list<std::shared_ptr<Submission>> pending_;
     // Retired submissions not yet destroyed (Note [Freed where allocated]), a
     // lock-free chain through Submission::link: the next submission, drain()
@@ -365,7 +366,9 @@ struct Submission {
     int waiting_on_lane[kLaneCount] = {};  // Waiting regions per lane: lets a lane skip at once
     bool cleared = false;
     std::list<std::shared_ptr<Submission>>::iterator self;  // its place in the pending list  // no earlier pending submission conflicts (stays true: earlier ones only retire)
-    std::vector<std::pair<std::shared_ptr<StorageState>, Access>> leases;
+    // The storages' handles are the graph's (`graph->storages`, held as long
+    // as the submission): a lease adds no reference count of its own.
+    std::vector<std::pair<StorageState*, Access>> leases;
     int running = 0;
     bool failed = false;
     CompletionState::Outcome failure;
@@ -385,8 +388,8 @@ struct Submission {
                      const std::string& op);
     // Gives every lease back when a submission is refused after take_leases.
     void release_leases();
-    // Gives every lease back at retirement, on a lane, keeping the storage
-    // handles: they are dropped where the submission is reused or destroyed,
+    // Gives every lease back at retirement, on a lane; the graph keeps the
+    // storage handles, dropped where the submission is reused or destroyed,
     // on its submitting thread (Note [Freed where allocated] in
     // scheduler.cpp), so the lane never touches the storages' reference
     // counts, which the submitter changes for every operation.

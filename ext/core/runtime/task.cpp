@@ -21,8 +21,31 @@ namespace hrx {
 // keeps up to kSpares of them per thread, and fills one for its next
 // operation, with its vectors keeping their capacity. Only task submissions
 // whose graph nobody else holds and which was not quarantined are reused;
-// the rest are destroyed as before.
+// the rest are destroyed as before. Two more pieces of an operation go back
+// to the thread for its next one: the uses vector (submit_task swaps the new
+// uses with the emptied op's, so the caller gets a vector with room for its
+// next operation's uses) and an elementwise dispatch's ElementwiseOp record
+// that nothing else holds (spare_elementwise_op), which the array layer
+// fills again instead of allocating one.
 namespace {
+
+// Emptied ElementwiseOp records of this thread's finished operations.
+constexpr size_t kSpareOps = 64;
+thread_local std::vector<std::shared_ptr<provider::ElementwiseOp>> t_spare_ops;
+
+// Keeps `op` for spare_elementwise_op when it is an elementwise record that
+// nothing else holds; drops it otherwise.
+void keep_array_op(std::shared_ptr<const provider::ArrayOp>& op) {
+    if (op && op.use_count() == 1 && op->family == provider::ArrayOp::Family::Elementwise &&
+        t_spare_ops.size() < kSpareOps) {
+        // Made non-const by the array layer (ufunc_task), and held by no one else.
+        auto e = std::static_pointer_cast<provider::ElementwiseOp>(std::const_pointer_cast<provider::ArrayOp>(op));
+        op.reset();
+        t_spare_ops.push_back(std::move(e));
+        return;
+    }
+    op.reset();
+}
 
 std::shared_ptr<Submission> reusable(Retired& retired) {
     while (auto sub = retired.pop()) {
@@ -38,7 +61,7 @@ std::shared_ptr<Submission> reusable(Retired& retired) {
             Op& o = g.ops[0];
             o.uses.clear();
             o.kernel.reset();
-            o.array.reset();
+            keep_array_op(o.array);
             o.host = nullptr;
         } else {
             g.ops.clear();
@@ -58,6 +81,16 @@ std::shared_ptr<Submission> reusable(Retired& retired) {
     return nullptr;
 }
 
+// Note [Task storages do not own]: a graph's storage list holds the handles
+// that keep its storages alive, but a one-operation submission's own graph
+// has its op's uses for that (each use's Buffer holds its storage), cleared
+// together with the list when the submission is reused. So the list of a
+// task submission holds non-owning handles (shared_ptr's aliasing
+// constructor with no owner): copying and dropping them touches no
+// reference count. Those counts sit beside storage state that the lanes read
+// and write for every operation, and an atomic add on such a line was the
+// most expensive instruction of submit_task.
+
 // Emptied submissions kept by the thread that submits: what enqueue hands
 // back arrives after this call's submission is made, so it serves the next.
 // They hold nothing (no runtime), so one runtime's may serve another's.
@@ -75,6 +108,22 @@ struct Stash {
 };
 
 }  // namespace
+
+std::shared_ptr<provider::ElementwiseOp> spare_elementwise_op() {
+    if (t_spare_ops.empty()) return std::make_shared<provider::ElementwiseOp>();
+    auto e = std::move(t_spare_ops.back());
+    t_spare_ops.pop_back();
+    // Back to a fresh record's state; the caller sets what it uses.
+    e->op = kernels::Ufunc::Add;
+    e->loop = kernels::UfuncLoop{};
+    e->shape.clear();
+    for (auto& a : e->in) a = provider::ArrayArg{};
+    e->nin = 0;
+    e->out = provider::ArrayArg{};
+    e->has_where = false;
+    e->where = provider::ArrayArg{};
+    return e;
+}
 
 std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector<Use>& uses, const std::string& op,
                                                           const std::string& label, std::shared_ptr<Kernel> kernel,
@@ -104,8 +153,9 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     for (const auto& u : uses) {
         const auto& st = u.view.buffer->state();
         auto it = std::find_if(storages.begin(), storages.end(), [&](const auto& p) { return p.first == st; });
+        // Note [Task storages do not own]: a handle without a control block.
         if (it == storages.end())
-            storages.push_back({st, access_writes(u.access)});
+            storages.push_back({std::shared_ptr<StorageState>(std::shared_ptr<void>(), st.get()), access_writes(u.access)});
         else
             it->second = it->second || access_writes(u.access);
     }
@@ -122,7 +172,7 @@ std::shared_ptr<CompletionState> RuntimeCore::submit_task(Lane lane, std::vector
     if (g.ops.empty()) g.ops.emplace_back();
     Op& o = g.ops[0];
     o.lane = lane;
-    o.uses = std::move(uses);
+    o.uses.swap(uses);  // the caller gets the emptied uses' room (Note [Pooled task storage])
     if (kernel) {
         o.kind = Op::Kind::Kernel;
         o.kernel = std::move(kernel);
