@@ -328,7 +328,10 @@ def llm_case(name: str, size):
     raise ValueError(f"unknown kernel {name!r}")
 
 
-SETTLE_S = 0.05  # pause before each timed run of the kernel set (idle BLAS threads stop spinning)
+# Pause before each timed run of the kernel set, so that OpenBLAS's idle threads have stopped spinning:
+# after a 1024^3 sgemm they spin longer than 50 ms, and with 0.05 s the tiled Loom matmul on the 2-vCPU
+# Xeon took 46-48 ms in most processes (one CPU left to it) against 24-25 ms after 0.3 s (2026-12-05).
+SETTLE_S = 0.3
 
 
 def run_kernel(name: str, size, repeats: int) -> dict:
