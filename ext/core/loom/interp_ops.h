@@ -98,6 +98,13 @@ inline void size_num(Reg& r, ScalarKind k, int64_t vlen, const std::vector<int64
     }
 }
 
+// a0 + a1 * (L - 1) fits in int64: lanes 0..L-1 of a0 + a1 * l then never
+// wrap, which every user of affine() assumes (a monotonic run of values).
+inline bool affine_fits(int64_t a0, int64_t a1, int64_t L) {
+    int64_t span = 0, last = 0;
+    return !__builtin_mul_overflow(a1, L - 1, &span) && !__builtin_add_overflow(a0, span, &last);
+}
+
 // Writes out a lazy index (Reg::lazy) lane by lane.
 inline void materialize(const Reg& r0) {
     if (r0.fs) {
@@ -112,13 +119,15 @@ inline void materialize(const Reg& r0) {
     r.i.resize(static_cast<size_t>(r.ll));
     int64_t q = 0, m = 0;
     for (int64_t l = 0; l < r.ll; ++l) {
-        r.i[static_cast<size_t>(l)] = r.c0 + r.c1 * q + r.c2 * m;
+        r.i[static_cast<size_t>(l)] = static_cast<int64_t>(static_cast<uint64_t>(r.c0) + static_cast<uint64_t>(r.c1) * static_cast<uint64_t>(q) +
+                                                           static_cast<uint64_t>(r.c2) * static_cast<uint64_t>(m));
         if (++m == r.lw) {
             m = 0;
             ++q;
         }
     }
-    if (r.c1 == r.c2 * r.lw) {
+    if (r.c1 == static_cast<int64_t>(static_cast<uint64_t>(r.c2) * static_cast<uint64_t>(r.lw)) &&
+        affine_fits(r.c0, r.c2, r.ll)) {
         r.aff = 1;
         r.a0 = r.c0;
         r.a1 = r.c2;
@@ -159,11 +168,15 @@ inline const Reg& varying(const Reg& r, Reg& tmp, int64_t L) {
     return tmp;
 }
 
-// Whether a varying scalar integer is affine in the lane (cached on r).
+// Whether a varying scalar integer is affine in the lane without wrapping
+// (cached on r). Lanes that wrap (index values near 2^63 and 2^64) are not
+// affine here: the arithmetic is modulo 2^64 (unsigned), so no test of it
+// overflows, and such registers take the general lane-by-lane paths.
 inline bool affine(const Reg& r0, int64_t L) {
     Reg& r = const_cast<Reg&>(r0);
     if (r.lazy) {
-        if (r.c1 != r.c2 * r.lw) return false;
+        if (r.c1 != static_cast<int64_t>(static_cast<uint64_t>(r.c2) * static_cast<uint64_t>(r.lw))) return false;
+        if (!affine_fits(r.c0, r.c2, L)) return false;
         r.aff = 1;
         r.a0 = r.c0;
         r.a1 = r.c2;
@@ -173,10 +186,11 @@ inline bool affine(const Reg& r0, int64_t L) {
     r.aff = 0;
     if (r.uni || r.vlen != 1 || r.i.size() != static_cast<size_t>(L) || L < 2) return false;
     const int64_t* p = r.i.data();
-    const int64_t a0 = p[0], a1 = p[1] - p[0];
+    const uint64_t u0 = static_cast<uint64_t>(p[0]), u1 = static_cast<uint64_t>(p[1]) - u0;
     bool ok = true;
-    for (int64_t l = 0; l < L; ++l) ok &= p[l] == a0 + a1 * l;
-    if (!ok) return false;
+    for (int64_t l = 0; l < L; ++l) ok &= static_cast<uint64_t>(p[l]) == u0 + u1 * static_cast<uint64_t>(l);
+    const int64_t a0 = p[0], a1 = static_cast<int64_t>(u1);
+    if (!ok || !affine_fits(a0, a1, L)) return false;
     r.aff = 1;
     r.a0 = a0;
     r.a1 = a1;
