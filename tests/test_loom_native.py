@@ -1090,8 +1090,9 @@ def test_nan_propagating_min_max_keep_the_first_nans_payload(op):
 _PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 
 
-def _cmp_kernel(width: int, rows: int, groups: int) -> tuple[str, int]:
-    """A folded kernel storing, per work-item, every compare of %j = dispatch x + %shift with %u."""
+def _cmp_kernel(width: int, rows: int, groups: int, stepped: bool = False) -> tuple[str, int]:
+    """A folded kernel storing, per work-item, every compare of %j = dispatch x + %shift with %u
+    (with `stepped`, %j = dispatch x * %step + %shift, %step a launch argument)."""
     items = width * rows * groups
     lines = [f"""amdgpu.target<gfx1151> @gpu
 kernel.def target(@gpu) export("cmps") @cmps() {{
@@ -1100,7 +1101,7 @@ kernel.def target(@gpu) export("cmps") @cmps() {{
   %h = index.constant {rows} : index
   %g = index.constant {groups} : index
   kernel.launch.config workgroups(%g, %one, %one) workgroup_size(%w, %h, %one) : index
-}} launch(%shift_hi: index, %shift_lo: index, %u_hi: index, %u_lo: index, %out: buffer) {{
+}} launch(%shift_hi: index, %shift_lo: index, %u_hi: index, %u_lo: index,{" %step_hi: index, %step_lo: index," if stepped else ""} %out: buffer) {{
   %z = index.constant 0 : offset
   %two32 = index.constant 4294967296 : index
   %shift = index.madd %shift_hi, %two32, %shift_lo : index
@@ -1109,7 +1110,8 @@ kernel.def target(@gpu) export("cmps") @cmps() {{
   %y = kernel.workitem.dispatch.id<y> : index
   %span = index.constant {width * groups} : index
   %row = index.madd %y, %span, %x : index
-  %j = index.add %x, %shift : index
+  {"%step = index.madd %step_hi, %two32, %step_lo : index" if stepped else "%step = index.constant 1 : index"}
+  %j = {"index.madd %x, %step, %shift" if stepped else "index.add %x, %shift"} : index
   %ov = buffer.view %out[%z] : buffer -> view<{items}x{2 * len(_PREDS)}xi32>"""]
     for k, p in enumerate(_PREDS):
         for side, (a, b) in enumerate((("%j", "%u"), ("%u", "%j"))):
@@ -1135,6 +1137,29 @@ def _split64(name: str, v: int) -> dict:
 
 
 _EDGES = [0, 1, -1, 31, 32, 33, 2**63 - 1, -(2**63), 2**63 - 20, -(2**63) + 5, -40, -5, 100, 2**32]
+
+
+@pytest.mark.parametrize("width", [3, 5, 64])
+@pytest.mark.parametrize("step,shift", [(2**63, 1), (2**63, -5), (2**62 + 1, 3), (-(2**62) - 7, 2**63 - 9)])
+def test_compares_of_lanes_that_wrap_more_than_once_in_a_chunk(width, step, shift):
+    # %j = x * step + shift wraps several times across a chunk (step 2^63: 1, -2^63 + 1, 1, ...):
+    # its two ends can agree with the bound while lanes between them do not, so no executor may
+    # answer a chunk from its ends. Both executors against Python, lane by lane.
+    src, items = _cmp_kernel(width, 1, 40 if width < 64 else 2, stepped=True)
+    art = hx.loom.compile(src, "cmps", target="gfx1151")
+    u = 0
+    consts = art.pack_constants(**_split64("shift", shift), **_split64("u", u), **_split64("step", step))
+    out = [np.zeros(items * 2 * len(_PREDS) * 4, np.uint8)]
+    want = _run(art, out, consts, [], interpret=True)
+    got = _run(art, out, consts, [], interpret=False)
+    assert want[0] == "ok" and got == want
+    res = np.frombuffer(want[1][0], np.int32).reshape(items, 2 * len(_PREDS))
+    span = width * (40 if width < 64 else 2)
+    for row in range(items):
+        j = ((row % span) * step + shift + 2**63) % 2**64 - 2**63
+        for k, p in enumerate(_PREDS):
+            assert res[row, 2 * k] == _cmp_reference(p, j, u), (row, p)
+            assert res[row, 2 * k + 1] == _cmp_reference(p, u, j), (row, p)
 
 
 @pytest.mark.parametrize("width,rows,groups", [(256, 1, 2), (64, 2, 3), (48, 1, 5), (3, 1, 40)])
