@@ -317,11 +317,6 @@ Scratch<u32>& slots_b() {
 // tile steps.
 constexpr double kAmxFlopsPerThread = 16e6;
 
-std::size_t amx_threads(double flops, std::size_t most) noexcept {
-    const double t = std::floor(flops / kAmxFlopsPerThread);
-    return t < 1.0 ? 1 : std::min(most, t >= static_cast<double>(most) ? most : static_cast<std::size_t>(t));
-}
-
 template <class U>
 struct AmxDriver {
     std::size_t M, K, N;
@@ -416,13 +411,13 @@ void run_amx(std::size_t chunk_bytes, const u16* a, const u16* b, float* c, std:
     const AmxDriver<U> d{m, k, n, chunk_bytes};
     const double per = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
     const std::size_t most = threaded ? pool_threads() : 1;
-    const std::size_t threads = amx_threads(per, most);
+    const std::size_t threads = threads_for(per, kAmxFlopsPerThread, most);
     auto one = [&](std::size_t t, std::size_t product_threads) {
         const std::size_t sa = ia ? static_cast<std::size_t>(ia[t]) : t;
         const std::size_t sb = ib ? static_cast<std::size_t>(ib[t]) : t;
         d.product(a + sa * m * k, b + sb * k * n, c + t * m * n, product_threads);
     };
-    if (threads == 1 && batch > 1 && amx_threads(per * static_cast<double>(batch), most) > 1) {
+    if (threads == 1 && batch > 1 && threads_for(per * static_cast<double>(batch), kAmxFlopsPerThread, most) > 1) {
         // Many small products: one thread each (scratch is per thread).
         pool_run(batch, [&](std::size_t t) { one(t, 1); });
         return;

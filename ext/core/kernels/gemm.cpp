@@ -1119,11 +1119,6 @@ std::size_t plan_threads() noexcept {
     return n;
 }
 
-// Threads for a product of `flops` when up to `most` are allowed.
-std::size_t threads_for(double flops, std::size_t most) noexcept {
-    const double t = std::floor(flops / kFlopsPerThread);
-    return t < 1.0 ? 1 : std::min(most, t >= static_cast<double>(most) ? most : static_cast<std::size_t>(t));
-}
 
 // The item grid for mt row tiles x np panels on t threads of a pool planned as `pool`.
 Split plan_split(std::size_t mt, std::size_t np, std::size_t t, std::size_t pool) noexcept {
@@ -1340,7 +1335,7 @@ void run(const void* av, const void* bv, void* cv, std::size_t batch, std::size_
     }
     [[maybe_unused]] EnvGuard<F::env> env;
     // Note [GEMM threads].
-    const std::size_t threads = pool ? threads_for(per, most) : 1;
+    const std::size_t threads = pool ? threads_for(per, kFlopsPerThread, most) : 1;
     for (std::size_t t = 0; t < batch; ++t) one(t, threads);
 }
 

@@ -16,6 +16,15 @@ namespace hrx::kernels {
 /// hand-offs run on this one.
 std::size_t pool_threads() noexcept;
 
+/// Threads for a job of `work` units when one thread's share should be at
+/// least `per_thread` units (below that, handing a share over costs more than
+/// computing it): floor(work / per_thread), between 1 and `most`.
+inline std::size_t threads_for(double work, double per_thread, std::size_t most) noexcept {
+    const double t = work / per_thread;
+    if (!(t >= 2.0) || most < 2) return 1;
+    return t >= static_cast<double>(most) ? most : static_cast<std::size_t>(t);
+}
+
 /// Runs fn(item) for every item < items, each exactly once, and returns when
 /// all have finished. A caller arriving while another job runs (another lane,
 /// another Python thread) runs its items inline instead of waiting, so a
